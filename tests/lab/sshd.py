@@ -1,0 +1,238 @@
+"""Two throwaway sshd "hosts" on 127.0.0.1, with their keys, ssh_config and known_hosts."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .util import SETUP_HINT, free_port, parent_pid, proc_cmdlines, run, tcp_accepts
+from .zfsfuse import LabUnavailableError, require_programs, require_root
+
+SSHD = "/usr/sbin/sshd"
+SSH_KEYGEN = "/usr/bin/ssh-keygen"
+ADDRESS = "127.0.0.1"
+USER = "root"
+
+
+@dataclass(frozen=True, slots=True)
+class LabHost:
+    """One lab "host": an sshd on 127.0.0.1 reachable as `alias` through the lab ssh_config.
+
+    `host_key_fingerprint` is "SHA256:..." exactly as `ssh-keygen -lf` prints it; `public_key` is
+    the host key as "ssh-ed25519 AAAA..." and `host_key` its private key file.
+    """
+
+    alias: str
+    address: str
+    port: int
+    user: str
+    host_key_fingerprint: str
+    sshd_pid: int
+    public_key: str = ""
+    host_key: Path = field(default_factory=Path)
+    config: Path = field(default_factory=Path)
+    log: Path = field(default_factory=Path)
+
+    @property
+    def known_hosts_entry(self) -> str:
+        """The known_hosts name of this host: "[127.0.0.1]:PORT"."""
+        return f"[{self.address}]:{self.port}"
+
+    @property
+    def known_hosts_line(self) -> str:
+        return f"{self.known_hosts_entry} {self.public_key}"
+
+
+@dataclass(frozen=True, slots=True)
+class Lab:
+    """The two lab hosts and the client-side files that reach them."""
+
+    ssh_config: Path
+    known_hosts: Path
+    identity: Path
+    src: LabHost
+    dst: LabHost
+
+    @property
+    def hosts(self) -> tuple[LabHost, LabHost]:
+        return (self.src, self.dst)
+
+    def env(self) -> dict[str, str]:
+        """os.environ for a subprocess (the CLI) that must use the lab's ssh_config/known_hosts."""
+        env = dict(os.environ)
+        env["ZMIGRATE_SSH_CONFIG"] = str(self.ssh_config)
+        env["ZMIGRATE_KNOWN_HOSTS"] = str(self.known_hosts)
+        env.pop("SSH_AUTH_SOCK", None)
+        return env
+
+    def ssh_options(self) -> list[str]:
+        """OpenSSH `-o` options with which a lab host's own `ssh` reaches the other sshd.
+
+        The port and user are not included: add `-p PORT root@127.0.0.1`.
+        """
+        return [
+            "-o", f"IdentityFile={self.identity}",
+            "-o", f"UserKnownHostsFile={self.known_hosts}",
+            "-o", "IdentitiesOnly=yes",
+            "-o", "BatchMode=yes",
+            "-o", "StrictHostKeyChecking=yes",
+        ]
+
+
+def preflight_sshd() -> None:
+    require_root("the sshd lab")
+    require_programs("the sshd lab", SSHD, SSH_KEYGEN, "/usr/bin/ssh", "/usr/bin/ss")
+
+
+def _keygen(path: Path, comment: str) -> str:
+    """Make an ed25519 key pair without passphrase at `path`; return "ssh-ed25519 AAAA..."."""
+    run([SSH_KEYGEN, "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", str(path)])
+    kind, b64 = Path(f"{path}.pub").read_text().split()[:2]
+    return f"{kind} {b64}"
+
+
+def keygen_fingerprint(pub: Path) -> str:
+    """The "SHA256:..." fingerprint of a public key file, as `ssh-keygen -lf` prints it."""
+    return run([SSH_KEYGEN, "-lf", str(pub)]).stdout.split()[1]
+
+
+def _sshd_config(root: Path, name: str, port: int, host_key: Path,
+                 authorized_keys: Path) -> Path:
+    cfg = root / f"sshd_{name}.conf"
+    cfg.write_text(
+        "\n".join([
+            f"ListenAddress {ADDRESS}",
+            f"Port {port}",
+            f"HostKey {host_key}",
+            f"PidFile {root / f'sshd_{name}.pid'}",
+            f"AuthorizedKeysFile {authorized_keys}",
+            "PermitRootLogin prohibit-password",
+            "PubkeyAuthentication yes",
+            "PasswordAuthentication no",
+            "KbdInteractiveAuthentication no",
+            "UsePAM no",
+            "StrictModes no",
+            "MaxSessions 64",
+            "MaxStartups 64",
+            "PrintMotd no",
+            "LogLevel ERROR",
+            "",
+        ])
+    )
+    return cfg
+
+
+def _listening_pid(port: int, pid: int) -> bool:
+    """Whether `pid` is the process listening on 127.0.0.1:`port`."""
+    out = run(["ss", "-Hltnp", f"( sport = :{port} )"], check=False, timeout=10).stdout
+    return f"pid={pid}," in out
+
+
+@dataclass
+class SshdLab:
+    """Starts the lab sshd pair under `root` and stops it again."""
+
+    root: Path
+    procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
+
+    def _start_one(self, name: str, host_key: Path, authorized_keys: Path,
+                   attempts: int = 5) -> tuple[int, subprocess.Popen[bytes], Path, Path]:
+        log = self.root / f"sshd_{name}.log"
+        last = ""
+        for _ in range(attempts):
+            port = free_port()
+            cfg = _sshd_config(self.root, name, port, host_key, authorized_keys)
+            check = run([SSHD, "-t", "-f", str(cfg)], check=False, timeout=30)
+            if check.returncode != 0:
+                raise LabUnavailableError(f"sshd rejects the lab config {cfg}: "
+                                     f"{check.stderr.strip()}; {SETUP_HINT}")
+            with log.open("ab") as logf:
+                proc = subprocess.Popen(
+                    [SSHD, "-D", "-e", "-f", str(cfg)],
+                    stdin=subprocess.DEVNULL, stdout=logf, stderr=logf, start_new_session=True,
+                )
+            self.procs.append(proc)
+            deadline = time.monotonic() + 15
+            while time.monotonic() < deadline and proc.poll() is None:
+                if tcp_accepts(port) and _listening_pid(port, proc.pid):
+                    return port, proc, cfg, log
+                time.sleep(0.05)
+            self._stop(proc)
+            last = log.read_text(errors="replace").strip()
+            if "Address already in use" not in last:
+                break
+        raise LabUnavailableError(f"lab sshd {name} did not come up: {last}; {SETUP_HINT}")
+
+    def start(self) -> Lab:
+        preflight_sshd()
+        Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # privilege separation directory
+        root = self.root
+        root.mkdir(parents=True, exist_ok=True)
+        identity = root / "id_ed25519"
+        user_pub = _keygen(identity, "zmigrate-lab-user")
+        authorized_keys = root / "authorized_keys"
+        authorized_keys.write_text(user_pub + " zmigrate-lab-user\n")
+        hosts: list[LabHost] = []
+        for name in ("src", "dst"):
+            host_key = root / f"ssh_host_{name}_ed25519_key"
+            pub = _keygen(host_key, f"zmigrate-lab-{name}")
+            port, proc, cfg, log = self._start_one(name, host_key, authorized_keys)
+            hosts.append(LabHost(
+                alias=f"lab-{name}",
+                address=ADDRESS,
+                port=port,
+                user=USER,
+                host_key_fingerprint=keygen_fingerprint(Path(f"{host_key}.pub")),
+                sshd_pid=proc.pid,
+                public_key=pub,
+                host_key=host_key,
+                config=cfg,
+                log=log,
+            ))
+        src, dst = hosts
+        known_hosts = root / "known_hosts"
+        known_hosts.write_text("".join(h.known_hosts_line + "\n" for h in hosts))
+        ssh_config = root / "ssh_config"
+        blocks = []
+        for h in hosts:
+            blocks.append(
+                f"Host {h.alias}\n"
+                f"    HostName {h.address}\n"
+                f"    Port {h.port}\n"
+                f"    User {h.user}\n"
+                f"    IdentityFile {identity}\n"
+                f"    IdentitiesOnly yes\n"
+                f"    UserKnownHostsFile {known_hosts}\n"
+                f"    StrictHostKeyChecking yes\n"
+                f"    BatchMode yes\n"
+            )
+        ssh_config.write_text("\n".join(blocks))
+        return Lab(ssh_config, known_hosts, identity, src, dst)
+
+    @staticmethod
+    def _stop(proc: subprocess.Popen[bytes]) -> None:
+        """Stop a listening sshd and the per-connection sshd processes it forked."""
+        children = [pid for pid in proc_cmdlines() if parent_pid(pid) == proc.pid]
+        for pid in [proc.pid, *children]:
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
+
+    def stop(self) -> None:
+        """Stop every sshd started here, then delete the keys, configs and logs."""
+        for proc in self.procs:
+            if proc.poll() is None:
+                self._stop(proc)
+        self.procs.clear()
+        shutil.rmtree(self.root, ignore_errors=True)

@@ -1,0 +1,198 @@
+"""Small helpers for lab tests: random trees, digests, process and port checks, local zfs."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import socket
+import subprocess
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+ZFS = "/usr/sbin/zfs"
+ZPOOL = "/usr/sbin/zpool"
+
+SETUP_HINT = (
+    "set the lab up with `bash .ci/run` (or `sudo apt-get install zfs-fuse openssh-server "
+    "mbuffer pv` and run pytest as root)"
+)
+
+
+class LabCommandError(subprocess.CalledProcessError):
+    """A lab command failed; unlike CalledProcessError, the message carries its stderr."""
+
+    def __str__(self) -> str:
+        err = self.stderr if isinstance(self.stderr, str) else (self.stderr or b"").decode()
+        return f"{super().__str__()}\n  stderr: {err.strip()}"
+
+
+def run(argv: Sequence[str], *, timeout: float = 60.0, check: bool = True,
+        input: str | None = None) -> subprocess.CompletedProcess[str]:
+    """Run `argv` locally (no shell), capture text output; raise LabCommandError if check fails."""
+    proc = subprocess.run(
+        list(argv), capture_output=True, text=True, timeout=timeout, input=input,
+        stdin=None if input is not None else subprocess.DEVNULL,
+    )
+    if check and proc.returncode != 0:
+        raise LabCommandError(proc.returncode, list(argv), proc.stdout, proc.stderr)
+    return proc
+
+
+def wait_until(predicate: Callable[[], bool], timeout: float, interval: float = 0.05) -> bool:
+    """Poll `predicate` until it is true or `timeout` seconds passed; return its last value."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if predicate():
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(interval)
+
+
+# -- files --------------------------------------------------------------------------------------
+def write_random_files(root: Path, total_mb: int, files: int = 20) -> None:
+    """Fill `root` with `files` files of incompressible data, `total_mb` MiB in all.
+
+    Files are spread over `root` and a few nested subdirectories.
+    """
+    if files < 1:
+        raise ValueError("files must be >= 1")
+    total = total_mb * 1024 * 1024
+    base, extra = divmod(total, files)
+    chunk = 1024 * 1024
+    dirs = [root, root / "a", root / "a" / "b", root / "c", root / "c" / "d" / "e"]
+    for i in range(files):
+        sub = dirs[i % len(dirs)]
+        sub.mkdir(parents=True, exist_ok=True)
+        size = base + (1 if i < extra else 0)
+        with (sub / f"f{i:03d}.bin").open("wb") as f:
+            left = size
+            while left > 0:
+                n = min(chunk, left)
+                f.write(os.urandom(n))
+                left -= n
+
+
+def tree_digest(root: Path) -> dict[str, str]:
+    """Relative path (posix) -> sha256 hex of every regular file under `root`."""
+    out: dict[str, str] = {}
+    for dirpath, _dirs, names in os.walk(root):
+        for name in names:
+            path = Path(dirpath) / name
+            if not path.is_file() or path.is_symlink():
+                continue
+            h = hashlib.sha256()
+            with path.open("rb") as f:
+                while block := f.read(1024 * 1024):
+                    h.update(block)
+            out[path.relative_to(root).as_posix()] = h.hexdigest()
+    return out
+
+
+# -- processes ----------------------------------------------------------------------------------
+def proc_cmdlines() -> dict[int, list[str]]:
+    """pid -> argv of every process we can read in /proc (kernel threads left out)."""
+    out: dict[int, list[str]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            raw = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if raw:
+            args = raw.rstrip(b"\0").split(b"\0")
+            out[int(entry.name)] = [a.decode("utf-8", "replace") for a in args]
+    return out
+
+
+def process_group(pid: int) -> int | None:
+    """The process group id of `pid`, or None if it is gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    # Field 2 (comm) may contain spaces and parentheses: split after the last ')'.
+    fields = stat.rsplit(")", 1)[1].split()
+    return int(fields[2])
+
+
+def parent_pid(pid: int) -> int | None:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return int(stat.rsplit(")", 1)[1].split()[1])
+
+
+def processes_in_group(pgid: int) -> dict[int, list[str]]:
+    """pid -> argv of live processes whose process group is `pgid` (zombies left out)."""
+    return {pid: argv for pid, argv in proc_cmdlines().items() if process_group(pid) == pgid}
+
+
+def _is_zfs_stream(argv: list[str]) -> bool:
+    words = list(argv)
+    while words and (os.path.basename(words[0]) in ("sudo", "doas") or words[0] == "-n"):
+        words = words[1:]
+    if not words:
+        return False
+    prog = os.path.basename(words[0])
+    if prog == "mbuffer":
+        return True
+    return prog == "zfs" and len(words) > 1 and words[1] in ("send", "receive", "recv")
+
+
+def zfs_processes() -> list[str]:
+    """Command lines of running `zfs send`, `zfs receive`/`zfs recv` and `mbuffer` processes."""
+    me = os.getpid()
+    return [" ".join(argv) for pid, argv in sorted(proc_cmdlines().items())
+            if pid != me and _is_zfs_stream(argv)]
+
+
+# -- network ------------------------------------------------------------------------------------
+def port_listening(port: int) -> bool:
+    """Whether some socket listens on TCP `port` (any address), according to `ss -Hltn`."""
+    out = run(["ss", "-Hltn"], timeout=10).stdout
+    for line in out.splitlines():
+        fields = line.split()
+        if len(fields) >= 4 and fields[3].rsplit(":", 1)[-1] == str(port):
+            return True
+    return False
+
+
+def established_to(port: int) -> int:
+    """How many established TCP connections have destination port `port` (client ends)."""
+    out = run(["ss", "-Htn", "state", "established", f"( dport = :{port} )"], timeout=10).stdout
+    return len([line for line in out.splitlines() if line.strip()])
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def tcp_accepts(port: int, host: str = "127.0.0.1", timeout: float = 0.5) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+# -- zfs ----------------------------------------------------------------------------------------
+def zfs(*args: str, timeout: float = 120.0) -> str:
+    """Run /usr/sbin/zfs locally with `args`; return stdout, raise LabCommandError on failure."""
+    return run([ZFS, *args], timeout=timeout).stdout
+
+
+def zpool(*args: str, timeout: float = 120.0) -> str:
+    """Run /usr/sbin/zpool locally with `args`; return stdout, raise LabCommandError on failure."""
+    return run([ZPOOL, *args], timeout=timeout).stdout
+
+
+def snapshot_guid(name: str) -> int:
+    """The guid of snapshot (or any dataset) `name`."""
+    return int(zfs("get", "-Hp", "-o", "value", "guid", name).strip())

@@ -1,0 +1,101 @@
+"""What a running job tells its observers: plain frozen dataclasses, no Qt."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .errors import ZmigrateError
+    from .plan import Plan
+
+
+class Side(str, Enum):
+    """Which mbuffer a sample comes from."""
+
+    SEND = "send"
+    RECEIVE = "receive"
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    """One mbuffer status line, stamped with seconds since the job started."""
+
+    t: float
+    side: Side
+    in_rate: float
+    out_rate: float
+    total: int
+    fill: float
+
+
+@dataclass(frozen=True, slots=True)
+class PlanReady:
+    plan: Plan
+
+
+@dataclass(frozen=True, slots=True)
+class StageChanged:
+    """The job moved on: preflight, listening, sending, verifying, cleanup, done."""
+
+    stage: str
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class LogLine:
+    """A line a remote command wrote to stderr that is not mbuffer status."""
+
+    host: str
+    side: Side
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """Bytes through the receiving end so far; `total` and `eta` are None when unknown."""
+
+    elapsed: float
+    done: int
+    total: int | None
+    rate: float
+    eta: float | None
+    step: int = 1
+    steps: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """How a finished transfer went."""
+
+    bytes: int
+    seconds: float
+    rate: float
+    receive_empty_count: int | None
+    source_guid: int
+    destination_guid: int
+    hash_match: bool | None
+    snapshots_sent: tuple[str, ...] = ()
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def verified(self) -> bool:
+        return self.source_guid == self.destination_guid and self.hash_match is not False
+
+
+@dataclass(frozen=True, slots=True)
+class Finished:
+    summary: Summary
+
+
+@dataclass(frozen=True, slots=True)
+class Failed:
+    error: ZmigrateError
+    cancelled: bool = False
+
+
+Event = PlanReady | StageChanged | Sample | LogLine | Progress | Finished | Failed
+# Observers take any event object: later features add event kinds (verdicts) of their own.
+Observer = Callable[[Any], None]

@@ -1,0 +1,464 @@
+"""Where commands run: this machine (subprocess) or one paramiko SSH control session per host.
+
+Both kinds offer the same small surface (`run`, `spawn`, `kill_group`, `close`); everything above
+this module (zfs, plan, pipeline) sees only `Host`. Remote pipelines are started in their own
+session (`setsid`), so cancelling kills the whole process group on its host: closing an SSH channel
+without a pty leaves the remote process running.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import threading
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from . import shell
+from .errors import CommandError
+
+OutputCallback = Callable[[bytes], None]
+
+# Start a pipeline as the leader of a new session, print its pid (= the process group id) on
+# stdout first, then exec the pipeline in place so the group id stays that pid.
+_GROUP_WRAPPER = 'echo "$$"; exec sh -c "$1"'
+
+
+@dataclass(frozen=True, slots=True)
+class CommandResult:
+    """What a finished command left: its exit status and output, decoded leniently."""
+
+    host: str
+    command: str
+    status: int
+    stdout: str
+    stderr: str
+
+    @property
+    def ok(self) -> bool:
+        return self.status == 0
+
+    def check(self, what: str, fix: str | None = None) -> CommandResult:
+        """Return self if the command succeeded, else raise a CommandError saying `what` failed."""
+        if self.status != 0:
+            detail = self.stderr.strip().splitlines()
+            tail = detail[-1] if detail else f"exit status {self.status}"
+            raise CommandError(
+                f"{what} failed: {tail}",
+                host=self.host,
+                fix=fix,
+                command=self.command,
+                status=self.status,
+                stderr=self.stderr,
+            )
+        return self
+
+
+class Process(ABC):
+    """A pipeline running on a host, in its own process group."""
+
+    host: Host
+    command: str
+
+    @property
+    @abstractmethod
+    def pgid(self) -> int | None:
+        """The remote process group id, once the pipeline has reported it."""
+
+    @abstractmethod
+    def poll(self) -> int | None:
+        """The exit status, or None while it runs."""
+
+    @abstractmethod
+    def wait(self, timeout: float | None = None) -> int | None:
+        """Wait for the exit status; None if `timeout` passed first."""
+
+    def kill(self, sig: int = signal.SIGTERM) -> None:
+        """Signal the pipeline's whole process group on its host."""
+        pgid = self.pgid
+        if pgid is not None and self.poll() is None:
+            self.host.kill_group(pgid, sig)
+
+
+@dataclass
+class _Collector:
+    """Drains one output stream on its own thread: paramiko deadlocks if one stream's window
+    fills while we block on the other, and mbuffer writes status while data flows elsewhere."""
+
+    chunks: list[bytes] = field(default_factory=list)
+    callback: OutputCallback | None = None
+
+    def feed(self, data: bytes) -> None:
+        if self.callback is not None:
+            self.callback(data)
+        else:
+            self.chunks.append(data)
+
+    def text(self) -> str:
+        return b"".join(self.chunks).decode("utf-8", "replace")
+
+
+class Host(ABC):
+    """A machine that runs shell lines.
+
+    Args:
+        label: how the user names this host (alias, `user@host`, or `local`).
+        sudo: prefix privileged commands (zfs) with `sudo -n`.
+    """
+
+    is_local: bool = False
+
+    def __init__(self, label: str, *, sudo: bool = False) -> None:
+        self.label = label
+        self.sudo = sudo
+
+    # -- primitives ---------------------------------------------------------------------------
+    @abstractmethod
+    def run(self, line: str, *, timeout: float = 120.0, stdin: bytes | None = None) -> CommandResult:
+        """Run a shell line to completion and return its result (never raises on exit status)."""
+
+    @abstractmethod
+    def spawn(
+        self,
+        line: str,
+        *,
+        on_stdout: OutputCallback | None = None,
+        on_stderr: OutputCallback | None = None,
+    ) -> Process:
+        """Start a shell line in a new process group; output goes to the callbacks as it comes."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release the connection; safe to call twice."""
+
+    # -- built on the primitives --------------------------------------------------------------
+    def privileged(self, argv: Sequence[str]) -> list[str]:
+        """`argv` with `sudo -n` in front where this host needs it."""
+        return ["sudo", "-n", *argv] if self.sudo else list(argv)
+
+    def execute(self, argv: Sequence[str], *, timeout: float = 120.0) -> CommandResult:
+        """Run one quoted command."""
+        return self.run(shell.join(argv), timeout=timeout)
+
+    def kill_group(self, pgid: int, sig: int = signal.SIGTERM) -> None:
+        """Signal the process group `pgid` on this host."""
+        argv = self.privileged(["kill", f"-{signal.Signals(sig).name[3:]}", "--", f"-{pgid}"])
+        self.run(shell.join(argv), timeout=15)
+
+    def group_alive(self, pgid: int) -> bool:
+        """Whether any process of group `pgid` still runs on this host."""
+        return self.run(shell.join(self.privileged(["kill", "-0", "--", f"-{pgid}"])), timeout=15).ok
+
+    def __enter__(self) -> Host:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.label}>"
+
+
+def wrap_in_group(line: str) -> str:
+    """The shell line that runs `line` as a new session and prints its process group first."""
+    return shell.join(["setsid", "-w", "sh", "-c", _GROUP_WRAPPER, "zmigrate", line])
+
+
+class _GroupReader:
+    """Splits the first stdout line (the pgid printed by the wrapper) from the rest."""
+
+    def __init__(self, downstream: OutputCallback | None) -> None:
+        self._downstream = downstream
+        self._head = b""
+        self.pgid: int | None = None
+        self.ready = threading.Event()
+
+    def feed(self, data: bytes) -> None:
+        if self.pgid is None and not self.ready.is_set():
+            self._head += data
+            if b"\n" not in self._head:
+                return
+            first, rest = self._head.split(b"\n", 1)
+            try:
+                self.pgid = int(first.strip())
+            except ValueError:
+                rest = self._head
+            self.ready.set()
+            data = rest
+        if data and self._downstream is not None:
+            self._downstream(data)
+
+    def finish(self) -> None:
+        self.ready.set()
+
+
+# ---------------------------------------------------------------------------------------------
+# This machine
+# ---------------------------------------------------------------------------------------------
+class LocalProcess(Process):
+    def __init__(self, host: LocalHost, command: str, popen: subprocess.Popen[bytes],
+                 threads: list[threading.Thread]) -> None:
+        self.host = host
+        self.command = command
+        self._popen = popen
+        self._threads = threads
+
+    @property
+    def pgid(self) -> int | None:
+        return self._popen.pid
+
+    def poll(self) -> int | None:
+        return self._popen.poll()
+
+    def wait(self, timeout: float | None = None) -> int | None:
+        try:
+            status = self._popen.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
+        for t in self._threads:
+            t.join(timeout=5)
+        return status
+
+    def kill(self, sig: int = signal.SIGTERM) -> None:
+        if self._popen.poll() is None:
+            try:
+                os.killpg(self._popen.pid, sig)
+            except ProcessLookupError:
+                pass
+
+
+def _pump(stream: object, sink: OutputCallback) -> None:
+    read = stream.read1 if hasattr(stream, "read1") else stream.read  # type: ignore[attr-defined]
+    while True:
+        data = read(65536)
+        if not data:
+            break
+        sink(data)
+
+
+class LocalHost(Host):
+    """This machine, through subprocess."""
+
+    is_local = True
+
+    def __init__(self, label: str = "local", *, sudo: bool = False) -> None:
+        super().__init__(label, sudo=sudo)
+
+    def run(self, line: str, *, timeout: float = 120.0, stdin: bytes | None = None) -> CommandResult:
+        try:
+            proc = subprocess.run(  # noqa: S602 - the line is built by shell.join from validated names
+                ["sh", "-c", line],
+                input=stdin,
+                capture_output=True,
+                timeout=timeout,
+                start_new_session=True,
+                stdin=None if stdin is not None else subprocess.DEVNULL,
+            )
+        except subprocess.TimeoutExpired as exc:
+            raise CommandError(
+                f"command did not finish within {timeout:.0f} s", host=self.label, command=line
+            ) from exc
+        return CommandResult(
+            self.label,
+            line,
+            proc.returncode,
+            proc.stdout.decode("utf-8", "replace"),
+            proc.stderr.decode("utf-8", "replace"),
+        )
+
+    def spawn(
+        self,
+        line: str,
+        *,
+        on_stdout: OutputCallback | None = None,
+        on_stderr: OutputCallback | None = None,
+    ) -> Process:
+        popen = subprocess.Popen(
+            ["sh", "-c", line],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+        threads = []
+        for stream, cb in ((popen.stdout, on_stdout), (popen.stderr, on_stderr)):
+            sink: OutputCallback = cb if cb is not None else (lambda _d: None)
+            t = threading.Thread(target=_pump, args=(stream, sink), daemon=True,
+                                 name=f"zmigrate-local-pump-{popen.pid}")
+            t.start()
+            threads.append(t)
+        return LocalProcess(self, line, popen, threads)
+
+    def kill_group(self, pgid: int, sig: int = signal.SIGTERM) -> None:
+        if self.sudo:
+            super().kill_group(pgid, sig)
+            return
+        try:
+            os.killpg(pgid, sig)
+        except ProcessLookupError:
+            pass
+
+    def close(self) -> None:
+        pass
+
+
+# ---------------------------------------------------------------------------------------------
+# A remote machine over one SSH transport
+# ---------------------------------------------------------------------------------------------
+class SshProcess(Process):
+    def __init__(self, host: SshHost, command: str, channel: object, reader: _GroupReader,
+                 threads: list[threading.Thread]) -> None:
+        self.host = host
+        self.command = command
+        self._channel = channel
+        self._reader = reader
+        self._threads = threads
+        self._status: int | None = None
+
+    @property
+    def pgid(self) -> int | None:
+        self._reader.ready.wait(10)
+        return self._reader.pgid
+
+    def poll(self) -> int | None:
+        if self._status is None and self._channel.exit_status_ready():  # type: ignore[attr-defined]
+            self.wait(5)
+        return self._status
+
+    def wait(self, timeout: float | None = None) -> int | None:
+        if self._status is not None:
+            return self._status
+        deadline = None if timeout is None else time.monotonic() + timeout
+        chan = self._channel
+        while not chan.exit_status_ready():  # type: ignore[attr-defined]
+            if chan.closed and not chan.exit_status_ready():  # type: ignore[attr-defined]
+                # The transport went away under us: no status will ever come.
+                self._status = -1
+                return self._status
+            if deadline is not None and time.monotonic() > deadline:
+                return None
+            time.sleep(0.05)
+        for t in self._threads:
+            t.join(timeout=5)
+        self._status = chan.recv_exit_status()  # type: ignore[attr-defined]
+        chan.close()  # type: ignore[attr-defined]
+        return self._status
+
+
+class SshHost(Host):
+    """A remote host reached through one paramiko transport shared by every command.
+
+    Use `zmigrate.ssh.connect()` to make one.
+    """
+
+    def __init__(self, label: str, client: object, *, sudo: bool = False) -> None:
+        super().__init__(label, sudo=sudo)
+        self.client = client
+        self._lock = threading.Lock()
+
+    def _transport(self) -> object:
+        transport = self.client.get_transport()  # type: ignore[attr-defined]
+        if transport is None or not transport.is_active():
+            raise CommandError(
+                "the SSH control session is closed",
+                host=self.label,
+                fix="check the network and that sshd still runs there, then start again",
+            )
+        return transport
+
+    def _open(self, line: str) -> object:
+        with self._lock:
+            transport = self._transport()
+            try:
+                chan = transport.open_session(timeout=30)  # type: ignore[attr-defined]
+            except Exception as exc:  # noqa: BLE001 - paramiko raises many kinds here
+                raise CommandError(
+                    f"could not open an SSH channel: {exc}",
+                    host=self.label,
+                    fix="raise MaxSessions in the host's sshd_config if many jobs share it",
+                ) from exc
+        chan.exec_command(line)
+        chan.shutdown_write()
+        return chan
+
+    @staticmethod
+    def _reader_threads(chan: object, out: OutputCallback, err: OutputCallback,
+                        name: str) -> list[threading.Thread]:
+        def pump(recv: Callable[[int], bytes], sink: OutputCallback) -> None:
+            while True:
+                try:
+                    data = recv(65536)
+                except Exception:  # noqa: BLE001 - a dead transport ends the stream
+                    break
+                if not data:
+                    break
+                sink(data)
+
+        threads = [
+            threading.Thread(target=pump, args=(chan.recv, out), daemon=True,  # type: ignore[attr-defined]
+                             name=f"{name}-out"),
+            threading.Thread(target=pump, args=(chan.recv_stderr, err), daemon=True,  # type: ignore[attr-defined]
+                             name=f"{name}-err"),
+        ]
+        for t in threads:
+            t.start()
+        return threads
+
+    def run(self, line: str, *, timeout: float = 120.0, stdin: bytes | None = None) -> CommandResult:
+        if stdin is not None:
+            with self._lock:
+                chan = self._transport().open_session(timeout=30)  # type: ignore[attr-defined]
+            chan.exec_command(line)
+            chan.sendall(stdin)
+            chan.shutdown_write()
+        else:
+            chan = self._open(line)
+        out, err = _Collector(), _Collector()
+        threads = self._reader_threads(chan, out.feed, err.feed, "zmigrate-ssh-run")
+        deadline = time.monotonic() + timeout
+        while not chan.exit_status_ready():  # type: ignore[attr-defined]
+            if chan.closed:  # type: ignore[attr-defined]
+                break
+            if time.monotonic() > deadline:
+                chan.close()  # type: ignore[attr-defined]
+                raise CommandError(
+                    f"command did not finish within {timeout:.0f} s", host=self.label, command=line
+                )
+            time.sleep(0.005)
+        for t in threads:
+            t.join(timeout=10)
+        status = chan.recv_exit_status() if chan.exit_status_ready() else -1  # type: ignore[attr-defined]
+        chan.close()  # type: ignore[attr-defined]
+        if status == -1 and not self.alive():
+            raise CommandError(
+                "the SSH control session was lost while a command ran",
+                host=self.label,
+                command=line,
+                fix="check the network and that sshd still runs there",
+            )
+        return CommandResult(self.label, line, status, out.text(), err.text())
+
+    def spawn(
+        self,
+        line: str,
+        *,
+        on_stdout: OutputCallback | None = None,
+        on_stderr: OutputCallback | None = None,
+    ) -> Process:
+        wrapped = wrap_in_group(line)
+        reader = _GroupReader(on_stdout)
+        chan = self._open(wrapped)
+        threads = self._reader_threads(
+            chan, reader.feed, on_stderr or (lambda _d: None), "zmigrate-ssh-spawn"
+        )
+        return SshProcess(self, wrapped, chan, reader, threads)
+
+    def alive(self) -> bool:
+        transport = self.client.get_transport()  # type: ignore[attr-defined]
+        return bool(transport is not None and transport.is_active())
+
+    def close(self) -> None:
+        self.client.close()  # type: ignore[attr-defined]

@@ -1,0 +1,302 @@
+"""A migration job: preflight, plan, run every step, verify, and clean up on every path.
+
+A Job is driven from any thread: `run()` blocks, `start()` runs it on a thread of its own, and
+`cancel()` may be called from another thread. Observers get plain event objects (events.py).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from dataclasses import dataclass, replace
+
+from . import shell, zfs
+from .errors import CancelledError, PreflightError, TransferError, ZmigrateError
+from .events import Failed, Finished, Observer, PlanReady, StageChanged, Summary
+from .hosts import Host
+from .pipeline import StepResult, StepRunner, check_hashes, free_port, listening_ports
+from .plan import Options, Plan, Site, Transport, make_plan, with_estimates
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """What to move: `pool/ds@snap` on the source into `pool/ds` on the destination."""
+
+    snapshot: str
+    destination: str
+    options: Options = Options()
+
+
+class Job:
+    """One transfer between two connected hosts (the caller owns and closes the hosts).
+
+    Args:
+        src, dst: connected hosts (the same object for a same-host transfer).
+        request: what to send where, and how.
+        observer: called with every event, on the job's thread.
+        src_caps, dst_caps: capabilities if already probed.
+    """
+
+    def __init__(self, src: Host, dst: Host, request: Request, observer: Observer | None = None,
+                 *, src_caps: zfs.Capabilities | None = None,
+                 dst_caps: zfs.Capabilities | None = None) -> None:
+        self.src = src
+        self.dst = dst
+        self.request = request
+        self._observers: list[Observer] = [observer] if observer else []
+        self.src_caps = src_caps
+        self.dst_caps = dst_caps
+        self.plan: Plan | None = None
+        self.summary: Summary | None = None
+        self.error: ZmigrateError | None = None
+        self._cancel = threading.Event()
+        self._runner: StepRunner | None = None
+        self._thread: threading.Thread | None = None
+        self._done = threading.Event()
+        self.t0 = time.monotonic()
+
+    # -- observation --------------------------------------------------------------------------
+    def subscribe(self, observer: Observer) -> None:
+        self._observers.append(observer)
+
+    def emit(self, event: object) -> None:
+        for obs in list(self._observers):
+            obs(event)
+
+    # -- control ------------------------------------------------------------------------------
+    def start(self) -> None:
+        """Run the job on a thread of its own."""
+        self._thread = threading.Thread(target=self._run_quietly, name="zmigrate-job",
+                                        daemon=True)
+        self._thread.start()
+
+    def _run_quietly(self) -> None:
+        try:
+            self.run()
+        except ZmigrateError:
+            pass  # already reported through Failed
+
+    def cancel(self) -> None:
+        """Ask the job to stop; both ends are killed right away. Safe from any thread."""
+        self._cancel.set()
+        runner = self._runner
+        if runner is not None:
+            threading.Thread(target=runner.stop, name="zmigrate-cancel", daemon=True).start()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancel.is_set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait for the end of the job; False if `timeout` passed first."""
+        return self._done.wait(timeout)
+
+    @property
+    def done(self) -> bool:
+        return self._done.is_set()
+
+    # -- the work -----------------------------------------------------------------------------
+    def run(self) -> Summary:
+        """Run the whole job on this thread and return the summary, or raise ZmigrateError."""
+        self.t0 = time.monotonic()
+        try:
+            summary = self._run()
+        except ZmigrateError as exc:
+            if self._cancel.is_set() and not isinstance(exc, CancelledError):
+                exc = CancelledError(f"cancelled ({exc.message})", host=exc.host)
+            self.error = exc
+            self.emit(Failed(exc, cancelled=isinstance(exc, CancelledError)))
+            self._done.set()
+            raise exc from None
+        except Exception as exc:  # noqa: BLE001 - never leave a GUI waiting on a dead job
+            err = ZmigrateError(f"internal error: {exc!r}")
+            self.error = err
+            self.emit(Failed(err))
+            self._done.set()
+            raise err from exc
+        self.summary = summary
+        self.emit(Finished(summary))
+        self._done.set()
+        return summary
+
+    def _check_cancel(self) -> None:
+        if self._cancel.is_set():
+            raise CancelledError("the transfer was cancelled before it started")
+
+    def prepare(self) -> Plan:
+        """Probe, inventory and plan (preflight); raises PreflightError before anything runs."""
+        req = self.request
+        self.emit(StageChanged("preflight", "probing hosts"))
+        if self.src_caps is None:
+            self.src_caps = zfs.probe(self.src)
+        if self.dst_caps is None:
+            self.dst_caps = self.src_caps if self.dst is self.src else zfs.probe(self.dst)
+        ds_name, _ = shell.split_snapshot(req.snapshot)
+        shell.dataset(req.destination)
+        self._check_cancel()
+        self.emit(StageChanged("preflight", "reading datasets"))
+        src_sets = zfs.inventory(self.src, self.src_caps, ds_name) if self.src_caps.has_zfs else []
+        parent = req.destination.rsplit("/", 1)[0] if "/" in req.destination else req.destination
+        dst_sets: list[zfs.Dataset] = []
+        if self.dst_caps.has_zfs:
+            parent_sets = zfs.inventory_shallow(self.dst, self.dst_caps, parent)
+            dst_sets = parent_sets + [
+                d for d in zfs.inventory(self.dst, self.dst_caps, req.destination)
+                if d.name != parent
+            ]
+        options = req.options
+        transport = options.transport or (
+            Transport.LOCAL if self.src is self.dst or self.src.label == self.dst.label
+            else Transport.TCP
+        )
+        options = replace(options, transport=transport)
+        port = None
+        connect_address = allow_address = None
+        if transport is Transport.TCP:
+            connect_address, allow_address = self._addresses()
+            if options.port is not None:
+                if options.port in listening_ports(self.dst):
+                    raise PreflightError(
+                        f"port {options.port} is already in use",
+                        host=self.dst.label,
+                        fix="choose another --port, or leave it out to pick a free one",
+                    )
+                port = options.port
+            else:
+                port = free_port(self.dst)
+        elif transport is Transport.SSH and options.ssh_target is None:
+            options = replace(options, **self._ssh_target())
+        plan = make_plan(
+            Site(self.src, self.src_caps, src_sets),
+            Site(self.dst, self.dst_caps, dst_sets),
+            req.snapshot, req.destination, options,
+            connect_address=connect_address, allow_address=allow_address, port=port,
+        )
+        if self.src_caps.send_estimate:
+            plan = with_estimates(plan, [self._exact_size(s.base, s.snapshot, plan)
+                                         for s in plan.steps])
+        parent_ds = next((d for d in dst_sets if d.name == parent), None)
+        if plan.estimate and parent_ds is not None and plan.kind == "full" \
+                and parent_ds.available and parent_ds.available < plan.estimate:
+            from .mbuffer import format_size
+
+            raise PreflightError(
+                f"not enough space on the destination: {format_size(plan.estimate)} to send, "
+                f"{format_size(parent_ds.available)} available under {parent}",
+                host=self.dst.label,
+                fix="free space or pick another pool",
+            )
+        return plan
+
+    def _exact_size(self, base: str | None, snapshot: str, plan: Plan) -> int:
+        argv = zfs.send_argv(self.src, snapshot, base=base,
+                             intermediates=plan.options.intermediates, flags=["-nvP"])
+        r = self.src.execute(argv, timeout=300)
+        m = re.findall(r"^size\s+(\d+)", r.stdout + r.stderr, re.M)
+        if not r.ok or not m:
+            raise zfs.classify_zfs_error(self.src.label, "estimating the stream size", r.stderr,
+                                         r.command, r.status)
+        return int(m[-1])
+
+    def _addresses(self) -> tuple[str, str | None]:
+        """(address the source connects to, source address as the destination sees it)."""
+        assert self.src_caps is not None and self.dst_caps is not None
+        src, dst = self.src_caps, self.dst_caps
+        if self.src.is_local:
+            return dst.ssh_server_ip or "127.0.0.1", dst.ssh_client_ip
+        if self.dst.is_local:
+            return src.ssh_client_ip or "127.0.0.1", src.ssh_server_ip
+        connect = dst.ssh_server_ip or "127.0.0.1"
+        r = self.src.run(shell.join(["ip", "route", "get", connect]) + " 2>/dev/null", timeout=30)
+        m = re.search(r"\bsrc\s+(\S+)", r.stdout)
+        return connect, m.group(1) if m else src.ssh_server_ip
+
+    def _ssh_target(self) -> dict[str, object]:
+        """How the source's own ssh reaches the destination: resolved from our SSH config."""
+        from .ssh import HostSpec, resolve
+
+        spec = HostSpec.parse(self.dst.label)
+        r = resolve(spec)
+        extra: tuple[str, ...] = ("-p", str(r.port)) if r.port != 22 else ()
+        return {"ssh_target": f"{r.user}@{r.hostname}",
+                "ssh_options": extra + self.request.options.ssh_options}
+
+    def _run(self) -> Summary:
+        plan = self.prepare()
+        self.plan = plan
+        self.emit(PlanReady(plan))
+        for w in plan.warnings:
+            self.emit(StageChanged("preflight", w))
+        self._check_cancel()
+        existed = zfs.exists(self.dst, plan.destination_dataset)
+        before = self._dst_snapshots(plan)
+        results: list[StepResult] = []
+        done = 0
+        try:
+            for i, step in enumerate(plan.steps):
+                self._check_cancel()
+                what = "full" if step.base is None else f"incremental from {step.base}"
+                self.emit(StageChanged("sending", f"step {i + 1}/{len(plan.steps)}: {what}"))
+                runner = StepRunner(plan, step, i, self.src, self.dst, self.emit, self.t0,
+                                    self._cancel, done)
+                self._runner = runner
+                result = runner.run()
+                self._runner = None
+                check_hashes(result, plan.destination)
+                results.append(result)
+                done += result.bytes
+        except ZmigrateError:
+            self._runner = None
+            self._cleanup(plan, existed, before)
+            raise
+        self.emit(StageChanged("verifying", "comparing snapshot guids"))
+        src_guid = zfs.guid(self.src, plan.source_snapshot)
+        dst_snap = plan.destination_snapshot
+        if not zfs.exists(self.dst, dst_snap):
+            raise TransferError(f"{dst_snap} is missing after the transfer", host=plan.destination)
+        dst_guid = zfs.guid(self.dst, dst_snap)
+        if src_guid != dst_guid:
+            raise TransferError(
+                f"guid mismatch: source {src_guid}, destination {dst_guid}",
+                host=plan.destination,
+            )
+        hash_match: bool | None = None
+        hashes = [check_hashes(r, plan.destination) for r in results]
+        if hashes and all(h is True for h in hashes):
+            hash_match = True
+        if plan.options.readonly:
+            self.emit(StageChanged("verifying", "setting readonly=on"))
+            self.dst.execute(
+                self.dst.privileged(["zfs", "set", "readonly=on", plan.destination_dataset])
+            ).check("setting readonly=on")
+        seconds = sum(r.seconds for r in results)
+        empties = [r.receive_empty_count for r in results if r.receive_empty_count is not None]
+        return Summary(
+            bytes=done,
+            seconds=seconds,
+            rate=done / seconds if seconds > 0 else 0.0,
+            receive_empty_count=sum(empties) if empties else None,
+            source_guid=src_guid,
+            destination_guid=dst_guid,
+            hash_match=hash_match,
+            snapshots_sent=plan.arrives,
+        )
+
+    def _dst_snapshots(self, plan: Plan) -> set[str]:
+        assert self.dst_caps is not None
+        ds = zfs.dataset_info(self.dst, self.dst_caps, plan.destination_dataset)
+        return {s.name for s in ds.snapshots} if ds else set()
+
+    def _cleanup(self, plan: Plan, existed: bool, before: set[str]) -> None:
+        """After a failure: make sure no partial dataset of ours is left on the destination."""
+        self.emit(StageChanged("cleanup", "checking the destination"))
+        try:
+            assert self.dst_caps is not None
+            ds = zfs.dataset_info(self.dst, self.dst_caps, plan.destination_dataset)
+            if ds is not None and not existed and not ds.snapshots:
+                # A dataset we created that holds no snapshot is a partial receive: remove it.
+                self.dst.execute(self.dst.privileged(
+                    ["zfs", "destroy", "-r", plan.destination_dataset]), timeout=120)
+        except ZmigrateError as exc:
+            self.emit(StageChanged("cleanup", f"cleanup failed: {exc}"))

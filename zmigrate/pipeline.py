@@ -1,0 +1,302 @@
+"""Run one step of a plan: the listener on the destination, then the sender on the source.
+
+Reads both mbuffers' status as it comes, turns it into samples, and stops both ends (their whole
+process groups) on cancel or when one end fails.
+"""
+
+from __future__ import annotations
+
+import collections
+import re
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from . import mbuffer, shell
+from .errors import CancelledError, CommandError, TransferError, ZmigrateError
+from .events import LogLine, Progress, Sample, Side
+from .hosts import Host, Process
+from .plan import Plan, Step, Transport
+
+LISTEN_TIMEOUT = 20.0
+STOP_GRACE = 2.0
+PROGRESS_PERIOD = 0.5
+Emit = Callable[[object], None]
+
+
+@dataclass
+class SideState:
+    """What one mbuffer has told us so far."""
+
+    side: Side
+    host: str
+    splitter: mbuffer.LineSplitter = field(default_factory=mbuffer.LineSplitter)
+    last: mbuffer.Status | None = None
+    summary: mbuffer.Summary | None = None
+    hash: str | None = None
+    tail: collections.deque[str] = field(default_factory=lambda: collections.deque(maxlen=40))
+    empty_events: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class StepResult:
+    bytes: int
+    seconds: float
+    send_summary: mbuffer.Summary | None
+    receive_summary: mbuffer.Summary | None
+    send_hash: str | None
+    receive_hash: str | None
+    receive_empty_count: int | None
+
+
+def free_port(host: Host, low: int = 20000, high: int = 60999) -> int:
+    """A TCP port nothing listens on at `host`."""
+    used = listening_ports(host)
+    import random
+
+    rng = random.Random()
+    for _ in range(200):
+        port = rng.randint(low, high)
+        if port not in used:
+            return port
+    raise ZmigrateError("no free TCP port found", host=host.label, fix="give one with --port")
+
+
+def listening_ports(host: Host) -> set[int]:
+    """Ports in LISTEN state on `host` (ss on Linux, netstat elsewhere)."""
+    r = host.run("ss -Hltn 2>/dev/null || netstat -an 2>/dev/null", timeout=30)
+    ports = set()
+    for line in r.stdout.splitlines():
+        if "LISTEN" not in line.upper():
+            continue
+        for m in re.finditer(r"[.:](\d+)\s", line + " "):
+            ports.add(int(m.group(1)))
+    return ports
+
+
+class StepRunner:
+    """Runs one Step to its end, or until cancelled."""
+
+    def __init__(self, plan: Plan, step: Step, index: int, src: Host, dst: Host, emit: Emit,
+                 t0: float, cancelled: threading.Event, done_before: int = 0) -> None:
+        self.plan = plan
+        self.step = step
+        self.index = index
+        self.src = src
+        self.dst = dst
+        self.emit = emit
+        self.t0 = t0
+        self.cancelled = cancelled
+        self.done_before = done_before
+        self.send = SideState(Side.SEND, src.label)
+        self.receive = SideState(
+            Side.RECEIVE, src.label if plan.transport is Transport.LOCAL else dst.label
+        )
+        self._procs: list[Process] = []
+        self._lock = threading.Lock()
+        self.start_time = time.monotonic()
+
+    # -- output handling ----------------------------------------------------------------------
+    def _on_output(self, state: SideState, data: bytes, both: bool = False) -> None:
+        for piece in state.splitter.feed(data):
+            self._on_line(state, piece, both)
+
+    def _on_line(self, state: SideState, line: str, both: bool = False) -> None:
+        status = mbuffer.parse_status(line)
+        if status is not None:
+            t = time.monotonic() - self.t0
+            targets = (self.send, self.receive) if both else (state,)
+            for st in targets:
+                if st.side is Side.RECEIVE and st.last is not None and st.last.fill > 0 \
+                        and status.fill == 0:
+                    st.empty_events += 1
+                st.last = status
+                self.emit(Sample(t, st.side, status.in_rate, status.out_rate, status.total,
+                                 status.fill))
+            return
+        summary = mbuffer.parse_summary(line)
+        if summary is not None:
+            for st in (self.send, self.receive) if both else (state,):
+                st.summary = summary
+            return
+        digest = mbuffer.parse_hash(line)
+        if digest is not None:
+            for st in (self.send, self.receive) if both else (state,):
+                st.hash = digest
+            return
+        text = line.strip()
+        if text.startswith("mbuffer: ") and mbuffer.parse_status(text[9:]):
+            return
+        if text and "No controlling terminal" not in text:
+            state.tail.append(text)
+            self.emit(LogLine(state.host, state.side, text))
+
+    # -- processes ----------------------------------------------------------------------------
+    def _spawn(self, host: Host, line: str, state: SideState, both: bool = False) -> Process:
+        proc = host.spawn(line, on_stderr=lambda d: self._on_output(state, d, both),
+                          on_stdout=lambda d: self._on_output(state, d, both))
+        with self._lock:
+            self._procs.append(proc)
+        return proc
+
+    def stop(self) -> None:
+        """Stop every process of this step: TERM to each group, then KILL what is left."""
+        with self._lock:
+            procs = list(self._procs)
+        for p in procs:
+            try:
+                p.kill()
+            except ZmigrateError:
+                pass
+        deadline = time.monotonic() + STOP_GRACE
+        for p in procs:
+            p.wait(max(0.1, deadline - time.monotonic()))
+        for p in procs:
+            if p.poll() is None:
+                try:
+                    p.kill(9)
+                except ZmigrateError:
+                    pass
+                p.wait(2)
+
+    def _wait_listening(self, proc: Process) -> None:
+        port = self.plan.port
+        assert port is not None
+        deadline = time.monotonic() + LISTEN_TIMEOUT
+        while time.monotonic() < deadline:
+            if self.cancelled.is_set():
+                raise CancelledError("cancelled")
+            if proc.poll() is not None:
+                raise self._end_error(self.receive, "the receiver stopped before listening")
+            if port in listening_ports(self.dst):
+                return
+            time.sleep(0.1)
+        raise TransferError(f"the receiver did not listen on port {port} within "
+                            f"{LISTEN_TIMEOUT:.0f} s", host=self.dst.label)
+
+    def _end_error(self, state: SideState, what: str) -> ZmigrateError:
+        lines = [x for x in state.tail if not x.startswith("summary:")]
+        detail = "; ".join(lines[-3:]) if lines else "no error message"
+        fix = None
+        low = detail.lower()
+        if "rejected connection" in low:
+            fix = ("the listener only accepts the source's address as the destination sees it; "
+                   "give the right one with --allow-address")
+        elif "connection refused" in low or "unable to connect" in low:
+            fix = "a firewall may block the port; try --transport ssh"
+        elif "permission denied" in low or "must be superuser" in low:
+            fix = "run as root, enable sudo for this host, or delegate with `zfs allow`"
+        elif "modified since" in low:
+            fix = "the destination changed after its last snapshot: pass --force to roll it back"
+        elif "out of space" in low or "no space" in low:
+            fix = "free space on the destination pool"
+        return TransferError(f"{what}: {detail}", host=state.host, fix=fix)
+
+    def _progress(self) -> None:
+        now = time.monotonic()
+        recv = self.receive.last
+        done = self.done_before + (recv.total if recv else 0)
+        rate = recv.out_rate if recv else 0.0
+        total = self.plan.estimate
+        eta = None
+        if total and rate > 0:
+            eta = max(0.0, (total - done) / rate)
+        self.emit(Progress(now - self.t0, done, total, rate, eta, self.index + 1,
+                           len(self.plan.steps)))
+
+    def run(self) -> StepResult:
+        """Start both ends, follow them to the end, and return what the mbuffers reported."""
+        plan, step = self.plan, self.step
+        procs: list[tuple[Process, SideState, str]] = []
+        tail_proc: Process | None = None
+        try:
+            if step.destination_command:
+                rx = self._spawn(self.dst, step.destination_command, self.receive)
+                procs.append((rx, self.receive, "the receiver"))
+                if plan.transport is Transport.TCP:
+                    self._wait_listening(rx)
+            if step.receive_log:
+                tail_proc = self._spawn(
+                    self.dst, shell.join(["tail", "-n", "+1", "-F", step.receive_log])
+                    + " 2>/dev/null", self.receive)
+            self.start_time = time.monotonic()
+            tx = self._spawn(self.src, step.source_command, self.send,
+                             both=plan.transport is Transport.LOCAL)
+            procs.insert(0, (tx, self.send, "the sender"))
+            return self._follow(procs)
+        finally:
+            if tail_proc is not None:
+                time.sleep(0.3)  # let tail print the log's last lines (summary, hash)
+                self._kill_one(tail_proc)
+            self.stop()
+            if step.receive_log:
+                try:
+                    self.dst.run(shell.join(["rm", "-f", step.receive_log]), timeout=15)
+                except ZmigrateError:
+                    pass
+
+    def _kill_one(self, proc: Process) -> None:
+        try:
+            proc.kill()
+            proc.wait(3)
+        except ZmigrateError:
+            pass
+
+    def _follow(self, procs: list[tuple[Process, SideState, str]]) -> StepResult:
+        next_progress = 0.0
+        failed_at: float | None = None
+        first_error: ZmigrateError | None = None
+        while True:
+            if self.cancelled.is_set():
+                self.stop()
+                raise CancelledError("the transfer was cancelled; both ends were stopped")
+            statuses = [p.poll() for p, _, _ in procs]
+            for (proc, state, what), status in zip(procs, statuses, strict=True):
+                if status not in (None, 0) and first_error is None:
+                    first_error = self._end_error(state, f"{what} failed (exit {status})")
+                    failed_at = time.monotonic()
+            if all(s is not None for s in statuses):
+                break
+            if first_error is not None and failed_at is not None \
+                    and time.monotonic() - failed_at > 5:
+                # One end failed; the other may wait forever on a half-open connection.
+                break
+            now = time.monotonic()
+            if now >= next_progress:
+                self._progress()
+                next_progress = now + PROGRESS_PERIOD
+            time.sleep(0.05)
+        self._progress()
+        if first_error is not None:
+            # Prefer the receiver's explanation: zfs receive says why a stream was refused.
+            recv_status = procs[-1][0].poll()
+            if recv_status not in (None, 0) and procs[-1][1] is self.receive:
+                first_error = self._end_error(self.receive,
+                                              f"the receiver failed (exit {recv_status})")
+            raise first_error
+        seconds = time.monotonic() - self.start_time
+        recv_sum = self.receive.summary
+        send_sum = self.send.summary
+        nbytes = (recv_sum.total if recv_sum else None) or (send_sum.total if send_sum else 0)
+        empty = recv_sum.empty if recv_sum and recv_sum.empty is not None \
+            else self.receive.empty_events
+        return StepResult(nbytes, seconds, send_sum, recv_sum, self.send.hash,
+                          self.receive.hash, empty)
+
+
+def check_hashes(result: StepResult, host: str) -> bool | None:
+    """True if both stream hashes are there and equal, None if a side had none."""
+    if result.send_hash is None or result.receive_hash is None:
+        return None
+    if result.send_hash != result.receive_hash:
+        raise TransferError(
+            f"the stream hashes differ: sent {result.send_hash}, received {result.receive_hash}",
+            host=host,
+            fix="the data was damaged on the way; run the transfer again",
+        )
+    return True
+
+
+__all__ = ["CommandError", "StepRunner", "StepResult", "check_hashes", "free_port",
+           "listening_ports"]

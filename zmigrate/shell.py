@@ -1,0 +1,98 @@
+"""Validated ZFS names and shell quoting: the only place a command line is assembled."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Sequence
+
+from .errors import InvalidNameError
+
+# ZFS component characters (zfs_namecheck.c): alphanumerics and "_-.: " - we leave out the space
+# on purpose, it is legal in ZFS but a trap in every script a user will paste our commands into.
+_COMPONENT = r"[A-Za-z0-9_.:-]+"
+_DATASET_RE = re.compile(rf"^{_COMPONENT}(/{_COMPONENT})*$")
+_SNAPSHOT_RE = re.compile(rf"^(?P<ds>{_COMPONENT}(/{_COMPONENT})*)@(?P<snap>{_COMPONENT})$")
+_BOOKMARK_RE = re.compile(rf"^(?P<ds>{_COMPONENT}(/{_COMPONENT})*)#(?P<mark>{_COMPONENT})$")
+_HOST_RE = re.compile(r"^[A-Za-z0-9_.:%\[\]-]+$")
+_USER_RE = re.compile(r"^[A-Za-z0-9_.][A-Za-z0-9_.-]*\$?$")
+MAX_NAME = 255
+
+
+def _check_common(name: str, kind: str) -> None:
+    if not name or len(name) > MAX_NAME:
+        raise InvalidNameError(
+            f"{kind} name {name!r} is empty or longer than {MAX_NAME} characters"
+        )
+    if name.startswith("-"):
+        raise InvalidNameError(f"{kind} name {name!r} starts with '-'")
+    if any(part in (".", "..") for part in re.split(r"[/@#]", name)):
+        raise InvalidNameError(f"{kind} name {name!r} has a '.' or '..' component")
+
+
+def dataset(name: str) -> str:
+    """Return `name` if it is a valid dataset name (pool/a/b), else raise InvalidNameError."""
+    _check_common(name, "dataset")
+    if not _DATASET_RE.match(name):
+        raise InvalidNameError(
+            f"dataset name {name!r} is not valid",
+            fix="use letters, digits and _ - . : separated by '/'",
+        )
+    return name
+
+
+def snapshot(name: str) -> str:
+    """Return `name` if it is a valid snapshot name (pool/ds@snap), else raise InvalidNameError."""
+    _check_common(name, "snapshot")
+    if not _SNAPSHOT_RE.match(name):
+        raise InvalidNameError(
+            f"snapshot name {name!r} is not valid",
+            fix="write it as pool/dataset@snapshot with letters, digits and _ - . :",
+        )
+    return name
+
+
+def bookmark(name: str) -> str:
+    """Return `name` if it is a valid bookmark name (pool/ds#mark), else raise InvalidNameError."""
+    _check_common(name, "bookmark")
+    if not _BOOKMARK_RE.match(name):
+        raise InvalidNameError(f"bookmark name {name!r} is not valid")
+    return name
+
+
+def snap_part(name: str) -> str:
+    """Return the part after '@' of a valid short snapshot name."""
+    if not re.fullmatch(_COMPONENT, name) or name in (".", ".."):
+        raise InvalidNameError(f"snapshot name {name!r} is not valid")
+    return name
+
+
+def split_snapshot(name: str) -> tuple[str, str]:
+    """Split a valid `pool/ds@snap` into (`pool/ds`, `snap`)."""
+    snapshot(name)
+    ds, snap = name.split("@", 1)
+    return ds, snap
+
+
+def hostname(name: str) -> str:
+    """Return `name` if it is a plausible host name, alias or address."""
+    if not name or not _HOST_RE.match(name) or name.startswith("-"):
+        raise InvalidNameError(f"host name {name!r} is not valid")
+    return name
+
+
+def username(name: str) -> str:
+    """Return `name` if it is a plausible POSIX user name."""
+    if not _USER_RE.match(name):
+        raise InvalidNameError(f"user name {name!r} is not valid")
+    return name
+
+
+def join(argv: Sequence[str]) -> str:
+    """Quote every word of `argv` and join them into one shell word list."""
+    return shlex.join(argv)
+
+
+def pipe(*stages: str) -> str:
+    """Join already-quoted stages into a pipeline."""
+    return " | ".join(stages)
