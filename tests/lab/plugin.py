@@ -34,7 +34,11 @@ def zfs_daemon() -> Iterator[ZfsDaemon]:
     try:
         daemon = ensure_daemon()
     except (LabUnavailableError, LabCommandError) as exc:
-        pytest.fail(str(exc), pytrace=False)
+        problem = str(exc)
+    else:
+        problem = ""
+    if problem:
+        pytest.fail(problem, pytrace=False)
     try:
         yield daemon
     finally:
@@ -58,11 +62,14 @@ def pools(make_pool: PoolFactory) -> tuple[Pool, Pool]:
 @pytest.fixture(scope="session")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     runner = SshdLab(tmp_path_factory.mktemp("lab"))
+    problem = ""
     try:
         try:
             the_lab = runner.start()
         except (LabUnavailableError, LabCommandError) as exc:
-            pytest.fail(str(exc), pytrace=False)
+            problem = str(exc)
+        if problem:
+            pytest.fail(problem, pytrace=False)
         yield the_lab
     finally:
         runner.stop()

@@ -60,9 +60,7 @@ SEED_EXPECTED: dict[str, Status | Summary] = {
     "summary: 170 GByte in 4 min 59.3 sec - average of 583 MB/s": _summary(
         170 * GiB, 299.3, 583 * MiB
     ),
-    "summary: 678 MByte in 20.9 sec - average of 32.5 MB/s": _summary(
-        678 * MiB, 20.9, 32.5 * MiB
-    ),
+    "summary: 678 MByte in 20.9 sec - average of 32.5 MB/s": _summary(678 * MiB, 20.9, 32.5 * MiB),
     "summary: 9.9 GByte in 3 min 13.6 sec - average of 52.5 MB/s": _summary(
         9.9 * GiB, 193.6, 52.5 * MiB
     ),
@@ -78,18 +76,12 @@ SEED_EXPECTED: dict[str, Status | Summary] = {
     # mbuffer's kb2str() prints exactly 10000 units with "%5.lg " and no unit letter.
     # The notes say it was dd bs=1024k count=10000, i.e. 10000 MiB, which agrees with
     # rate * seconds (204 MiB/s * 49 s ~ 9996 MiB); the parser recovers the unit that way.
-    "summary: 1e+04 Byte in 49.0 sec - average of 204 MB/s": _summary(
-        10000 * MiB, 49.0, 204 * MiB
-    ),
+    "summary: 1e+04 Byte in 49.0 sec - average of 204 MB/s": _summary(10000 * MiB, 49.0, 204 * MiB),
     "in @ 233 MB/s, out @ 233 MB/s, 7882 MB total, buffer 100% full": _status(
         233 * MiB, 233 * MiB, 7882 * MiB, 100.0
     ),
-    "summary: 1e+04 Byte in 43.3 sec - average of 231 MB/s": _summary(
-        10000 * MiB, 43.3, 231 * MiB
-    ),
-    "summary: 1e+04 Byte in 32.1 sec - average of 311 MB/s": _summary(
-        10000 * MiB, 32.1, 311 * MiB
-    ),
+    "summary: 1e+04 Byte in 43.3 sec - average of 231 MB/s": _summary(10000 * MiB, 43.3, 231 * MiB),
+    "summary: 1e+04 Byte in 32.1 sec - average of 311 MB/s": _summary(10000 * MiB, 32.1, 311 * MiB),
     "  in @  113 MB/s, out @  225 MB/s, 38.3 GB total, buffer   1% fulll": _status(
         113 * MiB, 225 * MiB, 38.3 * GiB, 1.0
     ),
@@ -146,9 +138,7 @@ def test_seed_line_with_logfile_prefix(line: str) -> None:
 MD5 = "626115eee9fcaefa18f29b5e79d4b28c"  # md5sum of the 20 MiB input used for the captures
 
 # file -> (number of status lines, first status, last status, summary, hash, other lines)
-CAPTURES: dict[
-    str, tuple[int, Status | None, Status | None, Summary | None, str | None, int]
-] = {
+CAPTURES: dict[str, tuple[int, Status | None, Status | None, Summary | None, str | None, int]] = {
     "r20230301-fast.err": (
         0,
         None,
@@ -687,11 +677,11 @@ def test_status_round_trip(
 ) -> None:
     fin, fout, ftot = (_kb2str(v, new_style) for v in (in_kib, out_kib, total_kib))
     assume(fin is not None and fout is not None and ftot is not None)
-    assert fin is not None and fout is not None and ftot is not None  # for mypy
+    assert fin is not None  # for mypy
+    assert fout is not None
+    assert ftot is not None
     many = f"{senders} x " if senders != 1 else ""
-    line = (
-        f"in @ {fin[0]}B/s, out @ {fout[0]}B/s, {many}{ftot[0]}B total, buffer {fill:3.0f}% full"
-    )
+    line = f"in @ {fin[0]}B/s, out @ {fout[0]}B/s, {many}{ftot[0]}B total, buffer {fill:3.0f}% full"
     if done is not None:
         line += f", {done:3.0f}% done"
     line = ("mbuffer: " + line + "\n") if logfile else ("\r" + line)
@@ -716,7 +706,8 @@ def test_summary_round_trip(total_kib: int, secs: float, empty: int, full: int) 
     rate_kib = total_kib / secs
     ftot, frate = _kb2str(total_kib, True), _kb2str(rate_kib, True)
     assume(ftot is not None and frate is not None)
-    assert ftot is not None and frate is not None  # for mypy
+    assert ftot is not None  # for mypy
+    assert frate is not None
     h = int(secs) // 3600
     m = int(secs - h * 3600) // 60
     s = secs - (m * 60 + h * 3600)

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Set up zmigrate on a fresh Debian 12 machine, then launch the app or run the tests.
+#
+#   packaging/bootstrap.sh app     system packages (sudo), the venv, then the wizard
+#   packaging/bootstrap.sh test    the same plus the test lab's packages, then every test (as root)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+what="${1:-app}"
+shift || true
+
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+
+# Runtime: ssh client, the Qt platform libraries PySide6 needs, mbuffer for local transfers.
+APP_PKGS=(python3 python3-venv openssh-client mbuffer pv iproute2 util-linux
+  libegl1 libgl1 libxkbcommon0 libxkbcommon-x11-0 libxcb-cursor0 libxcb-icccm4 libxcb-image0
+  libxcb-keysyms1 libxcb-randr0 libxcb-render-util0 libxcb-shape0 libxcb-xinerama0
+  libxcb-xfixes0 libxcb-xkb1 libdbus-1-3 libfontconfig1 libglib2.0-0 fonts-dejavu-core
+  libnotify-bin)
+# The real test lab: ZFS in userspace, two sshd, Xvfb for screenshots, desktop file validators.
+TEST_PKGS=(zfs-fuse openssh-server xvfb xauth procps desktop-file-utils appstream
+  librsvg2-bin imagemagick)
+
+pkgs=("${APP_PKGS[@]}")
+[ "$what" = "test" ] && pkgs+=("${TEST_PKGS[@]}")
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "== installing: ${missing[*]}"
+  $SUDO apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+if [ ! -x .venv/bin/python ]; then
+  echo "== creating .venv"
+  /usr/bin/python3 -m venv .venv
+fi
+stamp=.venv/.zmigrate-installed
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+  echo "== installing zmigrate into .venv"
+  .venv/bin/pip install -q --upgrade pip
+  .venv/bin/pip install -q -e ".[test]"
+  touch "$stamp"
+fi
+
+case "$what" in
+  app)
+    exec .venv/bin/zmigrate "$@"
+    ;;
+  test)
+    if [ "$(id -u)" -ne 0 ]; then
+      echo "the tests need root (zfs-fuse pools, sshd): run: sudo $0 test" >&2
+      exit 2
+    fi
+    .venv/bin/ruff check zmigrate tests bench packaging
+    .venv/bin/mypy
+    .venv/bin/python packaging/gen_qt.py --check
+    export QT_QPA_PLATFORM=offscreen
+    exec .venv/bin/python -m pytest "$@"
+    ;;
+  *)
+    echo "usage: $0 app|test [args...]" >&2
+    exit 2
+    ;;
+esac
