@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any, TextIO
 
-from . import __version__, shell, zfs
+from . import __version__, history, shell, zfs
 from .errors import CancelledError, InvalidNameError, ZmigrateError
 from .events import Failed, Finished, LogLine, PlanReady, Progress, Sample, Side, StageChanged
 from .hosts import Host
@@ -67,7 +67,9 @@ def _fmt_time(seconds: float | None) -> str:
     if seconds is None:
         return "--:--"
     s = int(seconds)
-    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
+    if s >= 3600:
+        return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
+    return f"{s // 60}:{s % 60:02d}"
 
 
 class LiveLine:
@@ -209,6 +211,9 @@ def cmd_send(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             dst = _connect(dst_host, args.sudo or args.sudo_destination, prompts)
             hosts.append(dst)
         job = Job(src, dst, Request(snapshot, destination, options))
+        if not args.dry_run and not args.no_history:
+            recorder = history.Recorder.for_default_store()
+            job.subscribe(recorder)
         if args.dry_run:
             plan = job.prepare()
             if args.json:
@@ -268,7 +273,8 @@ def _run_job(job: Job, out: TextIO, err: TextIO, as_json: bool) -> int:
                 err.write("\r\x1b[K")
             plan = job.plan
             where = f"{plan.destination}:{plan.destination_snapshot}" if plan else ""
-            hash_text = {True: "stream hashes equal", None: "no stream hash", False: "HASH MISMATCH"}
+            hash_text = {True: "stream hashes equal", None: "no stream hash",
+                         False: "HASH MISMATCH"}
             print(f"done: {format_size(s.bytes)} in {_fmt_time(s.seconds)} "
                   f"({format_size(s.rate)}/s average), verified {where} guid {s.destination_guid}, "
                   f"{hash_text[s.hash_match]}"
@@ -328,6 +334,8 @@ def build_parser() -> argparse.ArgumentParser:
         "With no command, opens the wizard.",
     )
     p.add_argument("--version", action="version", version=f"zmigrate {__version__}")
+    p.add_argument("--self-test", action="store_true",
+                   help="open the main window offscreen, draw a plot, and exit (for packagers)")
     sub = p.add_subparsers(dest="command")
 
     sub.add_parser("gui", help="open the migration wizard")
@@ -350,7 +358,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="full send carries all older snapshots of the dataset")
     sp.add_argument("--base", help="incremental base snapshot (default: newest common by guid)")
     sp.add_argument("--force", action="store_true",
-                    help="allow zfs receive -F (rolls the destination back; destroys newer snapshots)")
+                    help="allow zfs receive -F (rolls the destination back; "
+                    "destroys newer snapshots)")
     sp.add_argument("--no-readonly", action="store_true", help="leave the copy writable")
     sp.add_argument("--bwlimit", metavar="RATE", help="limit the rate, e.g. 20M (bytes/s)")
     sp.add_argument("--buffer", default="1G", metavar="SIZE",
@@ -369,6 +378,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--json", action="store_true", help="newline-delimited JSON events on stdout")
     sp.add_argument("-n", "--dry-run", action="store_true",
                     help="check and print the plan and its commands; run nothing")
+    sp.add_argument("--no-history", action="store_true",
+                    help="do not record this transfer in `zmigrate history`")
+    history.add_parser(sub)
     return p
 
 
@@ -378,6 +390,10 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
     err = err or sys.stderr
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.self_test:
+        from .selftest import run as run_self_test
+
+        return run_self_test()
     if args.command in (None, "gui"):
         from .gui.app import run as run_gui
 
@@ -403,4 +419,4 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
 
 def _extra_commands() -> dict[str, Any]:
     """Commands that live in their own modules (doctor, history) register here."""
-    return {}
+    return {"history": history.run_cli}

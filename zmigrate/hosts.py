@@ -8,6 +8,7 @@ without a pty leaves the remote process running.
 
 from __future__ import annotations
 
+import io
 import os
 import signal
 import subprocess
@@ -16,9 +17,13 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import IO, TYPE_CHECKING
 
 from . import shell
 from .errors import CommandError
+
+if TYPE_CHECKING:
+    import paramiko
 
 OutputCallback = Callable[[bytes], None]
 
@@ -117,7 +122,8 @@ class Host(ABC):
 
     # -- primitives ---------------------------------------------------------------------------
     @abstractmethod
-    def run(self, line: str, *, timeout: float = 120.0, stdin: bytes | None = None) -> CommandResult:
+    def run(self, line: str, *, timeout: float = 120.0,
+            stdin: bytes | None = None) -> CommandResult:
         """Run a shell line to completion and return its result (never raises on exit status)."""
 
     @abstractmethod
@@ -150,7 +156,8 @@ class Host(ABC):
 
     def group_alive(self, pgid: int) -> bool:
         """Whether any process of group `pgid` still runs on this host."""
-        return self.run(shell.join(self.privileged(["kill", "-0", "--", f"-{pgid}"])), timeout=15).ok
+        argv = self.privileged(["kill", "-0", "--", f"-{pgid}"])
+        return self.run(shell.join(argv), timeout=15).ok
 
     def __enter__(self) -> Host:
         return self
@@ -230,10 +237,10 @@ class LocalProcess(Process):
                 pass
 
 
-def _pump(stream: object, sink: OutputCallback) -> None:
-    read = stream.read1 if hasattr(stream, "read1") else stream.read  # type: ignore[attr-defined]
+def _pump(stream: IO[bytes], sink: OutputCallback) -> None:
     while True:
-        data = read(65536)
+        data = stream.read1(65536) if isinstance(stream, io.BufferedReader) \
+            else stream.read(65536)
         if not data:
             break
         sink(data)
@@ -247,7 +254,8 @@ class LocalHost(Host):
     def __init__(self, label: str = "local", *, sudo: bool = False) -> None:
         super().__init__(label, sudo=sudo)
 
-    def run(self, line: str, *, timeout: float = 120.0, stdin: bytes | None = None) -> CommandResult:
+    def run(self, line: str, *, timeout: float = 120.0,
+            stdin: bytes | None = None) -> CommandResult:
         try:
             proc = subprocess.run(  # noqa: S602 - the line is built by shell.join from validated names
                 ["sh", "-c", line],
@@ -285,6 +293,7 @@ class LocalHost(Host):
         )
         threads = []
         for stream, cb in ((popen.stdout, on_stdout), (popen.stderr, on_stderr)):
+            assert stream is not None
             sink: OutputCallback = cb if cb is not None else (lambda _d: None)
             t = threading.Thread(target=_pump, args=(stream, sink), daemon=True,
                                  name=f"zmigrate-local-pump-{popen.pid}")
@@ -309,7 +318,8 @@ class LocalHost(Host):
 # A remote machine over one SSH transport
 # ---------------------------------------------------------------------------------------------
 class SshProcess(Process):
-    def __init__(self, host: SshHost, command: str, channel: object, reader: _GroupReader,
+    def __init__(self, host: SshHost, command: str, channel: paramiko.Channel,
+                 reader: _GroupReader,
                  threads: list[threading.Thread]) -> None:
         self.host = host
         self.command = command
@@ -324,7 +334,7 @@ class SshProcess(Process):
         return self._reader.pgid
 
     def poll(self) -> int | None:
-        if self._status is None and self._channel.exit_status_ready():  # type: ignore[attr-defined]
+        if self._status is None and self._channel.exit_status_ready():
             self.wait(5)
         return self._status
 
@@ -333,8 +343,8 @@ class SshProcess(Process):
             return self._status
         deadline = None if timeout is None else time.monotonic() + timeout
         chan = self._channel
-        while not chan.exit_status_ready():  # type: ignore[attr-defined]
-            if chan.closed and not chan.exit_status_ready():  # type: ignore[attr-defined]
+        while not chan.exit_status_ready():
+            if chan.closed and not chan.exit_status_ready():
                 # The transport went away under us: no status will ever come.
                 self._status = -1
                 return self._status
@@ -343,8 +353,8 @@ class SshProcess(Process):
             time.sleep(0.05)
         for t in self._threads:
             t.join(timeout=5)
-        self._status = chan.recv_exit_status()  # type: ignore[attr-defined]
-        chan.close()  # type: ignore[attr-defined]
+        self._status = chan.recv_exit_status()
+        chan.close()
         return self._status
 
 
@@ -354,13 +364,13 @@ class SshHost(Host):
     Use `zmigrate.ssh.connect()` to make one.
     """
 
-    def __init__(self, label: str, client: object, *, sudo: bool = False) -> None:
+    def __init__(self, label: str, client: paramiko.SSHClient, *, sudo: bool = False) -> None:
         super().__init__(label, sudo=sudo)
         self.client = client
         self._lock = threading.Lock()
 
-    def _transport(self) -> object:
-        transport = self.client.get_transport()  # type: ignore[attr-defined]
+    def _transport(self) -> paramiko.Transport:
+        transport = self.client.get_transport()
         if transport is None or not transport.is_active():
             raise CommandError(
                 "the SSH control session is closed",
@@ -369,11 +379,11 @@ class SshHost(Host):
             )
         return transport
 
-    def _open(self, line: str) -> object:
+    def _open(self, line: str) -> paramiko.Channel:
         with self._lock:
             transport = self._transport()
             try:
-                chan = transport.open_session(timeout=30)  # type: ignore[attr-defined]
+                chan = transport.open_session(timeout=30)
             except Exception as exc:  # noqa: BLE001 - paramiko raises many kinds here
                 raise CommandError(
                     f"could not open an SSH channel: {exc}",
@@ -385,7 +395,7 @@ class SshHost(Host):
         return chan
 
     @staticmethod
-    def _reader_threads(chan: object, out: OutputCallback, err: OutputCallback,
+    def _reader_threads(chan: paramiko.Channel, out: OutputCallback, err: OutputCallback,
                         name: str) -> list[threading.Thread]:
         def pump(recv: Callable[[int], bytes], sink: OutputCallback) -> None:
             while True:
@@ -398,19 +408,19 @@ class SshHost(Host):
                 sink(data)
 
         threads = [
-            threading.Thread(target=pump, args=(chan.recv, out), daemon=True,  # type: ignore[attr-defined]
-                             name=f"{name}-out"),
-            threading.Thread(target=pump, args=(chan.recv_stderr, err), daemon=True,  # type: ignore[attr-defined]
+            threading.Thread(target=pump, args=(chan.recv, out), daemon=True, name=f"{name}-out"),
+            threading.Thread(target=pump, args=(chan.recv_stderr, err), daemon=True,
                              name=f"{name}-err"),
         ]
         for t in threads:
             t.start()
         return threads
 
-    def run(self, line: str, *, timeout: float = 120.0, stdin: bytes | None = None) -> CommandResult:
+    def run(self, line: str, *, timeout: float = 120.0,
+            stdin: bytes | None = None) -> CommandResult:
         if stdin is not None:
             with self._lock:
-                chan = self._transport().open_session(timeout=30)  # type: ignore[attr-defined]
+                chan = self._transport().open_session(timeout=30)
             chan.exec_command(line)
             chan.sendall(stdin)
             chan.shutdown_write()
@@ -419,19 +429,19 @@ class SshHost(Host):
         out, err = _Collector(), _Collector()
         threads = self._reader_threads(chan, out.feed, err.feed, "zmigrate-ssh-run")
         deadline = time.monotonic() + timeout
-        while not chan.exit_status_ready():  # type: ignore[attr-defined]
-            if chan.closed:  # type: ignore[attr-defined]
+        while not chan.exit_status_ready():
+            if chan.closed:
                 break
             if time.monotonic() > deadline:
-                chan.close()  # type: ignore[attr-defined]
+                chan.close()
                 raise CommandError(
                     f"command did not finish within {timeout:.0f} s", host=self.label, command=line
                 )
             time.sleep(0.005)
         for t in threads:
             t.join(timeout=10)
-        status = chan.recv_exit_status() if chan.exit_status_ready() else -1  # type: ignore[attr-defined]
-        chan.close()  # type: ignore[attr-defined]
+        status = chan.recv_exit_status() if chan.exit_status_ready() else -1
+        chan.close()
         if status == -1 and not self.alive():
             raise CommandError(
                 "the SSH control session was lost while a command ran",
@@ -457,8 +467,8 @@ class SshHost(Host):
         return SshProcess(self, wrapped, chan, reader, threads)
 
     def alive(self) -> bool:
-        transport = self.client.get_transport()  # type: ignore[attr-defined]
+        transport = self.client.get_transport()
         return bool(transport is not None and transport.is_active())
 
     def close(self) -> None:
-        self.client.close()  # type: ignore[attr-defined]
+        self.client.close()

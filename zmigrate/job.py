@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import threading
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from . import shell, zfs
 from .errors import CancelledError, PreflightError, TransferError, ZmigrateError
@@ -25,7 +25,7 @@ class Request:
 
     snapshot: str
     destination: str
-    options: Options = Options()
+    options: Options = field(default_factory=Options)
 
 
 class Job:
@@ -166,7 +166,8 @@ class Job:
             else:
                 port = free_port(self.dst)
         elif transport is Transport.SSH and options.ssh_target is None:
-            options = replace(options, **self._ssh_target())
+            target, ssh_options = self._ssh_target()
+            options = replace(options, ssh_target=target, ssh_options=ssh_options)
         plan = make_plan(
             Site(self.src, self.src_caps, src_sets),
             Site(self.dst, self.dst_caps, dst_sets),
@@ -212,15 +213,14 @@ class Job:
         m = re.search(r"\bsrc\s+(\S+)", r.stdout)
         return connect, m.group(1) if m else src.ssh_server_ip
 
-    def _ssh_target(self) -> dict[str, object]:
+    def _ssh_target(self) -> tuple[str, tuple[str, ...]]:
         """How the source's own ssh reaches the destination: resolved from our SSH config."""
         from .ssh import HostSpec, resolve
 
         spec = HostSpec.parse(self.dst.label)
         r = resolve(spec)
         extra: tuple[str, ...] = ("-p", str(r.port)) if r.port != 22 else ()
-        return {"ssh_target": f"{r.user}@{r.hostname}",
-                "ssh_options": extra + self.request.options.ssh_options}
+        return f"{r.user}@{r.hostname}", extra + self.request.options.ssh_options
 
     def _run(self) -> Summary:
         plan = self.prepare()

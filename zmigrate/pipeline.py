@@ -252,7 +252,7 @@ class StepRunner:
                 self.stop()
                 raise CancelledError("the transfer was cancelled; both ends were stopped")
             statuses = [p.poll() for p, _, _ in procs]
-            for (proc, state, what), status in zip(procs, statuses, strict=True):
+            for (_proc, state, what), status in zip(procs, statuses, strict=True):
                 if status not in (None, 0) and first_error is None:
                     first_error = self._end_error(state, f"{what} failed (exit {status})")
                     failed_at = time.monotonic()

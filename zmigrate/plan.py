@@ -258,8 +258,8 @@ def make_plan(
             raise PreflightError(
                 "mbuffer is not installed",
                 host=site.host.label,
-                fix="install it there: apt install mbuffer (Debian/Ubuntu), pkg install misc/mbuffer "
-                "(FreeBSD), pkg install mbuffer (OmniOS)",
+                fix="install it there: apt install mbuffer (Debian/Ubuntu), "
+                "pkg install misc/mbuffer (FreeBSD), pkg install mbuffer (OmniOS)",
             )
         if not site.host.is_local and not site.caps.setsid:
             raise PreflightError(

@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
-import socket
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
@@ -231,13 +230,13 @@ def connect(spec: HostSpec, prompts: Prompts | None = None, *, timeout: float = 
             username=r.user,
             password=password,
             passphrase=passphrase,
-            key_filename=list(r.identities) or None,
+            key_filename=list(r.identities) or None,  # type: ignore[arg-type]
             timeout=timeout,
             banner_timeout=timeout,
             auth_timeout=timeout,
             allow_agent=True,
             look_for_keys=not r.identities,
-            sock=sock,  # type: ignore[arg-type]
+            sock=sock,
         )
 
     label = spec.label
@@ -247,7 +246,8 @@ def connect(spec: HostSpec, prompts: Prompts | None = None, *, timeout: float = 
         except paramiko.PasswordRequiredException:
             passphrase = prompts.secret(f"Passphrase for the key of {label}")
             if passphrase is None:
-                raise AuthError("the key needs a passphrase and none was given", host=label)
+                raise AuthError("the key needs a passphrase and none was given",
+                                host=label) from None
             attempt(spec.password, passphrase)
         except paramiko.AuthenticationException:
             if spec.password is not None:
@@ -278,7 +278,7 @@ def connect(spec: HostSpec, prompts: Prompts | None = None, *, timeout: float = 
             host=label,
             fix="check the user name and key (ssh-copy-id), or use a password",
         ) from exc
-    except (OSError, socket.timeout, paramiko.SSHException) as exc:
+    except (TimeoutError, OSError, paramiko.SSHException) as exc:
         client.close()
         raise ConnectError(
             f"cannot reach {r.hostname} port {r.port}: {exc}",

@@ -131,7 +131,7 @@ def processes_in_group(pgid: int) -> dict[int, list[str]]:
     return {pid: argv for pid, argv in proc_cmdlines().items() if process_group(pid) == pgid}
 
 
-def _is_zfs_stream(argv: list[str]) -> bool:
+def is_zfs_stream(argv: list[str]) -> bool:
     words = list(argv)
     while words and (os.path.basename(words[0]) in ("sudo", "doas") or words[0] == "-n"):
         words = words[1:]
@@ -147,7 +147,7 @@ def zfs_processes() -> list[str]:
     """Command lines of running `zfs send`, `zfs receive`/`zfs recv` and `mbuffer` processes."""
     me = os.getpid()
     return [" ".join(argv) for pid, argv in sorted(proc_cmdlines().items())
-            if pid != me and _is_zfs_stream(argv)]
+            if pid != me and is_zfs_stream(argv)]
 
 
 # -- network ------------------------------------------------------------------------------------

@@ -11,7 +11,18 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .util import SETUP_HINT, ZPOOL, LabCommandError, run, wait_until
+from .util import (
+    SETUP_HINT,
+    ZFS,
+    ZPOOL,
+    LabCommandError,
+    is_zfs_stream,
+    parent_pid,
+    proc_cmdlines,
+    process_group,
+    run,
+    wait_until,
+)
 
 ZFS_FUSE = "/usr/sbin/zfs-fuse"
 PIDFILE = Path("/run/zfs-fuse.pid")
@@ -98,8 +109,15 @@ def ensure_daemon(timeout: float = 20.0) -> ZfsDaemon:
 
 
 def stop_daemon(daemon: ZfsDaemon, timeout: float = 20.0) -> None:
-    """Stop zfs-fuse if this session started it: SIGTERM, wait, then SIGKILL."""
+    """Stop zfs-fuse if this session started it: SIGTERM, wait, then SIGKILL.
+
+    It is left running while any pool is imported: other test sessions may share the daemon,
+    and pools killed under it come back FAULTED.
+    """
     if not daemon.started or daemon.pid is None:
+        return
+    listed = run([ZPOOL, "list", "-H", "-o", "name"], check=False, timeout=30)
+    if listed.returncode == 0 and listed.stdout.strip():
         return
     pid = daemon.pid
     try:
@@ -124,21 +142,152 @@ class Pool:
 
 
 def pool_exists(name: str) -> bool:
-    return run([ZPOOL, "list", "-H", "-o", "name", name], check=False, timeout=30).returncode == 0
+    """Whether pool `name` is imported; raises LabCommandError if zfs-fuse does not answer."""
+    proc = run([ZPOOL, "list", "-H", "-o", "name", name], check=False, timeout=30)
+    if proc.returncode == 0:
+        return True
+    if "no such pool" in proc.stderr:
+        return False
+    raise LabCommandError(proc.returncode, [ZPOOL, "list", name], proc.stdout, proc.stderr)
+
+
+def pool_devices(name: str) -> set[int]:
+    """Device ids of the mounted file systems of pool `name` (one fuse mount per dataset)."""
+    proc = run([ZFS, "list", "-H", "-o", "mountpoint", "-t", "filesystem", "-r", name],
+               check=False, timeout=60)
+    devices: set[int] = set()
+    for line in proc.stdout.splitlines():
+        mp = line.strip()
+        if mp.startswith("/") and os.path.ismount(mp):
+            try:
+                devices.add(os.stat(mp).st_dev)
+            except OSError:
+                pass
+    return devices
+
+
+def _pipes(pid: int, only: str | None = None) -> set[str]:
+    """The pipes ("pipe:[inode]") process `pid` has open (on fd `only`, if given)."""
+    found: set[str] = set()
+    try:
+        fds = [Path(f"/proc/{pid}/fd/{only}")] if only else list(Path(f"/proc/{pid}/fd").iterdir())
+    except OSError:
+        return found
+    for fd in fds:
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue
+        if target.startswith("pipe:"):
+            found.add(target)
+    return found
+
+
+def _prog(argv: list[str]) -> str:
+    return os.path.basename(argv[0]) if argv else ""
+
+
+def protected_pids(cmdlines: dict[int, list[str]]) -> set[int]:
+    """Processes lab cleanup must never kill: this pytest process and its ancestors, the
+    zfs-fuse daemon (it holds every send/receive pipe it serves) and every sshd."""
+    spare: set[int] = set()
+    pid: int | None = os.getpid()
+    while pid and pid not in spare:
+        spare.add(pid)
+        pid = parent_pid(pid)
+    for pid, argv in cmdlines.items():
+        prog = _prog(argv)
+        if prog == "zfs-fuse" or prog.startswith("sshd"):
+            spare.add(pid)
+    return spare
+
+
+def pool_holders(name: str, devices: set[int]) -> dict[int, str]:
+    """Processes a test left behind that keep pool `name` busy, pid -> why.
+
+    That is a cwd, root or open file on one of its file systems (`devices`, from
+    pool_devices; devices, not paths: a failed `zpool destroy -f` detaches the mounts), a
+    `zfs send`/`zfs receive` naming the pool, the rest of its pipeline (its process group,
+    unless that group also holds a protected process), and mbuffer/pv on its data pipe: the
+    daemon's send/receive thread blocks on that pipe until the other end closes.
+    Protected processes (protected_pids) are never listed.
+    """
+    cmdlines = proc_cmdlines()
+    spare = protected_pids(cmdlines)
+    spare_groups = {process_group(pid) for pid in spare}
+    holders: dict[int, str] = {}
+    streams: list[int] = []
+    for pid, argv in cmdlines.items():
+        if pid in spare:
+            continue
+        # zfs rewrites its argv in place ("pool@snap" becomes "pool", "snap"): match the pool.
+        if is_zfs_stream(argv) and any(
+            w == name or w.startswith((f"{name}/", f"{name}@", f"{name}#")) for w in argv
+        ):
+            holders[pid] = " ".join(argv)
+            streams.append(pid)
+            continue
+        links = [Path(f"/proc/{pid}/cwd"), Path(f"/proc/{pid}/root")]
+        try:
+            links += list(Path(f"/proc/{pid}/fd").iterdir())
+        except OSError:
+            pass
+        for link in links:
+            try:
+                if os.stat(link).st_dev in devices:
+                    holders[pid] = f"{' '.join(argv)} ({link.name} -> {os.readlink(link)})"
+                    break
+            except OSError:
+                continue
+    data_pipes: set[str] = set()
+    for stream in streams:
+        data_pipes |= _pipes(stream, "1" if "send" in cmdlines[stream] else "0")
+        group = process_group(stream)
+        if group is None or group in spare_groups:
+            continue
+        for pid, argv in cmdlines.items():
+            if pid not in spare and pid not in holders and process_group(pid) == group:
+                holders[pid] = f"{' '.join(argv)} (pipeline of pid {stream})"
+    if data_pipes:
+        for pid, argv in cmdlines.items():
+            if (pid not in spare and pid not in holders and _prog(argv) in ("mbuffer", "pv")
+                    and _pipes(pid) & data_pipes):
+                holders[pid] = f"{' '.join(argv)} (on the data pipe of a zfs send/receive)"
+    return holders
 
 
 def destroy_pool(name: str, timeout: float = 20.0) -> None:
-    """`zpool destroy -f`, retried while the pool is busy; no error if it is already gone."""
+    """`zpool destroy -f`, retried while the pool is busy; no error if it is already gone.
+
+    Processes a test left behind that keep the pool busy (pool_holders) are killed first
+    (SIGKILL); pytest itself, zfs-fuse and sshd never are.
+    """
+    if not pool_exists(name):
+        return
+    devices = pool_devices(name)
     deadline = time.monotonic() + timeout
     while True:
+        holders = pool_holders(name, devices)
+        for pid in holders:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        if holders:
+            killed = set(holders)
+            wait_until(lambda: not killed & set(proc_cmdlines()), 5.0)  # noqa: B023
+        proc = run([ZPOOL, "destroy", "-f", name], check=False, timeout=60)
+        if proc.returncode == 0:
+            return
+        if not _daemon_pids():
+            raise LabCommandError(proc.returncode, [ZPOOL, "destroy", "-f", name],
+                                  proc.stdout, proc.stderr + " (zfs-fuse is not running)")
         if not pool_exists(name):
             return
-        proc = run([ZPOOL, "destroy", "-f", name], check=False, timeout=60)
-        if proc.returncode == 0 or not pool_exists(name):
-            return
         if time.monotonic() > deadline:
+            why = "; ".join(f"pid {pid}: {what}" for pid, what in holders.items())
             raise LabCommandError(proc.returncode, [ZPOOL, "destroy", "-f", name],
-                                  proc.stdout, proc.stderr)
+                                  proc.stdout, proc.stderr + (f" (held by {why})" if why else ""))
         time.sleep(0.5)
 
 

@@ -1,0 +1,368 @@
+"""End to end on the lab: zmigrate moves datasets between two real sshd hosts with real zfs-fuse
+pools and real mbuffer, and refuses what it must refuse before anything runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from lab.sshd import Lab
+from lab.util import (
+    established_to,
+    port_listening,
+    snapshot_guid,
+    tree_digest,
+    wait_until,
+    write_random_files,
+    zfs,
+    zfs_processes,
+)
+from lab.zfsfuse import Pool
+
+from zmigrate.errors import PreflightError
+from zmigrate.events import Progress, Sample, Side
+from zmigrate.hosts import Host, LocalHost
+from zmigrate.job import Job, Request
+from zmigrate.plan import MiB, Options, Transport
+from zmigrate.ssh import HostSpec, connect
+
+pytestmark = pytest.mark.lab
+
+
+def _cli(lab: Lab, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "zmigrate", *args],
+        capture_output=True, text=True, timeout=timeout, env=lab.env(),
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def _leftovers(*pools: Pool) -> list[str]:
+    """zfs/mbuffer processes of our jobs: they name our pools, or are mbuffers with our md5 check
+    (other tests on this shared machine may run mbuffers of their own)."""
+    keys = [p.name for p in pools] + ["--hash md5"]
+    return [p for p in zfs_processes() if any(k in p for k in keys)]
+
+
+def _events(stdout: str) -> list[dict[str, object]]:
+    return [json.loads(line) for line in stdout.splitlines() if line.strip()]
+
+
+@pytest.fixture
+def hosts(lab_env: Lab) -> Iterator[tuple[Host, Host]]:
+    src = connect(HostSpec("lab-src"))
+    dst = connect(HostSpec("lab-dst"))
+    try:
+        yield src, dst
+    finally:
+        src.close()
+        dst.close()
+
+
+def _dataset(pool: Pool, name: str = "ds", mb: int = 20) -> tuple[str, Path]:
+    ds = f"{pool.name}/{name}"
+    zfs("create", ds)
+    mnt = pool.mountpoint / name
+    write_random_files(mnt, mb, files=10)
+    return ds, mnt
+
+
+def _mounted(pool_name_ds: str) -> Path:
+    return Path(zfs("get", "-H", "-o", "value", "mountpoint", pool_name_ds).strip())
+
+
+def test_full_send_tcp_200mb_over_ssh_control_sessions(lab: Lab, pools: tuple[Pool, Pool]) -> None:
+    src, dst = pools
+    ds, mnt = _dataset(src, mb=200)
+    zfs("snapshot", f"{ds}@one")
+    before = tree_digest(mnt)
+    r = _cli(lab, "send", f"lab-src:{ds}@one", f"lab-dst:{dst.name}/copy", "--buffer", "64M",
+             "--json")
+    assert r.returncode == 0, r.stderr + r.stdout
+    events = _events(r.stdout)
+    kinds = {e["event"] for e in events}
+    assert {"plan", "sample", "done"} <= kinds
+    plan = next(e for e in events if e["event"] == "plan")
+    assert plan["transport"] == "tcp" and plan["kind"] == "full"
+    commands = plan["commands"]
+    assert isinstance(commands, list)
+    assert "mbuffer -s 128k -m 64M -P 10 -I 127.0.0.1:" in commands[0]["command"]
+    done = next(e for e in events if e["event"] == "done")
+    assert done["verified"] is True and done["hash_match"] is True
+    assert isinstance(done["bytes"], int) and done["bytes"] > 200 * MiB
+    sides = {e["side"] for e in events if e["event"] == "sample"}
+    assert sides == {"send", "receive"}
+    assert snapshot_guid(f"{ds}@one") == snapshot_guid(f"{dst.name}/copy@one")
+    assert tree_digest(_mounted(f"{dst.name}/copy")) == before
+    # zfs-fuse reports readonly as "off (temporary)" from its mount options; the write is what
+    # tells whether the copy really is readonly.
+    with pytest.raises(OSError, match="Read-only file system"):
+        (_mounted(f"{dst.name}/copy") / "new-file").write_text("x")
+    assert _leftovers(src, dst) == []
+
+
+@pytest.mark.parametrize("transport", ["tcp", "ssh", "local"])
+def test_incremental_with_automatic_base_and_three_intermediates(
+    lab: Lab, pools: tuple[Pool, Pool], transport: str
+) -> None:
+    src, dst = pools
+    ds, mnt = _dataset(src, mb=8)
+    zfs("snapshot", f"{ds}@base")
+    dst_host = "lab-src" if transport == "local" else "lab-dst"
+    extra = [f"--ssh-option={o}" for o in lab.ssh_options()[1::2]] if transport == "ssh" else []
+    r = _cli(lab, "send", f"lab-src:{ds}@base", f"{dst_host}:{dst.name}/copy",
+             "--transport", transport, "--buffer", "32M", *extra)
+    assert r.returncode == 0, r.stderr
+    for i in (1, 2, 3):
+        write_random_files(mnt / f"gen{i}", 2, files=2)
+        zfs("snapshot", f"{ds}@i{i}")
+    r = _cli(lab, "send", f"lab-src:{ds}@i3", f"{dst_host}:{dst.name}/copy",
+             "--transport", transport, "--buffer", "32M", "--json", *extra)
+    assert r.returncode == 0, r.stderr + r.stdout
+    events = _events(r.stdout)
+    plan = next(e for e in events if e["event"] == "plan")
+    assert plan["kind"] == "incremental" and plan["base"] == "base"
+    assert plan["snapshots"] == ["i1", "i2", "i3"]
+    assert " -I " in str(plan["commands"])
+    for snap in ("base", "i1", "i2", "i3"):
+        assert snapshot_guid(f"{ds}@{snap}") == snapshot_guid(f"{dst.name}/copy@{snap}")
+    assert tree_digest(_mounted(f"{dst.name}/copy")) == tree_digest(mnt)
+    assert next(e for e in events if e["event"] == "done")["verified"] is True
+    assert _leftovers(src, dst) == []
+
+
+def test_no_intermediates_sends_only_the_endpoint(lab: Lab, pools: tuple[Pool, Pool]) -> None:
+    src, dst = pools
+    ds, mnt = _dataset(src, mb=4)
+    zfs("snapshot", f"{ds}@a")
+    assert _cli(lab, "send", f"lab-src:{ds}@a", f"lab-dst:{dst.name}/c").returncode == 0
+    zfs("snapshot", f"{ds}@b")
+    zfs("snapshot", f"{ds}@c")
+    r = _cli(lab, "send", f"lab-src:{ds}@c", f"lab-dst:{dst.name}/c", "--no-intermediates")
+    assert r.returncode == 0, r.stderr
+    names = zfs("list", "-H", "-o", "name", "-t", "snapshot", "-r", f"{dst.name}/c").split()
+    assert names == [f"{dst.name}/c@a", f"{dst.name}/c@c"]
+
+
+def test_full_send_with_history_carries_every_snapshot(lab: Lab, pools: tuple[Pool, Pool]) -> None:
+    src, dst = pools
+    ds, mnt = _dataset(src, mb=4)
+    for s in ("h1", "h2", "h3"):
+        write_random_files(mnt / s, 1, files=1)
+        zfs("snapshot", f"{ds}@{s}")
+    r = _cli(lab, "send", f"lab-src:{ds}@h3", f"lab-dst:{dst.name}/h", "--history", "--json")
+    assert r.returncode == 0, r.stderr + r.stdout
+    names = zfs("list", "-H", "-o", "name", "-t", "snapshot", "-r", f"{dst.name}/h").split()
+    assert names == [f"{dst.name}/h@{s}" for s in ("h1", "h2", "h3")]
+
+
+def test_cancel_mid_transfer_leaves_nothing(hosts: tuple[Host, Host], pools: tuple[Pool, Pool]
+                                            ) -> None:
+    src_pool, dst_pool = pools
+    ds, _ = _dataset(src_pool, mb=120)
+    zfs("snapshot", f"{ds}@big")
+    src, dst = hosts
+    seen: list[object] = []
+    job = Job(src, dst, Request(f"{ds}@big", f"{dst_pool.name}/partial",
+                                Options(rate_limit=8 * MiB, buffer_size=16 * MiB)), seen.append)
+    job.start()
+    assert wait_until(lambda: any(isinstance(e, Progress) and e.done > 4 * MiB for e in seen), 60)
+    port = job.plan.port if job.plan else None
+    assert port is not None and established_to(port) >= 1
+    t0 = time.monotonic()
+    job.cancel()
+    assert job.wait(10)
+    assert time.monotonic() - t0 < 5
+    assert job.error is not None and "cancel" in job.error.message
+    assert wait_until(lambda: _leftovers(*pools) == [], 5), _leftovers(*pools)
+    assert not port_listening(port) and established_to(port) == 0
+    assert subprocess.run(["zfs", "list", f"{dst_pool.name}/partial"],
+                          capture_output=True).returncode != 0
+    assert any(isinstance(e, Sample) and e.side is Side.RECEIVE for e in seen)
+
+
+def test_cancel_of_incremental_keeps_every_snapshot(hosts: tuple[Host, Host],
+                                                   pools: tuple[Pool, Pool]) -> None:
+    src_pool, dst_pool = pools
+    ds, mnt = _dataset(src_pool, mb=2)
+    zfs("snapshot", f"{ds}@s1")
+    src, dst = hosts
+    Job(src, dst, Request(f"{ds}@s1", f"{dst_pool.name}/inc", Options(buffer_size=16 * MiB))
+        ).run()
+    write_random_files(mnt / "more", 80, files=4)
+    zfs("snapshot", f"{ds}@s2")
+    seen: list[object] = []
+    job = Job(src, dst, Request(f"{ds}@s2", f"{dst_pool.name}/inc",
+                                Options(rate_limit=8 * MiB, buffer_size=16 * MiB)), seen.append)
+    job.start()
+    assert wait_until(lambda: any(isinstance(e, Progress) and e.done > 2 * MiB for e in seen), 60)
+    job.cancel()
+    assert job.wait(10)
+    assert wait_until(lambda: _leftovers(*pools) == [], 5)
+    names = zfs("list", "-H", "-o", "name", "-t", "snapshot", "-r", f"{dst_pool.name}/inc").split()
+    assert names == [f"{dst_pool.name}/inc@s1"]
+
+
+# -- refusals: nothing runs ----------------------------------------------------------------------
+def _refused(lab: Lab, *args: str) -> str:
+    r = _cli(lab, "send", *args)
+    assert r.returncode != 0
+    assert _leftovers() == []
+    return r.stderr
+
+
+def test_refuses_existing_destination_without_force(lab: Lab, pools: tuple[Pool, Pool]) -> None:
+    src, dst = pools
+    ds, _ = _dataset(src, mb=1)
+    zfs("snapshot", f"{ds}@x")
+    zfs("create", f"{dst.name}/taken")
+    err = _refused(lab, f"lab-src:{ds}@x", f"lab-dst:{dst.name}/taken")
+    assert "already exists" in err and "fix:" in err
+
+
+def test_refuses_base_missing_on_destination(lab: Lab, pools: tuple[Pool, Pool]) -> None:
+    src, dst = pools
+    ds, _ = _dataset(src, mb=1)
+    zfs("snapshot", f"{ds}@a")
+    zfs("snapshot", f"{ds}@b")
+    assert _cli(lab, "send", f"lab-src:{ds}@a", f"lab-dst:{dst.name}/m").returncode == 0
+    err = _refused(lab, f"lab-src:{ds}@b", f"lab-dst:{dst.name}/m", "--base", "zz")
+    assert "base @zz is missing on the destination" in err
+
+
+def test_refuses_diverged_destination_and_names_what_force_destroys(
+    lab: Lab, pools: tuple[Pool, Pool]
+) -> None:
+    src, dst = pools
+    ds, _ = _dataset(src, mb=1)
+    zfs("snapshot", f"{ds}@a")
+    assert _cli(lab, "send", f"lab-src:{ds}@a", f"lab-dst:{dst.name}/d").returncode == 0
+    zfs("snapshot", f"{dst.name}/d@local-change")
+    zfs("snapshot", f"{ds}@b")
+    err = _refused(lab, f"lab-src:{ds}@b", f"lab-dst:{dst.name}/d")
+    assert "diverged" in err and "@local-change" in err and "--force" in err
+    r = _cli(lab, "send", f"lab-src:{ds}@b", f"lab-dst:{dst.name}/d", "--force")
+    assert r.returncode == 0, r.stderr
+    names = zfs("list", "-H", "-o", "name", "-t", "snapshot", "-r", f"{dst.name}/d").split()
+    assert names == [f"{dst.name}/d@a", f"{dst.name}/d@b"]
+
+
+@pytest.mark.parametrize("bad", [
+    "lab-src:{pool}/ds@x;touch {marker}",
+    "lab-src:{pool}/ds$(touch {marker})@x",
+    "lab-src:{pool}/ds@x`touch {marker}`",
+    "lab-src:{pool}/ds@x | touch {marker}",
+    "lab-src:-oProxyCommand=touch {marker}@x",
+])
+def test_refuses_shell_metacharacters_and_runs_nothing(lab: Lab, pools: tuple[Pool, Pool],
+                                                       tmp_path: Path, bad: str) -> None:
+    src, dst = pools
+    marker = tmp_path / "pwned"
+    r = _cli(lab, "send", bad.format(pool=src.name, marker=marker), f"lab-dst:{dst.name}/x")
+    assert r.returncode == 2, r.stderr
+    assert "not valid" in r.stderr
+    assert not marker.exists()
+    r = _cli(lab, "send", f"lab-src:{src.name}/ds@x", f"lab-dst:{dst.name}/x;touch {marker}")
+    assert r.returncode == 2 and not marker.exists()
+
+
+def test_refuses_unknown_host_key(lab: Lab, pools: tuple[Pool, Pool], tmp_path: Path) -> None:
+    src, dst = pools
+    ds, _ = _dataset(src, mb=1)
+    zfs("snapshot", f"{ds}@x")
+    env = lab.env()
+    empty = tmp_path / "known_hosts"
+    empty.write_text("")
+    env["ZMIGRATE_KNOWN_HOSTS"] = str(empty)
+    r = subprocess.run([sys.executable, "-m", "zmigrate", "send", f"lab-src:{ds}@x",
+                        f"lab-dst:{dst.name}/x"], capture_output=True, text=True, env=env,
+                       stdin=subprocess.DEVNULL, timeout=60)
+    assert r.returncode == 1
+    assert lab.src.host_key_fingerprint in r.stderr
+    assert "not accepted" in r.stderr
+    assert empty.read_text() == ""
+    assert subprocess.run(["zfs", "list", f"{dst.name}/x"], capture_output=True).returncode != 0
+
+
+def test_refuses_port_in_use(lab: Lab, pools: tuple[Pool, Pool]) -> None:
+    src, dst = pools
+    ds, _ = _dataset(src, mb=1)
+    zfs("snapshot", f"{ds}@x")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen(1)
+        port = s.getsockname()[1]
+        err = _refused(lab, f"lab-src:{ds}@x", f"lab-dst:{dst.name}/x", "--port", str(port))
+    assert f"port {port} is already in use" in err
+
+
+def test_refuses_host_without_mbuffer(pools: tuple[Pool, Pool], tmp_path: Path,
+                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A real host whose PATH has everything but mbuffer."""
+    src, dst = pools
+    ds, _ = _dataset(src, mb=1)
+    zfs("snapshot", f"{ds}@x")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for d in ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin"):
+        for p in Path(d).iterdir():
+            link = bin_dir / p.name
+            if p.name != "mbuffer" and not link.exists():
+                link.symlink_to(p)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    host = LocalHost()
+    with pytest.raises(PreflightError) as info:
+        Job(host, host, Request(f"{ds}@x", f"{dst.name}/x")).run()
+    assert "mbuffer is not installed" in str(info.value)
+    assert "apt install mbuffer" in str(info.value)
+    assert subprocess.run(["/usr/sbin/zfs", "list", f"{dst.name}/x"],
+                          capture_output=True, env={**os.environ, "PATH": "/usr/sbin:/usr/bin"}
+                          ).returncode != 0
+
+
+def test_dry_run_prints_the_commands_and_runs_nothing(lab: Lab, pools: tuple[Pool, Pool]) -> None:
+    src, dst = pools
+    ds, _ = _dataset(src, mb=1)
+    zfs("snapshot", f"{ds}@x")
+    r = _cli(lab, "send", f"lab-src:{ds}@x", f"lab-dst:{dst.name}/x", "--dry-run",
+             "--bwlimit", "20M")
+    assert r.returncode == 0, r.stderr
+    assert "# on lab-dst:" in r.stdout and "# on lab-src:" in r.stdout
+    assert f"zfs send {ds}@x | mbuffer -s 128k -m 1G -r 20M -O 127.0.0.1:" in r.stdout
+    assert subprocess.run(["zfs", "list", f"{dst.name}/x"], capture_output=True).returncode != 0
+
+
+def test_list_shows_datasets_and_snapshots(lab: Lab, pools: tuple[Pool, Pool]) -> None:
+    src, _ = pools
+    ds, _ = _dataset(src, mb=1)
+    zfs("snapshot", f"{ds}@seen")
+    r = _cli(lab, "list", f"lab-src:{src.name}", "--snapshots")
+    assert r.returncode == 0, r.stderr
+    assert ds in r.stdout and "@seen" in r.stdout and "zfs-fuse" in r.stdout
+    r = _cli(lab, "list", f"lab-src:{src.name}", "--json")
+    rows = _events(r.stdout)
+    assert any(row["name"] == ds for row in rows)
+    assert str(snapshot_guid(f"{ds}@seen")) in r.stdout or any(
+        s["guid"] == snapshot_guid(f"{ds}@seen") for row in rows
+        for s in row["snapshots"]  # type: ignore[union-attr]
+    )
+
+
+def test_transport_local_on_this_machine(pools: tuple[Pool, Pool]) -> None:
+    src, dst = pools
+    ds, mnt = _dataset(src, mb=10)
+    zfs("snapshot", f"{ds}@l")
+    host = LocalHost()
+    seen: list[object] = []
+    summary = Job(host, host, Request(f"{ds}@l", f"{dst.name}/l",
+                                      Options(transport=Transport.LOCAL, buffer_size=16 * MiB)),
+                  seen.append).run()
+    assert summary.verified and summary.hash_match
+    assert tree_digest(_mounted(f"{dst.name}/l")) == tree_digest(mnt)

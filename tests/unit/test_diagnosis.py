@@ -1,0 +1,291 @@
+"""Unit tests for zmigrate.diagnosis: verdicts on traces shaped like the field notes' figures."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from zmigrate.diagnosis import (
+    HISTORY_MAX,
+    Bottleneck,
+    Diagnoser,
+    Verdict,
+    buffer_advice,
+    diagnose,
+)
+from zmigrate.events import PlanReady, Sample, Side
+from zmigrate.plan import MiB, Options, Plan, Transport
+
+HZ = 2.0  # mbuffer prints its status twice a second
+
+Fill = Callable[[int], float]
+Rate = Callable[[int], float]
+
+
+def trace(side: Side, seconds: float, in_rate: Rate | float, out_rate: Rate | float,
+          fill: Fill | float, t0: float = 0.0) -> list[Sample]:
+    """Samples of one side at 2 Hz; rates in MiB/s (mbuffer's "MB" is MiB), totals follow out."""
+    def as_fn(v: Callable[[int], float] | float) -> Callable[[int], float]:
+        return v if callable(v) else (lambda _i: float(v))
+
+    fin, fout, ffill = as_fn(in_rate), as_fn(out_rate), as_fn(fill)
+    out: list[Sample] = []
+    total = 0.0
+    for i in range(int(seconds * HZ)):
+        total += fout(i) * MiB / HZ
+        out.append(Sample(t0 + i / HZ, side, fin(i) * MiB, fout(i) * MiB, round(total), ffill(i)))
+    return out
+
+
+def both(send: list[Sample], recv: list[Sample]) -> list[Sample]:
+    return sorted(send + recv, key=lambda s: s.t)
+
+
+def advice_text(v: Verdict) -> str:
+    return "\n".join(v.advice)
+
+
+# -- the field notes' cases ---------------------------------------------------------------------
+def seed_bursty_receive(seconds: float = 30.0) -> list[Sample]:
+    """Receiver `in @ 113 MB/s, out @ 225 MB/s, buffer 1% full`, running empty again and again
+    (240x in 10 min); the sender keeps a backlog as TCP flow-controls it between bursts."""
+    recv = trace(Side.RECEIVE, seconds, 113, lambda i: 225 if i % 2 else 0,
+                 lambda i: 0 if i % 2 else 1)
+    send = trace(Side.SEND, seconds, 113, 113, lambda i: 40 + 60 * (i % 3) / 2)
+    return both(send, recv)
+
+
+def test_seed_receiver_starved_in_bursts_is_bursty_receive_with_5s_buffer() -> None:
+    v = diagnose(seed_bursty_receive())
+    assert v.kind is Bottleneck.BURSTY_RECEIVE
+    assert 0.6 <= v.confidence <= 0.9
+    # 5 s at 113 MiB/s = 565 MiB, rounded up to a 64 MiB multiple for --buffer.
+    assert "565 MiB at 113 MiB/s (--buffer 576M)" in advice_text(v)
+    assert v.evidence["receive_empty_count"] >= 20
+    assert v.evidence["receive_fill_mean"] <= 1
+
+
+def test_buffer_advice_matches_the_5s_rule() -> None:
+    assert buffer_advice(115 * MiB) == (
+        "give the receiver a buffer of at least 5 s of stream: 575 MiB at 115 MiB/s "
+        "(--buffer 576M)")
+    assert buffer_advice(10 * MiB).endswith("(--buffer 64M)")
+    assert buffer_advice(204.8 * MiB).endswith("(--buffer 1G)")
+
+
+def test_receive_buffer_swinging_full_and_empty_is_bursty() -> None:
+    fills = [100, 100, 95, 60, 20, 0, 0, 0, 30, 80]
+    recv = trace(Side.RECEIVE, 30, 110, lambda i: 0 if fills[i % 10] >= 95 else 240,
+                 lambda i: fills[i % 10])
+    send = trace(Side.SEND, 30, 110, 60, lambda i: 50 + 5 * (i % 10))
+    v = diagnose(both(send, recv))
+    assert v.kind is Bottleneck.BURSTY_RECEIVE
+    assert 0.7 <= v.confidence <= 0.9
+    assert "(--buffer" in v.advice[0]
+
+
+def test_seed_netcat_sender_full_is_network_bound() -> None:
+    # `in @ 103 MB/s, out @ 103 MB/s, 912 MB total, buffer 100% full` on the sender.
+    send = trace(Side.SEND, 30, 103, 103, 100)
+    recv = trace(Side.RECEIVE, 30, 103, 103, 0)
+    v = diagnose(both(send, recv), transport=Transport.TCP)
+    assert v.kind is Bottleneck.NETWORK
+    assert 0.85 <= v.confidence <= 1.0
+    text = advice_text(v)
+    assert "ip link set dev IFACE mtu 9000 on both ends" in text
+    assert "ethtool -G IFACE rx 2048 tx 2048" in text
+    assert "check the CPU of the transport process" in text
+    assert "--transport tcp" not in text  # it is already tcp
+    assert v.evidence["send_fill_mean"] == 100
+    assert v.evidence["send_rate"] == pytest.approx(103 * MiB, rel=0.01)
+
+
+def test_network_bound_over_ssh_advises_tcp_and_a_fast_cipher() -> None:
+    # ssh with the default cipher: 32.5 MB/s in the field notes.
+    send = trace(Side.SEND, 20, 32.5, 32.5, lambda i: 97 + i % 3)
+    recv = trace(Side.RECEIVE, 20, 32.5, 32.5, lambda i: i % 2)
+    v = diagnose(both(send, recv), transport=Transport.SSH)
+    assert v.kind is Bottleneck.NETWORK
+    assert "ssh carries only 32.5 MiB/s" in v.text
+    text = advice_text(v)
+    assert "use --transport tcp instead of ssh" in text
+    assert "aes128-gcm@openssh.com" in text
+
+
+def test_seed_zfs_send_at_180_is_source_bound() -> None:
+    # zfs send to /dev/null ran at about 180 MB/s: both buffers stay near empty.
+    send = trace(Side.SEND, 30, lambda i: 175 + 5 * (i % 3), lambda i: 175 + 5 * (i % 3),
+                 lambda i: i % 3)
+    recv = trace(Side.RECEIVE, 30, lambda i: 175 + 5 * (i % 3), lambda i: 175 + 5 * (i % 3),
+                 lambda i: i % 2)
+    v = diagnose(both(send, recv))
+    assert v.kind is Bottleneck.SOURCE
+    assert 0.7 <= v.confidence <= 0.95
+    text = advice_text(v)
+    assert "zfs send SNAPSHOT > /dev/null" in text
+    assert "zpool iostat" in text
+    assert v.text.endswith("at 180 MiB/s")
+
+
+def test_rate_limited_at_20m() -> None:
+    send = trace(Side.SEND, 30, lambda i: 20 * (1 + 0.02 * (i % 3 - 1)), 20, 0)
+    recv = trace(Side.RECEIVE, 30, 20, 20, 0)
+    v = diagnose(both(send, recv), rate_limit=20 * MiB)
+    assert v.kind is Bottleneck.RATE_LIMITED
+    assert 0.85 <= v.confidence <= 0.95
+    assert "20M" in advice_text(v)
+    assert "20 MiB/s" in v.text
+    assert v.evidence["rate_limit"] == 20 * MiB
+    # The same trace without a limit reads as a slow source.
+    assert diagnose(both(send, recv)).kind is Bottleneck.SOURCE
+    # A limit far above what flows is not the cap.
+    assert diagnose(both(send, recv), rate_limit=100 * MiB).kind is Bottleneck.SOURCE
+
+
+def test_receiver_full_is_destination_bound() -> None:
+    send = trace(Side.SEND, 30, 60, 60, 100)
+    recv = trace(Side.RECEIVE, 30, 60, 60, lambda i: 96 + i % 4)
+    v = diagnose(both(send, recv))
+    assert v.kind is Bottleneck.DESTINATION
+    assert 0.8 <= v.confidence <= 1.0
+    assert "zpool iostat -v 1" in advice_text(v)
+    assert "--write-test" in advice_text(v)
+
+
+def test_half_full_buffers_are_balanced() -> None:
+    send = trace(Side.SEND, 30, 80, 80, 50)
+    recv = trace(Side.RECEIVE, 30, 80, 80, 40)
+    v = diagnose(both(send, recv))
+    assert v.kind is Bottleneck.NONE
+    assert v.confidence <= 0.4
+
+
+def test_not_enough_data_yet() -> None:
+    v = diagnose(trace(Side.SEND, 1, 100, 100, 100))
+    assert v.kind is Bottleneck.NONE
+    assert v.text == "not enough data yet"
+    assert v.confidence == 0
+    assert diagnose([]).text == "not enough data yet"
+
+
+def test_short_traces_are_less_certain() -> None:
+    long = diagnose(both(trace(Side.SEND, 30, 103, 103, 100), trace(Side.RECEIVE, 30, 103, 103, 0)))
+    short = diagnose(both(trace(Side.SEND, 3, 103, 103, 100), trace(Side.RECEIVE, 3, 103, 103, 0)))
+    assert short.kind is long.kind is Bottleneck.NETWORK
+    assert short.confidence < long.confidence
+
+
+# -- one side only ------------------------------------------------------------------------------
+def test_local_transport_one_buffer_for_both_sides() -> None:
+    full = trace(Side.SEND, 20, 50, 50, 100)
+    mirror = [Sample(s.t, Side.RECEIVE, s.in_rate, s.out_rate, s.total, s.fill) for s in full]
+    v = diagnose(both(full, mirror), transport=Transport.LOCAL)
+    assert v.kind is Bottleneck.DESTINATION
+    assert v.evidence["single_buffer"] == 1
+    empty = trace(Side.SEND, 20, 50, 50, 0)
+    mirror = [Sample(s.t, Side.RECEIVE, s.in_rate, s.out_rate, s.total, s.fill) for s in empty]
+    assert diagnose(both(empty, mirror)).kind is Bottleneck.SOURCE
+
+
+def test_sender_only_full_is_network_with_less_confidence() -> None:
+    v = diagnose(trace(Side.SEND, 30, 100, 100, 100))
+    assert v.kind is Bottleneck.NETWORK
+    assert 0.3 <= v.confidence <= 0.6
+    assert "receive_fill_mean" not in v.evidence
+
+
+def test_receiver_only() -> None:
+    assert diagnose(trace(Side.RECEIVE, 30, 60, 60, 98)).kind is Bottleneck.DESTINATION
+    starving = diagnose(trace(Side.RECEIVE, 30, 60, 60, 0))
+    assert starving.kind is Bottleneck.NONE
+    assert starving.confidence <= 0.3
+
+
+def test_window_judges_only_recent_samples_unless_final() -> None:
+    old = both(trace(Side.SEND, 60, 100, 100, 100), trace(Side.RECEIVE, 60, 100, 100, 0))
+    new = both(trace(Side.SEND, 30, 50, 50, 0, t0=60), trace(Side.RECEIVE, 30, 50, 50, 0, t0=60))
+    assert diagnose(old + new, window=30).kind is Bottleneck.SOURCE
+    whole = diagnose(old + new, final=True)
+    assert whole.final
+    assert whole.evidence["seconds"] == pytest.approx(89.5)
+
+
+# -- the observer -------------------------------------------------------------------------------
+def _plan(transport: Transport, rate_limit: int | None, buffer: int) -> Plan:
+    return Plan("a", "b", "p/d@s", "q/d", "full", None, transport,
+                Options(rate_limit=rate_limit), (), None, buffer, buffer, None, False)
+
+
+def test_diagnoser_emits_every_period_and_a_final_verdict_once() -> None:
+    got: list[object] = []
+    d = Diagnoser(got.append, rate_limit=None, period=5.0)
+    for s in seed_bursty_receive(seconds=60):
+        d(s)
+    live = [v for v in got if isinstance(v, Verdict)]
+    assert 10 <= len(live) <= 12  # one per 5 s of sample time over 60 s
+    assert all(not v.final for v in live)
+    assert [v.t for v in live] == sorted(v.t for v in live)
+    assert live[-1].kind is Bottleneck.BURSTY_RECEIVE
+    final = d.finish()
+    assert final.final
+    assert final.kind is Bottleneck.BURSTY_RECEIVE
+    # Empties are counted over the whole transfer, not just the window.
+    assert final.evidence["receive_empty_count"] >= 50
+    assert got[-1] is final
+    assert d.finish() is final
+    assert got.count(final) == 1
+    d(Sample(100.0, Side.SEND, 1, 1, 1, 1))  # after the end: ignored
+    assert got[-1] is final
+
+
+def test_diagnoser_reads_plan_and_ignores_other_events() -> None:
+    got: list[object] = []
+    d = Diagnoser(got.append)
+    d("something else")
+    d(PlanReady(_plan(Transport.SSH, 20 * MiB, 64 * MiB)))
+    assert (d.transport, d.rate_limit, d.receive_buffer) == (Transport.SSH, 20 * MiB, 64 * MiB)
+    for s in both(trace(Side.SEND, 12, 20, 20, 0), trace(Side.RECEIVE, 12, 20, 20, 0)):
+        d(s)
+    assert all(isinstance(v, Verdict) for v in got)
+    assert d.finish().kind is Bottleneck.RATE_LIMITED
+
+
+def test_diagnoser_memory_is_bounded() -> None:
+    d = Diagnoser(lambda _v: None, period=5.0, window=30.0)
+    for s in both(trace(Side.SEND, 6000, 103, 103, 100), trace(Side.RECEIVE, 6000, 103, 103, 0)):
+        d(s)
+    assert len(d._recent) <= 2 * 30 * HZ + 2
+    assert all(len(h) <= HISTORY_MAX for h in d._history.values())
+    final = d.finish()
+    assert final.kind is Bottleneck.NETWORK
+    assert final.evidence["seconds"] > 5000
+
+
+def test_to_json_is_the_verdict_event() -> None:
+    v = diagnose(seed_bursty_receive())
+    data = json.loads(json.dumps(v.to_json()))
+    assert data["event"] == "verdict"
+    assert data["kind"] == "bursty_receive"
+    assert isinstance(data["advice"], list)
+    assert data["advice"]
+    assert data["evidence"]["receive_in_rate"] == pytest.approx(113 * MiB)
+    assert data["final"] is False
+    assert data["t"] == pytest.approx(29.5)
+
+
+@given(st.lists(st.tuples(st.booleans(), st.floats(0, 1e10), st.floats(0, 1e10),
+                          st.integers(0, 2**50), st.floats(0, 100)), max_size=80),
+       st.one_of(st.none(), st.integers(1, 2**40)))
+def test_diagnose_never_fails_and_confidence_is_a_share(
+        rows: list[tuple[bool, float, float, int, float]], limit: int | None) -> None:
+    samples = [Sample(i * 0.5, Side.SEND if s else Side.RECEIVE, a, b, n, f)
+               for i, (s, a, b, n, f) in enumerate(rows)]
+    v = diagnose(samples, rate_limit=limit)
+    assert 0.0 <= v.confidence <= 1.0
+    assert isinstance(v.kind, Bottleneck)
+    assert all(math.isfinite(x) for x in v.evidence.values())

@@ -1,0 +1,143 @@
+"""Planning is pure: inventories and capabilities in, a Plan or a PreflightError out."""
+
+from __future__ import annotations
+
+import dataclasses
+import shlex
+from pathlib import Path
+
+import pytest
+
+from zmigrate import zfs
+from zmigrate.errors import PreflightError
+from zmigrate.hosts import LocalHost
+from zmigrate.plan import GiB, MiB, Options, Site, Transport, make_plan, safe_buffer
+
+CAPS = zfs.parse_probe((Path(__file__).parent.parent / "data/zfs/zfs-fuse/probe.txt").read_text())
+
+
+def snap(ds: str, short: str, guid: int, txg: int, used: int = MiB, ref: int = 10 * MiB
+         ) -> zfs.Snapshot:
+    return zfs.Snapshot(f"{ds}@{short}", guid, 1_700_000_000 + txg, txg, used, ref)
+
+
+def dataset(name: str, snaps: list[zfs.Snapshot] | None = None) -> zfs.Dataset:
+    return zfs.Dataset(name, "filesystem", hash(name) & 0xFFFF, 0, 10 * MiB, 100 * GiB, 0,
+                       snaps or [])
+
+
+SRC_SNAPS = [snap("tank/home", s, g, t) for s, g, t in
+             [("a", 11, 10), ("b", 12, 20), ("c", 13, 30), ("d", 14, 40)]]
+
+
+def sites(dst_snaps: list[zfs.Snapshot] | None, dst_exists: bool = True,
+          caps: zfs.Capabilities = CAPS) -> tuple[Site, Site]:
+    src = Site(LocalHost("src"), caps, [dataset("tank/home", SRC_SNAPS)])
+    dst_sets = [dataset("backup")]
+    if dst_exists:
+        dst_sets.append(dataset("backup/home", dst_snaps))
+    return src, Site(LocalHost("dst"), caps, dst_sets)
+
+
+def plan(dst_snaps: list[zfs.Snapshot] | None, snapshot: str = "tank/home@d",
+         dst_exists: bool = True, **opts: object):  # type: ignore[no-untyped-def]
+    src, dst = sites(dst_snaps, dst_exists)
+    return make_plan(src, dst, snapshot, "backup/home", Options(**opts),  # type: ignore[arg-type]
+                     connect_address="192.0.2.7", allow_address="192.0.2.5", port=40001)
+
+
+def test_full_send_renders_both_commands() -> None:
+    p = plan(None, dst_exists=False, buffer_size=512 * MiB, rate_limit=20 * MiB)
+    assert p.kind == "full" and p.transport is Transport.TCP and p.arrives == ("d",)
+    (dst_host, dst_cmd), (src_host, src_cmd) = p.commands()
+    assert (dst_host, src_host) == ("dst", "src")
+    assert dst_cmd == ("mbuffer -s 128k -m 512M -P 10 -I 192.0.2.5:40001 --hash md5 | "
+                       "zfs receive backup/home")
+    assert src_cmd == ("zfs send tank/home@d | mbuffer -s 128k -m 512M -r 20M "
+                       "-O 192.0.2.7:40001 --hash md5")
+    assert "full copy" in p.describe() and "cleartext" in p.describe()
+
+
+def test_incremental_base_is_newest_common_by_guid_not_name() -> None:
+    # The destination has a snapshot named "c" that is NOT the source's c (other guid).
+    dst = [snap("backup/home", "a", 11, 5), snap("backup/home", "b", 12, 6),
+           snap("backup/home", "c", 999, 7)]
+    with pytest.raises(PreflightError, match="diverged.*@c"):
+        plan(dst)
+    p = plan(dst, force=True)
+    assert p.base == "b" and p.destroys == ("c",)
+    assert p.arrives == ("c", "d")
+    assert "zfs receive -F backup/home" in p.commands()[0][1]
+    assert "zfs send -I tank/home@b tank/home@d" in p.commands()[1][1]
+
+
+def test_incremental_intermediates_or_only_endpoint() -> None:
+    dst = [snap("backup/home", "a", 11, 5)]
+    assert plan(dst).arrives == ("b", "c", "d")
+    p = plan(dst, intermediates=False)
+    assert p.arrives == ("d",) and "zfs send -i tank/home@a tank/home@d" in p.commands()[1][1]
+    assert "-F" not in p.commands()[0][1]
+
+
+def test_history_sends_oldest_in_full_then_the_rest() -> None:
+    p = plan(None, dst_exists=False, history=True)
+    assert [s.base for s in p.steps] == [None, "tank/home@a"]
+    assert p.arrives == ("a", "b", "c", "d")
+
+
+@pytest.mark.parametrize(("dst_snaps", "exists", "opts", "message"), [
+    ([], True, {}, "already exists"),
+    ([snap("backup/home", "x", 77, 1)], True, {}, "no snapshot in common"),
+    ([snap("backup/home", "d", 14, 1)], True, {}, "nothing to send"),
+    (None, False, {"base": "b"}, "base @b is missing"),
+    ([snap("backup/home", "a", 11, 1)], True, {"base": "c"}, "base @c is missing"),
+])
+def test_refusals(dst_snaps: list[zfs.Snapshot] | None, exists: bool, opts: dict[str, object],
+                  message: str) -> None:
+    with pytest.raises(PreflightError, match=message) as info:
+        plan(dst_snaps, dst_exists=exists, **opts)
+    assert info.value.fix
+
+
+def test_missing_snapshot_parent_and_pool_root() -> None:
+    src, dst = sites(None, dst_exists=False)
+    with pytest.raises(PreflightError, match="does not exist") as info:
+        make_plan(src, dst, "tank/home@zz", "backup/home", Options(), connect_address="x",
+                  port=1)
+    assert "pick one of" in str(info.value.fix)
+    with pytest.raises(PreflightError, match="parent backup/deep"):
+        make_plan(src, dst, "tank/home@d", "backup/deep/home", Options(), connect_address="x",
+                  port=1)
+    with pytest.raises(PreflightError, match="pool root"):
+        make_plan(src, dst, "tank/home@d", "backup", Options(), connect_address="x", port=1)
+
+
+def test_mbuffer_missing_is_refused_with_install_hint() -> None:
+    caps = dataclasses.replace(CAPS, mbuffer_version=None)
+    src, dst = sites(None, dst_exists=False, caps=caps)
+    with pytest.raises(PreflightError, match="mbuffer is not installed") as info:
+        make_plan(src, dst, "tank/home@d", "backup/home", Options(), connect_address="x", port=1)
+    assert "apt install mbuffer" in str(info.value.fix)
+
+
+def test_buffer_is_capped_to_a_share_of_free_memory() -> None:
+    caps = dataclasses.replace(CAPS, mem_available=1 * GiB)
+    size, note = safe_buffer(1 * GiB, 128 * 1024, caps)
+    assert size == 256 * MiB and note and "25%" in note
+    assert safe_buffer(64 * MiB, 128 * 1024, CAPS) == (64 * MiB, None)
+
+
+def test_ssh_and_local_transports() -> None:
+    p = plan(None, dst_exists=False, transport=Transport.SSH, ssh_target="root@192.0.2.7",
+             ssh_options=("-p", "2222"))
+    assert p.steps[0].destination_command is None and p.steps[0].receive_log
+    line = p.commands()[0][1]
+    words = shlex.split(line)
+    assert words[words.index("ssh"):words.index("ssh") + 6] == [
+        "ssh", "-o", "BatchMode=yes", "-p", "2222", "root@192.0.2.7"]
+    remote = shlex.split(words[-1])
+    assert remote[:3] == ["mbuffer", "-q", "-l"] and remote[-3:] == ["zfs", "receive",
+                                                                      "backup/home"]
+    p = plan(None, dst_exists=False, transport=Transport.LOCAL)
+    assert p.commands() == [("src", "zfs send tank/home@d | mbuffer -s 128k -m 1G --hash md5 | "
+                                    "zfs receive backup/home")]

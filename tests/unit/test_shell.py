@@ -1,0 +1,40 @@
+"""Name validation and quoting: nothing a user types reaches a shell unquoted."""
+
+from __future__ import annotations
+
+import shlex
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from zmigrate import shell
+from zmigrate.errors import InvalidNameError
+
+
+@pytest.mark.parametrize("name", ["tank", "tank/home", "tank/a.b-c_d:e", "p/x/y/z"])
+def test_valid_datasets(name: str) -> None:
+    assert shell.dataset(name) == name
+
+
+@pytest.mark.parametrize("name", [
+    "", "-tank", "tank/", "/tank", "tank//a", "tank/a b", "tank/$(id)", "tank/a;b", "tank/`x`",
+    "tank/a|b", "tank/../x", "tank/.", "tank/a\nb", "tank/a'b", 'tank/a"b', "t" * 300,
+])
+def test_invalid_datasets(name: str) -> None:
+    with pytest.raises(InvalidNameError):
+        shell.dataset(name)
+
+
+def test_snapshots() -> None:
+    assert shell.split_snapshot("tank/home@auto2010-05-31_23:35") == ("tank/home",
+                                                                      "auto2010-05-31_23:35")
+    for bad in ("tank/home", "tank@a@b", "tank/home@", "tank/home@a;b", "@x"):
+        with pytest.raises(InvalidNameError):
+            shell.snapshot(bad)
+
+
+@given(st.lists(st.text(min_size=0, max_size=20), min_size=1, max_size=6))
+def test_join_round_trips_through_a_shell_parser(words: list[str]) -> None:
+    words = [w.replace("\x00", "") for w in words]
+    assert shlex.split(shell.join(words)) == words

@@ -1,0 +1,824 @@
+"""`zmigrate doctor SRC DST`: time each stage of a transfer alone, as the field notes do by hand.
+
+Stages, each run for a bounded time (default 10 s) and then stopped by killing its process groups:
+
+1. source read       `zfs send SNAP | mbuffer -o /dev/null` on the source;
+2. network           `mbuffer -i /dev/zero -O DST:PORT` to `mbuffer -I SRC:PORT -o /dev/null`;
+3. ssh               `mbuffer -i /dev/zero | ssh [-c CIPHER] DST 'cat > /dev/null'` from the source,
+                     with the default cipher and fast ones (skipped when BatchMode ssh fails);
+4. destination write (opt-in) /dev/urandom into a file of a temporary dataset on the destination,
+                     plus the `sync` that flushes it; the dataset is always destroyed afterwards.
+
+Rates come from the mbuffers' status lines; CPU from /proc/stat and /proc/PID/stat on each host
+before and after every stage, so a stage held back by one process at 100 % of a core is named.
+Every process carries ZMIGRATE_DOCTOR=<run id> in its environment, so leftovers are easy to find.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import secrets
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, TextIO
+
+from . import shell, zfs
+from .diagnosis import buffer_advice
+from .errors import ZmigrateError
+from .hosts import Host, Process
+from .job import Job, Request
+from .mbuffer import LineSplitter, format_size, parse_status, parse_summary
+from .pipeline import free_port, listening_ports
+from .plan import KiB, MiB, Options, Transport, _address_port, size_arg
+
+DEFAULT_SECONDS = 10.0
+FAST_CIPHERS = ("aes128-gcm@openssh.com", "chacha20-poly1305@openssh.com")
+BLOCK = 128 * KiB
+BUFFER = 64 * MiB  # enough to smooth a stage; the doctor measures rates, not buffering
+DOCTOR_ENV = "ZMIGRATE_DOCTOR"
+TEMP_PREFIX = "zmigrate-doctor-"
+CPU_BOUND = 90.0  # percent of one core: a process at this is the limit of its stage
+LISTEN_TIMEOUT = 20.0
+STOP_GRACE = 2.0
+SSH_PROBE_TIMEOUT = 30.0
+Emit = Callable[[object], None]
+
+
+# -- results ------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class ProcessCpu:
+    """One process's CPU over a stage, in percent of one core."""
+
+    host: str
+    pid: int
+    name: str
+    cpu: float
+
+
+@dataclass(frozen=True, slots=True)
+class HostCpu:
+    """A host's CPU over a stage: `busy` in percent of all its cores, None where unknown."""
+
+    host: str
+    busy: float | None
+    cores: int | None
+    top: tuple[ProcessCpu, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class StageResult:
+    """One measured stage. `in_path`: part of the transfer zmigrate would run (the others are
+    alternatives shown for comparison, e.g. ssh ciphers when the transport is tcp)."""
+
+    name: str
+    title: str
+    rate: float | None
+    seconds: float
+    bytes: int
+    in_path: bool
+    cpu: tuple[HostCpu, ...] = ()
+    note: str = ""
+    error: str | None = None
+    skipped: bool = False
+    details: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def cpu_bound(self) -> ProcessCpu | None:
+        """The busiest process if it used a whole core (it, not the hardware, set the pace)."""
+        procs = [p for h in self.cpu for p in h.top]
+        top = max(procs, key=lambda p: p.cpu, default=None)
+        return top if top is not None and top.cpu >= CPU_BOUND else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "event": "doctor_stage", "name": self.name, "title": self.title, "rate": self.rate,
+            "seconds": round(self.seconds, 3), "bytes": self.bytes, "in_path": self.in_path,
+            "cpu": [{"host": h.host, "busy": h.busy, "cores": h.cores,
+                     "top": [{"pid": p.pid, "name": p.name, "cpu": p.cpu} for p in h.top]}
+                    for h in self.cpu],
+            "cpu_bound": None if self.cpu_bound is None else {
+                "host": self.cpu_bound.host, "name": self.cpu_bound.name,
+                "cpu": self.cpu_bound.cpu},
+            "note": self.note, "error": self.error, "skipped": self.skipped,
+            **self.details,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class StageStarted:
+    """A stage began; it runs for about `seconds`."""
+
+    name: str
+    title: str
+    seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class DoctorReport:
+    """All stages, the slowest stage on the transfer's path, and what to do about it."""
+
+    run_id: str
+    source: str
+    destination: str
+    transport: Transport
+    seconds: float
+    stages: tuple[StageResult, ...]
+    bottleneck: str | None
+    expected_rate: float | None
+    advice: tuple[str, ...]
+    cancelled: bool = False
+
+    def stage(self, name: str) -> StageResult | None:
+        return next((s for s in self.stages if s.name == name), None)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "event": "doctor_report", "run_id": self.run_id, "source": self.source,
+            "destination": self.destination, "transport": self.transport.value,
+            "seconds": self.seconds, "stages": [s.to_json() for s in self.stages],
+            "bottleneck": self.bottleneck, "expected_rate": self.expected_rate,
+            "advice": list(self.advice), "cancelled": self.cancelled,
+        }
+
+
+# -- mbuffer output -----------------------------------------------------------------------------
+class _Meter:
+    """Follows one mbuffer's stderr: (arrival time, total) of each status line, the summary."""
+
+    def __init__(self) -> None:
+        self._split = LineSplitter()
+        self._lock = threading.Lock()
+        self.points: list[tuple[float, int]] = []
+        self.summary_rate: float | None = None
+        self.summary_total: int | None = None
+        self.tail: collections.deque[str] = collections.deque(maxlen=20)
+
+    def feed(self, data: bytes) -> None:
+        now = time.monotonic()
+        for line in self._split.feed(data):
+            status = parse_status(line)
+            with self._lock:
+                if status is not None:
+                    self.points.append((now, status.total))
+                    continue
+                summary = parse_summary(line)
+                if summary is not None:
+                    self.summary_rate, self.summary_total = summary.rate, summary.total
+                elif line.strip() and "No controlling terminal" not in line:
+                    self.tail.append(line.strip())
+
+    @property
+    def total(self) -> int:
+        with self._lock:
+            if self.summary_total is not None:
+                return self.summary_total
+            return self.points[-1][1] if self.points else 0
+
+    def rate(self, started: float, completed: bool) -> float | None:
+        """Bytes/s: mbuffer's own average when it ran to the end, else the slope of its totals
+        after the first status line (which includes start-up and connection set-up)."""
+        with self._lock:
+            if completed and self.summary_rate is not None:
+                return self.summary_rate
+            pts = self.points[1:] if len(self.points) >= 3 else self.points
+            if len(pts) >= 2 and pts[-1][0] - pts[0][0] > 0.2:
+                return (pts[-1][1] - pts[0][1]) / (pts[-1][0] - pts[0][0])
+            if pts and pts[-1][0] > started:
+                return pts[-1][1] / (pts[-1][0] - started)
+            return None
+
+    def error(self) -> str:
+        lines = [x for x in self.tail if not x.startswith("summary:")]
+        return "; ".join(lines[-3:]) if lines else "no error message"
+
+
+# -- CPU ----------------------------------------------------------------------------------------
+_CPU_SCRIPT = ("head -n 1 /proc/stat 2>/dev/null; echo @@; grep -c '^cpu[0-9]' /proc/stat "
+               "2>/dev/null; echo @@; getconf CLK_TCK 2>/dev/null; echo @@; "
+               "cat /proc/[0-9]*/stat 2>/dev/null")
+
+
+@dataclass(frozen=True, slots=True)
+class _CpuSnapshot:
+    t: float
+    busy: int
+    total: int
+    cores: int
+    hz: int
+    procs: dict[int, tuple[str, int]]  # pid -> (name, utime + stime in ticks)
+
+
+def parse_cpu(text: str, t: float) -> _CpuSnapshot | None:
+    """Read `_CPU_SCRIPT` output; None where /proc is missing (not Linux)."""
+    parts = text.split("@@\n")
+    if len(parts) != 4 or not parts[0].startswith("cpu "):
+        return None
+    ticks = [int(x) for x in parts[0].split()[1:]]
+    idle = ticks[3] + (ticks[4] if len(ticks) > 4 else 0)  # idle + iowait
+    total = sum(ticks[:8])  # guest time is already inside user time
+    try:
+        cores, hz = int(parts[1].strip()), int(parts[2].strip())
+    except ValueError:
+        return None
+    procs: dict[int, tuple[str, int]] = {}
+    for line in parts[3].splitlines():
+        head, sep, rest = line.rpartition(")")
+        fields = rest.split()
+        if not sep or len(fields) < 13 or "(" not in head:
+            continue
+        pid_text, name = head.split("(", 1)
+        try:
+            procs[int(pid_text)] = (name, int(fields[11]) + int(fields[12]))
+        except ValueError:
+            continue
+    return _CpuSnapshot(t, total - idle, total, cores, hz, procs)
+
+
+def cpu_between(host: str, a: _CpuSnapshot | None, b: _CpuSnapshot | None,
+                top: int = 3) -> HostCpu:
+    """A host's CPU use between two snapshots, with its busiest processes."""
+    if a is None or b is None or b.total <= a.total:
+        return HostCpu(host, None, b.cores if b else None)
+    dt = b.t - a.t
+    busy = 100.0 * (b.busy - a.busy) / (b.total - a.total)
+    procs = []
+    for pid, (name, ticks) in b.procs.items():
+        # A process started during the stage counts from zero; a reused pid is not worth a care.
+        before = a.procs.get(pid, (name, 0))[1]
+        pct = 100.0 * (ticks - before) / b.hz / dt if dt > 0 else 0.0
+        if pct >= 5.0:
+            procs.append(ProcessCpu(host, pid, name, round(min(pct, 100.0 * b.cores), 1)))
+    procs.sort(key=lambda p: -p.cpu)
+    return HostCpu(host, round(busy, 1), b.cores, tuple(procs[:top]))
+
+
+# -- the doctor ---------------------------------------------------------------------------------
+@dataclass
+class _Spawned:
+    host: Host
+    proc: Process
+    meter: _Meter
+
+
+class Doctor:
+    """Measures the stages between two connected hosts (the caller owns and closes them).
+
+    Args:
+        src, dst: connected hosts.
+        snapshot: `pool/ds@snap` on the source for the read stage (skipped without it).
+        parent: a dataset on the destination under which the write test makes its temporary
+            dataset (needed with `write_test`).
+        seconds: how long each stage runs.
+        options: transport (which stages are on the path: tcp, or ssh), ssh options and
+            target, connect/allow addresses, block size.
+        ciphers: fast ciphers tried besides ssh's default.
+        emit: gets StageStarted, then each StageResult as it finishes.
+    """
+
+    def __init__(self, src: Host, dst: Host, *, snapshot: str | None = None,
+                 parent: str | None = None, seconds: float = DEFAULT_SECONDS,
+                 write_test: bool = False, options: Options | None = None,
+                 ciphers: Sequence[str] = FAST_CIPHERS, emit: Emit | None = None,
+                 ssh_test: bool = True) -> None:
+        if snapshot is not None:
+            shell.snapshot(snapshot)
+        if parent is not None:
+            shell.dataset(parent)
+        if write_test and parent is None:
+            raise ZmigrateError("the write test needs a dataset on the destination",
+                                fix="give the destination as HOST:pool/dataset")
+        self.src, self.dst = src, dst
+        self.snapshot, self.parent = snapshot, parent
+        self.seconds = max(1.0, seconds)
+        self.write_test, self.ssh_test = write_test, ssh_test
+        options = options or Options()
+        self.options = options
+        self.transport = options.transport or Transport.TCP
+        self.ciphers = tuple(ciphers)
+        self._emit = emit or (lambda _e: None)
+        self.run_id = secrets.token_hex(4)
+        self.temp_dataset = f"{parent}/{TEMP_PREFIX}{self.run_id}" if parent else None
+        self._cancel = threading.Event()
+        self._lock = threading.Lock()
+        self._live: list[_Spawned] = []
+        self.src_caps: zfs.Capabilities | None = None
+        self.dst_caps: zfs.Capabilities | None = None
+
+    def cancel(self) -> None:
+        """Stop now: the running stage is killed and cleaned up, no further stage starts."""
+        self._cancel.set()
+        threading.Thread(target=self._stop_all, name="zmigrate-doctor-cancel",
+                         daemon=True).start()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancel.is_set()
+
+    # -- running ------------------------------------------------------------------------------
+    def run(self) -> DoctorReport:
+        """Run every stage in turn and return the report (partial if cancelled)."""
+        stages: list[StageResult] = []
+        self.src_caps = zfs.probe(self.src)
+        self.dst_caps = self.src_caps if self.dst is self.src else zfs.probe(self.dst)
+        for caps, host in ((self.src_caps, self.src), (self.dst_caps, self.dst)):
+            if not caps.mbuffer_version:
+                raise ZmigrateError("mbuffer is not installed", host=host.label,
+                                    fix="install it there: apt install mbuffer")
+        # Each step yields its rows as they finish (ssh yields one per cipher), so they are
+        # emitted while the next one runs.
+        plan: list[Callable[[], Iterable[StageResult]]] = [
+            lambda: [self._source_read()], lambda: [self._network()]]
+        if self.ssh_test:
+            plan.append(self._ssh_stages)
+        if self.write_test:
+            plan.append(lambda: [self._destination_write()])
+        for step in plan:
+            if self._cancel.is_set():
+                break
+            for result in step():
+                stages.append(result)
+                self._emit(result)
+        return self._report(stages)
+
+    def _job(self) -> Job:
+        """A Job used only for its address and ssh-target logic (nothing runs through it)."""
+        request = Request(self.snapshot or "doctor/doctor@doctor", self.parent or "doctor/doctor",
+                          self.options)
+        return Job(self.src, self.dst, request, src_caps=self.src_caps, dst_caps=self.dst_caps)
+
+    def _line(self, pipeline: str) -> str:
+        """The pipeline with our run id in its environment, so any leftover can be found."""
+        return shell.join(["env", f"{DOCTOR_ENV}={self.run_id}", "sh", "-c", pipeline])
+
+    def _spawn(self, host: Host, pipeline: str) -> _Spawned:
+        meter = _Meter()
+        proc = host.spawn(self._line(pipeline), on_stderr=meter.feed, on_stdout=meter.feed)
+        sp = _Spawned(host, proc, meter)
+        with self._lock:
+            self._live.append(sp)
+        if self._cancel.is_set():  # cancel() may have run between the check and the spawn
+            self._stop_all()
+        return sp
+
+    def _stop_all(self) -> None:
+        """TERM every live process group, then KILL what is left (senders first)."""
+        with self._lock:
+            live, self._live = list(self._live), []
+        for sp in reversed(live):
+            try:
+                sp.proc.kill()
+            except ZmigrateError:
+                pass
+        deadline = time.monotonic() + STOP_GRACE
+        for sp in live:
+            sp.proc.wait(max(0.1, deadline - time.monotonic()))
+        for sp in live:
+            if sp.proc.poll() is None:
+                try:
+                    sp.proc.kill(9)
+                except ZmigrateError:
+                    pass
+                sp.proc.wait(2)
+
+    def _cpu(self) -> dict[str, _CpuSnapshot | None]:
+        out: dict[str, _CpuSnapshot | None] = {}
+        for host in self._hosts():
+            try:
+                r = host.run(_CPU_SCRIPT, timeout=30)
+                out[host.label] = parse_cpu(r.stdout, time.monotonic())
+            except ZmigrateError:
+                out[host.label] = None
+        return out
+
+    def _hosts(self) -> list[Host]:
+        return [self.src] if self.dst is self.src else [self.src, self.dst]
+
+    def _measure(self, name: str, title: str, in_path: bool, start: list[tuple[Host, str]],
+                 measured: int, *, listen_port: int | None = None,
+                 details: dict[str, Any] | None = None) -> StageResult:
+        """Run the pipelines `start` (the first one a listener when `listen_port` is given) for
+        `seconds`, or until the measured one ends, and read its rate."""
+        self._emit(StageStarted(name, title, self.seconds))
+        details = dict(details or {})
+        details["commands"] = [{"host": h.label, "command": line} for h, line in start]
+        before = self._cpu()
+        began = time.monotonic()
+        spawned: list[_Spawned] = []
+        error: str | None = None
+        completed = False
+        after: dict[str, _CpuSnapshot | None] = {}
+        try:
+            for i, (host, line) in enumerate(start):
+                spawned.append(self._spawn(host, line))
+                if i == 0 and listen_port is not None:
+                    error = self._wait_listening(spawned[0], listen_port)
+                    if error:
+                        break
+            began = time.monotonic()
+            target = spawned[measured] if len(spawned) > measured else None
+            while error is None and target is not None and not self._cancel.is_set():
+                if time.monotonic() - began >= self.seconds:
+                    break
+                statuses = [sp.proc.poll() for sp in spawned]
+                if statuses[measured] is not None:
+                    completed = statuses[measured] == 0
+                    if not completed:
+                        error = f"exit {statuses[measured]}: {target.meter.error()}"
+                    break
+                failed = next((sp for sp, st in zip(spawned, statuses, strict=True)
+                               if st not in (None, 0)), None)
+                if failed is not None:
+                    error = f"{failed.host.label}: {failed.meter.error()}"
+                    break
+                self._cancel.wait(0.1)
+            if not self._cancel.is_set():
+                after = self._cpu()  # while the processes still run, so they are counted
+        finally:
+            elapsed = time.monotonic() - began
+            self._stop_all()
+        if self._cancel.is_set():
+            error = error or "cancelled"
+        meter = spawned[measured].meter if len(spawned) > measured else _Meter()
+        rate = None if error else meter.rate(began, completed)
+        cpu = tuple(cpu_between(h.label, before.get(h.label), after.get(h.label))
+                    for h in self._hosts())
+        note = ""
+        if completed:
+            note = f"ran to its end after {format_size(meter.total)}"
+        return StageResult(name, title, rate, elapsed, meter.total, in_path, cpu, note, error,
+                           details=details)
+
+    def _wait_listening(self, listener: _Spawned, port: int) -> str | None:
+        deadline = time.monotonic() + LISTEN_TIMEOUT
+        while time.monotonic() < deadline and not self._cancel.is_set():
+            if listener.proc.poll() is not None:
+                return f"the listener stopped: {listener.meter.error()}"
+            if port in listening_ports(listener.host):
+                return None
+            self._cancel.wait(0.1)
+        return None if self._cancel.is_set() else f"nothing listened on port {port}"
+
+    @staticmethod
+    def _mbuffer(*extra: str) -> list[str]:
+        return ["mbuffer", "-s", size_arg(BLOCK), "-m", size_arg(BUFFER), *extra]
+
+    # -- the stages ---------------------------------------------------------------------------
+    def _source_read(self) -> StageResult:
+        title = "source read (zfs send)"
+        if self.snapshot is None:
+            return StageResult("source_read", title, None, 0.0, 0, True, skipped=True,
+                               note="give the source as HOST:pool/dataset@snapshot to time it")
+        send = zfs.send_argv(self.src, self.snapshot)
+        line = shell.pipe(shell.join(send), shell.join(self._mbuffer("-o", "/dev/null")))
+        result = self._measure("source_read", title, True, [(self.src, line)], 0,
+                               details={"snapshot": self.snapshot})
+        if result.note:
+            # A short stream read from cache says little about the disks.
+            result = replace(result, note=result.note + " (small snapshot: may come from cache)")
+        return result
+
+    def _network(self) -> StageResult:
+        title = "network (tcp, mbuffer to mbuffer)"
+        in_path = self.transport is Transport.TCP
+        try:
+            connect, allow = self._job()._addresses()
+            connect = self.options.connect_address or connect
+            allow = self.options.allow_address or allow
+            port = self.options.port or free_port(self.dst)
+        except ZmigrateError as exc:
+            return StageResult("network", title, None, 0.0, 0, in_path, error=exc.message)
+        listen = _address_port(allow, port) if allow else str(port)
+        receiver = shell.join(self._mbuffer("-I", listen, "-o", "/dev/null"))
+        sender = shell.join(self._mbuffer("-i", "/dev/zero", "-O", _address_port(connect, port)))
+        return self._measure("network", title, in_path, [(self.dst, receiver), (self.src, sender)],
+                             0, listen_port=port, details={"port": port, "connect": connect})
+
+    def _ssh_target(self) -> tuple[str, tuple[str, ...]]:
+        if self.options.ssh_target:
+            return self.options.ssh_target, self.options.ssh_options
+        return self._job()._ssh_target()
+
+    def _ssh_stages(self) -> Iterator[StageResult]:
+        in_path_default = self.transport is Transport.SSH
+        target, opts = self._ssh_target()
+        base = ["ssh", "-o", "BatchMode=yes", "-o", "ConnectTimeout=10", *opts]
+        probe = self.src.run(shell.join([*base, target, "true"]) + " </dev/null",
+                             timeout=SSH_PROBE_TIMEOUT)
+        if not probe.ok:
+            lines = [x for x in probe.stderr.strip().splitlines() if x.strip()]
+            reason = lines[-1] if lines else f"exit {probe.status}"
+            yield StageResult("ssh", "ssh from source to destination", None, 0.0, 0,
+                              in_path_default, skipped=True,
+                              note=f"source cannot ssh to destination: {reason}",
+                              details={"target": target})
+            return
+        remote = shell.join(["env", f"{DOCTOR_ENV}={self.run_id}", "cat"]) + " > /dev/null"
+        for cipher in (None, *self.ciphers):
+            if self._cancel.is_set():
+                break
+            cipher_args = ["-c", cipher] if cipher else []
+            line = shell.pipe(shell.join(self._mbuffer("-i", "/dev/zero")),
+                              shell.join([*base[:1], *cipher_args, *base[1:], target, remote]))
+            name = f"ssh_{cipher or 'default'}"
+            title = f"ssh, {cipher or 'default cipher'}"
+            yield self._measure(name, title, in_path_default and cipher is None,
+                                [(self.src, line)], 0, details={"cipher": cipher, "target": target})
+
+    def _destination_write(self) -> StageResult:
+        title = "destination write (file in a temporary dataset)"
+        ds = self.temp_dataset
+        assert ds is not None
+        dst = self.dst
+        details: dict[str, Any] = {"dataset": ds}
+        try:
+            dst.execute(dst.privileged(["zfs", "create", ds]), timeout=120).check(
+                f"creating {ds}")
+            mnt = dst.execute(dst.privileged(["zfs", "get", "-H", "-o", "value", "mountpoint",
+                                              ds]), timeout=60).stdout.strip()
+            if not mnt.startswith("/") or not dst.execute(["test", "-d", mnt]).ok:
+                return StageResult("destination_write", title, None, 0.0, 0, True,
+                                   error=f"{ds} is not mounted (mountpoint {mnt or '?'})",
+                                   details=details)
+            path = f"{mnt.rstrip('/')}/doctor.bin"
+            line = shell.join(self._mbuffer("-i", "/dev/urandom", "-o", path))
+            result = self._measure("destination_write", title, True, [(dst, line)], 0,
+                                   details=details)
+            if result.rate is None or self._cancel.is_set():
+                return result
+            # Count the flush too: without it the rate is that of the page cache.
+            t0 = time.monotonic()
+            dst.run(shell.join(["sync", "-f", path]) + " 2>/dev/null || sync", timeout=300)
+            flush = time.monotonic() - t0
+            write_time = result.bytes / result.rate if result.rate > 0 else result.seconds
+            rate = result.bytes / (write_time + flush) if write_time + flush > 0 else None
+            return replace(result, rate=rate, note=f"from /dev/urandom, incl. {flush:.1f} s sync",
+                           details={**result.details, "sync_seconds": round(flush, 3)})
+        except ZmigrateError as exc:
+            return StageResult("destination_write", title, None, 0.0, 0, True, error=exc.message,
+                               details=details)
+        finally:
+            gone = self._destroy_temp()
+            if not gone:
+                details["cleanup_error"] = f"could not destroy {ds}: run zfs destroy -r {ds}"
+
+    def _destroy_temp(self) -> bool:
+        """Destroy the write test's dataset (retrying while it is busy); True once it is gone."""
+        ds = self.temp_dataset
+        if ds is None:
+            return True
+        self._stop_all()
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if not zfs.exists(self.dst, ds):
+                    return True
+                self.dst.execute(self.dst.privileged(["zfs", "destroy", "-r", ds]), timeout=120)
+            except ZmigrateError:
+                pass
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.3)
+
+    # -- the verdict --------------------------------------------------------------------------
+    def _report(self, stages: list[StageResult]) -> DoctorReport:
+        measured = [s for s in stages if s.rate is not None]
+        path = [s for s in measured if s.in_path]
+        slowest = min(path, key=lambda s: s.rate or 0.0, default=None)
+        advice = _advice(stages, slowest, self.transport)
+        cleanup = [s.details["cleanup_error"] for s in stages if "cleanup_error" in s.details]
+        return DoctorReport(
+            run_id=self.run_id, source=self.src.label, destination=self.dst.label,
+            transport=self.transport, seconds=self.seconds,
+            stages=tuple(stages),
+            bottleneck=slowest.name if slowest else None,
+            expected_rate=slowest.rate if slowest else None,
+            advice=tuple(cleanup) + advice, cancelled=self._cancel.is_set(),
+        )
+
+
+def _rate(n: float | None) -> str:
+    return "-" if n is None else f"{format_size(n)}/s"
+
+
+def _advice(stages: list[StageResult], slowest: StageResult | None,
+            transport: Transport) -> tuple[str, ...]:
+    out: list[str] = []
+    by = {s.name: s for s in stages}
+    if slowest is not None:
+        rate = slowest.rate or 0.0
+        bound = slowest.cpu_bound
+        if bound is not None:
+            out.append(f"{bound.name} used {bound.cpu:.0f}% of a core on {bound.host} during "
+                       f"{slowest.title}: that process, not the hardware, sets the pace")
+        if slowest.name == "source_read":
+            out += [f"the source pool reads at {_rate(rate)}: check its disks with "
+                    "`zpool iostat -v 1`; a pool of more vdevs reads faster (field notes: one "
+                    "wide raidz 95 MB/s, the same disks as 4-6 raidz groups about 170 MB/s)",
+                    "avoid other reads on the source pool while the transfer runs"]
+        elif slowest.name == "network":
+            out += [f"tcp between the hosts carries {_rate(rate)}: check the link speed "
+                    "(ethtool IFACE)",
+                    "jumbo frames: ip link set dev IFACE mtu 9000 on both ends",
+                    "larger NIC rings: ethtool -G IFACE rx 2048 tx 2048",
+                    "check the CPU of the transport process (mbuffer, irq load)"]
+        elif slowest.name.startswith("ssh"):
+            out.append(f"ssh carries {_rate(rate)}: use --transport tcp instead of ssh on "
+                       "trusted networks")
+        elif slowest.name == "destination_write":
+            out += [f"the destination pool writes at {_rate(rate)}: check its disks with "
+                    "`zpool iostat -v 1`; more vdevs write faster, keep dedup and other "
+                    "writes off it during the transfer"]
+        out.append(buffer_advice(rate))
+    ssh_rows = [s for s in stages if s.name.startswith("ssh_") and s.rate is not None]
+    default = by.get("ssh_default")
+    fastest = max(ssh_rows, key=lambda s: s.rate or 0.0, default=None)
+    if fastest is not None and default is not None and default.rate and fastest.rate \
+            and fastest is not default and fastest.rate > 1.2 * default.rate:
+        cipher = fastest.details.get("cipher")
+        out.append(f"over ssh, cipher {cipher} carries {_rate(fastest.rate)} against "
+                   f"{_rate(default.rate)} for the default: try cipher {cipher} "
+                   f"(--ssh-option Ciphers={cipher})")
+    net = by.get("network")
+    if transport is Transport.SSH and net is not None and net.rate and fastest is not None \
+            and fastest.rate and net.rate > 1.5 * fastest.rate:
+        out.append(f"tcp carries {_rate(net.rate)}, {net.rate / fastest.rate:.1f}x ssh: use "
+                   "--transport tcp instead of ssh where the network is trusted")
+    for s in stages:
+        bound = s.cpu_bound
+        if bound is not None and s is not slowest and s.name.startswith("ssh"):
+            out.append(f"{bound.name} at {bound.cpu:.0f}% of a core on {bound.host} during "
+                       f"{s.title}: the cipher is CPU-bound")
+    skipped = by.get("ssh")
+    if skipped is not None and skipped.note:
+        out.append(skipped.note + " (only the ssh transport needs it)")
+    return tuple(dict.fromkeys(out))  # same sentence once
+
+
+# -- command line -------------------------------------------------------------------------------
+def add_parser(sub: Any) -> None:
+    """Add `zmigrate doctor` to the CLI's subparsers."""
+    dp = sub.add_parser(
+        "doctor", help="measure each stage between two hosts (disk read, network, ssh, write)",
+        description="Time each stage of a transfer alone for a few seconds and name the slowest.")
+    dp.add_argument("source", help="HOST or HOST:pool/ds@snap (with a snapshot, zfs send is "
+                    "timed too)")
+    dp.add_argument("destination", help="HOST or HOST:pool/ds (the dataset for --write-test)")
+    dp.add_argument("--seconds", type=float, default=DEFAULT_SECONDS, metavar="N",
+                    help=f"how long each stage runs (default {DEFAULT_SECONDS:g})")
+    dp.add_argument("--write-test", action="store_true",
+                    help="also time writes into a temporary dataset under the destination "
+                    "dataset (always destroyed afterwards)")
+    dp.add_argument("--transport", choices=[Transport.TCP.value, Transport.SSH.value],
+                    help="the transport whose stages count for the bottleneck (default tcp)")
+    dp.add_argument("--cipher", action="append", default=[], metavar="CIPHER",
+                    help="ssh cipher to try (repeatable; default: "
+                    + ", ".join(FAST_CIPHERS) + ")")
+    dp.add_argument("--no-ssh", action="store_true", help="skip the ssh stages")
+    dp.add_argument("--port", type=int, help="TCP port on the destination (default: a free one)")
+    dp.add_argument("--connect-address", help="address the source uses to reach the destination")
+    dp.add_argument("--allow-address",
+                    help="the source's address as the destination sees it")
+    dp.add_argument("--ssh-option", action="append", default=[], metavar="KEY=VALUE",
+                    help="extra -o option for the source's ssh")
+    dp.add_argument("--sudo", action="store_true", help="run zfs through sudo -n on both hosts")
+    dp.add_argument("--sudo-source", action="store_true")
+    dp.add_argument("--sudo-destination", action="store_true")
+    dp.add_argument("--json", action="store_true",
+                    help="newline-delimited JSON: doctor_stage events, then doctor_report")
+
+
+def _location(text: str) -> tuple[str, str]:
+    """`HOST` or `HOST:path` (a bare word is a host here, unlike `send`)."""
+    if ":" in text:
+        host, _, path = text.partition(":")
+        if host and "/" not in host:
+            return host, path
+    return text, ""
+
+
+def format_table(report: DoctorReport) -> str:
+    """The report as a table with the bottleneck marked, then the advice."""
+    labels = list(dict.fromkeys(h.host for s in report.stages for h in s.cpu))
+    head = f"{'':2}{'STAGE':<44} {'RATE':>12} {'TIME':>6}  {'CPU ' + ' / '.join(labels):<22} NOTE"
+    lines = [f"doctor: {report.source} -> {report.destination}, {report.seconds:g} s per stage, "
+             f"transport {report.transport.value}", head]
+    for s in report.stages:
+        mark = "* " if s.name == report.bottleneck else "  "
+        title = s.title if s.in_path else f"({s.title})"
+        cpu = " / ".join("-" if h.busy is None else f"{h.busy:.0f}%" for h in s.cpu) or "-"
+        bound = s.cpu_bound
+        notes = [s.error and f"error: {s.error}", s.note,
+                 bound and f"{bound.name} {bound.cpu:.0f}% of a core on {bound.host}"]
+        if not bound:
+            busiest = max((p for h in s.cpu for p in h.top), key=lambda p: p.cpu, default=None)
+            if busiest is not None:
+                notes.append(f"busiest {busiest.name} {busiest.cpu:.0f}% ({busiest.host})")
+        note = "; ".join(n for n in notes if n)
+        time_text = f"{s.seconds:.1f}s" if not s.skipped else "-"
+        lines.append(f"{mark}{title:<44} {_rate(s.rate):>12} {time_text:>6}  {cpu:<22} {note}")
+    if report.cancelled:
+        lines.append("cancelled: the stages after the one running were not measured")
+    if report.bottleneck is not None:
+        slow = report.stage(report.bottleneck)
+        assert slow is not None
+        lines.append(f"bottleneck: {slow.title} at {_rate(slow.rate)}; expect about "
+                     f"{_rate(report.expected_rate)} end to end (stages in parentheses are "
+                     "alternatives, not on the path)")
+    if report.advice:
+        lines.append("advice:")
+        lines += [f"  - {a}" for a in report.advice]
+    return "\n".join(lines)
+
+
+def run_cli(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """`zmigrate doctor`: connect, run the stages (Ctrl-C cancels cleanly), print the report."""
+    import signal
+
+    from .cli import (
+        EXIT_CANCELLED,
+        EXIT_ERROR,
+        EXIT_OK,
+        TerminalPrompts,
+        _connect,
+        _ssh_option,
+        error_json,
+    )
+    from .ssh import HostSpec
+
+    src_text, snap = _location(args.source)
+    dst_text, parent = _location(args.destination)
+    options = Options(
+        transport=Transport(args.transport) if args.transport else None,
+        port=args.port,
+        ssh_options=tuple(_ssh_option(o) for o in args.ssh_option),
+        connect_address=args.connect_address,
+        allow_address=args.allow_address,
+    )
+    prompts = TerminalPrompts()
+    hosts: list[Host] = []
+
+    def on_event(event: object) -> None:
+        if isinstance(event, StageResult):
+            if args.json:
+                out.write(json.dumps(event.to_json()) + "\n")
+                out.flush()
+        elif isinstance(event, StageStarted) and not args.json:
+            print(f"measuring {event.title} for {event.seconds:g} s...", file=err)
+
+    try:
+        src = _connect(src_text, args.sudo or args.sudo_source, prompts)
+        hosts.append(src)
+        if HostSpec.parse(dst_text).label == HostSpec.parse(src_text).label:
+            dst = src
+        else:
+            dst = _connect(dst_text, args.sudo or args.sudo_destination, prompts)
+            hosts.append(dst)
+        doctor = Doctor(src, dst, snapshot=snap or None, parent=parent or None,
+                        seconds=args.seconds, write_test=args.write_test, options=options,
+                        ciphers=args.cipher or FAST_CIPHERS, emit=on_event,
+                        ssh_test=not args.no_ssh)
+        box: dict[str, object] = {}
+
+        def work() -> None:
+            try:
+                box["report"] = doctor.run()
+            except ZmigrateError as exc:
+                box["error"] = exc
+            except Exception as exc:  # noqa: BLE001 - report, never hang the CLI
+                box["error"] = ZmigrateError(f"internal error: {exc!r}")
+
+        thread = threading.Thread(target=work, name="zmigrate-doctor", daemon=True)
+        in_main = threading.current_thread() is threading.main_thread()
+        previous = signal.getsignal(signal.SIGINT)
+        if in_main:
+            signal.signal(signal.SIGINT, lambda _s, _f: doctor.cancel())
+        try:
+            thread.start()
+            while thread.is_alive():
+                thread.join(0.2)
+        finally:
+            if in_main:
+                signal.signal(signal.SIGINT, previous)
+        error = box.get("error")
+        if isinstance(error, ZmigrateError):
+            if args.json:
+                print(json.dumps(error_json(error, cancelled=doctor.cancelled)), file=out)
+            else:
+                print(f"error: {error}", file=err)
+            return EXIT_CANCELLED if doctor.cancelled else EXIT_ERROR
+        report = box["report"]
+        assert isinstance(report, DoctorReport)
+        if args.json:
+            out.write(json.dumps(report.to_json()) + "\n")
+        else:
+            print(format_table(report), file=out)
+        if report.cancelled:
+            return EXIT_CANCELLED
+        return EXIT_OK if report.bottleneck is not None else EXIT_ERROR
+    finally:
+        for h in hosts:
+            h.close()

@@ -1,0 +1,1 @@
+"""Dialogs the wizard opens."""

@@ -1,0 +1,1 @@
+"""Modules compiled from ui/*.ui by packaging/gen_qt.py: never edit them by hand."""

@@ -1,0 +1,181 @@
+# -*- coding: utf-8 -*-
+
+################################################################################
+## Form generated from reading UI file 'destination_page.ui'
+##
+## Created by: Qt User Interface Compiler version 6.12.0
+##
+## WARNING! All changes made in this file will be lost when recompiling UI file!
+################################################################################
+
+from PySide6.QtCore import (QCoreApplication, QDate, QDateTime, QLocale,
+    QMetaObject, QObject, QPoint, QRect,
+    QSize, QTime, QUrl, Qt)
+from PySide6.QtGui import (QBrush, QColor, QConicalGradient, QCursor,
+    QFont, QFontDatabase, QGradient, QIcon,
+    QImage, QKeySequence, QLinearGradient, QPainter,
+    QPalette, QPixmap, QRadialGradient, QTransform)
+from PySide6.QtWidgets import (QAbstractItemView, QApplication, QCheckBox, QFormLayout,
+    QFrame, QHBoxLayout, QHeaderView, QLabel,
+    QLineEdit, QProgressBar, QPushButton, QSizePolicy,
+    QTreeView, QVBoxLayout, QWidget, QWizardPage)
+
+class Ui_DestinationPage(object):
+    def setupUi(self, DestinationPage):
+        if not DestinationPage.objectName():
+            DestinationPage.setObjectName(u"DestinationPage")
+        self.page_layout = QVBoxLayout(DestinationPage)
+        self.page_layout.setSpacing(8)
+        self.page_layout.setObjectName(u"page_layout")
+        self.filter_layout = QHBoxLayout()
+        self.filter_layout.setObjectName(u"filter_layout")
+        self.filter_label = QLabel(DestinationPage)
+        self.filter_label.setObjectName(u"filter_label")
+
+        self.filter_layout.addWidget(self.filter_label)
+
+        self.filter_edit = QLineEdit(DestinationPage)
+        self.filter_edit.setObjectName(u"filter_edit")
+        self.filter_edit.setClearButtonEnabled(True)
+
+        self.filter_layout.addWidget(self.filter_edit)
+
+        self.busy_bar = QProgressBar(DestinationPage)
+        self.busy_bar.setObjectName(u"busy_bar")
+        self.busy_bar.setMaximum(0)
+        self.busy_bar.setTextVisible(False)
+        self.busy_bar.setMaximumSize(QSize(140, 12))
+
+        self.filter_layout.addWidget(self.busy_bar)
+
+        self.reload_button = QPushButton(DestinationPage)
+        self.reload_button.setObjectName(u"reload_button")
+
+        self.filter_layout.addWidget(self.reload_button)
+
+
+        self.page_layout.addLayout(self.filter_layout)
+
+        self.dataset_tree = QTreeView(DestinationPage)
+        self.dataset_tree.setObjectName(u"dataset_tree")
+        self.dataset_tree.setAlternatingRowColors(True)
+        self.dataset_tree.setUniformRowHeights(True)
+        self.dataset_tree.setSortingEnabled(True)
+        self.dataset_tree.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.dataset_tree.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+
+        self.page_layout.addWidget(self.dataset_tree)
+
+        self.target_layout = QFormLayout()
+        self.target_layout.setObjectName(u"target_layout")
+        self.target_layout.setHorizontalSpacing(10)
+        self.parent_label = QLabel(DestinationPage)
+        self.parent_label.setObjectName(u"parent_label")
+
+        self.target_layout.setWidget(0, QFormLayout.ItemRole.LabelRole, self.parent_label)
+
+        self.parent_edit = QLineEdit(DestinationPage)
+        self.parent_edit.setObjectName(u"parent_edit")
+
+        self.target_layout.setWidget(0, QFormLayout.ItemRole.FieldRole, self.parent_edit)
+
+        self.name_label = QLabel(DestinationPage)
+        self.name_label.setObjectName(u"name_label")
+
+        self.target_layout.setWidget(1, QFormLayout.ItemRole.LabelRole, self.name_label)
+
+        self.name_edit = QLineEdit(DestinationPage)
+        self.name_edit.setObjectName(u"name_edit")
+
+        self.target_layout.setWidget(1, QFormLayout.ItemRole.FieldRole, self.name_edit)
+
+
+        self.page_layout.addLayout(self.target_layout)
+
+        self.state_frame = QFrame(DestinationPage)
+        self.state_frame.setObjectName(u"state_frame")
+        self.state_frame.setFrameShape(QFrame.Shape.StyledPanel)
+        self.state_layout = QVBoxLayout(self.state_frame)
+        self.state_layout.setObjectName(u"state_layout")
+        self.state_layout.setContentsMargins(12, 10, 12, 10)
+        self.state_label = QLabel(self.state_frame)
+        self.state_label.setObjectName(u"state_label")
+        self.state_label.setWordWrap(True)
+        self.state_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+
+        self.state_layout.addWidget(self.state_label)
+
+        self.force_check = QCheckBox(self.state_frame)
+        self.force_check.setObjectName(u"force_check")
+
+        self.state_layout.addWidget(self.force_check)
+
+
+        self.page_layout.addWidget(self.state_frame)
+
+        self.status_label = QLabel(DestinationPage)
+        self.status_label.setObjectName(u"status_label")
+        self.status_label.setWordWrap(True)
+        self.status_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+
+        self.page_layout.addWidget(self.status_label)
+
+#if QT_CONFIG(shortcut)
+        self.filter_label.setBuddy(self.filter_edit)
+        self.parent_label.setBuddy(self.parent_edit)
+        self.name_label.setBuddy(self.name_edit)
+#endif // QT_CONFIG(shortcut)
+
+        self.retranslateUi(DestinationPage)
+
+        QMetaObject.connectSlotsByName(DestinationPage)
+    # setupUi
+
+    def retranslateUi(self, DestinationPage):
+        DestinationPage.setTitle(QCoreApplication.translate("DestinationPage", u"Where it goes", None))
+        DestinationPage.setSubTitle(QCoreApplication.translate("DestinationPage", u"Pick the parent dataset on the destination and the name of the copy.", None))
+        self.page_layout.setStretch(QCoreApplication.translate("DestinationPage", u"0,1,0,0,0", None))
+        self.filter_label.setText(QCoreApplication.translate("DestinationPage", u"&Filter:", None))
+        self.filter_edit.setPlaceholderText(QCoreApplication.translate("DestinationPage", u"dataset name", None))
+#if QT_CONFIG(accessibility)
+        self.filter_edit.setAccessibleName(QCoreApplication.translate("DestinationPage", u"Filter destination datasets", None))
+#endif // QT_CONFIG(accessibility)
+#if QT_CONFIG(accessibility)
+        self.busy_bar.setAccessibleName(QCoreApplication.translate("DestinationPage", u"Working", None))
+#endif // QT_CONFIG(accessibility)
+#if QT_CONFIG(accessibility)
+        self.busy_bar.setAccessibleDescription(QCoreApplication.translate("DestinationPage", u"Shown while a call to the host runs", None))
+#endif // QT_CONFIG(accessibility)
+        self.reload_button.setText(QCoreApplication.translate("DestinationPage", u"&Reload", None))
+#if QT_CONFIG(accessibility)
+        self.reload_button.setAccessibleName(QCoreApplication.translate("DestinationPage", u"Reload destination datasets", None))
+#endif // QT_CONFIG(accessibility)
+#if QT_CONFIG(accessibility)
+        self.dataset_tree.setAccessibleName(QCoreApplication.translate("DestinationPage", u"Destination datasets", None))
+#endif // QT_CONFIG(accessibility)
+#if QT_CONFIG(accessibility)
+        self.dataset_tree.setAccessibleDescription(QCoreApplication.translate("DestinationPage", u"Choose the parent of the new dataset", None))
+#endif // QT_CONFIG(accessibility)
+        self.parent_label.setText(QCoreApplication.translate("DestinationPage", u"&Parent:", None))
+        self.parent_edit.setPlaceholderText(QCoreApplication.translate("DestinationPage", u"pick a dataset above", None))
+#if QT_CONFIG(accessibility)
+        self.parent_edit.setAccessibleName(QCoreApplication.translate("DestinationPage", u"Parent dataset", None))
+#endif // QT_CONFIG(accessibility)
+        self.name_label.setText(QCoreApplication.translate("DestinationPage", u"&Name:", None))
+#if QT_CONFIG(accessibility)
+        self.name_edit.setAccessibleName(QCoreApplication.translate("DestinationPage", u"Name of the copy", None))
+#endif // QT_CONFIG(accessibility)
+        self.state_label.setText("")
+#if QT_CONFIG(accessibility)
+        self.state_label.setAccessibleName(QCoreApplication.translate("DestinationPage", u"What will happen", None))
+#endif // QT_CONFIG(accessibility)
+        self.force_check.setText(QCoreApplication.translate("DestinationPage", u"Roll back (destroys snapshots)", None))
+#if QT_CONFIG(accessibility)
+        self.force_check.setAccessibleName(QCoreApplication.translate("DestinationPage", u"Force rollback", None))
+#endif // QT_CONFIG(accessibility)
+        self.status_label.setText("")
+#if QT_CONFIG(accessibility)
+        self.status_label.setAccessibleName(QCoreApplication.translate("DestinationPage", u"Destination status", None))
+#endif // QT_CONFIG(accessibility)
+    # retranslateUi
+

@@ -1,0 +1,79 @@
+# -*- coding: utf-8 -*-
+
+################################################################################
+## Form generated from reading UI file 'hosts_page.ui'
+##
+## Created by: Qt User Interface Compiler version 6.12.0
+##
+## WARNING! All changes made in this file will be lost when recompiling UI file!
+################################################################################
+
+from PySide6.QtCore import (QCoreApplication, QDate, QDateTime, QLocale,
+    QMetaObject, QObject, QPoint, QRect,
+    QSize, QTime, QUrl, Qt)
+from PySide6.QtGui import (QBrush, QColor, QConicalGradient, QCursor,
+    QFont, QFontDatabase, QGradient, QIcon,
+    QImage, QKeySequence, QLinearGradient, QPainter,
+    QPalette, QPixmap, QRadialGradient, QTransform)
+from PySide6.QtWidgets import (QApplication, QGroupBox, QHBoxLayout, QLabel,
+    QSizePolicy, QVBoxLayout, QWidget, QWizardPage)
+
+class Ui_HostsPage(object):
+    def setupUi(self, HostsPage):
+        if not HostsPage.objectName():
+            HostsPage.setObjectName(u"HostsPage")
+        self.page_layout = QVBoxLayout(HostsPage)
+        self.page_layout.setSpacing(12)
+        self.page_layout.setObjectName(u"page_layout")
+        self.sides_layout = QHBoxLayout()
+        self.sides_layout.setSpacing(16)
+        self.sides_layout.setObjectName(u"sides_layout")
+        self.source_group = QGroupBox(HostsPage)
+        self.source_group.setObjectName(u"source_group")
+        self.source_group_layout = QVBoxLayout(self.source_group)
+        self.source_group_layout.setObjectName(u"source_group_layout")
+        self.source_group_layout.setContentsMargins(14, 14, 14, 14)
+        self.source_panel_host = QWidget(self.source_group)
+        self.source_panel_host.setObjectName(u"source_panel_host")
+
+        self.source_group_layout.addWidget(self.source_panel_host)
+
+
+        self.sides_layout.addWidget(self.source_group)
+
+        self.destination_group = QGroupBox(HostsPage)
+        self.destination_group.setObjectName(u"destination_group")
+        self.destination_group_layout = QVBoxLayout(self.destination_group)
+        self.destination_group_layout.setObjectName(u"destination_group_layout")
+        self.destination_group_layout.setContentsMargins(14, 14, 14, 14)
+        self.destination_panel_host = QWidget(self.destination_group)
+        self.destination_panel_host.setObjectName(u"destination_panel_host")
+
+        self.destination_group_layout.addWidget(self.destination_panel_host)
+
+
+        self.sides_layout.addWidget(self.destination_group)
+
+
+        self.page_layout.addLayout(self.sides_layout)
+
+        self.hint_label = QLabel(HostsPage)
+        self.hint_label.setObjectName(u"hint_label")
+        self.hint_label.setWordWrap(True)
+
+        self.page_layout.addWidget(self.hint_label)
+
+
+        self.retranslateUi(HostsPage)
+
+        QMetaObject.connectSlotsByName(HostsPage)
+    # setupUi
+
+    def retranslateUi(self, HostsPage):
+        HostsPage.setTitle(QCoreApplication.translate("HostsPage", u"Hosts", None))
+        HostsPage.setSubTitle(QCoreApplication.translate("HostsPage", u"Connect to the host that has the data and the one that receives it. They may be the same machine.", None))
+        self.source_group.setTitle(QCoreApplication.translate("HostsPage", u"Source: sends", None))
+        self.destination_group.setTitle(QCoreApplication.translate("HostsPage", u"Destination: receives", None))
+        self.hint_label.setText(QCoreApplication.translate("HostsPage", u"Hosts come from your SSH config, recent transfers, or type user@host. Keys and the SSH agent are tried first; unknown host keys are shown to you before anything is sent.", None))
+    # retranslateUi
+

@@ -1,0 +1,125 @@
+# -*- coding: utf-8 -*-
+
+################################################################################
+## Form generated from reading UI file 'source_page.ui'
+##
+## Created by: Qt User Interface Compiler version 6.12.0
+##
+## WARNING! All changes made in this file will be lost when recompiling UI file!
+################################################################################
+
+from PySide6.QtCore import (QCoreApplication, QDate, QDateTime, QLocale,
+    QMetaObject, QObject, QPoint, QRect,
+    QSize, QTime, QUrl, Qt)
+from PySide6.QtGui import (QBrush, QColor, QConicalGradient, QCursor,
+    QFont, QFontDatabase, QGradient, QIcon,
+    QImage, QKeySequence, QLinearGradient, QPainter,
+    QPalette, QPixmap, QRadialGradient, QTransform)
+from PySide6.QtWidgets import (QAbstractItemView, QApplication, QHBoxLayout, QHeaderView,
+    QLabel, QLineEdit, QProgressBar, QPushButton,
+    QSizePolicy, QTreeView, QVBoxLayout, QWidget,
+    QWizardPage)
+
+class Ui_SourcePage(object):
+    def setupUi(self, SourcePage):
+        if not SourcePage.objectName():
+            SourcePage.setObjectName(u"SourcePage")
+        self.page_layout = QVBoxLayout(SourcePage)
+        self.page_layout.setSpacing(8)
+        self.page_layout.setObjectName(u"page_layout")
+        self.filter_layout = QHBoxLayout()
+        self.filter_layout.setObjectName(u"filter_layout")
+        self.filter_label = QLabel(SourcePage)
+        self.filter_label.setObjectName(u"filter_label")
+
+        self.filter_layout.addWidget(self.filter_label)
+
+        self.filter_edit = QLineEdit(SourcePage)
+        self.filter_edit.setObjectName(u"filter_edit")
+        self.filter_edit.setClearButtonEnabled(True)
+
+        self.filter_layout.addWidget(self.filter_edit)
+
+        self.busy_bar = QProgressBar(SourcePage)
+        self.busy_bar.setObjectName(u"busy_bar")
+        self.busy_bar.setMaximum(0)
+        self.busy_bar.setTextVisible(False)
+        self.busy_bar.setMaximumSize(QSize(140, 12))
+
+        self.filter_layout.addWidget(self.busy_bar)
+
+        self.reload_button = QPushButton(SourcePage)
+        self.reload_button.setObjectName(u"reload_button")
+
+        self.filter_layout.addWidget(self.reload_button)
+
+
+        self.page_layout.addLayout(self.filter_layout)
+
+        self.dataset_tree = QTreeView(SourcePage)
+        self.dataset_tree.setObjectName(u"dataset_tree")
+        self.dataset_tree.setAlternatingRowColors(True)
+        self.dataset_tree.setUniformRowHeights(True)
+        self.dataset_tree.setSortingEnabled(True)
+        self.dataset_tree.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.dataset_tree.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+
+        self.page_layout.addWidget(self.dataset_tree)
+
+        self.status_label = QLabel(SourcePage)
+        self.status_label.setObjectName(u"status_label")
+        self.status_label.setWordWrap(True)
+        self.status_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+
+        self.page_layout.addWidget(self.status_label)
+
+        self.selection_label = QLabel(SourcePage)
+        self.selection_label.setObjectName(u"selection_label")
+        self.selection_label.setWordWrap(True)
+
+        self.page_layout.addWidget(self.selection_label)
+
+#if QT_CONFIG(shortcut)
+        self.filter_label.setBuddy(self.filter_edit)
+#endif // QT_CONFIG(shortcut)
+
+        self.retranslateUi(SourcePage)
+
+        QMetaObject.connectSlotsByName(SourcePage)
+    # setupUi
+
+    def retranslateUi(self, SourcePage):
+        SourcePage.setTitle(QCoreApplication.translate("SourcePage", u"What to send", None))
+        SourcePage.setSubTitle(QCoreApplication.translate("SourcePage", u"Pick a snapshot. Choosing a dataset picks its newest snapshot.", None))
+        self.page_layout.setStretch(QCoreApplication.translate("SourcePage", u"0,1,0,0", None))
+        self.filter_label.setText(QCoreApplication.translate("SourcePage", u"&Filter:", None))
+        self.filter_edit.setPlaceholderText(QCoreApplication.translate("SourcePage", u"dataset or snapshot name", None))
+#if QT_CONFIG(accessibility)
+        self.filter_edit.setAccessibleName(QCoreApplication.translate("SourcePage", u"Filter datasets and snapshots", None))
+#endif // QT_CONFIG(accessibility)
+#if QT_CONFIG(accessibility)
+        self.busy_bar.setAccessibleName(QCoreApplication.translate("SourcePage", u"Working", None))
+#endif // QT_CONFIG(accessibility)
+#if QT_CONFIG(accessibility)
+        self.busy_bar.setAccessibleDescription(QCoreApplication.translate("SourcePage", u"Shown while a call to the host runs", None))
+#endif // QT_CONFIG(accessibility)
+        self.reload_button.setText(QCoreApplication.translate("SourcePage", u"&Reload", None))
+#if QT_CONFIG(accessibility)
+        self.reload_button.setAccessibleName(QCoreApplication.translate("SourcePage", u"Reload datasets", None))
+#endif // QT_CONFIG(accessibility)
+#if QT_CONFIG(accessibility)
+        self.dataset_tree.setAccessibleName(QCoreApplication.translate("SourcePage", u"Source datasets and snapshots", None))
+#endif // QT_CONFIG(accessibility)
+#if QT_CONFIG(accessibility)
+        self.dataset_tree.setAccessibleDescription(QCoreApplication.translate("SourcePage", u"Pool, datasets and their snapshots, newest first", None))
+#endif // QT_CONFIG(accessibility)
+        self.status_label.setText("")
+#if QT_CONFIG(accessibility)
+        self.status_label.setAccessibleName(QCoreApplication.translate("SourcePage", u"Source status", None))
+#endif // QT_CONFIG(accessibility)
+        self.selection_label.setText(QCoreApplication.translate("SourcePage", u"No snapshot chosen yet.", None))
+#if QT_CONFIG(accessibility)
+        self.selection_label.setAccessibleName(QCoreApplication.translate("SourcePage", u"Chosen snapshot", None))
+#endif // QT_CONFIG(accessibility)
+    # retranslateUi
+

@@ -1,0 +1,255 @@
+# -*- coding: utf-8 -*-
+
+################################################################################
+## Form generated from reading UI file 'transport_page.ui'
+##
+## Created by: Qt User Interface Compiler version 6.12.0
+##
+## WARNING! All changes made in this file will be lost when recompiling UI file!
+################################################################################
+
+from PySide6.QtCore import (QCoreApplication, QDate, QDateTime, QLocale,
+    QMetaObject, QObject, QPoint, QRect,
+    QSize, QTime, QUrl, Qt)
+from PySide6.QtGui import (QBrush, QColor, QConicalGradient, QCursor,
+    QFont, QFontDatabase, QGradient, QIcon,
+    QImage, QKeySequence, QLinearGradient, QPainter,
+    QPalette, QPixmap, QRadialGradient, QTransform)
+from PySide6.QtWidgets import (QApplication, QCheckBox, QComboBox, QFormLayout,
+    QGroupBox, QHBoxLayout, QLabel, QLineEdit,
+    QRadioButton, QSizePolicy, QSpacerItem, QSpinBox,
+    QVBoxLayout, QWidget, QWizardPage)
+
+class Ui_TransportPage(object):
+    def setupUi(self, TransportPage):
+        if not TransportPage.objectName():
+            TransportPage.setObjectName(u"TransportPage")
+        self.page_layout = QVBoxLayout(TransportPage)
+        self.page_layout.setSpacing(12)
+        self.page_layout.setObjectName(u"page_layout")
+        self.transport_group = QGroupBox(TransportPage)
+        self.transport_group.setObjectName(u"transport_group")
+        self.transport_layout = QVBoxLayout(self.transport_group)
+        self.transport_layout.setSpacing(4)
+        self.transport_layout.setObjectName(u"transport_layout")
+        self.tcp_radio = QRadioButton(self.transport_group)
+        self.tcp_radio.setObjectName(u"tcp_radio")
+
+        self.transport_layout.addWidget(self.tcp_radio)
+
+        self.tcp_note = QLabel(self.transport_group)
+        self.tcp_note.setObjectName(u"tcp_note")
+        self.tcp_note.setWordWrap(True)
+        self.tcp_note.setIndent(26)
+
+        self.transport_layout.addWidget(self.tcp_note)
+
+        self.ssh_radio = QRadioButton(self.transport_group)
+        self.ssh_radio.setObjectName(u"ssh_radio")
+
+        self.transport_layout.addWidget(self.ssh_radio)
+
+        self.ssh_note = QLabel(self.transport_group)
+        self.ssh_note.setObjectName(u"ssh_note")
+        self.ssh_note.setWordWrap(True)
+        self.ssh_note.setIndent(26)
+
+        self.transport_layout.addWidget(self.ssh_note)
+
+        self.local_radio = QRadioButton(self.transport_group)
+        self.local_radio.setObjectName(u"local_radio")
+
+        self.transport_layout.addWidget(self.local_radio)
+
+        self.local_note = QLabel(self.transport_group)
+        self.local_note.setObjectName(u"local_note")
+        self.local_note.setWordWrap(True)
+        self.local_note.setIndent(26)
+
+        self.transport_layout.addWidget(self.local_note)
+
+
+        self.page_layout.addWidget(self.transport_group)
+
+        self.tuning_group = QGroupBox(TransportPage)
+        self.tuning_group.setObjectName(u"tuning_group")
+        self.tuning_layout = QFormLayout(self.tuning_group)
+        self.tuning_layout.setObjectName(u"tuning_layout")
+        self.tuning_layout.setHorizontalSpacing(10)
+        self.tuning_layout.setVerticalSpacing(8)
+        self.tuning_layout.setLabelAlignment(Qt.AlignmentFlag.AlignRight|Qt.AlignmentFlag.AlignVCenter)
+        self.buffer_label = QLabel(self.tuning_group)
+        self.buffer_label.setObjectName(u"buffer_label")
+
+        self.tuning_layout.setWidget(0, QFormLayout.ItemRole.LabelRole, self.buffer_label)
+
+        self.buffer_layout = QHBoxLayout()
+        self.buffer_layout.setObjectName(u"buffer_layout")
+        self.buffer_combo = QComboBox(self.tuning_group)
+        self.buffer_combo.setObjectName(u"buffer_combo")
+        self.buffer_combo.setEditable(True)
+        self.buffer_combo.setMinimumSize(QSize(120, 0))
+
+        self.buffer_layout.addWidget(self.buffer_combo)
+
+        self.buffer_hint = QLabel(self.tuning_group)
+        self.buffer_hint.setObjectName(u"buffer_hint")
+        self.buffer_hint.setWordWrap(True)
+
+        self.buffer_layout.addWidget(self.buffer_hint)
+
+
+        self.tuning_layout.setLayout(0, QFormLayout.ItemRole.FieldRole, self.buffer_layout)
+
+        self.block_label = QLabel(self.tuning_group)
+        self.block_label.setObjectName(u"block_label")
+
+        self.tuning_layout.setWidget(1, QFormLayout.ItemRole.LabelRole, self.block_label)
+
+        self.block_combo = QComboBox(self.tuning_group)
+        self.block_combo.addItem("")
+        self.block_combo.addItem("")
+        self.block_combo.addItem("")
+        self.block_combo.setObjectName(u"block_combo")
+        self.block_combo.setEditable(True)
+        self.block_combo.setMinimumSize(QSize(120, 0))
+
+        self.tuning_layout.setWidget(1, QFormLayout.ItemRole.FieldRole, self.block_combo)
+
+        self.port_label = QLabel(self.tuning_group)
+        self.port_label.setObjectName(u"port_label")
+
+        self.tuning_layout.setWidget(2, QFormLayout.ItemRole.LabelRole, self.port_label)
+
+        self.port_spin = QSpinBox(self.tuning_group)
+        self.port_spin.setObjectName(u"port_spin")
+        self.port_spin.setMaximum(65535)
+        self.port_spin.setMinimumSize(QSize(160, 0))
+
+        self.tuning_layout.setWidget(2, QFormLayout.ItemRole.FieldRole, self.port_spin)
+
+        self.rate_label = QLabel(self.tuning_group)
+        self.rate_label.setObjectName(u"rate_label")
+
+        self.tuning_layout.setWidget(3, QFormLayout.ItemRole.LabelRole, self.rate_label)
+
+        self.rate_edit = QLineEdit(self.tuning_group)
+        self.rate_edit.setObjectName(u"rate_edit")
+
+        self.tuning_layout.setWidget(3, QFormLayout.ItemRole.FieldRole, self.rate_edit)
+
+        self.intermediates_check = QCheckBox(self.tuning_group)
+        self.intermediates_check.setObjectName(u"intermediates_check")
+
+        self.tuning_layout.setWidget(4, QFormLayout.ItemRole.SpanningRole, self.intermediates_check)
+
+        self.readonly_check = QCheckBox(self.tuning_group)
+        self.readonly_check.setObjectName(u"readonly_check")
+
+        self.tuning_layout.setWidget(5, QFormLayout.ItemRole.SpanningRole, self.readonly_check)
+
+
+        self.page_layout.addWidget(self.tuning_group)
+
+        self.error_label = QLabel(TransportPage)
+        self.error_label.setObjectName(u"error_label")
+        self.error_label.setWordWrap(True)
+        self.error_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+
+        self.page_layout.addWidget(self.error_label)
+
+        self.page_spacer = QSpacerItem(20, 20, QSizePolicy.Policy.Minimum, QSizePolicy.Policy.Expanding)
+
+        self.page_layout.addItem(self.page_spacer)
+
+#if QT_CONFIG(shortcut)
+        self.buffer_label.setBuddy(self.buffer_combo)
+        self.block_label.setBuddy(self.block_combo)
+        self.port_label.setBuddy(self.port_spin)
+        self.rate_label.setBuddy(self.rate_edit)
+#endif // QT_CONFIG(shortcut)
+
+        self.retranslateUi(TransportPage)
+
+        QMetaObject.connectSlotsByName(TransportPage)
+    # setupUi
+
+    def retranslateUi(self, TransportPage):
+        TransportPage.setTitle(QCoreApplication.translate("TransportPage", u"Transport and tuning", None))
+        TransportPage.setSubTitle(QCoreApplication.translate("TransportPage", u"How the stream travels, and how big the buffers are.", None))
+        self.transport_group.setTitle(QCoreApplication.translate("TransportPage", u"Transport", None))
+        self.tcp_radio.setText(QCoreApplication.translate("TransportPage", u"&Direct TCP between the two mbuffers (fastest)", None))
+#if QT_CONFIG(accessibility)
+        self.tcp_radio.setAccessibleName(QCoreApplication.translate("TransportPage", u"Direct TCP", None))
+#endif // QT_CONFIG(accessibility)
+        self.tcp_note.setText(QCoreApplication.translate("TransportPage", u"Cleartext: the data is not encrypted. Trusted networks only.", None))
+#if QT_CONFIG(accessibility)
+        self.tcp_note.setAccessibleName(QCoreApplication.translate("TransportPage", u"Cleartext: the data is not encrypted", None))
+#endif // QT_CONFIG(accessibility)
+        self.ssh_radio.setText(QCoreApplication.translate("TransportPage", u"Through &SSH from the source to the destination (encrypted, slower)", None))
+#if QT_CONFIG(accessibility)
+        self.ssh_radio.setAccessibleName(QCoreApplication.translate("TransportPage", u"Through SSH", None))
+#endif // QT_CONFIG(accessibility)
+        self.ssh_note.setText(QCoreApplication.translate("TransportPage", u"The source host's own ssh must reach the destination without a password.", None))
+#if QT_CONFIG(accessibility)
+        self.ssh_note.setAccessibleName(QCoreApplication.translate("TransportPage", u"The source host's own ssh must reach the destination without a password", None))
+#endif // QT_CONFIG(accessibility)
+        self.local_radio.setText(QCoreApplication.translate("TransportPage", u"Same &host, no network", None))
+#if QT_CONFIG(accessibility)
+        self.local_radio.setAccessibleName(QCoreApplication.translate("TransportPage", u"Same host", None))
+#endif // QT_CONFIG(accessibility)
+        self.local_note.setText(QCoreApplication.translate("TransportPage", u"Only when the source and the destination are the same machine.", None))
+#if QT_CONFIG(accessibility)
+        self.local_note.setAccessibleName(QCoreApplication.translate("TransportPage", u"Only when the source and the destination are the same machine", None))
+#endif // QT_CONFIG(accessibility)
+        self.tuning_group.setTitle(QCoreApplication.translate("TransportPage", u"Tuning", None))
+        self.buffer_label.setText(QCoreApplication.translate("TransportPage", u"&Buffer size:", None))
+        self.buffer_layout.setStretch(QCoreApplication.translate("TransportPage", u"0,1", None))
+#if QT_CONFIG(accessibility)
+        self.buffer_combo.setAccessibleName(QCoreApplication.translate("TransportPage", u"Buffer size", None))
+#endif // QT_CONFIG(accessibility)
+#if QT_CONFIG(accessibility)
+        self.buffer_combo.setAccessibleDescription(QCoreApplication.translate("TransportPage", u"Memory for mbuffer on each end, e.g. 512M", None))
+#endif // QT_CONFIG(accessibility)
+        self.buffer_hint.setText("")
+#if QT_CONFIG(accessibility)
+        self.buffer_hint.setAccessibleName(QCoreApplication.translate("TransportPage", u"Buffer suggestion", None))
+#endif // QT_CONFIG(accessibility)
+        self.block_label.setText(QCoreApplication.translate("TransportPage", u"B&lock size:", None))
+        self.block_combo.setItemText(0, QCoreApplication.translate("TransportPage", u"128k", None))
+        self.block_combo.setItemText(1, QCoreApplication.translate("TransportPage", u"256k", None))
+        self.block_combo.setItemText(2, QCoreApplication.translate("TransportPage", u"1M", None))
+
+#if QT_CONFIG(accessibility)
+        self.block_combo.setAccessibleName(QCoreApplication.translate("TransportPage", u"Block size", None))
+#endif // QT_CONFIG(accessibility)
+        self.port_label.setText(QCoreApplication.translate("TransportPage", u"&TCP port:", None))
+        self.port_spin.setSpecialValueText(QCoreApplication.translate("TransportPage", u"auto (a free port)", None))
+#if QT_CONFIG(accessibility)
+        self.port_spin.setAccessibleName(QCoreApplication.translate("TransportPage", u"TCP port", None))
+#endif // QT_CONFIG(accessibility)
+#if QT_CONFIG(accessibility)
+        self.port_spin.setAccessibleDescription(QCoreApplication.translate("TransportPage", u"0 picks a free port on the destination", None))
+#endif // QT_CONFIG(accessibility)
+        self.rate_label.setText(QCoreApplication.translate("TransportPage", u"&Rate limit:", None))
+        self.rate_edit.setPlaceholderText(QCoreApplication.translate("TransportPage", u"none, or e.g. 50M per second", None))
+#if QT_CONFIG(accessibility)
+        self.rate_edit.setAccessibleName(QCoreApplication.translate("TransportPage", u"Rate limit", None))
+#endif // QT_CONFIG(accessibility)
+#if QT_CONFIG(accessibility)
+        self.rate_edit.setAccessibleDescription(QCoreApplication.translate("TransportPage", u"Bytes per second, e.g. 50M; empty for none", None))
+#endif // QT_CONFIG(accessibility)
+        self.intermediates_check.setText(QCoreApplication.translate("TransportPage", u"Send &intermediate snapshots of an incremental", None))
+#if QT_CONFIG(accessibility)
+        self.intermediates_check.setAccessibleName(QCoreApplication.translate("TransportPage", u"Send intermediate snapshots", None))
+#endif // QT_CONFIG(accessibility)
+        self.readonly_check.setText(QCoreApplication.translate("TransportPage", u"Make the copy read-&only afterwards", None))
+#if QT_CONFIG(accessibility)
+        self.readonly_check.setAccessibleName(QCoreApplication.translate("TransportPage", u"Read-only afterwards", None))
+#endif // QT_CONFIG(accessibility)
+        self.error_label.setText("")
+#if QT_CONFIG(accessibility)
+        self.error_label.setAccessibleName(QCoreApplication.translate("TransportPage", u"Tuning problems", None))
+#endif // QT_CONFIG(accessibility)
+    # retranslateUi
+

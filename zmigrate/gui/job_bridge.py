@@ -1,0 +1,71 @@
+"""Runs a Job on its engine thread and re-emits its events as Qt signals on the GUI thread."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QObject, Signal
+
+from ..events import Failed, Finished, LogLine, PlanReady, Progress, Sample, StageChanged
+from ..job import Job
+from ..samples import SampleStore
+
+
+class JobBridge(QObject):
+    """The GUI's only handle on a running job; one per transfer, living as long as its page.
+
+    Samples go straight into `store` (thread-safe) for the plots to pull; every event is also
+    re-emitted as a signal, queued to the GUI thread.
+
+    Signals:
+        plan_ready(Plan), stage_changed(stage, detail), sample_added(Sample), log_line(LogLine),
+        progress(Progress), verdict(object with .text), finished(Summary), failed(Failed)
+    """
+
+    plan_ready = Signal(object)
+    stage_changed = Signal(str, str)
+    sample_added = Signal(object)
+    log_line = Signal(object)
+    progress = Signal(object)
+    verdict = Signal(object)
+    finished = Signal(object)
+    failed = Signal(object)
+
+    def __init__(self, job: Job, store: SampleStore, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.job = job
+        self.store = store
+        self.started = False
+        job.subscribe(self.on_event)
+
+    def start(self) -> None:
+        """Start the job on its own thread."""
+        self.started = True
+        self.job.start()
+
+    def cancel(self) -> None:
+        """Ask the job to stop; `failed` follows once both ends are stopped."""
+        self.job.cancel()
+
+    @property
+    def running(self) -> bool:
+        return self.started and not self.job.done
+
+    def on_event(self, event: object) -> None:
+        """Observer: called on the job's thread (or by tests replaying a trace)."""
+        if isinstance(event, Sample):
+            self.store.add(event)
+            self.sample_added.emit(event)
+        elif isinstance(event, Progress):
+            self.progress.emit(event)
+        elif isinstance(event, LogLine):
+            self.log_line.emit(event)
+        elif isinstance(event, StageChanged):
+            self.stage_changed.emit(event.stage, event.detail)
+        elif isinstance(event, PlanReady):
+            self.plan_ready.emit(event.plan)
+        elif isinstance(event, Finished):
+            self.finished.emit(event.summary)
+        elif isinstance(event, Failed):
+            self.failed.emit(event)
+        elif isinstance(getattr(event, "text", None), str):
+            self.verdict.emit(event)
+        # Other event kinds are for other faces; ignore them.

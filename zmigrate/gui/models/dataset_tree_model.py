@@ -1,0 +1,218 @@
+"""A tree model over a zfs inventory: pools, nested datasets, and snapshots newest first.
+
+No widget per row: nodes are small Python objects addressed by integer ids, so 500 datasets with
+20 snapshots each load and filter instantly.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from enum import IntEnum
+
+from PySide6.QtCore import (
+    QAbstractItemModel,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    QSortFilterProxyModel,
+    Qt,
+)
+from PySide6.QtGui import QColor
+
+from ...mbuffer import format_size
+from ...zfs import Dataset, Snapshot
+
+ModelIndex = QModelIndex | QPersistentModelIndex
+
+NODE_ROLE = Qt.ItemDataRole.UserRole + 1  # the Dataset or Snapshot
+NAME_ROLE = Qt.ItemDataRole.UserRole + 2  # full name, what the filter matches
+SORT_ROLE = Qt.ItemDataRole.UserRole + 3  # raw number for size and date columns
+
+
+class Column(IntEnum):
+    NAME = 0
+    USED = 1
+    SECOND = 2  # referenced (source) or available (destination)
+    WHEN = 3  # creation date (source) or newest snapshot (destination)
+
+
+@dataclass(eq=False, slots=True)
+class _Node:
+    item: Dataset | Snapshot | None
+    parent: int
+    row: int
+    children: list[int] = field(default_factory=list)
+
+
+def _date(epoch: int) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(epoch)) if epoch else ""
+
+
+class DatasetTreeModel(QAbstractItemModel):
+    """Inventory as a tree.
+
+    Args:
+        with_snapshots: list snapshots under their dataset (source side). Without them
+            (destination side) the columns are name, used, available and newest snapshot.
+    """
+
+    def __init__(self, with_snapshots: bool = True, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.with_snapshots = with_snapshots
+        self._nodes: list[_Node] = [_Node(None, -1, 0)]
+        self._by_name: dict[str, int] = {}
+        self.headers = (["Name", "Used", "Referenced", "Created"] if with_snapshots
+                        else ["Name", "Used", "Available", "Newest snapshot"])
+
+    # -- loading ----------------------------------------------------------------------------
+    def set_datasets(self, datasets: list[Dataset]) -> None:
+        """Replace the contents with `datasets` (any order; parents are found by name)."""
+        self.beginResetModel()
+        nodes = [_Node(None, -1, 0)]
+        by_name: dict[str, int] = {}
+        for ds in sorted(datasets, key=lambda d: d.name):
+            parent_id = 0
+            name = ds.name
+            while "/" in name:
+                name = name.rsplit("/", 1)[0]
+                if name in by_name:
+                    parent_id = by_name[name]
+                    break
+            node_id = len(nodes)
+            parent = nodes[parent_id]
+            nodes.append(_Node(ds, parent_id, len(parent.children)))
+            parent.children.append(node_id)
+            by_name[ds.name] = node_id
+        if self.with_snapshots:
+            # Snapshots after the child datasets, newest first.
+            for ds in datasets:
+                ds_id = by_name[ds.name]
+                parent = nodes[ds_id]
+                for snap in reversed(ds.snapshots):
+                    node_id = len(nodes)
+                    nodes.append(_Node(snap, ds_id, len(parent.children)))
+                    parent.children.append(node_id)
+        self._nodes = nodes
+        self._by_name = by_name
+        self.endResetModel()
+
+    def index_of(self, name: str) -> QModelIndex:
+        """The index of a dataset (`pool/ds`) or snapshot (`pool/ds@snap`), or an invalid one."""
+        ds_name, _, short = name.partition("@")
+        node_id = self._by_name.get(ds_name)
+        if node_id is None:
+            return QModelIndex()
+        if short:
+            for child in self._nodes[node_id].children:
+                item = self._nodes[child].item
+                if isinstance(item, Snapshot) and item.short == short:
+                    return self.createIndex(self._nodes[child].row, 0, child)
+            return QModelIndex()
+        return self.createIndex(self._nodes[node_id].row, 0, node_id)
+
+    def item(self, index: ModelIndex) -> Dataset | Snapshot | None:
+        return self._nodes[index.internalId()].item if index.isValid() else None
+
+    # -- QAbstractItemModel ------------------------------------------------------------------
+    def index(self, row: int, column: int, parent: ModelIndex = QModelIndex()) -> QModelIndex:
+        if column < 0 or column >= len(self.headers):
+            return QModelIndex()
+        parent_id = parent.internalId() if parent.isValid() else 0
+        if parent.isValid() and parent.column() != 0:
+            return QModelIndex()
+        children = self._nodes[parent_id].children
+        if 0 <= row < len(children):
+            return self.createIndex(row, column, children[row])
+        return QModelIndex()
+
+    def parent(self, index: ModelIndex = QModelIndex()) -> QModelIndex:  # type: ignore[override]
+        if not index.isValid():
+            return QModelIndex()
+        parent_id = self._nodes[index.internalId()].parent
+        if parent_id <= 0:
+            return QModelIndex()
+        return self.createIndex(self._nodes[parent_id].row, 0, parent_id)
+
+    def rowCount(self, parent: ModelIndex = QModelIndex()) -> int:
+        if parent.isValid() and parent.column() != 0:
+            return 0
+        return len(self._nodes[parent.internalId() if parent.isValid() else 0].children)
+
+    def columnCount(self, parent: ModelIndex = QModelIndex()) -> int:
+        return len(self.headers)
+
+    def headerData(self, section: int, orientation: Qt.Orientation,
+                   role: int = Qt.ItemDataRole.DisplayRole) -> object:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return self.headers[section]
+        if role == Qt.ItemDataRole.TextAlignmentRole and section > 0:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        return None
+
+    def flags(self, index: ModelIndex) -> Qt.ItemFlag:
+        if not index.isValid():
+            return Qt.ItemFlag.NoItemFlags
+        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+
+    def data(self, index: ModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> object:
+        if not index.isValid():
+            return None
+        item = self._nodes[index.internalId()].item
+        if item is None:
+            return None
+        col = index.column()
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self._display(item, col)
+        if role == NODE_ROLE:
+            return item
+        if role == NAME_ROLE:
+            return item.name
+        if role == SORT_ROLE:
+            return self._sort_key(item, col)
+        if role == Qt.ItemDataRole.TextAlignmentRole and col > 0:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == Qt.ItemDataRole.ForegroundRole and isinstance(item, Snapshot) and col == 0:
+            return QColor("#4b5563")
+        if role == Qt.ItemDataRole.ToolTipRole and col == 0:
+            return item.name
+        if role == Qt.ItemDataRole.AccessibleTextRole and col == 0:
+            kind = "snapshot" if isinstance(item, Snapshot) else "dataset"
+            return f"{kind} {item.name}"
+        return None
+
+    def _display(self, item: Dataset | Snapshot, col: int) -> str:
+        if isinstance(item, Snapshot):
+            return ("@" + item.short, format_size(item.used), format_size(item.referenced),
+                    _date(item.creation))[col]
+        name = item.name.rsplit("/", 1)[-1]
+        if not self.with_snapshots:
+            newest = item.newest
+            return (name, format_size(item.used), format_size(item.available),
+                    f"@{newest.short}  ({len(item.snapshots)})" if newest else "")[col]
+        return (name, format_size(item.used), format_size(item.referenced),
+                _date(item.creation))[col]
+
+    def _sort_key(self, item: Dataset | Snapshot, col: int) -> object:
+        if col == Column.NAME:
+            return item.name
+        if col == Column.USED:
+            return item.used
+        if col == Column.SECOND:
+            if isinstance(item, Dataset) and not self.with_snapshots:
+                return item.available
+            return item.referenced
+        return item.creation
+
+
+class DatasetFilterProxy(QSortFilterProxyModel):
+    """Case-insensitive filter on full names that keeps the ancestors (and children) of a match."""
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.setRecursiveFilteringEnabled(True)
+        self.setAutoAcceptChildRows(True)
+        self.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+        self.setFilterRole(NAME_ROLE)
+        self.setSortRole(SORT_ROLE)
+        self.setFilterKeyColumn(0)

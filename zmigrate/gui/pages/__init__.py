@@ -1,0 +1,1 @@
+"""The wizard's pages: a compiled Designer form each, plus the behaviour in code."""

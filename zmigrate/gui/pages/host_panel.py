@@ -1,0 +1,324 @@
+"""One side of the Hosts page: where to connect, how to log in, and what the host has."""
+
+from __future__ import annotations
+
+import html
+from concurrent.futures import Future
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QFileDialog, QInputDialog, QLineEdit, QWidget
+
+from ...errors import ZmigrateError
+from ...hosts import Host
+from ...ssh import HostKeyDecision, HostKeyInfo, HostSpec, config_aliases, connect
+from ...zfs import Capabilities, probe
+from .. import forms, style
+from ..dialogs.host_key_dialog import HostKeyDialog
+from ..generated.ui_host_panel import Ui_HostPanel
+from ..prompts import GuiPrompts, PromptRelay
+from ..settings import RecentHost
+from ..tasks import run_task
+
+THIS_COMPUTER = "This computer"
+AUTH_AGENT, AUTH_KEY, AUTH_PASSWORD = range(3)
+
+
+def error_html(exc: BaseException) -> str:
+    """An error as the user should read it: what failed, then how to fix it."""
+    if isinstance(exc, ZmigrateError):
+        where = f"{html.escape(exc.host)}: " if exc.host else ""
+        text = f"<b>{where}{html.escape(exc.message)}</b>"
+        if exc.fix:
+            text += f"<br>Fix: {html.escape(exc.fix)}"
+        return text
+    return f"<b>{html.escape(type(exc).__name__)}: {html.escape(str(exc))}</b>"
+
+
+def connect_and_probe(spec: HostSpec, prompts: GuiPrompts) -> tuple[Host, Capabilities]:
+    """Open the session and probe the host (runs on a worker thread)."""
+    host = connect(spec, prompts)
+    try:
+        caps = probe(host)
+    except BaseException:
+        host.close()
+        raise
+    return host, caps
+
+
+class HostPanel(QWidget):
+    """Connect form for one side.
+
+    Signals:
+        state_changed(): connected, disconnected, or busy changed.
+        connect_requested(): the user asked to connect (the page decides how).
+        host_released(Host): the panel let go of its host (after an edit).
+    """
+
+    state_changed = Signal()
+    connect_requested = Signal()
+    host_released = Signal(object)
+
+    def __init__(self, side: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.ui = Ui_HostPanel()
+        forms.setup(self.ui, self)
+        self.side = side
+        self.host: Host | None = None
+        self.caps: Capabilities | None = None
+        self.busy = False
+        self.connected_spec: HostSpec | None = None
+        self.host_key_dialog: HostKeyDialog | None = None
+        self._generation = 0
+        self.relay = PromptRelay(self)
+        self.prompts = GuiPrompts(self.relay)
+        self.relay.host_key_asked.connect(self._on_host_key_asked)
+        self.relay.secret_asked.connect(self._on_secret_asked)
+        title = side.capitalize()
+        for w in self.findChildren(QWidget):
+            name = w.accessibleName()
+            if name and not name.startswith(title):
+                w.setAccessibleName(f"{title} {name[0].lower()}{name[1:]}")
+        self.ui.busy_bar.hide()
+        self.ui.status_label.setText("Not connected.")
+        style.set_role(self.ui.status_label, "muted")
+        self.ui.connect_button.clicked.connect(self.connect_requested)
+        line = self.ui.host_combo.lineEdit()
+        if line is not None:
+            line.returnPressed.connect(self.connect_requested)
+        self.ui.auth_combo.currentIndexChanged.connect(self._on_auth_changed)
+        self.ui.key_browse_button.clicked.connect(self._on_browse_key)
+        self.ui.host_combo.activated.connect(self._on_host_activated)
+        for signal in (self.ui.host_combo.editTextChanged, self.ui.user_edit.textEdited,
+                       self.ui.key_edit.textEdited, self.ui.password_edit.textEdited):
+            signal.connect(self._on_edited)
+        self.ui.port_spin.valueChanged.connect(self._on_edited)
+        self.ui.sudo_check.toggled.connect(self._on_edited)
+        self.ui.auth_combo.currentIndexChanged.connect(self._on_edited)
+        self._on_auth_changed()
+
+    # -- choices ------------------------------------------------------------------------------
+    def fill_hosts(self, recent: list[RecentHost], last: RecentHost | None) -> None:
+        """Offer This computer, recent hosts and SSH config aliases; select the last one used."""
+        combo = self.ui.host_combo
+        combo.blockSignals(True)
+        combo.clear()
+        combo.addItem(THIS_COMPUTER, RecentHost("local"))
+        seen = {THIS_COMPUTER}
+        for entry in recent:
+            if entry.host != "local" and entry.label not in seen:
+                combo.addItem(entry.label, entry)
+                seen.add(entry.label)
+        try:
+            aliases = config_aliases()
+        except (OSError, ValueError):
+            aliases = []
+        for alias in aliases:
+            if alias not in seen:
+                combo.addItem(alias, RecentHost(alias))
+                seen.add(alias)
+        combo.setCurrentIndex(-1)
+        combo.setEditText("")
+        combo.blockSignals(False)
+        if last is not None:
+            self.apply_entry(last)
+
+    def apply_entry(self, entry: RecentHost) -> None:
+        """Fill the form from a remembered host."""
+        self.ui.host_combo.setEditText(THIS_COMPUTER if entry.host == "local" else entry.host)
+        self.ui.user_edit.setText(entry.user or "")
+        self.ui.port_spin.setValue(entry.port or 0)
+        self.ui.key_edit.setText(entry.identity or "")
+        self.ui.auth_combo.setCurrentIndex(AUTH_KEY if entry.identity else AUTH_AGENT)
+        self.ui.sudo_check.setChecked(entry.sudo)
+
+    def _on_host_activated(self, index: int) -> None:
+        entry = self.ui.host_combo.itemData(index)
+        if isinstance(entry, RecentHost):
+            self.apply_entry(entry)
+
+    def _on_auth_changed(self) -> None:
+        auth = self.ui.auth_combo.currentIndex()
+        for w in (self.ui.key_label, self.ui.key_edit, self.ui.key_browse_button):
+            w.setVisible(auth == AUTH_KEY)
+        for w in (self.ui.password_label, self.ui.password_edit):
+            w.setVisible(auth == AUTH_PASSWORD)
+        self._update_local()
+
+    def _update_local(self) -> None:
+        local = self.host_text().lower() in ("local", THIS_COMPUTER.lower())
+        for w in (self.ui.user_edit, self.ui.port_spin, self.ui.auth_combo, self.ui.key_edit,
+                  self.ui.key_browse_button, self.ui.password_edit):
+            w.setEnabled(not local and not self.busy)
+
+    def _on_browse_key(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Private key file", "~/.ssh")
+        if path:
+            self.ui.key_edit.setText(path)
+            self._on_edited()
+
+    def host_text(self) -> str:
+        return self.ui.host_combo.currentText().strip()
+
+    def spec(self) -> HostSpec:
+        """The form as a HostSpec; raises ZmigrateError for names that are not valid."""
+        text = self.host_text()
+        if not text:
+            raise ZmigrateError("no host given", fix="pick a host from the list or type one")
+        if text.lower() in ("local", THIS_COMPUTER.lower()):
+            return HostSpec("local", sudo=self.ui.sudo_check.isChecked())
+        spec = HostSpec.parse(text, sudo=self.ui.sudo_check.isChecked())
+        user = self.ui.user_edit.text().strip()
+        if user:
+            spec.user = user
+        spec.port = self.ui.port_spin.value() or None
+        auth = self.ui.auth_combo.currentIndex()
+        if auth == AUTH_KEY and self.ui.key_edit.text().strip():
+            spec.identity = self.ui.key_edit.text().strip()
+        if auth == AUTH_PASSWORD:
+            spec.password = self.ui.password_edit.text()
+        return spec
+
+    # -- connecting ---------------------------------------------------------------------------
+    @property
+    def connected(self) -> bool:
+        return self.host is not None and self.caps is not None
+
+    def start_connect(self) -> None:
+        """Connect in the background; the answer lands in `_on_connected` or `_on_failed`."""
+        try:
+            spec = self.spec()
+        except ZmigrateError as exc:
+            self.show_error(exc)
+            return
+        self.release()
+        self._generation += 1
+        generation = self._generation
+        self._set_busy(True, f"Connecting to {html.escape(spec.label)}…")
+        run_task(lambda: connect_and_probe(spec, self.prompts),
+                 lambda result: self._on_connected(generation, spec, *result),
+                 lambda exc: self._on_failed(generation, exc))
+
+    def adopt(self, host: Host, caps: Capabilities, spec: HostSpec) -> None:
+        """Use a host the other side already connected (same machine, same login)."""
+        self.release()
+        self._generation += 1
+        self.host, self.caps, self.connected_spec = host, caps, spec
+        self._show_connected()
+        self.state_changed.emit()
+
+    def _on_connected(self, generation: int, spec: HostSpec, host: Host,
+                      caps: Capabilities) -> None:
+        if generation != self._generation:  # the form changed meanwhile: not ours any more
+            self.host_released.emit(host)
+            return
+        self.host, self.caps, self.connected_spec = host, caps, spec
+        self._set_busy(False)
+        self._show_connected()
+        self.state_changed.emit()
+
+    def _show_connected(self) -> None:
+        assert self.host is not None and self.caps is not None
+        caps = self.caps
+        lines = [f"<b>✓ Connected to {html.escape(self.host.label)}</b>",
+                 html.escape(caps.describe())]
+        kind = "ok"
+        if not caps.has_zfs:
+            lines.append("zfs was not found there: install ZFS, or check PATH for "
+                         "non-login shells.")
+            kind = "warn"
+        if not caps.mbuffer_version:
+            lines.append("mbuffer was not found: install it (apt install mbuffer).")
+            kind = "warn"
+        self.ui.status_label.setText("<br>".join(lines))
+        style.set_role(self.ui.status_label, "")
+        style.set_banner(self.ui.status_frame, kind)
+
+    def _on_failed(self, generation: int, exc: Exception) -> None:
+        if generation != self._generation:
+            return
+        self._set_busy(False)
+        self.show_error(exc)
+        self.state_changed.emit()
+
+    def show_error(self, exc: BaseException) -> None:
+        self.ui.status_label.setText(error_html(exc))
+        style.set_role(self.ui.status_label, "")
+        style.set_banner(self.ui.status_frame, "error")
+
+    def _set_busy(self, busy: bool, text: str = "") -> None:
+        self.busy = busy
+        self.ui.busy_bar.setVisible(busy)
+        self.ui.connect_button.setEnabled(not busy)
+        if busy:
+            self.ui.status_label.setText(text)
+            style.set_role(self.ui.status_label, "muted")
+            style.set_banner(self.ui.status_frame, "")
+        self._update_local()
+        self.state_changed.emit()
+
+    def _on_edited(self) -> None:
+        self._update_local()
+        if self.busy:
+            self._generation += 1  # the running attempt's result will be dropped
+            self._set_busy(False)
+            self.ui.status_label.setText("Not connected.")
+        if self.host is not None:
+            self.release()
+            self.ui.status_label.setText("Changed: connect again.")
+            style.set_role(self.ui.status_label, "muted")
+            style.set_banner(self.ui.status_frame, "")
+            self.state_changed.emit()
+
+    def release(self) -> None:
+        """Let go of the current host; the page decides whether to close it."""
+        host, self.host, self.caps, self.connected_spec = self.host, None, None, None
+        if host is not None:
+            self.host_released.emit(host)
+
+    # -- prompts from the connecting thread ---------------------------------------------------
+    def _on_host_key_asked(self, info: HostKeyInfo, fut: Future[object]) -> None:
+        dialog = HostKeyDialog(info, self)
+        self.host_key_dialog = dialog
+
+        def done(_result: int) -> None:
+            if not fut.done():
+                fut.set_result(dialog.decision)
+            self.host_key_dialog = None
+            dialog.deleteLater()
+
+        dialog.finished.connect(done)
+        dialog.open()
+
+    def _on_secret_asked(self, prompt: str, fut: Future[object]) -> None:
+        dialog = QInputDialog(self)
+        dialog.setWindowTitle("Password needed")
+        dialog.setLabelText(prompt)
+        dialog.setTextEchoMode(QLineEdit.EchoMode.Password)
+        dialog.setAccessibleName(prompt)
+
+        def done(result: int) -> None:
+            if not fut.done():
+                fut.set_result(dialog.textValue() if result else None)
+            dialog.deleteLater()
+
+        dialog.finished.connect(done)
+        dialog.open()
+
+    def close_prompts(self) -> None:
+        """Answer open questions with "no": the wizard is closing."""
+        self.prompts.close()
+        if self.host_key_dialog is not None:
+            self.host_key_dialog.reject()
+
+    # for tests and callers that know better
+    def answer_host_key(self, decision: HostKeyDecision) -> None:
+        """Answer the open host key dialog (keyboard users click; tests call this)."""
+        dialog = self.host_key_dialog
+        if dialog is None:
+            return
+        if decision is HostKeyDecision.REJECT:
+            dialog.reject()
+        elif decision is HostKeyDecision.ACCEPT_ONCE:
+            dialog.ui.once_button.click()
+        else:
+            dialog.ui.remember_button.click()

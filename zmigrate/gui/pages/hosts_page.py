@@ -1,0 +1,96 @@
+"""Page 1: connect the source and the destination host, side by side."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QVBoxLayout, QWidget
+
+from ...hosts import Host
+from ...ssh import HostSpec
+from .. import forms, style
+from ..generated.ui_hosts_page import Ui_HostsPage
+from ..session import Session
+from ..settings import Settings
+from ..tasks import run_task
+from .base import Page
+from .host_panel import HostPanel
+
+
+def _same_login(a: HostSpec, b: HostSpec) -> bool:
+    return (a.host, a.user, a.port, a.identity, a.sudo) == (b.host, b.user, b.port, b.identity,
+                                                           b.sudo)
+
+
+class HostsPage(Page):
+    """Two HostPanels; Next is enabled once both ends are connected and probed."""
+
+    def __init__(self, session: Session, settings: Settings,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(session, settings, parent)
+        self.ui = Ui_HostsPage()
+        forms.setup(self.ui, self)
+        style.set_role(self.ui.hint_label, "muted")
+        self.source = HostPanel("source")
+        self.destination = HostPanel("destination")
+        for host_widget, panel in ((self.ui.source_panel_host, self.source),
+                                   (self.ui.destination_panel_host, self.destination)):
+            layout = QVBoxLayout(host_widget)
+            layout.setContentsMargins(0, 0, 0, 0)
+            layout.addWidget(panel)
+            panel.state_changed.connect(self._on_panel_state_changed)
+            panel.host_released.connect(self._on_host_released)
+        self.source.connect_requested.connect(lambda: self._connect(self.source))
+        self.destination.connect_requested.connect(lambda: self._connect(self.destination))
+        recent = settings.recent_hosts()
+        self.source.fill_hosts(recent, settings.last_host("source"))
+        self.destination.fill_hosts(recent, settings.last_host("destination"))
+        self.setTabOrder(self.source.ui.connect_button, self.destination.ui.host_combo)
+
+    def panels(self) -> tuple[HostPanel, HostPanel]:
+        return self.source, self.destination
+
+    def _connect(self, panel: HostPanel) -> None:
+        other = self.destination if panel is self.source else self.source
+        try:
+            spec = panel.spec()
+        except Exception:  # noqa: BLE001 - start_connect shows the problem on the panel
+            panel.start_connect()
+            return
+        if other.connected and other.connected_spec is not None \
+                and _same_login(spec, other.connected_spec):
+            assert other.host is not None and other.caps is not None
+            panel.adopt(other.host, other.caps, spec)  # one session serves both ends
+        else:
+            panel.start_connect()
+
+    def _on_panel_state_changed(self) -> None:
+        s = self.session
+        old = (s.src_host, s.dst_host)
+        s.src_host, s.src_caps = self.source.host, self.source.caps
+        s.dst_host, s.dst_caps = self.destination.host, self.destination.caps
+        for host in (s.src_host, s.dst_host):
+            if host is not None:
+                s.adopt(host)
+        if old[0] is not s.src_host:
+            s.src_datasets = None
+        if old[1] is not s.dst_host:
+            s.dst_datasets = None
+        for panel, side in ((self.source, "source"), (self.destination, "destination")):
+            if panel.connected and panel.connected_spec is not None:
+                self.settings.remember_host(panel.connected_spec, side)
+        self.completeChanged.emit()
+
+    def _on_host_released(self, host: Host) -> None:
+        self._on_panel_state_changed()
+        if self.session.release(host) or all(h is not host for h in self.session.owned):
+            run_task(host.close, lambda _r: None, lambda _e: None)
+
+    def isComplete(self) -> bool:
+        return self.source.connected and self.destination.connected
+
+    def validatePage(self) -> bool:
+        self.settings.sync()
+        return True
+
+    def close_prompts(self) -> None:
+        for panel in self.panels():
+            panel.close_prompts()

@@ -1,0 +1,98 @@
+"""Shared by the Source and Destination pages: a filtered dataset tree loaded off the GUI thread."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtCore import QModelIndex
+from PySide6.QtWidgets import QHeaderView, QLabel, QLineEdit, QProgressBar, QTreeView
+
+from ...hosts import Host
+from ...zfs import Capabilities, Dataset, inventory
+from .. import style
+from ..models.dataset_tree_model import DatasetFilterProxy, DatasetTreeModel
+from ..tasks import run_task
+from .host_panel import error_html
+
+class DatasetTree:
+    """Model, proxy and view wired together, with an async `load`."""
+
+    def __init__(self, view: QTreeView, filter_edit: QLineEdit, busy: QProgressBar,
+                 status: QLabel, with_snapshots: bool) -> None:
+        self.view = view
+        self.busy = busy
+        self.status = status
+        self.model = DatasetTreeModel(with_snapshots, view)
+        self.proxy = DatasetFilterProxy(view)
+        self.proxy.setSourceModel(self.model)
+        view.setModel(self.proxy)
+        header = view.header()
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        for col in range(1, self.model.columnCount()):
+            header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
+        filter_edit.textChanged.connect(self._on_filter)
+        self.loading = False
+        self._generation = 0
+        busy.hide()
+
+    def _on_filter(self, text: str) -> None:
+        self.proxy.setFilterFixedString(text.strip())
+        if text.strip():
+            self.view.expandAll()
+
+    def load(self, host: Host, caps: Capabilities,
+             done: Callable[[list[Dataset]], None]) -> None:
+        """Read the inventory on a worker thread; `done` gets it on the GUI thread."""
+        self._generation += 1
+        generation = self._generation
+        self.loading = True
+        self.busy.show()
+        self.status.setText(f"Reading datasets on {host.label}…")
+        style.set_role(self.status, "muted")
+
+        def ok(datasets: list[Dataset]) -> None:
+            if generation != self._generation:
+                return
+            self.loading = False
+            self.busy.hide()
+            self.status.setText("")
+            self.show(datasets)
+            done(datasets)
+
+        def failed(exc: Exception) -> None:
+            if generation != self._generation:
+                return
+            self.loading = False
+            self.busy.hide()
+            self.status.setText(error_html(exc))
+            style.set_role(self.status, "")
+
+        run_task(lambda: inventory(host, caps), ok, failed)
+
+    def show(self, datasets: list[Dataset]) -> None:
+        self.model.set_datasets(datasets)
+        # Open the pools (and one more level when there are few datasets).
+        depth = 1 if len(datasets) < 40 else 0
+        self.view.expandToDepth(depth)
+
+    def select(self, name: str) -> QModelIndex:
+        """Select and reveal the row of `name` (dataset or snapshot); returns its proxy index."""
+        index = self.proxy.mapFromSource(self.model.index_of(name))
+        if index.isValid():
+            self.view.setCurrentIndex(index)
+            self.view.scrollTo(index, QTreeView.ScrollHint.EnsureVisible)
+        return index
+
+    def current_item(self) -> object:
+        # selectionChanged comes before currentChanged: read the selection, not the current row.
+        rows = self.view.selectionModel().selectedRows(0)
+        if not rows:
+            return None
+        return self.model.item(self.proxy.mapToSource(rows[0]))
+
+    def cancel(self) -> None:
+        """Drop the result of a load still running."""
+        self._generation += 1
+        self.loading = False
+        self.busy.hide()

@@ -1,0 +1,88 @@
+"""What the wizard's pages share: the two connected hosts, inventories, choices and the job."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import ZmigrateError
+from ..events import Summary
+from ..hosts import Host
+from ..job import Job
+from ..plan import Options, Plan, Transport
+from ..samples import SampleStore
+from ..zfs import Capabilities, Dataset, Snapshot
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Session:
+    """The wizard's state. It owns every Host in `owned` and closes them in `close_hosts`."""
+
+    src_host: Host | None = None
+    src_caps: Capabilities | None = None
+    dst_host: Host | None = None
+    dst_caps: Capabilities | None = None
+    src_datasets: list[Dataset] | None = None
+    dst_datasets: list[Dataset] | None = None
+    source_dataset: Dataset | None = None
+    snapshot: Snapshot | None = None
+    destination: str | None = None
+    force: bool = False
+    options: Options = field(default_factory=Options)
+    job: Job | None = None
+    plan: Plan | None = None
+    store: SampleStore | None = None
+    summary: Summary | None = None
+    error: ZmigrateError | None = None
+    cancelled: bool = False
+    verdict: Any = None
+    owned: list[Host] = field(default_factory=list)
+
+    @property
+    def same_host(self) -> bool:
+        """Both ends are one machine (one Host object, or the same label)."""
+        if self.src_host is None or self.dst_host is None:
+            return False
+        return self.src_host is self.dst_host or self.src_host.label == self.dst_host.label
+
+    @property
+    def default_transport(self) -> Transport:
+        return Transport.LOCAL if self.same_host else Transport.TCP
+
+    def adopt(self, host: Host) -> None:
+        """Take ownership of a freshly connected host."""
+        if all(h is not host for h in self.owned):
+            self.owned.append(host)
+
+    def release(self, host: Host) -> bool:
+        """Forget `host` if neither side uses it any more; True if the caller should close it."""
+        if host is self.src_host or host is self.dst_host:
+            return False
+        before = len(self.owned)
+        self.owned = [h for h in self.owned if h is not host]
+        return len(self.owned) != before
+
+    def reset_transfer(self) -> None:
+        """Forget the last transfer (for "start another"); inventories are read again."""
+        self.src_datasets = self.dst_datasets = None
+        self.source_dataset = self.snapshot = None
+        self.destination = None
+        self.force = False
+        self.job = self.plan = None
+        self.store = None
+        self.summary = self.error = None
+        self.cancelled = False
+        self.verdict = None
+
+    def close_hosts(self) -> None:
+        """Close every host this session owns (safe to call twice)."""
+        hosts, self.owned = self.owned, []
+        self.src_host = self.dst_host = None
+        for host in hosts:
+            try:
+                host.close()
+            except Exception:  # noqa: BLE001 - closing must go on for the other hosts
+                log.exception("closing %s", host)
