@@ -22,7 +22,7 @@ import json
 import secrets
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TextIO
 
@@ -33,7 +33,7 @@ from .hosts import Host, Process
 from .job import Job, Request
 from .mbuffer import LineSplitter, format_size, parse_status, parse_summary
 from .pipeline import free_port, listening_ports
-from .plan import KiB, MiB, Options, Transport, _address_port, size_arg
+from .plan import KiB, MiB, Options, Transport, address_port, size_arg
 
 DEFAULT_SECONDS = 10.0
 FAST_CIPHERS = ("aes128-gcm@openssh.com", "chacha20-poly1305@openssh.com")
@@ -45,6 +45,7 @@ CPU_BOUND = 90.0  # percent of one core: a process at this is the limit of its s
 LISTEN_TIMEOUT = 20.0
 STOP_GRACE = 2.0
 SSH_PROBE_TIMEOUT = 30.0
+STAGES = ("source_read", "network", "ssh", "destination_write")  # in the order they run
 Emit = Callable[[object], None]
 
 
@@ -277,24 +278,33 @@ class Doctor:
             target, connect/allow addresses, block size.
         ciphers: fast ciphers tried besides ssh's default.
         emit: gets StageStarted, then each StageResult as it finishes.
+        ssh_test, write_test: run the ssh stages (default) and the write test (opt-in).
+        stages: run only these of STAGES (overrides ssh_test and write_test).
     """
 
     def __init__(self, src: Host, dst: Host, *, snapshot: str | None = None,
                  parent: str | None = None, seconds: float = DEFAULT_SECONDS,
                  write_test: bool = False, options: Options | None = None,
                  ciphers: Sequence[str] = FAST_CIPHERS, emit: Emit | None = None,
-                 ssh_test: bool = True) -> None:
+                 ssh_test: bool = True, stages: Collection[str] | None = None) -> None:
         if snapshot is not None:
             shell.snapshot(snapshot)
         if parent is not None:
             shell.dataset(parent)
-        if write_test and parent is None:
-            raise ZmigrateError("the write test needs a dataset on the destination",
-                                fix="give the destination as HOST:pool/dataset")
         self.src, self.dst = src, dst
         self.snapshot, self.parent = snapshot, parent
         self.seconds = max(1.0, seconds)
-        self.write_test, self.ssh_test = write_test, ssh_test
+        unknown = set(stages or ()) - set(STAGES)
+        if unknown:
+            raise ZmigrateError(f"unknown stage {', '.join(sorted(unknown))}",
+                                fix="choose from " + ", ".join(STAGES))
+        # An explicit stage list is the user's opt-in; otherwise ssh is on and the write off.
+        self.only = frozenset(stages) if stages else frozenset(
+            name for name, on in zip(STAGES, (True, True, ssh_test, write_test), strict=True)
+            if on)
+        if "destination_write" in self.only and parent is None:
+            raise ZmigrateError("the write test needs a dataset on the destination",
+                                fix="give the destination as HOST:pool/dataset")
         options = options or Options()
         self.options = options
         self.transport = options.transport or Transport.TCP
@@ -304,6 +314,7 @@ class Doctor:
         self.temp_dataset = f"{parent}/{TEMP_PREFIX}{self.run_id}" if parent else None
         self._cancel = threading.Event()
         self._lock = threading.Lock()
+        self._stopping = threading.Lock()
         self._live: list[_Spawned] = []
         self.src_caps: zfs.Capabilities | None = None
         self.dst_caps: zfs.Capabilities | None = None
@@ -330,16 +341,23 @@ class Doctor:
                                     fix="install it there: apt install mbuffer")
         # Each step yields its rows as they finish (ssh yields one per cipher), so they are
         # emitted while the next one runs.
-        plan: list[Callable[[], Iterable[StageResult]]] = [
-            lambda: [self._source_read()], lambda: [self._network()]]
-        if self.ssh_test:
-            plan.append(self._ssh_stages)
-        if self.write_test:
-            plan.append(lambda: [self._destination_write()])
-        for step in plan:
-            if self._cancel.is_set():
-                break
-            for result in step():
+        steps: dict[str, Callable[[], Iterable[StageResult]]] = {
+            "source_read": lambda: [self._source_read()],
+            "network": lambda: [self._network()],
+            "ssh": self._ssh_stages,
+            "destination_write": lambda: [self._destination_write()],
+        }
+        for name in STAGES:
+            if name not in self.only or self._cancel.is_set():
+                continue
+            try:
+                for result in steps[name]():
+                    stages.append(result)
+                    self._emit(result)
+            except ZmigrateError as exc:
+                # One stage failing (e.g. a control session timeout) must not hide the others.
+                result = StageResult(name, name.replace("_", " "), None, 0.0, 0, False,
+                                     error=str(exc))
                 stages.append(result)
                 self._emit(result)
         return self._report(stages)
@@ -365,7 +383,15 @@ class Doctor:
         return sp
 
     def _stop_all(self) -> None:
-        """TERM every live process group, then KILL what is left (senders first)."""
+        """TERM every live process group, then KILL what is left (senders first).
+
+        A second caller (cancel() racing the stage's own stop) waits until the first is done,
+        so "stopped" always means gone.
+        """
+        with self._stopping:
+            self._stop_locked()
+
+    def _stop_locked(self) -> None:
         with self._lock:
             live, self._live = list(self._live), []
         for sp in reversed(live):
@@ -411,6 +437,7 @@ class Doctor:
         error: str | None = None
         completed = False
         after: dict[str, _CpuSnapshot | None] = {}
+        elapsed: float | None = None
         try:
             for i, (host, line) in enumerate(start):
                 spawned.append(self._spawn(host, line))
@@ -435,10 +462,12 @@ class Doctor:
                     error = f"{failed.host.label}: {failed.meter.error()}"
                     break
                 self._cancel.wait(0.1)
+            elapsed = time.monotonic() - began
             if not self._cancel.is_set():
                 after = self._cpu()  # while the processes still run, so they are counted
         finally:
-            elapsed = time.monotonic() - began
+            if elapsed is None:
+                elapsed = time.monotonic() - began
             self._stop_all()
         if self._cancel.is_set():
             error = error or "cancelled"
@@ -482,25 +511,25 @@ class Doctor:
         return result
 
     def _network(self) -> StageResult:
-        title = "network (tcp, mbuffer to mbuffer)"
+        title = "network (tcp, mbuffer)"
         in_path = self.transport is Transport.TCP
         try:
-            connect, allow = self._job()._addresses()
+            connect, allow = self._job().addresses()
             connect = self.options.connect_address or connect
             allow = self.options.allow_address or allow
             port = self.options.port or free_port(self.dst)
         except ZmigrateError as exc:
             return StageResult("network", title, None, 0.0, 0, in_path, error=exc.message)
-        listen = _address_port(allow, port) if allow else str(port)
+        listen = address_port(allow, port) if allow else str(port)
         receiver = shell.join(self._mbuffer("-I", listen, "-o", "/dev/null"))
-        sender = shell.join(self._mbuffer("-i", "/dev/zero", "-O", _address_port(connect, port)))
+        sender = shell.join(self._mbuffer("-i", "/dev/zero", "-O", address_port(connect, port)))
         return self._measure("network", title, in_path, [(self.dst, receiver), (self.src, sender)],
                              0, listen_port=port, details={"port": port, "connect": connect})
 
     def _ssh_target(self) -> tuple[str, tuple[str, ...]]:
         if self.options.ssh_target:
             return self.options.ssh_target, self.options.ssh_options
-        return self._job()._ssh_target()
+        return self._job().ssh_target()
 
     def _ssh_stages(self) -> Iterator[StageResult]:
         in_path_default = self.transport is Transport.SSH
@@ -529,20 +558,39 @@ class Doctor:
                                 [(self.src, line)], 0, details={"cipher": cipher, "target": target})
 
     def _destination_write(self) -> StageResult:
-        title = "destination write (file in a temporary dataset)"
+        """The write test; its dataset (a name of this run only) is destroyed on every path."""
+        try:
+            result = self._write_test()
+        finally:
+            gone = self._destroy_temp()
+        if not gone:
+            ds = self.temp_dataset
+            result = replace(result, details={
+                **result.details,
+                "cleanup_error": f"could not destroy {ds} on {self.dst.label}: "
+                                 f"run zfs destroy -r {ds}"})
+        return result
+
+    def _write_test(self) -> StageResult:
+        title = "destination write (temp dataset)"
         ds = self.temp_dataset
         assert ds is not None
         dst = self.dst
         details: dict[str, Any] = {"dataset": ds}
+
+        def failed(message: str) -> StageResult:
+            return StageResult("destination_write", title, None, 0.0, 0, True, error=message,
+                               details=details)
+
         try:
             dst.execute(dst.privileged(["zfs", "create", ds]), timeout=120).check(
                 f"creating {ds}")
-            mnt = dst.execute(dst.privileged(["zfs", "get", "-H", "-o", "value", "mountpoint",
-                                              ds]), timeout=60).stdout.strip()
-            if not mnt.startswith("/") or not dst.execute(["test", "-d", mnt]).ok:
-                return StageResult("destination_write", title, None, 0.0, 0, True,
-                                   error=f"{ds} is not mounted (mountpoint {mnt or '?'})",
-                                   details=details)
+            r = dst.execute(dst.privileged(["zfs", "get", "-H", "-o", "value",
+                                            "mounted,mountpoint", ds]), timeout=60)
+            mounted, _, mnt = r.stdout.strip().partition("\n")
+            # Never write into an unmounted mountpoint: that would fill the parent dataset.
+            if mounted.strip() != "yes" or not mnt.startswith("/"):
+                return failed(f"{ds} is not mounted (mountpoint {mnt or '?'})")
             path = f"{mnt.rstrip('/')}/doctor.bin"
             line = shell.join(self._mbuffer("-i", "/dev/urandom", "-o", path))
             result = self._measure("destination_write", title, True, [(dst, line)], 0,
@@ -558,12 +606,7 @@ class Doctor:
             return replace(result, rate=rate, note=f"from /dev/urandom, incl. {flush:.1f} s sync",
                            details={**result.details, "sync_seconds": round(flush, 3)})
         except ZmigrateError as exc:
-            return StageResult("destination_write", title, None, 0.0, 0, True, error=exc.message,
-                               details=details)
-        finally:
-            gone = self._destroy_temp()
-            if not gone:
-                details["cleanup_error"] = f"could not destroy {ds}: run zfs destroy -r {ds}"
+            return failed(exc.message)
 
     def _destroy_temp(self) -> bool:
         """Destroy the write test's dataset (retrying while it is busy); True once it is gone."""
@@ -678,6 +721,8 @@ def add_parser(sub: Any) -> None:
                     help="ssh cipher to try (repeatable; default: "
                     + ", ".join(FAST_CIPHERS) + ")")
     dp.add_argument("--no-ssh", action="store_true", help="skip the ssh stages")
+    dp.add_argument("--stage", action="append", default=[], choices=STAGES,
+                    help="run only this stage (repeatable)")
     dp.add_argument("--port", type=int, help="TCP port on the destination (default: a free one)")
     dp.add_argument("--connect-address", help="address the source uses to reach the destination")
     dp.add_argument("--allow-address",
@@ -703,7 +748,7 @@ def _location(text: str) -> tuple[str, str]:
 def format_table(report: DoctorReport) -> str:
     """The report as a table with the bottleneck marked, then the advice."""
     labels = list(dict.fromkeys(h.host for s in report.stages for h in s.cpu))
-    head = f"{'':2}{'STAGE':<44} {'RATE':>12} {'TIME':>6}  {'CPU ' + ' / '.join(labels):<22} NOTE"
+    head = f"{'':2}{'STAGE':<36} {'RATE':>12} {'TIME':>6}  {'CPU ' + ' / '.join(labels):<22} NOTE"
     lines = [f"doctor: {report.source} -> {report.destination}, {report.seconds:g} s per stage, "
              f"transport {report.transport.value}", head]
     for s in report.stages:
@@ -719,7 +764,7 @@ def format_table(report: DoctorReport) -> str:
                 notes.append(f"busiest {busiest.name} {busiest.cpu:.0f}% ({busiest.host})")
         note = "; ".join(n for n in notes if n)
         time_text = f"{s.seconds:.1f}s" if not s.skipped else "-"
-        lines.append(f"{mark}{title:<44} {_rate(s.rate):>12} {time_text:>6}  {cpu:<22} {note}")
+        lines.append(f"{mark}{title:<36} {_rate(s.rate):>12} {time_text:>6}  {cpu:<22} {note}")
     if report.cancelled:
         lines.append("cancelled: the stages after the one running were not measured")
     if report.bottleneck is not None:
@@ -780,7 +825,7 @@ def run_cli(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         doctor = Doctor(src, dst, snapshot=snap or None, parent=parent or None,
                         seconds=args.seconds, write_test=args.write_test, options=options,
                         ciphers=args.cipher or FAST_CIPHERS, emit=on_event,
-                        ssh_test=not args.no_ssh)
+                        ssh_test=not args.no_ssh, stages=args.stage or None)
         box: dict[str, object] = {}
 
         def work() -> None:

@@ -45,7 +45,11 @@ __all__ = [
     "JobRecord",
     "Recorder",
     "SampleRow",
+    "add_parser",
+    "bucket_width",
     "default_path",
+    "read_csv",
+    "run_cli",
 ]
 
 DATA_DIR_ENV: Final = "ZMIGRATE_DATA_DIR"

@@ -151,13 +151,15 @@ class Host(ABC):
 
     def kill_group(self, pgid: int, sig: int = signal.SIGTERM) -> None:
         """Signal the process group `pgid` on this host."""
-        argv = self.privileged(["kill", f"-{signal.Signals(sig).name[3:]}", "--", f"-{pgid}"])
+        # pkill -g is the same on Linux, FreeBSD and illumos; `kill -- -PGID` is not (dash's
+        # builtin refuses the `--`, procps' kill needs it).
+        argv = self.privileged(["pkill", f"-{signal.Signals(sig).name[3:]}", "-g", str(pgid)])
         self.run(shell.join(argv), timeout=15)
 
     def group_alive(self, pgid: int) -> bool:
         """Whether any process of group `pgid` still runs on this host."""
-        argv = self.privileged(["kill", "-0", "--", f"-{pgid}"])
-        return self.run(shell.join(argv), timeout=15).ok
+        argv = self.privileged(["pgrep", "-g", str(pgid)])
+        return self.run(shell.join(argv) + " >/dev/null", timeout=15).ok
 
     def __enter__(self) -> Host:
         return self
@@ -309,6 +311,22 @@ class LocalHost(Host):
             os.killpg(pgid, sig)
         except ProcessLookupError:
             pass
+
+    def group_alive(self, pgid: int) -> bool:
+        if self.sudo or not os.path.isdir("/proc"):
+            return super().group_alive(pgid)
+        # Zombies (exited, not yet reaped by us) still count in pgrep's eyes; they are not alive.
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as f:
+                    stat = f.read().rsplit(b")", 1)[1].split()
+            except OSError:
+                continue
+            if int(stat[2]) == pgid and stat[0] != b"Z":
+                return True
+        return False
 
     def close(self) -> None:
         pass

@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass, field, replace
 
 from . import shell, zfs
+from .diagnosis import Diagnoser
 from .errors import CancelledError, PreflightError, TransferError, ZmigrateError
 from .events import Failed, Finished, Observer, PlanReady, StageChanged, Summary
 from .hosts import Host
@@ -154,7 +155,7 @@ class Job:
         port = None
         connect_address = allow_address = None
         if transport is Transport.TCP:
-            connect_address, allow_address = self._addresses()
+            connect_address, allow_address = self.addresses()
             if options.port is not None:
                 if options.port in listening_ports(self.dst):
                     raise PreflightError(
@@ -166,7 +167,7 @@ class Job:
             else:
                 port = free_port(self.dst)
         elif transport is Transport.SSH and options.ssh_target is None:
-            target, ssh_options = self._ssh_target()
+            target, ssh_options = self.ssh_target()
             options = replace(options, ssh_target=target, ssh_options=ssh_options)
         plan = make_plan(
             Site(self.src, self.src_caps, src_sets),
@@ -200,7 +201,7 @@ class Job:
                                          r.command, r.status)
         return int(m[-1])
 
-    def _addresses(self) -> tuple[str, str | None]:
+    def addresses(self) -> tuple[str, str | None]:
         """(address the source connects to, source address as the destination sees it)."""
         assert self.src_caps is not None and self.dst_caps is not None
         src, dst = self.src_caps, self.dst_caps
@@ -213,7 +214,7 @@ class Job:
         m = re.search(r"\bsrc\s+(\S+)", r.stdout)
         return connect, m.group(1) if m else src.ssh_server_ip
 
-    def _ssh_target(self) -> tuple[str, tuple[str, ...]]:
+    def ssh_target(self) -> tuple[str, tuple[str, ...]]:
         """How the source's own ssh reaches the destination: resolved from our SSH config."""
         from .ssh import HostSpec, resolve
 
@@ -225,6 +226,8 @@ class Job:
     def _run(self) -> Summary:
         plan = self.prepare()
         self.plan = plan
+        diagnoser = Diagnoser(self.emit, rate_limit=plan.options.rate_limit)
+        self.subscribe(diagnoser)
         self.emit(PlanReady(plan))
         for w in plan.warnings:
             self.emit(StageChanged("preflight", w))
@@ -233,6 +236,12 @@ class Job:
         before = self._dst_snapshots(plan)
         results: list[StepResult] = []
         done = 0
+        if plan.rollback:
+            self.emit(StageChanged("preflight", f"rolling back: {plan.rollback}"))
+            r = self.dst.run(plan.rollback, timeout=300)
+            if not r.ok:
+                raise zfs.classify_zfs_error(self.dst.label, "rolling back the destination",
+                                             r.stderr, r.command, r.status)
         try:
             for i, step in enumerate(plan.steps):
                 self._check_cancel()
@@ -270,6 +279,7 @@ class Job:
             self.dst.execute(
                 self.dst.privileged(["zfs", "set", "readonly=on", plan.destination_dataset])
             ).check("setting readonly=on")
+        verdict = diagnoser.finish()
         seconds = sum(r.seconds for r in results)
         empties = [r.receive_empty_count for r in results if r.receive_empty_count is not None]
         return Summary(
@@ -281,6 +291,7 @@ class Job:
             destination_guid=dst_guid,
             hash_match=hash_match,
             snapshots_sent=plan.arrives,
+            extra={"verdict": verdict.to_json()},
         )
 
     def _dst_snapshots(self, plan: Plan) -> set[str]:

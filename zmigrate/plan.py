@@ -85,6 +85,7 @@ class Plan:
     estimate: int | None
     estimate_exact: bool
     destroys: tuple[str, ...] = ()
+    rollback: str | None = None  # run on the destination first when the user forced a rollback
     warnings: tuple[str, ...] = ()
     job_id: str = field(default_factory=lambda: secrets.token_hex(4))
 
@@ -99,6 +100,8 @@ class Plan:
     def commands(self) -> list[tuple[str, str]]:
         """(host, shell line) pairs in the order they are started."""
         out: list[tuple[str, str]] = []
+        if self.rollback:
+            out.append((self.destination, self.rollback))
         for step in self.steps:
             if step.destination_command:
                 out.append((self.destination, step.destination_command))
@@ -207,7 +210,7 @@ def mbuffer_argv(block: int, size: int, *, hash_: bool, rate: int | None = None,
     return argv
 
 
-def _address_port(address: str, port: int) -> str:
+def address_port(address: str, port: int) -> str:
     return f"[{address}]:{port}" if ":" in address else f"{address}:{port}"
 
 
@@ -288,6 +291,7 @@ def make_plan(
     target = dst.find(destination)
     base: zfs.Snapshot | None = None
     destroys: tuple[str, ...] = ()
+    rollback_to: str | None = None
     force_receive = False
     if target is None:
         if options.base is not None:
@@ -346,6 +350,7 @@ def make_plan(
                     + " (this destroys " + ", ".join("@" + n for n in newer) + ")",
                 )
             destroys = tuple(newer)
+            rollback_to = f"{destination}@{dst_base.short}"
         force_receive = options.force
 
     steps_spec: list[tuple[zfs.Snapshot | None, zfs.Snapshot, tuple[str, ...]]] = []
@@ -399,13 +404,13 @@ def make_plan(
             dst_cmd = None
         elif transport is Transport.TCP:
             assert connect_address is not None and port is not None
-            listen = _address_port(allow_address, port) if allow_address else str(port)
+            listen = address_port(allow_address, port) if allow_address else str(port)
             recv = zfs.receive_argv(dst.host, destination, force=recv_force, extra=receive_extra)
             dst_mb = mbuffer_argv(options.block_size, dst_buffer, hash_=hash_, listen=listen,
                                   start_percent=10)
             src_mb = mbuffer_argv(options.block_size, src_buffer, hash_=hash_,
                                   rate=options.rate_limit,
-                                  send_to=_address_port(connect_address, port))
+                                  send_to=address_port(connect_address, port))
             dst_cmd = shell.pipe(shell.join(dst_mb), shell.join(recv))
             src_cmd = shell.pipe(shell.join(send), shell.join(src_mb))
         else:
@@ -423,6 +428,11 @@ def make_plan(
         steps.append(Step(b.name if b else None, s.name, arrives, estimate, src_cmd, dst_cmd,
                           receive_log))
 
+    rollback = None
+    if rollback_to is not None:
+        # `receive -F` alone keeps destination snapshots newer than the base on some
+        # implementations (zfs-fuse); an explicit rollback -r destroys exactly what we announced.
+        rollback = shell.join(dst.host.privileged(["zfs", "rollback", "-r", rollback_to]))
     estimates = [st.estimate for st in steps]
     total = sum(e for e in estimates if e is not None) if all(
         e is not None for e in estimates) else None
@@ -442,6 +452,7 @@ def make_plan(
         estimate=total,
         estimate_exact=False,
         destroys=destroys,
+        rollback=rollback,
         warnings=warnings,
     )
 

@@ -13,6 +13,7 @@ import importlib
 import inspect
 import os
 import sys
+import tempfile
 import traceback
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TextIO
@@ -44,17 +45,51 @@ def run(argv: list[str] | None = None, out: TextIO | None = None,
     err = err or sys.stderr
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     try:
-        from PySide6.QtCore import QTimer
-        from PySide6.QtWidgets import QApplication
+        from PySide6.QtCore import QSettings
 
         import zmigrate.gui  # noqa: F401  (binds pyqtgraph to PySide6 before it is imported)
     except Exception as exc:  # noqa: BLE001 - a broken bundle must say why, not crash
         _report(err, f"self-test FAILED: cannot import Qt: {exc!r}")
         return 1
+    with tempfile.TemporaryDirectory(prefix="zmigrate-selftest-") as scratch:
+        # Neither read nor write the user's settings.
+        for fmt in (QSettings.Format.NativeFormat, QSettings.Format.IniFormat):
+            QSettings.setPath(fmt, QSettings.Scope.UserScope, scratch)
+        try:
+            app = _application(argv or [])
+        except Exception as exc:  # noqa: BLE001
+            _report(err, f"self-test FAILED: cannot create the application: {exc!r}")
+            return 1
+        return _run_checks(app, out, err)
 
+
+def _application(argv: list[str]) -> QApplication:
+    """The app as zmigrate.gui.app makes it (names, style), else a plain QApplication."""
+    from PySide6.QtWidgets import QApplication
+
+    module = _gui_app_module()
+    make_app = getattr(module, "make_app", None)
+    if callable(make_app):
+        app = make_app(argv)
+        if isinstance(app, QApplication):
+            return app
     existing = QApplication.instance()
-    app = existing if isinstance(existing, QApplication) else QApplication(
-        ["zmigrate", *(argv or [])])
+    return existing if isinstance(existing, QApplication) else QApplication(["zmigrate", *argv])
+
+
+def _gui_app_module() -> Any:
+    """zmigrate.gui.app, or None while it does not exist."""
+    try:
+        return importlib.import_module("zmigrate.gui.app")
+    except ModuleNotFoundError as exc:
+        if exc.name != "zmigrate.gui.app":
+            raise
+        return None
+
+
+def _run_checks(app: QApplication, out: TextIO, err: TextIO) -> int:
+    from PySide6.QtCore import QTimer
+
     result: dict[str, Any] = {"code": 1, "lines": []}
     keep: list[QWidget] = []
 
@@ -76,6 +111,9 @@ def run(argv: list[str] | None = None, out: TextIO | None = None,
     QTimer.singleShot(TIMEOUT_MS, too_slow)
     app.exec()
     for w in keep:
+        shutdown = getattr(w, "shutdown", None)
+        if callable(shutdown):
+            shutdown()
         w.close()
         w.deleteLater()
     stream = out if result["code"] == 0 else err
@@ -107,12 +145,9 @@ def _main_window() -> QWidget | None:
     """The application's main window, if zmigrate.gui.app offers a factory for it."""
     from PySide6.QtWidgets import QWidget
 
-    try:
-        module = importlib.import_module("zmigrate.gui.app")
-    except ModuleNotFoundError as exc:
-        if exc.name in ("zmigrate.gui.app",):
-            return None
-        raise
+    module = _gui_app_module()
+    if module is None:
+        return None
     for name in FACTORY_NAMES:
         factory = getattr(module, name, None)
         if factory is None or not callable(factory):

@@ -221,9 +221,10 @@ def connect(spec: HostSpec, prompts: Prompts | None = None, *, timeout: float = 
     if kh.is_file():
         client.load_host_keys(str(kh))
     client.set_missing_host_key_policy(_AskPolicy(prompts, kh, entry))
-    sock = paramiko.ProxyCommand(r.proxy_command) if r.proxy_command else None
 
     def attempt(password: str | None, passphrase: str | None) -> None:
+        # A proxy command's socket is used up by a failed attempt: start a new one each time.
+        sock = paramiko.ProxyCommand(r.proxy_command) if r.proxy_command else None
         client.connect(
             r.hostname,
             port=r.port,

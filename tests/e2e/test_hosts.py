@@ -120,16 +120,18 @@ def test_connect_by_alias_runs_as_root_on_the_right_sshd(src: SshHost, lab_env: 
     # The server side says which port it was reached on: the src sshd, not dst.
     server_port = src.run('echo "$SSH_CONNECTION"').stdout.split()[-1]
     assert int(server_port) == lab_env.src.port
-    transport = src.client.get_transport()  # type: ignore[attr-defined]
+    transport = src.client.get_transport()
+    assert transport is not None
     assert transport.getpeername() == ("127.0.0.1", lab_env.src.port)
 
 
 def test_one_transport_for_twenty_commands(src: SshHost, lab_env: Lab) -> None:
-    transport = src.client.get_transport()  # type: ignore[attr-defined]
+    transport = src.client.get_transport()
+    assert transport is not None
     for i in range(20):
         result = src.run(f"echo {i}; echo err{i} >&2; exit {i % 3}")
         assert (result.status, result.stdout, result.stderr) == (i % 3, f"{i}\n", f"err{i}\n")
-        assert src.client.get_transport() is transport  # type: ignore[attr-defined]
+        assert src.client.get_transport() is transport
     assert established_to(lab_env.src.port) == 1
     assert len(sshd_sessions(lab_env.src.sshd_pid)) == 1
 
@@ -280,15 +282,8 @@ def test_kill_spawned_pipeline_kills_its_group(pipeline: tuple[Host, Process, in
     assert proc.wait(10) is not None
 
 
-def test_group_alive_follows_the_group(
-    pipeline: tuple[Host, Process, int], request: pytest.FixtureRequest
-) -> None:
+def test_group_alive_follows_the_group(pipeline: tuple[Host, Process, int]) -> None:
     host, proc, pgid = pipeline
-    if host.is_local:
-        request.applymarker(pytest.mark.xfail(
-            strict=True,
-            reason="hosts.py runs `kill -0 -- -PGID` through /bin/sh; dash's kill rejects '--'",
-        ))
     assert host.group_alive(pgid)
     host.kill_group(pgid)
     assert wait_until(lambda: not host.group_alive(pgid), 5)

@@ -88,6 +88,7 @@ def ensure_daemon(timeout: float = 20.0) -> ZfsDaemon:
                 f"zfs-fuse runs (pid {pids[0]}) but `zpool list` does not answer; {SETUP_HINT}"
             )
         return ZfsDaemon(pids[0], started=False)
+    PIDFILE.unlink(missing_ok=True)  # a stale pid file from a dead daemon makes it exit 1
     proc = run([ZFS_FUSE, "--no-kstat-mount", "-p", str(PIDFILE)], check=False, timeout=30)
     if proc.returncode != 0:
         raise LabUnavailableError(
@@ -97,8 +98,10 @@ def ensure_daemon(timeout: float = 20.0) -> ZfsDaemon:
         pids = _daemon_pids()
         daemon = ZfsDaemon(pids[0] if pids else None, started=True)
         stop_daemon(daemon)
-        raise LabUnavailableError(f"zfs-fuse started but `zpool list` did not answer within "
-                             f"{timeout:.0f} s; {SETUP_HINT}")
+        raise LabUnavailableError(
+            f"zfs-fuse started but `zpool list` did not answer within {timeout:.0f} s; "
+            f"{SETUP_HINT}"
+        )
     pid: int | None = None
     try:
         pid = int(PIDFILE.read_text().split()[0])

@@ -67,8 +67,9 @@ def test_incremental_base_is_newest_common_by_guid_not_name() -> None:
     p = plan(dst, force=True)
     assert p.base == "b" and p.destroys == ("c",)
     assert p.arrives == ("c", "d")
-    assert "zfs receive -F backup/home" in p.commands()[0][1]
-    assert "zfs send -I tank/home@b tank/home@d" in p.commands()[1][1]
+    assert p.commands()[0][1] == "zfs rollback -r backup/home@b"
+    assert "zfs receive -F backup/home" in p.commands()[1][1]
+    assert "zfs send -I tank/home@b tank/home@d" in p.commands()[2][1]
 
 
 def test_incremental_intermediates_or_only_endpoint() -> None:

@@ -104,5 +104,6 @@ def test_store_keeps_sides_apart_and_exports_csv() -> None:
 
 
 def test_engine_module_imports_no_qt() -> None:
-    code = "import sys, zmigrate.samples; sys.exit(any(m.startswith('PySide6') for m in sys.modules))"
+    code = ("import sys, zmigrate.samples; "
+            "sys.exit(any(m.startswith('PySide6') for m in sys.modules))")
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0

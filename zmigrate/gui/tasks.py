@@ -16,8 +16,6 @@ def run_task(fn: Callable[[], T], on_result: Callable[[T], None],
 
     Returns the superqt worker (it keeps itself alive until it has finished).
     """
-    worker = create_worker(fn, _start_thread=False)
-    worker.returned.connect(on_result)
-    worker.errored.connect(on_error)
-    worker.start()
+    worker = create_worker(fn, _start_thread=True,
+                           _connect={"returned": on_result, "errored": on_error})
     return worker

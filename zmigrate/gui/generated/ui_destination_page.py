@@ -60,7 +60,8 @@ class Ui_DestinationPage(object):
         self.dataset_tree.setObjectName(u"dataset_tree")
         self.dataset_tree.setAlternatingRowColors(True)
         self.dataset_tree.setUniformRowHeights(True)
-        self.dataset_tree.setSortingEnabled(True)
+        self.dataset_tree.setSortingEnabled(False)
+        self.dataset_tree.setAllColumnsShowFocus(True)
         self.dataset_tree.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.dataset_tree.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
 
@@ -120,6 +121,7 @@ class Ui_DestinationPage(object):
 
         self.page_layout.addWidget(self.status_label)
 
+        self.page_layout.setStretch(1, 1)
 #if QT_CONFIG(shortcut)
         self.filter_label.setBuddy(self.filter_edit)
         self.parent_label.setBuddy(self.parent_edit)
@@ -134,7 +136,6 @@ class Ui_DestinationPage(object):
     def retranslateUi(self, DestinationPage):
         DestinationPage.setTitle(QCoreApplication.translate("DestinationPage", u"Where it goes", None))
         DestinationPage.setSubTitle(QCoreApplication.translate("DestinationPage", u"Pick the parent dataset on the destination and the name of the copy.", None))
-        self.page_layout.setStretch(QCoreApplication.translate("DestinationPage", u"0,1,0,0,0", None))
         self.filter_label.setText(QCoreApplication.translate("DestinationPage", u"&Filter:", None))
         self.filter_edit.setPlaceholderText(QCoreApplication.translate("DestinationPage", u"dataset name", None))
 #if QT_CONFIG(accessibility)

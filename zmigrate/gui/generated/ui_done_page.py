@@ -163,6 +163,7 @@ class Ui_DonePage(object):
 
         self.page_layout.addWidget(self.saved_label)
 
+        self.page_layout.setStretch(3, 1)
 
         self.retranslateUi(DonePage)
 
@@ -172,7 +173,6 @@ class Ui_DonePage(object):
     def retranslateUi(self, DonePage):
         DonePage.setTitle(QCoreApplication.translate("DonePage", u"Done", None))
         DonePage.setSubTitle("")
-        self.page_layout.setStretch(QCoreApplication.translate("DonePage", u"0,0,0,1,0,0", None))
         self.result_label.setText("")
 #if QT_CONFIG(accessibility)
         self.result_label.setAccessibleName(QCoreApplication.translate("DonePage", u"Result", None))

@@ -117,6 +117,7 @@ class Ui_ReviewPage(object):
 
         self.page_layout.addWidget(self.error_label)
 
+        self.page_layout.setStretch(5, 1)
 #if QT_CONFIG(shortcut)
         self.commands_label.setBuddy(self.commands_edit)
 #endif // QT_CONFIG(shortcut)
@@ -129,7 +130,6 @@ class Ui_ReviewPage(object):
     def retranslateUi(self, ReviewPage):
         ReviewPage.setTitle(QCoreApplication.translate("ReviewPage", u"Review", None))
         ReviewPage.setSubTitle(QCoreApplication.translate("ReviewPage", u"Nothing has run yet. This is what will happen.", None))
-        self.page_layout.setStretch(QCoreApplication.translate("ReviewPage", u"0,0,0,0,0,1,0", None))
 #if QT_CONFIG(accessibility)
         self.busy_bar.setAccessibleName(QCoreApplication.translate("ReviewPage", u"Working", None))
 #endif // QT_CONFIG(accessibility)

@@ -60,7 +60,8 @@ class Ui_SourcePage(object):
         self.dataset_tree.setObjectName(u"dataset_tree")
         self.dataset_tree.setAlternatingRowColors(True)
         self.dataset_tree.setUniformRowHeights(True)
-        self.dataset_tree.setSortingEnabled(True)
+        self.dataset_tree.setSortingEnabled(False)
+        self.dataset_tree.setAllColumnsShowFocus(True)
         self.dataset_tree.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.dataset_tree.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
 
@@ -79,6 +80,7 @@ class Ui_SourcePage(object):
 
         self.page_layout.addWidget(self.selection_label)
 
+        self.page_layout.setStretch(1, 1)
 #if QT_CONFIG(shortcut)
         self.filter_label.setBuddy(self.filter_edit)
 #endif // QT_CONFIG(shortcut)
@@ -91,7 +93,6 @@ class Ui_SourcePage(object):
     def retranslateUi(self, SourcePage):
         SourcePage.setTitle(QCoreApplication.translate("SourcePage", u"What to send", None))
         SourcePage.setSubTitle(QCoreApplication.translate("SourcePage", u"Pick a snapshot. Choosing a dataset picks its newest snapshot.", None))
-        self.page_layout.setStretch(QCoreApplication.translate("SourcePage", u"0,1,0,0", None))
         self.filter_label.setText(QCoreApplication.translate("SourcePage", u"&Filter:", None))
         self.filter_edit.setPlaceholderText(QCoreApplication.translate("SourcePage", u"dataset or snapshot name", None))
 #if QT_CONFIG(accessibility)

@@ -112,6 +112,9 @@ class Ui_TransferPage(object):
 
         self.page_layout.addWidget(self.log_edit)
 
+        self.page_layout.setStretch(4, 3)
+        self.page_layout.setStretch(5, 2)
+        self.page_layout.setStretch(7, 2)
 
         self.retranslateUi(TransferPage)
 
@@ -121,7 +124,6 @@ class Ui_TransferPage(object):
     def retranslateUi(self, TransferPage):
         TransferPage.setTitle(QCoreApplication.translate("TransferPage", u"Transfer", None))
         TransferPage.setSubTitle(QCoreApplication.translate("TransferPage", u"Live rates of the three stages and how full each buffer is.", None))
-        self.page_layout.setStretch(QCoreApplication.translate("TransferPage", u"0,0,0,0,3,2,0,2", None))
         self.verdict_label.setText("")
 #if QT_CONFIG(accessibility)
         self.verdict_label.setAccessibleName(QCoreApplication.translate("TransferPage", u"Bottleneck verdict", None))

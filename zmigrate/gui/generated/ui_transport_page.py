@@ -98,6 +98,7 @@ class Ui_TransportPage(object):
 
         self.buffer_layout.addWidget(self.buffer_hint)
 
+        self.buffer_layout.setStretch(1, 1)
 
         self.tuning_layout.setLayout(0, QFormLayout.ItemRole.FieldRole, self.buffer_layout)
 
@@ -204,7 +205,6 @@ class Ui_TransportPage(object):
 #endif // QT_CONFIG(accessibility)
         self.tuning_group.setTitle(QCoreApplication.translate("TransportPage", u"Tuning", None))
         self.buffer_label.setText(QCoreApplication.translate("TransportPage", u"&Buffer size:", None))
-        self.buffer_layout.setStretch(QCoreApplication.translate("TransportPage", u"0,1", None))
 #if QT_CONFIG(accessibility)
         self.buffer_combo.setAccessibleName(QCoreApplication.translate("TransportPage", u"Buffer size", None))
 #endif // QT_CONFIG(accessibility)

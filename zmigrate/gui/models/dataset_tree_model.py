@@ -24,6 +24,7 @@ from ...mbuffer import format_size
 from ...zfs import Dataset, Snapshot
 
 ModelIndex = QModelIndex | QPersistentModelIndex
+_ROOT = QModelIndex()  # default argument for Qt overrides (never modified)
 
 NODE_ROLE = Qt.ItemDataRole.UserRole + 1  # the Dataset or Snapshot
 NAME_ROLE = Qt.ItemDataRole.UserRole + 2  # full name, what the filter matches
@@ -115,7 +116,7 @@ class DatasetTreeModel(QAbstractItemModel):
         return self._nodes[index.internalId()].item if index.isValid() else None
 
     # -- QAbstractItemModel ------------------------------------------------------------------
-    def index(self, row: int, column: int, parent: ModelIndex = QModelIndex()) -> QModelIndex:
+    def index(self, row: int, column: int, parent: ModelIndex = _ROOT) -> QModelIndex:
         if column < 0 or column >= len(self.headers):
             return QModelIndex()
         parent_id = parent.internalId() if parent.isValid() else 0
@@ -126,7 +127,7 @@ class DatasetTreeModel(QAbstractItemModel):
             return self.createIndex(row, column, children[row])
         return QModelIndex()
 
-    def parent(self, index: ModelIndex = QModelIndex()) -> QModelIndex:  # type: ignore[override]
+    def parent(self, index: ModelIndex = _ROOT) -> QModelIndex:  # type: ignore[override]
         if not index.isValid():
             return QModelIndex()
         parent_id = self._nodes[index.internalId()].parent
@@ -134,12 +135,12 @@ class DatasetTreeModel(QAbstractItemModel):
             return QModelIndex()
         return self.createIndex(self._nodes[parent_id].row, 0, parent_id)
 
-    def rowCount(self, parent: ModelIndex = QModelIndex()) -> int:
+    def rowCount(self, parent: ModelIndex = _ROOT) -> int:
         if parent.isValid() and parent.column() != 0:
             return 0
         return len(self._nodes[parent.internalId() if parent.isValid() else 0].children)
 
-    def columnCount(self, parent: ModelIndex = QModelIndex()) -> int:
+    def columnCount(self, parent: ModelIndex = _ROOT) -> int:
         return len(self.headers)
 
     def headerData(self, section: int, orientation: Qt.Orientation,

@@ -14,6 +14,7 @@ from ..models.dataset_tree_model import DatasetFilterProxy, DatasetTreeModel
 from ..tasks import run_task
 from .host_panel import error_html
 
+
 class DatasetTree:
     """Model, proxy and view wired together, with an async `load`."""
 

@@ -98,6 +98,8 @@ class TransferPlots:
         self.rates = RatePlot()
         self.fill = FillPlot()
         self.fill.setXLink(self.rates)
+        # One time axis for both: the lower plot's. Fewer axes also means less text to paint.
+        self.rates.getPlotItem().hideAxis("bottom")
         for host, plot in ((rate_host, self.rates), (fill_host, self.fill)):
             layout = QVBoxLayout(host)
             layout.setContentsMargins(0, 0, 0, 0)

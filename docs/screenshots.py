@@ -1,0 +1,251 @@
+#!/usr/bin/env python3
+"""Render every wizard page with realistic data into docs/screenshot-<page>.png.
+
+No hosts are contacted: the hosts are stand-ins with made-up capabilities and inventories, the
+plan comes from the real planner, and the Transfer/Done pages replay a synthetic event sequence
+shaped like a real 1 GbE run (sender buffer full, receiver dipping during zfs receive stalls).
+
+    QT_QPA_PLATFORM=offscreen python docs/screenshots.py
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import random
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ.setdefault("PYQTGRAPH_QT_LIB", "PySide6")
+
+from PySide6.QtCore import QCoreApplication, QSettings  # noqa: E402
+from PySide6.QtWidgets import QWidget  # noqa: E402
+
+from zmigrate.events import (  # noqa: E402
+    Finished,
+    LogLine,
+    Progress,
+    Sample,
+    Side,
+    StageChanged,
+    Summary,
+)
+from zmigrate.gui.app import make_app  # noqa: E402
+from zmigrate.gui.dialogs.host_key_dialog import HostKeyDialog  # noqa: E402
+from zmigrate.gui.job_bridge import JobBridge  # noqa: E402
+from zmigrate.gui.settings import Settings  # noqa: E402
+from zmigrate.gui.wizard import MigrationWizard  # noqa: E402
+from zmigrate.hosts import LocalHost  # noqa: E402
+from zmigrate.job import Job  # noqa: E402
+from zmigrate.plan import Options, Plan, Site, Transport, make_plan  # noqa: E402
+from zmigrate.ssh import HostKeyInfo, HostSpec  # noqa: E402
+from zmigrate.zfs import Capabilities, Dataset, Snapshot  # noqa: E402
+
+OUT = Path(__file__).resolve().parent
+GiB, MiB = 2**30, 2**20
+NOW = 1_732_000_000
+rng = random.Random(7)
+
+
+def caps(mem_gib: float, version: str) -> Capabilities:
+    return Capabilities("openzfs", version, True, True, True, True, "20230301", True, True, True,
+                        True, int(mem_gib * GiB), "Linux 6.1.0", 0, "10.0.0.5", "10.0.0.7")
+
+
+def snaps(name: str, count: int, start_txg: int, size: int) -> list[Snapshot]:
+    return [Snapshot(f"{name}@daily-2024-11-{d + 1:02d}", 7_000_000 + start_txg * 100 + d,
+                     NOW - (count - d) * 86400, start_txg + d * 50, rng.randint(40, 900) * MiB,
+                     size + d * 300 * MiB) for d in range(count)]
+
+
+def source_inventory() -> list[Dataset]:
+    out = [Dataset("tank", "filesystem", 1, 2200 * GiB, 96 * 1024, 1400 * GiB, NOW - 900 * 86400)]
+    for i, (name, size) in enumerate([("tank/home", 320), ("tank/home/anna", 120),
+                                      ("tank/home/ben", 84), ("tank/media", 1100),
+                                      ("tank/media/photos", 410), ("tank/projects", 74),
+                                      ("tank/vm", 180), ("tank/vm/win11", 96)]):
+        ds = Dataset(name, "filesystem", 100 + i, size * GiB, size * GiB * 9 // 10, 1400 * GiB,
+                     NOW - (700 - i * 40) * 86400)
+        ds.snapshots = snaps(name, 14 if i != 5 else 9, 1000 + i * 1000, size * GiB * 8 // 10)
+        out.append(ds)
+    return out
+
+
+def destination_inventory(src: list[Dataset]) -> list[Dataset]:
+    out = [Dataset("backup", "filesystem", 2, 3100 * GiB, 96 * 1024, 4200 * GiB, NOW - 400 * 86400),
+           Dataset("backup/tank", "filesystem", 3, 2100 * GiB, 96 * 1024, 4200 * GiB,
+                   NOW - 400 * 86400)]
+    for ds in src[1:]:
+        if ds.name in ("tank/projects", "tank/vm/win11"):
+            continue
+        copy = Dataset("backup/" + ds.name, "filesystem", ds.guid + 50, ds.used, ds.referenced,
+                       4200 * GiB, ds.creation + 3600)
+        copy.snapshots = [Snapshot("backup/" + s.name, s.guid, s.creation, s.createtxg, s.used,
+                                   s.referenced) for s in ds.snapshots[:-3]]
+        out.append(copy)
+    return out
+
+
+def synthetic_run(seconds: int, estimate: int) -> list[object]:
+    """A 1 GbE run: zfs send outpaces the network, so the sender's buffer fills and stays full;
+    zfs receive stalls briefly every ~90 s (txg sync), so the receiver's buffer swells, then drains.
+    """
+    events: list[object] = [StageChanged("sending", "step 1/1: incremental from daily-2024-11-11")]
+    net = 111.5 * MiB
+    sent = received = 0.0
+    send_fill = recv_fill = 0.0
+    buf = 512 * MiB
+    for i in range(seconds * 2):
+        t = 2.0 + i / 2
+        wobble = 1 + 0.02 * math.sin(t / 7) + rng.uniform(-0.015, 0.015)
+        rate_net = net * wobble
+        stall = (t % 90) < 6 and t > 30
+        rate_recv = rate_net * (0.35 if stall else 1.0) if recv_fill < 95 else rate_net
+        if not stall and recv_fill > 1:
+            rate_recv = rate_net * 1.6
+        rate_send_in = 185 * MiB * (1 + rng.uniform(-0.1, 0.1)) if send_fill < 99 else rate_net
+        send_fill = min(100.0, send_fill + (rate_send_in - rate_net) / 2 / buf * 100)
+        recv_fill = min(100.0, max(0.0, recv_fill + (rate_net - rate_recv) / 2 / buf * 100))
+        if recv_fill <= 0:
+            rate_recv = rate_net
+        sent += rate_net / 2
+        received += rate_recv / 2
+        events.append(Sample(t, Side.SEND, rate_send_in, rate_net, int(sent), send_fill))
+        events.append(Sample(t + 0.02, Side.RECEIVE, rate_net * (1 + rng.uniform(-0.01, 0.01)),
+                             rate_recv, int(received), recv_fill))
+        if i % 2 == 0:
+            eta = max(0.0, (estimate - received) / net)
+            events.append(Progress(t, int(received), estimate, rate_recv, eta))
+    events.append(LogLine("backup-01", Side.RECEIVE, "receiving incremental stream of "
+                          "tank/home@daily-2024-11-12 into backup/tank/home@daily-2024-11-12"))
+    return events
+
+
+class NetworkVerdict:
+    kind = "network"
+    text = "The network is the bottleneck: the sender's buffer stays full, the receiver's near empty."
+    advice = "1 GbE is saturated at 111 MiB/s; only a faster link makes this transfer quicker."
+    confidence = 0.86
+
+
+def settle(until: Callable[[], bool] = lambda: True, timeout: float = 10.0) -> None:
+    """Let queued events and worker results arrive (a script may spin the loop; the app never)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        QCoreApplication.processEvents()
+        if until() or time.monotonic() > deadline:
+            break
+        time.sleep(0.01)
+    for _ in range(5):
+        QCoreApplication.processEvents()
+
+
+def shoot(widget: QWidget, name: str) -> None:
+    settle()
+    path = OUT / f"screenshot-{name}.png"
+    widget.grab().save(str(path))
+    print(f"wrote {path.relative_to(OUT.parent)}")
+
+
+def main() -> int:
+    app = make_app([])
+    app.setStyleSheet(app.styleSheet())
+    settings = Settings(QSettings(str(OUT / ".screenshots.ini"), QSettings.Format.IniFormat))
+    w = MigrationWizard(settings)
+    w.resize(1060, 760)
+    w.show()
+    s = w.session
+    src_host, dst_host = LocalHost("tank.lan"), LocalHost("backup-01")
+    src_caps, dst_caps = caps(28.4, "2.2.6-1"), caps(11.7, "2.1.11-1")
+    src_sets = source_inventory()
+    dst_sets = destination_inventory(src_sets)
+
+    # 1 Hosts
+    hosts = w.hosts_page
+    hosts.source.ui.host_combo.setEditText("tank.lan")
+    hosts.source.adopt(src_host, src_caps, HostSpec("tank.lan"))
+    hosts.destination.ui.host_combo.setEditText("backup-01")
+    hosts.destination.ui.user_edit.setText("zfsrecv")
+    hosts.destination.ui.sudo_check.setChecked(True)
+    hosts.destination.adopt(dst_host, dst_caps, HostSpec("backup-01", user="zfsrecv", sudo=True))
+    shoot(w, "hosts")
+
+    # 2 Source: inventory already "loaded"
+    s.src_datasets, s.dst_datasets = src_sets, dst_sets
+    w.source_page._loaded_for = src_host
+    w.source_page.tree.show(src_sets)
+    w.next()
+    w.source_page.choose("tank/home")
+    w.source_page.ui.dataset_tree.expand(w.source_page.tree.select("tank/home").parent())
+    shoot(w, "source")
+
+    # 3 Destination: finds backup/tank/home, which shares history: incremental
+    w.destination_page._loaded_for = dst_host
+    w.destination_page.tree.show(dst_sets)
+    w.next()
+    shoot(w, "destination")
+
+    # 4 Transport
+    w.next()
+    shoot(w, "transport")
+
+    # 5 Review: the real planner with the addresses a preflight would have found
+    plan = make_plan(Site(src_host, src_caps, src_sets), Site(dst_host, dst_caps, dst_sets),
+                     s.snapshot.name if s.snapshot else "", s.destination or "",
+                     Options(transport=Transport.TCP, buffer_size=512 * MiB),
+                     connect_address="10.0.0.7", allow_address="10.0.0.5", port=40871)
+
+    def prepare(_job: Job) -> Plan:
+        return plan
+
+    Job.prepare = prepare  # type: ignore[method-assign]
+    w.transport_page.ui.buffer_combo.setCurrentText("512M")
+    w.next()
+    settle(lambda: w.review_page.isComplete())
+    shoot(w, "review")
+
+    # 6 Transfer: replay a synthetic 1 GbE run, stopped 8 minutes in
+    JobBridge.start = lambda self: setattr(self, "started", True)  # type: ignore[method-assign]
+    estimate = 74 * GiB
+    events = synthetic_run(480, estimate)
+    w.next()
+    bridge = w.transfer_page.bridge
+    assert bridge is not None
+    for event in events:
+        bridge.on_event(event)
+    bridge.on_event(NetworkVerdict())
+    w.transfer_page.ui.log_toggle.setChecked(True)
+    w.transfer_page.refresher.refresh() if w.transfer_page.refresher else None
+    w.transfer_page._show_progress()
+    shoot(w, "transfer")
+
+    # 7 Done
+    w.transfer_page.ui.log_toggle.setChecked(False)
+    store = s.store
+    assert store is not None
+    last = store.series[Side.RECEIVE].last()
+    total = int(last[1][2]) if last else 0
+    bridge.on_event(StageChanged("verifying", "comparing snapshot guids"))
+    bridge.on_event(Finished(Summary(total, 478.0, total / 478.0, 6, s.snapshot.guid if s.snapshot
+                                     else 0, s.snapshot.guid if s.snapshot else 0, True,
+                                     plan.arrives)))
+    settle(lambda: w.currentId() == 6)
+    shoot(w, "done")
+
+    # The host key question
+    dialog = HostKeyDialog(HostKeyInfo("backup-01", "backup-01", "ssh-ed25519",
+                                       "SHA256:q0nQG7cCmq0H2mY8Zb0GZr5P3m7b1wHk9n2V4cTq3xE",
+                                       Path.home() / ".ssh/known_hosts"), w)
+    dialog.show()
+    shoot(dialog, "host-key")
+    dialog.close()
+    w.shutdown()
+    (OUT / ".screenshots.ini").unlink(missing_ok=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

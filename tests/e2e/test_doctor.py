@@ -1,0 +1,195 @@
+"""`zmigrate doctor` on the lab: every stage measured, the slowest named, nothing left behind
+(processes, ports, the write test's dataset), and a cancel cleans up within 5 s."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from lab.sshd import Lab
+from lab.util import port_listening, wait_until, write_random_files, zfs
+from lab.zfsfuse import Pool
+
+from zmigrate.doctor import DOCTOR_ENV, TEMP_PREFIX, Doctor, DoctorReport, StageStarted
+from zmigrate.hosts import Host
+from zmigrate.plan import Options
+from zmigrate.ssh import HostSpec, connect
+
+pytestmark = [pytest.mark.lab, pytest.mark.timeout(180)]
+
+FAST = "aes128-gcm@openssh.com"  # one fast cipher besides the default keeps the test short
+
+
+def _cli(lab: Lab, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "zmigrate", *args],
+        capture_output=True, text=True, timeout=timeout, env=lab.env(), stdin=subprocess.DEVNULL,
+    )
+
+
+def _ssh_options(lab: Lab) -> list[str]:
+    return [f"--ssh-option={o}" for o in lab.ssh_options()[1::2]]
+
+
+def doctor_processes(run_id: str) -> list[str]:
+    """Live processes of one doctor run: its id is in their environment (or command line)."""
+    marker = f"{DOCTOR_ENV}={run_id}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            env = (entry / "environ").read_bytes()
+            cmd = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if cmd and (marker in env.split(b"\0") or marker in cmd):
+            argv = cmd.rstrip(b"\0").split(b"\0")
+            found.append(f"{entry.name}: " + b" ".join(argv).decode(errors="replace"))
+    return found
+
+
+def temp_datasets(pool: Pool) -> list[str]:
+    names = zfs("list", "-H", "-o", "name", "-r", pool.name).split()
+    return [n for n in names if TEMP_PREFIX in n]
+
+
+@pytest.fixture
+def snapshot(pools: tuple[Pool, Pool]) -> str:
+    src, _ = pools
+    ds = f"{src.name}/ds"
+    zfs("create", ds)
+    write_random_files(src.mountpoint / "ds", 24, files=6)
+    zfs("snapshot", f"{ds}@snap")
+    return f"{ds}@snap"
+
+
+@pytest.fixture
+def hosts(lab_env: Lab) -> Iterator[tuple[Host, Host]]:
+    src = connect(HostSpec("lab-src"))
+    dst = connect(HostSpec("lab-dst"))
+    try:
+        yield src, dst
+    finally:
+        src.close()
+        dst.close()
+
+
+def test_every_stage_reports_a_rate_and_the_slowest_is_the_bottleneck(
+        lab: Lab, pools: tuple[Pool, Pool], snapshot: str) -> None:
+    _, dst = pools
+    r = _cli(lab, "doctor", f"lab-src:{snapshot}", f"lab-dst:{dst.name}", "--seconds", "2",
+             "--write-test", "--cipher", FAST, "--json", *_ssh_options(lab))
+    assert r.returncode == 0, r.stderr + r.stdout
+    events = [json.loads(line) for line in r.stdout.splitlines() if line.strip()]
+    assert [e["event"] for e in events] == ["doctor_stage"] * 5 + ["doctor_report"]
+    report = events[-1]
+    stages = report["stages"]
+    assert [s["name"] for s in stages] == [
+        "source_read", "network", "ssh_default", f"ssh_{FAST}", "destination_write"]
+    assert [s["name"] for s in events[:-1]] == [s["name"] for s in stages]  # as they finished
+    for s in stages:
+        assert s["error"] is None, s
+        assert isinstance(s["rate"], float), s
+        assert s["rate"] > 1024 * 1024, s
+        assert {c["host"] for c in s["cpu"]} == {"lab-src", "lab-dst"}
+        assert all(c["busy"] is not None for c in s["cpu"]), s
+    on_path = [s for s in stages if s["in_path"]]
+    assert {s["name"] for s in on_path} == {"source_read", "network", "destination_write"}
+    slowest = min(on_path, key=lambda s: s["rate"])
+    assert report["bottleneck"] == slowest["name"]
+    assert report["expected_rate"] == slowest["rate"]
+    assert any("--buffer" in a for a in report["advice"])
+    assert report["cancelled"] is False
+    # Nothing left behind: no temp dataset, no process of this run, no listening port.
+    assert temp_datasets(dst) == []
+    assert doctor_processes(report["run_id"]) == []
+    port = next(s for s in stages if s["name"] == "network")["port"]
+    assert not port_listening(port)
+
+
+def test_table_names_the_bottleneck_and_skips_ssh_it_cannot_use(
+        lab: Lab, pools: tuple[Pool, Pool], snapshot: str) -> None:
+    _, dst = pools
+    # Without the lab's ssh options the source's own ssh cannot log in to lab-dst.
+    r = _cli(lab, "doctor", f"lab-src:{snapshot}", f"lab-dst:{dst.name}", "--seconds", "1")
+    assert r.returncode == 0, r.stderr + r.stdout
+    out = r.stdout
+    assert "source cannot ssh to destination: " in out
+    assert "\n* " in out  # the bottleneck row is marked
+    assert "bottleneck: " in out
+    assert "expect about " in out
+    assert "advice:" in out
+
+
+def _cancel_during(hosts: tuple[Host, Host], stage: str, snapshot: str | None,
+                   parent: str | None) -> tuple[Doctor, DoctorReport, float]:
+    src, dst = hosts
+    started = threading.Event()
+    ports: list[int] = []
+
+    def on_event(event: object) -> None:
+        if isinstance(event, StageStarted) and event.name == stage:
+            started.set()
+
+    doctor = Doctor(src, dst, snapshot=snapshot, parent=parent, seconds=60,
+                    options=Options(), emit=on_event, stages=[stage])
+    box: list[DoctorReport] = []
+    thread = threading.Thread(target=lambda: box.append(doctor.run()), name="test-doctor")
+    thread.start()
+    try:
+        assert started.wait(30)
+        # Let the stage's processes come up (and the listener listen) before cancelling.
+        assert wait_until(lambda: bool(doctor_processes(doctor.run_id)), 10)
+        time.sleep(1.0)
+        if stage == "network":
+            ports += [int(p.split(":")[-1]) for p in _listeners(doctor.run_id)]
+            assert ports
+        t0 = time.monotonic()
+        doctor.cancel()
+        thread.join(10)
+        took = time.monotonic() - t0
+    finally:
+        doctor.cancel()
+        thread.join(30)
+    assert box, "the doctor raised"
+    for port in ports:
+        assert not port_listening(port)
+    return doctor, box[0], took
+
+
+def _listeners(run_id: str) -> list[str]:
+    """The -I argument of this run's listening mbuffer."""
+    out = []
+    for line in doctor_processes(run_id):
+        words = line.split()
+        if "mbuffer" in line and "-I" in words:
+            out.append(words[words.index("-I") + 1])
+    return out
+
+
+def test_cancel_mid_network_stage_cleans_up_within_5s(hosts: tuple[Host, Host]) -> None:
+    doctor, report, took = _cancel_during(hosts, "network", None, None)
+    assert took < 5, f"cancel took {took:.1f} s"
+    assert report.cancelled
+    assert report.stages[0].error == "cancelled"
+    assert wait_until(lambda: doctor_processes(doctor.run_id) == [], 2), \
+        doctor_processes(doctor.run_id)
+
+
+def test_cancel_mid_write_test_destroys_the_temp_dataset_within_5s(
+        hosts: tuple[Host, Host], pools: tuple[Pool, Pool]) -> None:
+    _, dst = pools
+    doctor, report, took = _cancel_during(hosts, "destination_write", None, dst.name)
+    assert took < 5, f"cancel took {took:.1f} s"
+    assert report.cancelled
+    assert doctor.temp_dataset is not None
+    assert doctor.temp_dataset.startswith(f"{dst.name}/{TEMP_PREFIX}")
+    assert temp_datasets(dst) == []
+    assert doctor_processes(doctor.run_id) == []

@@ -1,0 +1,43 @@
+"""GUI tests: offscreen Qt, settings in a temporary ini file, a wizard that always shuts down."""
+
+from __future__ import annotations
+
+import os
+
+os.environ["QT_QPA_PLATFORM"] = "offscreen"
+os.environ.setdefault("PYQTGRAPH_QT_LIB", "PySide6")
+
+from collections.abc import Iterator  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+from PySide6.QtCore import QSettings  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
+from pytestqt.qtbot import QtBot  # noqa: E402
+
+from zmigrate.gui import style  # noqa: E402
+from zmigrate.gui.settings import Settings  # noqa: E402
+from zmigrate.gui.wizard import MigrationWizard  # noqa: E402
+
+WAIT_CONNECT = 30_000  # ms: connect + probe over loopback ssh
+WAIT_LOAD = 30_000  # ms: inventory or preflight
+WAIT_TRANSFER = 90_000  # ms: a small transfer to the end
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return Settings(QSettings(str(tmp_path / "zmigrate.ini"), QSettings.Format.IniFormat))
+
+
+@pytest.fixture
+def wizard(qtbot: QtBot, settings: Settings) -> Iterator[MigrationWizard]:
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    app.setStyleSheet(style.STYLE_SHEET)
+    w = MigrationWizard(settings)
+    qtbot.addWidget(w)
+    w.show()
+    try:
+        yield w
+    finally:
+        w.shutdown()

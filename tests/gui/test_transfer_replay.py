@@ -1,0 +1,111 @@
+"""The Transfer and Done pages fed with a real recorded run (no lab): plots, labels, banners."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from pytestqt.qtbot import QtBot
+from trace import load_trace
+
+from zmigrate.errors import TransferError
+from zmigrate.events import Failed, Finished, LogLine, Sample, Side
+from zmigrate.gui.job_bridge import JobBridge
+from zmigrate.gui.pages.done_page import DonePage
+from zmigrate.gui.pages.transfer_page import TransferPage
+from zmigrate.gui.session import Session
+from zmigrate.gui.settings import Settings
+from zmigrate.hosts import LocalHost
+from zmigrate.job import Job, Request
+from zmigrate.samples import SampleStore
+
+pytestmark = pytest.mark.gui
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Shaped like the verdict events the diagnosis feature will send."""
+
+    kind: str
+    text: str
+    advice: str
+    confidence: float
+
+
+@pytest.fixture
+def pages(qtbot: QtBot, settings: Settings) -> tuple[Session, TransferPage, DonePage, JobBridge]:
+    session = Session()
+    host = LocalHost()
+    session.store = SampleStore()
+    session.job = Job(host, host, Request("tank/data@one", "backup/data"))
+    transfer = TransferPage(session, settings)
+    done = DonePage(session, settings)
+    qtbot.addWidget(transfer)
+    qtbot.addWidget(done)
+    transfer.show()
+    bridge = JobBridge(session.job, session.store, transfer)
+    transfer.attach(bridge)
+    return session, transfer, done, bridge
+
+
+def test_real_trace_fills_plots_progress_and_done_page(
+        qtbot: QtBot, pages: tuple[Session, TransferPage, DonePage, JobBridge],
+        tmp_path: Path) -> None:
+    session, transfer, done, bridge = pages
+    events = load_trace("trace-tcp-60M.json")
+    with qtbot.waitSignal(transfer.ended, timeout=5000):
+        for event in events:
+            bridge.on_event(event)
+    samples = [e for e in events if isinstance(e, Sample)]
+    sends = [s for s in samples if s.side is Side.SEND]
+    xs, ys = transfer.plots.rates.send.getData()
+    assert len(xs) == len(sends)
+    assert ys[-1] == sends[-1].in_rate
+    _, fill = transfer.plots.fill.receiver.getData()
+    assert max(fill) == max(s.fill for s in samples if s.side is Side.RECEIVE)
+    assert "60.2 MiB of 60.2 MiB written (100%)" in transfer.ui.progress_label.text()
+    assert transfer.isComplete()
+    assert not transfer.ui.stop_button.isEnabled()
+    assert transfer.ui.verdict_frame.isHidden()
+
+    summary = next(e for e in events if isinstance(e, Finished)).summary
+    assert session.summary == summary
+    done.initializePage()
+    assert "verified" in done.ui.result_label.text()
+    assert done.ui.bytes_value.text().startswith("60.2 MiB")
+    assert "matches the source" in done.ui.check_value.text()
+    assert done.export_csv(tmp_path / "samples.csv")
+    rows = (tmp_path / "samples.csv").read_text().splitlines()
+    assert len(rows) == len(samples) + 1
+    assert done.save_png(tmp_path / "plot.png")
+
+
+def test_verdict_banner_appears_on_both_pages(
+        pages: tuple[Session, TransferPage, DonePage, JobBridge]) -> None:
+    session, transfer, done, bridge = pages
+    bridge.on_event(object())  # an unknown kind of event is ignored
+    assert transfer.ui.verdict_frame.isHidden()
+    bridge.on_event(Verdict("network", "The network is the bottleneck",
+                            "Try a faster link or compression.", 0.8))
+    assert not transfer.ui.verdict_frame.isHidden()
+    assert "network is the bottleneck" in transfer.ui.verdict_label.text()
+    assert "80%" in transfer.ui.verdict_label.text()
+    bridge.on_event(Failed(TransferError("the receiver failed (exit 1): out of space",
+                                         host="lab-dst", fix="free space on the destination")))
+    done.initializePage()
+    assert not done.ui.verdict_frame.isHidden()
+    assert "failed" in done.ui.result_label.text()
+    reason = done.ui.reason_label.text()
+    assert "out of space" in reason and "Fix: free space on the destination" in reason
+    assert "Traceback" not in reason
+
+
+def test_log_is_collapsible_and_names_each_end(
+        qtbot: QtBot, pages: tuple[Session, TransferPage, DonePage, JobBridge]) -> None:
+    _, transfer, _, bridge = pages
+    bridge.on_event(LogLine("lab-dst", Side.RECEIVE, "cannot receive: out of space"))
+    assert transfer.ui.log_edit.isHidden()
+    transfer.ui.log_toggle.click()
+    assert transfer.ui.log_edit.isVisible()
+    assert transfer.ui.log_edit.toPlainText() == "[lab-dst receiver] cannot receive: out of space"

@@ -1,0 +1,80 @@
+"""Start the GUI: the QApplication, the style, a last-resort error dialog, and the wizard."""
+
+from __future__ import annotations
+
+import logging
+import sys
+import time
+import traceback
+from types import TracebackType
+
+from PySide6.QtWidgets import QApplication, QMessageBox
+
+from . import style
+from .settings import Settings
+from .wizard import MigrationWizard
+
+log = logging.getLogger("zmigrate.gui")
+DIALOG_INTERVAL = 10.0  # at most one error dialog per this many seconds
+
+
+class LastResortHook:
+    """sys.excepthook for bugs that escaped every page: log them, show at most one dialog.
+
+    Expected errors belong on their page; this only keeps a bug from killing the app silently,
+    without flooding the user when it repeats on every timer tick.
+    """
+
+    def __init__(self) -> None:
+        self.last_shown = -DIALOG_INTERVAL
+        self.box: QMessageBox | None = None
+
+    def __call__(self, kind: type[BaseException], exc: BaseException,
+                 tb: TracebackType | None) -> None:
+        details = "".join(traceback.format_exception(kind, exc, tb))
+        log.error("unexpected error\n%s", details)
+        now = time.monotonic()
+        if self.box is not None or now - self.last_shown < DIALOG_INTERVAL \
+                or QApplication.instance() is None:
+            return
+        self.last_shown = now
+        box = QMessageBox(QMessageBox.Icon.Critical, "zmigrate: unexpected error",
+                          f"Something went wrong inside zmigrate: {exc}\n\nThe transfer, if "
+                          "one runs, goes on. Please report this with the details.")
+        box.setDetailedText(details)
+        box.finished.connect(self._closed)
+        self.box = box
+        box.open()
+
+    def _closed(self) -> None:
+        self.box = None
+
+
+def make_app(argv: list[str]) -> QApplication:
+    """The QApplication with zmigrate's names and style (reused if one exists)."""
+    existing = QApplication.instance()
+    app = existing if isinstance(existing, QApplication) else QApplication(["zmigrate", *argv])
+    app.setOrganizationName("zmigrate")
+    app.setApplicationName("zmigrate")
+    app.setApplicationDisplayName("zmigrate")
+    app.setDesktopFileName("zmigrate")
+    app.setStyle("Fusion")
+    app.setPalette(app.style().standardPalette())
+    app.setStyleSheet(style.STYLE_SHEET)
+    return app
+
+
+def run(argv: list[str]) -> int:
+    """Open the migration wizard; returns the exit status."""
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    app = make_app(argv)
+    hook = LastResortHook()
+    sys.excepthook = hook
+    wizard = MigrationWizard(Settings())
+    app.aboutToQuit.connect(wizard.shutdown)
+    wizard.show()
+    try:
+        return app.exec()
+    finally:
+        wizard.shutdown()
+        sys.excepthook = sys.__excepthook__

@@ -1,0 +1,155 @@
+"""Page 7: how it went (verified, failed and why, or cancelled), with the plot to keep."""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QFileDialog, QVBoxLayout, QWidget
+
+from ...events import Side
+from ...mbuffer import format_size
+from .. import forms, style
+from ..generated.ui_done_page import Ui_DonePage
+from ..plots.axes import elapsed
+from ..plots.transfer_plots import FillPlot, RatePlot
+from ..session import Session
+from ..settings import Settings
+from .base import Page
+from .host_panel import error_html
+from .transfer_page import verdict_html
+
+
+class DonePage(Page):
+    """The outcome, the numbers, and buttons to save the plot, export samples or go again.
+
+    Signals:
+        again_requested(): the user wants another transfer with the same hosts.
+    """
+
+    again_requested = Signal()
+
+    def __init__(self, session: Session, settings: Settings,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(session, settings, parent)
+        self.ui = Ui_DonePage()
+        forms.setup(self.ui, self)
+        self.rates = RatePlot()
+        self.fill = FillPlot()
+        self.fill.setXLink(self.rates)
+        self.rates.getPlotItem().hideAxis("bottom")
+        layout = QVBoxLayout(self.ui.plot_host)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(2)
+        layout.addWidget(self.rates, 3)
+        layout.addWidget(self.fill, 2)
+        style.set_role(self.ui.result_label, "big")
+        style.set_banner(self.ui.verdict_frame, "info")
+        style.set_role(self.ui.saved_label, "muted")
+        for name in ("bytes", "duration", "rate", "snapshots", "check"):
+            style.set_role(getattr(self.ui, f"{name}_caption"), "muted")
+        self.ui.save_png_button.clicked.connect(self._on_save_png)
+        self.ui.export_csv_button.clicked.connect(self._on_export_csv)
+        self.ui.again_button.clicked.connect(self.again_requested)
+        self.setFinalPage(True)
+
+    def initializePage(self) -> None:
+        s = self.session
+        ui = self.ui
+        ui.saved_label.setText("")
+        summary, error = s.summary, s.error
+        plan = s.plan
+        where = html.escape(plan.destination + ":" + plan.destination_dataset) if plan else ""
+        if summary is not None and summary.verified:
+            ui.result_label.setText("✓ Transfer complete and verified")
+            ui.reason_label.setText(
+                f"{where} now holds @{html.escape(plan.source_snapshot.split('@', 1)[1])}"
+                if plan else "")
+            kind = "ok"
+        elif summary is not None:
+            ui.result_label.setText("✗ Transfer finished but could not be verified")
+            ui.reason_label.setText("The guids or stream hashes differ: run it again.")
+            kind = "error"
+        elif s.cancelled:
+            ui.result_label.setText("Transfer stopped")
+            ui.reason_label.setText(
+                "Both ends were stopped and any partly received dataset was removed."
+                + (f"<br>{error_html(error)}" if error is not None else ""))
+            kind = "warn"
+        else:
+            ui.result_label.setText("✗ Transfer failed")
+            ui.reason_label.setText(error_html(error) if error is not None else "No reason given.")
+            kind = "error"
+        style.set_banner(ui.result_frame, kind)
+        ui.verdict_frame.setVisible(s.verdict is not None)
+        if s.verdict is not None:
+            ui.verdict_label.setText(verdict_html(s.verdict))
+        self._fill_facts()
+        if s.store is not None:
+            self.rates.update_from(s.store.data(Side.SEND), s.store.data(Side.RECEIVE))
+            self.fill.update_from(s.store.data(Side.SEND), s.store.data(Side.RECEIVE))
+            self.rates.getPlotItem().enableAutoRange()
+        has_samples = s.store is not None and s.store.version > 0
+        ui.save_png_button.setEnabled(has_samples)
+        ui.export_csv_button.setEnabled(has_samples)
+
+    def _fill_facts(self) -> None:
+        s, ui = self.session, self.ui
+        summary = s.summary
+        if summary is None:
+            for name in ("bytes", "duration", "rate", "snapshots", "check"):
+                getattr(ui, f"{name}_value").setText("—")
+            return
+        ui.bytes_value.setText(f"{format_size(summary.bytes)} ({summary.bytes:,} bytes)")
+        ui.duration_value.setText(elapsed(summary.seconds))
+        ui.rate_value.setText(f"{format_size(summary.rate)}/s")
+        sent = summary.snapshots_sent
+        ui.snapshots_value.setText(", ".join("@" + x for x in sent) if sent else "—")
+        checks = [f"guid {summary.destination_guid} "
+                  + ("matches the source" if summary.source_guid == summary.destination_guid
+                     else f"differs from the source's {summary.source_guid}")]
+        if summary.hash_match is True:
+            checks.append("stream MD5 equal on both ends")
+        if summary.receive_empty_count:
+            checks.append(f"receiver ran empty {summary.receive_empty_count}×")
+        ui.check_value.setText("; ".join(checks))
+
+    # -- saving -------------------------------------------------------------------------------
+    def save_png(self, path: Path) -> bool:
+        """Save both plots, as shown, into a PNG file."""
+        ok = self.ui.plot_host.grab().save(str(path), "PNG")
+        self.ui.saved_label.setText(f"Saved {html.escape(str(path))}" if ok
+                                    else f"Could not write {html.escape(str(path))}")
+        return bool(ok)
+
+    def export_csv(self, path: Path) -> bool:
+        """Write every kept sample of both sides as CSV."""
+        store = self.session.store
+        if store is None:
+            return False
+        try:
+            path.write_text(store.to_csv())
+        except OSError as exc:
+            self.ui.saved_label.setText(f"Could not write {html.escape(str(path))}: "
+                                        f"{html.escape(exc.strerror or str(exc))}")
+            return False
+        self.ui.saved_label.setText(f"Saved {html.escape(str(path))}")
+        return True
+
+    def _suggested_name(self, ext: str) -> str:
+        plan = self.session.plan
+        base = plan.source_snapshot.replace("/", "_").replace("@", "-") if plan else "transfer"
+        return str(Path.home() / f"zmigrate-{base}.{ext}")
+
+    def _on_save_png(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Save plot", self._suggested_name("png"),
+                                              "PNG image (*.png)")
+        if path:
+            self.save_png(Path(path))
+
+    def _on_export_csv(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Export samples",
+                                              self._suggested_name("csv"), "CSV (*.csv)")
+        if path:
+            self.export_csv(Path(path))

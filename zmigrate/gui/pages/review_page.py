@@ -1,0 +1,131 @@
+"""Page 5: the plan in words, the estimate, and the exact command each host will run."""
+
+from __future__ import annotations
+
+import html
+from dataclasses import replace
+
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QWidget, QWizard
+
+from ...job import Job, Request
+from ...mbuffer import format_size
+from ...plan import Plan, Transport
+from .. import forms, style
+from ..generated.ui_review_page import Ui_ReviewPage
+from ..plots.axes import elapsed
+from ..session import Session
+from ..settings import Settings
+from ..tasks import run_task
+from .base import Page
+from .host_panel import error_html
+from .transport_page import GIGABIT_RATE
+
+
+class ReviewPage(Page):
+    """Runs the job's preflight (`prepare`) off the GUI thread when shown; Next starts it."""
+
+    def __init__(self, session: Session, settings: Settings,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(session, settings, parent)
+        self.ui = Ui_ReviewPage()
+        forms.setup(self.ui, self)
+        self.ui.commands_edit.setFont(style.monospace())
+        self.ui.copy_button.clicked.connect(self.copy_commands)
+        self.setCommitPage(True)
+        self.setButtonText(QWizard.WizardButton.CommitButton, "&Start transfer")
+        for w in (self.ui.size_label, self.ui.time_label):
+            style.set_role(w, "value")
+        style.set_role(self.ui.warnings_label, "note")
+        style.set_role(self.ui.busy_label, "muted")
+        self._generation = 0
+        self.preparing = False
+
+    def initializePage(self) -> None:
+        s = self.session
+        assert s.src_host is not None and s.dst_host is not None
+        assert s.snapshot is not None and s.destination is not None
+        s.plan = None
+        options = replace(s.options, force=s.force)
+        s.job = Job(s.src_host, s.dst_host, Request(s.snapshot.name, s.destination, options),
+                    src_caps=s.src_caps, dst_caps=s.dst_caps)
+        self._generation += 1
+        generation = self._generation
+        self.preparing = True
+        self._clear()
+        self.ui.busy_bar.show()
+        self.ui.busy_label.setText("Checking both hosts: free port, space, estimated size…")
+        job = s.job
+        run_task(job.prepare, lambda plan: self._on_plan(generation, job, plan),
+                 lambda exc: self._on_failed(generation, exc))
+        self.completeChanged.emit()
+
+    def _clear(self) -> None:
+        for w in (self.ui.summary_label, self.ui.size_label, self.ui.time_label,
+                  self.ui.warnings_label, self.ui.error_label):
+            w.setText("")
+        self.ui.commands_edit.clear()
+        self.ui.copy_button.setEnabled(False)
+
+    def _done(self) -> None:
+        self.preparing = False
+        self.ui.busy_bar.hide()
+        self.ui.busy_label.setText("")
+
+    def _on_plan(self, generation: int, job: Job, plan: Plan) -> None:
+        if generation != self._generation:
+            return
+        self._done()
+        s = self.session
+        s.plan = plan
+        if plan.transport is Transport.TCP and plan.port is not None:
+            # Pin the port the user saw, so the command shown is the command run.
+            job.request = replace(job.request, options=replace(job.request.options,
+                                                               port=plan.port))
+        self.ui.summary_label.setText(html.escape(plan.describe()))
+        if plan.estimate:
+            exact = "" if plan.estimate_exact else " (approximate)"
+            self.ui.size_label.setText(f"Size: {format_size(plan.estimate)}{exact}")
+            rate = plan.options.rate_limit or (GIGABIT_RATE if plan.transport is not
+                                               Transport.LOCAL else None)
+            if rate:
+                basis = "at the rate limit" if plan.options.rate_limit else "at 1 GbE"
+                self.ui.time_label.setText(
+                    f"Time: about {elapsed(plan.estimate / rate)} {basis}")
+        else:
+            self.ui.size_label.setText("Size: unknown until it runs")
+        if plan.warnings:
+            self.ui.warnings_label.setText(
+                "<br>".join(html.escape(w) for w in plan.warnings))
+        lines = []
+        for host, line in plan.commands():
+            lines.append(f"# on {host}")
+            lines.append(line)
+            lines.append("")
+        self.ui.commands_edit.setPlainText("\n".join(lines).rstrip() + "\n")
+        self.ui.copy_button.setEnabled(True)
+        self.completeChanged.emit()
+
+    def _on_failed(self, generation: int, exc: Exception) -> None:
+        if generation != self._generation:
+            return
+        self._done()
+        self.session.plan = None
+        self.ui.error_label.setText(error_html(exc) + "<br>Go back to change the choices.")
+        style.set_banner(self.ui.error_label, "error")
+        self.completeChanged.emit()
+
+    def copy_commands(self) -> None:
+        """Put the commands on the clipboard."""
+        clipboard = QGuiApplication.clipboard()
+        clipboard.setText(self.ui.commands_edit.toPlainText())
+        self.ui.copy_button.setText("Copied")
+
+    def isComplete(self) -> bool:
+        return self.session.plan is not None and not self.preparing
+
+    def cleanupPage(self) -> None:
+        self._generation += 1
+        self._done()
+        self.session.job = None
+        self.session.plan = None

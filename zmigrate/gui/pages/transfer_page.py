@@ -1,0 +1,237 @@
+"""Page 6: the running transfer: live plots, progress, both ends' log, and Stop."""
+
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtWidgets import QMessageBox, QWidget
+
+from ...events import Failed, LogLine, Progress, Side, Summary
+from ...mbuffer import format_size
+from ...samples import SampleStore
+from .. import forms, style
+from ..generated.ui_transfer_page import Ui_TransferPage
+from ..job_bridge import JobBridge
+from ..plots.axes import elapsed
+from ..plots.refresher import PlotRefresher
+from ..plots.transfer_plots import TransferPlots
+from ..session import Session
+from ..settings import Settings
+from .base import Page
+
+LOG_LINES = 2000
+
+STAGES = {
+    "preflight": "Checking both hosts",
+    "sending": "Sending",
+    "verifying": "Verifying",
+    "cleanup": "Cleaning up",
+}
+
+
+def verdict_html(verdict: object) -> str:
+    """A bottleneck verdict (any object with .text, maybe .advice and .confidence)."""
+    text = f"<b>{html.escape(str(getattr(verdict, 'text', '')))}</b>"
+    advice = getattr(verdict, "advice", None)
+    if advice:
+        text += f"<br>{html.escape(str(advice))}"
+    confidence = getattr(verdict, "confidence", None)
+    if isinstance(confidence, float | int):
+        text += f" <span style='color:#6b7280'>(confidence {confidence:.0%})</span>"
+    return text
+
+
+class TransferPage(Page):
+    """Starts the prepared job when shown and follows it to its end.
+
+    Signals:
+        ended(): the job finished, failed or was cancelled; the session holds the outcome.
+    """
+
+    ended = Signal()
+
+    def __init__(self, session: Session, settings: Settings,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(session, settings, parent)
+        self.ui = Ui_TransferPage()
+        forms.setup(self.ui, self)
+        ui = self.ui
+        self.plots = TransferPlots(ui.rate_plot_host, ui.fill_plot_host)
+        ui.log_edit.setFont(style.monospace())
+        ui.log_edit.setMaximumBlockCount(LOG_LINES)
+        ui.log_edit.hide()
+        ui.log_toggle.toggled.connect(self._on_log_toggled)
+        ui.verdict_frame.hide()
+        style.set_banner(ui.verdict_frame, "info")
+        style.set_role(ui.stage_label, "value")
+        style.set_role(ui.progress_label, "muted")
+        ui.stop_button.clicked.connect(self.ask_stop)
+        self.bridge: JobBridge | None = None
+        self.refresher: PlotRefresher | None = None
+        self.confirm_box: QMessageBox | None = None
+        self.last_progress: Progress | None = None
+        self.is_done = False
+        self.stopping = False
+        self.label_timer = QTimer(self)
+        self.label_timer.setInterval(1000)  # text changes once a second: easier to read
+        self.label_timer.timeout.connect(self._show_progress)
+
+    # -- lifecycle ----------------------------------------------------------------------------
+    def initializePage(self) -> None:
+        s = self.session
+        assert s.job is not None
+        s.store = SampleStore()
+        s.summary = s.error = None
+        s.cancelled = False
+        s.verdict = None
+        self.attach(JobBridge(s.job, s.store, self))
+        assert self.bridge is not None
+        self.bridge.start()
+
+    def attach(self, bridge: JobBridge) -> None:
+        """Follow `bridge` (tests attach one and replay a recorded trace into it)."""
+        self.is_done = self.stopping = False
+        self.last_progress = None
+        self.ui.log_edit.clear()
+        self.ui.verdict_frame.hide()
+        self.ui.progress_bar.setValue(0)
+        self.ui.progress_label.setText("")
+        self.ui.stop_button.setEnabled(True)
+        self.ui.stage_label.setText("Starting…")
+        self.bridge = bridge
+        bridge.stage_changed.connect(self._on_stage)
+        bridge.log_line.connect(self._on_log_line)
+        bridge.progress.connect(self._on_progress)
+        bridge.verdict.connect(self._on_verdict)
+        bridge.finished.connect(self._on_finished)
+        bridge.failed.connect(self._on_failed)
+        self.refresher = PlotRefresher(bridge.store, self.plots.update_from, self)
+        self.refresher.start()
+        self.label_timer.start()
+        self.completeChanged.emit()
+
+    def _end(self) -> None:
+        self.is_done = True
+        if self.refresher is not None:
+            self.refresher.refresh()
+            self.refresher.stop()
+        self.label_timer.stop()
+        self._show_progress()
+        self.ui.stop_button.setEnabled(False)
+        if self.confirm_box is not None:
+            self.confirm_box.reject()
+        self.completeChanged.emit()
+        self.ended.emit()
+
+    # -- events -------------------------------------------------------------------------------
+    def _on_stage(self, stage: str, detail: str) -> None:
+        if self.stopping:
+            return
+        words = STAGES.get(stage, stage.capitalize())
+        self.ui.stage_label.setText(f"{words}: {detail}" if detail else words)
+
+    def _on_log_line(self, line: LogLine) -> None:
+        who = "sender" if line.side is Side.SEND else "receiver"
+        self.ui.log_edit.appendPlainText(f"[{line.host} {who}] {line.text}")
+
+    def _on_progress(self, progress: Progress) -> None:
+        self.last_progress = progress
+
+    def _on_verdict(self, verdict: object) -> None:
+        self.session.verdict = verdict
+        self.ui.verdict_label.setText(verdict_html(verdict))
+        self.ui.verdict_frame.show()
+
+    def _on_finished(self, summary: Summary) -> None:
+        self.session.summary = summary
+        self.ui.stage_label.setText("Finished")
+        self._end()
+
+    def _on_failed(self, failed: Failed) -> None:
+        self.session.error = failed.error
+        self.session.cancelled = failed.cancelled
+        self.ui.stage_label.setText("Stopped" if failed.cancelled else "Failed")
+        self._end()
+
+    def _show_progress(self) -> None:
+        p = self.last_progress
+        store = self.bridge.store if self.bridge else None
+        sent = 0
+        if store is not None:
+            last = store.series[Side.SEND].last()
+            sent = int(last[1][2]) if last else 0
+        if p is None:
+            self.ui.progress_label.setText(f"Sent {format_size(sent)}" if sent else "")
+            return
+        summary = self.session.summary if self.is_done else None
+        done, total, rate = p.done, p.total, p.rate
+        if summary is not None:
+            # The last Progress may predate the receiver's final count: the summary is exact.
+            done, total, rate = summary.bytes, summary.bytes, summary.rate
+        parts = []
+        bar = self.ui.progress_bar
+        if total:
+            fraction = min(1.0, done / total)
+            bar.setRange(0, 1000)
+            bar.setValue(int(fraction * 1000))
+            parts.append(f"{format_size(done)} of {format_size(total)} written "
+                         f"({fraction:.0%})")
+        else:
+            if not self.is_done:
+                bar.setRange(0, 0)  # size unknown: a busy bar
+            parts.append(f"{format_size(done)} written")
+        if sent > done:
+            parts.append(f"{format_size(sent)} sent")
+        parts.append(f"{format_size(rate)}/s" + (" on average" if summary else ""))
+        parts.append(f"elapsed {elapsed(summary.seconds if summary else p.elapsed)}")
+        if p.eta is not None and not self.is_done:
+            parts.append(f"about {elapsed(p.eta)} left")
+        if p.steps > 1 and not self.is_done:
+            parts.append(f"step {p.step} of {p.steps}")
+        self.ui.progress_label.setText("  ·  ".join(parts))
+
+    # -- stopping -----------------------------------------------------------------------------
+    @property
+    def running(self) -> bool:
+        return self.bridge is not None and not self.is_done
+
+    def ask_stop(self) -> None:
+        """Ask before stopping (non-blocking); stopping kills both ends and cleans up."""
+        if not self.running or self.confirm_box is not None:
+            return
+        box = QMessageBox(QMessageBox.Icon.Question, "Stop the transfer?",
+                          "Stop the transfer now? Both ends are stopped and a partly received "
+                          "dataset is removed. Nothing already on the destination is touched.",
+                          QMessageBox.StandardButton.NoButton, self)
+        stop = box.addButton("Stop transfer", QMessageBox.ButtonRole.DestructiveRole)
+        keep = box.addButton("Keep going", QMessageBox.ButtonRole.RejectRole)
+        box.setDefaultButton(keep)
+        box.setEscapeButton(keep)
+        self.confirm_box = box
+
+        def done(_result: int) -> None:
+            self.confirm_box = None
+            if box.clickedButton() is stop:
+                self.stop()
+            box.deleteLater()
+
+        box.finished.connect(done)
+        box.setWindowModality(Qt.WindowModality.WindowModal)
+        box.open()
+
+    def stop(self) -> None:
+        """Stop without asking."""
+        if self.bridge is not None and self.running and not self.stopping:
+            self.stopping = True
+            self.ui.stage_label.setText("Stopping both ends…")
+            self.ui.stop_button.setEnabled(False)
+            self.bridge.cancel()
+
+    def _on_log_toggled(self, shown: bool) -> None:
+        self.ui.log_edit.setVisible(shown)
+        self.ui.log_toggle.setArrowType(Qt.ArrowType.DownArrow if shown
+                                        else Qt.ArrowType.RightArrow)
+
+    def isComplete(self) -> bool:
+        return self.is_done

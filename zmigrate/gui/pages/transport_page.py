@@ -1,0 +1,182 @@
+"""Page 4: how the stream travels (TCP, SSH, same host) and the mbuffer tuning."""
+
+from __future__ import annotations
+
+import html
+from dataclasses import replace
+
+from PySide6.QtWidgets import QWidget
+
+from ...mbuffer import format_size, parse_size
+from ...plan import DEFAULT_BLOCK, MEMORY_SHARE, Options, Transport, size_arg
+from .. import forms, style
+from ..generated.ui_transport_page import Ui_TransportPage
+from ..session import Session
+from ..settings import Settings
+from .base import Page
+
+GIGABIT_RATE = 110 * 10**6  # what 1 GbE delivers in practice, bytes/s
+BUFFER_SECONDS = 5.0
+MIB = 2**20
+
+
+def suggest_buffer(rate: float | None, free_memory: list[int]) -> tuple[int, str]:
+    """A buffer that holds ~5 s of stream at the expected rate, within the hosts' free memory.
+
+    Returns (bytes, the reason in words). Sizes are powers of two MiB, 16 MiB at least.
+    """
+    expected = rate or GIGABIT_RATE
+    want = expected * BUFFER_SECONDS
+    size = 16 * MIB
+    while size * 1.5 < want:
+        size *= 2
+    why = (f"about {BUFFER_SECONDS:.0f} s of stream at "
+           + (f"the rate limit ({format_size(expected)}/s)" if rate
+              else f"{expected / 1e6:.0f} MB/s (1 GbE)"))
+    if free_memory:
+        limit = int(min(free_memory) * MEMORY_SHARE)
+        if size > limit:
+            while size > 16 * MIB and size > limit:
+                size //= 2
+            why += (f", cut to fit {MEMORY_SHARE:.0%} of the free memory "
+                    f"({format_size(min(free_memory))})")
+    return size, why
+
+
+class TransportPage(Page):
+    """Transport radio buttons with their notes, buffer/block/port/rate and readonly."""
+
+    def __init__(self, session: Session, settings: Settings,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(session, settings, parent)
+        self.ui = Ui_TransportPage()
+        forms.setup(self.ui, self)
+        style.set_role(self.ui.tcp_note, "note")
+        style.set_role(self.ui.ssh_note, "muted")
+        style.set_role(self.ui.local_note, "muted")
+        style.set_role(self.ui.buffer_hint, "muted")
+        ui = self.ui
+        for w in (ui.tcp_radio, ui.ssh_radio, ui.local_radio):
+            w.toggled.connect(self._on_changed)
+        ui.buffer_combo.currentTextChanged.connect(self._on_changed)
+        ui.block_combo.currentTextChanged.connect(self._on_changed)
+        ui.rate_edit.textChanged.connect(self._on_rate_changed)
+        ui.block_combo.setCurrentText(settings.value("block", size_arg(DEFAULT_BLOCK)))
+        ui.rate_edit.setText(settings.value("rate_limit", ""))
+        ui.readonly_check.setChecked(settings.value("readonly", True))
+        ui.intermediates_check.setChecked(settings.value("intermediates", True))
+        self._user_buffer = settings.value("buffer", "")
+        self.error = ""
+
+    def initializePage(self) -> None:
+        s = self.session
+        ui = self.ui
+        same = s.same_host
+        ui.local_radio.setEnabled(same)
+        remembered = self.settings.value("transport", "")
+        if same:
+            ui.local_radio.setChecked(True)
+        elif remembered == Transport.SSH.value:
+            ui.ssh_radio.setChecked(True)
+        else:
+            ui.tcp_radio.setChecked(True)
+        self._fill_buffers()
+        self._on_changed()
+
+    def _free_memory(self) -> list[int]:
+        s = self.session
+        return [c.mem_available for c in (s.src_caps, s.dst_caps)
+                if c is not None and c.mem_available]
+
+    def _fill_buffers(self) -> None:
+        combo = self.ui.buffer_combo
+        current = combo.currentText() or self._user_buffer
+        size, why = suggest_buffer(self._rate_or_none(), self._free_memory())
+        combo.blockSignals(True)
+        combo.clear()
+        choices = [size, 64 * MIB, 256 * MIB, 1024 * MIB, 2048 * MIB]
+        seen = []
+        for c in choices:
+            if c not in seen:
+                seen.append(c)
+                combo.addItem(size_arg(c))
+        combo.setCurrentText(current or size_arg(size))
+        combo.blockSignals(False)
+        self.ui.buffer_hint.setText(f"Suggested {size_arg(size)}: {html.escape(why)}.")
+
+    def _rate_or_none(self) -> int | None:
+        text = self.ui.rate_edit.text().strip()
+        if not text:
+            return None
+        try:
+            return parse_size(text) or None
+        except ValueError:
+            return None
+
+    def _on_rate_changed(self) -> None:
+        self._fill_buffers()
+        self._on_changed()
+
+    def transport(self) -> Transport:
+        if self.ui.local_radio.isChecked():
+            return Transport.LOCAL
+        return Transport.SSH if self.ui.ssh_radio.isChecked() else Transport.TCP
+
+    def options(self) -> Options:
+        """The options the form describes; raises ValueError naming the bad field."""
+        ui = self.ui
+        try:
+            buffer = parse_size(ui.buffer_combo.currentText().strip())
+        except ValueError:
+            raise ValueError("The buffer size is not a size (try 512M or 1G).") from None
+        try:
+            block = parse_size(ui.block_combo.currentText().strip())
+        except ValueError:
+            raise ValueError("The block size is not a size (try 128k).") from None
+        rate_text = ui.rate_edit.text().strip()
+        rate = None
+        if rate_text:
+            try:
+                rate = parse_size(rate_text)
+            except ValueError:
+                raise ValueError("The rate limit is not a size per second (try 50M).") from None
+        if block < 4096 or buffer < block * 8:
+            raise ValueError("The buffer must hold at least 8 blocks of 4 KiB or more.")
+        return replace(
+            self.session.options, transport=self.transport(), buffer_size=buffer,
+            block_size=block, port=ui.port_spin.value() or None, rate_limit=rate,
+            readonly=ui.readonly_check.isChecked(),
+            intermediates=ui.intermediates_check.isChecked(), force=self.session.force)
+
+    def _on_changed(self) -> None:
+        ui = self.ui
+        tcp = ui.tcp_radio.isChecked()
+        ui.port_spin.setEnabled(tcp)
+        ui.tcp_note.setEnabled(tcp)
+        try:
+            self.options()
+            self.error = ""
+        except ValueError as exc:
+            self.error = str(exc)
+        ui.error_label.setText(f"<b>{html.escape(self.error)}</b>" if self.error else "")
+        style.set_role(ui.error_label, "note")
+        self.completeChanged.emit()
+
+    def isComplete(self) -> bool:
+        return not self.error
+
+    def validatePage(self) -> bool:
+        try:
+            options = self.options()
+        except ValueError:
+            return False
+        self.session.options = options
+        st = self.settings
+        st.set_value("transport", options.transport.value if options.transport else "")
+        st.set_value("buffer", self.ui.buffer_combo.currentText().strip())
+        st.set_value("block", self.ui.block_combo.currentText().strip())
+        st.set_value("rate_limit", self.ui.rate_edit.text().strip())
+        st.set_value("readonly", options.readonly)
+        st.set_value("intermediates", options.intermediates)
+        st.sync()
+        return True

@@ -1,0 +1,176 @@
+"""The migration wizard: seven pages over one Session, and every path out closes the hosts."""
+
+from __future__ import annotations
+
+import logging
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import QLabel, QMessageBox, QVBoxLayout, QWidget, QWizard
+
+from . import style
+from .pages.base import Page, PageId
+from .pages.destination_page import DestinationPage
+from .pages.done_page import DonePage
+from .pages.hosts_page import HostsPage
+from .pages.review_page import ReviewPage
+from .pages.source_page import SourcePage
+from .pages.transfer_page import TransferPage
+from .pages.transport_page import TransportPage
+from .session import Session
+from .settings import Settings
+
+log = logging.getLogger(__name__)
+
+STEPS = ("Hosts", "Source", "Destination", "Transport", "Review", "Transfer", "Done")
+STOP_WAIT = 30.0  # seconds a quitting app waits for a cancelled job to clean up
+
+
+class StepList(QWidget):
+    """The side column: every step, the current one highlighted."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("step_list")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(14, 18, 18, 18)
+        layout.setSpacing(10)
+        title = QLabel("zmigrate")
+        title.setStyleSheet("font-size: 14pt; font-weight: 700; color: #111827;")
+        layout.addWidget(title)
+        layout.addSpacing(6)
+        self.labels = []
+        for i, name in enumerate(STEPS):
+            label = QLabel(f"{i + 1}  {name}")
+            label.setAccessibleName(f"Step {i + 1}: {name}")
+            layout.addWidget(label)
+            self.labels.append(label)
+        layout.addStretch(1)
+        self.setMinimumWidth(150)
+        self.set_current(0)
+
+    def set_current(self, index: int) -> None:
+        for i, label in enumerate(self.labels):
+            if i == index:
+                css = ("font-weight: 700; color: #ffffff; background: #2563eb; "
+                       "border-radius: 5px; padding: 4px 8px;")
+            elif i < index:
+                css = "color: #374151; padding: 4px 8px;"
+            else:
+                css = "color: #9ca3af; padding: 4px 8px;"
+            label.setStyleSheet(css)
+
+
+class MigrationWizard(QWizard):
+    """Hosts → Source → Destination → Transport → Review → Transfer → Done.
+
+    Args:
+        settings: where choices are remembered (tests pass an ini-backed QSettings).
+    """
+
+    def __init__(self, settings: Settings | None = None, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.settings = settings or Settings()
+        self.session = Session()
+        self.setWindowTitle("zmigrate: move a ZFS dataset")
+        self.setWizardStyle(QWizard.WizardStyle.ClassicStyle)
+        self.setOption(QWizard.WizardOption.NoBackButtonOnStartPage, True)
+        self.setOption(QWizard.WizardOption.NoCancelButtonOnLastPage, True)
+        self.setOption(QWizard.WizardOption.NoDefaultButton, False)
+        self.hosts_page = HostsPage(self.session, self.settings)
+        self.source_page = SourcePage(self.session, self.settings)
+        self.destination_page = DestinationPage(self.session, self.settings)
+        self.transport_page = TransportPage(self.session, self.settings)
+        self.review_page = ReviewPage(self.session, self.settings)
+        self.transfer_page = TransferPage(self.session, self.settings)
+        self.done_page = DonePage(self.session, self.settings)
+        pages: list[tuple[PageId, Page]] = [
+            (PageId.HOSTS, self.hosts_page), (PageId.SOURCE, self.source_page),
+            (PageId.DESTINATION, self.destination_page), (PageId.TRANSPORT, self.transport_page),
+            (PageId.REVIEW, self.review_page), (PageId.TRANSFER, self.transfer_page),
+            (PageId.DONE, self.done_page)]
+        for page_id, page in pages:
+            self.setPage(page_id, page)
+        self.setStartId(PageId.HOSTS)
+        self.steps = StepList()
+        self.setSideWidget(self.steps)
+        self.currentIdChanged.connect(self._on_page_changed)
+        self.transfer_page.ended.connect(self._on_transfer_ended)
+        self.done_page.again_requested.connect(self.start_another)
+        self.setAccessibleName("zmigrate migration wizard")
+        self.resize(1060, 760)
+        self._closing = False
+        self._shut_down = False
+        self.close_box: QMessageBox | None = None
+
+    def _on_page_changed(self, page_id: int) -> None:
+        if page_id >= 0:
+            self.steps.set_current(page_id)
+
+    def _on_transfer_ended(self) -> None:
+        if self._closing:
+            self.shutdown()
+            super().done(QWizard.DialogCode.Rejected.value)
+        elif self.currentId() == PageId.TRANSFER:
+            QTimer.singleShot(0, self.next)
+
+    def start_another(self) -> None:
+        """Back to the first page with the same hosts still connected."""
+        self.session.reset_transfer()
+        self.restart()
+
+    # -- every way out ------------------------------------------------------------------------
+    def done(self, result: int) -> None:
+        """Finish, Cancel, Esc and the window's close button all end here."""
+        if self.transfer_page.running:
+            self._ask_close()
+            return
+        self.shutdown()
+        super().done(result)
+
+    def _ask_close(self) -> None:
+        if self.close_box is not None:
+            return
+        box = QMessageBox(QMessageBox.Icon.Question, "A transfer is running",
+                          "Stop the transfer and close zmigrate? Both ends are stopped and a "
+                          "partly received dataset is removed.",
+                          QMessageBox.StandardButton.NoButton, self)
+        stop = box.addButton("Stop and close", QMessageBox.ButtonRole.DestructiveRole)
+        keep = box.addButton("Keep going", QMessageBox.ButtonRole.RejectRole)
+        box.setDefaultButton(keep)
+        box.setEscapeButton(keep)
+        self.close_box = box
+
+        def answered(_result: int) -> None:
+            self.close_box = None
+            if box.clickedButton() is stop:
+                self._closing = True
+                self.transfer_page.stop()
+            box.deleteLater()
+
+        box.finished.connect(answered)
+        box.setWindowModality(Qt.WindowModality.WindowModal)
+        box.open()
+
+    def shutdown(self) -> None:
+        """Cancel a running job, wait for it, and close every host (idempotent).
+
+        Only ever blocks at the very end (quitting while a transfer runs).
+        """
+        if self._shut_down:
+            return
+        self._shut_down = True
+        self.hosts_page.close_prompts()
+        job = self.session.job
+        if job is not None and self.transfer_page.bridge is not None and not job.done:
+            job.cancel()
+            if not job.wait(STOP_WAIT):
+                log.warning("the job did not stop within %.0f s", STOP_WAIT)
+        self.transfer_page.label_timer.stop()
+        if self.transfer_page.refresher is not None:
+            self.transfer_page.refresher.stop()
+        self.session.close_hosts()
+
+
+def apply_style(widget: QWidget) -> None:
+    """The wizard's style sheet (the app sets it globally; tests call this)."""
+    widget.setStyleSheet(style.STYLE_SHEET)
