@@ -126,7 +126,8 @@ def synthetic_run(seconds: int, estimate: int) -> list[object]:
 
 class NetworkVerdict:
     kind = "network"
-    text = "The network is the bottleneck: the sender's buffer stays full, the receiver's near empty."
+    text = ("The network is the bottleneck: the sender's buffer stays full, "
+            "the receiver's near empty.")
     advice = "1 GbE is saturated at 111 MiB/s; only a faster link makes this transfer quicker."
     confidence = 0.86
 
@@ -147,7 +148,7 @@ def shoot(widget: QWidget, name: str) -> None:
     settle()
     path = OUT / f"screenshot-{name}.png"
     widget.grab().save(str(path))
-    print(f"wrote {path.relative_to(OUT.parent)}")
+    sys.stdout.write(f"wrote {path.relative_to(OUT.parent)}\n")
 
 
 def main() -> int:
@@ -243,6 +244,9 @@ def main() -> int:
     shoot(dialog, "host-key")
     dialog.close()
     w.shutdown()
+    # Delete the window while the QApplication still exists (not at interpreter exit).
+    w.deleteLater()
+    settle()
     (OUT / ".screenshots.ini").unlink(missing_ok=True)
     return 0
 

@@ -17,6 +17,17 @@ from .hosts import Host
 
 BASE_PROPERTIES = ("type", "guid", "used", "referenced", "available", "creation", "createtxg")
 OPENZFS_PROPERTIES = ("receive_resume_token", "written", "encryption", "keystatus")
+# What each zfs operation needs under `zfs allow` delegation (OpenZFS on Linux and FreeBSD).
+PERMISSIONS: dict[str, tuple[str, ...]] = {
+    "send": ("send",),
+    "snapshot": ("snapshot",),
+    "bookmark": ("bookmark",),
+    "hold": ("hold", "release"),
+    "receive": ("create", "mount", "receive"),
+    "force": ("rollback", "destroy"),
+    "discard": ("receive", "destroy", "mount"),
+    "readonly": ("readonly",),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +64,8 @@ class Dataset:
     snapshots: list[Snapshot] = field(default_factory=list)
     resume_token: str | None = None
     encryption: str | None = None
+    keystatus: str | None = None
+    bookmarks: list[Snapshot] = field(default_factory=list)
 
     @property
     def newest(self) -> Snapshot | None:
@@ -63,6 +76,10 @@ class Dataset:
             if s.short == short:
                 return s
         return None
+
+    @property
+    def encrypted(self) -> bool:
+        return self.encryption is not None
 
     @property
     def pool(self) -> str:
@@ -101,6 +118,7 @@ def build_inventory(props: dict[str, dict[str, str]]) -> list[Dataset]:
         if kind in ("filesystem", "volume"):
             token = p.get("receive_resume_token", "-")
             enc = p.get("encryption", "-")
+            key = p.get("keystatus", "-")
             datasets[name] = Dataset(
                 name=name,
                 type=kind,
@@ -111,6 +129,7 @@ def build_inventory(props: dict[str, dict[str, str]]) -> list[Dataset]:
                 creation=_int(p.get("creation", "0")),
                 resume_token=None if token in ("-", "") else token,
                 encryption=None if enc in ("-", "", "off") else enc,
+                keystatus=None if key in ("-", "") else key,
             )
         elif kind in ("snapshot", "bookmark"):
             snaps.append(
@@ -127,6 +146,8 @@ def build_inventory(props: dict[str, dict[str, str]]) -> list[Dataset]:
         ds = datasets.get(s.dataset)
         if ds is not None and "@" in s.name:
             ds.snapshots.append(s)
+        elif ds is not None and "#" in s.name:
+            ds.bookmarks.append(s)
     return sorted(datasets.values(), key=lambda d: d.name)
 
 
@@ -150,10 +171,21 @@ class Capabilities:
     uid: int | None
     ssh_client_ip: str | None  # our address as the host sees it
     ssh_server_ip: str | None  # the host's address as we reach it
+    compressed_send: bool = False  # zfs send -c
+    large_blocks: bool = False  # zfs send -L
+    embedded_send: bool = False  # zfs send -e
+    receive_properties: bool = False  # zfs receive -o/-x
+    discard_partial: bool = False  # zfs receive -A
+    bookmarks: bool = False  # zfs bookmark, send -i pool/ds#mark
+    user: str | None = None  # login name on the host
 
     @property
     def properties(self) -> tuple[str, ...]:
         return BASE_PROPERTIES + (OPENZFS_PROPERTIES if self.dialect == "openzfs" else ())
+
+    @property
+    def root(self) -> bool:
+        return self.uid == 0
 
     def describe(self) -> str:
         zfs = f"{self.dialect} {self.zfs_version or ''}".strip() if self.has_zfs else "no zfs"
@@ -165,6 +197,7 @@ class Capabilities:
 _PROBE_SECTIONS = {
     "uname": "uname -sr",
     "id": "id -u",
+    "user": "id -un",
     "zfs": "command -v zfs",
     "mbuffer": "mbuffer -V 2>&1 | head -n 1",
     "hash": "printf x | mbuffer -q --hash md5 2>&1 >/dev/null",
@@ -238,6 +271,13 @@ def parse_probe(text: str) -> Capabilities:
         uid=int(uid_text) if uid_text.isdigit() else None,
         ssh_client_ip=conn[0] if len(conn) == 4 else None,
         ssh_server_ip=conn[2] if len(conn) == 4 else None,
+        compressed_send="c" in send_flags,
+        large_blocks="L" in send_flags,
+        embedded_send="e" in send_flags,
+        receive_properties="-x <property>" in recv_usage,
+        discard_partial="receive -A" in recv_usage,
+        bookmarks="bookmark" in send_usage,
+        user=sec.get("user", "").strip() or None,
     )
 
 
@@ -257,8 +297,10 @@ def require_zfs(host: Host, caps: Capabilities) -> None:
 
 
 def inventory(host: Host, caps: Capabilities, root: str | None = None) -> list[Dataset]:
-    """Datasets (and their snapshots) on `host`, under `root` when given, else all pools."""
+    """Datasets (with snapshots and bookmarks) on `host`, under `root` when given, else all."""
     argv = host.privileged(["zfs", "get", "-Hp", "-r", "-o", "name,property,value"])
+    if caps.bookmarks:
+        argv += ["-t", "filesystem,volume,snapshot,bookmark"]
     argv.append(",".join(caps.properties))
     if root is not None:
         argv.append(shell.dataset(root))
@@ -302,14 +344,23 @@ def guid(host: Host, name: str) -> int:
 
 
 def classify_zfs_error(host: str, what: str, stderr: str, command: str = "",
-                       status: int | None = None) -> CommandError:
-    """A CommandError whose fix fits the zfs message (permissions, missing datasets...)."""
+                       status: int | None = None,
+                       permission: tuple[Sequence[str], str, str] | None = None) -> CommandError:
+    """A CommandError whose fix fits the zfs message (permissions, missing datasets...).
+
+    `permission` is (permissions, dataset, user): what the operation needs under `zfs allow`,
+    named in the fix when the message is a permission error.
+    """
     lines = [x for x in stderr.strip().splitlines() if x.strip()]
     tail = lines[-1] if lines else "unknown error"
     fix = None
     low = stderr.lower()
     if "permission denied" in low or "must be superuser" in low or "operation not permitted" in low:
         fix = "run as root, turn on sudo for this host, or delegate with `zfs allow`"
+        if permission is not None:
+            perms, target, user = permission
+            fix = (f"this needs the permission(s) {','.join(perms)} on {target}; grant them "
+                   f"with: {allow_line(user, perms, target)} (or use sudo/root)")
     elif "sudo:" in low and "password" in low:
         fix = "let this user run zfs without a password (sudoers NOPASSWD) or connect as root"
     elif "command not found" in low or "not found" in low and "zfs" in low:
@@ -355,3 +406,198 @@ def receive_argv(host: Host, dataset: str, *, force: bool = False, resumable: bo
     argv += list(extra)
     argv.append(shell.dataset(dataset))
     return argv
+
+
+# -- resumable receives -------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class ResumeInfo:
+    """What a `receive_resume_token` holds, decoded by `zfs send -nvP -t` on the source."""
+
+    token: str
+    toname: str  # the snapshot the interrupted stream sends
+    toguid: int
+    fromguid: int | None  # the incremental base, None for a full stream
+    received: int  # bytes of the stream already on the destination
+    remaining: int | None  # exact size of what is left to send (None if not reported)
+    raw: bool = False
+    compressed: bool = False
+
+    @property
+    def total(self) -> int | None:
+        return None if self.remaining is None else self.received + self.remaining
+
+
+def _token_ok(token: str) -> str:
+    if not re.fullmatch(r"[0-9a-zA-Z-]+", token):
+        raise ZmigrateError("the resume token has unexpected characters")
+    return token
+
+
+def parse_resume_info(token: str, text: str) -> ResumeInfo:
+    """Parse `zfs send -nvP -t TOKEN` output (the nvlist dump, then `full`/`incremental`/`size`)."""
+    fields: dict[str, str] = {}
+    for line in text.splitlines():
+        m = re.match(r"^\s+(\w+) = (.*)$", line)
+        if m:
+            fields[m.group(1)] = m.group(2).strip()
+    sizes = re.findall(r"^size\s+(\d+)", text, re.M)
+
+    def num(key: str) -> int | None:
+        value = fields.get(key)
+        if value is None:
+            return None
+        return int(value, 16) if value.startswith("0x") else int(value)
+
+    toguid = num("toguid")
+    if toguid is None or "toname" not in fields:
+        raise ZmigrateError("the resume token could not be decoded",
+                            fix="discard the partial receive (zfs receive -A) and send again")
+    return ResumeInfo(
+        token=token,
+        toname=fields["toname"],
+        toguid=toguid,
+        fromguid=num("fromguid"),
+        received=num("bytes") or 0,
+        remaining=int(sizes[-1]) if sizes else None,
+        raw="rawok" in fields,
+        compressed="compressok" in fields,
+    )
+
+
+def resume_info(host: Host, token: str) -> ResumeInfo:
+    """Decode `token` on the source `host` (which must still hold the snapshot it names)."""
+    argv = host.privileged(["zfs", "send", "-nvP", "-t", _token_ok(token)])
+    r = host.execute(argv, timeout=120)
+    if not r.ok:
+        raise classify_zfs_error(host.label, "reading the resume token", r.stderr, r.command,
+                                 r.status)
+    return parse_resume_info(token, r.stdout + "\n" + r.stderr)
+
+
+def discard_partial_argv(host: Host, dataset: str) -> list[str]:
+    """`zfs receive -A`: drop the partial state of an interrupted resumable receive."""
+    return host.privileged(["zfs", "receive", "-A", shell.dataset(dataset)])
+
+
+def discard_partial(host: Host, dataset: str, user: str | None = None) -> None:
+    """Discard the interrupted receive into `dataset` on `host` (its resume token goes away)."""
+    r = host.execute(discard_partial_argv(host, dataset), timeout=120)
+    if not r.ok:
+        perm = (PERMISSIONS["discard"], dataset, user) if user else None
+        raise classify_zfs_error(host.label, f"discarding the partial receive into {dataset}",
+                                 r.stderr, r.command, r.status, permission=perm)
+
+
+def partial_receive(host: Host, caps: Capabilities, dataset: str) -> str | None:
+    """The `receive_resume_token` of `dataset` on `host`, or None (none, or not supported)."""
+    if caps.dialect != "openzfs":
+        return None
+    argv = host.privileged(["zfs", "get", "-Hp", "-o", "value", "receive_resume_token",
+                            shell.dataset(dataset)])
+    r = host.execute(argv, timeout=60)
+    token = r.stdout.strip()
+    return token if r.ok and token not in ("", "-") else None
+
+
+def pool_feature(host: Host, pool: str, feature: str) -> str | None:
+    """`zpool get feature@NAME` of `pool`: "active", "enabled", "disabled", or None."""
+    argv = host.privileged(["zpool", "get", "-Hp", "-o", "value", f"feature@{feature}",
+                            shell.dataset(pool)])
+    r = host.execute(argv, timeout=60)
+    value = r.stdout.strip()
+    return value if r.ok and value and value != "-" else None
+
+
+def bookmark_argv(host: Host, snapshot: str, mark: str) -> list[str]:
+    """`zfs bookmark pool/ds@snap pool/ds#mark`."""
+    return host.privileged(["zfs", "bookmark", shell.snapshot(snapshot), shell.bookmark(mark)])
+
+
+# -- delegation (zfs allow) ---------------------------------------------------------------------
+def allow_line(user: str, permissions: Sequence[str], dataset: str) -> str:
+    """The command an administrator runs to delegate `permissions` on `dataset` to `user`."""
+    return shell.join(["zfs", "allow", "-u", user, ",".join(permissions), dataset])
+
+
+@dataclass(frozen=True, slots=True)
+class Delegation:
+    """One `zfs allow` grant as listed for a dataset."""
+
+    dataset: str
+    scope: str  # "local", "descendent" or "local+descendent"
+    who: str  # "user", "group", "everyone"
+    name: str  # user or group name ("" for everyone)
+    permissions: frozenset[str]
+
+
+def parse_allow(text: str) -> list[Delegation]:
+    """Parse `zfs allow DATASET` output (the dataset and its ancestors, permission sets expanded)."""
+    grants: list[Delegation] = []
+    sets: dict[str, set[str]] = {}
+    dataset = ""
+    scope = ""
+    for line in text.splitlines():
+        head = re.match(r"^-+ Permissions on (\S+) -*$", line.strip())
+        if head:
+            dataset = head.group(1)
+            scope = ""
+            continue
+        low = line.strip().lower()
+        if low.startswith("permission sets"):
+            scope = "sets"
+            continue
+        if low.endswith("permissions:"):
+            scope = low[:-len(" permissions:")].replace(" ", "")
+            continue
+        fields = line.split()
+        if not fields or not dataset:
+            continue
+        if scope == "sets" and fields[0].startswith("@") and len(fields) >= 2:
+            sets.setdefault(fields[0], set()).update(fields[1].split(","))
+            continue
+        if scope in ("local", "descendent", "local+descendent") and fields:
+            if fields[0] == "everyone" and len(fields) >= 2:
+                who, name, perms = "everyone", "", fields[1]
+            elif fields[0] in ("user", "group") and len(fields) >= 3:
+                who, name, perms = fields[0], fields[1], fields[2]
+            else:
+                continue
+            grants.append(Delegation(dataset, scope, who, name, frozenset(perms.split(","))))
+    # Expand permission sets (they apply wherever the grant names them).
+    out = []
+    for g in grants:
+        expanded = set(g.permissions)
+        for p in g.permissions:
+            expanded |= sets.get(p, set())
+        out.append(Delegation(g.dataset, g.scope, g.who, g.name, frozenset(expanded)))
+    return out
+
+
+def effective_permissions(grants: Sequence[Delegation], dataset: str, user: str,
+                          groups: Sequence[str] = ()) -> set[str]:
+    """The permissions `user` (member of `groups`) holds on `dataset` through `grants`."""
+    perms: set[str] = set()
+    for g in grants:
+        if g.who == "user" and g.name != user:
+            continue
+        if g.who == "group" and g.name not in groups:
+            continue
+        on_itself = g.dataset == dataset
+        below = dataset.startswith(g.dataset + "/")
+        if (on_itself and "local" in g.scope) or (below and "descendent" in g.scope):
+            perms |= g.permissions
+    return perms
+
+
+def missing_permissions(host: Host, caps: Capabilities, dataset: str,
+                        needed: Sequence[str]) -> list[str]:
+    """Which of `needed` the (non-root, no sudo) login of `host` lacks on `dataset`."""
+    if caps.root or host.sudo or not caps.user:
+        return []
+    r = host.execute(["zfs", "allow", shell.dataset(dataset)], timeout=60)
+    if not r.ok:
+        return []  # no way to tell (not Linux/FreeBSD OpenZFS?): let zfs itself say
+    g = host.execute(["id", "-Gn"], timeout=30)
+    groups = g.stdout.split() if g.ok else []
+    have = effective_permissions(parse_allow(r.stdout), dataset, caps.user, groups)
+    return [p for p in needed if p not in have]

@@ -27,7 +27,8 @@ def inventory(pools: int = 2, per_pool: int = 250, snaps: int = 20) -> list[Data
     txg = 1
     for p in range(pools):
         pool = f"tank{p}"
-        out.append(Dataset(pool, "filesystem", 1000 + p, 10 * GiB, 1 << 20, 50 * GiB, 1_700_000_000))
+        out.append(Dataset(pool, "filesystem", 1000 + p, 10 * GiB, 1 << 20, 50 * GiB,
+                           1_700_000_000))
         for d in range(per_pool):
             name = f"{pool}/group{d % 10}" if d < 10 else f"{pool}/group{d % 10}/ds{d:03d}"
             ds = Dataset(name, "filesystem", 10_000 + p * 1000 + d, (d + 1) << 24, (d + 1) << 23,

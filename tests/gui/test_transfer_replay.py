@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from trace import load_trace
 
 import pytest
 from pytestqt.qtbot import QtBot
-from trace import load_trace
 
 from zmigrate.errors import TransferError
 from zmigrate.events import Failed, Finished, LogLine, Sample, Side

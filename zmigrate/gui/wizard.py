@@ -161,7 +161,7 @@ class MigrationWizard(QWizard):
         self._shut_down = True
         self.hosts_page.close_prompts()
         job = self.session.job
-        if job is not None and self.transfer_page.bridge is not None and not job.done:
+        if job is not None and self.transfer_page.running and not job.done:
             job.cancel()
             if not job.wait(STOP_WAIT):
                 log.warning("the job did not stop within %.0f s", STOP_WAIT)

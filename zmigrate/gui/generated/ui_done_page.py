@@ -172,7 +172,7 @@ class Ui_DonePage(object):
 
     def retranslateUi(self, DonePage):
         DonePage.setTitle(QCoreApplication.translate("DonePage", u"Done", None))
-        DonePage.setSubTitle("")
+        DonePage.setSubTitle(QCoreApplication.translate("DonePage", u"How the transfer went.", None))
         self.result_label.setText("")
 #if QT_CONFIG(accessibility)
         self.result_label.setAccessibleName(QCoreApplication.translate("DonePage", u"Result", None))

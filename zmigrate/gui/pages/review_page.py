@@ -31,6 +31,8 @@ class ReviewPage(Page):
         self.ui = Ui_ReviewPage()
         forms.setup(self.ui, self)
         self.ui.commands_edit.setFont(style.monospace())
+        # Soft wrap: long pipelines stay readable, and copying still gives one line each.
+        self.ui.commands_edit.setLineWrapMode(self.ui.commands_edit.LineWrapMode.WidgetWidth)
         self.ui.copy_button.clicked.connect(self.copy_commands)
         self.setCommitPage(True)
         self.setButtonText(QWizard.WizardButton.CommitButton, "&Start transfer")

@@ -60,6 +60,8 @@ class TransferPage(Page):
         self.plots = TransferPlots(ui.rate_plot_host, ui.fill_plot_host)
         ui.log_edit.setFont(style.monospace())
         ui.log_edit.setMaximumBlockCount(LOG_LINES)
+        ui.log_edit.setLineWrapMode(ui.log_edit.LineWrapMode.WidgetWidth)
+        ui.stage_label.setWordWrap(False)
         ui.log_edit.hide()
         ui.log_toggle.toggled.connect(self._on_log_toggled)
         ui.verdict_frame.hide()

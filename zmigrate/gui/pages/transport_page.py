@@ -56,6 +56,8 @@ class TransportPage(Page):
         style.set_role(self.ui.local_note, "muted")
         style.set_role(self.ui.buffer_hint, "muted")
         ui = self.ui
+        for field in (ui.buffer_combo, ui.block_combo, ui.port_spin, ui.rate_edit):
+            field.setMaximumWidth(260)
         for w in (ui.tcp_radio, ui.ssh_radio, ui.local_radio):
             w.toggled.connect(self._on_changed)
         ui.buffer_combo.currentTextChanged.connect(self._on_changed)

@@ -1,8 +1,6 @@
-"""Axis items that speak the user's units: elapsed time as h:mm:ss, rates in binary units."""
+"""Axis items that speak the user's units: elapsed time as m:ss or h:mm:ss."""
 
 from __future__ import annotations
-
-from typing import Any
 
 import pyqtgraph as pg
 
@@ -25,21 +23,3 @@ class TimeAxis(pg.AxisItem):  # type: ignore[misc]
 
     def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:
         return [elapsed(v) if v >= 0 else "" for v in values]
-
-
-class RateAxis(pg.AxisItem):  # type: ignore[misc]
-    """Left axis for bytes per second, labelled with binary units (MiB/s)."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.enableAutoSIPrefix(False)
-
-    def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:
-        top = max((abs(v) for v in values), default=0.0)
-        for unit, factor in (("GiB/s", 2**30), ("MiB/s", 2**20), ("KiB/s", 2**10)):
-            if top >= factor:
-                step = spacing / factor
-                decimals = 0 if step >= 1 else 1 if step >= 0.1 else 2
-                return [f"{v / factor:.{decimals}f}" + (f" {unit}" if i == 0 else "")
-                        for i, v in enumerate(values)]
-        return [f"{v:.0f}" for v in values]

@@ -8,14 +8,27 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from ...samples import SeriesData
 from .. import style
-from .axes import RateAxis, TimeAxis
+from .axes import TimeAxis
 
 pg.setConfigOptions(antialias=True, background="w", foreground="#374151")
+MIB = 2**20
 
 
 def _pen(color: str, width: float = 2.0, dashed: bool = False) -> object:
     return pg.mkPen(color, width=width,
                     style=Qt.PenStyle.DashLine if dashed else Qt.PenStyle.SolidLine)
+
+
+def _key(color: str, text: str, dashed: bool = False) -> str:
+    """A legend entry inside the title: legends drawn over the data hide what matters."""
+    line = "┄┄" if dashed else "━━"
+    return f"<span style='color:{color}'>{line}</span>&nbsp;{text}"
+
+
+def _title(name: str, *keys: str) -> str:
+    gap = "&nbsp;" * 5
+    return (f"<span style='color:#111827; font-weight:600'>{name}</span>{gap}"
+            f"<span style='color:#374151'>{gap.join(keys)}</span>")
 
 
 def _prepare(plot: pg.PlotItem) -> None:
@@ -33,35 +46,38 @@ def _prepare(plot: pg.PlotItem) -> None:
 
 
 class RatePlot(pg.PlotWidget):  # type: ignore[misc]
-    """Rates of the three stages: zfs send, the network (both ends' view) and zfs receive."""
+    """Rates of the three stages in MiB/s: zfs send, the network (both ends) and zfs receive."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent, axisItems={"left": RateAxis("left"),
-                                            "bottom": TimeAxis("bottom")})
+        super().__init__(parent, axisItems={"bottom": TimeAxis("bottom")})
         plot = self.getPlotItem()
         _prepare(plot)
-        plot.setTitle("Rates", color="#111827", size="10pt")
-        plot.getAxis("left").setWidth(78)
-        legend = plot.addLegend(offset=(8, 4), colCount=2, labelTextColor="#374151",
-                                brush=pg.mkBrush(255, 255, 255, 210))
-        legend.setLabelTextSize("8pt")
-        self.send = plot.plot(name="zfs send (sender in)", pen=_pen(style.SEND_COLOR))
-        self.net_out = plot.plot(name="network: sender out", pen=_pen(style.NETWORK_COLOR))
-        self.net_in = plot.plot(name="network: receiver in",
-                                pen=_pen(style.NETWORK_COLOR, 1.5, dashed=True))
-        self.receive = plot.plot(name="zfs receive (receiver out)",
-                                 pen=_pen(style.RECEIVE_COLOR))
+        plot.setTitle(_title("Rates", _key(style.SEND_COLOR, "zfs send"),
+                             _key(style.NETWORK_COLOR, "network: sender out"),
+                             _key(style.NETWORK_COLOR, "receiver in", dashed=True),
+                             _key(style.RECEIVE_COLOR, "zfs receive")), size="9pt")
+        plot.setLabel("left", "MiB/s", color="#4b5563")
+        plot.getAxis("left").setWidth(64)
+        self.send = plot.plot(pen=_pen(style.SEND_COLOR))
+        self.net_out = plot.plot(pen=_pen(style.NETWORK_COLOR))
+        self.net_in = plot.plot(pen=_pen(style.NETWORK_COLOR, 1.5, dashed=True))
+        self.receive = plot.plot(pen=_pen(style.RECEIVE_COLOR))
+        plot.enableAutoRange(axis="y", enable=False)
         plot.setYRange(0, 1, padding=0)
-        plot.enableAutoRange(axis="y", enable=True)
-        plot.setLimits(yMin=0)
         self.setAccessibleName("Rates: zfs send, network and zfs receive")
 
     def update_from(self, sender: SeriesData, receiver: SeriesData) -> None:
-        """One setData per curve."""
-        self.send.setData(sender.t, sender.in_rate, skipFiniteCheck=True)
-        self.net_out.setData(sender.t, sender.out_rate, skipFiniteCheck=True)
-        self.net_in.setData(receiver.t, receiver.in_rate, skipFiniteCheck=True)
-        self.receive.setData(receiver.t, receiver.out_rate, skipFiniteCheck=True)
+        """One setData per curve; the y axis runs from 0 to a little above the highest rate."""
+        curves = ((self.send, sender.t, sender.in_rate), (self.net_out, sender.t, sender.out_rate),
+                  (self.net_in, receiver.t, receiver.in_rate),
+                  (self.receive, receiver.t, receiver.out_rate))
+        top = 0.0
+        for curve, t, rate in curves:
+            mib = rate / MIB
+            curve.setData(t, mib, skipFiniteCheck=True)
+            if len(mib):
+                top = max(top, float(mib.max()))
+        self.getPlotItem().setYRange(0, max(top * 1.1, 1.0), padding=0)
 
 
 class FillPlot(pg.PlotWidget):  # type: ignore[misc]
@@ -71,19 +87,17 @@ class FillPlot(pg.PlotWidget):  # type: ignore[misc]
         super().__init__(parent, axisItems={"bottom": TimeAxis("bottom")})
         plot = self.getPlotItem()
         _prepare(plot)
-        plot.setTitle("Buffer fill", color="#111827", size="10pt")
-        plot.getAxis("left").setWidth(78)
-        plot.getAxis("left").setTicks([[(v, f"{v} %") for v in (0, 50, 100)],
+        plot.setTitle(_title("Buffer fill", _key(style.SENDER_FILL_COLOR, "sender"),
+                             _key(style.RECEIVER_FILL_COLOR, "receiver")), size="9pt")
+        plot.setLabel("left", "%", color="#4b5563")
+        plot.getAxis("left").setWidth(64)
+        plot.getAxis("left").setTicks([[(v, str(v)) for v in (0, 50, 100)],
                                        [(v, "") for v in (25, 75)]])
-        legend = plot.addLegend(offset=(8, 4), colCount=2, labelTextColor="#374151",
-                                brush=pg.mkBrush(255, 255, 255, 210))
-        legend.setLabelTextSize("8pt")
-        self.sender = plot.plot(name="sender buffer", pen=_pen(style.SENDER_FILL_COLOR),
-                                fillLevel=0, brush=pg.mkBrush(37, 99, 235, 40))
-        self.receiver = plot.plot(name="receiver buffer", pen=_pen(style.RECEIVER_FILL_COLOR),
-                                  fillLevel=0, brush=pg.mkBrush(5, 150, 105, 40))
-        plot.setYRange(0, 100, padding=0.02)
-        plot.setLimits(yMin=-2, yMax=102)
+        self.sender = plot.plot(pen=_pen(style.SENDER_FILL_COLOR),
+                                fillLevel=0, brush=pg.mkBrush(37, 99, 235, 28))
+        self.receiver = plot.plot(pen=_pen(style.RECEIVER_FILL_COLOR),
+                                  fillLevel=0, brush=pg.mkBrush(5, 150, 105, 45))
+        plot.setYRange(-4, 106, padding=0)
         self.setAccessibleName("Buffer fill of the sender and the receiver")
 
     def update_from(self, sender: SeriesData, receiver: SeriesData) -> None:

@@ -1,0 +1,140 @@
+"""zmigrate send (tcp) against the hand-built pipeline from the field notes, side by side.
+
+Runs on the lab (root, zfs-fuse, two sshd on 127.0.0.1): the same pools, the same data, the same
+block and buffer sizes, alternating A B A B so drift on a shared machine hits both. Prints the
+throughput ratio (target >= 0.95) and zmigrate's time from start to first byte (target < 1.5 s).
+
+    sudo .venv/bin/python bench/bench_send.py [--mb 300] [--pairs 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+
+from lab.sshd import SshdLab  # noqa: E402
+from lab.util import free_port, write_random_files, zfs  # noqa: E402
+from lab.zfsfuse import PoolFactory, ensure_daemon, stop_daemon  # noqa: E402
+
+from zmigrate.events import Sample, Side, StageChanged  # noqa: E402
+from zmigrate.job import Job, Request  # noqa: E402
+from zmigrate.plan import MiB, Options  # noqa: E402
+from zmigrate.ssh import HostSpec, connect  # noqa: E402
+
+BLOCK, BUFFER = "128k", "256M"
+
+
+def _destroy(name: str) -> None:
+    """zfs-fuse may call a just-received dataset busy for a moment."""
+    for _ in range(50):
+        if subprocess.run(["zfs", "destroy", "-rf", name], capture_output=True).returncode == 0:
+            return
+        time.sleep(0.2)
+    zfs("destroy", "-rf", name)
+
+
+def hand_built(snapshot: str, target: str) -> float:
+    """The seeds' four-terminal recipe, as two local pipelines; returns the streaming seconds
+    (from starting the sender until the receiver exits), like zmigrate's own figure."""
+    port = free_port()
+    rx = subprocess.Popen(  # noqa: S602 - fixed bench pipeline over validated lab names
+        f"mbuffer -q -s {BLOCK} -m {BUFFER} -I 127.0.0.1:{port} | zfs receive {target}",
+        shell=True, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 10
+    while subprocess.run(["ss", "-Hltn", f"sport = :{port}"], capture_output=True,
+                         text=True).stdout.strip() == "" and time.monotonic() < deadline:
+        time.sleep(0.02)
+    t0 = time.monotonic()
+    subprocess.run(  # noqa: S602
+        f"zfs send {snapshot} | mbuffer -q -s {BLOCK} -m {BUFFER} -O 127.0.0.1:{port}",
+        shell=True, check=True, stderr=subprocess.DEVNULL)
+    rx.wait(120)
+    return time.monotonic() - t0
+
+
+def with_zmigrate(snapshot: str, target: str) -> tuple[float, float, float]:
+    """zmigrate over two SSH control sessions.
+
+    Returns (streaming seconds as the job measured them, from starting the sender until both
+    ends are done; seconds from start to the sender starting; seconds from start to the first
+    receiver status line showing bytes - mbuffer prints one every 0.5 s, so an upper bound).
+    """
+    marks: dict[str, float] = {}
+    t0 = time.monotonic()
+
+    def watch(event: object) -> None:
+        now = time.monotonic() - t0
+        if isinstance(event, StageChanged) and event.stage == "sending":
+            marks.setdefault("sending", now)
+        if isinstance(event, Sample) and event.side is Side.RECEIVE and event.total > 0:
+            marks.setdefault("first", now)
+
+    src, dst = connect(HostSpec("lab-src")), connect(HostSpec("lab-dst"))
+    try:
+        summary = Job(src, dst, Request(snapshot, target, Options(buffer_size=256 * MiB,
+                                                                  readonly=False)), watch).run()
+    finally:
+        src.close()
+        dst.close()
+    return summary.seconds, marks.get("sending", float("nan")), marks.get("first", float("nan"))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--mb", type=int, default=300)
+    ap.add_argument("--pairs", type=int, default=3)
+    args = ap.parse_args()
+    daemon = ensure_daemon()
+    work = Path(tempfile.mkdtemp(prefix="zmigrate-bench-"))
+    sshd = SshdLab(work / "lab")
+    lab = sshd.start()
+    os.environ["ZMIGRATE_SSH_CONFIG"] = str(lab.ssh_config)
+    os.environ["ZMIGRATE_KNOWN_HOSTS"] = str(lab.known_hosts)
+    pools = PoolFactory(work / "pools")
+    try:
+        src = pools("bsrc", size_mb=args.mb * 2 + 256)
+        dst = pools("bdst", size_mb=args.mb * 2 + 256)
+        zfs("create", f"{src.name}/data")
+        write_random_files(src.mountpoint / "data", args.mb, files=30)
+        snapshot = f"{src.name}/data@bench"
+        zfs("snapshot", snapshot)
+        size = args.mb * MiB
+        ratios: list[float] = []
+        starts: list[float] = []
+        firsts: list[float] = []
+        for i in range(args.pairs):
+            a_target, b_target = f"{dst.name}/z{i}", f"{dst.name}/h{i}"
+            a, start, first = with_zmigrate(snapshot, a_target)
+            b = hand_built(snapshot, b_target)
+            for target in (a_target, b_target):
+                _destroy(target)
+            ratios.append(b / a)  # throughput ratio zmigrate / hand-built = time_b / time_a
+            starts.append(start)
+            firsts.append(first)
+            print(f"pair {i + 1}: zmigrate {size / a / MiB:6.1f} MiB/s ({a:.2f} s; sender "
+                  f"started at {start:.2f} s, first status with bytes at {first:.2f} s)   "
+                  f"hand-built {size / b / MiB:6.1f} MiB/s ({b:.2f} s)   ratio {b / a:.3f}")
+        print(f"\n{args.mb} MiB, {args.pairs} pairs, block {BLOCK}, buffer {BUFFER}")
+        print(f"throughput ratio zmigrate/hand-built: median {statistics.median(ratios):.3f} "
+              f"(min {min(ratios):.3f}, max {max(ratios):.3f}; target >= 0.95)")
+        print(f"zmigrate start to first byte: sender started after median "
+              f"{statistics.median(starts):.2f} s (target < 1.5 s: connecting both hosts, probing, "
+              f"planning, listener up); first receiver status line with bytes after median "
+              f"{statistics.median(firsts):.2f} s (mbuffer reports every 0.5 s)")
+    finally:
+        pools.cleanup()
+        sshd.stop()
+        stop_daemon(daemon)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
