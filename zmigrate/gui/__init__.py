@@ -2,9 +2,30 @@
 
 from __future__ import annotations
 
+import ctypes
 import os
+import sys
 
 # pyqtgraph binds to whichever Qt is imported first and would otherwise try PyQt6 first.
 os.environ.setdefault("PYQTGRAPH_QT_LIB", "PySide6")
 
+import PySide6  # noqa: E402
 import PySide6.QtCore  # noqa: E402,F401  (import order matters: PySide6 before pyqtgraph)
+
+
+def _pin_singletons() -> None:
+    """Keep True, False and None alive whatever PySide6 does to their reference counts.
+
+    PySide6 6.12.0's `SignalInstance.emit()` returns True without taking a reference, so every
+    emit (ours, pyqtgraph's) drops one reference to True. Before Python 3.12 made these objects
+    immortal, a few thousand emits free True and the interpreter aborts ("bool_dealloc"); a
+    transfer emits that many within minutes. Adding a huge count does what 3.12 does.
+    """
+    if sys.version_info >= (3, 12):
+        return
+    for obj in (True, False, None):
+        ctypes.c_ssize_t.from_address(id(obj)).value += 1 << 40
+
+
+_pin_singletons()
+__all__ = ["PySide6"]
