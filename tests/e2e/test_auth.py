@@ -1,0 +1,92 @@
+"""Credentials on a real sshd: an encrypted key asks for its passphrase through the callback."""
+
+from __future__ import annotations
+
+import os
+import pty
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from lab.sshd import Lab
+from lab.util import write_random_files, zfs
+from lab.zfsfuse import Pool
+
+from zmigrate.errors import AuthError
+from zmigrate.ssh import HostKeyDecision, HostKeyInfo, HostSpec, Prompts, connect
+
+pytestmark = pytest.mark.lab
+PASSPHRASE = "correct horse battery staple"
+
+
+class Answers(Prompts):
+    def __init__(self, secret: str | None) -> None:
+        self.answer = secret
+        self.asked: list[str] = []
+
+    def unknown_host_key(self, info: HostKeyInfo) -> HostKeyDecision:
+        raise AssertionError("the lab's host keys are known")
+
+    def secret(self, prompt: str) -> str | None:
+        self.asked.append(prompt)
+        return self.answer
+
+
+@pytest.fixture
+def encrypted_key(lab_env: Lab, tmp_path: Path) -> Iterator[Path]:
+    key = tmp_path / "id_locked"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", PASSPHRASE, "-f", str(key)],
+                   check=True)
+    authorized = lab_env.ssh_config.parent / "authorized_keys"
+    before = authorized.read_text()
+    authorized.write_text(before + key.with_suffix(".pub").read_text())
+    try:
+        yield key
+    finally:
+        authorized.write_text(before)
+
+
+def test_key_passphrase_is_asked_through_the_callback(encrypted_key: Path) -> None:
+    prompts = Answers(PASSPHRASE)
+    host = connect(HostSpec("lab-src", identity=str(encrypted_key)), prompts)
+    try:
+        assert host.run("id -u").stdout.strip() == "0"
+    finally:
+        host.close()
+    assert len(prompts.asked) == 1 and "Passphrase" in prompts.asked[0]
+
+
+def test_no_passphrase_given_is_an_auth_error(encrypted_key: Path) -> None:
+    with pytest.raises(AuthError, match="passphrase"):
+        connect(HostSpec("lab-src", identity=str(encrypted_key)), Answers(None))
+
+
+def test_cli_live_line_on_a_terminal(lab: Lab, pools: tuple[Pool, Pool]) -> None:
+    """On a terminal, `send` draws one live line: rate, both buffer fills, percent, ETA."""
+    src, dst = pools
+    zfs("create", f"{src.name}/ds")
+    write_random_files(src.mountpoint / "ds", 24, files=4)
+    zfs("snapshot", f"{src.name}/ds@t")
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "zmigrate", "send", f"lab-src:{src.name}/ds@t",
+         f"lab-dst:{dst.name}/t", "--bwlimit", "8M", "--buffer", "16M"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=follower, env=lab.env())
+    os.close(follower)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        seen += chunk
+    out, _ = proc.communicate(timeout=120)
+    os.close(leader)
+    assert proc.returncode == 0, seen.decode(errors="replace")
+    text = seen.decode(errors="replace")
+    assert "\r\x1b[K" in text and "buffers send" in text and "ETA" in text and "%" in text
+    assert b"done:" in out and b"verified" in out
