@@ -133,6 +133,12 @@ def event_to_json(event: object) -> dict[str, Any] | None:
             "port": p.port,
             "estimate": p.estimate,
             "estimate_exact": p.estimate_exact,
+            "resume": p.resume_token is not None,
+            "resumed_from": p.resumed_from,
+            "resumable": p.resumable,
+            "raw": p.raw,
+            "replicate": p.replicate,
+            "send_flags": list(p.send_flags),
             "snapshots": list(p.arrives),
             "destroys": list(p.destroys),
             "commands": [{"host": h, "command": c} for h, c in p.commands()],
@@ -182,7 +188,26 @@ def _options(args: argparse.Namespace) -> Options:
         ssh_options=tuple(_ssh_option(o) for o in args.ssh_option),
         connect_address=args.connect_address,
         allow_address=args.allow_address,
+        resume=args.resume,
+        discard_partial=args.discard_partial,
+        resumable=False if args.no_resumable else None,
+        raw=True if args.raw else (False if args.decrypt else None),
+        decrypt=args.decrypt,
+        compressed=False if args.no_compressed else None,
+        replicate=args.replicate,
+        properties=tuple(_property(p) for p in args.property),
+        exclude_properties=tuple(args.exclude_property),
+        mount=not args.no_mount,
+        bookmark=args.bookmark,
     )
+
+
+def _property(text: str) -> tuple[str, str]:
+    """`name=value` of -o/--property."""
+    if "=" not in text:
+        raise InvalidNameError(f"-o {text!r} is not of the form name=value")
+    name, value = text.split("=", 1)
+    return name, value
 
 
 def _ssh_option(text: str) -> str:
@@ -199,6 +224,8 @@ def cmd_send(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     shell.snapshot(snapshot)
     shell.dataset(destination)
     options = _options(args)
+    if options.resume and options.discard_partial:
+        raise InvalidNameError("--resume and --discard-partial exclude each other")
     prompts = TerminalPrompts()
     hosts: list[Host] = []
     try:
@@ -278,6 +305,8 @@ def _run_job(job: Job, out: TextIO, err: TextIO, as_json: bool) -> int:
             print(f"done: {format_size(s.bytes)} in {_fmt_time(s.seconds)} "
                   f"({format_size(s.rate)}/s average), verified {where} guid {s.destination_guid}, "
                   f"{hash_text[s.hash_match]}"
+                  + (f", resumed after {format_size(plan.resumed_from)}"
+                     if plan and plan.resume_token else "")
                   + (f", receive buffer ran empty {s.receive_empty_count}x"
                      if s.receive_empty_count else ""), file=out)
         return EXIT_OK
@@ -372,6 +401,29 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--ssh-option", action="append", default=[], metavar="KEY=VALUE",
                     help="extra -o option for the source's ssh (ssh transport)")
     sp.add_argument("--no-hash", action="store_true", help="skip the md5 check of the stream")
+    sp.add_argument("--resume", action="store_true",
+                    help="continue the destination's interrupted transfer (zfs send -t): "
+                    "only the rest is sent")
+    sp.add_argument("--discard-partial", action="store_true",
+                    help="drop the destination's interrupted transfer (zfs receive -A) first")
+    sp.add_argument("--no-resumable", action="store_true",
+                    help="do not receive with -s (an interruption then leaves nothing)")
+    sp.add_argument("--raw", action="store_true",
+                    help="send raw (-w); the default for encrypted datasets")
+    sp.add_argument("--decrypt", action="store_true",
+                    help="send an encrypted dataset decrypted: the copy is NOT encrypted")
+    sp.add_argument("--no-compressed", action="store_true",
+                    help="do not send compressed blocks as they are (-c)")
+    sp.add_argument("-R", "--replicate", action="store_true",
+                    help="send the dataset with its children, snapshots and properties (-R)")
+    sp.add_argument("-o", "--property", action="append", default=[], metavar="NAME=VALUE",
+                    help="set a property on the copy (zfs receive -o), e.g. mountpoint=none")
+    sp.add_argument("-x", "--exclude-property", action="append", default=[], metavar="NAME",
+                    help="do not receive this property (zfs receive -x)")
+    sp.add_argument("--no-mount", action="store_true", help="do not mount the copy (-u)")
+    sp.add_argument("--bookmark", action="store_true",
+                    help="bookmark the sent snapshot on the source afterwards, so later "
+                    "incrementals work after it is pruned")
     sp.add_argument("--sudo", action="store_true", help="run zfs through sudo -n on both hosts")
     sp.add_argument("--sudo-source", action="store_true")
     sp.add_argument("--sudo-destination", action="store_true")

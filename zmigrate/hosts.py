@@ -161,6 +161,10 @@ class Host(ABC):
         argv = self.privileged(["pgrep", "-g", str(pgid)])
         return self.run(shell.join(argv) + " >/dev/null", timeout=15).ok
 
+    def alive(self) -> bool:
+        """Whether commands can still be run here (False once an SSH session dropped)."""
+        return True
+
     def __enter__(self) -> Host:
         return self
 
@@ -336,6 +340,8 @@ class LocalHost(Host):
 # A remote machine over one SSH transport
 # ---------------------------------------------------------------------------------------------
 class SshProcess(Process):
+    host: SshHost
+
     def __init__(self, host: SshHost, command: str, channel: paramiko.Channel,
                  reader: _GroupReader,
                  threads: list[threading.Thread]) -> None:
@@ -352,7 +358,8 @@ class SshProcess(Process):
         return self._reader.pgid
 
     def poll(self) -> int | None:
-        if self._status is None and self._channel.exit_status_ready():
+        if self._status is None and (self._channel.exit_status_ready() or self._channel.closed
+                                     or not self.host.alive()):
             self.wait(5)
         return self._status
 
@@ -362,7 +369,7 @@ class SshProcess(Process):
         deadline = None if timeout is None else time.monotonic() + timeout
         chan = self._channel
         while not chan.exit_status_ready():
-            if chan.closed and not chan.exit_status_ready():
+            if (chan.closed or not self.host.alive()) and not chan.exit_status_ready():
                 # The transport went away under us: no status will ever come.
                 self._status = -1
                 return self._status

@@ -16,8 +16,12 @@ from .diagnosis import Diagnoser
 from .errors import CancelledError, PreflightError, TransferError, ZmigrateError
 from .events import Failed, Finished, Observer, PlanReady, StageChanged, Summary
 from .hosts import Host
+from .mbuffer import format_size
 from .pipeline import StepResult, StepRunner, check_hashes, free_port, listening_ports
 from .plan import Options, Plan, Site, Transport, make_plan, with_estimates
+
+RESUME_HINT = ("the partial receive was kept on the destination: run again with --resume to "
+               "send only the rest, or --discard-partial to drop it")
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +60,8 @@ class Job:
         self._thread: threading.Thread | None = None
         self._done = threading.Event()
         self.t0 = time.monotonic()
+        self.partial_kept = False  # an interruption left a resumable state on the destination
+        self._src_sets: list[zfs.Dataset] = []
 
     # -- observation --------------------------------------------------------------------------
     def subscribe(self, observer: Observer) -> None:
@@ -169,31 +175,74 @@ class Job:
         elif transport is Transport.SSH and options.ssh_target is None:
             target, ssh_options = self.ssh_target()
             options = replace(options, ssh_target=target, ssh_options=ssh_options)
+        self._src_sets = src_sets
+        existing = next((d for d in dst_sets if d.name == req.destination), None)
+        resume_info = None
+        if options.resume and existing is not None and existing.resume_token:
+            self.emit(StageChanged("preflight", "reading the resume token"))
+            resume_info = zfs.resume_info(self.src, existing.resume_token)
+        resumable = self.dst_caps.resumable
+        if resumable and options.resumable is not False:
+            feature = zfs.pool_feature(self.dst, req.destination.split("/", 1)[0],
+                                       "extensible_dataset")
+            resumable = feature in ("enabled", "active")
         plan = make_plan(
             Site(self.src, self.src_caps, src_sets),
             Site(self.dst, self.dst_caps, dst_sets),
             req.snapshot, req.destination, options,
             connect_address=connect_address, allow_address=allow_address, port=port,
+            resume_info=resume_info, resumable=resumable,
         )
-        if self.src_caps.send_estimate:
+        self._check_permissions(plan, ds_name, parent, existing)
+        if self.src_caps.send_estimate and not plan.resume_token:
             plan = with_estimates(plan, [self._exact_size(s.base, s.snapshot, plan)
                                          for s in plan.steps])
         parent_ds = next((d for d in dst_sets if d.name == parent), None)
-        if plan.estimate and parent_ds is not None and plan.kind == "full" \
-                and parent_ds.available and parent_ds.available < plan.estimate:
-            from .mbuffer import format_size
-
+        room = parent_ds if plan.kind == "full" and not plan.resume_token else existing
+        if plan.estimate and room is not None and room.available \
+                and room.available < plan.estimate:
             raise PreflightError(
-                f"not enough space on the destination: {format_size(plan.estimate)} to send, "
-                f"{format_size(parent_ds.available)} available under {parent}",
+                f"not enough space on the destination: {format_size(plan.estimate)} to send"
+                + ("" if plan.estimate_exact else " (approximate)")
+                + f", {format_size(room.available)} available under {room.name}",
                 host=self.dst.label,
                 fix="free space or pick another pool",
             )
         return plan
 
+    def _check_permissions(self, plan: Plan, ds_name: str, parent: str,
+                           target: zfs.Dataset | None) -> None:
+        """For a login without root or sudo: the `zfs allow` delegations the plan needs."""
+        assert self.src_caps is not None and self.dst_caps is not None
+        need_src = list(zfs.PERMISSIONS["send"])
+        if plan.bookmark:
+            need_src += zfs.PERMISSIONS["bookmark"]
+        need_dst = list(zfs.PERMISSIONS["receive"])
+        if plan.options.readonly:
+            need_dst += zfs.PERMISSIONS["readonly"]
+        if plan.rollback or plan.options.force:
+            need_dst += zfs.PERMISSIONS["force"]
+        if plan.discard:
+            need_dst += [p for p in zfs.PERMISSIONS["discard"] if p not in need_dst]
+        need_dst += [name for name, _ in plan.options.properties if ":" not in name]
+        dst_on = target.name if target is not None else parent
+        for host, caps, dataset, needed in ((self.src, self.src_caps, ds_name, need_src),
+                                            (self.dst, self.dst_caps, dst_on, need_dst)):
+            missing = zfs.missing_permissions(host, caps, dataset, needed)
+            if missing:
+                user = caps.user or "USER"
+                raise PreflightError(
+                    f"{user} lacks the ZFS permission(s) {','.join(missing)} on {dataset}",
+                    host=host.label,
+                    fix=f"grant them (as root there): {zfs.allow_line(user, missing, dataset)}; "
+                    "or connect as root / with --sudo",
+                )
+
     def _exact_size(self, base: str | None, snapshot: str, plan: Plan) -> int:
         argv = zfs.send_argv(self.src, snapshot, base=base,
-                             intermediates=plan.options.intermediates, flags=["-nvP"])
+                             intermediates=plan.options.intermediates and not (
+                                 base is not None and "#" in base),
+                             flags=[*plan.send_flags, "-nvP"])
         r = self.src.execute(argv, timeout=300)
         m = re.findall(r"^size\s+(\d+)", r.stdout + r.stderr, re.M)
         if not r.ok or not m:
@@ -236,6 +285,19 @@ class Job:
         before = self._dst_snapshots(plan)
         results: list[StepResult] = []
         done = 0
+        if plan.discard:
+            self.emit(StageChanged("preflight", f"discarding the partial receive: {plan.discard}"))
+            r = self.dst.run(plan.discard, timeout=300)
+            if not r.ok and "does not have any resumable receive state" not in r.stderr:
+                raise zfs.classify_zfs_error(
+                    self.dst.label, "discarding the partial receive", r.stderr, r.command,
+                    r.status, permission=self._perm(self.dst_caps, "discard",
+                                                    plan.destination_dataset))
+            existed = zfs.exists(self.dst, plan.destination_dataset)
+            before = self._dst_snapshots(plan)
+        if plan.resume_token:
+            self.emit(StageChanged("preflight", f"resuming after "
+                                   f"{format_size(plan.resumed_from)} already received"))
         if plan.rollback:
             self.emit(StageChanged("preflight", f"rolling back: {plan.rollback}"))
             r = self.dst.run(plan.rollback, timeout=300)
@@ -248,16 +310,18 @@ class Job:
                 what = "full" if step.base is None else f"incremental from {step.base}"
                 self.emit(StageChanged("sending", f"step {i + 1}/{len(plan.steps)}: {what}"))
                 runner = StepRunner(plan, step, i, self.src, self.dst, self.emit, self.t0,
-                                    self._cancel, done)
+                                    self._cancel, done + plan.resumed_from)
                 self._runner = runner
                 result = runner.run()
                 self._runner = None
                 check_hashes(result, plan.destination)
                 results.append(result)
                 done += result.bytes
-        except ZmigrateError:
+        except ZmigrateError as exc:
             self._runner = None
             self._cleanup(plan, existed, before)
+            if self.partial_kept:
+                exc.fix = f"{exc.fix}; {RESUME_HINT}" if exc.fix else RESUME_HINT
             raise
         self.emit(StageChanged("verifying", "comparing snapshot guids"))
         src_guid = zfs.guid(self.src, plan.source_snapshot)
@@ -270,6 +334,7 @@ class Job:
                 f"guid mismatch: source {src_guid}, destination {dst_guid}",
                 host=plan.destination,
             )
+        self._verify_children(plan)
         hash_match: bool | None = None
         hashes = [check_hashes(r, plan.destination) for r in results]
         if hashes and all(h is True for h in hashes):
@@ -279,6 +344,21 @@ class Job:
             self.dst.execute(
                 self.dst.privileged(["zfs", "set", "readonly=on", plan.destination_dataset])
             ).check("setting readonly=on")
+        extra: dict[str, object] = {}
+        if plan.resume_token:
+            extra["resumed_from"] = plan.resumed_from
+        if plan.bookmark:
+            self.emit(StageChanged("verifying", f"bookmarking: {plan.bookmark}"))
+            r = self.src.run(plan.bookmark, timeout=60)
+            if r.ok:
+                extra["bookmark"] = f"{plan.source_snapshot.replace('@', '#', 1)}"
+            else:
+                err = zfs.classify_zfs_error(self.src.label, "bookmarking the sent snapshot",
+                                             r.stderr, r.command, r.status,
+                                             permission=self._perm(self.src_caps, "bookmark",
+                                                                   plan.source_snapshot))
+                extra["bookmark_error"] = str(err)
+                self.emit(StageChanged("verifying", f"bookmark failed: {err}"))
         verdict = diagnoser.finish()
         seconds = sum(r.seconds for r in results)
         empties = [r.receive_empty_count for r in results if r.receive_empty_count is not None]
@@ -291,8 +371,36 @@ class Job:
             destination_guid=dst_guid,
             hash_match=hash_match,
             snapshots_sent=plan.arrives,
-            extra={"verdict": verdict.to_json()},
+            extra={"verdict": verdict.to_json(), **extra},
         )
+
+    def _perm(self, caps: zfs.Capabilities | None, operation: str,
+              dataset: str) -> tuple[tuple[str, ...], str, str] | None:
+        """What a permission error of `operation` on `dataset` needs (for its fix text)."""
+        if caps is None or caps.root or not caps.user:
+            return None
+        return zfs.PERMISSIONS[operation], dataset.split("@", 1)[0], caps.user
+
+    def _verify_children(self, plan: Plan) -> None:
+        """After -R: every child's snapshot arrived with the source's guid."""
+        if not plan.replicate or not plan.children:
+            return
+        assert self.dst_caps is not None
+        ds_name, short = plan.source_snapshot.split("@", 1)
+        received = {d.name: d for d in zfs.inventory(self.dst, self.dst_caps,
+                                                     plan.destination_dataset)}
+        for child in self._src_sets:
+            if child.name not in plan.children:
+                continue
+            snap = child.snapshot(short)
+            if snap is None:
+                continue
+            name = plan.destination_dataset + child.name[len(ds_name):]
+            got = received.get(name)
+            copy = got.snapshot(short) if got else None
+            if copy is None or copy.guid != snap.guid:
+                raise TransferError(f"{name}@{short} is missing or differs after -R",
+                                    host=plan.destination)
 
     def _dst_snapshots(self, plan: Plan) -> set[str]:
         assert self.dst_caps is not None
@@ -305,9 +413,35 @@ class Job:
         try:
             assert self.dst_caps is not None
             ds = zfs.dataset_info(self.dst, self.dst_caps, plan.destination_dataset)
-            if ds is not None and not existed and not ds.snapshots:
+            if ds is not None and ds.resume_token:
+                self.partial_kept = True
+                self.emit(StageChanged("cleanup", RESUME_HINT))
+            elif ds is not None and not existed and not ds.snapshots:
                 # A dataset we created that holds no snapshot is a partial receive: remove it.
                 self.dst.execute(self.dst.privileged(
                     ["zfs", "destroy", "-r", plan.destination_dataset]), timeout=120)
         except ZmigrateError as exc:
             self.emit(StageChanged("cleanup", f"cleanup failed: {exc}"))
+
+
+def partial_receive(src: Host, dst: Host, destination: str, *,
+                    src_caps: zfs.Capabilities | None = None,
+                    dst_caps: zfs.Capabilities | None = None) -> zfs.ResumeInfo | None:
+    """The interrupted receive into `destination` on `dst`, decoded on `src`; None if none.
+
+    For the GUI's destination page: offer Resume (Options(resume=True)) or Discard
+    (`discard_partial`). Raises ZmigrateError if the token cannot be decoded on `src`.
+    """
+    dst_caps = dst_caps or zfs.probe(dst)
+    token = zfs.partial_receive(dst, dst_caps, destination)
+    if token is None:
+        return None
+    return zfs.resume_info(src, token)
+
+
+def discard_partial(dst: Host, destination: str, *,
+                    dst_caps: zfs.Capabilities | None = None) -> None:
+    """Drop the interrupted receive into `destination` on `dst` (`zfs receive -A`)."""
+    dst_caps = dst_caps or zfs.probe(dst)
+    zfs.discard_partial(dst, shell.dataset(destination), dst_caps.user if not dst_caps.root
+                        else None)

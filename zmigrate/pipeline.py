@@ -176,6 +176,15 @@ class StepRunner:
                             f"{LISTEN_TIMEOUT:.0f} s", host=self.dst.label)
 
     def _end_error(self, state: SideState, what: str) -> ZmigrateError:
+        host = self.dst if state is self.receive and self.plan.transport is not Transport.LOCAL \
+            else self.src
+        if not host.alive():
+            return TransferError(
+                f"{what}: the SSH control session was lost",
+                host=host.label,
+                fix="check the network and that sshd still runs there; the remote processes end "
+                "with the session",
+            )
         lines = [x for x in state.tail if not x.startswith("summary:")]
         detail = "; ".join(lines[-3:]) if lines else "no error message"
         fix = None
@@ -199,6 +208,8 @@ class StepRunner:
         done = self.done_before + (recv.total if recv else 0)
         rate = recv.out_rate if recv else 0.0
         total = self.plan.estimate
+        if total is not None:
+            total += self.plan.resumed_from
         eta = None
         if total and rate > 0:
             eta = max(0.0, (total - done) / rate)

@@ -6,12 +6,13 @@ either returns a Plan or raises PreflightError naming the problem and its fix.
 
 from __future__ import annotations
 
+import re
 import secrets
 from dataclasses import dataclass, field, replace
 from enum import Enum
 
 from . import mbuffer, shell, zfs
-from .errors import PreflightError
+from .errors import InvalidNameError, PreflightError
 from .hosts import Host
 
 KiB = 1024
@@ -51,6 +52,30 @@ class Options:
     ssh_target: str | None = None
     connect_address: str | None = None
     allow_address: str | None = None
+    # OpenZFS 2.x (each used only where both hosts support it):
+    resume: bool = False  # continue the destination's interrupted receive (zfs send -t)
+    discard_partial: bool = False  # drop it (zfs receive -A) and send afresh
+    resumable: bool | None = None  # receive -s; None: wherever the pool supports it
+    raw: bool | None = None  # send -w; None: for encrypted datasets
+    decrypt: bool = False  # send an encrypted dataset decrypted (the copy is not encrypted)
+    compressed: bool | None = None  # send -c; None: where supported
+    large_blocks: bool | None = None  # send -L; None: where supported
+    embedded: bool | None = None  # send -e; None: where supported
+    replicate: bool = False  # send -R: the dataset, its children, their properties/snapshots
+    properties: tuple[tuple[str, str], ...] = ()  # receive -o name=value
+    exclude_properties: tuple[str, ...] = ()  # receive -x name
+    mount: bool = True  # False: receive -u
+    bookmark: bool = False  # bookmark the sent snapshot on the source afterwards
+
+
+class PartialReceiveError(PreflightError):
+    """The destination holds an interrupted resumable receive: resume it or discard it."""
+
+    def __init__(self, message: str, *, host: str | None = None, fix: str | None = None,
+                 dataset: str = "", token: str = "") -> None:
+        super().__init__(message, host=host, fix=fix)
+        self.dataset = dataset
+        self.token = token
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +89,7 @@ class Step:
     source_command: str
     destination_command: str | None  # None where the source's pipeline carries the receive
     receive_log: str | None = None  # mbuffer log file on the destination (ssh transport)
+    resume_token: str | None = None  # this step continues an interrupted receive
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +114,15 @@ class Plan:
     rollback: str | None = None  # run on the destination first when the user forced a rollback
     warnings: tuple[str, ...] = ()
     job_id: str = field(default_factory=lambda: secrets.token_hex(4))
+    resume_token: str | None = None  # the transfer continues an interrupted receive
+    resumed_from: int = 0  # bytes already on the destination before this run
+    discard: str | None = None  # run on the destination first: drop a partial receive
+    resumable: bool = False  # receive -s: an interruption leaves a resumable state
+    send_flags: tuple[str, ...] = ()  # e.g. -w -c -L -e -R
+    raw: bool = False  # an encrypted dataset sent raw (the copy stays encrypted)
+    replicate: bool = False  # zfs send -R
+    bookmark: str | None = None  # run on the source after success: `zfs bookmark`
+    children: tuple[str, ...] = ()  # source child datasets carried by -R
 
     @property
     def arrives(self) -> tuple[str, ...]:
@@ -100,12 +135,16 @@ class Plan:
     def commands(self) -> list[tuple[str, str]]:
         """(host, shell line) pairs in the order they are started."""
         out: list[tuple[str, str]] = []
+        if self.discard:
+            out.append((self.destination, self.discard))
         if self.rollback:
             out.append((self.destination, self.rollback))
         for step in self.steps:
             if step.destination_command:
                 out.append((self.destination, step.destination_command))
             out.append((self.source, step.source_command))
+        if self.bookmark:
+            out.append((self.source, self.bookmark))
         return out
 
     def describe(self) -> str:
@@ -121,6 +160,11 @@ class Plan:
                 f"An incremental update from @{self.base} to {snap} "
                 f"({n} snapshot{'s' if n != 1 else ''})"
             )
+        if self.resume_token:
+            what = (f"The rest of an interrupted transfer of {snap} "
+                    f"({mbuffer.format_size(self.resumed_from)} already there)")
+        if self.replicate:
+            what += f" with its {len(self.children)} child dataset(s) and properties (-R)"
         how = {
             Transport.TCP: f"directly over TCP port {self.port} (cleartext: trusted networks only)",
             Transport.SSH: "through the source host's ssh to the destination",
@@ -142,8 +186,16 @@ class Plan:
                 + ", ".join("@" + s for s in self.destroys)
                 + "."
             )
+        if self.discard:
+            text = "The partial receive on the destination is discarded first. " + text
+        if self.raw:
+            text += " It is sent raw: the copy stays encrypted and the key never leaves the source."
+        if self.resumable:
+            text += " If interrupted, it can be resumed."
         if self.options.readonly:
             text += " The copy is set readonly afterwards."
+        if self.bookmark:
+            text += " The sent snapshot is bookmarked on the source."
         return text
 
 
@@ -232,8 +284,14 @@ def make_plan(
     connect_address: str | None = None,
     allow_address: str | None = None,
     port: int | None = None,
+    resume_info: zfs.ResumeInfo | None = None,
+    resumable: bool | None = None,
 ) -> Plan:
     """Decide a transfer of `snapshot` from `src` into `destination` on `dst`.
+
+    `resume_info` is the decoded resume token of the destination (needed for options.resume);
+    `resumable` says whether the destination pool can keep a partial receive (default: the
+    destination's zfs supports `receive -s`).
 
     Raises:
         PreflightError: the transfer cannot or must not run as asked; nothing has run.
@@ -289,6 +347,41 @@ def make_plan(
                              host=dst.host.label, fix=f"create it first: zfs create -p {parent}")
 
     target = dst.find(destination)
+    notes: list[str] = []
+    resume_token: str | None = None
+    discard: str | None = None
+    if target is not None and target.resume_token:
+        if options.resume:
+            if resume_info is None or resume_info.token != target.resume_token:
+                raise PreflightError("the resume token of the destination was not decoded",
+                                     host=dst.host.label, fix="prepare the job again")
+            if resume_info.toguid != snap.guid:
+                raise PreflightError(
+                    f"the partial receive on {destination} is of {resume_info.toname}, "
+                    f"not of {snapshot}",
+                    host=dst.host.label,
+                    fix=f"resume it by sending {resume_info.toname} with --resume, or drop it "
+                    "with --discard-partial",
+                )
+            resume_token = target.resume_token
+        elif options.discard_partial:
+            discard = shell.join(zfs.discard_partial_argv(dst.host, destination))
+            if not target.snapshots:
+                target = None  # a partial first receive: discarding removes the dataset
+        else:
+            raise PartialReceiveError(
+                f"{destination} holds an interrupted transfer (receive_resume_token)",
+                host=dst.host.label,
+                fix="resume it with --resume (sends only the rest), or discard it with "
+                "--discard-partial (zfs receive -A) and send again",
+                dataset=destination, token=target.resume_token or "",
+            )
+    elif options.resume:
+        notes.append(f"{dst.host.label}: no interrupted transfer to resume; sending normally")
+    if resume_token is not None:
+        assert resume_info is not None
+        return _resume_plan(src, dst, snapshot, destination, options, resume_info, source,
+                            notes, connect_address, allow_address, port)
     base: zfs.Snapshot | None = None
     destroys: tuple[str, ...] = ()
     rollback_to: str | None = None
@@ -330,6 +423,11 @@ def make_plan(
             base = chosen
         else:
             common = [s for s in candidates if s.guid in by_guid]
+            marks = [b for b in source.bookmarks
+                     if b.guid in by_guid and b.createtxg <= snap.createtxg]
+            if marks and (not common or marks[-1].createtxg > common[-1].createtxg):
+                # The common snapshot was pruned on the source; its bookmark still works (-i).
+                common = [marks[-1]]
             if not common:
                 raise PreflightError(
                     f"the destination {destination} exists and has no snapshot in common "
@@ -354,7 +452,11 @@ def make_plan(
         force_receive = options.force
 
     steps_spec: list[tuple[zfs.Snapshot | None, zfs.Snapshot, tuple[str, ...]]] = []
-    if base is None:
+    if base is None and options.replicate:
+        # -R carries every older snapshot of the dataset (and of its children) in one stream.
+        steps_spec.append((None, snap, tuple(s.short for s in source.snapshots
+                                             if s.createtxg <= snap.createtxg)))
+    elif base is None:
         first = source.snapshots[0] if options.history else snap
         steps_spec.append((None, first, (first.short,)))
         if first is not snap:
@@ -364,13 +466,172 @@ def make_plan(
     else:
         between = tuple(s.short for s in source.snapshots
                         if base.createtxg < s.createtxg <= snap.createtxg)
-        steps_spec.append((base, snap, between if options.intermediates else (snap.short,)))
+        use_i = options.intermediates and "#" not in base.name
+        steps_spec.append((base, snap, between if use_i else (snap.short,)))
 
+    flags, raw, flag_notes = send_flags(src, dst, source, options)
+    notes += flag_notes
+    if options.mount and needs_unmounted(dst):
+        notes.append(f"{dst.host.label}: only root may mount on Linux, so the copy is received "
+                     "unmounted (zfs receive -u)")
+    can_resume = dst.caps.resumable if resumable is None else resumable
+    recv_resumable = bool(can_resume and options.resumable is not False
+                          and not options.replicate)
+    children = tuple(d.name for d in src.datasets
+                     if d.name.startswith(ds_name + "/")) if options.replicate else ()
+    bookmark = None
+    if options.bookmark:
+        if not src.caps.bookmarks:
+            raise PreflightError("this host cannot make bookmarks", host=src.host.label,
+                                 fix="leave out --bookmark")
+        mark = f"{ds_name}#{short}"
+        if not any(b.name == mark for b in source.bookmarks):
+            bookmark = shell.join(zfs.bookmark_argv(src.host, snapshot, mark))
+    plan = _assemble(
+        src, dst, snapshot, destination, options, source, steps_spec, flags,
+        receive_extra(dst, options, resumable=recv_resumable),
+        force_receive, connect_address, allow_address, port, notes, transport,
+    )
+    rollback = None
+    if rollback_to is not None:
+        # `receive -F` alone keeps destination snapshots newer than the base on some
+        # implementations (zfs-fuse); an explicit rollback -r destroys exactly what we announced.
+        rollback = shell.join(dst.host.privileged(["zfs", "rollback", "-r", rollback_to]))
+    return replace(
+        plan,
+        kind="full" if base is None else "incremental",
+        base=base.short if base else None,
+        destroys=destroys,
+        rollback=rollback,
+        discard=discard,
+        resumable=recv_resumable,
+        send_flags=tuple(flags),
+        raw=raw,
+        replicate=options.replicate,
+        bookmark=bookmark,
+        children=children,
+    )
+
+
+def send_flags(src: Site, dst: Site, source: zfs.Dataset,
+               options: Options) -> tuple[list[str], bool, list[str]]:
+    """The `zfs send` flags for `source`: (flags, raw, notes). Raw for encrypted datasets."""
+    notes: list[str] = []
+    both = src.caps.dialect == "openzfs" and dst.caps.dialect == "openzfs"
+    raw = options.raw if options.raw is not None else (source.encrypted and not options.decrypt)
+    flags: list[str] = []
+    if options.replicate:
+        flags.append("-R")
+    if raw:
+        if not (src.caps.raw_send and dst.caps.raw_send):
+            side = src if not src.caps.raw_send else dst
+            raise PreflightError(
+                "raw sends (zfs send -w) are not supported there",
+                host=side.host.label,
+                fix="upgrade to OpenZFS 0.8 or newer, or choose --decrypt (the copy is then "
+                "not encrypted)",
+            )
+        flags.append("-w")
+    elif source.encrypted:
+        if source.keystatus not in (None, "available"):
+            raise PreflightError(
+                f"{source.name} is encrypted and its key is not loaded, so it can only be sent "
+                "raw",
+                host=src.host.label,
+                fix=f"load the key (zfs load-key {source.name}) or leave out --decrypt",
+            )
+        notes.append(f"{src.host.label}: {source.name} is encrypted but is sent DECRYPTED: the "
+                     "copy is not encrypted unless its new parent encrypts it")
+    if both and options.compressed is not False and src.caps.compressed_send \
+            and dst.caps.compressed_send:
+        flags.append("-c")
+    if both and options.large_blocks is not False and src.caps.large_blocks \
+            and dst.caps.large_blocks:
+        flags.append("-L")
+    if both and not raw and options.embedded is not False and src.caps.embedded_send \
+            and dst.caps.embedded_send:
+        flags.append("-e")
+    for wanted, name in ((options.compressed, "-c"), (options.large_blocks, "-L"),
+                         (options.embedded, "-e")):
+        if wanted and name not in flags and not (raw and name == "-e"):
+            raise PreflightError(f"zfs send {name} is not supported by both hosts",
+                                 fix=f"leave out the option for {name}")
+    return flags, bool(raw), notes
+
+
+_PROPERTY_RE = re.compile(r"^[a-z][a-z0-9_]*(:[A-Za-z0-9_.:-]+)?$|^[a-z0-9_.-]+:[A-Za-z0-9_.:-]+$")
+
+
+def property_name(name: str) -> str:
+    """Return `name` if it is a plausible ZFS property name (native or user:prop)."""
+    if not _PROPERTY_RE.match(name):
+        raise InvalidNameError(f"property name {name!r} is not valid")
+    return name
+
+
+def needs_unmounted(dst: Site) -> bool:
+    """Linux lets only root mount: a delegated (`zfs allow`) login receives with -u."""
+    return (dst.caps.uid is not None and not dst.caps.root and not dst.host.sudo
+            and dst.caps.system.startswith("Linux"))
+
+
+def receive_extra(dst: Site, options: Options, *, resumable: bool) -> list[str]:
+    """`zfs receive` options besides -F: -s, -u, -o name=value, -x name."""
+    extra: list[str] = []
+    if resumable:
+        extra.append("-s")
+    if not options.mount or needs_unmounted(dst):
+        extra.append("-u")
+    if (options.properties or options.exclude_properties) and not dst.caps.receive_properties:
+        raise PreflightError("zfs receive -o/-x is not supported there", host=dst.host.label,
+                             fix="set the properties after the transfer with zfs set")
+    for name, value in options.properties:
+        if "\n" in value or "\0" in value:
+            raise InvalidNameError(f"the value of {name} has a line break")
+        extra += ["-o", f"{property_name(name)}={value}"]
+    for name in options.exclude_properties:
+        extra += ["-x", property_name(name)]
+    return extra
+
+
+def _resume_plan(src: Site, dst: Site, snapshot: str, destination: str, options: Options,
+                 info: zfs.ResumeInfo, source: zfs.Dataset, notes: list[str],
+                 connect_address: str | None, allow_address: str | None,
+                 port: int | None) -> Plan:
+    """The plan that sends only the rest of an interrupted stream (zfs send -t TOKEN)."""
+    transport = options.transport or (
+        Transport.LOCAL if src.host.label == dst.host.label else Transport.TCP)
+    snap = source.snapshot(snapshot.split("@", 1)[1])
+    assert snap is not None
+    base = None
+    if info.fromguid:
+        base = next((s for s in [*source.snapshots, *source.bookmarks]
+                     if s.guid == info.fromguid), None)
+    extra = receive_extra(dst, replace(options, properties=(), exclude_properties=()),
+                          resumable=True)
+    plan = _assemble(src, dst, snapshot, destination, options, source,
+                     [(base, snap, (snap.short,))], [], extra, False, connect_address,
+                     allow_address, port, notes, transport, resume=info)
+    return replace(plan, kind="full" if info.fromguid is None else "incremental",
+                   base=base.short if base else None, resume_token=info.token,
+                   resumed_from=info.received, resumable=True,
+                   raw=info.raw)
+
+
+def _assemble(
+    src: Site, dst: Site, snapshot: str, destination: str, options: Options,
+    source: zfs.Dataset,
+    steps_spec: list[tuple[zfs.Snapshot | None, zfs.Snapshot, tuple[str, ...]]],
+    flags: list[str], receive_extra_args: list[str], force_receive: bool,
+    connect_address: str | None, allow_address: str | None, port: int | None,
+    notes: list[str], transport: Transport, resume: zfs.ResumeInfo | None = None,
+) -> Plan:
+    """Buffers, addresses and the exact command lines of every step."""
     src_buffer, note_src = safe_buffer(options.buffer_size, options.block_size, src.caps)
     dst_buffer, note_dst = safe_buffer(options.buffer_size, options.block_size, dst.caps)
     warnings = tuple(
         f"{h}: {n}" for h, n in ((src.host.label, note_src), (dst.host.label, note_dst)) if n
-    )
+    ) + tuple(notes)
     if transport is Transport.TCP:
         connect_address = options.connect_address or connect_address
         allow_address = options.allow_address or allow_address
@@ -387,17 +648,23 @@ def make_plan(
     )
 
     steps: list[Step] = []
-    receive_extra: list[str] = []
     for i, (b, s, arrives) in enumerate(steps_spec):
-        send = zfs.send_argv(
-            src.host, s.name, base=b.name if b else None, intermediates=options.intermediates
-        )
+        if resume is not None:
+            send = zfs.send_argv(src.host, s.name, resume_token=resume.token)
+            estimate = resume.remaining
+        else:
+            send = zfs.send_argv(
+                src.host, s.name, base=b.name if b else None,
+                intermediates=options.intermediates and not (b and "#" in b.name),
+                flags=flags,
+            )
+            estimate = _estimate(source, b, s)
         # Only the first step may need -F; later steps continue what the first created.
         recv_force = force_receive and i == 0
-        estimate = _estimate(source, b, s)
         receive_log = None
         if transport is Transport.LOCAL:
-            recv = zfs.receive_argv(src.host, destination, force=recv_force, extra=receive_extra)
+            recv = zfs.receive_argv(src.host, destination, force=recv_force,
+                                    extra=receive_extra_args)
             mb = mbuffer_argv(options.block_size, src_buffer, hash_=hash_,
                               rate=options.rate_limit)
             src_cmd = shell.pipe(shell.join(send), shell.join(mb), shell.join(recv))
@@ -405,7 +672,8 @@ def make_plan(
         elif transport is Transport.TCP:
             assert connect_address is not None and port is not None
             listen = address_port(allow_address, port) if allow_address else str(port)
-            recv = zfs.receive_argv(dst.host, destination, force=recv_force, extra=receive_extra)
+            recv = zfs.receive_argv(dst.host, destination, force=recv_force,
+                                    extra=receive_extra_args)
             dst_mb = mbuffer_argv(options.block_size, dst_buffer, hash_=hash_, listen=listen,
                                   start_percent=10)
             src_mb = mbuffer_argv(options.block_size, src_buffer, hash_=hash_,
@@ -415,7 +683,8 @@ def make_plan(
             src_cmd = shell.pipe(shell.join(send), shell.join(src_mb))
         else:
             receive_log = f"/tmp/zmigrate-{secrets.token_hex(6)}.log"
-            recv = zfs.receive_argv(dst.host, destination, force=recv_force, extra=receive_extra)
+            recv = zfs.receive_argv(dst.host, destination, force=recv_force,
+                                    extra=receive_extra_args)
             dst_mb = mbuffer_argv(options.block_size, dst_buffer, hash_=hash_, quiet=True,
                                   log=receive_log, start_percent=10)
             remote = shell.pipe(shell.join(dst_mb), shell.join(recv))
@@ -426,13 +695,8 @@ def make_plan(
             src_cmd = shell.pipe(shell.join(send), shell.join(src_mb), shell.join(ssh_argv))
             dst_cmd = None
         steps.append(Step(b.name if b else None, s.name, arrives, estimate, src_cmd, dst_cmd,
-                          receive_log))
+                          receive_log, resume.token if resume else None))
 
-    rollback = None
-    if rollback_to is not None:
-        # `receive -F` alone keeps destination snapshots newer than the base on some
-        # implementations (zfs-fuse); an explicit rollback -r destroys exactly what we announced.
-        rollback = shell.join(dst.host.privileged(["zfs", "rollback", "-r", rollback_to]))
     estimates = [st.estimate for st in steps]
     total = sum(e for e in estimates if e is not None) if all(
         e is not None for e in estimates) else None
@@ -441,8 +705,8 @@ def make_plan(
         destination=dst.host.label,
         source_snapshot=snapshot,
         destination_dataset=destination,
-        kind="full" if base is None else "incremental",
-        base=base.short if base else None,
+        kind="full",
+        base=None,
         transport=transport,
         options=options,
         steps=tuple(steps),
@@ -450,9 +714,7 @@ def make_plan(
         source_buffer=src_buffer,
         destination_buffer=dst_buffer,
         estimate=total,
-        estimate_exact=False,
-        destroys=destroys,
-        rollback=rollback,
+        estimate_exact=resume is not None and resume.remaining is not None,
         warnings=warnings,
     )
 

@@ -245,6 +245,8 @@ def parse_probe(text: str) -> Capabilities:
         dialect = "unknown"
     flags = re.search(r"send \[-([A-Za-z]+)\]", send_usage)
     send_flags = flags.group(1) if flags else ""
+    rflags = re.search(r"receive \[-([A-Za-z]+)\]", recv_usage)
+    recv_flags = rflags.group(1) if rflags else ""
     mb = re.search(r"mbuffer version (\S+)", sec.get("mbuffer", ""))
     mem = None
     for key in ("MemAvailable", "MemFree"):
@@ -259,7 +261,8 @@ def parse_probe(text: str) -> Capabilities:
         zfs_version=zfs_version,
         has_zfs=has_zfs,
         send_estimate="n" in send_flags and "P" in send_flags,
-        resumable="-t <receive_resume_token>" in send_usage and "-s" in recv_usage,
+        resumable="-t <receive_resume_token>" in send_usage
+        and ("s" in recv_flags or "-s" in recv_usage),
         raw_send="w" in send_flags,
         mbuffer_version=mb.group(1) if mb else None,
         mbuffer_hash="MD5 hash:" in sec.get("hash", ""),
@@ -531,7 +534,7 @@ class Delegation:
 
 
 def parse_allow(text: str) -> list[Delegation]:
-    """Parse `zfs allow DATASET` output (the dataset and its ancestors, permission sets expanded)."""
+    """Parse `zfs allow DATASET` output (the dataset and its ancestors; sets expanded)."""
     grants: list[Delegation] = []
     sets: dict[str, set[str]] = {}
     dataset = ""

@@ -21,7 +21,8 @@ def _pin_singletons() -> None:
     immortal, a few thousand emits free True and the interpreter aborts ("bool_dealloc"); a
     transfer emits that many within minutes. Adding a huge count does what 3.12 does.
     """
-    if sys.version_info >= (3, 12):
+    # pyproject excludes 6.12.0; this guards a distribution's or user's own install of it.
+    if sys.version_info >= (3, 12) or PySide6.__version__ != "6.12.0":
         return
     for obj in (True, False, None):
         ctypes.c_ssize_t.from_address(id(obj)).value += 1 << 40

@@ -75,6 +75,7 @@ class MigrationWizard(QWizard):
         self.setWizardStyle(QWizard.WizardStyle.ClassicStyle)
         self.setOption(QWizard.WizardOption.NoBackButtonOnStartPage, True)
         self.setOption(QWizard.WizardOption.NoCancelButtonOnLastPage, True)
+        self.setOption(QWizard.WizardOption.NoBackButtonOnLastPage, True)
         self.setOption(QWizard.WizardOption.NoDefaultButton, False)
         self.hosts_page = HostsPage(self.session, self.settings)
         self.source_page = SourcePage(self.session, self.settings)

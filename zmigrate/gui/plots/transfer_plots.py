@@ -41,6 +41,7 @@ def _prepare(plot: pg.PlotItem) -> None:
     vb = plot.getViewBox()
     vb.setMouseEnabled(x=True, y=False)
     for name in ("left", "bottom"):
+        plot.getAxis(name).setStyle(hideOverlappingLabels=False)
         plot.getAxis(name).setTextPen("#4b5563")
         plot.getAxis(name).setPen("#9ca3af")
 
@@ -60,7 +61,7 @@ class RatePlot(pg.PlotWidget):  # type: ignore[misc]
         plot.getAxis("left").setWidth(64)
         self.send = plot.plot(pen=_pen(style.SEND_COLOR))
         self.net_out = plot.plot(pen=_pen(style.NETWORK_COLOR))
-        self.net_in = plot.plot(pen=_pen(style.NETWORK_COLOR, 1.5, dashed=True))
+        self.net_in = plot.plot(pen=_pen(style.NETWORK_COLOR, 2.0, dashed=True))
         self.receive = plot.plot(pen=_pen(style.RECEIVE_COLOR))
         plot.enableAutoRange(axis="y", enable=False)
         plot.setYRange(0, 1, padding=0)

@@ -1,0 +1,55 @@
+"""Settings, the buffer suggestion, and the last-resort error dialog (no lab)."""
+
+from __future__ import annotations
+
+import pytest
+from pytestqt.qtbot import QtBot
+
+from zmigrate.gui.app import LastResortHook
+from zmigrate.gui.pages.host_panel import THIS_COMPUTER, HostPanel
+from zmigrate.gui.pages.transport_page import suggest_buffer
+from zmigrate.gui.settings import RecentHost, Settings
+from zmigrate.ssh import HostSpec
+
+pytestmark = pytest.mark.gui
+MiB, GiB = 2**20, 2**30
+
+
+def test_recent_hosts_are_remembered_without_passwords(settings: Settings, qtbot: QtBot) -> None:
+    settings.remember_host(HostSpec("nas", user="ops", port=2222, password="secret"), "source")
+    settings.remember_host(HostSpec("backup-01", sudo=True), "destination")
+    settings.remember_host(HostSpec("nas", user="ops", port=2222), "source")
+    assert [h.label for h in settings.recent_hosts()] == ["ops@nas:2222", "backup-01"]
+    assert "secret" not in str(settings.q.value("hosts/recent"))
+    assert settings.last_host("destination") == RecentHost("backup-01", sudo=True)
+    panel = HostPanel("source")
+    qtbot.addWidget(panel)
+    panel.fill_hosts(settings.recent_hosts(), settings.last_host("source"))
+    items = [panel.ui.host_combo.itemText(i) for i in range(panel.ui.host_combo.count())]
+    assert items[:3] == [THIS_COMPUTER, "ops@nas:2222", "backup-01"]
+    spec = panel.spec()
+    assert (spec.host, spec.user, spec.port) == ("nas", "ops", 2222)
+
+
+def test_buffer_suggestion_holds_five_seconds_within_memory() -> None:
+    size, why = suggest_buffer(None, [])
+    assert size == 512 * MiB  # 5 s at 110 MB/s
+    assert "1 GbE" in why
+    size, _ = suggest_buffer(20 * MiB, [])
+    assert size == 128 * MiB  # at least 5 s at the 20 MiB/s rate limit
+    size, why = suggest_buffer(None, [1 * GiB, 16 * GiB])
+    assert size <= GiB // 4 and "free memory" in why
+
+
+def test_last_resort_hook_shows_one_dialog_at_a_time(qtbot: QtBot) -> None:
+    hook = LastResortHook()
+    for _ in range(3):
+        try:
+            raise RuntimeError("boom")
+        except RuntimeError as exc:
+            hook(RuntimeError, exc, exc.__traceback__)
+    assert hook.box is not None
+    assert "boom" in hook.box.text()
+    first = hook.box
+    hook.box.reject()
+    assert hook.box is None or hook.box is first
