@@ -1,5 +1,9 @@
 #!/usr/bin/env python3
-"""Compile the Designer forms in ui/ into zmigrate/gui/generated/ui_*.py with pyside6-uic.
+"""Compile ui/*.ui (pyside6-uic) and ui/*.qrc (pyside6-rcc) into zmigrate/gui/generated/.
+
+Forms become ui_<name>.py, resource collections <name>_rc.py. The compiler's version line is
+dropped from the output, so the committed modules do not depend on the PySide6 patch release.
+Resources are written in rcc format 1 without compression: no file times, byte-stable output.
 
 Usage:
     python packaging/gen_qt.py           regenerate every module
@@ -9,6 +13,7 @@ Usage:
 from __future__ import annotations
 
 import argparse
+import re
 import shutil
 import subprocess
 import sys
@@ -18,32 +23,45 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 UI_DIR = ROOT / "ui"
 OUT_DIR = ROOT / "zmigrate" / "gui" / "generated"
-INIT_TEXT = '"""Modules compiled from ui/*.ui by packaging/gen_qt.py: never edit them by hand."""\n'
+INIT_TEXT = '"""Modules compiled from ui/ by packaging/gen_qt.py: never edit them by hand."""\n'
+# "## Created by: Qt User Interface Compiler version 6.11.3" and rcc's "# Created by: ..."
+_VERSION_LINE = re.compile(r"^#+ Created by: .*(Compiler|Qt) version .*\n", re.MULTILINE)
 
 
-def uic_program() -> str:
-    """pyside6-uic next to this Python first (same PySide6 version), then on the PATH."""
-    beside = Path(sys.executable).parent / "pyside6-uic"
+def qt_program(name: str) -> str:
+    """pyside6-<tool> next to this Python first (same PySide6 version), then on the PATH."""
+    beside = Path(sys.executable).parent / name
     if beside.is_file():
         return str(beside)
-    found = shutil.which("pyside6-uic")
+    found = shutil.which(name)
     if found is None:
-        sys.exit("pyside6-uic not found: pip install PySide6")
+        sys.exit(f"{name} not found: pip install PySide6")
     return found
 
 
-def module_name(form: Path) -> str:
-    return f"ui_{form.stem}.py"
+def module_name(source: Path) -> str:
+    return f"ui_{source.stem}.py" if source.suffix == ".ui" else f"{source.stem}_rc.py"
+
+
+def _normalise(path: Path) -> None:
+    path.write_text(_VERSION_LINE.sub("", path.read_text()))
 
 
 def compile_all(out_dir: Path) -> list[str]:
-    """Compile every form into `out_dir`; return the module file names written."""
-    uic = uic_program()
+    """Compile every form and resource collection into `out_dir`; return the names written."""
+    uic, rcc = qt_program("pyside6-uic"), qt_program("pyside6-rcc")
     out_dir.mkdir(parents=True, exist_ok=True)
     names = []
     for form in sorted(UI_DIR.glob("*.ui")):
         target = out_dir / module_name(form)
         subprocess.run([uic, "--from-imports", "-o", str(target), str(form)], check=True)
+        _normalise(target)
+        names.append(target.name)
+    for qrc in sorted(UI_DIR.glob("*.qrc")):
+        target = out_dir / module_name(qrc)
+        subprocess.run([rcc, "-g", "python", "--no-compress", "--format-version", "1",
+                        "-o", str(target), str(qrc)], check=True, cwd=UI_DIR)
+        _normalise(target)
         names.append(target.name)
     (out_dir / "__init__.py").write_text(INIT_TEXT)
     return names
@@ -61,9 +79,9 @@ def check() -> int:
                 problems.append(f"missing: {committed.relative_to(ROOT)}")
             elif committed.read_text() != (fresh / name).read_text():
                 problems.append(f"stale: {committed.relative_to(ROOT)}")
-        for path in sorted(OUT_DIR.glob("ui_*.py")):
+        for path in sorted([*OUT_DIR.glob("ui_*.py"), *OUT_DIR.glob("*_rc.py")]):
             if path.name not in names:
-                problems.append(f"orphaned (no ui/ form): {path.relative_to(ROOT)}")
+                problems.append(f"orphaned (no ui/ source): {path.relative_to(ROOT)}")
     for p in problems:
         print(p)
     if problems:

@@ -223,7 +223,9 @@ def connect(spec: HostSpec, prompts: Prompts | None = None, *, timeout: float = 
     client.set_missing_host_key_policy(_AskPolicy(prompts, kh, entry))
 
     def attempt(password: str | None, passphrase: str | None) -> None:
-        # A proxy command's socket is used up by a failed attempt: start a new one each time.
+        # A failed attempt leaves its transport (and a proxy command's socket) open: close it
+        # before the next one, or every retry leaks a connection.
+        client.close()
         sock = paramiko.ProxyCommand(r.proxy_command) if r.proxy_command else None
         client.connect(
             r.hostname,
@@ -269,7 +271,7 @@ def connect(spec: HostSpec, prompts: Prompts | None = None, *, timeout: float = 
             fix=f"if the host was reinstalled, remove the old key: ssh-keygen -R '{entry}'"
             + (f" -f {kh}" if kh != Path("~/.ssh/known_hosts").expanduser() else ""),
         ) from exc
-    except HostKeyError:
+    except (HostKeyError, AuthError):
         client.close()
         raise
     except paramiko.AuthenticationException as exc:

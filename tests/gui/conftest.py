@@ -41,3 +41,11 @@ def wizard(qtbot: QtBot, settings: Settings) -> Iterator[MigrationWizard]:
         yield w
     finally:
         w.shutdown()
+
+
+@pytest.fixture(autouse=True)
+def history_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every GUI test records into (and reads) a history of its own, never the user's."""
+    path = tmp_path / "history"
+    monkeypatch.setenv("ZMIGRATE_DATA_DIR", str(path))
+    return path

@@ -24,6 +24,7 @@ from wizard_driver import (
 
 from zmigrate.gui.pages.base import PageId
 from zmigrate.gui.wizard import MigrationWizard
+from zmigrate.history import History
 from zmigrate.ssh import HostKeyDecision
 
 pytestmark = [pytest.mark.gui, pytest.mark.lab, pytest.mark.timeout(240)]
@@ -40,7 +41,8 @@ def make_source(pool: Pool, mb: int, snaps: tuple[str, ...] = ("one",)) -> str:
 
 
 def test_full_transfer_end_to_end(qtbot: QtBot, wizard: MigrationWizard, lab_env: Lab,
-                                  pools: tuple[Pool, Pool], tmp_path: Path) -> None:
+                                  pools: tuple[Pool, Pool], tmp_path: Path,
+                                  history_dir: Path) -> None:
     src_pool, dst_pool = pools
     dataset = make_source(src_pool, 8)
     w = wizard
@@ -63,6 +65,24 @@ def test_full_transfer_end_to_end(qtbot: QtBot, wizard: MigrationWizard, lab_env
     assert (tmp_path / "s.csv").read_text().startswith("t,side,")
     assert w.done_page.save_png(tmp_path / "p.png")
     assert (tmp_path / "p.png").stat().st_size > 1000
+    # Done shows the Transfer page's own plots (no second first paint at the switch).
+    assert w.done_page.plots is w.transfer_page.plots
+    assert w.transfer_page.plots.rates.isVisible()
+    # The wizard recorded the transfer into the history (here: $ZMIGRATE_DATA_DIR).
+    with History(history_dir / "history.sqlite3") as h:
+        jobs = h.jobs()
+        assert len(jobs) == 1
+        job = jobs[0]
+        assert (job.outcome, job.source, job.destination) == ("verified", "lab-src", "lab-dst")
+        assert job.snapshot == f"{dataset}@one"
+        assert job.destination_dataset == f"{dst_pool.name}/copy"
+        assert job.bytes == w.session.summary.bytes
+        assert len(h.samples(job.id)) == job.sample_rows  # (a 2 s run may have none)
+    w.done_page.ui.history_button.click()
+    window = w.history_window
+    assert window is not None and window.isVisible()
+    qtbot.waitUntil(lambda: window.model.rowCount() == 1 and not window.loading, timeout=5000)
+    assert window.proxy.index(0, 3).data() == "verified"
 
 
 def test_incremental_is_detected_and_shown(qtbot: QtBot, wizard: MigrationWizard,

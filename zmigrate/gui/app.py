@@ -11,6 +11,7 @@ from types import TracebackType
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from . import style
+from .icons import APP_ID, app_icon
 from .settings import Settings
 from .wizard import MigrationWizard
 
@@ -57,7 +58,9 @@ def make_app(argv: list[str]) -> QApplication:
     app.setOrganizationName("zmigrate")
     app.setApplicationName("zmigrate")
     app.setApplicationDisplayName("zmigrate")
-    app.setDesktopFileName("zmigrate")
+    # Ties the windows to resources/io.github.zmigrate.Zmigrate.desktop (Wayland app id).
+    app.setDesktopFileName(APP_ID)
+    app.setWindowIcon(app_icon())
     app.setStyle("Fusion")
     app.setPalette(app.style().standardPalette())
     app.setStyleSheet(style.STYLE_SHEET)

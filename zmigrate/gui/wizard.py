@@ -7,7 +7,10 @@ import logging
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QLabel, QMessageBox, QVBoxLayout, QWidget, QWizard
 
+from ..mbuffer import format_size
 from . import style
+from .icons import app_icon
+from .notifier import Notifier
 from .pages.base import Page, PageId
 from .pages.destination_page import DestinationPage
 from .pages.done_page import DonePage
@@ -18,6 +21,7 @@ from .pages.transfer_page import TransferPage
 from .pages.transport_page import TransportPage
 from .session import Session
 from .settings import Settings
+from .windows.history_window import HistoryWindow
 
 log = logging.getLogger(__name__)
 
@@ -97,6 +101,13 @@ class MigrationWizard(QWizard):
         self.currentIdChanged.connect(self._on_page_changed)
         self.transfer_page.ended.connect(self._on_transfer_ended)
         self.done_page.again_requested.connect(self.start_another)
+        # Done shows the Transfer page's plots themselves: painted once, no stall at the switch.
+        self.done_page.lend_plots(self.transfer_page.plots)
+        self.hosts_page.ui.history_button.clicked.connect(self.open_history)
+        self.done_page.history_requested.connect(self.open_history)
+        self.history_window: HistoryWindow | None = None
+        self.notifier = Notifier(self)
+        self.setWindowIcon(app_icon())
         self.setAccessibleName("zmigrate migration wizard")
         self.resize(1060, 760)
         self._closing = False
@@ -108,11 +119,44 @@ class MigrationWizard(QWizard):
             self.steps.set_current(page_id)
 
     def _on_transfer_ended(self) -> None:
+        self._notify_end()
         if self._closing:
             self.shutdown()
             super().done(QWizard.DialogCode.Rejected.value)
         elif self.currentId() == PageId.TRANSFER:
             QTimer.singleShot(0, self.next)
+
+    def _notify_end(self) -> str | None:
+        """A desktop notification if a long transfer ended while the user looked elsewhere."""
+        s = self.session
+        what = s.plan.source_snapshot if s.plan else "the transfer"
+        if s.summary is not None and s.summary.verified:
+            title, ok = "Transfer complete", True
+            body = (f"{what}: {format_size(s.summary.bytes)} at "
+                    f"{format_size(s.summary.rate)}/s, verified")
+        elif s.summary is not None:
+            title, ok = "Transfer not verified", False
+            body = f"{what}: the copy could not be verified"
+        elif s.cancelled:
+            title, ok, body = "Transfer stopped", False, f"{what} was stopped"
+        else:
+            title, ok = "Transfer failed", False
+            body = f"{what}: {s.error.message if s.error is not None else 'no reason given'}"
+        return self.notifier.transfer_ended(title, body, self.transfer_page.ended_after, ok=ok)
+
+    def open_history(self) -> HistoryWindow:
+        """Show the History window (one per wizard), with the list read again."""
+        window = self.history_window
+        if window is None:
+            window = HistoryWindow()
+            window.setWindowIcon(self.windowIcon())
+            self.history_window = window
+        else:
+            window.refresh()
+        window.show()
+        window.raise_()
+        window.activateWindow()
+        return window
 
     def start_another(self) -> None:
         """Back to the first page with the same hosts still connected."""
@@ -161,6 +205,12 @@ class MigrationWizard(QWizard):
             return
         self._shut_down = True
         self.hosts_page.close_prompts()
+        self.transport_page.stop_doctor()
+        self.notifier.close()
+        if self.history_window is not None:
+            self.history_window.close()
+            self.history_window.deleteLater()
+            self.history_window = None
         job = self.session.job
         if job is not None and self.transfer_page.running and not job.done:
             job.cancel()

@@ -1,1 +1,1 @@
-"""Modules compiled from ui/*.ui by packaging/gen_qt.py: never edit them by hand."""
+"""Modules compiled from ui/ by packaging/gen_qt.py: never edit them by hand."""

@@ -3,7 +3,6 @@
 ################################################################################
 ## Form generated from reading UI file 'done_page.ui'
 ##
-## Created by: Qt User Interface Compiler version 6.12.0
 ##
 ## WARNING! All changes made in this file will be lost when recompiling UI file!
 ################################################################################
@@ -144,6 +143,11 @@ class Ui_DonePage(object):
 
         self.buttons_layout.addWidget(self.export_csv_button)
 
+        self.history_button = QPushButton(DonePage)
+        self.history_button.setObjectName(u"history_button")
+
+        self.buttons_layout.addWidget(self.history_button)
+
         self.buttons_spacer = QSpacerItem(20, 20, QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Minimum)
 
         self.buttons_layout.addItem(self.buttons_spacer)
@@ -221,6 +225,13 @@ class Ui_DonePage(object):
 #if QT_CONFIG(accessibility)
         self.export_csv_button.setAccessibleName(QCoreApplication.translate("DonePage", u"Export samples as CSV", None))
 #endif // QT_CONFIG(accessibility)
+        self.history_button.setText(QCoreApplication.translate("DonePage", u"&History\u2026", None))
+#if QT_CONFIG(accessibility)
+        self.history_button.setAccessibleName(QCoreApplication.translate("DonePage", u"Transfer history", None))
+#endif // QT_CONFIG(accessibility)
+#if QT_CONFIG(tooltip)
+        self.history_button.setToolTip(QCoreApplication.translate("DonePage", u"Every transfer so far; compare this one with an earlier one", None))
+#endif // QT_CONFIG(tooltip)
         self.again_button.setText(QCoreApplication.translate("DonePage", u"&Start another transfer", None))
 #if QT_CONFIG(accessibility)
         self.again_button.setAccessibleName(QCoreApplication.translate("DonePage", u"Start another transfer", None))

@@ -3,7 +3,6 @@
 ################################################################################
 ## Form generated from reading UI file 'hosts_page.ui'
 ##
-## Created by: Qt User Interface Compiler version 6.12.0
 ##
 ## WARNING! All changes made in this file will be lost when recompiling UI file!
 ################################################################################
@@ -16,7 +15,8 @@ from PySide6.QtGui import (QBrush, QColor, QConicalGradient, QCursor,
     QImage, QKeySequence, QLinearGradient, QPainter,
     QPalette, QPixmap, QRadialGradient, QTransform)
 from PySide6.QtWidgets import (QApplication, QGroupBox, QHBoxLayout, QLabel,
-    QSizePolicy, QVBoxLayout, QWidget, QWizardPage)
+    QPushButton, QSizePolicy, QVBoxLayout, QWidget,
+    QWizardPage)
 
 class Ui_HostsPage(object):
     def setupUi(self, HostsPage):
@@ -57,11 +57,22 @@ class Ui_HostsPage(object):
 
         self.page_layout.addLayout(self.sides_layout)
 
+        self.hint_layout = QHBoxLayout()
+        self.hint_layout.setObjectName(u"hint_layout")
         self.hint_label = QLabel(HostsPage)
         self.hint_label.setObjectName(u"hint_label")
         self.hint_label.setWordWrap(True)
 
-        self.page_layout.addWidget(self.hint_label)
+        self.hint_layout.addWidget(self.hint_label)
+
+        self.history_button = QPushButton(HostsPage)
+        self.history_button.setObjectName(u"history_button")
+
+        self.hint_layout.addWidget(self.history_button)
+
+        self.hint_layout.setStretch(0, 1)
+
+        self.page_layout.addLayout(self.hint_layout)
 
 
         self.retranslateUi(HostsPage)
@@ -75,5 +86,12 @@ class Ui_HostsPage(object):
         self.source_group.setTitle(QCoreApplication.translate("HostsPage", u"Source: sends", None))
         self.destination_group.setTitle(QCoreApplication.translate("HostsPage", u"Destination: receives", None))
         self.hint_label.setText(QCoreApplication.translate("HostsPage", u"Hosts come from your SSH config, recent transfers, or type user@host. Keys and the SSH agent are tried first; unknown host keys are shown to you before anything is sent.", None))
+        self.history_button.setText(QCoreApplication.translate("HostsPage", u"&History\u2026", None))
+#if QT_CONFIG(accessibility)
+        self.history_button.setAccessibleName(QCoreApplication.translate("HostsPage", u"Transfer history", None))
+#endif // QT_CONFIG(accessibility)
+#if QT_CONFIG(tooltip)
+        self.history_button.setToolTip(QCoreApplication.translate("HostsPage", u"Every transfer so far, with its plots; compare two of them", None))
+#endif // QT_CONFIG(tooltip)
     # retranslateUi
 

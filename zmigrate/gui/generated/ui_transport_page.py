@@ -3,7 +3,6 @@
 ################################################################################
 ## Form generated from reading UI file 'transport_page.ui'
 ##
-## Created by: Qt User Interface Compiler version 6.12.0
 ##
 ## WARNING! All changes made in this file will be lost when recompiling UI file!
 ################################################################################
@@ -17,8 +16,8 @@ from PySide6.QtGui import (QBrush, QColor, QConicalGradient, QCursor,
     QPalette, QPixmap, QRadialGradient, QTransform)
 from PySide6.QtWidgets import (QApplication, QCheckBox, QComboBox, QFormLayout,
     QGroupBox, QHBoxLayout, QLabel, QLineEdit,
-    QRadioButton, QSizePolicy, QSpacerItem, QSpinBox,
-    QVBoxLayout, QWidget, QWizardPage)
+    QPushButton, QRadioButton, QSizePolicy, QSpacerItem,
+    QSpinBox, QVBoxLayout, QWidget, QWizardPage)
 
 class Ui_TransportPage(object):
     def setupUi(self, TransportPage):
@@ -152,6 +151,23 @@ class Ui_TransportPage(object):
 
         self.page_layout.addWidget(self.tuning_group)
 
+        self.doctor_layout = QHBoxLayout()
+        self.doctor_layout.setObjectName(u"doctor_layout")
+        self.doctor_button = QPushButton(TransportPage)
+        self.doctor_button.setObjectName(u"doctor_button")
+
+        self.doctor_layout.addWidget(self.doctor_button)
+
+        self.doctor_hint = QLabel(TransportPage)
+        self.doctor_hint.setObjectName(u"doctor_hint")
+        self.doctor_hint.setWordWrap(True)
+
+        self.doctor_layout.addWidget(self.doctor_hint)
+
+        self.doctor_layout.setStretch(1, 1)
+
+        self.page_layout.addLayout(self.doctor_layout)
+
         self.error_label = QLabel(TransportPage)
         self.error_label.setObjectName(u"error_label")
         self.error_label.setWordWrap(True)
@@ -247,6 +263,14 @@ class Ui_TransportPage(object):
 #if QT_CONFIG(accessibility)
         self.readonly_check.setAccessibleName(QCoreApplication.translate("TransportPage", u"Read-only afterwards", None))
 #endif // QT_CONFIG(accessibility)
+        self.doctor_button.setText(QCoreApplication.translate("TransportPage", u"Do&ctor\u2026", None))
+#if QT_CONFIG(accessibility)
+        self.doctor_button.setAccessibleName(QCoreApplication.translate("TransportPage", u"Run the doctor", None))
+#endif // QT_CONFIG(accessibility)
+#if QT_CONFIG(tooltip)
+        self.doctor_button.setToolTip(QCoreApplication.translate("TransportPage", u"Measure each stage between the two hosts alone and name the slowest", None))
+#endif // QT_CONFIG(tooltip)
+        self.doctor_hint.setText(QCoreApplication.translate("TransportPage", u"Not sure which transport or buffer? The doctor times disk read, network, ssh and (optionally) disk write for a few seconds each.", None))
         self.error_label.setText("")
 #if QT_CONFIG(accessibility)
         self.error_label.setAccessibleName(QCoreApplication.translate("TransportPage", u"Tuning problems", None))

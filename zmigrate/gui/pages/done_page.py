@@ -6,14 +6,14 @@ import html
 from pathlib import Path
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QFileDialog, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFileDialog, QWidget
 
 from ...events import Side
 from ...mbuffer import format_size
 from .. import forms, style
 from ..generated.ui_done_page import Ui_DonePage
 from ..plots.axes import elapsed
-from ..plots.transfer_plots import FillPlot, RatePlot
+from ..plots.transfer_plots import TransferPlots
 from ..session import Session
 from ..settings import Settings
 from .base import Page
@@ -24,26 +24,25 @@ from .transfer_page import verdict_html
 class DonePage(Page):
     """The outcome, the numbers, and buttons to save the plot, export samples or go again.
 
+    The plots are the Transfer page's own widgets, lent with `lend_plots` (already painted, so
+    the switch to this page does not stall); without a loan the page makes plots of its own.
+
     Signals:
         again_requested(): the user wants another transfer with the same hosts.
+        history_requested(): the user wants the History window.
     """
 
     again_requested = Signal()
+    history_requested = Signal()
 
     def __init__(self, session: Session, settings: Settings,
                  parent: QWidget | None = None) -> None:
         super().__init__(session, settings, parent)
         self.ui = Ui_DonePage()
         forms.setup(self.ui, self)
-        self.rates = RatePlot()
-        self.fill = FillPlot()
-        self.fill.setXLink(self.rates)
-        self.rates.getPlotItem().hideAxis("bottom")
-        layout = QVBoxLayout(self.ui.plot_host)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.setSpacing(2)
-        layout.addWidget(self.rates, 3)
-        layout.addWidget(self.fill, 2)
+        self.plots: TransferPlots | None = None
+        self._lent: TransferPlots | None = None
+        self._own: TransferPlots | None = None
         style.set_role(self.ui.result_label, "big")
         style.set_banner(self.ui.verdict_frame, "info")
         style.set_role(self.ui.saved_label, "muted")
@@ -52,7 +51,30 @@ class DonePage(Page):
         self.ui.save_png_button.clicked.connect(self._on_save_png)
         self.ui.export_csv_button.clicked.connect(self._on_export_csv)
         self.ui.again_button.clicked.connect(self.again_requested)
+        self.ui.history_button.clicked.connect(self.history_requested)
         self.setFinalPage(True)
+
+    def lend_plots(self, plots: TransferPlots | None) -> None:
+        """Show `plots` (the Transfer page's, holding this transfer) from the next
+        initializePage on; None makes the page draw plots of its own."""
+        self._lent = plots
+
+    def _take_plots(self) -> TransferPlots:
+        if self._lent is not None:
+            plots = self._lent
+            if self._own is not None:
+                self._own.rates.hide()
+                self._own.fill.hide()
+        else:
+            if self._own is None:
+                self._own = TransferPlots()
+            plots = self._own
+        if plots.rates.parent() is not self.ui.plot_host:
+            plots.place_in(self.ui.plot_host)
+        plots.rates.show()
+        plots.fill.show()
+        self.plots = plots
+        return plots
 
     def initializePage(self) -> None:
         s = self.session
@@ -86,10 +108,9 @@ class DonePage(Page):
         if s.verdict is not None:
             ui.verdict_label.setText(verdict_html(s.verdict))
         self._fill_facts()
-        if s.store is not None:
-            self.rates.update_from(s.store.data(Side.SEND), s.store.data(Side.RECEIVE))
-            self.fill.update_from(s.store.data(Side.SEND), s.store.data(Side.RECEIVE))
-            self.rates.getPlotItem().enableAutoRange()
+        plots = self._take_plots()
+        if s.store is not None and self._lent is None:
+            plots.update_from(s.store.data(Side.SEND), s.store.data(Side.RECEIVE))
         has_samples = s.store is not None and s.store.version > 0
         ui.save_png_button.setEnabled(has_samples)
         ui.export_csv_button.setEnabled(has_samples)

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import html
+import time
+from collections.abc import Callable
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QMessageBox, QWidget
 
-from ...events import Failed, LogLine, Progress, Side, Summary
+from ...events import Failed, LogLine, Observer, Progress, Side, Summary
+from ...history import Recorder
 from ...mbuffer import format_size
 from ...samples import SampleStore
 from .. import forms, style
@@ -73,6 +76,9 @@ class TransferPage(Page):
         self.refresher: PlotRefresher | None = None
         self.confirm_box: QMessageBox | None = None
         self.last_progress: Progress | None = None
+        self.recorder_factory: Callable[[], Observer] | None = Recorder.for_default_store
+        self.recorder: Observer | None = None
+        self.started = self.ended_after = 0.0
         self.is_done = False
         self.stopping = False
         self.label_timer = QTimer(self)
@@ -87,12 +93,21 @@ class TransferPage(Page):
         s.summary = s.error = None
         s.cancelled = False
         s.verdict = None
+        # Every transfer the wizard runs goes into the history. The recorder opens the store
+        # on the job's thread, at PlanReady: nothing of it runs here.
+        self.recorder = self.recorder_factory() if self.recorder_factory else None
+        if self.recorder is not None:
+            s.job.subscribe(self.recorder)
         self.attach(JobBridge(s.job, s.store, self))
         assert self.bridge is not None
         self.bridge.start()
 
     def attach(self, bridge: JobBridge) -> None:
         """Follow `bridge` (tests attach one and replay a recorded trace into it)."""
+        if self.plots.rates.parent() is not self.ui.rate_plot_host:
+            self.plots.place(self.ui.rate_plot_host, self.ui.fill_plot_host)  # back from Done
+        self.started = time.monotonic()
+        self.ended_after = 0.0
         self.is_done = self.stopping = False
         self.last_progress = None
         self.ui.log_edit.clear()
@@ -115,6 +130,7 @@ class TransferPage(Page):
 
     def _end(self) -> None:
         self.is_done = True
+        self.ended_after = time.monotonic() - self.started
         if self.refresher is not None:
             self.refresher.refresh()
             self.refresher.stop()

@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QWidget
 from ...mbuffer import format_size, parse_size
 from ...plan import DEFAULT_BLOCK, MEMORY_SHARE, Options, Transport, size_arg
 from .. import forms, style
+from ..dialogs.doctor_dialog import DoctorDialog, DoctorFactory
 from ..generated.ui_transport_page import Ui_TransportPage
 from ..session import Session
 from ..settings import Settings
@@ -69,6 +70,10 @@ class TransportPage(Page):
         ui.intermediates_check.setChecked(settings.value("intermediates", True))
         self._user_buffer = settings.value("buffer", "")
         self.error = ""
+        style.set_role(ui.doctor_hint, "muted")
+        ui.doctor_button.clicked.connect(self.open_doctor)
+        self.doctor_dialog: DoctorDialog | None = None
+        self.doctor_factory: DoctorFactory | None = None  # None: zmigrate.doctor.Doctor
 
     def initializePage(self) -> None:
         s = self.session
@@ -84,6 +89,57 @@ class TransportPage(Page):
             ui.tcp_radio.setChecked(True)
         self._fill_buffers()
         self._on_changed()
+        ready = s.src_host is not None and s.dst_host is not None and s.snapshot is not None
+        ui.doctor_button.setEnabled(ready)
+
+    # -- the doctor ---------------------------------------------------------------------------
+    def doctor_parent(self) -> str | None:
+        """Where the write test may make its temporary dataset: the destination's parent
+        (it exists; the destination itself may not, or holds the copy)."""
+        dest = self.session.destination
+        if not dest:
+            return None
+        return dest.rsplit("/", 1)[0] if "/" in dest else dest
+
+    def open_doctor(self) -> DoctorDialog | None:
+        """Open the Doctor on the wizard's connected hosts (non-modal to the app, modal to
+        the wizard); returns the dialog (tests drive it)."""
+        s = self.session
+        if s.src_host is None or s.dst_host is None:
+            return None
+        if self.doctor_dialog is not None and self.doctor_dialog.running:
+            self.doctor_dialog.raise_()
+            return self.doctor_dialog
+        try:
+            options = self.options()
+        except ValueError:
+            options = s.options
+        if options.transport is Transport.LOCAL:
+            options = replace(options, transport=Transport.TCP)
+        dialog = DoctorDialog(s.src_host, s.dst_host,
+                              snapshot=s.snapshot.name if s.snapshot else None,
+                              parent_dataset=self.doctor_parent(), options=options,
+                              doctor_factory=self.doctor_factory, parent=self)
+        dialog.buffer_chosen.connect(self.use_buffer)
+        dialog.finished.connect(dialog.deleteLater)
+        dialog.destroyed.connect(self._forget_doctor)
+        self.doctor_dialog = dialog
+        dialog.open()
+        return dialog
+
+    def _forget_doctor(self) -> None:
+        self.doctor_dialog = None
+
+    def stop_doctor(self) -> None:
+        """Cancel a running doctor (the app is quitting); it cleans up on its own thread."""
+        if self.doctor_dialog is not None and self.doctor_dialog.running:
+            self.doctor_dialog.cancel()
+
+    def use_buffer(self, size: int) -> None:
+        """Set the buffer field (the doctor's "Use a 5 s buffer")."""
+        self.ui.buffer_combo.setCurrentText(size_arg(size))
+        self.ui.buffer_hint.setText(f"From the doctor: {size_arg(size)} holds "
+                                    f"{BUFFER_SECONDS:.0f} s at the expected rate.")
 
     def _free_memory(self) -> list[int]:
         s = self.session

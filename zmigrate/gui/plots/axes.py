@@ -23,3 +23,18 @@ class TimeAxis(pg.AxisItem):  # type: ignore[misc]
 
     def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:
         return [elapsed(v) if v >= 0 else "" for v in values]
+
+
+class ValueAxis(pg.AxisItem):  # type: ignore[misc]
+    """A left axis that also labels the ticks at the very ends of its range (0 and 100 %).
+
+    With a grid, pyqtgraph bounds an axis by its own rectangle and drops any label that pokes
+    out of it, which hides the labels on the first and last tick. Half a text line of leeway
+    above and below keeps them.
+    """
+
+    MARGIN = 12.0
+
+    def boundingRect(self) -> object:
+        rect = super().boundingRect()
+        return rect.adjusted(0, -self.MARGIN, 0, self.MARGIN)

@@ -8,7 +8,7 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from ...samples import SeriesData
 from .. import style
-from .axes import TimeAxis
+from .axes import TimeAxis, ValueAxis
 
 pg.setConfigOptions(antialias=True, background="w", foreground="#374151")
 MIB = 2**20
@@ -50,7 +50,8 @@ class RatePlot(pg.PlotWidget):  # type: ignore[misc]
     """Rates of the three stages in MiB/s: zfs send, the network (both ends) and zfs receive."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent, axisItems={"bottom": TimeAxis("bottom")})
+        super().__init__(parent, axisItems={"bottom": TimeAxis("bottom"),
+                                             "left": ValueAxis("left")})
         plot = self.getPlotItem()
         _prepare(plot)
         plot.setTitle(_title("Rates", _key(style.SEND_COLOR, "zfs send"),
@@ -85,7 +86,8 @@ class FillPlot(pg.PlotWidget):  # type: ignore[misc]
     """How full each mbuffer is, in percent; a receiver at 0 % is starved."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent, axisItems={"bottom": TimeAxis("bottom")})
+        super().__init__(parent, axisItems={"bottom": TimeAxis("bottom"),
+                                             "left": ValueAxis("left")})
         plot = self.getPlotItem()
         _prepare(plot)
         plot.setTitle(_title("Buffer fill", _key(style.SENDER_FILL_COLOR, "sender"),
@@ -107,18 +109,34 @@ class FillPlot(pg.PlotWidget):  # type: ignore[misc]
 
 
 class TransferPlots:
-    """A rate plot and a fill plot sharing the time axis, put into two placeholder widgets."""
+    """A rate plot and a fill plot sharing the time axis, put into two placeholder widgets.
 
-    def __init__(self, rate_host: QWidget, fill_host: QWidget) -> None:
+    The same two widgets move to the Done page when the transfer ends (`place_in`) and back for
+    the next transfer (`place`): painting a plot for the first time costs a few hundred ms, so
+    the wizard paints each plot once.
+    """
+
+    def __init__(self, rate_host: QWidget | None = None,
+                 fill_host: QWidget | None = None) -> None:
         self.rates = RatePlot()
         self.fill = FillPlot()
         self.fill.setXLink(self.rates)
         # One time axis for both: the lower plot's. Fewer axes also means less text to paint.
         self.rates.getPlotItem().hideAxis("bottom")
+        if rate_host is not None and fill_host is not None:
+            self.place(rate_host, fill_host)
+
+    def place(self, rate_host: QWidget, fill_host: QWidget) -> None:
+        """Put each plot into its own placeholder."""
         for host, plot in ((rate_host, self.rates), (fill_host, self.fill)):
-            layout = QVBoxLayout(host)
-            layout.setContentsMargins(0, 0, 0, 0)
-            layout.addWidget(plot)
+            _layout(host).addWidget(plot)
+
+    def place_in(self, host: QWidget) -> None:
+        """Put both plots into one placeholder, rates above fill (3:2)."""
+        layout = _layout(host)
+        layout.setSpacing(2)
+        layout.addWidget(self.rates, 3)
+        layout.addWidget(self.fill, 2)
 
     def update_from(self, sender: SeriesData, receiver: SeriesData) -> None:
         self.rates.update_from(sender, receiver)
@@ -126,3 +144,14 @@ class TransferPlots:
         end = max([float(d.t[-1]) for d in (sender, receiver) if len(d)], default=0.0)
         # Follow the transfer: show from the start to now (the data is bounded anyway).
         self.rates.getPlotItem().setXRange(0, max(end, 10.0), padding=0.01)
+
+
+def _layout(host: QWidget) -> QVBoxLayout:
+    """The placeholder's margin-less vertical layout (made on first use)."""
+    layout = host.layout()
+    if isinstance(layout, QVBoxLayout):
+        return layout
+    assert layout is None, "a plot placeholder must have no layout of another kind"
+    layout = QVBoxLayout(host)
+    layout.setContentsMargins(0, 0, 0, 0)
+    return layout

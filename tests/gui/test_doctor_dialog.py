@@ -1,0 +1,196 @@
+"""The Doctor dialog: a stand-in doctor for the drawing, the real one on the lab."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lab.plugin import Lab, Pool
+from lab.util import wait_until, write_random_files, zfs, zfs_processes
+from pytestqt.qtbot import QtBot
+
+from zmigrate.doctor import (
+    DOCTOR_ENV,
+    TEMP_PREFIX,
+    DoctorReport,
+    HostCpu,
+    ProcessCpu,
+    StageResult,
+    StageStarted,
+)
+from zmigrate.gui.dialogs.doctor_dialog import DoctorDialog, five_second_buffer
+from zmigrate.gui.pages.transport_page import TransportPage
+from zmigrate.gui.plots.stage_bars import BOTTLENECK_COLOR, IN_PATH_COLOR
+from zmigrate.gui.session import Session
+from zmigrate.gui.settings import Settings
+from zmigrate.hosts import Host, LocalHost
+from zmigrate.plan import MiB, Options, Transport
+from zmigrate.ssh import HostSpec, connect
+from zmigrate.zfs import Snapshot
+
+pytestmark = pytest.mark.gui
+
+
+class FakeDoctor:
+    """Emits the stages the real doctor would, from the worker thread, then the report."""
+
+    stages = (
+        StageResult("source_read", "source read (zfs send)", 180 * MiB, 2.0, 360 * MiB, True),
+        StageResult("network", "network (tcp, mbuffer)", 940 * MiB, 2.0, 1880 * MiB, True),
+        StageResult("ssh_default", "ssh, default cipher", 113 * MiB, 2.0, 226 * MiB, False,
+                    cpu=(HostCpu("src", 30.0, 4, (ProcessCpu("src", 9, "ssh", 99.0),)),)),
+        StageResult("destination_write", "destination write (temp dataset)", 135 * MiB, 2.0,
+                    270 * MiB, True),
+    )
+
+    def __init__(self, src: Host, dst: Host, **kw: Any) -> None:
+        self.kw = kw
+        self.cancelled = threading.Event()
+
+    def run(self) -> DoctorReport:
+        emit = self.kw["emit"]
+        for s in self.stages:
+            emit(StageStarted(s.name, s.title, self.kw["seconds"]))
+            emit(s)
+        return DoctorReport("r1", "src", "dst", Transport.TCP, self.kw["seconds"], self.stages,
+                            "destination_write", 135 * MiB,
+                            ("the destination pool writes at 135 MiB/s",
+                             "give the receiver a buffer of at least 5 s of stream: 675 MiB at "
+                             "135 MiB/s (--buffer 704M)"))
+
+    def cancel(self) -> None:
+        self.cancelled.set()
+
+
+def test_bars_bottleneck_and_buffer_reach_the_transport_page(qtbot: QtBot,
+                                                             settings: Settings) -> None:
+    session = Session()
+    session.src_host = session.dst_host = LocalHost()
+    session.snapshot = Snapshot("tank/data@one", 1, 0, 1, 0, 0)
+    session.destination = "backup/data"
+    page = TransportPage(session, settings)
+    qtbot.addWidget(page)
+    page.doctor_factory = FakeDoctor
+    page.initializePage()
+    assert page.ui.doctor_button.isEnabled()
+    dialog = page.open_doctor()
+    assert dialog is not None
+    assert dialog.ui.seconds_spin.value() == 10
+    assert "Off" in dialog.ui.write_warning.text()
+    dialog.ui.write_check.setChecked(True)
+    assert "always destroys it" in dialog.ui.write_warning.text()
+    assert f"backup/{TEMP_PREFIX}" in dialog.ui.write_warning.text()
+    with qtbot.waitSignal(dialog.finished_run, timeout=5000):
+        dialog.run()
+    chart = dialog.chart
+    assert chart.names == ["source_read", "network", "ssh_default", "destination_write"]
+    assert chart.titles[2] == "(ssh, default cipher)"  # an alternative, not on the path
+    colors = [chart.color(i) for i in range(4)]
+    assert colors == [IN_PATH_COLOR, IN_PATH_COLOR, "#9ca3af", BOTTLENECK_COLOR]
+    assert "bottleneck" in chart.labels[3].textItem.toPlainText()
+    assert "135 MiB/s" in dialog.ui.expected_label.text()
+    assert "ssh used 99% of a core" in dialog.ui.cpu_label.text()
+    assert "--buffer 704M" in dialog.ui.advice_label.text()
+    assert dialog.ui.buffer_button.isEnabled()
+    dialog.ui.buffer_button.click()
+    assert five_second_buffer(135 * MiB) == 704 * MiB
+    assert page.ui.buffer_combo.currentText() == "704M"
+    assert page.options().buffer_size == 704 * MiB
+    dialog.reject()
+
+
+# -- the lab ------------------------------------------------------------------------------------
+def run_processes(run_id: str) -> list[str]:
+    """Live processes carrying this doctor run's marker in their environment."""
+    marker = f"{DOCTOR_ENV}={run_id}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            env = (entry / "environ").read_bytes()
+            cmd = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if cmd and (marker in env.split(b"\0") or marker in cmd):
+            found.append(cmd.replace(b"\0", b" ").decode(errors="replace"))
+    return found
+
+
+@pytest.fixture
+def lab_hosts(lab_env: Lab) -> Iterator[tuple[Host, Host]]:
+    src, dst = connect(HostSpec("lab-src")), connect(HostSpec("lab-dst"))
+    try:
+        yield src, dst
+    finally:
+        src.close()
+        dst.close()
+
+
+@pytest.fixture
+def snapshot(pools: tuple[Pool, Pool]) -> str:
+    src, _ = pools
+    zfs("create", f"{src.name}/ds")
+    write_random_files(src.mountpoint / "ds", 20, files=5)
+    zfs("snapshot", f"{src.name}/ds@snap")
+    return f"{src.name}/ds@snap"
+
+
+def naming(pools: tuple[Pool, Pool]) -> list[str]:
+    return [p for p in zfs_processes() if any(pool.name in p for pool in pools)]
+
+
+@pytest.mark.lab
+@pytest.mark.timeout(120)
+def test_doctor_on_the_lab_then_cancel(qtbot: QtBot, lab_hosts: tuple[Host, Host],
+                                       pools: tuple[Pool, Pool], snapshot: str) -> None:
+    src, dst = lab_hosts
+    dialog = DoctorDialog(src, dst, snapshot=snapshot, parent_dataset=pools[1].name,
+                          options=Options())
+    qtbot.addWidget(dialog)
+    dialog.show()
+    dialog.ui.seconds_spin.setValue(2)
+    dialog.ui.write_check.setChecked(True)
+    with qtbot.waitSignal(dialog.finished_run, timeout=60_000) as blocker:
+        dialog.run()
+        assert dialog.running and not dialog.ui.run_button.isEnabled()
+    report = blocker.args[0]
+    assert isinstance(report, DoctorReport), dialog.ui.status_label.text()
+    chart = dialog.chart
+    assert chart.names[:2] == ["source_read", "network"]
+    assert chart.names[-1] == "destination_write"
+    measured = {n: r for n, r in zip(chart.names, chart.rates, strict=True) if r}
+    assert {"source_read", "network", "destination_write"} <= set(measured)
+    assert report.bottleneck in measured
+    slow = chart.names.index(report.bottleneck)
+    assert chart.color(slow) == BOTTLENECK_COLOR
+    assert [chart.color(i) for i in range(len(chart.names))].count(BOTTLENECK_COLOR) == 1
+    assert "end to end" in dialog.ui.expected_label.text()
+    assert "Advice" in dialog.ui.advice_label.text()
+    assert not any(TEMP_PREFIX in n for n in zfs("list", "-H", "-o", "name", "-r",
+                                                  pools[1].name).split())
+
+    # Cancel mid-run: the dialog waits for the clean-up, then nothing of the run is left.
+    dialog.ui.seconds_spin.setValue(30)
+    dialog.ui.write_check.setChecked(False)
+    with qtbot.waitSignal(dialog.finished_run, timeout=30_000) as blocker:
+        dialog.run()
+        qtbot.waitUntil(lambda: "network" in dialog.ui.status_label.text(), timeout=20_000)
+        doctor = dialog.doctor
+        run_id = getattr(doctor, "run_id", "")
+        assert wait_until(lambda: bool(run_processes(run_id)), 10)
+        t0 = time.monotonic()
+        dialog.ui.cancel_button.click()
+        assert "cleaning up" in dialog.ui.status_label.text()
+        assert not dialog.ui.close_button.isEnabled()  # it waits for the clean-up
+    assert time.monotonic() - t0 < 10
+    report = blocker.args[0]
+    assert isinstance(report, DoctorReport) and report.cancelled
+    assert "Cancelled" in dialog.ui.status_label.text()
+    assert dialog.ui.close_button.isEnabled()
+    assert wait_until(lambda: run_processes(run_id) == [] and naming(pools) == [], 5), \
+        run_processes(run_id) + naming(pools)

@@ -1,0 +1,143 @@
+"""The OpenZFS lane: a real OpenZFS 2.3 host in a QEMU guest (../shared/openzfs-vm).
+
+Collected only when asked for (env ZMIGRATE_OPENZFS=1, or `-m openzfs`), so the default
+`pytest` run stays fast. The session fixture builds the image if needed, boots the guest (or
+reuses a running one), points zmigrate at its ssh_config/known_hosts, and stops the guest at the
+end only if this session started it. If the guest cannot come up, the tests FAIL, never skip.
+
+Both pools live in one guest; two "hosts" are two control sessions with different labels: the
+alias `openzfs-vm` (source) and `root@127.0.0.1` with the forwarded port (destination).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from zmigrate import zfs
+from zmigrate.ssh import HostSpec, connect
+
+from .vm import Pair, Vm, connect_dst
+
+VM_DIR = Path(os.environ.get("ZMIGRATE_OPENZFS_VM_DIR",
+                             Path(__file__).resolve().parents[3] / "shared" / "openzfs-vm"))
+WORK = Path(os.environ.get("WORK", "/var/tmp/openzfs-vm"))
+BUILD_TIMEOUT = 3600
+START_TIMEOUT = 900
+
+
+def _requested(config: pytest.Config) -> bool:
+    markexpr = str(config.getoption("markexpr", "") or "")
+    return os.environ.get("ZMIGRATE_OPENZFS") == "1" or (
+        "openzfs" in markexpr and "not openzfs" not in markexpr)
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Leave this directory out unless the VM lane was requested."""
+    if collection_path.name.startswith("test_") and not _requested(config):
+        return True
+    return None
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(str(item.fspath)).parents:
+            item.add_marker(pytest.mark.openzfs)
+
+
+def _script(name: str, timeout: float) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "WORK": str(WORK)}
+    return subprocess.run([str(VM_DIR / name)], capture_output=True, text=True, env=env,
+                          timeout=timeout, stdin=subprocess.DEVNULL, cwd=VM_DIR)
+
+
+def _alive() -> bool:
+    if not (VM_DIR / "ssh.sh").exists():
+        return False
+    try:
+        return _script_args("ssh.sh", "true", timeout=60).returncode == 0
+    except subprocess.TimeoutExpired:
+        return False
+
+
+def _script_args(name: str, *args: str, timeout: float) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "WORK": str(WORK)}
+    return subprocess.run([str(VM_DIR / name), *args], capture_output=True, text=True, env=env,
+                          timeout=timeout, stdin=subprocess.DEVNULL, cwd=VM_DIR)
+
+
+def _bring_up() -> tuple[bool, str]:
+    """(started by us, problem): build if needed and boot, or reuse a running guest."""
+    if not VM_DIR.is_dir():
+        return False, f"the OpenZFS VM scripts are missing: {VM_DIR} (../shared/openzfs-vm)"
+    if _alive():
+        r = _script("start.sh", 120)  # rewrites ssh_config/known_hosts for the running guest
+        return False, "" if r.returncode == 0 else f"start.sh failed:\n{r.stderr[-2000:]}"
+    if os.geteuid() != 0:
+        return False, "the OpenZFS VM needs root (build.sh/start.sh): run the lane as root"
+    try:
+        r = _script("build.sh", BUILD_TIMEOUT)
+        if r.returncode != 0:
+            return False, (f"build.sh failed (logs in {WORK}/logs):\n{r.stdout[-1500:]}"
+                           f"\n{r.stderr[-1500:]}")
+        r = _script("start.sh", START_TIMEOUT)
+    except subprocess.TimeoutExpired as exc:
+        return False, f"{exc.cmd} did not finish within {exc.timeout:.0f} s"
+    if r.returncode != 0:
+        return True, (f"start.sh failed (console log {WORK}/console.log):\n{r.stdout[-1500:]}"
+                      f"\n{r.stderr[-1500:]}")
+    return True, ""
+
+
+@pytest.fixture(scope="session")
+def vm() -> Iterator[Vm]:
+    started, problem = _bring_up()
+    try:
+        if problem:
+            pytest.fail(f"OpenZFS lab is not available: {problem}", pytrace=False)
+        the_vm = Vm(VM_DIR, WORK, int((WORK / "ssh.port").read_text().strip()),
+                    WORK / "ssh_config", WORK / "known_hosts", WORK / "id_ed25519")
+        saved = {k: os.environ.get(k) for k in ("ZMIGRATE_SSH_CONFIG", "ZMIGRATE_KNOWN_HOSTS",
+                                                "SSH_AUTH_SOCK")}
+        os.environ["ZMIGRATE_SSH_CONFIG"] = str(the_vm.ssh_config)
+        os.environ["ZMIGRATE_KNOWN_HOSTS"] = str(the_vm.known_hosts)
+        os.environ.pop("SSH_AUTH_SOCK", None)
+        try:
+            yield the_vm
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+    finally:
+        if started:
+            _script("stop.sh", 120)
+
+
+@pytest.fixture(scope="session")
+def pair(vm: Vm) -> Iterator[Pair]:
+    src = connect(HostSpec("openzfs-vm"))
+    dst = connect_dst(vm)
+    try:
+        caps = zfs.probe(src)
+        yield Pair(src, dst, caps, zfs.probe(dst))
+    finally:
+        src.close()
+        dst.close()
+
+
+@pytest.fixture
+def tag(vm: Vm) -> Iterator[str]:
+    """A unique dataset name for one test; srcpool/TAG and dstpool/TAG* are removed after it."""
+    name = "zt" + secrets.token_hex(3)
+    yield name
+    vm.ssh(f"for d in $(zfs list -H -o name -d 1 srcpool dstpool | grep '/{name}'); do "
+           f"zfs destroy -R \"$d\"; done; zfs destroy -r dstpool/hog-{name} 2>/dev/null; true",
+           check=False)

@@ -1,0 +1,284 @@
+"""The Doctor dialog: time each stage between the wizard's two hosts and name the slowest.
+
+The doctor runs on a pool thread (it blocks for stages × seconds); its stage events come back
+through a QObject's signals, queued to the GUI thread. Cancel asks the doctor to stop and the
+dialog stays up, saying so, until the doctor has killed its processes and cleaned up.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import QDialog, QVBoxLayout, QWidget
+
+from ...diagnosis import BUFFER_ROUND, BUFFER_SECONDS
+from ...doctor import DEFAULT_SECONDS, TEMP_PREFIX, DoctorReport, StageResult, StageStarted
+from ...hosts import Host
+from ...mbuffer import format_size
+from ...plan import Options, size_arg
+from .. import forms, style
+from ..generated.ui_doctor_dialog import Ui_DoctorDialog
+from ..pages.host_panel import error_html
+from ..plots.stage_bars import StageBars
+from ..tasks import run_task
+
+
+class DoctorLike(Protocol):
+    def run(self) -> DoctorReport: ...
+
+    def cancel(self) -> None: ...
+
+
+DoctorFactory = Callable[..., DoctorLike]
+
+
+def five_second_buffer(rate: float) -> int:
+    """A receive buffer of BUFFER_SECONDS of stream at `rate`, rounded up as the advice does."""
+    return max(1, math.ceil(rate * BUFFER_SECONDS / BUFFER_ROUND)) * BUFFER_ROUND
+
+
+def cpu_notes(report_or_stages: DoctorReport | list[StageResult]) -> list[str]:
+    """One line per stage whose busiest process is worth a mention (held a core, or >= 50 %)."""
+    stages = (report_or_stages.stages if isinstance(report_or_stages, DoctorReport)
+              else report_or_stages)
+    notes = []
+    for s in stages:
+        procs = [p for h in s.cpu for p in h.top]
+        busiest = max(procs, key=lambda p: p.cpu, default=None)
+        if busiest is None:
+            continue
+        if s.cpu_bound is not None:
+            notes.append(f"{s.title}: {busiest.name} used {busiest.cpu:.0f}% of a core on "
+                         f"{busiest.host}: CPU-bound")
+        elif busiest.cpu >= 50:
+            notes.append(f"{s.title}: busiest {busiest.name} at {busiest.cpu:.0f}% of a core "
+                         f"on {busiest.host}")
+    return notes
+
+
+class _Relay(QObject):
+    """Carries the doctor's events from its thread to the dialog (queued signal)."""
+
+    arrived = Signal(object)
+
+
+class DoctorDialog(QDialog):
+    """Stage duration, the opt-in write test, Run/Cancel, the bar chart and the verdict.
+
+    Args:
+        src, dst: the wizard's connected hosts (the dialog never closes them).
+        snapshot: the chosen snapshot (the source read stage sends it to /dev/null).
+        parent_dataset: where the write test may make its temporary dataset (None: no test).
+        options: the transport and its options as the Transport page has them.
+        doctor_factory: builds the doctor (zmigrate.doctor.Doctor; tests pass a stand-in).
+
+    Signals:
+        buffer_chosen(int): "Use a 5 s buffer" was pressed; bytes.
+        finished_run(object): the DoctorReport (or the exception) once the doctor returned.
+    """
+
+    buffer_chosen = Signal(int)
+    finished_run = Signal(object)
+
+    def __init__(self, src: Host, dst: Host, *, snapshot: str | None,
+                 parent_dataset: str | None, options: Options,
+                 doctor_factory: DoctorFactory | None = None,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.ui = Ui_DoctorDialog()
+        forms.setup(self.ui, self)
+        ui = self.ui
+        self.src, self.dst = src, dst
+        self.snapshot, self.parent_dataset, self.options = snapshot, parent_dataset, options
+        if doctor_factory is None:
+            from ...doctor import Doctor
+
+            doctor_factory = Doctor
+        self.doctor_factory = doctor_factory
+        self.doctor: DoctorLike | None = None
+        self.report: DoctorReport | None = None
+        self.stages: list[StageResult] = []
+        self.running = False
+        self.stopping = False
+        self._close_when_done = False
+        self.chart = StageBars()
+        layout = QVBoxLayout(ui.chart_host)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.chart)
+        self.relay = _Relay(self)
+        self.relay.arrived.connect(self._on_event)
+        self.setAccessibleName("Doctor")
+        where = f"{html.escape(src.label)} → {html.escape(dst.label)}"
+        snap = f", reading <b>{html.escape(snapshot)}</b>" if snapshot else ""
+        ui.intro_label.setText(
+            f"Times each stage of a transfer {where} alone{snap}: disk read on the source, the "
+            "network between the two mbuffers, ssh with its default and fast ciphers, and "
+            "optionally disk write on the destination. Nothing is sent to the destination's "
+            "datasets.")
+        ui.seconds_spin.setValue(int(DEFAULT_SECONDS))
+        ui.write_check.setEnabled(parent_dataset is not None)
+        ui.write_check.toggled.connect(self._on_write_toggled)
+        style.set_role(ui.write_warning, "note")
+        style.set_role(ui.status_label, "muted")
+        style.set_role(ui.expected_label, "value")
+        style.set_role(ui.cpu_label, "muted")
+        self._on_write_toggled(False)
+        ui.run_button.clicked.connect(self.run)
+        ui.cancel_button.clicked.connect(self.cancel)
+        ui.close_button.clicked.connect(self.reject)
+        ui.buffer_button.clicked.connect(self._on_buffer)
+        ui.run_button.setDefault(True)
+        self._set_running(False)
+        ui.buffer_button.setEnabled(False)
+        self.resize(760, 620)
+
+    # -- the form -----------------------------------------------------------------------------
+    def _on_write_toggled(self, on: bool) -> None:
+        ui = self.ui
+        if self.parent_dataset is None:
+            ui.write_warning.setText("The write test needs a destination dataset.")
+            return
+        ui.write_warning.setText(
+            f"Creates a temporary dataset {html.escape(self.parent_dataset)}/{TEMP_PREFIX}… on "
+            f"{html.escape(self.dst.label)}, writes random data into it for the stage's time, "
+            "and always destroys it afterwards." if on else
+            "Off: nothing is written on the destination.")
+
+    def _set_running(self, running: bool) -> None:
+        ui = self.ui
+        self.running = running
+        for w in (ui.seconds_spin, ui.run_button):
+            w.setEnabled(not running)
+        ui.write_check.setEnabled(not running and self.parent_dataset is not None)
+        ui.cancel_button.setEnabled(running and not self.stopping)
+        ui.close_button.setEnabled(not running)
+
+    # -- running ------------------------------------------------------------------------------
+    def run(self) -> None:
+        """Start the doctor off the GUI thread."""
+        if self.running:
+            return
+        ui = self.ui
+        self.report = None
+        self.stages = []
+        self.stopping = False
+        self.chart.clear_stages()
+        for label in (ui.expected_label, ui.cpu_label, ui.advice_label):
+            label.setText("")
+        ui.buffer_button.setEnabled(False)
+        write = ui.write_check.isChecked() and self.parent_dataset is not None
+        try:
+            doctor = self.doctor_factory(
+                self.src, self.dst, snapshot=self.snapshot,
+                parent=self.parent_dataset if write else None,
+                seconds=float(ui.seconds_spin.value()), write_test=write,
+                options=self.options, emit=self.relay.arrived.emit)
+        except Exception as exc:  # noqa: BLE001 - a bad choice is shown, not raised
+            ui.status_label.setText(error_html(exc))
+            return
+        self.doctor = doctor
+        self._set_running(True)
+        ui.status_label.setText("Checking both hosts…")
+        run_task(doctor.run, self._on_report, self._on_error)
+
+    def cancel(self) -> None:
+        """Stop the doctor; the dialog waits (without blocking) until it has cleaned up."""
+        if not self.running or self.doctor is None or self.stopping:
+            return
+        self.stopping = True
+        self.ui.cancel_button.setEnabled(False)
+        self.ui.status_label.setText("Stopping the running stage and cleaning up…")
+        self.doctor.cancel()
+
+    def _on_event(self, event: object) -> None:
+        if not self.running:
+            return
+        if isinstance(event, StageStarted):
+            if not self.stopping:
+                self.ui.status_label.setText(
+                    f"Measuring {html.escape(event.title)} for {event.seconds:g} s…")
+        elif isinstance(event, StageResult):
+            self.stages.append(event)
+            note = "skipped" if event.skipped else ("failed" if event.error else "")
+            self.chart.add_stage(event.name, event.title, event.rate, event.in_path, note)
+
+    def _on_report(self, report: DoctorReport) -> None:
+        self.report = report
+        self._finish()
+        ui = self.ui
+        # Stages the relay has not delivered yet are in the report: draw from it.
+        self.chart.clear_stages()
+        for s in report.stages:
+            note = "skipped" if s.skipped else ("failed" if s.error else "")
+            self.chart.add_stage(s.name, s.title, s.rate, s.in_path, note)
+        self.stages = list(report.stages)
+        self.chart.set_bottleneck(report.bottleneck)
+        slow = report.stage(report.bottleneck) if report.bottleneck else None
+        if report.cancelled:
+            ui.status_label.setText("Cancelled: every process was stopped and cleaned up; "
+                                    "the stages measured before are shown.")
+        else:
+            ui.status_label.setText(f"Done: {len(report.stages)} stages measured, "
+                                    f"{report.seconds:g} s each.")
+        if slow is not None and report.expected_rate:
+            ui.expected_label.setText(
+                f"Bottleneck: {html.escape(slow.title)}. Expect about "
+                f"{format_size(report.expected_rate)}/s end to end.")
+        else:
+            ui.expected_label.setText("No stage on the transfer's path was measured.")
+        notes = cpu_notes(report)
+        ui.cpu_label.setText("CPU: " + "; ".join(html.escape(n) for n in notes) if notes
+                             else "")
+        errors = [f"{s.title}: {s.error}" for s in report.stages if s.error]
+        items = [*errors, *report.advice]
+        ui.advice_label.setText(
+            "<b>Advice</b><ul style='margin-left:-20px'>"
+            + "".join(f"<li>{html.escape(a)}</li>" for a in items) + "</ul>" if items else "")
+        ui.buffer_button.setEnabled(bool(report.expected_rate))
+        if report.expected_rate:
+            size = five_second_buffer(report.expected_rate)
+            ui.buffer_button.setToolTip(f"Set the Transport page's buffer to {size_arg(size)}: "
+                                        f"{BUFFER_SECONDS:g} s at "
+                                        f"{format_size(report.expected_rate)}/s")
+        self.finished_run.emit(report)
+        self._maybe_close()
+
+    def _on_error(self, exc: Exception) -> None:
+        self._finish()
+        self.ui.status_label.setText(error_html(exc))
+        self.finished_run.emit(exc)
+        self._maybe_close()
+
+    def _finish(self) -> None:
+        self.stopping = False
+        self._set_running(False)
+        self.doctor = None
+
+    def _maybe_close(self) -> None:
+        if self._close_when_done:
+            self._close_when_done = False
+            super().reject()
+
+    def _on_buffer(self) -> None:
+        if self.report is not None and self.report.expected_rate:
+            self.buffer_chosen.emit(five_second_buffer(self.report.expected_rate))
+
+    # -- closing ------------------------------------------------------------------------------
+    def reject(self) -> None:
+        """Esc and Close: while the doctor runs, stop it and close once it has cleaned up."""
+        if self.running:
+            self._close_when_done = True
+            self.cancel()
+            return
+        super().reject()
+
+    def closeEvent(self, event: Any) -> None:
+        if self.running:
+            event.ignore()
+            self.reject()
+            return
+        super().closeEvent(event)

@@ -1,0 +1,1 @@
+"""Top-level windows besides the wizard."""
