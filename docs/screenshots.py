@@ -14,9 +14,12 @@ import math
 import os
 import random
 import sys
+import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("PYQTGRAPH_QT_LIB", "PySide6")
@@ -24,9 +27,19 @@ os.environ.setdefault("PYQTGRAPH_QT_LIB", "PySide6")
 from PySide6.QtCore import QCoreApplication, QSettings  # noqa: E402
 from PySide6.QtWidgets import QWidget  # noqa: E402
 
-from zmigrate.events import (  # noqa: E402
+from zmigrate.doctor import (  # noqa: E402
+    DoctorReport,
+    HostCpu,
+    ProcessCpu,
+    StageResult,
+    StageStarted,
+)
+from zmigrate.errors import TransferError  # noqa: E402
+from zmigrate.events import (  # noqa: E402  # noqa: E402
+    Failed,
     Finished,
     LogLine,
+    PlanReady,
     Progress,
     Sample,
     Side,
@@ -34,10 +47,13 @@ from zmigrate.events import (  # noqa: E402
     Summary,
 )
 from zmigrate.gui.app import make_app  # noqa: E402
+from zmigrate.gui.dialogs.doctor_dialog import DoctorDialog  # noqa: E402
 from zmigrate.gui.dialogs.host_key_dialog import HostKeyDialog  # noqa: E402
 from zmigrate.gui.job_bridge import JobBridge  # noqa: E402
 from zmigrate.gui.settings import Settings  # noqa: E402
+from zmigrate.gui.windows.history_window import HistoryWindow  # noqa: E402
 from zmigrate.gui.wizard import MigrationWizard  # noqa: E402
+from zmigrate.history import History, Recorder  # noqa: E402
 from zmigrate.hosts import LocalHost  # noqa: E402
 from zmigrate.job import Job  # noqa: E402
 from zmigrate.plan import Options, Plan, Site, Transport, make_plan  # noqa: E402
@@ -89,15 +105,14 @@ def destination_inventory(src: list[Dataset]) -> list[Dataset]:
     return out
 
 
-def synthetic_run(seconds: int, estimate: int) -> list[object]:
+def synthetic_run(seconds: int, estimate: int, net: float = 111.5 * MiB,
+                  buf: float = 512 * MiB) -> list[object]:
     """A 1 GbE run: zfs send outpaces the network, so the sender's buffer fills and stays full;
     zfs receive stalls briefly every ~90 s (txg sync), so the receiver's buffer swells, then drains.
     """
     events: list[object] = [StageChanged("sending", "step 1/1: incremental from daily-2024-11-11")]
-    net = 111.5 * MiB
     sent = received = 0.0
     send_fill = recv_fill = 0.0
-    buf = 512 * MiB
     for i in range(seconds * 2):
         t = 2.0 + i / 2
         wobble = 1 + 0.02 * math.sin(t / 7) + rng.uniform(-0.015, 0.015)
@@ -130,6 +145,104 @@ class NetworkVerdict:
             "the receiver's near empty.")
     advice = "1 GbE is saturated at 111 MiB/s; only a faster link makes this transfer quicker."
     confidence = 0.86
+
+
+def record(path: Path, plan: Plan, events: list[object], start: float) -> int:
+    """Store a run the way the wizard does: the real Recorder, fed the job's events."""
+    clock = [float(start)]
+    rec = Recorder(History(path), clock=lambda: clock[0], background=False, owns_history=True)
+    rec(PlanReady(plan))
+    for event in events:
+        t = getattr(event, "t", None)
+        if isinstance(t, float):
+            clock[0] = start + t
+        rec(event)
+    assert rec.job_id is not None
+    return rec.job_id
+
+
+def history_store(path: Path, plan: Plan) -> list[int]:
+    """Three jobs: over ssh with a small buffer (the receiver starves), the same after the
+    doctor's advice (tcp, 5 s buffer), and a failed one."""
+    ids = []
+    before = replace(plan, transport=Transport.SSH, job_id="b1", port=None,
+                     options=replace(plan.options, transport=Transport.SSH, buffer_size=64 * MiB))
+    events = synthetic_run(600, 74 * GiB, net=92 * MiB, buf=64 * MiB)
+    events.append(SshVerdict())
+    total = max(e.total for e in events if isinstance(e, Sample))
+    events.append(Finished(Summary(total, 601.0, total / 601.0, 9, 5, 5, True)))
+    ids.append(record(path, before, events, NOW - 6 * 86400 + 7200))
+    after = replace(plan, job_id="b2", options=replace(plan.options, buffer_size=576 * MiB))
+    events = synthetic_run(540, 74 * GiB, buf=576 * MiB)
+    events.append(NetworkVerdict())
+    total = max(e.total for e in events if isinstance(e, Sample))
+    events.append(Finished(Summary(total, 541.0, total / 541.0, 0, 5, 5, True)))
+    ids.append(record(path, after, events, NOW - 5 * 86400 + 7200))
+    def vm(text: str) -> str:
+        return text.replace("tank/home", "tank/vm/win11")
+
+    failed = replace(plan, source_snapshot=vm(plan.source_snapshot),
+                     destination_dataset=vm(plan.destination_dataset), job_id="b3",
+                     steps=tuple(replace(st, source_command=vm(st.source_command),
+                                         destination_command=vm(st.destination_command))
+                                 for st in plan.steps))
+    events = synthetic_run(180, 96 * GiB)
+    events.append(Failed(TransferError("the receiver failed (exit 1): cannot receive new "
+                                       "filesystem stream: out of space", host="backup-01",
+                                       fix="free space on backup or choose another pool")))
+    ids.append(record(path, failed, events, NOW - 2 * 86400 + 3600))
+    return ids
+
+
+DOCTOR_STAGES = (
+    ("source_read", "source read (zfs send)", 180, True, 41.0,
+     (("tank.lan", "zfs", 38.0),)),
+    ("network", "network (tcp, mbuffer)", 940, True, 22.0, (("tank.lan", "mbuffer", 64.0),)),
+    ("ssh_default", "ssh, default cipher", 113, False, 27.0, (("tank.lan", "ssh", 99.0),)),
+    ("ssh_aes128-gcm@openssh.com", "ssh, aes128-gcm@openssh.com", 214, False, 29.0,
+     (("tank.lan", "ssh", 97.0),)),
+    ("destination_write", "destination write (temp dataset)", 135, True, 35.0,
+     (("backup-01", "z_wr_iss", 61.0),)),
+)
+
+
+class SyntheticDoctor:
+    """Stands in for zmigrate.doctor.Doctor: the stages of a 10 GbE pair with slow disks."""
+
+    def __init__(self, src: Any, dst: Any, **kw: Any) -> None:
+        self.kw = kw
+
+    def run(self) -> DoctorReport:
+        stages = []
+        for name, title, mib, in_path, busy, top in DOCTOR_STAGES:
+            cpu = tuple(HostCpu(h, busy, 8, (ProcessCpu(h, 4242, n, c),)) for h, n, c in top)
+            stage = StageResult(name, title, mib * MiB, 10.0, mib * MiB * 10, in_path, cpu=cpu,
+                                note="incl. 1.4 s sync" if name == "destination_write" else "")
+            self.kw["emit"](StageStarted(name, title, 10.0))
+            self.kw["emit"](stage)
+            stages.append(stage)
+        advice = (
+            "the destination pool writes at 135 MiB/s: check its disks with `zpool iostat -v 1`; "
+            "more vdevs write faster, keep dedup and other writes off it during the transfer",
+            "give the receiver a buffer of at least 5 s of stream: 675 MiB at 135 MiB/s "
+            "(--buffer 704M)",
+            "over ssh, cipher aes128-gcm@openssh.com carries 214 MiB/s against 113 MiB/s for the "
+            "default: try cipher aes128-gcm@openssh.com "
+            "(--ssh-option Ciphers=aes128-gcm@openssh.com)",
+        )
+        return DoctorReport("5e1f09aa", "tank.lan", "backup-01", Transport.TCP, 10.0,
+                            tuple(stages), "destination_write", 135 * MiB, advice)
+
+    def cancel(self) -> None:
+        pass
+
+
+class SshVerdict:
+    kind = "transport"
+    text = ("ssh is the bottleneck: ssh uses a whole core on tank.lan while both buffers "
+            "have room.")
+    advice = "Use --transport tcp on a trusted network, or a faster cipher."
+    confidence = 0.8
 
 
 def settle(until: Callable[[], bool] = lambda: True, timeout: float = 10.0) -> None:
@@ -243,6 +356,36 @@ def main() -> int:
     dialog.show()
     shoot(dialog, "host-key")
     dialog.close()
+
+    # The History window: three recorded jobs, one opened, then two compared.
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Path(tmp) / "history.sqlite3"
+        before, after, _failed = history_store(store, plan)
+        history = HistoryWindow(store)
+        history.resize(1100, 820)
+        history.show()
+        settle(lambda: history.model.rowCount() == 3 and not history.loading)
+        history.select_ids([after])
+        settle(lambda: history.job_view.job is not None and not history.detail_loading)
+        shoot(history, "history")
+        history.select_ids([before, after])
+        history.ui.compare_button.click()
+        settle(lambda: len(history.compare_view.jobs) == 2 and not history.detail_loading)
+        shoot(history, "compare")
+        history.close()
+        history.deleteLater()
+
+    # The doctor, run to its report from the Transport page's button.
+    w.transport_page.doctor_factory = SyntheticDoctor
+    doctor = DoctorDialog(src_host, dst_host, snapshot="tank/home@daily-2024-11-14",
+                          parent_dataset="backup/tank", options=Options(),
+                          doctor_factory=SyntheticDoctor, parent=w)
+    doctor.ui.write_check.setChecked(True)
+    doctor.show()
+    doctor.run()
+    settle(lambda: doctor.report is not None)
+    shoot(doctor, "doctor")
+    doctor.close()
     w.shutdown()
     # Delete the window while the QApplication still exists (not at interpreter exit).
     w.deleteLater()

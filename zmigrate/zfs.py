@@ -572,6 +572,7 @@ def parse_allow(text: str) -> list[Delegation]:
         expanded = set(g.permissions)
         for p in g.permissions:
             expanded |= sets.get(p, set())
+        expanded = {p for p in expanded if not p.startswith("@")}
         out.append(Delegation(g.dataset, g.scope, g.who, g.name, frozenset(expanded)))
     return out
 

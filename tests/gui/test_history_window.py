@@ -151,3 +151,9 @@ def test_thousand_jobs_list_quickly(qtbot: QtBot, history_dir: Path) -> None:
     w.ui.job_table.sortByColumn(RATE, Qt.SortOrder.AscendingOrder)
     w.ui.filter_edit.setText("lab-dst")
     assert time.monotonic() - t0 < 0.5
+
+
+def test_every_control_is_named(window: HistoryWindow) -> None:
+    from test_forms import _unnamed
+
+    assert _unnamed(window) == []

@@ -53,3 +53,15 @@ def test_last_resort_hook_shows_one_dialog_at_a_time(qtbot: QtBot) -> None:
     first = hook.box
     hook.box.reject()
     assert hook.box is None or hook.box is first
+
+
+def test_app_names_its_desktop_file_and_has_the_bundled_icon(qtbot: QtBot) -> None:
+    from zmigrate.gui.app import make_app
+    from zmigrate.gui.icons import APP_ID, ICON_PATH, app_icon
+
+    app = make_app([])
+    assert app.desktopFileName() == APP_ID == "io.github.zmigrate.Zmigrate"
+    from PySide6.QtGui import QIcon
+
+    assert not QIcon(ICON_PATH).pixmap(64, 64).isNull()  # the SVG is compiled in
+    assert not app_icon().isNull() and not app.windowIcon().isNull()

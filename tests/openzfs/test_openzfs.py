@@ -221,8 +221,10 @@ def test_full_destination_pool_is_a_clear_error(pair: Pair, vm: Vm, tag: str) ->
 
     def fill(job: Job) -> None:
         # Leave ~8 MiB: the receive runs out of space a few seconds later.
-        vm.ssh(f"a=$(zfs get -Hp -o value available dstpool); "
-               f"zfs create -o reservation=$((a - {8 * MiB})) dstpool/hog-{tag}")
+        # (dirty data of the running receive is not in `available` yet: try a few margins)
+        vm.ssh(f"for m in 8 16 24 32; do a=$(zfs get -Hp -o value available dstpool); "
+               f"zfs create -o reservation=$((a - m * {MiB})) dstpool/hog-{tag} && exit 0; "
+               f"done; exit 1")
     job, took = _interrupted(pair, vm, tag, fill, mb=32)
     assert isinstance(job.error, TransferError), job.error
     print(f"\nFULL POOL -> {took:.1f} s: {job.error}")

@@ -53,9 +53,9 @@ def cpu_notes(report_or_stages: DoctorReport | list[StageResult]) -> list[str]:
             continue
         if s.cpu_bound is not None:
             notes.append(f"{s.title}: {busiest.name} used {busiest.cpu:.0f}% of a core on "
-                         f"{busiest.host}: CPU-bound")
+                         f"{busiest.host} (CPU-bound)")
         elif busiest.cpu >= 50:
-            notes.append(f"{s.title}: busiest {busiest.name} at {busiest.cpu:.0f}% of a core "
+            notes.append(f"{s.title}: {busiest.name} at {busiest.cpu:.0f}% of a core "
                          f"on {busiest.host}")
     return notes
 
@@ -120,6 +120,7 @@ class DoctorDialog(QDialog):
             "optionally disk write on the destination. Nothing is sent to the destination's "
             "datasets.")
         ui.seconds_spin.setValue(int(DEFAULT_SECONDS))
+        ui.seconds_spin.setMaximumWidth(120)
         ui.write_check.setEnabled(parent_dataset is not None)
         ui.write_check.toggled.connect(self._on_write_toggled)
         style.set_role(ui.write_warning, "note")
@@ -134,7 +135,7 @@ class DoctorDialog(QDialog):
         ui.run_button.setDefault(True)
         self._set_running(False)
         ui.buffer_button.setEnabled(False)
-        self.resize(760, 620)
+        self.resize(780, 700)
 
     # -- the form -----------------------------------------------------------------------------
     def _on_write_toggled(self, on: bool) -> None:
@@ -231,8 +232,8 @@ class DoctorDialog(QDialog):
         else:
             ui.expected_label.setText("No stage on the transfer's path was measured.")
         notes = cpu_notes(report)
-        ui.cpu_label.setText("CPU: " + "; ".join(html.escape(n) for n in notes) if notes
-                             else "")
+        ui.cpu_label.setText("<b>CPU</b><br>" + "<br>".join(html.escape(n) for n in notes)
+                             if notes else "")
         errors = [f"{s.title}: {s.error}" for s in report.stages if s.error]
         items = [*errors, *report.advice]
         ui.advice_label.setText(
@@ -241,6 +242,7 @@ class DoctorDialog(QDialog):
         ui.buffer_button.setEnabled(bool(report.expected_rate))
         if report.expected_rate:
             size = five_second_buffer(report.expected_rate)
+            ui.buffer_button.setText(f"Use a &5 s buffer ({size_arg(size)})")
             ui.buffer_button.setToolTip(f"Set the Transport page's buffer to {size_arg(size)}: "
                                         f"{BUFFER_SECONDS:g} s at "
                                         f"{format_size(report.expected_rate)}/s")

@@ -68,7 +68,7 @@ class Ui_DoctorDialog(object):
 
         self.chart_host = QWidget(DoctorDialog)
         self.chart_host.setObjectName(u"chart_host")
-        self.chart_host.setMinimumSize(QSize(0, 200))
+        self.chart_host.setMinimumSize(QSize(0, 230))
 
         self.dialog_layout.addWidget(self.chart_host)
 

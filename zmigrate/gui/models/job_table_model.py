@@ -41,6 +41,11 @@ def route(job: JobRecord) -> str:
     return f"{job.source} → {job.destination}:{job.destination_dataset}"
 
 
+def headline(text: str) -> str:
+    """A verdict's first clause ("The network is the bottleneck"); the rest is a tooltip."""
+    return text.split(":", 1)[0].strip()
+
+
 def short_label(job: JobRecord) -> str:
     """How a job is named in legends: number, snapshot name and start."""
     snap = job.snapshot.split("@", 1)[-1]
@@ -111,7 +116,7 @@ class JobTableModel(QAbstractTableModel):
         if col == RATE:
             return f"{format_size(job.avg_rate)}/s" if job.avg_rate else "—"
         if col == VERDICT:
-            return job.verdict_text or job.verdict or ""
+            return headline(job.verdict_text or job.verdict or "")
         return ""
 
     @staticmethod

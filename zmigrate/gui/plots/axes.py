@@ -37,4 +37,7 @@ class ValueAxis(pg.AxisItem):  # type: ignore[misc]
 
     def boundingRect(self) -> object:
         rect = super().boundingRect()
-        return rect.adjusted(0, -self.MARGIN, 0, self.MARGIN)
+        m = self.MARGIN
+        if self.orientation in ("left", "right"):
+            return rect.adjusted(0, -m, 0, m)
+        return rect.adjusted(-m * 2, 0, m * 2, 0)

@@ -13,7 +13,7 @@ from ...events import Side
 from ...history import SampleRow
 from ...samples import SeriesData
 from .axes import TimeAxis, ValueAxis
-from .transfer_plots import MIB, _key, _layout, _pen, _prepare, _title
+from .transfer_plots import MIB, _fast, _key, _layout, _pen, _prepare, _title, rate_range
 
 # Two jobs side by side: colour and line style both differ (print and colour-blind safe).
 COMPARE_STYLES = (("#2563eb", False), ("#d97706", True))
@@ -62,8 +62,10 @@ class ComparePlots:
         self.rate_curves: list[pg.PlotDataItem] = []
         self.fill_curves: list[pg.PlotDataItem] = []
         for color, dashed in COMPARE_STYLES:
-            self.rate_curves.append(self.rates.getPlotItem().plot(pen=_pen(color, 2.0, dashed)))
-            self.fill_curves.append(self.fill.getPlotItem().plot(pen=_pen(color, 2.0, dashed)))
+            self.rate_curves.append(_fast(self.rates.getPlotItem().plot(
+                pen=_pen(color, 2.0, dashed))))
+            self.fill_curves.append(_fast(self.fill.getPlotItem().plot(
+                pen=_pen(color, 2.0, dashed))))
         self.names: list[str] = []
         self.rates.setAccessibleName("Receive rates of the compared jobs")
         self.fill.setAccessibleName("Receiver buffer fill of the compared jobs")
@@ -95,6 +97,6 @@ class ComparePlots:
             if len(r):
                 top = max(top, float(mib.max()))
                 end = max(end, float(r.t[-1]))
-        self.rates.getPlotItem().setYRange(0, max(top * 1.1, 1.0), padding=0)
+        self.rates.getPlotItem().setYRange(*rate_range(top), padding=0)
         self.rates.getPlotItem().setXRange(0, max(end, 10.0), padding=0.01)
         self._titles()

@@ -7,6 +7,7 @@ import pyqtgraph as pg
 from PySide6.QtWidgets import QWidget
 
 from ...mbuffer import format_size
+from .axes import ValueAxis
 from .transfer_plots import MIB, _prepare
 
 IN_PATH_COLOR = "#2563eb"  # a stage the transfer will go through
@@ -22,7 +23,7 @@ class StageBars(pg.PlotWidget):  # type: ignore[misc]
     """
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
+        super().__init__(parent, axisItems={"bottom": ValueAxis("bottom")})
         plot = self.getPlotItem()
         _prepare(plot)
         plot.getViewBox().setMouseEnabled(x=False, y=False)

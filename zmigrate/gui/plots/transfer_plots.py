@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QPen
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from ...samples import SeriesData
@@ -29,6 +30,23 @@ def _title(name: str, *keys: str) -> str:
     gap = "&nbsp;" * 5
     return (f"<span style='color:#111827; font-weight:600'>{name}</span>{gap}"
             f"<span style='color:#374151'>{gap.join(keys)}</span>")
+
+
+def _fast(curve: pg.PlotDataItem) -> pg.PlotDataItem:
+    """Draw a solid curve as line segments rather than one wide antialiased path: about 3x
+    faster to paint (the switch to the Done page and every refresh paint whole plots). Dashed
+    curves keep the path: their dash pattern would restart on every segment."""
+    pen = curve.opts["pen"]
+    if isinstance(pen, QPen) and pen.style() == Qt.PenStyle.SolidLine:
+        curve.curve.setSegmentedLineMode("on")
+    return curve
+
+
+def rate_range(top: float) -> tuple[float, float]:
+    """y range for rates up to `top` MiB/s: from a hair below 0 (so the 0 tick's label is not
+    cut at the plot's lower edge) to 10 % above the highest."""
+    high = max(top * 1.1, 1.0)
+    return -0.04 * high, high
 
 
 def _prepare(plot: pg.PlotItem) -> None:
@@ -60,10 +78,10 @@ class RatePlot(pg.PlotWidget):  # type: ignore[misc]
                              _key(style.RECEIVE_COLOR, "zfs receive")), size="9pt")
         plot.setLabel("left", "MiB/s", color="#4b5563")
         plot.getAxis("left").setWidth(64)
-        self.send = plot.plot(pen=_pen(style.SEND_COLOR))
-        self.net_out = plot.plot(pen=_pen(style.NETWORK_COLOR))
+        self.send = _fast(plot.plot(pen=_pen(style.SEND_COLOR)))
+        self.net_out = _fast(plot.plot(pen=_pen(style.NETWORK_COLOR)))
         self.net_in = plot.plot(pen=_pen(style.NETWORK_COLOR, 2.0, dashed=True))
-        self.receive = plot.plot(pen=_pen(style.RECEIVE_COLOR))
+        self.receive = _fast(plot.plot(pen=_pen(style.RECEIVE_COLOR)))
         plot.enableAutoRange(axis="y", enable=False)
         plot.setYRange(0, 1, padding=0)
         self.setAccessibleName("Rates: zfs send, network and zfs receive")
@@ -79,7 +97,7 @@ class RatePlot(pg.PlotWidget):  # type: ignore[misc]
             curve.setData(t, mib, skipFiniteCheck=True)
             if len(mib):
                 top = max(top, float(mib.max()))
-        self.getPlotItem().setYRange(0, max(top * 1.1, 1.0), padding=0)
+        self.getPlotItem().setYRange(*rate_range(top), padding=0)
 
 
 class FillPlot(pg.PlotWidget):  # type: ignore[misc]
@@ -96,10 +114,10 @@ class FillPlot(pg.PlotWidget):  # type: ignore[misc]
         plot.getAxis("left").setWidth(64)
         plot.getAxis("left").setTicks([[(v, str(v)) for v in (0, 50, 100)],
                                        [(v, "") for v in (25, 75)]])
-        self.sender = plot.plot(pen=_pen(style.SENDER_FILL_COLOR),
-                                fillLevel=0, brush=pg.mkBrush(37, 99, 235, 28))
-        self.receiver = plot.plot(pen=_pen(style.RECEIVER_FILL_COLOR),
-                                  fillLevel=0, brush=pg.mkBrush(5, 150, 105, 45))
+        self.sender = _fast(plot.plot(pen=_pen(style.SENDER_FILL_COLOR),
+                                      fillLevel=0, brush=pg.mkBrush(37, 99, 235, 28)))
+        self.receiver = _fast(plot.plot(pen=_pen(style.RECEIVER_FILL_COLOR),
+                                        fillLevel=0, brush=pg.mkBrush(5, 150, 105, 45)))
         plot.setYRange(-4, 106, padding=0)
         self.setAccessibleName("Buffer fill of the sender and the receiver")
 

@@ -16,7 +16,7 @@ from PySide6.QtCore import QItemSelection, QModelIndex, Qt
 from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut, QShowEvent
 from PySide6.QtWidgets import QHeaderView, QVBoxLayout, QWidget
 
-from ...history import History, JobRecord, SampleRow
+from ...history import History, JobRecord, SampleRow, default_path
 from ...mbuffer import format_size
 from .. import forms, style
 from ..generated.ui_compare_view import Ui_CompareView
@@ -179,8 +179,9 @@ class HistoryWindow(QWidget):
             layout = QVBoxLayout(page)
             layout.setContentsMargins(0, 0, 0, 0)
             layout.addWidget(view)
-        ui.splitter.setStretchFactor(0, 2)
+        ui.splitter.setStretchFactor(0, 1)
         ui.splitter.setStretchFactor(1, 3)
+        ui.splitter.setSizes([190, 570])
         ui.outcome_combo.addItems([c if c != "all" else "All" for c in OUTCOME_CHOICES])
         style.set_role(ui.status_label, "muted")
         style.set_role(ui.empty_label, "muted")
@@ -246,9 +247,11 @@ class HistoryWindow(QWidget):
         text = f"{total} transfer{'s' if total != 1 else ''}"
         if shown != total:
             text = f"{shown} of {text} shown"
-        if self.path is not None or os.environ.get("ZMIGRATE_DATA_DIR"):
-            text += f" · {html.escape(str(self.path or os.environ['ZMIGRATE_DATA_DIR']))}"
         self.ui.status_label.setText(text)
+        self.ui.status_label.setToolTip(f"Stored in {self.store_path()}")
+
+    def store_path(self) -> str:
+        return str(self.path) if self.path is not None else str(default_path())
 
     # -- the table ----------------------------------------------------------------------------
     def _on_filter(self, text: str) -> None:
