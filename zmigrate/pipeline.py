@@ -185,7 +185,10 @@ class StepRunner:
                 fix="check the network and that sshd still runs there; the remote processes end "
                 "with the session",
             )
-        lines = [x for x in state.tail if not x.startswith("summary:")]
+        # zfs receive -s explains how to resume by hand: zmigrate offers that itself.
+        noise = ("summary:", "partially received snapshot is saved",
+                 "a resuming stream can be generated", "zfs send -t ")
+        lines = [x for x in state.tail if not x.lower().startswith(noise)]
         detail = "; ".join(lines[-3:]) if lines else "no error message"
         fix = None
         low = detail.lower()
@@ -198,8 +201,11 @@ class StepRunner:
             fix = "run as root, enable sudo for this host, or delegate with `zfs allow`"
         elif "modified since" in low:
             fix = "the destination changed after its last snapshot: pass --force to roll it back"
-        elif "out of space" in low or "no space" in low:
+        elif "out of space" in low or "no space" in low or "quota exceeded" in low:
             fix = "free space on the destination pool"
+        elif "incomplete stream" in low or "failed to read from stream" in low:
+            fix = ("the stream was cut off: a process of the transfer or the connection died; "
+                   "run it again")
         return TransferError(f"{what}: {detail}", host=state.host, fix=fix)
 
     def _progress(self) -> None:

@@ -13,7 +13,7 @@ import sys
 import pytest
 from lab.sshd import Lab
 from lab.util import write_random_files, zfs
-from lab.zfsfuse import Pool
+from lab.zfsfuse import Pool, PoolFactory
 
 pytestmark = [pytest.mark.lab, pytest.mark.timeout(180)]
 
@@ -47,3 +47,48 @@ def test_bwlimit_transfer_emits_rate_limited_verdict_and_final_in_done(
     assert done["verdict"]["kind"] == final["kind"]
     # The verdict event comes before the end of the job.
     assert events.index(final) < events.index(done)
+
+
+# The doctor's stage on the path that maps to each verdict kind.
+STAGE_OF_KIND = {"source": "source_read", "network": "network",
+                 "destination": "destination_write", "bursty_receive": "destination_write"}
+
+
+def test_verdict_on_the_lab_defaults_agrees_with_the_doctor(lab: Lab, make_pool: PoolFactory,
+                                                            monkeypatch: pytest.MonkeyPatch
+                                                            ) -> None:
+    """Measure the stages, then transfer with the defaults: the live verdict names a stage the
+    doctor found to be (within the machine's noise) the slowest on the path."""
+    from zmigrate.doctor import Doctor
+    from zmigrate.ssh import HostSpec, connect
+
+    # Long enough (several seconds) for the verdict to have evidence.
+    src, dst = make_pool("src", size_mb=1536), make_pool("dst", size_mb=1536)
+    ds = f"{src.name}/ds"
+    zfs("create", ds)
+    write_random_files(src.mountpoint / "ds", 700, files=28)
+    zfs("snapshot", f"{ds}@snap")
+    monkeypatch.setenv("ZMIGRATE_SSH_CONFIG", str(lab.ssh_config))
+    monkeypatch.setenv("ZMIGRATE_KNOWN_HOSTS", str(lab.known_hosts))
+    a, b = connect(HostSpec("lab-src")), connect(HostSpec("lab-dst"))
+    try:
+        report = Doctor(a, b, snapshot=f"{ds}@snap", parent=dst.name, seconds=3,
+                        write_test=True, ssh_test=False).run()
+    finally:
+        a.close()
+        b.close()
+    on_path = {s.name: s.rate for s in report.stages if s.in_path and s.rate}
+    assert set(on_path) == {"source_read", "network", "destination_write"}, report.stages
+    r = subprocess.run(
+        [sys.executable, "-m", "zmigrate", "send", f"lab-src:{ds}@snap",
+         f"lab-dst:{dst.name}/copy", "--buffer", "64M", "--json"],
+        capture_output=True, text=True, timeout=300, env=lab.env(), stdin=subprocess.DEVNULL,
+    )
+    assert r.returncode == 0, r.stderr + r.stdout
+    done = next(json.loads(x) for x in r.stdout.splitlines() if '"event": "done"' in x)
+    kind = done["verdict"]["kind"]
+    assert kind in STAGE_OF_KIND, (done["verdict"], on_path)
+    slowest = min(on_path.values())
+    # The stage the verdict blames is the doctor's slowest, or within 35 % of it: on a shared
+    # two-core machine zfs-fuse's read and write speeds are close and both move with the load.
+    assert on_path[STAGE_OF_KIND[kind]] <= slowest * 1.35, (kind, on_path)
