@@ -188,7 +188,9 @@ class StepRunner:
         # zfs receive -s explains how to resume by hand: zmigrate offers that itself.
         noise = ("summary:", "partially received snapshot is saved",
                  "a resuming stream can be generated", "zfs send -t ")
-        lines = [x for x in state.tail if not x.lower().startswith(noise)]
+        # A status line cut off by a kill runs into the shell's "Killed": keep only the latter.
+        tail = [re.sub(r"^(mbuffer: )?in @ .*?% full", "", x).strip() for x in state.tail]
+        lines = [x for x in tail if x and not x.lower().startswith(noise)]
         detail = "; ".join(lines[-3:]) if lines else "no error message"
         fix = None
         low = detail.lower()
