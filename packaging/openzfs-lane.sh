@@ -16,7 +16,9 @@ VM_DIR="${OPENZFS_VM_DIR:-$(cd .. && pwd)/shared/openzfs-vm}"
 started=0
 if ! "$VM_DIR/ssh.sh" true >/dev/null 2>&1; then
   echo "== openzfs-lane: building the guest image if needed (log: $WORK/logs)"
-  "$VM_DIR/build.sh"
+  # One retry: a build step can die of a SIGPIPE race (seen once here, rc 141); stamps make
+  # the second run resume where the first stopped.
+  "$VM_DIR/build.sh" || { echo "== openzfs-lane: build failed, retrying once" >&2; "$VM_DIR/build.sh"; }
   echo "== openzfs-lane: booting the guest"
   "$VM_DIR/start.sh"
   started=1
