@@ -9,7 +9,10 @@ from __future__ import annotations
 import re
 import threading
 import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
+from typing import TypeVar
 
 from . import shell, zfs
 from .diagnosis import Diagnoser
@@ -24,6 +27,10 @@ RESUME_HINT = ("the partial receive was kept on the destination: run again with 
                "send only the rest, or --discard-partial to drop it")
 
 
+A = TypeVar("A")
+B = TypeVar("B")
+
+
 @dataclass(frozen=True, slots=True)
 class Request:
     """What to move: `pool/ds@snap` on the source into `pool/ds` on the destination."""
@@ -31,6 +38,14 @@ class Request:
     snapshot: str
     destination: str
     options: Options = field(default_factory=Options)
+
+
+def both(first: Callable[[], A], second: Callable[[], B]) -> tuple[A, B]:
+    """Run two independent remote calls at once (each host has its own connection, and one
+    round trip to each is most of a preflight's time); re-raise the first error."""
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="zmigrate-preflight") as pool:
+        a, b = pool.submit(first), pool.submit(second)
+        return a.result(), b.result()
 
 
 class Job:
@@ -62,6 +77,8 @@ class Job:
         self.t0 = time.monotonic()
         self.partial_kept = False  # an interruption left a resumable state on the destination
         self._src_sets: list[zfs.Dataset] = []
+        self._dst_before: tuple[bool, set[str]] | None = None
+        self._given_plan: Plan | None = None
 
     # -- observation --------------------------------------------------------------------------
     def subscribe(self, observer: Observer) -> None:
@@ -72,8 +89,10 @@ class Job:
             obs(event)
 
     # -- control ------------------------------------------------------------------------------
-    def start(self) -> None:
-        """Run the job on a thread of its own."""
+    def start(self, plan: Plan | None = None) -> None:
+        """Run the job on a thread of its own; with `plan` (from `prepare()`, e.g. shown to the
+        user for review), exactly that plan runs instead of planning again."""
+        self._given_plan = plan
         self._thread = threading.Thread(target=self._run_quietly, name="zmigrate-job",
                                         daemon=True)
         self._thread.start()
@@ -104,8 +123,13 @@ class Job:
         return self._done.is_set()
 
     # -- the work -----------------------------------------------------------------------------
-    def run(self) -> Summary:
-        """Run the whole job on this thread and return the summary, or raise ZmigrateError."""
+    def run(self, plan: Plan | None = None) -> Summary:
+        """Run the whole job on this thread and return the summary, or raise ZmigrateError.
+
+        With `plan` (from `prepare()`), exactly that plan runs instead of planning again.
+        """
+        if plan is not None:
+            self._given_plan = plan
         self.t0 = time.monotonic()
         try:
             summary = self._run()
@@ -135,35 +159,46 @@ class Job:
         """Probe, inventory and plan (preflight); raises PreflightError before anything runs."""
         req = self.request
         self.emit(StageChanged("preflight", "probing hosts"))
+        if self.src_caps is None and self.dst_caps is None and self.dst is not self.src:
+            self.src_caps, self.dst_caps = both(lambda: zfs.probe(self.src),
+                                                lambda: zfs.probe(self.dst))
         if self.src_caps is None:
             self.src_caps = zfs.probe(self.src)
         if self.dst_caps is None:
             self.dst_caps = self.src_caps if self.dst is self.src else zfs.probe(self.dst)
+        src_caps, dst_caps = self.src_caps, self.dst_caps
         ds_name, _ = shell.split_snapshot(req.snapshot)
         shell.dataset(req.destination)
         self._check_cancel()
         self.emit(StageChanged("preflight", "reading datasets"))
-        src_sets = zfs.inventory(self.src, self.src_caps, ds_name) if self.src_caps.has_zfs else []
         parent = req.destination.rsplit("/", 1)[0] if "/" in req.destination else req.destination
-        dst_sets: list[zfs.Dataset] = []
-        if self.dst_caps.has_zfs:
-            parent_sets = zfs.inventory_shallow(self.dst, self.dst_caps, parent)
-            dst_sets = parent_sets + [
-                d for d in zfs.inventory(self.dst, self.dst_caps, req.destination)
-                if d.name != parent
-            ]
+
         options = req.options
         transport = options.transport or (
             Transport.LOCAL if self.src is self.dst or self.src.label == self.dst.label
             else Transport.TCP
         )
         options = replace(options, transport=transport)
+        tcp = transport is Transport.TCP
+        # Every read is independent and each costs a round trip: ask them all at once (one
+        # channel each on the hosts' connections) - this is most of the time to first byte.
+        with ThreadPoolExecutor(max_workers=5, thread_name_prefix="zmigrate-preflight") as pool:
+            src_f = pool.submit(lambda: zfs.inventory(self.src, src_caps, ds_name)
+                                if src_caps.has_zfs else [])
+            parent_f = pool.submit(lambda: zfs.inventory_shallow(self.dst, dst_caps, parent)
+                                   if dst_caps.has_zfs else [])
+            tree_f = pool.submit(lambda: zfs.inventory(self.dst, dst_caps, req.destination)
+                                 if dst_caps.has_zfs else [])
+            addr_f = pool.submit(self.addresses if tcp else lambda: ("", None))
+            used_f = pool.submit(lambda: listening_ports(self.dst) if tcp else set())
+            src_sets = src_f.result()
+            dst_sets = parent_f.result() + [d for d in tree_f.result() if d.name != parent]
+            connect_address, allow_address = addr_f.result()
+            used = used_f.result()
         port = None
-        connect_address = allow_address = None
-        if transport is Transport.TCP:
-            connect_address, allow_address = self.addresses()
+        if tcp:
             if options.port is not None:
-                if options.port in listening_ports(self.dst):
+                if options.port in used:
                     raise PreflightError(
                         f"port {options.port} is already in use",
                         host=self.dst.label,
@@ -171,12 +206,14 @@ class Job:
                     )
                 port = options.port
             else:
-                port = free_port(self.dst)
+                port = free_port(self.dst, used=used)
         elif transport is Transport.SSH and options.ssh_target is None:
             target, ssh_options = self.ssh_target()
             options = replace(options, ssh_target=target, ssh_options=ssh_options)
         self._src_sets = src_sets
         existing = next((d for d in dst_sets if d.name == req.destination), None)
+        self._dst_before = (existing is not None,
+                            {x.name for x in existing.snapshots} if existing else set())
         resume_info = None
         if options.resume and existing is not None and existing.resume_token:
             self.emit(StageChanged("preflight", "reading the resume token"))
@@ -273,7 +310,8 @@ class Job:
         return f"{r.user}@{r.hostname}", extra + self.request.options.ssh_options
 
     def _run(self) -> Summary:
-        plan = self.prepare()
+        given = self._given_plan
+        plan = given if given is not None else self.prepare()
         self.plan = plan
         diagnoser = Diagnoser(self.emit, rate_limit=plan.options.rate_limit)
         self.subscribe(diagnoser)
@@ -281,8 +319,11 @@ class Job:
         for w in plan.warnings:
             self.emit(StageChanged("preflight", w))
         self._check_cancel()
-        existed = zfs.exists(self.dst, plan.destination_dataset)
-        before = self._dst_snapshots(plan)
+        if given is not None or self._dst_before is None:
+            existed = zfs.exists(self.dst, plan.destination_dataset)
+            before = self._dst_snapshots(plan)
+        else:
+            existed, before = self._dst_before
         results: list[StepResult] = []
         done = 0
         if plan.discard:
@@ -324,11 +365,17 @@ class Job:
                 exc.fix = f"{exc.fix}; {RESUME_HINT}" if exc.fix else RESUME_HINT
             raise
         self.emit(StageChanged("verifying", "comparing snapshot guids"))
-        src_guid = zfs.guid(self.src, plan.source_snapshot)
         dst_snap = plan.destination_snapshot
-        if not zfs.exists(self.dst, dst_snap):
-            raise TransferError(f"{dst_snap} is missing after the transfer", host=plan.destination)
-        dst_guid = zfs.guid(self.dst, dst_snap)
+
+        def destination_guid() -> int:
+            try:
+                return zfs.guid(self.dst, dst_snap)
+            except ZmigrateError as exc:
+                raise TransferError(f"{dst_snap} is missing after the transfer",
+                                    host=plan.destination) from exc
+
+        src_guid, dst_guid = both(lambda: zfs.guid(self.src, plan.source_snapshot),
+                                  destination_guid)
         if src_guid != dst_guid:
             raise TransferError(
                 f"guid mismatch: source {src_guid}, destination {dst_guid}",

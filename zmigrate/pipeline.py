@@ -7,6 +7,7 @@ process groups) on cancel or when one end fails.
 from __future__ import annotations
 
 import collections
+import random
 import re
 import threading
 import time
@@ -50,15 +51,14 @@ class StepResult:
     receive_empty_count: int | None
 
 
-def free_port(host: Host, low: int = 20000, high: int = 60999) -> int:
-    """A TCP port nothing listens on at `host`."""
-    used = listening_ports(host)
-    import random
-
+def free_port(host: Host, low: int = 20000, high: int = 60999, *,
+              used: set[int] | None = None) -> int:
+    """A TCP port nothing listens on at `host` (`used`: the listening ports, if known)."""
+    taken = listening_ports(host) if used is None else used
     rng = random.Random()
     for _ in range(200):
         port = rng.randint(low, high)
-        if port not in used:
+        if port not in taken:
             return port
     raise ZmigrateError("no free TCP port found", host=host.label, fix="give one with --port")
 
@@ -171,7 +171,7 @@ class StepRunner:
                 raise self._end_error(self.receive, "the receiver stopped before listening")
             if port in listening_ports(self.dst):
                 return
-            time.sleep(0.1)
+            time.sleep(0.05)
         raise TransferError(f"the receiver did not listen on port {port} within "
                             f"{LISTEN_TIMEOUT:.0f} s", host=self.dst.label)
 
