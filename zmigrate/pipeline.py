@@ -213,7 +213,11 @@ class StepRunner:
     def _progress(self) -> None:
         now = time.monotonic()
         recv = self.receive.last
-        done = self.done_before + (recv.total if recv else 0)
+        if self.receive.summary is not None:
+            # The end: the summary has the final count (the last status line is up to 0.5 s old).
+            done = self.done_before + self.receive.summary.total
+        else:
+            done = self.done_before + (recv.total if recv else 0)
         rate = recv.out_rate if recv else 0.0
         total = self.plan.estimate
         if total is not None:
