@@ -6,6 +6,7 @@ from PySide6.QtCore import QObject, Signal
 
 from ..events import Failed, Finished, LogLine, PlanReady, Progress, Sample, StageChanged
 from ..job import Job
+from ..plan import Plan
 from ..samples import SampleStore
 
 
@@ -36,10 +37,11 @@ class JobBridge(QObject):
         self.started = False
         job.subscribe(self.on_event)
 
-    def start(self) -> None:
-        """Start the job on its own thread."""
+    def start(self, plan: Plan | None = None) -> None:
+        """Start the job on its own thread; with `plan` (the one Review showed), exactly that
+        plan runs: same port, same log names, same commands."""
         self.started = True
-        self.job.start()
+        self.job.start(plan=plan)
 
     def cancel(self) -> None:
         """Ask the job to stop; `failed` follows once both ends are stopped."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..errors import ZmigrateError
@@ -31,6 +31,8 @@ class Session:
     snapshot: Snapshot | None = None
     destination: str | None = None
     force: bool = False
+    resume: bool = False  # the destination's interrupted receive is resumed (zfs send -t)
+    discard_partial: bool = False  # ... or discarded first (zfs receive -A)
     options: Options = field(default_factory=Options)
     job: Job | None = None
     plan: Plan | None = None
@@ -65,12 +67,17 @@ class Session:
         self.owned = [h for h in self.owned if h is not host]
         return len(self.owned) != before
 
+    def choices(self) -> Options:
+        """The options the pages chose: the Transport page's, plus the Destination page's."""
+        return replace(self.options, force=self.force, resume=self.resume,
+                       discard_partial=self.discard_partial)
+
     def reset_transfer(self) -> None:
         """Forget the last transfer (for "start another"); inventories are read again."""
         self.src_datasets = self.dst_datasets = None
         self.source_dataset = self.snapshot = None
         self.destination = None
-        self.force = False
+        self.force = self.resume = self.discard_partial = False
         self.job = self.plan = None
         self.store = None
         self.summary = self.error = None

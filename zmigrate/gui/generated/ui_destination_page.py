@@ -14,10 +14,11 @@ from PySide6.QtGui import (QBrush, QColor, QConicalGradient, QCursor,
     QFont, QFontDatabase, QGradient, QIcon,
     QImage, QKeySequence, QLinearGradient, QPainter,
     QPalette, QPixmap, QRadialGradient, QTransform)
-from PySide6.QtWidgets import (QAbstractItemView, QApplication, QCheckBox, QFormLayout,
-    QFrame, QHBoxLayout, QHeaderView, QLabel,
-    QLineEdit, QProgressBar, QPushButton, QSizePolicy,
-    QTreeView, QVBoxLayout, QWidget, QWizardPage)
+from PySide6.QtWidgets import (QAbstractItemView, QApplication, QButtonGroup, QCheckBox,
+    QFormLayout, QFrame, QHBoxLayout, QHeaderView,
+    QLabel, QLineEdit, QProgressBar, QPushButton,
+    QRadioButton, QSizePolicy, QTreeView, QVBoxLayout,
+    QWidget, QWizardPage)
 
 class Ui_DestinationPage(object):
     def setupUi(self, DestinationPage):
@@ -105,6 +106,20 @@ class Ui_DestinationPage(object):
 
         self.state_layout.addWidget(self.state_label)
 
+        self.resume_radio = QRadioButton(self.state_frame)
+        self.partial_group = QButtonGroup(DestinationPage)
+        self.partial_group.setObjectName(u"partial_group")
+        self.partial_group.addButton(self.resume_radio)
+        self.resume_radio.setObjectName(u"resume_radio")
+
+        self.state_layout.addWidget(self.resume_radio)
+
+        self.discard_radio = QRadioButton(self.state_frame)
+        self.partial_group.addButton(self.discard_radio)
+        self.discard_radio.setObjectName(u"discard_radio")
+
+        self.state_layout.addWidget(self.discard_radio)
+
         self.force_check = QCheckBox(self.state_frame)
         self.force_check.setObjectName(u"force_check")
 
@@ -168,6 +183,20 @@ class Ui_DestinationPage(object):
         self.state_label.setText("")
 #if QT_CONFIG(accessibility)
         self.state_label.setAccessibleName(QCoreApplication.translate("DestinationPage", u"What will happen", None))
+#endif // QT_CONFIG(accessibility)
+        self.resume_radio.setText(QCoreApplication.translate("DestinationPage", u"Re&sume: send only the rest", None))
+#if QT_CONFIG(accessibility)
+        self.resume_radio.setAccessibleName(QCoreApplication.translate("DestinationPage", u"Resume the interrupted transfer", None))
+#endif // QT_CONFIG(accessibility)
+#if QT_CONFIG(accessibility)
+        self.resume_radio.setAccessibleDescription(QCoreApplication.translate("DestinationPage", u"Sends only what the interrupted transfer did not deliver (zfs send -t)", None))
+#endif // QT_CONFIG(accessibility)
+        self.discard_radio.setText(QCoreApplication.translate("DestinationPage", u"Dis&card the partial receive and send again", None))
+#if QT_CONFIG(accessibility)
+        self.discard_radio.setAccessibleName(QCoreApplication.translate("DestinationPage", u"Discard the partial receive", None))
+#endif // QT_CONFIG(accessibility)
+#if QT_CONFIG(accessibility)
+        self.discard_radio.setAccessibleDescription(QCoreApplication.translate("DestinationPage", u"zfs receive -A drops only the partially received data, then everything is sent again", None))
 #endif // QT_CONFIG(accessibility)
         self.force_check.setText(QCoreApplication.translate("DestinationPage", u"Roll back (destroys snapshots)", None))
 #if QT_CONFIG(accessibility)

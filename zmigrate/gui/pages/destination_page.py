@@ -9,29 +9,50 @@ from PySide6.QtCore import QItemSelection
 from PySide6.QtWidgets import QWidget
 
 from ...errors import PreflightError, ZmigrateError
+from ...hosts import Host
+from ...job import partial_receive
 from ...mbuffer import format_size
 from ...plan import Options, Plan, Site, make_plan
 from ...shell import dataset as check_dataset
-from ...zfs import Dataset, Snapshot
+from ...zfs import Capabilities, Dataset, ResumeInfo, Snapshot
 from .. import forms, style
 from ..generated.ui_destination_page import Ui_DestinationPage
 from ..session import Session
 from ..settings import Settings
+from ..tasks import run_task
 from .base import Page
 from .tree_support import DatasetTree
+
+# What the destination page learnt of an interrupted receive: its decoded token, or why not.
+PartialFound = ResumeInfo | ZmigrateError
+
+
+@dataclass(frozen=True, slots=True)
+class Partial:
+    """An interrupted receive at the destination, and the two ways on: resume or discard.
+
+    A plan is None where that way is not possible; `*_text` is the choice's label then.
+    """
+
+    resume_text: str
+    discard_text: str
+    resume_plan: Plan | None
+    discard_plan: Plan | None
 
 
 @dataclass(frozen=True, slots=True)
 class State:
     """What the destination page concluded.
 
-    kind: "new", "incremental", "conflict" (force may resolve it) or "error".
+    kind: "new", "incremental", "conflict" (force may resolve it), "partial" (an interrupted
+    transfer: the user resumes or discards it) or "error".
     """
 
     kind: str
     text: str
     plan: Plan | None = None
     force_text: str = ""  # set when a checkbox may resolve the conflict
+    partial: Partial | None = None  # set when an interrupted receive waits for a choice
 
 
 def _snapshots(names: tuple[str, ...], limit: int = 6) -> str:
@@ -39,8 +60,71 @@ def _snapshots(names: tuple[str, ...], limit: int = 6) -> str:
     return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
 
 
-def assess(session: Session, destination: str, force: bool) -> State:
-    """Decide from the loaded inventories (no I/O) what sending to `destination` would do."""
+def partial_token(session: Session, destination: str) -> str | None:
+    """The resume token the destination's inventory shows for `destination`, if any."""
+    ds = next((d for d in session.dst_datasets or [] if d.name == destination), None)
+    return ds.resume_token if ds is not None else None
+
+
+def _assess_partial(session: Session, src: Site, dst: Site, destination: str,
+                    found: PartialFound | None) -> State:
+    """The state line and both choices for an interrupted receive into `destination`."""
+    assert session.snapshot is not None
+    snapshot = session.snapshot.name
+    if found is None:
+        return State("partial", "<b>An interrupted transfer left a partial receive here.</b> "
+                     "Reading what it holds…")
+
+    def plan(**choice: bool) -> Plan:
+        opts = Options(transport=session.default_transport, **choice)
+        return make_plan(src, dst, snapshot, destination, opts, connect_address="127.0.0.1",
+                         port=1, resume_info=found if isinstance(found, ResumeInfo) else None)
+
+    if isinstance(found, ResumeInfo) and found.token != partial_token(session, destination):
+        return State("error", "<b>The interrupted transfer here changed since the list was "
+                     "read.</b><br>Reload the destination's datasets.")
+    resume_plan: Plan | None = None
+    if isinstance(found, ResumeInfo):
+        total = found.total
+        amount = format_size(found.received) + (f" of {format_size(total)}" if total else "")
+        to = found.toname.split("@", 1)[-1]
+        text = (f"<b>An interrupted transfer left {amount} here</b> (to @{html.escape(to)}).")
+        try:
+            resume_plan = plan(resume=True)
+            rest = f" ({format_size(resume_plan.estimate)})" if resume_plan.estimate else ""
+            resume_text = f"Re&sume: send only the rest{rest}"
+        except PreflightError as exc:
+            resume_text = f"Re&sume is not possible: {exc.message}"
+            if found.toname != snapshot:
+                resume_text += f" (pick @{to} on the Source page to resume it)"
+    else:
+        text = ("<b>An interrupted transfer left a partial receive here</b>, but it could not "
+                f"be read: {html.escape(found.message)}.")
+        resume_text = "Re&sume is not possible: the partial receive could not be read"
+    what = "the snapshots already there stay" if any(
+        d.name == destination and d.snapshots for d in dst.datasets) else \
+        "nothing else on the destination is touched"
+    discard_plan: Plan | None = None
+    try:
+        discard_plan = plan(discard_partial=True)
+        again = "send everything again" if discard_plan.kind == "full" else \
+            f"send {len(discard_plan.arrives)} snapshot(s) again"
+        discard_text = (f"Dis&card the partial receive (zfs receive -A) and {again}: "
+                        f"destroys only the partially received data, {what}")
+    except PreflightError as exc:
+        discard_text = f"Dis&card is not possible: {exc.message}"
+    text += "<br>Choose what to do with it:"
+    return State("partial", text, None, "",
+                 Partial(resume_text, discard_text, resume_plan, discard_plan))
+
+
+def assess(session: Session, destination: str, force: bool,
+           partial: PartialFound | None = None) -> State:
+    """Decide from the loaded inventories (no I/O) what sending to `destination` would do.
+
+    `partial` is what was read of the destination's interrupted receive (if its inventory
+    shows a resume token); without it such a destination says it is being read.
+    """
     s = session
     if s.src_host is None or s.dst_host is None or s.src_caps is None or s.dst_caps is None \
             or s.snapshot is None or s.src_datasets is None or s.dst_datasets is None:
@@ -51,6 +135,8 @@ def assess(session: Session, destination: str, force: bool) -> State:
         return State("error", f"<b>{html.escape(exc.message)}</b>")
     src = Site(s.src_host, s.src_caps, s.src_datasets)
     dst = Site(s.dst_host, s.dst_caps, s.dst_datasets)
+    if partial_token(s, destination):
+        return _assess_partial(s, src, dst, destination, partial)
     # The transport and port are chosen later; placeholders let the planner check the rest.
     def plan(force_it: bool) -> Plan:
         opts = Options(transport=s.default_transport, force=force_it)
@@ -117,10 +203,29 @@ def guess_destination(session: Session) -> tuple[str, str]:
     return parent, leaf
 
 
-class DestinationPage(Page):
-    """The destination tree (datasets only), parent + name fields and the state line."""
+def read_partial(src: Host, dst: Host, destination: str, src_caps: Capabilities | None,
+                 dst_caps: Capabilities | None) -> PartialFound:
+    """The decoded resume token of `destination` (remote: call it off the GUI thread)."""
+    try:
+        info = partial_receive(src, dst, destination, src_caps=src_caps, dst_caps=dst_caps)
+    except ZmigrateError as exc:
+        return exc
+    if info is None:
+        return ZmigrateError("the partial receive is gone since the list was read",
+                             fix="reload the destination's datasets")
+    return info
 
-    STATE_BANNER = {"new": "ok", "incremental": "info", "conflict": "warn", "error": "error"}
+
+class DestinationPage(Page):
+    """The destination tree (datasets only), parent + name fields and the state line.
+
+    When the destination holds an interrupted receive (OpenZFS resume token), the state line
+    says how much of it is there, and Next waits for a choice: resume it or discard it. The
+    token is decoded on the source host off the GUI thread.
+    """
+
+    STATE_BANNER = {"new": "ok", "incremental": "info", "conflict": "warn", "partial": "warn",
+                    "error": "error"}
 
     def __init__(self, session: Session, settings: Settings,
                  parent: QWidget | None = None) -> None:
@@ -135,9 +240,16 @@ class DestinationPage(Page):
         self.ui.name_edit.textChanged.connect(self._update_state)
         self.ui.force_check.toggled.connect(self._update_state)
         self.ui.force_check.hide()
+        for radio in (self.ui.resume_radio, self.ui.discard_radio):
+            radio.hide()
+            radio.toggled.connect(self._on_choice)
         self.state = State("error", "")
         self._loaded_for: object = None
         self._guessed_for: object = None
+        # Interrupted receives read so far: (destination host, dataset, token) -> what was found.
+        self.partials: dict[tuple[int, str, str], PartialFound] = {}
+        self._reading: set[tuple[int, str, str]] = set()
+        self._choice_for: tuple[int, str, str] | None = None
 
     def initializePage(self) -> None:
         s = self.session
@@ -151,6 +263,7 @@ class DestinationPage(Page):
         if s.dst_host is None or s.dst_caps is None:
             return
         self._loaded_for = s.dst_host
+        self.partials.clear()
         self._set_state(State("error", "Reading the destination's datasets…"))
         self.tree.load(s.dst_host, s.dst_caps, self._on_loaded)
 
@@ -185,11 +298,52 @@ class DestinationPage(Page):
         name = self.ui.name_edit.text().strip().strip("/")
         return f"{parent}/{name}" if parent and name else parent or name
 
+    @property
+    def reading_partial(self) -> bool:
+        """True while an interrupted receive's token is being decoded."""
+        return bool(self._reading)
+
+    def _partial_key(self, destination: str) -> tuple[int, str, str] | None:
+        token = partial_token(self.session, destination)
+        return (id(self.session.dst_host), destination, token) if token else None
+
     def _update_state(self) -> None:
         if self.tree.loading or self.session.dst_datasets is None:
             return
         force = self.ui.force_check.isChecked()
-        self._set_state(assess(self.session, self.destination(), force))
+        destination = self.destination()
+        key = self._partial_key(destination)
+        found = self.partials.get(key) if key else None
+        if key is not None and found is None:
+            self._read_partial(key)
+        self._set_state(assess(self.session, destination, force, found))
+
+    def _read_partial(self, key: tuple[int, str, str]) -> None:
+        """Decode the token off the GUI thread; the state line is assessed again after."""
+        s = self.session
+        if key in self._reading or s.src_host is None or s.dst_host is None:
+            return
+        self._reading.add(key)
+        self.ui.busy_bar.show()
+        src, dst, src_caps, dst_caps = s.src_host, s.dst_host, s.src_caps, s.dst_caps
+        destination = key[1]
+
+        def done(found: PartialFound) -> None:
+            self._reading.discard(key)
+            if not self._reading and not self.tree.loading:
+                self.ui.busy_bar.hide()
+            if id(self.session.dst_host) == key[0]:
+                self.partials[key] = found
+                self._update_state()
+
+        def failed(exc: Exception) -> None:
+            done(exc if isinstance(exc, ZmigrateError) else ZmigrateError(str(exc)))
+
+        run_task(lambda: read_partial(src, dst, destination, src_caps, dst_caps), done, failed)
+
+    def _on_choice(self, checked: bool) -> None:
+        if checked:
+            self.completeChanged.emit()
 
     def _set_state(self, state: State) -> None:
         self.state = state
@@ -202,18 +356,59 @@ class DestinationPage(Page):
             check.setAccessibleName(state.force_text)
         elif check.isChecked():
             check.setChecked(False)
+        self._show_choices(state.partial)
         self.completeChanged.emit()
 
-    def isComplete(self) -> bool:
+    def _show_choices(self, partial: Partial | None) -> None:
+        """The Resume / Discard radio buttons: shown for an interrupted receive, unchosen at
+        first (Next waits for a choice); a choice stays while the same partial is shown."""
+        ui = self.ui
+        key = self._partial_key(self.destination()) if partial is not None else None
+        if key != self._choice_for:
+            self._choice_for = key
+            ui.partial_group.setExclusive(False)
+            ui.resume_radio.setChecked(False)
+            ui.discard_radio.setChecked(False)
+            ui.partial_group.setExclusive(True)
+        for radio, text, plan in (
+                (ui.resume_radio, partial.resume_text if partial else "",
+                 partial.resume_plan if partial else None),
+                (ui.discard_radio, partial.discard_text if partial else "",
+                 partial.discard_plan if partial else None)):
+            radio.setVisible(partial is not None)
+            if partial is None:
+                continue
+            radio.setText(text)
+            radio.setAccessibleName(text.replace("&", ""))
+            radio.setEnabled(plan is not None)
+            if plan is None and radio.isChecked():
+                ui.partial_group.setExclusive(False)
+                radio.setChecked(False)
+                ui.partial_group.setExclusive(True)
+
+    def chosen_plan(self) -> Plan | None:
+        """The plan the page's choices lead to (a placeholder transport and port)."""
         st = self.state
-        if st.plan is None:
-            return False
-        return not st.force_text or self.ui.force_check.isChecked()
+        if st.partial is not None:
+            if self.ui.resume_radio.isChecked():
+                return st.partial.resume_plan
+            if self.ui.discard_radio.isChecked():
+                return st.partial.discard_plan
+            return None
+        if st.force_text and not self.ui.force_check.isChecked():
+            return None
+        return st.plan
+
+    def isComplete(self) -> bool:
+        return self.chosen_plan() is not None
 
     def validatePage(self) -> bool:
         s = self.session
         s.destination = self.destination()
         s.force = bool(self.state.force_text) and self.ui.force_check.isChecked()
+        partial = self.state.partial is not None
+        s.resume = partial and self.ui.resume_radio.isChecked()
+        s.discard_partial = partial and self.ui.discard_radio.isChecked()
         return self.isComplete()
 
     def cleanupPage(self) -> None:

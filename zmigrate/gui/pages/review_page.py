@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import html
-from dataclasses import replace
 
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QWidget, QWizard
@@ -23,7 +22,11 @@ from .transport_page import GIGABIT_RATE
 
 
 class ReviewPage(Page):
-    """Runs the job's preflight (`prepare`) off the GUI thread when shown; Next starts it."""
+    """Runs the job's preflight (`prepare`) off the GUI thread when shown; Next starts it.
+
+    The plan shown is kept in the session (`session.plan`, with `session.job`), and the
+    Transfer page runs exactly that plan.
+    """
 
     def __init__(self, session: Session, settings: Settings,
                  parent: QWidget | None = None) -> None:
@@ -48,8 +51,8 @@ class ReviewPage(Page):
         assert s.src_host is not None and s.dst_host is not None
         assert s.snapshot is not None and s.destination is not None
         s.plan = None
-        options = replace(s.options, force=s.force)
-        s.job = Job(s.src_host, s.dst_host, Request(s.snapshot.name, s.destination, options),
+        request = Request(s.snapshot.name, s.destination, s.choices())
+        s.job = Job(s.src_host, s.dst_host, request,
                     src_caps=s.src_caps, dst_caps=s.dst_caps)
         self._generation += 1
         generation = self._generation
@@ -79,11 +82,9 @@ class ReviewPage(Page):
             return
         self._done()
         s = self.session
+        # The Transfer page starts this very plan (Job.start(plan=...)): the commands shown
+        # below, with their port and log names, are the commands that run.
         s.plan = plan
-        if plan.transport is Transport.TCP and plan.port is not None:
-            # Pin the port the user saw, so the command shown is the command run.
-            job.request = replace(job.request, options=replace(job.request.options,
-                                                               port=plan.port))
         self.ui.summary_label.setText(html.escape(plan.describe()))
         if plan.estimate:
             exact = "" if plan.estimate_exact else " (approximate)"

@@ -88,7 +88,7 @@ class TransferPage(Page):
     # -- lifecycle ----------------------------------------------------------------------------
     def initializePage(self) -> None:
         s = self.session
-        assert s.job is not None
+        assert s.job is not None and s.plan is not None
         s.store = SampleStore()
         s.summary = s.error = None
         s.cancelled = False
@@ -100,7 +100,7 @@ class TransferPage(Page):
             s.job.subscribe(self.recorder)
         self.attach(JobBridge(s.job, s.store, self))
         assert self.bridge is not None
-        self.bridge.start()
+        self.bridge.start(plan=s.plan)  # the plan Review showed, not a new one
 
     def attach(self, bridge: JobBridge) -> None:
         """Follow `bridge` (tests attach one and replay a recorded trace into it)."""

@@ -1,0 +1,135 @@
+"""Interruptions on the lab (zfs-fuse pools, two sshd on loopback): a crash of zmigrate itself
+and a killed receiver mbuffer end in a clear error (or nothing at all), leave no process behind,
+and leave no partial dataset on the destination (zfs-fuse cannot keep a resumable receive)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from lab.sshd import Lab
+from lab.util import run, wait_until, write_random_files, zfs, zfs_processes
+from lab.zfsfuse import Pool
+
+from zmigrate.errors import TransferError
+from zmigrate.events import Progress
+from zmigrate.hosts import Host
+from zmigrate.job import Job, Request
+from zmigrate.plan import MiB, Options
+from zmigrate.ssh import HostSpec, connect
+
+pytestmark = pytest.mark.lab
+
+
+def _leftovers(port: int | None, *pools: Pool) -> list[str]:
+    """zfs send/receive and mbuffer processes of one job: they name our pools or its port
+    (other tests on this machine may run transfers of their own)."""
+    keys = [p.name for p in pools] + ([f":{port}"] if port else [])
+    return [p for p in zfs_processes() if any(k in p for k in keys)]
+
+
+def _absent(name: str) -> bool:
+    return subprocess.run(["zfs", "list", name], capture_output=True).returncode != 0
+
+
+@pytest.fixture
+def hosts(lab_env: Lab) -> Iterator[tuple[Host, Host]]:
+    src = connect(HostSpec("lab-src"))
+    dst = connect(HostSpec("lab-dst"))
+    try:
+        yield src, dst
+    finally:
+        src.close()
+        dst.close()
+
+
+def _source(pool: Pool, mb: int) -> str:
+    ds = f"{pool.name}/ds"
+    zfs("create", ds)
+    write_random_files(pool.mountpoint / "ds", mb, files=4)
+    zfs("snapshot", f"{ds}@s1")
+    return f"{ds}@s1"
+
+
+def _events(path: Path) -> list[dict[str, object]]:
+    out = []
+    for line in path.read_text().splitlines():
+        try:
+            out.append(json.loads(line))
+        except ValueError:
+            pass  # a line cut off by the kill
+    return out
+
+
+def test_crash_of_zmigrate_leaves_no_process_and_no_partial_dataset(
+        lab: Lab, pools: tuple[Pool, Pool], tmp_path: Path) -> None:
+    src_pool, dst_pool = pools
+    snap = _source(src_pool, 40)
+    dest = f"{dst_pool.name}/crash"
+    out = tmp_path / "events.jsonl"
+    with out.open("wb") as sink:
+        cli = subprocess.Popen(
+            [sys.executable, "-m", "zmigrate", "send", f"lab-src:{snap}", f"lab-dst:{dest}",
+             "--json", "--bwlimit", "8M", "--buffer", "16M", "--no-history"],
+            stdout=sink, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, env=lab.env())
+    try:
+        def going() -> bool:
+            return any(e.get("event") == "progress" and int(str(e.get("done", 0))) > 4 * MiB
+                       for e in _events(out))
+        assert wait_until(going, 60, 0.1), out.read_text()[-2000:]
+        port = next(int(str(e["port"])) for e in _events(out) if e.get("event") == "plan")
+        assert _leftovers(port, *pools), "the transfer's processes should be running"
+        os.kill(cli.pid, signal.SIGKILL)
+        t0 = time.monotonic()
+        cli.wait(10)
+    finally:
+        if cli.poll() is None:
+            cli.kill()
+            cli.wait(10)
+    # Nobody is left to stop them: the remote pipelines must end on their own.
+    assert wait_until(lambda: _leftovers(port, *pools) == [], 15, 0.1), _leftovers(port, *pools)
+    gone = time.monotonic() - t0
+    print(f"\nCRASH (lab): remote processes gone {gone:.1f} s after SIGKILL of zmigrate")
+    assert wait_until(lambda: _absent(dest), 10, 0.2), "the partial receive was left behind"
+    r = subprocess.run([sys.executable, "-m", "zmigrate", "send", f"lab-src:{snap}",
+                        f"lab-dst:{dest}", "--buffer", "16M", "--no-history"],
+                       capture_output=True, text=True, env=lab.env(), timeout=300,
+                       stdin=subprocess.DEVNULL)
+    assert r.returncode == 0, r.stderr
+
+
+def test_killed_receiver_mbuffer_is_a_clear_error(hosts: tuple[Host, Host],
+                                                  pools: tuple[Pool, Pool]) -> None:
+    src_pool, dst_pool = pools
+    snap = _source(src_pool, 40)
+    src, dst = hosts
+    seen: list[object] = []
+    job = Job(src, dst, Request(snap, f"{dst_pool.name}/killed",
+                                Options(rate_limit=8 * MiB, buffer_size=16 * MiB)), seen.append)
+    job.start()
+    try:
+        assert wait_until(lambda: any(isinstance(e, Progress) and e.done > 4 * MiB
+                                      for e in seen), 60)
+        port = job.plan.port if job.plan else None
+        assert port is not None
+        t0 = time.monotonic()
+        run(["pkill", "-KILL", "-f", f"^mbuffer .*-I 127.0.0.1:{port}"])
+        assert job.wait(10), "no error within 10 s"
+        took = time.monotonic() - t0
+    finally:
+        if not job.done:
+            job.cancel()
+            job.wait(30)
+    print(f"\nKILLED RECEIVER MBUFFER (lab) -> {took:.1f} s: {job.error}")
+    assert isinstance(job.error, TransferError), job.error
+    assert job.error.host == dst.label
+    assert "receiver" in job.error.message and "killed" in job.error.message.lower()
+    assert wait_until(lambda: _leftovers(port, *pools) == [], 10), _leftovers(port, *pools)
+    assert wait_until(lambda: _absent(f"{dst_pool.name}/killed"), 10, 0.2)
