@@ -339,6 +339,9 @@ def cmd_list(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                     "snapshots": [{"name": s.name, "guid": s.guid, "creation": s.creation,
                                    "used": s.used, "referenced": s.referenced}
                                   for s in ds.snapshots],
+                    # Bookmarks (pool/ds#mark) where the host has them (OpenZFS), else [].
+                    "bookmarks": [{"name": b.name, "guid": b.guid, "creation": b.creation,
+                                   "createtxg": b.createtxg} for b in ds.bookmarks],
                 }), file=out)
             return EXIT_OK
         print(f"# {host.label}: {caps.describe()}", file=out)

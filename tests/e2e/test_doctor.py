@@ -8,7 +8,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,7 +18,6 @@ from lab.zfsfuse import Pool
 from zmigrate.doctor import DOCTOR_ENV, TEMP_PREFIX, Doctor, DoctorReport, StageStarted
 from zmigrate.hosts import Host
 from zmigrate.plan import Options
-from zmigrate.ssh import HostSpec, connect
 
 pytestmark = [pytest.mark.lab, pytest.mark.timeout(180)]
 
@@ -70,17 +68,6 @@ def snapshot(pools: tuple[Pool, Pool]) -> str:
     return f"{ds}@snap"
 
 
-@pytest.fixture
-def hosts(lab_env: Lab) -> Iterator[tuple[Host, Host]]:
-    src = connect(HostSpec("lab-src"))
-    dst = connect(HostSpec("lab-dst"))
-    try:
-        yield src, dst
-    finally:
-        src.close()
-        dst.close()
-
-
 def test_every_stage_reports_a_rate_and_the_slowest_is_the_bottleneck(
         lab: Lab, pools: tuple[Pool, Pool], snapshot: str) -> None:
     _, dst = pools
@@ -128,9 +115,9 @@ def test_table_names_the_bottleneck_and_skips_ssh_it_cannot_use(
     assert "advice:" in out
 
 
-def _cancel_during(hosts: tuple[Host, Host], stage: str, snapshot: str | None,
+def _cancel_during(lab_hosts: tuple[Host, Host], stage: str, snapshot: str | None,
                    parent: str | None) -> tuple[Doctor, DoctorReport, float]:
-    src, dst = hosts
+    src, dst = lab_hosts
     started = threading.Event()
     ports: list[int] = []
 
@@ -174,8 +161,8 @@ def _listeners(run_id: str) -> list[str]:
     return out
 
 
-def test_cancel_mid_network_stage_cleans_up_within_5s(hosts: tuple[Host, Host]) -> None:
-    doctor, report, took = _cancel_during(hosts, "network", None, None)
+def test_cancel_mid_network_stage_cleans_up_within_5s(lab_hosts: tuple[Host, Host]) -> None:
+    doctor, report, took = _cancel_during(lab_hosts, "network", None, None)
     assert took < 5, f"cancel took {took:.1f} s"
     assert report.cancelled
     assert report.stages[0].error == "cancelled"
@@ -184,9 +171,9 @@ def test_cancel_mid_network_stage_cleans_up_within_5s(hosts: tuple[Host, Host]) 
 
 
 def test_cancel_mid_write_test_destroys_the_temp_dataset_within_5s(
-        hosts: tuple[Host, Host], pools: tuple[Pool, Pool]) -> None:
+        lab_hosts: tuple[Host, Host], pools: tuple[Pool, Pool]) -> None:
     _, dst = pools
-    doctor, report, took = _cancel_during(hosts, "destination_write", None, dst.name)
+    doctor, report, took = _cancel_during(lab_hosts, "destination_write", None, dst.name)
     assert took < 5, f"cancel took {took:.1f} s"
     assert report.cancelled
     assert doctor.temp_dataset is not None

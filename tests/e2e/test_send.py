@@ -9,7 +9,6 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -31,7 +30,6 @@ from zmigrate.events import Progress, Sample, Side
 from zmigrate.hosts import Host, LocalHost
 from zmigrate.job import Job, Request
 from zmigrate.plan import MiB, Options, Transport
-from zmigrate.ssh import HostSpec, connect
 
 pytestmark = pytest.mark.lab
 
@@ -53,17 +51,6 @@ def _leftovers(*pools: Pool) -> list[str]:
 
 def _events(stdout: str) -> list[dict[str, object]]:
     return [json.loads(line) for line in stdout.splitlines() if line.strip()]
-
-
-@pytest.fixture
-def hosts(lab_env: Lab) -> Iterator[tuple[Host, Host]]:
-    src = connect(HostSpec("lab-src"))
-    dst = connect(HostSpec("lab-dst"))
-    try:
-        yield src, dst
-    finally:
-        src.close()
-        dst.close()
 
 
 def _dataset(pool: Pool, name: str = "ds", mb: int = 20) -> tuple[str, Path]:
@@ -163,12 +150,12 @@ def test_full_send_with_history_carries_every_snapshot(lab: Lab, pools: tuple[Po
     assert names == [f"{dst.name}/h@{s}" for s in ("h1", "h2", "h3")]
 
 
-def test_cancel_mid_transfer_leaves_nothing(hosts: tuple[Host, Host], pools: tuple[Pool, Pool]
+def test_cancel_mid_transfer_leaves_nothing(lab_hosts: tuple[Host, Host], pools: tuple[Pool, Pool]
                                             ) -> None:
     src_pool, dst_pool = pools
     ds, _ = _dataset(src_pool, mb=120)
     zfs("snapshot", f"{ds}@big")
-    src, dst = hosts
+    src, dst = lab_hosts
     seen: list[object] = []
     job = Job(src, dst, Request(f"{ds}@big", f"{dst_pool.name}/partial",
                                 Options(rate_limit=8 * MiB, buffer_size=16 * MiB)), seen.append)
@@ -188,12 +175,12 @@ def test_cancel_mid_transfer_leaves_nothing(hosts: tuple[Host, Host], pools: tup
     assert any(isinstance(e, Sample) and e.side is Side.RECEIVE for e in seen)
 
 
-def test_cancel_of_incremental_keeps_every_snapshot(hosts: tuple[Host, Host],
+def test_cancel_of_incremental_keeps_every_snapshot(lab_hosts: tuple[Host, Host],
                                                    pools: tuple[Pool, Pool]) -> None:
     src_pool, dst_pool = pools
     ds, mnt = _dataset(src_pool, mb=2)
     zfs("snapshot", f"{ds}@s1")
-    src, dst = hosts
+    src, dst = lab_hosts
     Job(src, dst, Request(f"{ds}@s1", f"{dst_pool.name}/inc", Options(buffer_size=16 * MiB))
         ).run()
     write_random_files(mnt / "more", 80, files=4)

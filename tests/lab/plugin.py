@@ -10,6 +10,7 @@ Fixtures:
     lab (session) -> Lab: two sshd on 127.0.0.1 (aliases lab-src, lab-dst in `lab.ssh_config`).
     lab_env (function) -> Lab: os.environ points zmigrate at the lab ssh_config and known_hosts,
         SSH_AUTH_SOCK removed.
+    lab_hosts (function) -> (Host, Host): engine hosts connected to lab-src and lab-dst.
 
 When the lab cannot come up (not root, no /dev/fuse, programs missing) the tests that need it
 fail - never skip - with a message naming the set-up command.
@@ -21,6 +22,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from zmigrate.hosts import Host
+from zmigrate.ssh import HostSpec, connect
 
 from .sshd import Lab, LabHost, SshdLab
 from .util import LabCommandError
@@ -81,3 +85,15 @@ def lab_env(lab: Lab, monkeypatch: pytest.MonkeyPatch) -> Lab:
     monkeypatch.setenv("ZMIGRATE_KNOWN_HOSTS", str(lab.known_hosts))
     monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
     return lab
+
+
+@pytest.fixture
+def lab_hosts(lab_env: Lab) -> Iterator[tuple[Host, Host]]:
+    """Connected engine hosts for lab-src and lab-dst (one SSH control session each)."""
+    src = connect(HostSpec("lab-src"))
+    dst = connect(HostSpec("lab-dst"))
+    try:
+        yield src, dst
+    finally:
+        src.close()
+        dst.close()

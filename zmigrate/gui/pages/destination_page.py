@@ -75,8 +75,9 @@ def _assess_partial(session: Session, src: Site, dst: Site, destination: str,
         return State("partial", "<b>An interrupted transfer left a partial receive here.</b> "
                      "Reading what it holds…")
 
-    def plan(**choice: bool) -> Plan:
-        opts = Options(transport=session.default_transport, **choice)
+    def plan(*, resume: bool = False, discard_partial: bool = False) -> Plan:
+        opts = Options(transport=session.default_transport, resume=resume,
+                       discard_partial=discard_partial)
         return make_plan(src, dst, snapshot, destination, opts, connect_address="127.0.0.1",
                          port=1, resume_info=found if isinstance(found, ResumeInfo) else None)
 
@@ -94,7 +95,7 @@ def _assess_partial(session: Session, src: Site, dst: Site, destination: str,
             rest = f" ({format_size(resume_plan.estimate)})" if resume_plan.estimate else ""
             resume_text = f"Re&sume: send only the rest{rest}"
         except PreflightError as exc:
-            resume_text = f"Re&sume is not possible: {exc.message}"
+            resume_text = f"Re&sume is not possible: {exc.message.replace('&', '&&')}"
             if found.toname != snapshot:
                 resume_text += f" (pick @{to} on the Source page to resume it)"
     else:
@@ -112,7 +113,7 @@ def _assess_partial(session: Session, src: Site, dst: Site, destination: str,
         discard_text = (f"Dis&card the partial receive (zfs receive -A) and {again}: "
                         f"destroys only the partially received data, {what}")
     except PreflightError as exc:
-        discard_text = f"Dis&card is not possible: {exc.message}"
+        discard_text = f"Dis&card is not possible: {exc.message.replace('&', '&&')}"
     text += "<br>Choose what to do with it:"
     return State("partial", text, None, "",
                  Partial(resume_text, discard_text, resume_plan, discard_plan))

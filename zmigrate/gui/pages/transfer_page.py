@@ -218,9 +218,13 @@ class TransferPage(Page):
         """Ask before stopping (non-blocking); stopping kills both ends and cleans up."""
         if not self.running or self.confirm_box is not None:
             return
+        plan = self.session.plan
+        partly = ("what was received is kept, so the transfer can be resumed from the "
+                  "Destination page later" if plan is not None and plan.resumable
+                  else "a partly received dataset is removed")
         box = QMessageBox(QMessageBox.Icon.Question, "Stop the transfer?",
-                          "Stop the transfer now? Both ends are stopped and a partly received "
-                          "dataset is removed. Nothing already on the destination is touched.",
+                          f"Stop the transfer now? Both ends are stopped and {partly}. "
+                          "Nothing already on the destination is touched.",
                           QMessageBox.StandardButton.NoButton, self)
         stop = box.addButton("Stop transfer", QMessageBox.ButtonRole.DestructiveRole)
         keep = box.addButton("Keep going", QMessageBox.ButtonRole.RejectRole)

@@ -1,0 +1,285 @@
+"""Interruptions against a real OpenZFS 2.3 host: each ends in an error within 10 s naming the
+host and what happened, leaves no process of the job in the guest, keeps the destination's
+receive_resume_token, and `--resume` then sends only the rest.
+
+Covered here: a killed sender mbuffer, a dropped source control session, a crash (SIGKILL) of
+zmigrate itself, and the ssh transport with its inner ssh killed. (The receiver side, a full
+pool, a dropped destination session and cancel are in test_openzfs.py.) Also: `zmigrate list
+--json` shows bookmarks.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO
+
+import pytest
+
+from zmigrate.errors import TransferError
+from zmigrate.events import Progress
+from zmigrate.hosts import Host
+from zmigrate.job import Job, Request
+from zmigrate.plan import MiB, Transport
+from zmigrate.ssh import HostSpec, connect
+
+from .test_openzfs import _data, _guid, _leftovers, _opts, _prop, _wait
+from .vm import Pair, Vm
+
+pytestmark = pytest.mark.openzfs
+MB = 24  # source data; the stream runs at 3 MiB/s and is cut after ~5 MiB
+RATE = 3 * MiB
+
+
+def _full_size(vm: Vm, snap: str) -> int:
+    return int(vm.ssh(f"zfs send -nP -c -L -e {snap} | awk '$1==\"size\"{{print $2}}'").stdout)
+
+
+def _keys(tag: str, job: Job | None) -> list[str]:
+    """What names the job's processes in `ps`: the dataset, the port, the ssh transport's log."""
+    keys = [tag]
+    if job is not None and job.plan is not None:
+        if job.plan.port:
+            keys.append(f":{job.plan.port}")
+        keys += [s.receive_log for s in job.plan.steps if s.receive_log]
+    return keys
+
+
+def _procs(vm: Vm, keys: list[str]) -> list[str]:
+    """_leftovers plus any other process (ssh, tail -F, wrapper shells) naming one of `keys`."""
+    out = vm.ssh("ps -eo pid,args", check=False).stdout.splitlines()
+    extra = [line for line in out if any(k in line for k in keys) and "ps -eo" not in line
+             and ("ssh " in line or "tail " in line)]
+    return sorted(set(_leftovers(vm, *keys) + extra))
+
+
+def _interrupt(pair: Pair, tag: str, action: Callable[[Job], None], *,
+               src: Host | None = None, dst: Host | None = None,
+               **kw: object) -> tuple[Job, float]:
+    """Start a 3 MiB/s full send of srcpool/TAG@s1, run `action` after ~5 MiB, wait <= 10 s."""
+    seen: list[object] = []
+    job = Job(src or pair.src, dst or pair.dst,
+              Request(f"srcpool/{tag}@s1", f"dstpool/{tag}", _opts(rate_limit=RATE, **kw)),
+              seen.append, src_caps=pair.src_caps, dst_caps=pair.dst_caps)
+    job.start()
+    try:
+        assert _wait(lambda: any(isinstance(e, Progress) and e.done > 5 * MiB for e in seen),
+                     90), "the transfer did not get going"
+        t0 = time.monotonic()
+        action(job)
+        ended = job.wait(10)
+        took = time.monotonic() - t0
+        assert ended, f"no error within 10 s of the interruption ({took:.1f} s)"
+        return job, took
+    finally:
+        if not job.done:
+            job.cancel()
+            job.wait(30)
+
+
+def _resume(pair: Pair, vm: Vm, tag: str, label: str, **kw: object) -> None:
+    """The token is there; --resume sends only the rest and the copy matches."""
+    src, dst = f"srcpool/{tag}", f"dstpool/{tag}"
+    token = _prop(vm, dst, "receive_resume_token")
+    assert token not in ("", "-"), "the resumable state was lost"
+    job = Job(pair.src, pair.dst, Request(f"{src}@s1", dst, _opts(resume=True, **kw)),
+              src_caps=pair.src_caps, dst_caps=pair.dst_caps)
+    summary = job.run()
+    plan = job.plan
+    assert plan is not None and plan.resume_token == token and plan.estimate
+    remaining = plan.estimate
+    print(f"{label}: resumed after {plan.resumed_from} B, remaining {remaining} B, moved "
+          f"{summary.bytes} B ({summary.bytes / remaining:.4f}x)")
+    assert plan.resumed_from > 4 * MiB
+    assert plan.resumed_from + remaining == _full_size(vm, f"{src}@s1")
+    assert summary.bytes <= remaining * 1.05
+    assert summary.verified and _guid(vm, f"{src}@s1") == _guid(vm, f"{dst}@s1")
+    assert _prop(vm, dst, "receive_resume_token") == "-"
+
+
+def _gone(vm: Vm, keys: list[str], within: float) -> None:
+    assert _wait(lambda: _procs(vm, keys) == [], within), _procs(vm, keys)
+
+
+# -- a killed sender mbuffer -----------------------------------------------------------------------
+def test_killed_sender_mbuffer_is_a_clear_error(pair: Pair, vm: Vm, tag: str) -> None:
+    _data(vm, f"srcpool/{tag}", MB)
+
+    def kill(job: Job) -> None:
+        assert job.plan is not None and job.plan.port
+        vm.ssh(f"pkill -9 -f '^mbuffer .*-O 127.0.0.1:{job.plan.port}'")
+    job, took = _interrupt(pair, tag, kill)
+    print(f"\nKILLED SENDER MBUFFER -> {took:.1f} s: {job.error}")
+    assert isinstance(job.error, TransferError), job.error
+    assert job.error.host == pair.src.label
+    assert "sender" in job.error.message and "killed" in job.error.message.lower()
+    assert "--resume" in str(job.error) and job.partial_kept
+    _gone(vm, _keys(tag, job), 10)
+    _resume(pair, vm, tag, "KILLED SENDER MBUFFER")
+
+
+# -- a dropped source control session --------------------------------------------------------------
+def _kill_session_of(vm: Vm, pgid: int) -> None:
+    """kill -9 the sshd process that serves the session in which group `pgid` runs."""
+    vm.ssh(f"p={pgid}; while [ \"$p\" -gt 1 ]; do "
+           f"c=$(ps -o comm= -p $p); [ \"$c\" = sshd ] && {{ kill -9 $p; exit 0; }}; "
+           f"p=$(ps -o ppid= -p $p | tr -d ' '); done; exit 1")
+
+
+def test_dropped_source_session_is_a_clear_error(pair: Pair, vm: Vm, tag: str) -> None:
+    _data(vm, f"srcpool/{tag}", MB)
+    src = connect(HostSpec("openzfs-vm"))
+
+    def drop(job: Job) -> None:
+        runner = job._runner
+        assert runner is not None
+        sender = next(p for p in runner._procs if p.host is src)
+        assert sender.pgid is not None
+        _kill_session_of(vm, sender.pgid)
+    try:
+        job, took = _interrupt(pair, tag, drop, src=src)
+    finally:
+        src.close()
+    print(f"\nDROPPED SOURCE SESSION -> {took:.1f} s: {job.error}")
+    assert isinstance(job.error, TransferError), job.error
+    assert "SSH control session was lost" in str(job.error) and job.error.host == src.label
+    assert job.partial_kept
+    _gone(vm, _keys(tag, job), 15)
+    _resume(pair, vm, tag, "DROPPED SOURCE SESSION")
+
+
+# -- a crash of zmigrate itself --------------------------------------------------------------------
+def _two_hosts_config(vm: Vm, tmp_path: Path) -> Path:
+    """The VM's ssh_config plus the alias `openzfs-dst`: the same guest as a second host."""
+    config = tmp_path / "ssh_config"
+    config.write_text(vm.ssh_config.read_text() + f"\nHost openzfs-dst\n  HostName 127.0.0.1\n"
+                      f"  Port {vm.port}\n  User root\n  IdentityFile {vm.key}\n")
+    return config
+
+
+def _cli(vm: Vm, config: Path, *args: str,
+         stdout: int | IO[bytes] = subprocess.PIPE) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "ZMIGRATE_SSH_CONFIG": str(config),
+           "ZMIGRATE_KNOWN_HOSTS": str(vm.known_hosts)}
+    env.pop("SSH_AUTH_SOCK", None)
+    return subprocess.Popen(
+        [sys.executable, "-m", "zmigrate", "send", *args, "--json", "--no-history",
+         "--buffer", "16M", "--connect-address", "127.0.0.1", "--allow-address", "127.0.0.1"],
+        stdout=stdout, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, env=env)
+
+
+def _events(text: str) -> list[dict[str, object]]:
+    out = []
+    for line in text.splitlines():
+        try:
+            out.append(json.loads(line))
+        except ValueError:
+            pass  # a line cut off by the kill
+    return out
+
+
+def test_crash_of_zmigrate_ends_the_remote_pipelines(vm: Vm, tag: str, tmp_path: Path) -> None:
+    src, dst = f"srcpool/{tag}", f"dstpool/{tag}"
+    _data(vm, src, MB)
+    # The destination is the same guest under another alias: a tcp transfer between two
+    # control sessions, as between two hosts.
+    config = _two_hosts_config(vm, tmp_path)
+    events = tmp_path / "events.jsonl"
+    with events.open("wb") as sink:
+        cli = _cli(vm, config, f"openzfs-vm:{src}@s1", f"openzfs-dst:{dst}", "--bwlimit", "3M",
+                   stdout=sink)
+    try:
+        def going() -> bool:
+            return any(e.get("event") == "progress" and int(str(e.get("done"))) > 5 * MiB
+                       for e in _events(events.read_text()))
+        assert _wait(going, 90), events.read_text()[-2000:] + (
+            cli.stderr.read().decode() if cli.poll() is not None and cli.stderr else "")
+        plan = next(e for e in _events(events.read_text()) if e["event"] == "plan")
+        assert plan["transport"] == "tcp" and plan["destination"] == "openzfs-dst"
+        keys = [tag, f":{plan['port']}"]
+        assert _leftovers(vm, *keys), "the transfer's processes should be running"
+        os.kill(cli.pid, signal.SIGKILL)
+        t0 = time.monotonic()
+        cli.wait(10)
+    finally:
+        if cli.poll() is None:
+            cli.kill()
+            cli.wait(10)
+        if cli.stderr:
+            cli.stderr.close()
+    # Nobody is left to stop them: the pipelines must end when their channels close.
+    _gone(vm, keys, 15)
+    gone = time.monotonic() - t0
+    print(f"\nCRASH: the guest's processes ended {gone:.1f} s after SIGKILL of zmigrate")
+    token = _prop(vm, dst, "receive_resume_token")
+    assert token not in ("", "-"), "the resumable state was lost"
+    full = _full_size(vm, f"{src}@s1")
+    cli = _cli(vm, config, f"openzfs-vm:{src}@s1", f"openzfs-dst:{dst}", "--resume")
+    stdout, stderr = cli.communicate(timeout=300)
+    assert cli.returncode == 0, stderr.decode() + stdout.decode()
+    out = _events(stdout.decode())
+    plan = next(e for e in out if e["event"] == "plan")
+    done = next(e for e in out if e["event"] == "done")
+    resumed_from, remaining = int(str(plan["resumed_from"])), int(str(plan["estimate"]))
+    moved = int(str(done["bytes"]))
+    print(f"CRASH: resumed after {resumed_from} B, remaining {remaining} B, moved {moved} B "
+          f"({moved / remaining:.4f}x)")
+    assert plan["resume"] is True and resumed_from > 4 * MiB and resumed_from + remaining == full
+    assert moved <= remaining * 1.05 and done["verified"] is True
+    assert _guid(vm, f"{src}@s1") == _guid(vm, f"{dst}@s1")
+    assert _prop(vm, dst, "receive_resume_token") == "-"
+
+
+# -- the ssh transport, its inner ssh killed -------------------------------------------------------
+INNER_KEY = "/root/.ssh/id_zmigrate_lane"
+
+
+def _inner_ssh_options(vm: Vm) -> tuple[str, ...]:
+    """A key with which the guest's own ssh reaches its sshd (set up once, kept)."""
+    vm.ssh(f"test -f {INNER_KEY} || ssh-keygen -q -t ed25519 -N '' -C zmigrate-lane "
+           f"-f {INNER_KEY}; k=$(cat {INNER_KEY}.pub); "
+           f"grep -qxF \"$k\" /root/.ssh/authorized_keys || echo \"$k\" >> "
+           f"/root/.ssh/authorized_keys")
+    return (f"-oIdentityFile={INNER_KEY}", "-oStrictHostKeyChecking=accept-new",
+            "-oUserKnownHostsFile=/root/.ssh/zmigrate_lane_known_hosts")
+
+
+def test_killed_ssh_of_the_ssh_transport_is_a_clear_error(pair: Pair, vm: Vm, tag: str) -> None:
+    _data(vm, f"srcpool/{tag}", MB)
+    ssh = {"transport": Transport.SSH, "ssh_target": "root@127.0.0.1",
+           "ssh_options": _inner_ssh_options(vm)}
+
+    def kill(job: Job) -> None:
+        vm.ssh(f"pkill -9 -f '^ssh -o BatchMode=yes .*dstpool/{tag}'")
+    job, took = _interrupt(pair, tag, kill, **ssh)
+    print(f"\nKILLED INNER SSH -> {took:.1f} s: {job.error}")
+    assert isinstance(job.error, TransferError), job.error
+    assert job.error.host == pair.src.label
+    assert "sender" in job.error.message and "ssh" in job.error.message
+    assert job.partial_kept
+    _gone(vm, _keys(tag, job), 10)
+    _resume(pair, vm, tag, "KILLED INNER SSH", **ssh)
+
+
+# -- zmigrate list --json shows bookmarks ----------------------------------------------------------
+def test_list_json_shows_bookmarks(vm: Vm, tag: str) -> None:
+    src = f"srcpool/{tag}"
+    _data(vm, src, 1)
+    vm.ssh(f"zfs bookmark {src}@s1 {src}#b1")
+    env = {**os.environ, "ZMIGRATE_SSH_CONFIG": str(vm.ssh_config),
+           "ZMIGRATE_KNOWN_HOSTS": str(vm.known_hosts)}
+    r = subprocess.run([sys.executable, "-m", "zmigrate", "list", f"openzfs-vm:{src}", "--json"],
+                       capture_output=True, text=True, env=env, timeout=120,
+                       stdin=subprocess.DEVNULL)
+    assert r.returncode == 0, r.stderr
+    row = next(x for x in _events(r.stdout) if x["name"] == src)
+    marks = row["bookmarks"]
+    assert isinstance(marks, list) and [m["name"] for m in marks] == [f"{src}#b1"]
+    assert marks[0]["guid"] == _guid(vm, f"{src}@s1") == _guid(vm, f"{src}#b1")
+    assert marks[0]["createtxg"] > 0 and marks[0]["creation"] > 0
