@@ -50,6 +50,7 @@ from zmigrate.gui.app import make_app  # noqa: E402
 from zmigrate.gui.dialogs.doctor_dialog import DoctorDialog  # noqa: E402
 from zmigrate.gui.dialogs.host_key_dialog import HostKeyDialog  # noqa: E402
 from zmigrate.gui.job_bridge import JobBridge  # noqa: E402
+from zmigrate.gui.pages import destination_page  # noqa: E402
 from zmigrate.gui.settings import Settings  # noqa: E402
 from zmigrate.gui.windows.history_window import HistoryWindow  # noqa: E402
 from zmigrate.gui.wizard import MigrationWizard  # noqa: E402
@@ -58,7 +59,7 @@ from zmigrate.hosts import LocalHost  # noqa: E402
 from zmigrate.job import Job  # noqa: E402
 from zmigrate.plan import Options, Plan, Site, Transport, make_plan  # noqa: E402
 from zmigrate.ssh import HostKeyInfo, HostSpec  # noqa: E402
-from zmigrate.zfs import Capabilities, Dataset, Snapshot  # noqa: E402
+from zmigrate.zfs import Capabilities, Dataset, ResumeInfo, Snapshot  # noqa: E402
 
 OUT = Path(__file__).resolve().parent
 GiB, MiB = 2**30, 2**20
@@ -184,7 +185,7 @@ def history_store(path: Path, plan: Plan) -> list[int]:
     failed = replace(plan, source_snapshot=vm(plan.source_snapshot),
                      destination_dataset=vm(plan.destination_dataset), job_id="b3",
                      steps=tuple(replace(st, source_command=vm(st.source_command),
-                                         destination_command=vm(st.destination_command))
+                                         destination_command=vm(st.destination_command or ""))
                                  for st in plan.steps))
     events = synthetic_run(180, 96 * GiB)
     events.append(Failed(TransferError("the receiver failed (exit 1): cannot receive new "
@@ -264,6 +265,41 @@ def shoot(widget: QWidget, name: str) -> None:
     sys.stdout.write(f"wrote {path.relative_to(OUT.parent)}\n")
 
 
+def shoot_resume(w: MigrationWizard, dst_sets: list[Dataset]) -> None:
+    """An interrupted receive of tank/home into backup/archive/home, 31.4 of 74.2 GiB there."""
+    page = w.destination_page
+    snap = w.session.snapshot
+    assert snap is not None
+    token = "1-f1a2b3c4d5-118-789c636064000310a500c4ec50360710e72765a526973030"
+    archive = Dataset("backup/archive", "filesystem", 9, 40 * GiB, 96 * 1024, 4200 * GiB,
+                      NOW - 300 * 86400)
+    partial = Dataset("backup/archive/home", "filesystem", 10, int(31.4 * GiB), 96 * 1024,
+                      4200 * GiB, NOW - 3 * 3600, resume_token=token)
+    received = int(31.4 * GiB)
+    info = ResumeInfo(token, snap.name, snap.guid, None, received, int(74.2 * GiB) - received,
+                      compressed=True)
+
+    def decoded(*_args: Any, **_kw: Any) -> ResumeInfo:
+        return info  # what `zfs send -nvP -t TOKEN` would report on tank.lan
+
+    vars(destination_page)["partial_receive"] = decoded
+    before = (page.ui.parent_edit.text(), page.ui.name_edit.text())
+    sets = w.session.dst_datasets = [*dst_sets, archive, partial]
+    page.tree.show(sets)
+    page.tree.select("backup/archive")
+    page.ui.parent_edit.setText("backup/archive")
+    page.ui.name_edit.setText("home")
+    settle(lambda: page.state.partial is not None and not page.reading_partial)
+    page.ui.resume_radio.setChecked(True)
+    shoot(w, "resume")
+    # Back to the incremental destination for the rest of the pages.
+    w.session.dst_datasets = dst_sets
+    page.tree.show(dst_sets)
+    page.ui.parent_edit.setText(before[0])
+    page.ui.name_edit.setText(before[1])
+    page.tree.select(before[0])
+
+
 def main() -> int:
     app = make_app([])
     app.setStyleSheet(app.styleSheet())
@@ -302,6 +338,9 @@ def main() -> int:
     w.next()
     shoot(w, "destination")
 
+    # 3b The same page where an interrupted transfer left a resumable receive: Resume chosen.
+    shoot_resume(w, dst_sets)
+
     # 4 Transport
     w.next()
     shoot(w, "transport")
@@ -315,14 +354,17 @@ def main() -> int:
     def prepare(_job: Job) -> Plan:
         return plan
 
-    Job.prepare = prepare  # type: ignore[method-assign]
+    Job.prepare = prepare  # type: ignore[method-assign, assignment]
     w.transport_page.ui.buffer_combo.setCurrentText("512M")
     w.next()
     settle(lambda: w.review_page.isComplete())
     shoot(w, "review")
 
     # 6 Transfer: replay a synthetic 1 GbE run, stopped 8 minutes in
-    JobBridge.start = lambda self: setattr(self, "started", True)  # type: ignore[method-assign]
+    def no_start(bridge: JobBridge, plan: Plan | None = None) -> None:
+        bridge.started = True
+
+    JobBridge.start = no_start  # type: ignore[method-assign, assignment]
     estimate = 74 * GiB
     events = synthetic_run(480, estimate)
     w.next()
@@ -359,9 +401,9 @@ def main() -> int:
 
     # The History window: three recorded jobs, one opened, then two compared.
     with tempfile.TemporaryDirectory() as tmp:
-        store = Path(tmp) / "history.sqlite3"
-        before, after, _failed = history_store(store, plan)
-        history = HistoryWindow(store)
+        db = Path(tmp) / "history.sqlite3"
+        before, after, _failed = history_store(db, plan)
+        history = HistoryWindow(db)
         history.resize(1100, 820)
         history.show()
         settle(lambda: history.model.rowCount() == 3 and not history.loading)

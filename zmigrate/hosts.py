@@ -3,7 +3,9 @@
 Both kinds offer the same small surface (`run`, `spawn`, `kill_group`, `close`); everything above
 this module (zfs, plan, pipeline) sees only `Host`. Remote pipelines are started in their own
 session (`setsid`), so cancelling kills the whole process group on its host: closing an SSH channel
-without a pty leaves the remote process running.
+without a pty leaves the remote process running. So that a crash of zmigrate (or a dropped
+connection) cannot leave them behind either, a spawned pipeline keeps its stdin open to us: a
+watchdog in its group reads it and signals the whole group when it reaches EOF.
 """
 
 from __future__ import annotations
@@ -27,9 +29,15 @@ if TYPE_CHECKING:
 
 OutputCallback = Callable[[bytes], None]
 
+# The watchdog: a background job of the group that waits for EOF on the channel's stdin (fd 3:
+# a non-interactive shell points a background job's stdin at /dev/null), then TERMs the whole
+# group. EOF comes when zmigrate closes the channel, dies, or loses the connection - and after the
+# pipeline's own end, when sshd closes the stdin of a finished session (it then only ends itself).
+_WATCHDOG = ('exec 3<&0; (cat <&3 >/dev/null 2>&1; kill -TERM -$$) </dev/null >/dev/null 2>&1 & '
+             'exec sh -c "$1" 3<&- </dev/null')
 # Start a pipeline as the leader of a new session, print its pid (= the process group id) on
 # stdout first, then exec the pipeline in place so the group id stays that pid.
-_GROUP_WRAPPER = 'echo "$$"; exec sh -c "$1"'
+_GROUP_WRAPPER = 'echo "$$"; ' + _WATCHDOG
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,16 +232,29 @@ class LocalProcess(Process):
         return self._popen.pid
 
     def poll(self) -> int | None:
-        return self._popen.poll()
+        status = self._popen.poll()
+        if status is not None:
+            self._release()
+        return status
 
     def wait(self, timeout: float | None = None) -> int | None:
         try:
             status = self._popen.wait(timeout)
         except subprocess.TimeoutExpired:
             return None
+        self._release()
         for t in self._threads:
             t.join(timeout=5)
         return status
+
+    def _release(self) -> None:
+        """Close the watchdog's stdin: it ends (with anything left in the group)."""
+        stdin = self._popen.stdin
+        if stdin is not None and not stdin.closed:
+            try:
+                stdin.close()
+            except OSError:
+                pass
 
     def kill(self, sig: int = signal.SIGTERM) -> None:
         if self._popen.poll() is None:
@@ -291,8 +312,8 @@ class LocalHost(Host):
         on_stderr: OutputCallback | None = None,
     ) -> Process:
         popen = subprocess.Popen(
-            ["sh", "-c", line],
-            stdin=subprocess.DEVNULL,
+            ["sh", "-c", _WATCHDOG, "zmigrate", line],
+            stdin=subprocess.PIPE,  # never written: the watchdog's lifeline (closed at the end)
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,
@@ -404,7 +425,7 @@ class SshHost(Host):
             )
         return transport
 
-    def _open(self, line: str) -> paramiko.Channel:
+    def _open(self, line: str, *, keep_stdin: bool = False) -> paramiko.Channel:
         with self._lock:
             transport = self._transport()
             try:
@@ -416,7 +437,8 @@ class SshHost(Host):
                     fix="raise MaxSessions in the host's sshd_config if many jobs share it",
                 ) from exc
         chan.exec_command(line)
-        chan.shutdown_write()
+        if not keep_stdin:
+            chan.shutdown_write()
         return chan
 
     @staticmethod
@@ -485,7 +507,7 @@ class SshHost(Host):
     ) -> Process:
         wrapped = wrap_in_group(line)
         reader = _GroupReader(on_stdout)
-        chan = self._open(wrapped)
+        chan = self._open(wrapped, keep_stdin=True)  # the watchdog's lifeline
         threads = self._reader_threads(
             chan, reader.feed, on_stderr or (lambda _d: None), "zmigrate-ssh-spawn"
         )

@@ -9,6 +9,7 @@ from __future__ import annotations
 import collections
 import random
 import re
+import signal
 import threading
 import time
 from collections.abc import Callable
@@ -187,7 +188,8 @@ class StepRunner:
             )
         # zfs receive -s explains how to resume by hand: zmigrate offers that itself.
         noise = ("summary:", "partially received snapshot is saved",
-                 "a resuming stream can be generated", "zfs send -t ")
+                 "a resuming stream can be generated", "zfs send -t ",
+                 "warning: permanently added")
         # A status line cut off by a kill runs into the shell's "Killed": keep only the latter.
         tail = [re.sub(r"^(mbuffer: )?in @ .*?% full", "", x).strip() for x in state.tail]
         lines = [x for x in tail if x and not x.lower().startswith(noise)]
@@ -246,7 +248,11 @@ class StepRunner:
             self.start_time = time.monotonic()
             tx = self._spawn(self.src, step.source_command, self.send,
                              both=plan.transport is Transport.LOCAL)
-            procs.insert(0, (tx, self.send, "the sender"))
+            sender = "the sender"
+            if plan.transport is Transport.SSH:
+                # Its exit status is the ssh's: a killed ssh or a lost connection shows here.
+                sender += f" (through ssh to {plan.options.ssh_target or self.dst.label})"
+            procs.insert(0, (tx, self.send, sender))
             return self._follow(procs)
         finally:
             if tail_proc is not None:
@@ -277,7 +283,7 @@ class StepRunner:
             statuses = [p.poll() for p, _, _ in procs]
             for (_proc, state, what), status in zip(procs, statuses, strict=True):
                 if status not in (None, 0) and first_error is None:
-                    first_error = self._end_error(state, f"{what} failed (exit {status})")
+                    first_error = self._end_error(state, f"{what} failed ({exit_text(status)})")
                     failed_at = time.monotonic()
             if all(s is not None for s in statuses):
                 break
@@ -292,11 +298,15 @@ class StepRunner:
             time.sleep(0.05)
         self._progress()
         if first_error is not None:
-            # Prefer the receiver's explanation: zfs receive says why a stream was refused.
+            # Prefer the receiver's explanation: zfs receive says why a stream was refused -
+            # unless the sender failed too and the receiver only saw its stream cut off (then
+            # the sender's end is where it happened, e.g. a killed sender mbuffer).
             recv_status = procs[-1][0].poll()
-            if recv_status not in (None, 0) and procs[-1][1] is self.receive:
+            send_status = procs[0][0].poll() if procs[0][1] is self.send else None
+            if recv_status not in (None, 0) and procs[-1][1] is self.receive \
+                    and not (send_status not in (None, 0) and _cut_off(self.receive)):
                 first_error = self._end_error(self.receive,
-                                              f"the receiver failed (exit {recv_status})")
+                                              f"the receiver failed ({exit_text(recv_status)})")
             raise first_error
         seconds = time.monotonic() - self.start_time
         recv_sum = self.receive.summary
@@ -306,6 +316,31 @@ class StepRunner:
             else self.receive.empty_events
         return StepResult(nbytes, seconds, send_sum, recv_sum, self.send.hash,
                           self.receive.hash, empty)
+
+
+CUT_OFF = ("incomplete stream", "failed to read from stream", "premature end",
+           "invalid backup stream")
+
+
+def _cut_off(state: SideState) -> bool:
+    """Whether this end only reports that its stream ended early (a consequence, not a cause):
+    a process of its own that was killed is a cause."""
+    lines = [line.lower() for line in state.tail]
+    return any(k in line for line in lines for k in CUT_OFF) \
+        and not any(line.endswith("killed") for line in lines)
+
+
+def exit_text(status: int) -> str:
+    """`exit N`, naming the signal when a shell reports death by one (128 + N)."""
+    if 128 < status < 128 + 65:
+        try:
+            name = signal.Signals(status - 128).name
+        except ValueError:
+            return f"exit {status}"
+        return f"exit {status}: killed by {name}"
+    if status == -1:
+        return "no exit status"
+    return f"exit {status}"
 
 
 def check_hashes(result: StepResult, host: str) -> bool | None:

@@ -15,7 +15,14 @@ from pathlib import Path
 
 import pytest
 from lab.sshd import Lab
-from lab.util import run, wait_until, write_random_files, zfs, zfs_processes
+from lab.util import (
+    processes_in_group,
+    run,
+    wait_until,
+    write_random_files,
+    zfs,
+    zfs_processes,
+)
 from lab.zfsfuse import Pool
 
 from zmigrate.errors import TransferError
@@ -133,3 +140,39 @@ def test_killed_receiver_mbuffer_is_a_clear_error(hosts: tuple[Host, Host],
     assert "receiver" in job.error.message and "killed" in job.error.message.lower()
     assert wait_until(lambda: _leftovers(port, *pools) == [], 10), _leftovers(port, *pools)
     assert wait_until(lambda: _absent(f"{dst_pool.name}/killed"), 10, 0.2)
+
+
+CRASHER = """
+import sys, time
+from zmigrate.hosts import LocalHost
+from zmigrate.ssh import HostSpec, connect
+host = LocalHost() if sys.argv[1] == "local" else connect(HostSpec(sys.argv[1]))
+proc = host.spawn("sleep 300 | cat")
+print(proc.pgid, flush=True)
+time.sleep(600)
+"""
+
+
+@pytest.mark.parametrize("where", ["local", "lab-src"])
+def test_a_silent_pipeline_ends_when_zmigrate_dies(lab: Lab, where: str) -> None:
+    """A pipeline that writes nothing (a listener waiting for its sender, `tail -F`) gets no
+    SIGPIPE when zmigrate dies: its watchdog ends it when the channel's stdin closes."""
+    crasher = subprocess.Popen([sys.executable, "-c", CRASHER, where], stdout=subprocess.PIPE,
+                               stdin=subprocess.DEVNULL, env=lab.env(), text=True)
+    try:
+        assert crasher.stdout is not None
+        pgid = int(crasher.stdout.readline())
+
+        def sleepers() -> list[int]:
+            return [pid for pid, argv in processes_in_group(pgid).items()
+                    if argv == ["sleep", "300"]]
+        assert wait_until(lambda: bool(sleepers()), 10)
+        os.kill(crasher.pid, signal.SIGKILL)
+        crasher.wait(10)
+        assert wait_until(lambda: processes_in_group(pgid) == {}, 5), processes_in_group(pgid)
+    finally:
+        if crasher.poll() is None:
+            crasher.kill()
+            crasher.wait(10)
+        if crasher.stdout:
+            crasher.stdout.close()

@@ -105,8 +105,12 @@ def test_resume_or_discard_must_be_chosen(qtbot: QtBot, page: DestinationPage,
     assert ui.resume_radio.isEnabled() and ui.discard_radio.isEnabled()
     assert not ui.resume_radio.isChecked() and not ui.discard_radio.isChecked()
     assert "send only the rest (15 MiB)" in ui.resume_radio.text()
-    assert "destroys only the partially received data" in ui.discard_radio.text()
+    assert "zfs receive -A" in ui.discard_radio.text()
     assert "zfs receive -A" in ui.discard_radio.accessibleName()
+    assert ui.partial_note.isVisible()
+    assert "Discarding destroys only the partially received data; nothing else on the " \
+        "destination is touched" in ui.partial_note.text()
+    assert "destroys only the partially" in ui.discard_radio.accessibleDescription()
     assert not page.isComplete()  # Next waits for a choice
     with qtbot.waitSignal(page.completeChanged, timeout=1000):
         ui.resume_radio.click()
@@ -126,6 +130,7 @@ def test_resume_or_discard_must_be_chosen(qtbot: QtBot, page: DestinationPage,
     # Another name: an ordinary new dataset, no choice shown, the flags drop.
     ui.name_edit.setText("other")
     assert page.state.kind == "new" and not ui.resume_radio.isVisible()
+    assert not ui.partial_note.isVisible()
     assert page.isComplete() and page.validatePage()
     assert (s.resume, s.discard_partial) == (False, False)
     # Back to the partial one: decoded once, the choice asked again.

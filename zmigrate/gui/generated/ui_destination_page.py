@@ -120,6 +120,12 @@ class Ui_DestinationPage(object):
 
         self.state_layout.addWidget(self.discard_radio)
 
+        self.partial_note = QLabel(self.state_frame)
+        self.partial_note.setObjectName(u"partial_note")
+        self.partial_note.setWordWrap(True)
+
+        self.state_layout.addWidget(self.partial_note)
+
         self.force_check = QCheckBox(self.state_frame)
         self.force_check.setObjectName(u"force_check")
 
@@ -197,6 +203,10 @@ class Ui_DestinationPage(object):
 #endif // QT_CONFIG(accessibility)
 #if QT_CONFIG(accessibility)
         self.discard_radio.setAccessibleDescription(QCoreApplication.translate("DestinationPage", u"zfs receive -A drops only the partially received data, then everything is sent again", None))
+#endif // QT_CONFIG(accessibility)
+        self.partial_note.setText("")
+#if QT_CONFIG(accessibility)
+        self.partial_note.setAccessibleName(QCoreApplication.translate("DestinationPage", u"What each choice does", None))
 #endif // QT_CONFIG(accessibility)
         self.force_check.setText(QCoreApplication.translate("DestinationPage", u"Roll back (destroys snapshots)", None))
 #if QT_CONFIG(accessibility)

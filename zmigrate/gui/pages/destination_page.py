@@ -38,6 +38,7 @@ class Partial:
     discard_text: str
     resume_plan: Plan | None
     discard_plan: Plan | None
+    note: str = ""  # what each choice does to the destination
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,13 +111,14 @@ def _assess_partial(session: Session, src: Site, dst: Site, destination: str,
         discard_plan = plan(discard_partial=True)
         again = "send everything again" if discard_plan.kind == "full" else \
             f"send {len(discard_plan.arrives)} snapshot(s) again"
-        discard_text = (f"Dis&card the partial receive (zfs receive -A) and {again}: "
-                        f"destroys only the partially received data, {what}")
+        discard_text = f"Dis&card the partial receive and {again} (zfs receive -A)"
     except PreflightError as exc:
         discard_text = f"Dis&card is not possible: {exc.message.replace('&', '&&')}"
     text += "<br>Choose what to do with it:"
+    note = (f"Resuming sends only what is missing. Discarding destroys only the partially "
+            f"received data; {what}.")
     return State("partial", text, None, "",
-                 Partial(resume_text, discard_text, resume_plan, discard_plan))
+                 Partial(resume_text, discard_text, resume_plan, discard_plan, note))
 
 
 def assess(session: Session, destination: str, force: bool,
@@ -241,6 +243,8 @@ class DestinationPage(Page):
         self.ui.name_edit.textChanged.connect(self._update_state)
         self.ui.force_check.toggled.connect(self._update_state)
         self.ui.force_check.hide()
+        self.ui.partial_note.hide()
+        style.set_role(self.ui.partial_note, "note")
         for radio in (self.ui.resume_radio, self.ui.discard_radio):
             radio.hide()
             radio.toggled.connect(self._on_choice)
@@ -364,6 +368,9 @@ class DestinationPage(Page):
         """The Resume / Discard radio buttons: shown for an interrupted receive, unchosen at
         first (Next waits for a choice); a choice stays while the same partial is shown."""
         ui = self.ui
+        ui.partial_note.setVisible(partial is not None)
+        ui.partial_note.setText(partial.note if partial is not None else "")
+        ui.discard_radio.setAccessibleDescription(partial.note if partial is not None else "")
         key = self._partial_key(self.destination()) if partial is not None else None
         if key != self._choice_for:
             self._choice_for = key
