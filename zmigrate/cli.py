@@ -436,7 +436,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--no-history", action="store_true",
                     help="do not record this transfer in `zmigrate history`")
     history.add_parser(sub)
-    from . import doctor
+    from . import doctor_cli as doctor
 
     doctor.add_parser(sub)
     return p
@@ -477,6 +477,6 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
 
 def _extra_commands() -> dict[str, Any]:
     """Commands that live in their own modules (doctor, history) register here."""
-    from . import doctor
+    from . import doctor_cli as doctor
 
     return {"history": history.run_cli, "doctor": doctor.run_cli}

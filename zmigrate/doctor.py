@@ -16,15 +16,13 @@ Every process carries ZMIGRATE_DOCTOR=<run id> in its environment, so leftovers 
 
 from __future__ import annotations
 
-import argparse
 import collections
-import json
 import secrets
 import threading
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, TextIO
+from typing import Any
 
 from . import shell, zfs
 from .diagnosis import buffer_advice
@@ -643,7 +641,8 @@ class Doctor:
         )
 
 
-def _rate(n: float | None) -> str:
+def rate_text(n: float | None) -> str:
+    """A rate as people read it: `135.6 MiB/s`, or `-` when unknown."""
     return "-" if n is None else f"{format_size(n)}/s"
 
 
@@ -658,21 +657,21 @@ def _advice(stages: list[StageResult], slowest: StageResult | None,
             out.append(f"{bound.name} used {bound.cpu:.0f}% of a core on {bound.host} during "
                        f"{slowest.title}: that process, not the hardware, sets the pace")
         if slowest.name == "source_read":
-            out += [f"the source pool reads at {_rate(rate)}: check its disks with "
+            out += [f"the source pool reads at {rate_text(rate)}: check its disks with "
                     "`zpool iostat -v 1`; a pool of more vdevs reads faster (field notes: one "
                     "wide raidz 95 MB/s, the same disks as 4-6 raidz groups about 170 MB/s)",
                     "avoid other reads on the source pool while the transfer runs"]
         elif slowest.name == "network":
-            out += [f"tcp between the hosts carries {_rate(rate)}: check the link speed "
+            out += [f"tcp between the hosts carries {rate_text(rate)}: check the link speed "
                     "(ethtool IFACE)",
                     "jumbo frames: ip link set dev IFACE mtu 9000 on both ends",
                     "larger NIC rings: ethtool -G IFACE rx 2048 tx 2048",
                     "check the CPU of the transport process (mbuffer, irq load)"]
         elif slowest.name.startswith("ssh"):
-            out.append(f"ssh carries {_rate(rate)}: use --transport tcp instead of ssh on "
+            out.append(f"ssh carries {rate_text(rate)}: use --transport tcp instead of ssh on "
                        "trusted networks")
         elif slowest.name == "destination_write":
-            out += [f"the destination pool writes at {_rate(rate)}: check its disks with "
+            out += [f"the destination pool writes at {rate_text(rate)}: check its disks with "
                     "`zpool iostat -v 1`; more vdevs write faster, keep dedup and other "
                     "writes off it during the transfer"]
         out.append(buffer_advice(rate))
@@ -682,13 +681,13 @@ def _advice(stages: list[StageResult], slowest: StageResult | None,
     if fastest is not None and default is not None and default.rate and fastest.rate \
             and fastest is not default and fastest.rate > 1.2 * default.rate:
         cipher = fastest.details.get("cipher")
-        out.append(f"over ssh, cipher {cipher} carries {_rate(fastest.rate)} against "
-                   f"{_rate(default.rate)} for the default: try cipher {cipher} "
+        out.append(f"over ssh, cipher {cipher} carries {rate_text(fastest.rate)} against "
+                   f"{rate_text(default.rate)} for the default: try cipher {cipher} "
                    f"(--ssh-option Ciphers={cipher})")
     net = by.get("network")
     if transport is Transport.SSH and net is not None and net.rate and fastest is not None \
             and fastest.rate and net.rate > 1.5 * fastest.rate:
-        out.append(f"tcp carries {_rate(net.rate)}, {net.rate / fastest.rate:.1f}x ssh: use "
+        out.append(f"tcp carries {rate_text(net.rate)}, {net.rate / fastest.rate:.1f}x ssh: use "
                    "--transport tcp instead of ssh where the network is trusted")
     for s in stages:
         bound = s.cpu_bound
@@ -699,171 +698,3 @@ def _advice(stages: list[StageResult], slowest: StageResult | None,
     if skipped is not None and skipped.note:
         out.append(skipped.note + " (only the ssh transport needs it)")
     return tuple(dict.fromkeys(out))  # same sentence once
-
-
-# -- command line -------------------------------------------------------------------------------
-def add_parser(sub: Any) -> None:
-    """Add `zmigrate doctor` to the CLI's subparsers."""
-    dp = sub.add_parser(
-        "doctor", help="measure each stage between two hosts (disk read, network, ssh, write)",
-        description="Time each stage of a transfer alone for a few seconds and name the slowest.")
-    dp.add_argument("source", help="HOST or HOST:pool/ds@snap (with a snapshot, zfs send is "
-                    "timed too)")
-    dp.add_argument("destination", help="HOST or HOST:pool/ds (the dataset for --write-test)")
-    dp.add_argument("--seconds", type=float, default=DEFAULT_SECONDS, metavar="N",
-                    help=f"how long each stage runs (default {DEFAULT_SECONDS:g})")
-    dp.add_argument("--write-test", action="store_true",
-                    help="also time writes into a temporary dataset under the destination "
-                    "dataset (always destroyed afterwards)")
-    dp.add_argument("--transport", choices=[Transport.TCP.value, Transport.SSH.value],
-                    help="the transport whose stages count for the bottleneck (default tcp)")
-    dp.add_argument("--cipher", action="append", default=[], metavar="CIPHER",
-                    help="ssh cipher to try (repeatable; default: "
-                    + ", ".join(FAST_CIPHERS) + ")")
-    dp.add_argument("--no-ssh", action="store_true", help="skip the ssh stages")
-    dp.add_argument("--stage", action="append", default=[], choices=STAGES,
-                    help="run only this stage (repeatable)")
-    dp.add_argument("--port", type=int, help="TCP port on the destination (default: a free one)")
-    dp.add_argument("--connect-address", help="address the source uses to reach the destination")
-    dp.add_argument("--allow-address",
-                    help="the source's address as the destination sees it")
-    dp.add_argument("--ssh-option", action="append", default=[], metavar="KEY=VALUE",
-                    help="extra -o option for the source's ssh")
-    dp.add_argument("--sudo", action="store_true", help="run zfs through sudo -n on both hosts")
-    dp.add_argument("--sudo-source", action="store_true")
-    dp.add_argument("--sudo-destination", action="store_true")
-    dp.add_argument("--json", action="store_true",
-                    help="newline-delimited JSON: doctor_stage events, then doctor_report")
-
-
-def _location(text: str) -> tuple[str, str]:
-    """`HOST` or `HOST:path` (a bare word is a host here, unlike `send`)."""
-    if ":" in text:
-        host, _, path = text.partition(":")
-        if host and "/" not in host:
-            return host, path
-    return text, ""
-
-
-def format_table(report: DoctorReport) -> str:
-    """The report as a table with the bottleneck marked, then the advice."""
-    labels = list(dict.fromkeys(h.host for s in report.stages for h in s.cpu))
-    head = f"{'':2}{'STAGE':<36} {'RATE':>12} {'TIME':>6}  {'CPU ' + ' / '.join(labels):<22} NOTE"
-    lines = [f"doctor: {report.source} -> {report.destination}, {report.seconds:g} s per stage, "
-             f"transport {report.transport.value}", head]
-    for s in report.stages:
-        mark = "* " if s.name == report.bottleneck else "  "
-        title = s.title if s.in_path else f"({s.title})"
-        cpu = " / ".join("-" if h.busy is None else f"{h.busy:.0f}%" for h in s.cpu) or "-"
-        bound = s.cpu_bound
-        notes = [s.error and f"error: {s.error}", s.note,
-                 bound and f"{bound.name} {bound.cpu:.0f}% of a core on {bound.host}"]
-        if not bound:
-            busiest = max((p for h in s.cpu for p in h.top), key=lambda p: p.cpu, default=None)
-            if busiest is not None:
-                notes.append(f"busiest {busiest.name} {busiest.cpu:.0f}% ({busiest.host})")
-        note = "; ".join(n for n in notes if n)
-        time_text = f"{s.seconds:.1f}s" if not s.skipped else "-"
-        lines.append(f"{mark}{title:<36} {_rate(s.rate):>12} {time_text:>6}  {cpu:<22} {note}")
-    if report.cancelled:
-        lines.append("cancelled: the stages after the one running were not measured")
-    if report.bottleneck is not None:
-        slow = report.stage(report.bottleneck)
-        assert slow is not None
-        lines.append(f"bottleneck: {slow.title} at {_rate(slow.rate)}; expect about "
-                     f"{_rate(report.expected_rate)} end to end (stages in parentheses are "
-                     "alternatives, not on the path)")
-    if report.advice:
-        lines.append("advice:")
-        lines += [f"  - {a}" for a in report.advice]
-    return "\n".join(lines)
-
-
-def run_cli(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    """`zmigrate doctor`: connect, run the stages (Ctrl-C cancels cleanly), print the report."""
-    import signal
-
-    from .cli import (
-        EXIT_CANCELLED,
-        EXIT_ERROR,
-        EXIT_OK,
-        TerminalPrompts,
-        _connect,
-        _ssh_option,
-        error_json,
-    )
-    from .ssh import HostSpec
-
-    src_text, snap = _location(args.source)
-    dst_text, parent = _location(args.destination)
-    options = Options(
-        transport=Transport(args.transport) if args.transport else None,
-        port=args.port,
-        ssh_options=tuple(_ssh_option(o) for o in args.ssh_option),
-        connect_address=args.connect_address,
-        allow_address=args.allow_address,
-    )
-    prompts = TerminalPrompts()
-    hosts: list[Host] = []
-
-    def on_event(event: object) -> None:
-        if isinstance(event, StageResult):
-            if args.json:
-                out.write(json.dumps(event.to_json()) + "\n")
-                out.flush()
-        elif isinstance(event, StageStarted) and not args.json:
-            print(f"measuring {event.title} for {event.seconds:g} s...", file=err)
-
-    try:
-        src = _connect(src_text, args.sudo or args.sudo_source, prompts)
-        hosts.append(src)
-        if HostSpec.parse(dst_text).label == HostSpec.parse(src_text).label:
-            dst = src
-        else:
-            dst = _connect(dst_text, args.sudo or args.sudo_destination, prompts)
-            hosts.append(dst)
-        doctor = Doctor(src, dst, snapshot=snap or None, parent=parent or None,
-                        seconds=args.seconds, write_test=args.write_test, options=options,
-                        ciphers=args.cipher or FAST_CIPHERS, emit=on_event,
-                        ssh_test=not args.no_ssh, stages=args.stage or None)
-        box: dict[str, object] = {}
-
-        def work() -> None:
-            try:
-                box["report"] = doctor.run()
-            except ZmigrateError as exc:
-                box["error"] = exc
-            except Exception as exc:  # noqa: BLE001 - report, never hang the CLI
-                box["error"] = ZmigrateError(f"internal error: {exc!r}")
-
-        thread = threading.Thread(target=work, name="zmigrate-doctor", daemon=True)
-        in_main = threading.current_thread() is threading.main_thread()
-        previous = signal.getsignal(signal.SIGINT)
-        if in_main:
-            signal.signal(signal.SIGINT, lambda _s, _f: doctor.cancel())
-        try:
-            thread.start()
-            while thread.is_alive():
-                thread.join(0.2)
-        finally:
-            if in_main:
-                signal.signal(signal.SIGINT, previous)
-        error = box.get("error")
-        if isinstance(error, ZmigrateError):
-            if args.json:
-                print(json.dumps(error_json(error, cancelled=doctor.cancelled)), file=out)
-            else:
-                print(f"error: {error}", file=err)
-            return EXIT_CANCELLED if doctor.cancelled else EXIT_ERROR
-        report = box["report"]
-        assert isinstance(report, DoctorReport)
-        if args.json:
-            out.write(json.dumps(report.to_json()) + "\n")
-        else:
-            print(format_table(report), file=out)
-        if report.cancelled:
-            return EXIT_CANCELLED
-        return EXIT_OK if report.bottleneck is not None else EXIT_ERROR
-    finally:
-        for h in hosts:
-            h.close()

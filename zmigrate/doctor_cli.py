@@ -1,0 +1,189 @@
+"""`zmigrate doctor SRC DST`: the command-line face of zmigrate.doctor."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import threading
+from typing import Any, TextIO
+
+from .doctor import (
+    DEFAULT_SECONDS,
+    FAST_CIPHERS,
+    STAGES,
+    Doctor,
+    DoctorReport,
+    StageResult,
+    StageStarted,
+    rate_text,
+)
+from .errors import ZmigrateError
+from .hosts import Host
+from .plan import Options, Transport
+
+
+def add_parser(sub: Any) -> None:
+    """Add `zmigrate doctor` to the CLI's subparsers."""
+    dp = sub.add_parser(
+        "doctor", help="measure each stage between two hosts (disk read, network, ssh, write)",
+        description="Time each stage of a transfer alone for a few seconds and name the slowest.")
+    dp.add_argument("source", help="HOST or HOST:pool/ds@snap (with a snapshot, zfs send is "
+                    "timed too)")
+    dp.add_argument("destination", help="HOST or HOST:pool/ds (the dataset for --write-test)")
+    dp.add_argument("--seconds", type=float, default=DEFAULT_SECONDS, metavar="N",
+                    help=f"how long each stage runs (default {DEFAULT_SECONDS:g})")
+    dp.add_argument("--write-test", action="store_true",
+                    help="also time writes into a temporary dataset under the destination "
+                    "dataset (always destroyed afterwards)")
+    dp.add_argument("--transport", choices=[Transport.TCP.value, Transport.SSH.value],
+                    help="the transport whose stages count for the bottleneck (default tcp)")
+    dp.add_argument("--cipher", action="append", default=[], metavar="CIPHER",
+                    help="ssh cipher to try (repeatable; default: "
+                    + ", ".join(FAST_CIPHERS) + ")")
+    dp.add_argument("--no-ssh", action="store_true", help="skip the ssh stages")
+    dp.add_argument("--stage", action="append", default=[], choices=STAGES,
+                    help="run only this stage (repeatable)")
+    dp.add_argument("--port", type=int, help="TCP port on the destination (default: a free one)")
+    dp.add_argument("--connect-address", help="address the source uses to reach the destination")
+    dp.add_argument("--allow-address",
+                    help="the source's address as the destination sees it")
+    dp.add_argument("--ssh-option", action="append", default=[], metavar="KEY=VALUE",
+                    help="extra -o option for the source's ssh")
+    dp.add_argument("--sudo", action="store_true", help="run zfs through sudo -n on both hosts")
+    dp.add_argument("--sudo-source", action="store_true")
+    dp.add_argument("--sudo-destination", action="store_true")
+    dp.add_argument("--json", action="store_true",
+                    help="newline-delimited JSON: doctor_stage events, then doctor_report")
+
+
+def _location(text: str) -> tuple[str, str]:
+    """`HOST` or `HOST:path` (a bare word is a host here, unlike `send`)."""
+    if ":" in text:
+        host, _, path = text.partition(":")
+        if host and "/" not in host:
+            return host, path
+    return text, ""
+
+
+def format_table(report: DoctorReport) -> str:
+    """The report as a table with the bottleneck marked, then the advice."""
+    labels = list(dict.fromkeys(h.host for s in report.stages for h in s.cpu))
+    head = f"{'':2}{'STAGE':<36} {'RATE':>12} {'TIME':>6}  {'CPU ' + ' / '.join(labels):<22} NOTE"
+    lines = [f"doctor: {report.source} -> {report.destination}, {report.seconds:g} s per stage, "
+             f"transport {report.transport.value}", head]
+    for s in report.stages:
+        mark = "* " if s.name == report.bottleneck else "  "
+        title = s.title if s.in_path else f"({s.title})"
+        cpu = " / ".join("-" if h.busy is None else f"{h.busy:.0f}%" for h in s.cpu) or "-"
+        bound = s.cpu_bound
+        notes = [s.error and f"error: {s.error}", s.note,
+                 bound and f"{bound.name} {bound.cpu:.0f}% of a core on {bound.host}"]
+        if not bound:
+            busiest = max((p for h in s.cpu for p in h.top), key=lambda p: p.cpu, default=None)
+            if busiest is not None:
+                notes.append(f"busiest {busiest.name} {busiest.cpu:.0f}% ({busiest.host})")
+        note = "; ".join(n for n in notes if n)
+        time_text = f"{s.seconds:.1f}s" if not s.skipped else "-"
+        lines.append(f"{mark}{title:<36} {rate_text(s.rate):>12} {time_text:>6}  {cpu:<22} {note}")
+    if report.cancelled:
+        lines.append("cancelled: the stages after the one running were not measured")
+    if report.bottleneck is not None:
+        slow = report.stage(report.bottleneck)
+        assert slow is not None
+        lines.append(f"bottleneck: {slow.title} at {rate_text(slow.rate)}; expect about "
+                     f"{rate_text(report.expected_rate)} end to end (stages in parentheses are "
+                     "alternatives, not on the path)")
+    if report.advice:
+        lines.append("advice:")
+        lines += [f"  - {a}" for a in report.advice]
+    return "\n".join(lines)
+
+
+def run_cli(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """`zmigrate doctor`: connect, run the stages (Ctrl-C cancels cleanly), print the report."""
+    import signal
+
+    from .cli import (
+        EXIT_CANCELLED,
+        EXIT_ERROR,
+        EXIT_OK,
+        TerminalPrompts,
+        _connect,
+        _ssh_option,
+        error_json,
+    )
+    from .ssh import HostSpec
+
+    src_text, snap = _location(args.source)
+    dst_text, parent = _location(args.destination)
+    options = Options(
+        transport=Transport(args.transport) if args.transport else None,
+        port=args.port,
+        ssh_options=tuple(_ssh_option(o) for o in args.ssh_option),
+        connect_address=args.connect_address,
+        allow_address=args.allow_address,
+    )
+    prompts = TerminalPrompts()
+    hosts: list[Host] = []
+
+    def on_event(event: object) -> None:
+        if isinstance(event, StageResult):
+            if args.json:
+                out.write(json.dumps(event.to_json()) + "\n")
+                out.flush()
+        elif isinstance(event, StageStarted) and not args.json:
+            print(f"measuring {event.title} for {event.seconds:g} s...", file=err)
+
+    try:
+        src = _connect(src_text, args.sudo or args.sudo_source, prompts)
+        hosts.append(src)
+        if HostSpec.parse(dst_text).label == HostSpec.parse(src_text).label:
+            dst = src
+        else:
+            dst = _connect(dst_text, args.sudo or args.sudo_destination, prompts)
+            hosts.append(dst)
+        doctor = Doctor(src, dst, snapshot=snap or None, parent=parent or None,
+                        seconds=args.seconds, write_test=args.write_test, options=options,
+                        ciphers=args.cipher or FAST_CIPHERS, emit=on_event,
+                        ssh_test=not args.no_ssh, stages=args.stage or None)
+        box: dict[str, object] = {}
+
+        def work() -> None:
+            try:
+                box["report"] = doctor.run()
+            except ZmigrateError as exc:
+                box["error"] = exc
+            except Exception as exc:  # noqa: BLE001 - report, never hang the CLI
+                box["error"] = ZmigrateError(f"internal error: {exc!r}")
+
+        thread = threading.Thread(target=work, name="zmigrate-doctor", daemon=True)
+        in_main = threading.current_thread() is threading.main_thread()
+        previous = signal.getsignal(signal.SIGINT)
+        if in_main:
+            signal.signal(signal.SIGINT, lambda _s, _f: doctor.cancel())
+        try:
+            thread.start()
+            while thread.is_alive():
+                thread.join(0.2)
+        finally:
+            if in_main:
+                signal.signal(signal.SIGINT, previous)
+        error = box.get("error")
+        if isinstance(error, ZmigrateError):
+            if args.json:
+                print(json.dumps(error_json(error, cancelled=doctor.cancelled)), file=out)
+            else:
+                print(f"error: {error}", file=err)
+            return EXIT_CANCELLED if doctor.cancelled else EXIT_ERROR
+        report = box["report"]
+        assert isinstance(report, DoctorReport)
+        if args.json:
+            out.write(json.dumps(report.to_json()) + "\n")
+        else:
+            print(format_table(report), file=out)
+        if report.cancelled:
+            return EXIT_CANCELLED
+        return EXIT_OK if report.bottleneck is not None else EXIT_ERROR
+    finally:
+        for h in hosts:
+            h.close()
