@@ -129,7 +129,9 @@ class StepRunner:
         text = line.strip()
         if text.startswith("mbuffer: ") and mbuffer.parse_status(text[9:]):
             return
-        if text and "No controlling terminal" not in text:
+        # setsid -w reports a child ended by our own signal (tail -F, cancel): not news.
+        if text and "No controlling terminal" not in text \
+                and not text.startswith("setsid: child "):
             state.tail.append(text)
             self.emit(LogLine(state.host, state.side, text))
 

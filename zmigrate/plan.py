@@ -241,8 +241,13 @@ def size_arg(n: int) -> str:
 def mbuffer_argv(block: int, size: int, *, hash_: bool, rate: int | None = None,
                  listen: str | None = None, send_to: str | None = None,
                  start_percent: int | None = None, log: str | None = None,
-                 quiet: bool = False) -> list[str]:
-    """An mbuffer command line; sizes in bytes."""
+                 quiet: bool = False, stop_on_error: bool = False) -> list[str]:
+    """An mbuffer command line; sizes in bytes.
+
+    `stop_on_error` (-e, only with the hash): with --hash, mbuffer has a second output (the
+    hash) and, when its real output breaks (the ssh or `zfs receive` after it died), goes on
+    reading its whole input into the hash - as long as the rest of `zfs send` takes.
+    """
     argv = ["mbuffer"]
     if quiet:
         argv.append("-q")
@@ -258,6 +263,8 @@ def mbuffer_argv(block: int, size: int, *, hash_: bool, rate: int | None = None,
     if send_to:
         argv += ["-O", send_to]
     if hash_:
+        if stop_on_error:
+            argv.append("-e")
         argv += ["--hash", "md5"]
     return argv
 
@@ -665,8 +672,9 @@ def _assemble(
         if transport is Transport.LOCAL:
             recv = zfs.receive_argv(src.host, destination, force=recv_force,
                                     extra=receive_extra_args)
+            # One pipeline, one status: a failed receive must end the mbuffer (-e) at once.
             mb = mbuffer_argv(options.block_size, src_buffer, hash_=hash_,
-                              rate=options.rate_limit)
+                              rate=options.rate_limit, stop_on_error=True)
             src_cmd = shell.pipe(shell.join(send), shell.join(mb), shell.join(recv))
             dst_cmd = None
         elif transport is Transport.TCP:
@@ -685,13 +693,15 @@ def _assemble(
             receive_log = f"/tmp/zmigrate-{secrets.token_hex(6)}.log"
             recv = zfs.receive_argv(dst.host, destination, force=recv_force,
                                     extra=receive_extra_args)
+            # Only the source's pipeline is watched: a dead ssh or a failed receive must end
+            # both mbuffers at once (-e), not after the rest of the stream.
             dst_mb = mbuffer_argv(options.block_size, dst_buffer, hash_=hash_, quiet=True,
-                                  log=receive_log, start_percent=10)
+                                  log=receive_log, start_percent=10, stop_on_error=True)
             remote = shell.pipe(shell.join(dst_mb), shell.join(recv))
             target_host = options.ssh_target or dst.host.label
             ssh_argv = ["ssh", "-o", "BatchMode=yes", *options.ssh_options, target_host, remote]
             src_mb = mbuffer_argv(options.block_size, src_buffer, hash_=hash_,
-                                  rate=options.rate_limit)
+                                  rate=options.rate_limit, stop_on_error=True)
             src_cmd = shell.pipe(shell.join(send), shell.join(src_mb), shell.join(ssh_argv))
             dst_cmd = None
         steps.append(Step(b.name if b else None, s.name, arrives, estimate, src_cmd, dst_cmd,

@@ -251,7 +251,9 @@ def _inner_ssh_options(vm: Vm) -> tuple[str, ...]:
 
 
 def test_killed_ssh_of_the_ssh_transport_is_a_clear_error(pair: Pair, vm: Vm, tag: str) -> None:
-    _data(vm, f"srcpool/{tag}", MB)
+    # More data: the receiver's progress shows only once the inner ssh is up and tail -F has
+    # read the receiver's log (a few seconds under TCG).
+    _data(vm, f"srcpool/{tag}", 40)
     ssh = {"transport": Transport.SSH, "ssh_target": "root@127.0.0.1",
            "ssh_options": _inner_ssh_options(vm)}
 
