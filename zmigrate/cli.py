@@ -359,6 +359,20 @@ def cmd_list(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         host.close()
 
 
+def add_path_options(p: argparse.ArgumentParser) -> None:
+    """Options that say how the two hosts reach each other (send and doctor share them)."""
+    p.add_argument("--port", type=int, help="TCP port on the destination (default: a free one)")
+    p.add_argument("--connect-address", help="address the source uses to reach the destination")
+    p.add_argument("--allow-address",
+                   help="the source's address as the destination sees it (only it may connect)")
+    p.add_argument("--ssh-option", action="append", default=[], metavar="KEY=VALUE",
+                   help="extra -o option for the source's own ssh (ssh transport)")
+    p.add_argument("--sudo", action="store_true", help="run zfs through sudo -n on both hosts")
+    p.add_argument("--sudo-source", action="store_true", help="sudo -n on the source only")
+    p.add_argument("--sudo-destination", action="store_true",
+                   help="sudo -n on the destination only")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="zmigrate",
@@ -397,12 +411,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--buffer", default="1G", metavar="SIZE",
                     help="mbuffer size on each end (default 1G, capped at 25%% of free memory)")
     sp.add_argument("--block", default="128k", metavar="SIZE", help="mbuffer block size")
-    sp.add_argument("--port", type=int, help="TCP port on the destination (default: a free one)")
-    sp.add_argument("--connect-address", help="address the source uses to reach the destination")
-    sp.add_argument("--allow-address",
-                    help="the source's address as the destination sees it (only it may connect)")
-    sp.add_argument("--ssh-option", action="append", default=[], metavar="KEY=VALUE",
-                    help="extra -o option for the source's ssh (ssh transport)")
+    add_path_options(sp)
     sp.add_argument("--no-hash", action="store_true", help="skip the md5 check of the stream")
     sp.add_argument("--resume", action="store_true",
                     help="continue the destination's interrupted transfer (zfs send -t): "
@@ -427,9 +436,6 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--bookmark", action="store_true",
                     help="bookmark the sent snapshot on the source afterwards, so later "
                     "incrementals work after it is pruned")
-    sp.add_argument("--sudo", action="store_true", help="run zfs through sudo -n on both hosts")
-    sp.add_argument("--sudo-source", action="store_true")
-    sp.add_argument("--sudo-destination", action="store_true")
     sp.add_argument("--json", action="store_true", help="newline-delimited JSON events on stdout")
     sp.add_argument("-n", "--dry-run", action="store_true",
                     help="check and print the plan and its commands; run nothing")

@@ -24,6 +24,8 @@ from .plan import Options, Transport
 
 def add_parser(sub: Any) -> None:
     """Add `zmigrate doctor` to the CLI's subparsers."""
+    from .cli import add_path_options
+
     dp = sub.add_parser(
         "doctor", help="measure each stage between two hosts (disk read, network, ssh, write)",
         description="Time each stage of a transfer alone for a few seconds and name the slowest.")
@@ -43,15 +45,7 @@ def add_parser(sub: Any) -> None:
     dp.add_argument("--no-ssh", action="store_true", help="skip the ssh stages")
     dp.add_argument("--stage", action="append", default=[], choices=STAGES,
                     help="run only this stage (repeatable)")
-    dp.add_argument("--port", type=int, help="TCP port on the destination (default: a free one)")
-    dp.add_argument("--connect-address", help="address the source uses to reach the destination")
-    dp.add_argument("--allow-address",
-                    help="the source's address as the destination sees it")
-    dp.add_argument("--ssh-option", action="append", default=[], metavar="KEY=VALUE",
-                    help="extra -o option for the source's ssh")
-    dp.add_argument("--sudo", action="store_true", help="run zfs through sudo -n on both hosts")
-    dp.add_argument("--sudo-source", action="store_true")
-    dp.add_argument("--sudo-destination", action="store_true")
+    add_path_options(dp)
     dp.add_argument("--json", action="store_true",
                     help="newline-delimited JSON: doctor_stage events, then doctor_report")
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import logging
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QLabel, QMessageBox, QVBoxLayout, QWidget, QWizard
 
 from ..mbuffer import format_size
 from . import style
+from .dialogs.confirm import after_stop, ask_to_stop
 from .icons import app_icon
 from .notifier import Notifier
 from .pages.base import Page, PageId
@@ -175,26 +176,16 @@ class MigrationWizard(QWizard):
     def _ask_close(self) -> None:
         if self.close_box is not None:
             return
-        box = QMessageBox(QMessageBox.Icon.Question, "A transfer is running",
-                          "Stop the transfer and close zmigrate? Both ends are stopped and a "
-                          "partly received dataset is removed.",
-                          QMessageBox.StandardButton.NoButton, self)
-        stop = box.addButton("Stop and close", QMessageBox.ButtonRole.DestructiveRole)
-        keep = box.addButton("Keep going", QMessageBox.ButtonRole.RejectRole)
-        box.setDefaultButton(keep)
-        box.setEscapeButton(keep)
-        self.close_box = box
-
-        def answered(_result: int) -> None:
+        def answered(stop: bool) -> None:
             self.close_box = None
-            if box.clickedButton() is stop:
+            if stop:
                 self._closing = True
                 self.transfer_page.stop()
-            box.deleteLater()
 
-        box.finished.connect(answered)
-        box.setWindowModality(Qt.WindowModality.WindowModal)
-        box.open()
+        self.close_box = ask_to_stop(
+            self, "A transfer is running",
+            "Stop the transfer and close zmigrate? Both ends are stopped and "
+            f"{after_stop(self.session.plan)}.", "Stop and close", answered)
 
     def shutdown(self) -> None:
         """Cancel a running job, wait for it, and close every host (idempotent).

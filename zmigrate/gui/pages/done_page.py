@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QFileDialog, QWidget
 from ...events import Side
 from ...mbuffer import format_size
 from .. import forms, style
+from ..dialogs.confirm import after_stop
 from ..generated.ui_done_page import Ui_DonePage
 from ..plots.axes import elapsed
 from ..plots.transfer_plots import TransferPlots
@@ -96,7 +97,7 @@ class DonePage(Page):
         elif s.cancelled:
             ui.result_label.setText("Transfer stopped")
             ui.reason_label.setText(
-                "Both ends were stopped and any partly received dataset was removed."
+                f"Both ends were stopped; {after_stop(plan)}."
                 + (f"<br>{error_html(error)}" if error is not None else ""))
             kind = "warn"
         else:

@@ -14,6 +14,7 @@ from ...history import Recorder
 from ...mbuffer import format_size
 from ...samples import SampleStore
 from .. import forms, style
+from ..dialogs.confirm import after_stop, ask_to_stop
 from ..generated.ui_transfer_page import Ui_TransferPage
 from ..job_bridge import JobBridge
 from ..plots.axes import elapsed
@@ -218,29 +219,15 @@ class TransferPage(Page):
         """Ask before stopping (non-blocking); stopping kills both ends and cleans up."""
         if not self.running or self.confirm_box is not None:
             return
-        plan = self.session.plan
-        partly = ("what was received is kept, so the transfer can be resumed from the "
-                  "Destination page later" if plan is not None and plan.resumable
-                  else "a partly received dataset is removed")
-        box = QMessageBox(QMessageBox.Icon.Question, "Stop the transfer?",
-                          f"Stop the transfer now? Both ends are stopped and {partly}. "
-                          "Nothing already on the destination is touched.",
-                          QMessageBox.StandardButton.NoButton, self)
-        stop = box.addButton("Stop transfer", QMessageBox.ButtonRole.DestructiveRole)
-        keep = box.addButton("Keep going", QMessageBox.ButtonRole.RejectRole)
-        box.setDefaultButton(keep)
-        box.setEscapeButton(keep)
-        self.confirm_box = box
-
-        def done(_result: int) -> None:
+        def answered(stop: bool) -> None:
             self.confirm_box = None
-            if box.clickedButton() is stop:
+            if stop:
                 self.stop()
-            box.deleteLater()
 
-        box.finished.connect(done)
-        box.setWindowModality(Qt.WindowModality.WindowModal)
-        box.open()
+        self.confirm_box = ask_to_stop(
+            self, "Stop the transfer?",
+            f"Stop the transfer now? Both ends are stopped and {after_stop(self.session.plan)}. "
+            "Nothing already on the destination is touched.", "Stop transfer", answered)
 
     def stop(self) -> None:
         """Stop without asking."""
