@@ -8,14 +8,13 @@ import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 
 import pytest
 from lab.sshd import Lab
-from lab.util import port_listening, wait_until, write_random_files, zfs
+from lab.util import doctor_processes, port_listening, wait_until, write_random_files, zfs
 from lab.zfsfuse import Pool
 
-from zmigrate.doctor import DOCTOR_ENV, TEMP_PREFIX, Doctor, DoctorReport, StageStarted
+from zmigrate.doctor import TEMP_PREFIX, Doctor, DoctorReport, StageStarted
 from zmigrate.hosts import Host
 from zmigrate.plan import Options
 
@@ -33,24 +32,6 @@ def _cli(lab: Lab, *args: str, timeout: float = 120) -> subprocess.CompletedProc
 
 def _ssh_options(lab: Lab) -> list[str]:
     return [f"--ssh-option={o}" for o in lab.ssh_options()[1::2]]
-
-
-def doctor_processes(run_id: str) -> list[str]:
-    """Live processes of one doctor run: its id is in their environment (or command line)."""
-    marker = f"{DOCTOR_ENV}={run_id}".encode()
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            env = (entry / "environ").read_bytes()
-            cmd = (entry / "cmdline").read_bytes()
-        except OSError:
-            continue
-        if cmd and (marker in env.split(b"\0") or marker in cmd):
-            argv = cmd.rstrip(b"\0").split(b"\0")
-            found.append(f"{entry.name}: " + b" ".join(argv).decode(errors="replace"))
-    return found
 
 
 def temp_datasets(pool: Pool) -> list[str]:

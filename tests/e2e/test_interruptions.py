@@ -10,7 +10,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -30,7 +29,6 @@ from zmigrate.events import Progress
 from zmigrate.hosts import Host
 from zmigrate.job import Job, Request
 from zmigrate.plan import MiB, Options
-from zmigrate.ssh import HostSpec, connect
 
 pytestmark = pytest.mark.lab
 
@@ -44,17 +42,6 @@ def _leftovers(port: int | None, *pools: Pool) -> list[str]:
 
 def _absent(name: str) -> bool:
     return subprocess.run(["zfs", "list", name], capture_output=True).returncode != 0
-
-
-@pytest.fixture
-def hosts(lab_env: Lab) -> Iterator[tuple[Host, Host]]:
-    src = connect(HostSpec("lab-src"))
-    dst = connect(HostSpec("lab-dst"))
-    try:
-        yield src, dst
-    finally:
-        src.close()
-        dst.close()
 
 
 def _source(pool: Pool, mb: int) -> str:
@@ -112,11 +99,11 @@ def test_crash_of_zmigrate_leaves_no_process_and_no_partial_dataset(
     assert r.returncode == 0, r.stderr
 
 
-def test_killed_receiver_mbuffer_is_a_clear_error(hosts: tuple[Host, Host],
+def test_killed_receiver_mbuffer_is_a_clear_error(lab_hosts: tuple[Host, Host],
                                                   pools: tuple[Pool, Pool]) -> None:
     src_pool, dst_pool = pools
     snap = _source(src_pool, 40)
-    src, dst = hosts
+    src, dst = lab_hosts
     seen: list[object] = []
     job = Job(src, dst, Request(snap, f"{dst_pool.name}/killed",
                                 Options(rate_limit=8 * MiB, buffer_size=16 * MiB)), seen.append)

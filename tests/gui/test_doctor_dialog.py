@@ -4,17 +4,14 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from lab.plugin import Lab, Pool
-from lab.util import wait_until, write_random_files, zfs, zfs_processes
+from lab.plugin import Pool
+from lab.util import doctor_processes, wait_until, write_random_files, zfs, zfs_processes
 from pytestqt.qtbot import QtBot
 
 from zmigrate.doctor import (
-    DOCTOR_ENV,
     TEMP_PREFIX,
     DoctorReport,
     HostCpu,
@@ -29,7 +26,6 @@ from zmigrate.gui.session import Session
 from zmigrate.gui.settings import Settings
 from zmigrate.hosts import Host, LocalHost
 from zmigrate.plan import MiB, Options, Transport
-from zmigrate.ssh import HostSpec, connect
 from zmigrate.zfs import Snapshot
 
 pytestmark = pytest.mark.gui
@@ -104,33 +100,6 @@ def test_bars_bottleneck_and_buffer_reach_the_transport_page(qtbot: QtBot,
 
 
 # -- the lab ------------------------------------------------------------------------------------
-def run_processes(run_id: str) -> list[str]:
-    """Live processes carrying this doctor run's marker in their environment."""
-    marker = f"{DOCTOR_ENV}={run_id}".encode()
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            env = (entry / "environ").read_bytes()
-            cmd = (entry / "cmdline").read_bytes()
-        except OSError:
-            continue
-        if cmd and (marker in env.split(b"\0") or marker in cmd):
-            found.append(cmd.replace(b"\0", b" ").decode(errors="replace"))
-    return found
-
-
-@pytest.fixture
-def lab_hosts(lab_env: Lab) -> Iterator[tuple[Host, Host]]:
-    src, dst = connect(HostSpec("lab-src")), connect(HostSpec("lab-dst"))
-    try:
-        yield src, dst
-    finally:
-        src.close()
-        dst.close()
-
-
 @pytest.fixture
 def snapshot(pools: tuple[Pool, Pool]) -> str:
     src, _ = pools
@@ -182,7 +151,7 @@ def test_doctor_on_the_lab_then_cancel(qtbot: QtBot, lab_hosts: tuple[Host, Host
         qtbot.waitUntil(lambda: "network" in dialog.ui.status_label.text(), timeout=20_000)
         doctor = dialog.doctor
         run_id = getattr(doctor, "run_id", "")
-        assert wait_until(lambda: bool(run_processes(run_id)), 10)
+        assert wait_until(lambda: bool(doctor_processes(run_id)), 10)
         t0 = time.monotonic()
         dialog.ui.cancel_button.click()
         assert "cleaning up" in dialog.ui.status_label.text()
@@ -192,5 +161,5 @@ def test_doctor_on_the_lab_then_cancel(qtbot: QtBot, lab_hosts: tuple[Host, Host
     assert isinstance(report, DoctorReport) and report.cancelled
     assert "Cancelled" in dialog.ui.status_label.text()
     assert dialog.ui.close_button.isEnabled()
-    assert wait_until(lambda: run_processes(run_id) == [] and naming(pools) == [], 5), \
-        run_processes(run_id) + naming(pools)
+    assert wait_until(lambda: doctor_processes(run_id) == [] and naming(pools) == [], 5), \
+        doctor_processes(run_id) + naming(pools)

@@ -196,3 +196,21 @@ def zpool(*args: str, timeout: float = 120.0) -> str:
 def snapshot_guid(name: str) -> int:
     """The guid of snapshot (or any dataset) `name`."""
     return int(zfs("get", "-Hp", "-o", "value", "guid", name).strip())
+
+
+def doctor_processes(run_id: str) -> list[str]:
+    """Live processes of one doctor run: its id is in their environment (or command line)."""
+    marker = f"ZMIGRATE_DOCTOR={run_id}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            env = (entry / "environ").read_bytes()
+            cmd = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if cmd and (marker in env.split(b"\0") or marker in cmd):
+            argv = cmd.rstrip(b"\0").split(b"\0")
+            found.append(f"{entry.name}: " + b" ".join(argv).decode(errors="replace"))
+    return found
