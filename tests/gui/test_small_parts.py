@@ -65,3 +65,16 @@ def test_app_names_its_desktop_file_and_has_the_bundled_icon(qtbot: QtBot) -> No
 
     assert not QIcon(ICON_PATH).pixmap(64, 64).isNull()  # the SVG is compiled in
     assert not app_icon().isNull() and not app.windowIcon().isNull()
+
+
+def test_no_display_is_a_clear_error_not_a_qt_abort() -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    r = subprocess.run([sys.executable, "-m", "zmigrate"], capture_output=True, text=True,
+                       env=env, timeout=60, stdin=subprocess.DEVNULL)
+    assert r.returncode == 2
+    assert "no display" in r.stderr and "zmigrate --help" in r.stderr

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import time
 import traceback
@@ -67,8 +68,22 @@ def make_app(argv: list[str]) -> QApplication:
     return app
 
 
+def no_display_reason() -> str | None:
+    """Why the wizard cannot open here (a Linux session without a display), or None."""
+    if sys.platform.startswith("linux") and not os.environ.get("QT_QPA_PLATFORM") \
+            and not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
+        return ("no display to open the wizard on (DISPLAY and WAYLAND_DISPLAY are not set); "
+                "run it in a desktop session (or ssh -X), or use the command line: "
+                "zmigrate --help")
+    return None
+
+
 def run(argv: list[str]) -> int:
     """Open the migration wizard; returns the exit status."""
+    reason = no_display_reason()
+    if reason is not None:
+        sys.stderr.write(f"error: {reason}\n")
+        return 2
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     app = make_app(argv)
     hook = LastResortHook()
