@@ -22,10 +22,20 @@ PERMISSIONS: dict[str, tuple[str, ...]] = {
     "send": ("send",),
     "snapshot": ("snapshot",),
     "bookmark": ("bookmark",),
-    "hold": ("hold", "release"),
+    # `zfs send -I` and `send -R` take temporary holds as the user (released on their own):
+    # without `hold` they fail "cannot hold: permission denied" (verified, OpenZFS 2.3.2).
+    "hold": ("hold",),
     "receive": ("create", "mount", "receive"),
-    "force": ("rollback", "destroy"),
-    "discard": ("receive", "destroy", "mount"),
+    # Verified on OpenZFS 2.3.2 with a delegated user (tests/openzfs/test_delegation.py):
+    # `zfs rollback -r` needs `rollback`, and `destroy` + `mount` for the snapshots it destroys.
+    # (`receive -F` of a plain stream needs nothing beyond "receive": the kernel rolls back.)
+    "force": ("rollback", "destroy", "mount"),
+    # `receive -F` of an incremental -R stream destroys snapshots pruned on the source (in
+    # libzfs, as the user: without `destroy` it fails with no message).
+    "force_replicate": ("destroy", "mount"),
+    # `zfs receive -A` destroys the partial dataset (or DATASET/%recv): `destroy` + `mount`;
+    # `receive` is not needed.
+    "discard": ("destroy", "mount"),
     "readonly": ("readonly",),
 }
 
