@@ -359,8 +359,10 @@ class Job:
             self.emit(StageChanged("preflight", f"rolling back: {plan.rollback}"))
             r = self.dst.run(plan.rollback, timeout=300)
             if not r.ok:
-                raise zfs.classify_zfs_error(self.dst.label, "rolling back the destination",
-                                             r.stderr, r.command, r.status)
+                raise zfs.classify_zfs_error(
+                    self.dst.label, "rolling back the destination", r.stderr, r.command,
+                    r.status, permission=self._perm(self.dst_caps, "force",
+                                                    plan.destination_dataset))
         try:
             for i, step in enumerate(plan.steps):
                 self._check_cancel()

@@ -70,8 +70,10 @@ def test_full_send_tcp_200mb_over_ssh_control_sessions(lab: Lab, pools: tuple[Po
     ds, mnt = _dataset(src, mb=200)
     zfs("snapshot", f"{ds}@one")
     before = tree_digest(mnt)
+    # A rate limit keeps it ~2 s long: mbuffer prints status every 0.5 s, and a sender that is
+    # done in less would show no sample of its side on a fast, quiet machine.
     r = _cli(lab, "send", f"lab-src:{ds}@one", f"lab-dst:{dst.name}/copy", "--buffer", "64M",
-             "--json")
+             "--bwlimit", "100M", "--json")
     assert r.returncode == 0, r.stderr + r.stdout
     events = _events(r.stdout)
     kinds = {e["event"] for e in events}
@@ -81,6 +83,7 @@ def test_full_send_tcp_200mb_over_ssh_control_sessions(lab: Lab, pools: tuple[Po
     commands = plan["commands"]
     assert isinstance(commands, list)
     assert "mbuffer -s 128k -m 64M -P 10 -I 127.0.0.1:" in commands[0]["command"]
+    assert "-r 100M -O 127.0.0.1:" in commands[1]["command"]
     done = next(e for e in events if e["event"] == "done")
     assert done["verified"] is True and done["hash_match"] is True
     assert isinstance(done["bytes"], int) and done["bytes"] > 200 * MiB
