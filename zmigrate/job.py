@@ -336,11 +336,11 @@ class Job:
             self.emit(StageChanged("preflight", w))
         self._check_cancel()
         if given is not None or self._dst_before is None:
-            existed = zfs.exists(self.dst, plan.destination_dataset)
-            before = self._dst_snapshots(plan)
+            existed, before = self._dst_state(plan)
         else:
             existed, before = self._dst_before
         results: list[StepResult] = []
+        hashes: list[bool | None] = []
         done = 0
         if plan.discard:
             self.emit(StageChanged("preflight", f"discarding the partial receive: {plan.discard}"))
@@ -350,8 +350,7 @@ class Job:
                     self.dst.label, "discarding the partial receive", r.stderr, r.command,
                     r.status, permission=self._perm(self.dst_caps, "discard",
                                                     plan.destination_dataset))
-            existed = zfs.exists(self.dst, plan.destination_dataset)
-            before = self._dst_snapshots(plan)
+            existed, before = self._dst_state(plan)
         if plan.resume_token:
             self.emit(StageChanged("preflight", f"resuming after "
                                    f"{format_size(plan.resumed_from)} already received"))
@@ -373,7 +372,7 @@ class Job:
                 self._runner = runner
                 result = runner.run()
                 self._runner = None
-                check_hashes(result, plan.destination)
+                hashes.append(check_hashes(result, plan.destination))
                 results.append(result)
                 done += result.bytes
         except ZmigrateError as exc:
@@ -400,10 +399,8 @@ class Job:
                 host=plan.destination,
             )
         self._verify_children(plan)
-        hash_match: bool | None = None
-        hashes = [check_hashes(r, plan.destination) for r in results]
-        if hashes and all(h is True for h in hashes):
-            hash_match = True
+        # True only when every step's two stream hashes were there and equal.
+        hash_match: bool | None = True if hashes and all(hashes) else None
         if plan.options.readonly:
             self.emit(StageChanged("verifying", "setting readonly=on"))
             self.dst.execute(
@@ -467,10 +464,11 @@ class Job:
                 raise TransferError(f"{name}@{short} is missing or differs after -R",
                                     host=plan.destination)
 
-    def _dst_snapshots(self, plan: Plan) -> set[str]:
+    def _dst_state(self, plan: Plan) -> tuple[bool, set[str]]:
+        """Whether the destination dataset exists, and its snapshots (one round trip)."""
         assert self.dst_caps is not None
         ds = zfs.dataset_info(self.dst, self.dst_caps, plan.destination_dataset)
-        return {s.name for s in ds.snapshots} if ds else set()
+        return ds is not None, {s.name for s in ds.snapshots} if ds else set()
 
     def _cleanup(self, plan: Plan, existed: bool, before: set[str]) -> None:
         """After a failure: make sure no partial dataset of ours is left on the destination."""

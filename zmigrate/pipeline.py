@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from . import mbuffer, shell
-from .errors import CancelledError, CommandError, TransferError, ZmigrateError
+from .errors import CancelledError, TransferError, ZmigrateError
 from .events import LogLine, Progress, Sample, Side
 from .hosts import Host, Process
 from .plan import Plan, Step, Transport
@@ -358,5 +358,4 @@ def check_hashes(result: StepResult, host: str) -> bool | None:
     return True
 
 
-__all__ = ["CommandError", "StepRunner", "StepResult", "check_hashes", "free_port",
-           "listening_ports"]
+__all__ = ["StepResult", "StepRunner", "check_hashes", "free_port", "listening_ports"]
