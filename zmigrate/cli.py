@@ -9,7 +9,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from typing import Any, TextIO
 
@@ -276,23 +276,29 @@ def _plain(event: object, err: TextIO) -> None:
         print(f"[{event.host}] {event.text}", file=err)
 
 
-def _run_job(job: Job, out: TextIO, err: TextIO, as_json: bool) -> int:
+def run_interruptibly(start: Callable[[], None], finished: Callable[[float], bool],
+                      cancel: Callable[[], None]) -> None:
+    """Start background work and wait for it; Ctrl-C calls `cancel` (cleanup runs in the work's
+    own thread, so the wait goes on until it is done)."""
     previous = signal.getsignal(signal.SIGINT)
     in_main = threading.current_thread() is threading.main_thread()
-
-    def on_sigint(_sig: int, _frame: object) -> None:
-        print("\ncancelling: stopping both ends...", file=err)
-        job.cancel()
-
     if in_main:
-        signal.signal(signal.SIGINT, on_sigint)
+        signal.signal(signal.SIGINT, lambda _sig, _frame: cancel())
     try:
-        job.start()
-        while not job.wait(0.2):
+        start()
+        while not finished(0.2):
             pass
     finally:
         if in_main:
             signal.signal(signal.SIGINT, previous)
+
+
+def _run_job(job: Job, out: TextIO, err: TextIO, as_json: bool) -> int:
+    def cancel() -> None:
+        print("\ncancelling: stopping both ends...", file=err)
+        job.cancel()
+
+    run_interruptibly(job.start, job.wait, cancel)
     if job.summary is not None:
         s = job.summary
         if not as_json:

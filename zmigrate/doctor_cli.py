@@ -95,8 +95,6 @@ def format_table(report: DoctorReport) -> str:
 
 def run_cli(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """`zmigrate doctor`: connect, run the stages (Ctrl-C cancels cleanly), print the report."""
-    import signal
-
     from .cli import (
         EXIT_CANCELLED,
         EXIT_ERROR,
@@ -105,6 +103,7 @@ def run_cli(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         _connect,
         _ssh_option,
         error_json,
+        run_interruptibly,
     )
     from .ssh import HostSpec
 
@@ -151,17 +150,12 @@ def run_cli(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 box["error"] = ZmigrateError(f"internal error: {exc!r}")
 
         thread = threading.Thread(target=work, name="zmigrate-doctor", daemon=True)
-        in_main = threading.current_thread() is threading.main_thread()
-        previous = signal.getsignal(signal.SIGINT)
-        if in_main:
-            signal.signal(signal.SIGINT, lambda _s, _f: doctor.cancel())
-        try:
-            thread.start()
-            while thread.is_alive():
-                thread.join(0.2)
-        finally:
-            if in_main:
-                signal.signal(signal.SIGINT, previous)
+
+        def finished(timeout: float) -> bool:
+            thread.join(timeout)
+            return not thread.is_alive()
+
+        run_interruptibly(thread.start, finished, doctor.cancel)
         error = box.get("error")
         if isinstance(error, ZmigrateError):
             if args.json:
