@@ -35,9 +35,14 @@ OutputCallback = Callable[[bytes], None]
 # pipeline's own end, when sshd closes the stdin of a finished session (it then only ends itself).
 _WATCHDOG = ('exec 3<&0; (cat <&3 >/dev/null 2>&1; kill -TERM -$$) </dev/null >/dev/null 2>&1 & '
              'exec sh -c "$1" 3<&- </dev/null')
+# A gated pipeline waits for one line on stdin before it runs (`Process.begin()`), so the slow
+# part of starting it - an SSH session, a login shell - overlaps other work, and the pipeline
+# itself starts one write later. `read` takes the line byte by byte and leaves the rest of the
+# lifeline to the watchdog; EOF instead of the line (zmigrate gave up) runs nothing.
+_GATE = 'read -r _go || exit 1; '
 # Start a pipeline as the leader of a new session, print its pid (= the process group id) on
 # stdout first, then exec the pipeline in place so the group id stays that pid.
-_GROUP_WRAPPER = 'echo "$$"; ' + _WATCHDOG
+_PGID = 'echo "$$"; '
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +93,10 @@ class Process(ABC):
     @abstractmethod
     def wait(self, timeout: float | None = None) -> int | None:
         """Wait for the exit status; None if `timeout` passed first."""
+
+    @abstractmethod
+    def begin(self) -> None:
+        """Let a pipeline spawned with `gated=True` run; nothing for one that was not."""
 
     def kill(self, sig: int = signal.SIGTERM) -> None:
         """Signal the pipeline's whole process group on its host."""
@@ -141,8 +150,12 @@ class Host(ABC):
         *,
         on_stdout: OutputCallback | None = None,
         on_stderr: OutputCallback | None = None,
+        gated: bool = False,
     ) -> Process:
-        """Start a shell line in a new process group; output goes to the callbacks as it comes."""
+        """Start a shell line in a new process group; output goes to the callbacks as it comes.
+
+        With `gated`, everything is set up but the line waits for `Process.begin()`.
+        """
 
     @abstractmethod
     def close(self) -> None:
@@ -183,9 +196,10 @@ class Host(ABC):
         return f"<{type(self).__name__} {self.label}>"
 
 
-def wrap_in_group(line: str) -> str:
+def wrap_in_group(line: str, *, gated: bool = False) -> str:
     """The shell line that runs `line` as a new session and prints its process group first."""
-    return shell.join(["setsid", "-w", "sh", "-c", _GROUP_WRAPPER, "zmigrate", line])
+    wrapper = _PGID + (_GATE if gated else "") + _WATCHDOG
+    return shell.join(["setsid", "-w", "sh", "-c", wrapper, "zmigrate", line])
 
 
 class _GroupReader:
@@ -246,6 +260,15 @@ class LocalProcess(Process):
         for t in self._threads:
             t.join(timeout=5)
         return status
+
+    def begin(self) -> None:
+        stdin = self._popen.stdin
+        if stdin is not None and not stdin.closed:
+            try:
+                stdin.write(b"go\n")
+                stdin.flush()
+            except OSError:
+                pass  # it ended already: poll() tells how
 
     def _release(self) -> None:
         """Close the watchdog's stdin: it ends (with anything left in the group)."""
@@ -310,10 +333,11 @@ class LocalHost(Host):
         *,
         on_stdout: OutputCallback | None = None,
         on_stderr: OutputCallback | None = None,
+        gated: bool = False,
     ) -> Process:
         popen = subprocess.Popen(
-            ["sh", "-c", _WATCHDOG, "zmigrate", line],
-            stdin=subprocess.PIPE,  # never written: the watchdog's lifeline (closed at the end)
+            ["sh", "-c", (_GATE if gated else "") + _WATCHDOG, "zmigrate", line],
+            stdin=subprocess.PIPE,  # the gate's line, then the watchdog's lifeline (closed last)
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,
@@ -377,6 +401,12 @@ class SshProcess(Process):
     def pgid(self) -> int | None:
         self._reader.ready.wait(10)
         return self._reader.pgid
+
+    def begin(self) -> None:
+        try:
+            self._channel.sendall(b"go\n")
+        except OSError:
+            pass  # the channel is gone: poll() tells how
 
     def poll(self) -> int | None:
         if self._status is None and (self._channel.exit_status_ready() or self._channel.closed
@@ -504,8 +534,9 @@ class SshHost(Host):
         *,
         on_stdout: OutputCallback | None = None,
         on_stderr: OutputCallback | None = None,
+        gated: bool = False,
     ) -> Process:
-        wrapped = wrap_in_group(line)
+        wrapped = wrap_in_group(line, gated=gated)
         reader = _GroupReader(on_stdout)
         chan = self._open(wrapped, keep_stdin=True)  # the watchdog's lifeline
         threads = self._reader_threads(

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,8 +22,10 @@ from lab.util import (
     wait_until,
 )
 
+from zmigrate import shell
 from zmigrate.errors import HostKeyError
 from zmigrate.hosts import Host, LocalHost, Process, SshHost
+from zmigrate.pipeline import wait_listening
 from zmigrate.ssh import (
     HostKeyDecision,
     HostKeyInfo,
@@ -289,3 +293,62 @@ def test_group_alive_follows_the_group(pipeline: tuple[Host, Process, int]) -> N
     assert wait_until(lambda: not host.group_alive(pgid), 5)
     assert not sleepers(pgid)
     assert proc.wait(10) is not None
+
+
+def test_gated_pipeline_runs_only_after_begin(host: Host, tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    proc = host.spawn(shell.join(["touch", str(marker)]), gated=True)
+    pgid = proc.pgid
+    assert pgid is not None
+    assert wait_until(lambda: bool(processes_in_group(pgid)), 5)  # up, waiting at the gate
+    time.sleep(0.3)
+    assert proc.poll() is None
+    assert not marker.exists()
+
+    began = time.monotonic()
+    proc.begin()
+
+    assert proc.wait(10) == 0
+    assert marker.exists()
+    assert time.monotonic() - began < 1.0
+
+
+def test_gated_pipeline_cancelled_before_begin_runs_nothing(host: Host, tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    proc = host.spawn(shell.join(["touch", str(marker)]), gated=True)
+    pgid = proc.pgid
+    assert pgid is not None
+    assert wait_until(lambda: bool(processes_in_group(pgid)), 5)
+
+    proc.kill()
+
+    assert proc.wait(10) is not None
+    assert wait_until(lambda: not processes_in_group(pgid), 5), processes_in_group(pgid)
+    assert not marker.exists()
+
+
+def test_gated_pipeline_runs_nothing_when_the_session_drops(lab_env: Lab, tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    remote = connect(HostSpec("lab-src"))
+    proc = remote.spawn(shell.join(["touch", str(marker)]), gated=True)
+    pgid = proc.pgid
+    assert pgid is not None
+    assert wait_until(lambda: bool(processes_in_group(pgid)), 5)
+
+    remote.close()  # EOF at the gate instead of its line
+
+    assert wait_until(lambda: not processes_in_group(pgid), 5), processes_in_group(pgid)
+    assert not marker.exists()
+
+
+def test_wait_listening_sees_a_listener_at_once_and_gives_up_on_none(host: Host) -> None:
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        port = listener.getsockname()[1]
+        started = time.monotonic()
+        assert not wait_listening(host, port, seconds=0.4)  # bound, not yet listening
+        assert 0.3 < time.monotonic() - started < 5
+        listener.listen(1)
+        started = time.monotonic()
+        assert wait_listening(host, port, seconds=5)
+        assert time.monotonic() - started < 1.0
