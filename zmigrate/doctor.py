@@ -30,7 +30,7 @@ from .errors import ZmigrateError
 from .hosts import Host, Process
 from .job import Job, Request
 from .mbuffer import LineSplitter, format_size, parse_status, parse_summary
-from .pipeline import free_port, listening_ports
+from .pipeline import free_port, wait_listening
 from .plan import KiB, MiB, Options, Transport, address_port, size_arg
 
 DEFAULT_SECONDS = 10.0
@@ -484,9 +484,8 @@ class Doctor:
         while time.monotonic() < deadline and not self._cancel.is_set():
             if listener.proc.poll() is not None:
                 return f"the listener stopped: {listener.meter.error()}"
-            if port in listening_ports(listener.host):
+            if wait_listening(listener.host, port, 0.5):
                 return None
-            self._cancel.wait(0.1)
         return None if self._cancel.is_set() else f"nothing listened on port {port}"
 
     @staticmethod

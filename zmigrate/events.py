@@ -38,7 +38,8 @@ class PlanReady:
 
 @dataclass(frozen=True, slots=True)
 class StageChanged:
-    """The job moved on: preflight, listening, sending, verifying, cleanup, done."""
+    """The job moved on: preflight, starting (each step's ends), sending (its stream flows),
+    verifying, cleanup."""
 
     stage: str
     detail: str = ""

@@ -366,7 +366,7 @@ class Job:
             for i, step in enumerate(plan.steps):
                 self._check_cancel()
                 what = "full" if step.base is None else f"incremental from {step.base}"
-                self.emit(StageChanged("sending", f"step {i + 1}/{len(plan.steps)}: {what}"))
+                self.emit(StageChanged("starting", f"step {i + 1}/{len(plan.steps)}: {what}"))
                 runner = StepRunner(plan, step, i, self.src, self.dst, self.emit, self.t0,
                                     self._cancel, done + plan.resumed_from)
                 self._runner = runner

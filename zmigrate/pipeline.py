@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from . import mbuffer, shell
 from .errors import CancelledError, TransferError, ZmigrateError
-from .events import LogLine, Progress, Sample, Side
+from .events import LogLine, Progress, Sample, Side, StageChanged
 from .hosts import Host, Process
 from .plan import Plan, Step, Transport
 
@@ -74,6 +74,21 @@ def listening_ports(host: Host) -> set[int]:
         for m in re.finditer(r"[.:](\d+)\s", line + " "):
             ports.add(int(m.group(1)))
     return ports
+
+
+def wait_listening(host: Host, port: int, seconds: float = 1.0) -> bool:
+    """Whether `port` listens on `host` within about `seconds`.
+
+    One remote command polls every 20 ms: a round of `listening_ports` costs a whole SSH session
+    (100-150 ms on loopback), so the sender could start that much earlier.
+    """
+    tries = max(1, round(seconds / 0.02))
+    line = (
+        "i=0; while :; do { ss -Hltn 2>/dev/null || netstat -an 2>/dev/null; } | grep LISTEN | "
+        f"grep -Eq '[.:]{int(port)}[[:space:]]' && exit 0; i=$((i+1)); "
+        f"[ $i -ge {tries} ] && exit 1; sleep 0.02 2>/dev/null || sleep 1; done"
+    )
+    return host.run(line, timeout=seconds + 30).ok
 
 
 class StepRunner:
@@ -136,9 +151,10 @@ class StepRunner:
             self.emit(LogLine(state.host, state.side, text))
 
     # -- processes ----------------------------------------------------------------------------
-    def _spawn(self, host: Host, line: str, state: SideState, both: bool = False) -> Process:
+    def _spawn(self, host: Host, line: str, state: SideState, both: bool = False,
+               gated: bool = False) -> Process:
         proc = host.spawn(line, on_stderr=lambda d: self._on_output(state, d, both),
-                          on_stdout=lambda d: self._on_output(state, d, both))
+                          on_stdout=lambda d: self._on_output(state, d, both), gated=gated)
         with self._lock:
             self._procs.append(proc)
         return proc
@@ -172,9 +188,8 @@ class StepRunner:
                 raise CancelledError("cancelled")
             if proc.poll() is not None:
                 raise self._end_error(self.receive, "the receiver stopped before listening")
-            if port in listening_ports(self.dst):
+            if wait_listening(self.dst, port):
                 return
-            time.sleep(0.05)
         raise TransferError(f"the receiver did not listen on port {port} within "
                             f"{LISTEN_TIMEOUT:.0f} s", host=self.dst.label)
 
@@ -209,6 +224,10 @@ class StepRunner:
             fix = "the destination changed after its last snapshot: pass --force to roll it back"
         elif "out of space" in low or "no space" in low or "quota exceeded" in low:
             fix = "free space on the destination pool"
+        elif "checksum mismatch" in low:
+            fix = ("the stream was damaged between the two hosts (network, NIC or memory) and zfs "
+                   "receive refused it. Run it again; if it recurs, check the "
+                   "link or use --transport ssh, whose MAC catches damage in flight")
         elif "incomplete stream" in low or "failed to read from stream" in low:
             fix = ("the stream was cut off: a process of the transfer or the connection died; "
                    "run it again")
@@ -241,20 +260,25 @@ class StepRunner:
             if step.destination_command:
                 rx = self._spawn(self.dst, step.destination_command, self.receive)
                 procs.append((rx, self.receive, "the receiver"))
-                if plan.transport is Transport.TCP:
-                    self._wait_listening(rx)
-            if step.receive_log:
-                tail_proc = self._spawn(
-                    self.dst, shell.join(["tail", "-n", "+1", "-F", step.receive_log])
-                    + " 2>/dev/null", self.receive)
-            self.start_time = time.monotonic()
+            # The sender's session comes up while the listener does; it runs on begin().
             tx = self._spawn(self.src, step.source_command, self.send,
-                             both=plan.transport is Transport.LOCAL)
+                             both=plan.transport is Transport.LOCAL, gated=True)
             sender = "the sender"
             if plan.transport is Transport.SSH:
                 # Its exit status is the ssh's: a killed ssh or a lost connection shows here.
                 sender += f" (through ssh to {plan.options.ssh_target or self.dst.label})"
             procs.insert(0, (tx, self.send, sender))
+            if step.receive_log:
+                tail_proc = self._spawn(
+                    self.dst, shell.join(["tail", "-n", "+1", "-F", step.receive_log])
+                    + " 2>/dev/null", self.receive)
+            if procs[-1][1] is self.receive and plan.transport is Transport.TCP:
+                self._wait_listening(procs[-1][0])
+            self.start_time = time.monotonic()
+            tx.begin()
+            self.emit(StageChanged("sending", f"step {self.index + 1}/{len(plan.steps)}: "
+                                   + ("full" if step.base is None
+                                      else f"incremental from {step.base}")))
             return self._follow(procs)
         finally:
             if tail_proc is not None:
@@ -297,7 +321,7 @@ class StepRunner:
             if now >= next_progress:
                 self._progress()
                 next_progress = now + PROGRESS_PERIOD
-            time.sleep(0.05)
+            self.cancelled.wait(0.02)  # wakes at once on cancel()
         self._progress()
         if first_error is not None:
             # Prefer the receiver's explanation: zfs receive says why a stream was refused -

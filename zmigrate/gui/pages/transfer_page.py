@@ -28,6 +28,7 @@ LOG_LINES = 2000
 
 STAGES = {
     "preflight": "Checking both hosts",
+    "starting": "Starting both ends",
     "sending": "Sending",
     "verifying": "Verifying",
     "cleanup": "Cleaning up",
