@@ -1,10 +1,11 @@
 """zmigrate send (tcp) against the hand-built pipeline from the field notes, side by side.
 
 Runs on the lab (root, zfs-fuse, two sshd on 127.0.0.1): the same pools, the same data, the same
-block and buffer sizes, alternating A B A B so drift on a shared machine hits both. Prints the
-throughput ratio (target >= 0.95) and zmigrate's time from start to first byte (target < 1.5 s).
+block and buffer sizes, in rotating order so drift on a shared machine hits each variant alike.
+Prints the throughput ratio (target >= 0.95), the same with the optional md5 check of the stream,
+and zmigrate's time from start to first byte (target < 1.5 s).
 
-    sudo .venv/bin/python bench/bench_send.py [--mb 300] [--pairs 3]
+    sudo .venv/bin/python bench/bench_send.py [--mb 300] [--rounds 6]
 """
 
 from __future__ import annotations
@@ -61,13 +62,14 @@ def hand_built(snapshot: str, target: str) -> float:
     return time.monotonic() - t0
 
 
-def with_zmigrate(snapshot: str, target: str, *, verify_hash: bool = True
+def with_zmigrate(snapshot: str, target: str, *, verify_hash: bool = False
                   ) -> tuple[float, float, float]:
     """zmigrate over two SSH control sessions.
 
     Returns (streaming seconds as the job measured them, from starting the sender until both
-    ends are done; seconds from start to the sender starting; seconds from start to the first
-    receiver status line showing bytes - mbuffer prints one every 0.5 s, so an upper bound).
+    ends are done; seconds from start to the sender starting, the listener being up; seconds from
+    start to the first receiver status line showing bytes - mbuffer prints one every 0.5 s, so an
+    upper bound).
     """
     marks: dict[str, float] = {}
     t0 = time.monotonic()
@@ -89,10 +91,14 @@ def with_zmigrate(snapshot: str, target: str, *, verify_hash: bool = True
     return summary.seconds, marks.get("sending", float("nan")), marks.get("first", float("nan"))
 
 
+VARIANTS = ("zmigrate", "hand-built", "zmigrate --hash")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mb", type=int, default=300)
-    ap.add_argument("--pairs", type=int, default=3)
+    ap.add_argument("--rounds", "--pairs", type=int, default=6,
+                    help="rounds of the three variants; each round starts with the next one")
     args = ap.parse_args()
     daemon = ensure_daemon()
     work = Path(tempfile.mkdtemp(prefix="zmigrate-bench-"))
@@ -109,30 +115,53 @@ def main() -> int:
         snapshot = f"{src.name}/data@bench"
         zfs("snapshot", snapshot)
         size = args.mb * MiB
-        ratios: list[float] = []
-        ratios_nohash: list[float] = []
+        # A warm-up run of each kind, not counted: the first read of the pool's image files.
+        for variant in VARIANTS:
+            target = f"{dst.name}/warm-{VARIANTS.index(variant)}"
+            if variant == "hand-built":
+                hand_built(snapshot, target)
+            else:
+                with_zmigrate(snapshot, target, verify_hash=variant.endswith("--hash"))
+            _destroy(target)
+        seconds: dict[str, list[float]] = {v: [] for v in VARIANTS}
         starts: list[float] = []
         firsts: list[float] = []
-        for i in range(args.pairs):
-            # A B C in turn: zmigrate, zmigrate without the md5 check, the hand-built pipeline.
-            a, start, first = with_zmigrate(snapshot, f"{dst.name}/z{i}")
-            c, _, _ = with_zmigrate(snapshot, f"{dst.name}/n{i}", verify_hash=False)
-            b = hand_built(snapshot, f"{dst.name}/h{i}")
-            for target in (f"{dst.name}/z{i}", f"{dst.name}/n{i}", f"{dst.name}/h{i}"):
+        for i in range(args.rounds):
+            # Each round in another order (a Latin square over the rounds), so neither a cold
+            # cache nor a pool filling up within a round favours one variant.
+            order = VARIANTS[i % 3:] + VARIANTS[:i % 3]
+            line = []
+            for variant in order:
+                target = f"{dst.name}/r{i}-{VARIANTS.index(variant)}"
+                if variant == "hand-built":
+                    took = hand_built(snapshot, target)
+                else:
+                    took, start, first = with_zmigrate(snapshot, target,
+                                                       verify_hash=variant.endswith("--hash"))
+                    if variant == "zmigrate":
+                        starts.append(start)
+                        firsts.append(first)
                 _destroy(target)
-            ratios.append(b / a)  # throughput ratio zmigrate / hand-built = time_b / time_a
-            ratios_nohash.append(b / c)
-            starts.append(start)
-            firsts.append(first)
-            print(f"round {i + 1}: zmigrate {size / a / MiB:6.1f} MiB/s ({a:.2f} s; sender "
-                  f"started at {start:.2f} s)   without md5 {size / c / MiB:6.1f} MiB/s   "
-                  f"hand-built {size / b / MiB:6.1f} MiB/s ({b:.2f} s)")
-        print(f"\n{args.mb} MiB, {args.pairs} rounds, block {BLOCK}, buffer {BUFFER}")
-        print(f"throughput ratio zmigrate/hand-built: median {statistics.median(ratios):.3f} "
-              f"(min {min(ratios):.3f}, max {max(ratios):.3f}; target >= 0.95)")
-        print(f"  without the md5 stream check (--no-hash): median "
-              f"{statistics.median(ratios_nohash):.3f} (min {min(ratios_nohash):.3f}, "
-              f"max {max(ratios_nohash):.3f})")
+                seconds[variant].append(took)
+                line.append(f"{variant} {size / took / MiB:6.1f} MiB/s")
+            print(f"round {i + 1}: " + "   ".join(line), flush=True)
+
+        def ratios(variant: str) -> list[float]:
+            # Throughput ratio variant / hand-built = time_hand / time_variant, round by round.
+            return [h / v for h, v in zip(seconds["hand-built"], seconds[variant], strict=True)]
+
+        def spread(xs: list[float]) -> str:
+            return (f"median {statistics.median(xs):.3f} (min {min(xs):.3f}, "
+                    f"max {max(xs):.3f})")
+
+        print(f"\n{args.mb} MiB, {args.rounds} rounds, block {BLOCK}, buffer {BUFFER}")
+        for variant in VARIANTS:
+            print(f"  {variant:16s} median {size / statistics.median(seconds[variant]) / MiB:6.1f}"
+                  " MiB/s")
+        print(f"throughput ratio zmigrate/hand-built: {spread(ratios('zmigrate'))}; "
+              "target >= 0.95")
+        print("  with --hash (md5 of the stream on both ends): "
+              f"{spread(ratios('zmigrate --hash'))}")
         print(f"zmigrate start to first byte: sender started after median "
               f"{statistics.median(starts):.2f} s (target < 1.5 s: connecting both hosts, probing, "
               f"planning, listener up); first receiver status line with bytes after median "

@@ -12,9 +12,11 @@ import time
 from pathlib import Path
 
 import pytest
+from lab.flipping_proxy import FlippingProxy
 from lab.sshd import Lab
 from lab.util import (
     established_to,
+    free_port,
     port_listening,
     snapshot_guid,
     tree_digest,
@@ -25,8 +27,8 @@ from lab.util import (
 )
 from lab.zfsfuse import Pool
 
-from zmigrate.errors import PreflightError
-from zmigrate.events import Progress, Sample, Side
+from zmigrate.errors import PreflightError, TransferError
+from zmigrate.events import Progress, Sample, Side, StageChanged
 from zmigrate.hosts import Host, LocalHost
 from zmigrate.job import Job, Request
 from zmigrate.plan import MiB, Options, Transport
@@ -43,9 +45,9 @@ def _cli(lab: Lab, *args: str, timeout: float = 300) -> subprocess.CompletedProc
 
 
 def _leftovers(*pools: Pool) -> list[str]:
-    """zfs/mbuffer processes of our jobs: they name our pools, or are mbuffers with our md5 check
-    (other tests on this shared machine may run mbuffers of their own)."""
-    keys = [p.name for p in pools] + ["--hash md5"]
+    """zfs/mbuffer processes of our jobs: they name our pools, or are mbuffers (the tests of a
+    session run one at a time, so any mbuffer left is one of ours)."""
+    keys = [p.name for p in pools] + ["mbuffer"]
     return [p for p in zfs_processes() if any(k in p for k in keys)]
 
 
@@ -73,7 +75,7 @@ def test_full_send_tcp_200mb_over_ssh_control_sessions(lab: Lab, pools: tuple[Po
     # A rate limit keeps it ~2 s long: mbuffer prints status every 0.5 s, and a sender that is
     # done in less would show no sample of its side on a fast, quiet machine.
     r = _cli(lab, "send", f"lab-src:{ds}@one", f"lab-dst:{dst.name}/copy", "--buffer", "64M",
-             "--bwlimit", "100M", "--json")
+             "--bwlimit", "100M", "--hash", "--json")
     assert r.returncode == 0, r.stderr + r.stdout
     events = _events(r.stdout)
     kinds = {e["event"] for e in events}
@@ -352,7 +354,41 @@ def test_transport_local_on_this_machine(pools: tuple[Pool, Pool]) -> None:
     host = LocalHost()
     seen: list[object] = []
     summary = Job(host, host, Request(f"{ds}@l", f"{dst.name}/l",
-                                      Options(transport=Transport.LOCAL, buffer_size=16 * MiB)),
+                                      Options(transport=Transport.LOCAL, buffer_size=16 * MiB,
+                                              verify_hash=True)),
                   seen.append).run()
     assert summary.verified and summary.hash_match
     assert tree_digest(_mounted(f"{dst.name}/l")) == tree_digest(mnt)
+
+
+def test_a_stream_damaged_in_flight_is_refused_by_zfs_receive(
+        lab_hosts: tuple[Host, Host], pools: tuple[Pool, Pool]) -> None:
+    """What the default check rests on: one flipped bit between the two mbuffers (no md5 asked)
+    fails the transfer with zfs receive's checksum error, and leaves no dataset behind."""
+    src, dst = pools
+    ds, _ = _dataset(src, mb=24)
+    zfs("snapshot", f"{ds}@one")
+    port = free_port()
+    proxies: list[FlippingProxy] = []
+
+    def observe(event: object) -> None:
+        # After the preflight (which would call the port taken) and before the receiver starts.
+        if isinstance(event, StageChanged) and event.stage == "starting" and not proxies:
+            proxies.append(FlippingProxy(port, offset=12 * MiB))
+
+    options = Options(buffer_size=16 * MiB, readonly=False, port=port, connect_address="::1",
+                      allow_address="127.0.0.1")
+    job = Job(*lab_hosts, Request(f"{ds}@one", f"{dst.name}/damaged", options), observe)
+    try:
+        with pytest.raises(TransferError, match="checksum mismatch") as info:
+            job.run()
+    finally:
+        for proxy in proxies:
+            proxy.close()
+    assert proxies and proxies[0].flipped and proxies[0].relayed > 12 * MiB
+    assert info.value.host == "lab-dst" and "damaged" in str(info.value.fix)
+    assert "--hash" not in " ".join(line for _, line in job.plan.commands())  # type: ignore[union-attr]
+    assert subprocess.run(["zfs", "list", f"{dst.name}/damaged"],
+                          capture_output=True).returncode != 0
+    assert wait_until(lambda: not _leftovers(src, dst), 10), _leftovers(src, dst)
+    assert wait_until(lambda: not port_listening(port), 10)

@@ -51,6 +51,9 @@ def test_the_reviewed_plan_is_the_plan_that_runs(qtbot: QtBot, wizard: Migration
     radio = w.transport_page.ui.ssh_radio if transport is Transport.SSH \
         else w.transport_page.ui.tcp_radio
     radio.setChecked(True)
+    # The optional md5 of the stream: asked for over tcp, left off (the default) over ssh.
+    assert not w.transport_page.ui.hash_check.isChecked()
+    w.transport_page.ui.hash_check.setChecked(transport is Transport.TCP)
     w.next()
     assert w.currentId() == PageId.REVIEW
     qtbot.waitUntil(lambda: not w.review_page.preparing, timeout=WAIT_LOAD)
@@ -60,6 +63,7 @@ def test_the_reviewed_plan_is_the_plan_that_runs(qtbot: QtBot, wizard: Migration
     assert reviewed is not None and job is not None and reviewed.transport is transport
     text = w.review_page.ui.commands_edit.toPlainText()
     assert text == shown(reviewed)
+    assert ("--hash md5" in text) is (transport is Transport.TCP)
     if transport is Transport.TCP:
         assert reviewed.port is not None and f":{reviewed.port}" in text
     else:
@@ -79,3 +83,7 @@ def test_the_reviewed_plan_is_the_plan_that_runs(qtbot: QtBot, wizard: Migration
     else:
         assert ran.steps[0].receive_log == reviewed.steps[0].receive_log
     assert snapshot_guid(f"{dst_pool.name}/copy@one") == snapshot_guid(f"{dataset}@one")
+    assert w.session.summary.hash_match is (True if transport is Transport.TCP else None)
+    checks = w.done_page.ui.check_value.text()
+    assert ("stream MD5 equal on both ends" in checks) is (transport is Transport.TCP), checks
+    assert ("stream checksums checked by zfs receive" in checks) is (transport is Transport.SSH)

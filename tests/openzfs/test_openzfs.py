@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 import time
@@ -102,7 +103,7 @@ def test_probe_finds_openzfs_features(pair: Pair) -> None:
 def test_full_then_incremental_with_exact_estimates(pair: Pair, vm: Vm, tag: str) -> None:
     src, dst = f"srcpool/{tag}", f"dstpool/{tag}"
     _data(vm, src, 12)
-    job = _job(pair, f"{src}@s1", dst)
+    job = _job(pair, f"{src}@s1", dst, verify_hash=True)
     summary = job.run()
     plan = job.plan
     assert plan is not None and plan.kind == "full" and plan.estimate_exact
@@ -124,6 +125,24 @@ def test_full_then_incremental_with_exact_estimates(pair: Pair, vm: Vm, tag: str
     for s in ("s1", "s2", "s3"):
         assert _guid(vm, f"{src}@{s}") == _guid(vm, f"{dst}@{s}")
     assert _leftovers(vm, tag) == []
+
+
+def test_receive_refuses_a_stream_with_one_flipped_bit(vm: Vm, tag: str) -> None:
+    """What zmigrate's default check rests on (without --hash): OpenZFS's zfs receive verifies
+    the stream's own checksums and refuses a stream damaged anywhere in flight."""
+    src = f"srcpool/{tag}"
+    _data(vm, src, 8)
+    stream = f"/tmp/{tag}.zstream"
+    flip = (f"zfs send {src}@s1 > {stream} && off=$(( $(stat -c %s {stream}) / 2 )) && "
+            f"b=$(dd if={stream} bs=1 skip=$off count=1 2>/dev/null | od -An -tu1 | tr -d ' ') && "
+            f"printf \"$(printf '\\\\%03o' $((b ^ 1)))\" | "
+            f"dd of={stream} bs=1 seek=$off conv=notrunc 2>/dev/null && "
+            f"cmp -l <(zfs send {src}@s1) {stream} | wc -l")
+    assert vm.ssh(f"bash -c {shlex.quote(flip)}").stdout.strip() == "1"  # one byte differs
+    r = vm.ssh(f"zfs receive dstpool/{tag} < {stream}; rc=$?; rm -f {stream}; exit $rc",
+               check=False)
+    assert r.returncode != 0 and "checksum mismatch" in r.stderr, r.stderr
+    assert vm.ssh(f"zfs list dstpool/{tag}", check=False).returncode != 0
 
 
 # -- (b) resume and discard ------------------------------------------------------------------------

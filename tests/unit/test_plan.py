@@ -51,11 +51,28 @@ def test_full_send_renders_both_commands() -> None:
     assert p.kind == "full" and p.transport is Transport.TCP and p.arrives == ("d",)
     (dst_host, dst_cmd), (src_host, src_cmd) = p.commands()
     assert (dst_host, src_host) == ("dst", "src")
-    assert dst_cmd == ("mbuffer -s 128k -m 512M -P 10 -I 192.0.2.5:40001 --hash md5 | "
-                       "zfs receive backup/home")
-    assert src_cmd == ("zfs send tank/home@d | mbuffer -s 128k -m 512M -r 20M "
-                       "-O 192.0.2.7:40001 --hash md5")
+    assert dst_cmd == "mbuffer -s 128k -m 512M -P 10 -I 192.0.2.5:40001 | zfs receive backup/home"
+    assert src_cmd == "zfs send tank/home@d | mbuffer -s 128k -m 512M -r 20M -O 192.0.2.7:40001"
     assert "full copy" in p.describe() and "cleartext" in p.describe()
+
+
+def test_md5_of_the_stream_only_when_asked() -> None:
+    p = plan(None, dst_exists=False, verify_hash=True)
+    (_, dst_cmd), (_, src_cmd) = p.commands()
+    assert dst_cmd == ("mbuffer -s 128k -m 1G -P 10 -I 192.0.2.5:40001 --hash md5 | "
+                       "zfs receive backup/home")
+    assert src_cmd == "zfs send tank/home@d | mbuffer -s 128k -m 1G -O 192.0.2.7:40001 --hash md5"
+    assert not any("md5" in w for w in p.warnings)
+
+
+def test_md5_asked_where_an_mbuffer_cannot_says_so() -> None:
+    src, _ = sites(None, dst_exists=False)
+    old_mbuffer = dataclasses.replace(CAPS, mbuffer_hash=False)
+    dst = Site(LocalHost("dst"), old_mbuffer, [dataset("backup")])
+    p = make_plan(src, dst, "tank/home@d", "backup/home", Options(verify_hash=True),
+                  connect_address="192.0.2.7", allow_address="192.0.2.5", port=40001)
+    assert all("--hash" not in line for _, line in p.commands())
+    assert any(w.startswith("dst: this mbuffer has no --hash") for w in p.warnings), p.warnings
 
 
 def test_incremental_base_is_newest_common_by_guid_not_name() -> None:
@@ -140,6 +157,9 @@ def test_ssh_and_local_transports() -> None:
     assert remote[:3] == ["mbuffer", "-q", "-l"] and remote[-3:] == ["zfs", "receive",
                                                                       "backup/home"]
     p = plan(None, dst_exists=False, transport=Transport.LOCAL)
+    assert p.commands() == [("src", "zfs send tank/home@d | mbuffer -s 128k -m 1G | "
+                                    "zfs receive backup/home")]
+    p = plan(None, dst_exists=False, transport=Transport.LOCAL, verify_hash=True)
     # -e: a failed receive ends the mbuffer at once (with --hash it would read on to the end).
     assert p.commands() == [("src", "zfs send tank/home@d | mbuffer -s 128k -m 1G -e --hash md5 | "
                                     "zfs receive backup/home")]

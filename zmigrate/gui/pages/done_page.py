@@ -133,6 +133,8 @@ class DonePage(Page):
                      else f"differs from the source's {summary.source_guid}")]
         if summary.hash_match is True:
             checks.append("stream MD5 equal on both ends")
+        elif summary.hash_match is None:
+            checks.append("stream checksums checked by zfs receive")
         if summary.receive_empty_count:
             checks.append(f"receiver ran empty {summary.receive_empty_count}×")
         ui.check_value.setText("; ".join(checks))

@@ -68,6 +68,7 @@ class TransportPage(Page):
         ui.rate_edit.setText(settings.value("rate_limit", ""))
         ui.readonly_check.setChecked(settings.value("readonly", True))
         ui.intermediates_check.setChecked(settings.value("intermediates", True))
+        ui.hash_check.setChecked(settings.value("verify_hash", False))
         self._user_buffer = settings.value("buffer", "")
         self.error = ""
         style.set_role(ui.doctor_hint, "muted")
@@ -204,7 +205,8 @@ class TransportPage(Page):
             self.session.options, transport=self.transport(), buffer_size=buffer,
             block_size=block, port=ui.port_spin.value() or None, rate_limit=rate,
             readonly=ui.readonly_check.isChecked(),
-            intermediates=ui.intermediates_check.isChecked(), force=self.session.force)
+            intermediates=ui.intermediates_check.isChecked(),
+            verify_hash=ui.hash_check.isChecked(), force=self.session.force)
 
     def _on_changed(self) -> None:
         ui = self.ui
@@ -236,5 +238,6 @@ class TransportPage(Page):
         st.set_value("rate_limit", self.ui.rate_edit.text().strip())
         st.set_value("readonly", options.readonly)
         st.set_value("intermediates", options.intermediates)
+        st.set_value("verify_hash", options.verify_hash)
         st.sync()
         return True
