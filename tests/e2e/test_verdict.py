@@ -15,6 +15,8 @@ from lab.sshd import Lab
 from lab.util import write_random_files, zfs
 from lab.zfsfuse import Pool, PoolFactory
 
+from zmigrate.plan import MiB
+
 pytestmark = [pytest.mark.lab, pytest.mark.timeout(180)]
 
 
@@ -62,8 +64,8 @@ def test_verdict_on_the_lab_defaults_agrees_with_the_doctor(lab: Lab, make_pool:
     from zmigrate.doctor import Doctor
     from zmigrate.ssh import HostSpec, connect
 
-    # Long enough (several seconds) for the verdict to have evidence.
-    src, dst = make_pool("src", size_mb=1536), make_pool("dst", size_mb=1536)
+    # Sparse image files: room for a stream sized to the machine's speed (below).
+    src, dst = make_pool("src", size_mb=4096), make_pool("dst", size_mb=4096)
     ds = f"{src.name}/ds"
     zfs("create", ds)
     write_random_files(src.mountpoint / "ds", 700, files=28)
@@ -79,8 +81,14 @@ def test_verdict_on_the_lab_defaults_agrees_with_the_doctor(lab: Lab, make_pool:
         b.close()
     on_path = {s.name: s.rate for s in report.stages if s.in_path and s.rate}
     assert set(on_path) == {"source_read", "network", "destination_write"}, report.stages
+    # Long enough for the verdict to have evidence (it wants a few seconds of samples): about
+    # 6 s at the slowest stage's measured speed, whatever this machine's speed is.
+    want_mb = int(min(on_path.values()) * 6 / MiB)
+    if want_mb > 700:
+        write_random_files(src.mountpoint / "ds" / "more", min(want_mb, 3000) - 700, files=20)
+    zfs("snapshot", f"{ds}@sized")
     r = subprocess.run(
-        [sys.executable, "-m", "zmigrate", "send", f"lab-src:{ds}@snap",
+        [sys.executable, "-m", "zmigrate", "send", f"lab-src:{ds}@sized",
          f"lab-dst:{dst.name}/copy", "--buffer", "64M", "--json"],
         capture_output=True, text=True, timeout=300, env=lab.env(), stdin=subprocess.DEVNULL,
     )
