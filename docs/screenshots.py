@@ -386,8 +386,8 @@ def main() -> int:
     total = int(last[1][2]) if last else 0
     bridge.on_event(StageChanged("verifying", "comparing snapshot guids"))
     bridge.on_event(Finished(Summary(total, 478.0, total / 478.0, 6, s.snapshot.guid if s.snapshot
-                                     else 0, s.snapshot.guid if s.snapshot else 0, True,
-                                     plan.arrives)))
+                                     else 0, s.snapshot.guid if s.snapshot else 0,
+                                     None, plan.arrives)))  # the default: no --hash
     settle(lambda: w.currentId() == 6)
     shoot(w, "done")
 

@@ -127,6 +127,7 @@ class Plan:
     replicate: bool = False  # zfs send -R
     bookmark: str | None = None  # run on the source after success: `zfs bookmark`
     children: tuple[str, ...] = ()  # source child datasets carried by -R
+    stream_hash: bool = False  # both mbuffers compute the stream's md5 (--hash)
 
     @property
     def arrives(self) -> tuple[str, ...]:
@@ -196,6 +197,8 @@ class Plan:
             text += " It is sent raw: the copy stays encrypted and the key never leaves the source."
         if self.resumable:
             text += " If interrupted, it can be resumed."
+        text += (" zfs receive checks the stream's checksums, the snapshot guids are compared"
+                 + (" and so is the stream's MD5 on both ends." if self.stream_hash else "."))
         if self.options.readonly:
             text += " The copy is set readonly afterwards."
         if self.bookmark:
@@ -734,6 +737,7 @@ def _assemble(
         estimate=total,
         estimate_exact=resume is not None and resume.remaining is not None,
         warnings=warnings,
+        stream_hash=bool(hash_),
     )
 
 

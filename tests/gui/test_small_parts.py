@@ -3,9 +3,16 @@
 from __future__ import annotations
 
 import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QTextDocument
+from PySide6.QtWidgets import QWizardPage
 from pytestqt.qtbot import QtBot
 
+from zmigrate.gui import markup
 from zmigrate.gui.app import LastResortHook
+from zmigrate.gui.generated.ui_done_page import Ui_DonePage
+from zmigrate.gui.generated.ui_review_page import Ui_ReviewPage
+from zmigrate.gui.generated.ui_transport_page import Ui_TransportPage
 from zmigrate.gui.pages.host_panel import THIS_COMPUTER, HostPanel
 from zmigrate.gui.pages.transport_page import suggest_buffer
 from zmigrate.gui.settings import RecentHost, Settings
@@ -78,3 +85,23 @@ def test_no_display_is_a_clear_error_not_a_qt_abort() -> None:
                        env=env, timeout=60, stdin=subprocess.DEVNULL)
     assert r.returncode == 2
     assert "no display" in r.stderr and "zmigrate --help" in r.stderr
+
+
+@pytest.mark.parametrize(("form", "label"), [(Ui_ReviewPage, "summary_label"),
+                                             (Ui_TransportPage, "buffer_hint"),
+                                             (Ui_DonePage, "saved_label")])
+def test_prose_labels_show_escaped_text_as_written(qtbot: QtBot, form: type,
+                                                   label: str) -> None:
+    """These labels get prose without tags: as AutoText Qt would show `&#x27;` or `&amp;` as is."""
+    host = QWizardPage()
+    qtbot.addWidget(host)
+    ui = form()
+    ui.setupUi(host)
+    widget = getattr(ui, label)
+    assert widget.textFormat() == Qt.TextFormat.RichText
+    for text in ("zfs receive checks the stream's checksums & \"guids\"",  # AutoText: plain
+                 "a <not a tag> & more"):
+        widget.setText(markup.escape(text))
+        shown = QTextDocument()
+        shown.setHtml(widget.text())
+        assert shown.toPlainText() == text

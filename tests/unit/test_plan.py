@@ -63,6 +63,8 @@ def test_md5_of_the_stream_only_when_asked() -> None:
                        "zfs receive backup/home")
     assert src_cmd == "zfs send tank/home@d | mbuffer -s 128k -m 1G -O 192.0.2.7:40001 --hash md5"
     assert not any("md5" in w for w in p.warnings)
+    assert p.stream_hash and "the stream's MD5 on both ends" in p.describe()
+    assert not plan(None, dst_exists=False).stream_hash
 
 
 def test_md5_asked_where_an_mbuffer_cannot_says_so() -> None:
@@ -72,6 +74,7 @@ def test_md5_asked_where_an_mbuffer_cannot_says_so() -> None:
     p = make_plan(src, dst, "tank/home@d", "backup/home", Options(verify_hash=True),
                   connect_address="192.0.2.7", allow_address="192.0.2.5", port=40001)
     assert all("--hash" not in line for _, line in p.commands())
+    assert not p.stream_hash and "MD5" not in p.describe()
     assert any(w.startswith("dst: this mbuffer has no --hash") for w in p.warnings), p.warnings
 
 

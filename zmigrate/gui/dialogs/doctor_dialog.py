@@ -7,7 +7,6 @@ dialog stays up, saying so, until the doctor has killed its processes and cleane
 
 from __future__ import annotations
 
-import html
 import math
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -20,7 +19,7 @@ from ...doctor import DEFAULT_SECONDS, TEMP_PREFIX, DoctorReport, StageResult, S
 from ...hosts import Host
 from ...mbuffer import format_size
 from ...plan import Options, size_arg
-from .. import forms, style
+from .. import forms, markup, style
 from ..generated.ui_doctor_dialog import Ui_DoctorDialog
 from ..pages.host_panel import error_html
 from ..plots.stage_bars import StageBars
@@ -112,8 +111,8 @@ class DoctorDialog(QDialog):
         self.relay = _Relay(self)
         self.relay.arrived.connect(self._on_event)
         self.setAccessibleName("Doctor")
-        where = f"{html.escape(src.label)} → {html.escape(dst.label)}"
-        snap = f", reading <b>{html.escape(snapshot)}</b>" if snapshot else ""
+        where = f"{markup.escape(src.label)} → {markup.escape(dst.label)}"
+        snap = f", reading <b>{markup.escape(snapshot)}</b>" if snapshot else ""
         ui.intro_label.setText(
             f"Times each stage of a transfer {where} alone{snap}: disk read on the source, the "
             "network between the two mbuffers, ssh with its default and fast ciphers, and "
@@ -144,8 +143,8 @@ class DoctorDialog(QDialog):
             ui.write_warning.setText("The write test needs a destination dataset.")
             return
         ui.write_warning.setText(
-            f"Creates a temporary dataset {html.escape(self.parent_dataset)}/{TEMP_PREFIX}… on "
-            f"{html.escape(self.dst.label)}, writes random data into it for the stage's time, "
+            f"Creates a temporary dataset {markup.escape(self.parent_dataset)}/{TEMP_PREFIX}… on "
+            f"{markup.escape(self.dst.label)}, writes random data into it for the stage's time, "
             "and always destroys it afterwards." if on else
             "Off: nothing is written on the destination.")
 
@@ -201,7 +200,7 @@ class DoctorDialog(QDialog):
         if isinstance(event, StageStarted):
             if not self.stopping:
                 self.ui.status_label.setText(
-                    f"Measuring {html.escape(event.title)} for {event.seconds:g} s…")
+                    f"Measuring {markup.escape(event.title)} for {event.seconds:g} s…")
         elif isinstance(event, StageResult):
             self.stages.append(event)
             note = "skipped" if event.skipped else ("failed" if event.error else "")
@@ -227,18 +226,18 @@ class DoctorDialog(QDialog):
                                     f"{report.seconds:g} s each.")
         if slow is not None and report.expected_rate:
             ui.expected_label.setText(
-                f"Bottleneck: {html.escape(slow.title)}. Expect about "
+                f"Bottleneck: {markup.escape(slow.title)}. Expect about "
                 f"{format_size(report.expected_rate)}/s end to end.")
         else:
             ui.expected_label.setText("No stage on the transfer's path was measured.")
         notes = cpu_notes(report)
-        ui.cpu_label.setText("<b>CPU</b><br>" + "<br>".join(html.escape(n) for n in notes)
+        ui.cpu_label.setText("<b>CPU</b><br>" + "<br>".join(markup.escape(n) for n in notes)
                              if notes else "")
         errors = [f"{s.title}: {s.error}" for s in report.stages if s.error]
         items = [*errors, *report.advice]
         ui.advice_label.setText(
             "<b>Advice</b><ul style='margin-left:-20px'>"
-            + "".join(f"<li>{html.escape(a)}</li>" for a in items) + "</ul>" if items else "")
+            + "".join(f"<li>{markup.escape(a)}</li>" for a in items) + "</ul>" if items else "")
         ui.buffer_button.setEnabled(bool(report.expected_rate))
         if report.expected_rate:
             size = five_second_buffer(report.expected_rate)

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import html
-
 from PySide6.QtWidgets import QDialog, QWidget
 
 from ...ssh import HostKeyDecision, HostKeyInfo
-from .. import forms, style
+from .. import forms, markup, style
 from ..generated.ui_host_key_dialog import Ui_HostKeyDialog
 
 
@@ -25,7 +23,7 @@ class HostKeyDialog(QDialog):
         self.decision = HostKeyDecision.REJECT
         self.setWindowTitle(f"Unknown host key: {info.host}")
         self.ui.intro_label.setText(
-            f"<b>zmigrate has never seen the host key of {html.escape(info.entry)}.</b><br>"
+            f"<b>zmigrate has never seen the host key of {markup.escape(info.entry)}.</b><br>"
             "Before trusting it, check that the fingerprint below is the one the host's "
             "administrator gives you (on the host: <code>ssh-keygen -lf "
             "/etc/ssh/ssh_host_ed25519_key.pub</code>).")
@@ -35,8 +33,8 @@ class HostKeyDialog(QDialog):
         self.ui.fingerprint_label.setText(info.fingerprint)
         self.ui.fingerprint_label.setAccessibleDescription(info.fingerprint)
         self.ui.details_label.setText(
-            f"Key type: {html.escape(info.key_type)}<br>"
-            f"Remembered in: {html.escape(str(info.known_hosts))}")
+            f"Key type: {markup.escape(info.key_type)}<br>"
+            f"Remembered in: {markup.escape(str(info.known_hosts))}")
         style.set_role(self.ui.details_label, "muted")
         self.ui.advice_label.setText(
             "If you expected to know this host already, its key may have changed: reject it "

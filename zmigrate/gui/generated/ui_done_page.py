@@ -162,6 +162,7 @@ class Ui_DonePage(object):
 
         self.saved_label = QLabel(DonePage)
         self.saved_label.setObjectName(u"saved_label")
+        self.saved_label.setTextFormat(Qt.RichText)
         self.saved_label.setWordWrap(True)
         self.saved_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 

@@ -51,6 +51,7 @@ class Ui_ReviewPage(object):
 
         self.summary_label = QLabel(ReviewPage)
         self.summary_label.setObjectName(u"summary_label")
+        self.summary_label.setTextFormat(Qt.RichText)
         self.summary_label.setWordWrap(True)
         self.summary_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 

@@ -93,6 +93,7 @@ class Ui_TransportPage(object):
 
         self.buffer_hint = QLabel(self.tuning_group)
         self.buffer_hint.setObjectName(u"buffer_hint")
+        self.buffer_hint.setTextFormat(Qt.RichText)
         self.buffer_hint.setWordWrap(True)
 
         self.buffer_layout.addWidget(self.buffer_hint)

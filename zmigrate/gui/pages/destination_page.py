@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 from dataclasses import dataclass
 
 from PySide6.QtCore import QItemSelection
@@ -15,7 +14,7 @@ from ...mbuffer import format_size
 from ...plan import Options, Plan, Site, make_plan
 from ...shell import dataset as check_dataset
 from ...zfs import Capabilities, Dataset, ResumeInfo, Snapshot
-from .. import forms, style
+from .. import forms, markup, style
 from ..generated.ui_destination_page import Ui_DestinationPage
 from ..session import Session
 from ..settings import Settings
@@ -90,7 +89,7 @@ def _assess_partial(session: Session, src: Site, dst: Site, destination: str,
         total = found.total
         amount = format_size(found.received) + (f" of {format_size(total)}" if total else "")
         to = found.toname.split("@", 1)[-1]
-        text = (f"<b>An interrupted transfer left {amount} here</b> (to @{html.escape(to)}).")
+        text = (f"<b>An interrupted transfer left {amount} here</b> (to @{markup.escape(to)}).")
         try:
             resume_plan = plan(resume=True)
             rest = f" ({format_size(resume_plan.estimate)})" if resume_plan.estimate else ""
@@ -101,7 +100,7 @@ def _assess_partial(session: Session, src: Site, dst: Site, destination: str,
                 resume_text += f" (pick @{to} on the Source page to resume it)"
     else:
         text = ("<b>An interrupted transfer left a partial receive here</b>, but it could not "
-                f"be read: {html.escape(found.message)}.")
+                f"be read: {markup.escape(found.message)}.")
         resume_text = "Re&sume is not possible: the partial receive could not be read"
     what = "the snapshots already there stay" if any(
         d.name == destination and d.snapshots for d in dst.datasets) else \
@@ -135,7 +134,7 @@ def assess(session: Session, destination: str, force: bool,
     try:
         check_dataset(destination)
     except ZmigrateError as exc:
-        return State("error", f"<b>{html.escape(exc.message)}</b>")
+        return State("error", f"<b>{markup.escape(exc.message)}</b>")
     src = Site(s.src_host, s.src_caps, s.src_datasets)
     dst = Site(s.dst_host, s.dst_caps, s.dst_datasets)
     if partial_token(s, destination):
@@ -149,7 +148,7 @@ def assess(session: Session, destination: str, force: bool,
     try:
         p = plan(False)
     except PreflightError as exc:
-        text = f"<b>Conflict: {html.escape(exc.message)}.</b>"
+        text = f"<b>Conflict: {markup.escape(exc.message)}.</b>"
         resolvable = "diverged" in exc.message or "with no snapshots" in exc.message
         forced = None
         if resolvable:
@@ -164,26 +163,26 @@ def assess(session: Session, destination: str, force: bool,
             else:
                 action = f"Overwrite the empty dataset {destination}"
             if force:
-                return State("conflict", f"<b>{html.escape(action)}</b>, then send "
+                return State("conflict", f"<b>{markup.escape(action)}</b>, then send "
                              f"{len(forced.arrives)} snapshot(s): "
-                             f"{html.escape(_snapshots(forced.arrives))}.", forced, action)
+                             f"{markup.escape(_snapshots(forced.arrives))}.", forced, action)
             return State("conflict", text + "<br>Choose another name, or allow this below:",
                          None, action)
         if "no snapshot in common" in exc.message:
             text += "<br>Choose another name: zmigrate never destroys an unrelated dataset."
         elif exc.fix and "--" not in exc.fix:
-            text += f"<br>{html.escape(exc.fix[0].upper() + exc.fix[1:])}."
+            text += f"<br>{markup.escape(exc.fix[0].upper() + exc.fix[1:])}."
         kind = "conflict" if "already" in exc.message or "common" in exc.message else "error"
         return State(kind, text)
     size = f" (about {format_size(p.estimate)})" if p.estimate else ""
     if p.kind == "full":
         extra = f", with {len(p.arrives)} snapshots" if len(p.arrives) > 1 else ""
-        text = (f"<b>New dataset:</b> {html.escape(destination)} will be created from a full "
-                f"copy of @{html.escape(s.snapshot.short)}{extra}{size}.")
+        text = (f"<b>New dataset:</b> {markup.escape(destination)} will be created from a full "
+                f"copy of @{markup.escape(s.snapshot.short)}{extra}{size}.")
         return State("new", text, p)
-    text = (f"<b>Incremental from the common snapshot @{html.escape(p.base or '')}:</b> "
+    text = (f"<b>Incremental from the common snapshot @{markup.escape(p.base or '')}:</b> "
             f"{len(p.arrives)} snapshot{'s' if len(p.arrives) != 1 else ''} to send "
-            f"({html.escape(_snapshots(p.arrives))}){size}.")
+            f"({markup.escape(_snapshots(p.arrives))}){size}.")
     return State("incremental", text, p)
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 from pathlib import Path
 
 from PySide6.QtCore import Signal
@@ -10,7 +9,7 @@ from PySide6.QtWidgets import QFileDialog, QWidget
 
 from ...events import Side
 from ...mbuffer import format_size
-from .. import forms, style
+from .. import forms, markup, style
 from ..dialogs.confirm import after_stop
 from ..generated.ui_done_page import Ui_DonePage
 from ..plots.axes import elapsed
@@ -83,11 +82,11 @@ class DonePage(Page):
         ui.saved_label.setText("")
         summary, error = s.summary, s.error
         plan = s.plan
-        where = html.escape(plan.destination + ":" + plan.destination_dataset) if plan else ""
+        where = markup.escape(plan.destination + ":" + plan.destination_dataset) if plan else ""
         if summary is not None and summary.verified:
             ui.result_label.setText("✓ Transfer complete and verified")
             ui.reason_label.setText(
-                f"{where} now holds @{html.escape(plan.source_snapshot.split('@', 1)[1])}"
+                f"{where} now holds @{markup.escape(plan.source_snapshot.split('@', 1)[1])}"
                 if plan else "")
             kind = "ok"
         elif summary is not None:
@@ -143,8 +142,8 @@ class DonePage(Page):
     def save_png(self, path: Path) -> bool:
         """Save both plots, as shown, into a PNG file."""
         ok = self.ui.plot_host.grab().save(str(path), "PNG")
-        self.ui.saved_label.setText(f"Saved {html.escape(str(path))}" if ok
-                                    else f"Could not write {html.escape(str(path))}")
+        self.ui.saved_label.setText(f"Saved {markup.escape(str(path))}" if ok
+                                    else f"Could not write {markup.escape(str(path))}")
         return bool(ok)
 
     def export_csv(self, path: Path) -> bool:
@@ -155,10 +154,10 @@ class DonePage(Page):
         try:
             path.write_text(store.to_csv())
         except OSError as exc:
-            self.ui.saved_label.setText(f"Could not write {html.escape(str(path))}: "
-                                        f"{html.escape(exc.strerror or str(exc))}")
+            self.ui.saved_label.setText(f"Could not write {markup.escape(str(path))}: "
+                                        f"{markup.escape(exc.strerror or str(exc))}")
             return False
-        self.ui.saved_label.setText(f"Saved {html.escape(str(path))}")
+        self.ui.saved_label.setText(f"Saved {markup.escape(str(path))}")
         return True
 
     def _suggested_name(self, ext: str) -> str:

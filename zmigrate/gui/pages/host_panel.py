@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 from concurrent.futures import Future
 
 from PySide6.QtCore import Signal
@@ -12,7 +11,7 @@ from ...errors import ZmigrateError
 from ...hosts import Host
 from ...ssh import HostKeyDecision, HostKeyInfo, HostSpec, config_aliases, connect
 from ...zfs import Capabilities, probe
-from .. import forms, style
+from .. import forms, markup, style
 from ..dialogs.host_key_dialog import HostKeyDialog
 from ..generated.ui_host_panel import Ui_HostPanel
 from ..prompts import GuiPrompts, PromptRelay
@@ -26,12 +25,12 @@ AUTH_AGENT, AUTH_KEY, AUTH_PASSWORD = range(3)
 def error_html(exc: BaseException) -> str:
     """An error as the user should read it: what failed, then how to fix it."""
     if isinstance(exc, ZmigrateError):
-        where = f"{html.escape(exc.host)}: " if exc.host else ""
-        text = f"<b>{where}{html.escape(exc.message)}</b>"
+        where = f"{markup.escape(exc.host)}: " if exc.host else ""
+        text = f"<b>{where}{markup.escape(exc.message)}</b>"
         if exc.fix:
-            text += f"<br>Fix: {html.escape(exc.fix)}"
+            text += f"<br>Fix: {markup.escape(exc.fix)}"
         return text
-    return f"<b>{html.escape(type(exc).__name__)}: {html.escape(str(exc))}</b>"
+    return f"<b>{markup.escape(type(exc).__name__)}: {markup.escape(str(exc))}</b>"
 
 
 def connect_and_probe(spec: HostSpec, prompts: GuiPrompts) -> tuple[Host, Capabilities]:
@@ -193,7 +192,7 @@ class HostPanel(QWidget):
         self.release()
         self._generation += 1
         generation = self._generation
-        self._set_busy(True, f"Connecting to {html.escape(spec.label)}…")
+        self._set_busy(True, f"Connecting to {markup.escape(spec.label)}…")
         run_task(lambda: connect_and_probe(spec, self.prompts),
                  lambda result: self._on_connected(generation, spec, *result),
                  lambda exc: self._on_failed(generation, exc))
@@ -219,8 +218,8 @@ class HostPanel(QWidget):
     def _show_connected(self) -> None:
         assert self.host is not None and self.caps is not None
         caps = self.caps
-        lines = [f"<b>✓ Connected to {html.escape(self.host.label)}</b>",
-                 html.escape(caps.describe())]
+        lines = [f"<b>✓ Connected to {markup.escape(self.host.label)}</b>",
+                 markup.escape(caps.describe())]
         kind = "ok"
         if not caps.has_zfs:
             lines.append("zfs was not found there: install ZFS, or check PATH for "

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import html
-
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QWidget, QWizard
 
 from ...job import Job, Request
 from ...mbuffer import format_size
 from ...plan import Plan, Transport
-from .. import forms, style
+from .. import forms, markup, style
 from ..generated.ui_review_page import Ui_ReviewPage
 from ..plots.axes import elapsed
 from ..session import Session
@@ -85,7 +83,7 @@ class ReviewPage(Page):
         # The Transfer page starts this very plan (Job.start(plan=...)): the commands shown
         # below, with their port and log names, are the commands that run.
         s.plan = plan
-        self.ui.summary_label.setText(html.escape(plan.describe()))
+        self.ui.summary_label.setText(markup.escape(plan.describe()))
         if plan.estimate:
             exact = "" if plan.estimate_exact else " (approximate)"
             self.ui.size_label.setText(f"Size: {format_size(plan.estimate)}{exact}")
@@ -99,7 +97,7 @@ class ReviewPage(Page):
             self.ui.size_label.setText("Size: unknown until it runs")
         if plan.warnings:
             self.ui.warnings_label.setText(
-                "<br>".join(html.escape(w) for w in plan.warnings))
+                "<br>".join(markup.escape(w) for w in plan.warnings))
         lines = []
         for host, line in plan.commands():
             lines.append(f"# on {host}")

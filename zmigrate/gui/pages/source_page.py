@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import html
-
 from PySide6.QtCore import QItemSelection
 from PySide6.QtWidgets import QWidget
 
 from ...mbuffer import format_size
 from ...zfs import Dataset, Snapshot
-from .. import forms, style
+from .. import forms, markup, style
 from ..generated.ui_source_page import Ui_SourcePage
 from ..session import Session
 from ..settings import Settings
@@ -51,7 +49,7 @@ class SourcePage(Page):
         self.session.src_datasets = datasets
         if not datasets:
             self.ui.status_label.setText(
-                f"{html.escape(self.session.src_host.label if self.session.src_host else '')} "
+                f"{markup.escape(self.session.src_host.label if self.session.src_host else '')} "
                 "has no ZFS datasets.")
         self.completeChanged.emit()
 
@@ -84,14 +82,14 @@ class SourcePage(Page):
             snaps = s.source_dataset.snapshots
             position = "newest" if snaps and snaps[-1] is s.snapshot else "older"
             label.setText(
-                f"Sending <b>{html.escape(s.snapshot.name)}</b> ({position} of {len(snaps)} "
+                f"Sending <b>{markup.escape(s.snapshot.name)}</b> ({position} of {len(snaps)} "
                 f"snapshot{'s' if len(snaps) != 1 else ''}, refers to "
                 f"{format_size(s.snapshot.referenced)}).")
             style.set_role(label, "")
         elif s.source_dataset is not None:
             label.setText(
-                f"{html.escape(s.source_dataset.name)} has no snapshot yet. Take one on the "
-                f"source (<code>zfs snapshot {html.escape(s.source_dataset.name)}@now</code>) "
+                f"{markup.escape(s.source_dataset.name)} has no snapshot yet. Take one on the "
+                f"source (<code>zfs snapshot {markup.escape(s.source_dataset.name)}@now</code>) "
                 "and reload.")
             style.set_role(label, "note")
         else:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 import time
 from collections.abc import Callable
 
@@ -13,7 +12,7 @@ from ...events import Failed, LogLine, Observer, Progress, Side, Summary
 from ...history import Recorder
 from ...mbuffer import format_size
 from ...samples import SampleStore
-from .. import forms, style
+from .. import forms, markup, style
 from ..dialogs.confirm import after_stop, ask_to_stop
 from ..generated.ui_transfer_page import Ui_TransferPage
 from ..job_bridge import JobBridge
@@ -37,10 +36,10 @@ STAGES = {
 
 def verdict_html(verdict: object) -> str:
     """A bottleneck verdict (any object with .text, maybe .advice and .confidence)."""
-    text = f"<b>{html.escape(str(getattr(verdict, 'text', '')))}</b>"
+    text = f"<b>{markup.escape(str(getattr(verdict, 'text', '')))}</b>"
     advice = getattr(verdict, "advice", None)
     if advice:
-        text += f"<br>{html.escape(str(advice))}"
+        text += f"<br>{markup.escape(str(advice))}"
     confidence = getattr(verdict, "confidence", None)
     if isinstance(confidence, float | int):
         text += f" <span style='color:#6b7280'>(confidence {confidence:.0%})</span>"

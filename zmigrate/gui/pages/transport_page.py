@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import html
 from dataclasses import replace
 
 from PySide6.QtWidgets import QWidget
 
 from ...mbuffer import format_size, parse_size
 from ...plan import DEFAULT_BLOCK, MEMORY_SHARE, Options, Transport, size_arg
-from .. import forms, style
+from .. import forms, markup, style
 from ..dialogs.doctor_dialog import DoctorDialog, DoctorFactory
 from ..generated.ui_transport_page import Ui_TransportPage
 from ..session import Session
@@ -161,7 +160,7 @@ class TransportPage(Page):
                 combo.addItem(size_arg(c))
         combo.setCurrentText(current or size_arg(size))
         combo.blockSignals(False)
-        self.ui.buffer_hint.setText(f"Suggested {size_arg(size)}: {html.escape(why)}.")
+        self.ui.buffer_hint.setText(f"Suggested {size_arg(size)}: {markup.escape(why)}.")
 
     def _rate_or_none(self) -> int | None:
         text = self.ui.rate_edit.text().strip()
@@ -218,7 +217,7 @@ class TransportPage(Page):
             self.error = ""
         except ValueError as exc:
             self.error = str(exc)
-        ui.error_label.setText(f"<b>{html.escape(self.error)}</b>" if self.error else "")
+        ui.error_label.setText(f"<b>{markup.escape(self.error)}</b>" if self.error else "")
         style.set_role(ui.error_label, "note")
         self.completeChanged.emit()
 

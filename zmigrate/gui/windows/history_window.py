@@ -6,7 +6,6 @@ is quick, but a network home folder or a busy recorder may hold the file for a m
 
 from __future__ import annotations
 
-import html
 import logging
 import os
 from collections.abc import Callable
@@ -18,7 +17,7 @@ from PySide6.QtWidgets import QHeaderView, QVBoxLayout, QWidget
 
 from ...history import History, JobRecord, SampleRow, default_path
 from ...mbuffer import format_size
-from .. import forms, style
+from .. import forms, markup, style
 from ..generated.ui_compare_view import Ui_CompareView
 from ..generated.ui_history_window import Ui_HistoryWindow
 from ..generated.ui_job_view import Ui_JobView
@@ -74,9 +73,9 @@ class JobView(QWidget):
         ui = self.ui
         color = OUTCOME_COLORS.get(job.outcome, "#374151")
         ui.title_label.setText(
-            f"<b>#{job.id}</b> {html.escape(route(job))} &nbsp; <b>@"
-            f"{html.escape(job.snapshot.split('@', 1)[-1])}</b> &nbsp; "
-            f"<span style='color:{color}; font-weight:600'>{html.escape(job.outcome)}</span>")
+            f"<b>#{job.id}</b> {markup.escape(route(job))} &nbsp; <b>@"
+            f"{markup.escape(job.snapshot.split('@', 1)[-1])}</b> &nbsp; "
+            f"<span style='color:{color}; font-weight:600'>{markup.escape(job.outcome)}</span>")
         sender, receiver = both_sides(rows)
         self.plots.update_from(sender, receiver)
         facts = [
@@ -99,10 +98,10 @@ class JobView(QWidget):
             if tuning:
                 facts.append(("Tuning", ", ".join(tuning)))
         ui.facts_label.setText("<table cellspacing='3'>" + "".join(
-            f"<tr><td style='color:#6b7280; padding-right:12px'>{html.escape(k)}</td>"
-            f"<td>{html.escape(v)}</td></tr>" for k, v in facts) + "</table>")
+            f"<tr><td style='color:#6b7280; padding-right:12px'>{markup.escape(k)}</td>"
+            f"<td>{markup.escape(v)}</td></tr>" for k, v in facts) + "</table>")
         if job.error:
-            ui.error_label.setText(f"<b>{html.escape(job.error)}</b>")
+            ui.error_label.setText(f"<b>{markup.escape(job.error)}</b>")
             style.set_banner(ui.error_label, "error")
         else:
             ui.error_label.setText("")
@@ -131,15 +130,15 @@ class CompareView(QWidget):
                   for i, (job, rows) in enumerate(pairs)]
         self.plots.show_jobs(series)
         self.ui.title_label.setText("<b>Compare</b> &nbsp; " + " &nbsp;vs&nbsp; ".join(
-            html.escape(s.name) for s in series))
+            markup.escape(s.name) for s in series))
         rows = []
         for i, job in enumerate(self.jobs):
             tuning = ", ".join(f"{k.split('_')[0]} {format_size(v)}"
                                for k, v in job.options.items()
                                if k in ("buffer_size", "block_size") and v)
-            rows.append(f"<b>{roles[i]}</b> #{job.id}: {html.escape(job.outcome)}, "
+            rows.append(f"<b>{roles[i]}</b> #{job.id}: {markup.escape(job.outcome)}, "
                         f"{format_size(job.bytes)} at {_rate(job.avg_rate)} on average"
-                        + (f" ({html.escape(tuning)}, {html.escape(job.transport)})"
+                        + (f" ({markup.escape(tuning)}, {markup.escape(job.transport)})"
                            if tuning else ""))
         if len(self.jobs) == 2 and self.jobs[0].avg_rate and self.jobs[1].avg_rate:
             gain = self.jobs[1].avg_rate / self.jobs[0].avg_rate - 1
