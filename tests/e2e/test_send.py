@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from lab.flipping_proxy import FlippingProxy
@@ -18,6 +19,7 @@ from lab.util import (
     established_to,
     free_port,
     port_listening,
+    proc_cmdlines,
     snapshot_guid,
     tree_digest,
     wait_until,
@@ -27,9 +29,9 @@ from lab.util import (
 )
 from lab.zfsfuse import Pool
 
-from zmigrate.errors import PreflightError, TransferError
+from zmigrate.errors import CancelledError, PreflightError, TransferError
 from zmigrate.events import Progress, Sample, Side, StageChanged
-from zmigrate.hosts import Host, LocalHost
+from zmigrate.hosts import Host, LocalHost, Process
 from zmigrate.job import Job, Request
 from zmigrate.plan import MiB, Options, Transport
 
@@ -178,6 +180,50 @@ def test_cancel_mid_transfer_leaves_nothing(lab_hosts: tuple[Host, Host], pools:
     assert subprocess.run(["zfs", "list", f"{dst_pool.name}/partial"],
                           capture_output=True).returncode != 0
     assert any(isinstance(e, Sample) and e.side is Side.RECEIVE for e in seen)
+
+
+def test_cancel_while_both_ends_start_runs_no_sender(lab_hosts: tuple[Host, Host],
+                                                    pools: tuple[Pool, Pool]) -> None:
+    """Cancelled as the step starts: the sender's session may be up, waiting at its gate; it
+    must end without ever running `zfs send`, and nothing of the job may stay behind."""
+    src_pool, dst_pool = pools
+    ds, _ = _dataset(src_pool, mb=4)
+    zfs("snapshot", f"{ds}@s")
+    seen: list[object] = []
+    job: Job | None = None
+
+    def observe(event: object) -> None:
+        seen.append(event)
+        if isinstance(event, StageChanged) and event.stage == "starting":
+            assert job is not None
+            job.cancel()
+
+    src, dst = lab_hosts
+    spawned: list[Process] = []
+    spawn = src.spawn
+
+    def spawn_and_keep(line: str, **kw: Any) -> Process:
+        proc = spawn(line, **kw)
+        if kw.get("gated"):
+            spawned.append(proc)
+        return proc
+
+    src.spawn = spawn_and_keep  # type: ignore[method-assign]
+    job = Job(src, dst, Request(f"{ds}@s", f"{dst_pool.name}/never",
+                                Options(buffer_size=16 * MiB)), observe)
+    with pytest.raises(CancelledError):
+        job.run()
+    assert len(spawned) == 1 and spawned[0].poll() is not None  # the gated sender, ended
+    port = job.plan.port if job.plan else None
+    assert port is not None
+    assert not any(isinstance(e, (Sample, Progress)) and getattr(e, "total", 0) for e in seen)
+    assert not any(isinstance(e, StageChanged) and e.stage == "sending" for e in seen)
+    ours = lambda: [" ".join(a) for a in proc_cmdlines().values()  # noqa: E731
+                    if any(src_pool.name in w or dst_pool.name in w for w in a)]
+    assert wait_until(lambda: not ours(), 5), ours()
+    assert wait_until(lambda: not port_listening(port), 5)
+    assert subprocess.run(["zfs", "list", f"{dst_pool.name}/never"],
+                          capture_output=True).returncode != 0
 
 
 def test_cancel_of_incremental_keeps_every_snapshot(lab_hosts: tuple[Host, Host],
