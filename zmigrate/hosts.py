@@ -5,7 +5,9 @@ this module (zfs, plan, pipeline) sees only `Host`. Remote pipelines are started
 session (`setsid`), so cancelling kills the whole process group on its host: closing an SSH channel
 without a pty leaves the remote process running. So that a crash of zmigrate (or a dropped
 connection) cannot leave them behind either, a spawned pipeline keeps its stdin open to us: a
-watchdog in its group reads it and signals the whole group when it reaches EOF.
+watchdog in its group reads it and signals the whole group when it reaches EOF. A pipeline spawned
+`gated` first waits for one line on that stdin (`Process.begin()`), so its session's start-up
+(100-150 ms even on loopback) overlaps other work instead of delaying the stream.
 """
 
 from __future__ import annotations
