@@ -114,6 +114,9 @@ def test_incremental_with_automatic_base_and_three_intermediates(
     r = _cli(lab, "send", f"lab-src:{ds}@base", f"{dst_host}:{dst.name}/copy",
              "--transport", transport, "--buffer", "32M", *extra)
     assert r.returncode == 0, r.stderr
+    # The default check, named in the summary line: no md5 was asked for or computed.
+    assert "stream checksums checked by zfs receive" in r.stdout, r.stdout
+    assert "--hash" not in r.stdout + r.stderr
     for i in (1, 2, 3):
         write_random_files(mnt / f"gen{i}", 2, files=2)
         zfs("snapshot", f"{ds}@i{i}")
