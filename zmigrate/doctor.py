@@ -29,8 +29,8 @@ from .diagnosis import buffer_advice
 from .errors import ZmigrateError
 from .hosts import Host, Process
 from .job import Job, Request
-from .mbuffer import LineSplitter, format_size, parse_status, parse_summary
-from .pipeline import free_port, wait_listening
+from .mbuffer import LineSplitter, format_rate, format_size, parse_status, parse_summary
+from .pipeline import await_listener, free_port, stop_processes
 from .plan import KiB, MiB, Options, Transport, address_port, size_arg
 
 DEFAULT_SECONDS = 10.0
@@ -40,8 +40,6 @@ BUFFER = 64 * MiB  # enough to smooth a stage; the doctor measures rates, not bu
 DOCTOR_ENV = "ZMIGRATE_DOCTOR"
 TEMP_PREFIX = "zmigrate-doctor-"
 CPU_BOUND = 90.0  # percent of one core: a process at this is the limit of its stage
-LISTEN_TIMEOUT = 20.0
-STOP_GRACE = 2.0
 SSH_PROBE_TIMEOUT = 30.0
 STAGES = ("source_read", "network", "ssh", "destination_write")  # in the order they run
 Emit = Callable[[object], None]
@@ -387,26 +385,9 @@ class Doctor:
         so "stopped" always means gone.
         """
         with self._stopping:
-            self._stop_locked()
-
-    def _stop_locked(self) -> None:
-        with self._lock:
-            live, self._live = list(self._live), []
-        for sp in reversed(live):
-            try:
-                sp.proc.kill()
-            except ZmigrateError:
-                pass
-        deadline = time.monotonic() + STOP_GRACE
-        for sp in live:
-            sp.proc.wait(max(0.1, deadline - time.monotonic()))
-        for sp in live:
-            if sp.proc.poll() is None:
-                try:
-                    sp.proc.kill(9)
-                except ZmigrateError:
-                    pass
-                sp.proc.wait(2)
+            with self._lock:
+                live, self._live = list(self._live), []
+            stop_processes([sp.proc for sp in reversed(live)])
 
     def _cpu(self) -> dict[str, _CpuSnapshot | None]:
         out: dict[str, _CpuSnapshot | None] = {}
@@ -480,13 +461,10 @@ class Doctor:
                            details=details)
 
     def _wait_listening(self, listener: _Spawned, port: int) -> str | None:
-        deadline = time.monotonic() + LISTEN_TIMEOUT
-        while time.monotonic() < deadline and not self._cancel.is_set():
-            if listener.proc.poll() is not None:
-                return f"the listener stopped: {listener.meter.error()}"
-            if wait_listening(listener.host, port, 0.5):
-                return None
-        return None if self._cancel.is_set() else f"nothing listened on port {port}"
+        state = await_listener(listener.host, port, listener.proc, self._cancel, poll=0.5)
+        if state == "stopped":
+            return f"the listener stopped: {listener.meter.error()}"
+        return f"nothing listened on port {port}" if state == "timeout" else None
 
     @staticmethod
     def _mbuffer(*extra: str) -> list[str]:
@@ -640,11 +618,6 @@ class Doctor:
         )
 
 
-def rate_text(n: float | None) -> str:
-    """A rate as people read it: `135.6 MiB/s`, or `-` when unknown."""
-    return "-" if n is None else f"{format_size(n)}/s"
-
-
 def _advice(stages: list[StageResult], slowest: StageResult | None,
             transport: Transport) -> tuple[str, ...]:
     out: list[str] = []
@@ -656,21 +629,21 @@ def _advice(stages: list[StageResult], slowest: StageResult | None,
             out.append(f"{bound.name} used {bound.cpu:.0f}% of a core on {bound.host} during "
                        f"{slowest.title}: that process, not the hardware, sets the pace")
         if slowest.name == "source_read":
-            out += [f"the source pool reads at {rate_text(rate)}: check its disks with "
+            out += [f"the source pool reads at {format_rate(rate)}: check its disks with "
                     "`zpool iostat -v 1`; a pool of more vdevs reads faster (field notes: one "
                     "wide raidz 95 MB/s, the same disks as 4-6 raidz groups about 170 MB/s)",
                     "avoid other reads on the source pool while the transfer runs"]
         elif slowest.name == "network":
-            out += [f"tcp between the hosts carries {rate_text(rate)}: check the link speed "
+            out += [f"tcp between the hosts carries {format_rate(rate)}: check the link speed "
                     "(ethtool IFACE)",
                     "jumbo frames: ip link set dev IFACE mtu 9000 on both ends",
                     "larger NIC rings: ethtool -G IFACE rx 2048 tx 2048",
                     "check the CPU of the transport process (mbuffer, irq load)"]
         elif slowest.name.startswith("ssh"):
-            out.append(f"ssh carries {rate_text(rate)}: use --transport tcp instead of ssh on "
+            out.append(f"ssh carries {format_rate(rate)}: use --transport tcp instead of ssh on "
                        "trusted networks")
         elif slowest.name == "destination_write":
-            out += [f"the destination pool writes at {rate_text(rate)}: check its disks with "
+            out += [f"the destination pool writes at {format_rate(rate)}: check its disks with "
                     "`zpool iostat -v 1`; more vdevs write faster, keep dedup and other "
                     "writes off it during the transfer"]
         out.append(buffer_advice(rate))
@@ -680,13 +653,13 @@ def _advice(stages: list[StageResult], slowest: StageResult | None,
     if fastest is not None and default is not None and default.rate and fastest.rate \
             and fastest is not default and fastest.rate > 1.2 * default.rate:
         cipher = fastest.details.get("cipher")
-        out.append(f"over ssh, cipher {cipher} carries {rate_text(fastest.rate)} against "
-                   f"{rate_text(default.rate)} for the default: try cipher {cipher} "
+        out.append(f"over ssh, cipher {cipher} carries {format_rate(fastest.rate)} against "
+                   f"{format_rate(default.rate)} for the default: try cipher {cipher} "
                    f"(--ssh-option Ciphers={cipher})")
     net = by.get("network")
     if transport is Transport.SSH and net is not None and net.rate and fastest is not None \
             and fastest.rate and net.rate > 1.5 * fastest.rate:
-        out.append(f"tcp carries {rate_text(net.rate)}, {net.rate / fastest.rate:.1f}x ssh: use "
+        out.append(f"tcp carries {format_rate(net.rate)}, {net.rate / fastest.rate:.1f}x ssh: use "
                    "--transport tcp instead of ssh where the network is trusted")
     for s in stages:
         bound = s.cpu_bound

@@ -290,9 +290,10 @@ class LocalProcess(Process):
 
 
 def _pump(stream: IO[bytes], sink: OutputCallback) -> None:
+    # read1: whatever has arrived, without waiting for a full 64 KiB.
+    read = stream.read1 if isinstance(stream, io.BufferedReader) else stream.read
     while True:
-        data = stream.read1(65536) if isinstance(stream, io.BufferedReader) \
-            else stream.read(65536)
+        data = read(65536)
         if not data:
             break
         sink(data)

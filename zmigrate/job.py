@@ -180,9 +180,11 @@ class Job:
         )
         options = replace(options, transport=transport)
         tcp = transport is Transport.TCP
+        # receive -s needs the pool's extensible_dataset feature, not only a zfs that knows -s.
+        check_feature = dst_caps.resumable and options.resumable is not False
         # Every read is independent and each costs a round trip: ask them all at once (one
         # channel each on the hosts' connections) - this is most of the time to first byte.
-        with ThreadPoolExecutor(max_workers=5, thread_name_prefix="zmigrate-preflight") as pool:
+        with ThreadPoolExecutor(max_workers=6, thread_name_prefix="zmigrate-preflight") as pool:
             src_f = pool.submit(lambda: zfs.inventory(self.src, src_caps, ds_name)
                                 if src_caps.has_zfs else [])
             parent_f = pool.submit(lambda: zfs.inventory_shallow(self.dst, dst_caps, parent)
@@ -191,10 +193,14 @@ class Job:
                                  if dst_caps.has_zfs else [])
             addr_f = pool.submit(self.addresses if tcp else lambda: ("", None))
             used_f = pool.submit(lambda: listening_ports(self.dst) if tcp else set())
+            feature_f = pool.submit(lambda: zfs.pool_feature(
+                self.dst, req.destination.split("/", 1)[0], "extensible_dataset")
+                if check_feature else None)
             src_sets = src_f.result()
             dst_sets = parent_f.result() + [d for d in tree_f.result() if d.name != parent]
             connect_address, allow_address = addr_f.result()
             used = used_f.result()
+            feature = feature_f.result()
         port = None
         if tcp:
             if options.port is not None:
@@ -218,11 +224,7 @@ class Job:
         if options.resume and existing is not None and existing.resume_token:
             self.emit(StageChanged("preflight", "reading the resume token"))
             resume_info = zfs.resume_info(self.src, existing.resume_token)
-        resumable = self.dst_caps.resumable
-        if resumable and options.resumable is not False:
-            feature = zfs.pool_feature(self.dst, req.destination.split("/", 1)[0],
-                                       "extensible_dataset")
-            resumable = feature in ("enabled", "active")
+        resumable = feature in ("enabled", "active") if check_feature else dst_caps.resumable
         plan = make_plan(
             Site(self.src, self.src_caps, src_sets),
             Site(self.dst, self.dst_caps, dst_sets),
@@ -365,8 +367,7 @@ class Job:
         try:
             for i, step in enumerate(plan.steps):
                 self._check_cancel()
-                what = "full" if step.base is None else f"incremental from {step.base}"
-                self.emit(StageChanged("starting", f"step {i + 1}/{len(plan.steps)}: {what}"))
+                self.emit(StageChanged("starting", step.title(i, len(plan.steps))))
                 runner = StepRunner(plan, step, i, self.src, self.dst, self.emit, self.t0,
                                     self._cancel, done + plan.resumed_from)
                 self._runner = runner

@@ -12,8 +12,9 @@ import re
 import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 from . import mbuffer, shell
 from .errors import CancelledError, TransferError, ZmigrateError
@@ -64,9 +65,13 @@ def free_port(host: Host, low: int = 20000, high: int = 60999, *,
     raise ZmigrateError("no free TCP port found", host=host.label, fix="give one with --port")
 
 
+# Sockets with their states: ss on Linux, netstat elsewhere (FreeBSD, illumos).
+_SOCKETS = "ss -Hltn 2>/dev/null || netstat -an 2>/dev/null"
+
+
 def listening_ports(host: Host) -> set[int]:
-    """Ports in LISTEN state on `host` (ss on Linux, netstat elsewhere)."""
-    r = host.run("ss -Hltn 2>/dev/null || netstat -an 2>/dev/null", timeout=30)
+    """Ports in LISTEN state on `host`."""
+    r = host.run(_SOCKETS, timeout=30)
     ports = set()
     for line in r.stdout.splitlines():
         if "LISTEN" not in line.upper():
@@ -84,11 +89,45 @@ def wait_listening(host: Host, port: int, seconds: float = 1.0) -> bool:
     """
     tries = max(1, round(seconds / 0.02))
     line = (
-        "i=0; while :; do { ss -Hltn 2>/dev/null || netstat -an 2>/dev/null; } | grep LISTEN | "
+        f"i=0; while :; do {{ {_SOCKETS}; }} | grep LISTEN | "
         f"grep -Eq '[.:]{int(port)}[[:space:]]' && exit 0; i=$((i+1)); "
         f"[ $i -ge {tries} ] && exit 1; sleep 0.02 2>/dev/null || sleep 1; done"
     )
     return host.run(line, timeout=seconds + 30).ok
+
+
+def await_listener(host: Host, port: int, proc: Process, cancelled: threading.Event,
+                   poll: float = 1.0) -> Literal["listening", "cancelled", "stopped", "timeout"]:
+    """Wait up to LISTEN_TIMEOUT until `proc`, a listener on `host`, listens on `port`; or say
+    why not: cancelled, the listener stopped first, or the time ran out."""
+    deadline = time.monotonic() + LISTEN_TIMEOUT
+    while time.monotonic() < deadline:
+        if cancelled.is_set():
+            return "cancelled"
+        if proc.poll() is not None:
+            return "stopped"
+        if wait_listening(host, port, poll):
+            return "listening"
+    return "cancelled" if cancelled.is_set() else "timeout"
+
+
+def stop_processes(procs: Sequence[Process]) -> None:
+    """TERM each process group in turn, then KILL what is left after a shared grace period."""
+    for p in procs:
+        try:
+            p.kill()
+        except ZmigrateError:
+            pass
+    deadline = time.monotonic() + STOP_GRACE
+    for p in procs:
+        p.wait(max(0.1, deadline - time.monotonic()))
+    for p in procs:
+        if p.poll() is None:
+            try:
+                p.kill(9)
+            except ZmigrateError:
+                pass
+            p.wait(2)
 
 
 class StepRunner:
@@ -163,33 +202,18 @@ class StepRunner:
         """Stop every process of this step: TERM to each group, then KILL what is left."""
         with self._lock:
             procs = list(self._procs)
-        for p in procs:
-            try:
-                p.kill()
-            except ZmigrateError:
-                pass
-        deadline = time.monotonic() + STOP_GRACE
-        for p in procs:
-            p.wait(max(0.1, deadline - time.monotonic()))
-        for p in procs:
-            if p.poll() is None:
-                try:
-                    p.kill(9)
-                except ZmigrateError:
-                    pass
-                p.wait(2)
+        stop_processes(procs)
 
     def _wait_listening(self, proc: Process) -> None:
         port = self.plan.port
         assert port is not None
-        deadline = time.monotonic() + LISTEN_TIMEOUT
-        while time.monotonic() < deadline:
-            if self.cancelled.is_set():
-                raise CancelledError("cancelled")
-            if proc.poll() is not None:
-                raise self._end_error(self.receive, "the receiver stopped before listening")
-            if wait_listening(self.dst, port):
-                return
+        state = await_listener(self.dst, port, proc, self.cancelled)
+        if state == "listening":
+            return
+        if state == "cancelled":
+            raise CancelledError("cancelled")
+        if state == "stopped":
+            raise self._end_error(self.receive, "the receiver stopped before listening")
         raise TransferError(f"the receiver did not listen on port {port} within "
                             f"{LISTEN_TIMEOUT:.0f} s", host=self.dst.label)
 
@@ -255,6 +279,7 @@ class StepRunner:
         """Start both ends, follow them to the end, and return what the mbuffers reported."""
         plan, step = self.plan, self.step
         procs: list[tuple[Process, SideState, str]] = []
+        rx: Process | None = None
         tail_proc: Process | None = None
         try:
             if step.destination_command:
@@ -272,13 +297,11 @@ class StepRunner:
                 tail_proc = self._spawn(
                     self.dst, shell.join(["tail", "-n", "+1", "-F", step.receive_log])
                     + " 2>/dev/null", self.receive)
-            if procs[-1][1] is self.receive and plan.transport is Transport.TCP:
-                self._wait_listening(procs[-1][0])
+            if rx is not None and plan.transport is Transport.TCP:
+                self._wait_listening(rx)
             self.start_time = time.monotonic()
             tx.begin()
-            self.emit(StageChanged("sending", f"step {self.index + 1}/{len(plan.steps)}: "
-                                   + ("full" if step.base is None
-                                      else f"incremental from {step.base}")))
+            self.emit(StageChanged("sending", step.title(self.index, len(plan.steps))))
             return self._follow(procs)
         finally:
             if tail_proc is not None:
@@ -328,7 +351,7 @@ class StepRunner:
             # unless the sender failed too and the receiver only saw its stream cut off (then
             # the sender's end is where it happened, e.g. a killed sender mbuffer).
             recv_status = procs[-1][0].poll()
-            send_status = procs[0][0].poll() if procs[0][1] is self.send else None
+            send_status = procs[0][0].poll()  # the sender always comes first
             if recv_status not in (None, 0) and procs[-1][1] is self.receive \
                     and not (send_status not in (None, 0) and _cut_off(self.receive)):
                 first_error = self._end_error(self.receive,

@@ -95,6 +95,11 @@ class Step:
     receive_log: str | None = None  # mbuffer log file on the destination (ssh transport)
     resume_token: str | None = None  # this step continues an interrupted receive
 
+    def title(self, index: int, count: int) -> str:
+        """How the job's stages name this step: `step 1/2: incremental from tank/a@x`."""
+        what = "full" if self.base is None else f"incremental from {self.base}"
+        return f"step {index + 1}/{count}: {what}"
+
 
 @dataclass(frozen=True, slots=True)
 class Plan:
