@@ -18,7 +18,7 @@ from .errors import CancelledError, InvalidNameError, ZmigrateError
 from .events import Failed, Finished, LogLine, PlanReady, Progress, Sample, Side, StageChanged
 from .hosts import Host
 from .job import Job, Request
-from .mbuffer import format_size, parse_size
+from .mbuffer import format_rate, format_size, parse_size
 from .plan import Options, Transport
 from .ssh import HostKeyDecision, HostKeyInfo, HostSpec, Prompts, connect
 
@@ -99,7 +99,7 @@ class LiveLine:
             pct = f" {event.done / event.total:4.0%}" if event.total else ""
             total = f" / {format_size(event.total)}" if event.total else ""
             step = f" step {event.step}/{event.steps}" if event.steps > 1 else ""
-            text = (f"{format_size(event.rate)}/s  buffers send {self.fill[Side.SEND]:3.0f}% "
+            text = (f"{format_rate(event.rate)}  buffers send {self.fill[Side.SEND]:3.0f}% "
                     f"recv {self.fill[Side.RECEIVE]:3.0f}%  {format_size(event.done)}{total}"
                     f"{pct}  ETA {_fmt_time(event.eta)}{step}{self.extra}")
             self.out.write("\r\x1b[K" + text)
@@ -310,7 +310,7 @@ def _run_job(job: Job, out: TextIO, err: TextIO, as_json: bool) -> int:
                          None: "stream checksums checked by zfs receive",
                          False: "HASH MISMATCH"}
             print(f"done: {format_size(s.bytes)} in {_fmt_time(s.seconds)} "
-                  f"({format_size(s.rate)}/s average), verified {where} guid {s.destination_guid}, "
+                  f"({format_rate(s.rate)} average), verified {where} guid {s.destination_guid}, "
                   f"{hash_text[s.hash_match]}"
                   + (f", resumed after {format_size(plan.resumed_from)}"
                      if plan and plan.resume_token else "")
@@ -450,10 +450,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="check and print the plan and its commands; run nothing")
     sp.add_argument("--no-history", action="store_true",
                     help="do not record this transfer in `zmigrate history`")
-    history.add_parser(sub)
-    from . import doctor_cli as doctor
+    from . import doctor_cli, history_cli
 
-    doctor.add_parser(sub)
+    history_cli.add_parser(sub)
+    doctor_cli.add_parser(sub)
     return p
 
 
@@ -492,6 +492,6 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
 
 def _extra_commands() -> dict[str, Any]:
     """Commands that live in their own modules (doctor, history) register here."""
-    from . import doctor_cli as doctor
+    from . import doctor_cli, history_cli
 
-    return {"history": history.run_cli, "doctor": doctor.run_cli}
+    return {"history": history_cli.run_cli, "doctor": doctor_cli.run_cli}

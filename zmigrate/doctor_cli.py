@@ -15,10 +15,10 @@ from .doctor import (
     DoctorReport,
     StageResult,
     StageStarted,
-    rate_text,
 )
 from .errors import ZmigrateError
 from .hosts import Host
+from .mbuffer import format_rate
 from .plan import Options, Transport
 
 
@@ -78,14 +78,15 @@ def format_table(report: DoctorReport) -> str:
                 notes.append(f"busiest {busiest.name} {busiest.cpu:.0f}% ({busiest.host})")
         note = "; ".join(n for n in notes if n)
         time_text = f"{s.seconds:.1f}s" if not s.skipped else "-"
-        lines.append(f"{mark}{title:<36} {rate_text(s.rate):>12} {time_text:>6}  {cpu:<22} {note}")
+        rate = format_rate(s.rate)
+        lines.append(f"{mark}{title:<36} {rate:>12} {time_text:>6}  {cpu:<22} {note}")
     if report.cancelled:
         lines.append("cancelled: the stages after the one running were not measured")
     if report.bottleneck is not None:
         slow = report.stage(report.bottleneck)
         assert slow is not None
-        lines.append(f"bottleneck: {slow.title} at {rate_text(slow.rate)}; expect about "
-                     f"{rate_text(report.expected_rate)} end to end (stages in parentheses are "
+        lines.append(f"bottleneck: {slow.title} at {format_rate(slow.rate)}; expect about "
+                     f"{format_rate(report.expected_rate)} end to end (stages in parentheses are "
                      "alternatives, not on the path)")
     if report.advice:
         lines.append("advice:")

@@ -16,7 +16,6 @@ No Qt here: the CLI and the GUI both read through `History`.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import csv
 import json
@@ -31,7 +30,7 @@ from dataclasses import asdict, dataclass, field, fields
 from enum import Enum
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any, Final, TextIO
+from typing import IO, Any, Final
 
 from .errors import ZmigrateError
 from .events import Failed, Finished, LogLine, PlanReady, Progress, Sample, StageChanged
@@ -45,11 +44,9 @@ __all__ = [
     "JobRecord",
     "Recorder",
     "SampleRow",
-    "add_parser",
     "bucket_width",
     "default_path",
     "read_csv",
-    "run_cli",
 ]
 
 DATA_DIR_ENV: Final = "ZMIGRATE_DATA_DIR"
@@ -822,18 +819,3 @@ def _verdict_of(event: object) -> tuple[str | None, str | None, str | None] | No
     if not (hasattr(event, "kind") and hasattr(event, "text")):
         return None
     return _verdict_value(event)
-
-
-# -- the CLI face (zmigrate/history_cli.py), registered by cli.py ---------------------------------
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add `zmigrate history` to the CLI's subparsers."""
-    from .history_cli import add_parser as _add
-
-    _add(sub)
-
-
-def run_cli(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    """Handle `zmigrate history [show N [--csv|--json] [-o FILE]]`."""
-    from .history_cli import run_cli as _run
-
-    return _run(args, out, err)

@@ -8,7 +8,7 @@ import time
 from typing import TextIO
 
 from .history import OUTCOMES, History, JobRecord, default_path
-from .mbuffer import format_size
+from .mbuffer import format_rate, format_size
 
 EXIT_OK = 0
 
@@ -55,10 +55,6 @@ def _duration(seconds: float | None) -> str:
     return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
 
 
-def _rate(rate: float | None) -> str:
-    return f"{format_size(rate)}/s" if rate is not None else "-"
-
-
 def _route(job: JobRecord) -> str:
     return f"{job.source} → {job.destination}:{job.destination_dataset}"
 
@@ -73,7 +69,7 @@ def _list(store: History, args: argparse.Namespace, out: TextIO) -> int:
         print(f"no transfers recorded yet (history: {store.path})", file=out)
         return EXIT_OK
     rows = [(str(j.id), _when(j.started), _route(j), j.snapshot, j.outcome, format_size(j.bytes),
-             _rate(j.avg_rate), j.verdict or "-") for j in reversed(jobs)]
+             format_rate(j.avg_rate), j.verdict or "-") for j in reversed(jobs)]
     head = ("ID", "START", "SOURCE → DESTINATION", "SNAPSHOT", "OUTCOME", "BYTES", "AVG RATE",
             "VERDICT")
     widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
@@ -103,7 +99,7 @@ def _show(store: History, args: argparse.Namespace, out: TextIO, err: TextIO) ->
         f"  transport    {job.transport}" + (f" port {job.port}" if job.port else ""),
         f"  bytes        {format_size(job.bytes)}"
         + (f" of about {format_size(job.estimate)}" if job.estimate else ""),
-        f"  avg rate     {_rate(job.avg_rate)}",
+        f"  avg rate     {format_rate(job.avg_rate)}",
     ]
     if job.verdict or job.verdict_text:
         lines.append(f"  verdict      {job.verdict or ''}"

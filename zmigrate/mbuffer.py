@@ -228,3 +228,9 @@ class LineSplitter:
         """Return the remaining partial piece, if any, and reset."""
         tail, self._tail = self._tail, b""
         return [tail.decode("utf-8", "replace")] if tail else []
+
+
+
+def format_rate(n: float | None) -> str:
+    """A rate as people read it: ``135.6 MiB/s``, or ``-`` when unknown."""
+    return "-" if n is None else f"{format_size(n)}/s"

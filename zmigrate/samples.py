@@ -12,7 +12,6 @@ import collections
 import csv
 import io
 import threading
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -181,10 +180,6 @@ class SampleStore:
             self.series[sample.side].append(sample.t, sample.in_rate, sample.out_rate,
                                             float(sample.total), sample.fill)
             self.version += 1
-
-    def extend(self, samples: Iterable[Sample]) -> None:
-        for s in samples:
-            self.add(s)
 
     def data(self, side: Side) -> SeriesData:
         with self._lock:

@@ -1,30 +1,24 @@
 """`zmigrate --self-test`: prove a build can show its window and draw a plot, then exit.
 
 Meant for packagers and CI (packaging/build.sh runs it on the frozen app): it creates the
-QApplication (offscreen unless QT_QPA_PLATFORM says otherwise), builds the real main window if
-`zmigrate.gui.app` offers a factory, draws a pyqtgraph curve in a window of its own, renders both
-with grab() and checks the pixels. It prints "self-test ok" and returns 0, or names what failed
+QApplication (offscreen unless QT_QPA_PLATFORM says otherwise) as the app does, builds the real
+main window (the wizard), draws a pyqtgraph curve in a window of its own, renders both with
+grab() and checks the pixels. It prints "self-test ok" and returns 0, or names what failed
 on stderr and returns 1. Everything Qt is imported inside `run()`.
 """
 
 from __future__ import annotations
 
-import importlib
-import inspect
 import os
 import sys
 import tempfile
 import traceback
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
     from PySide6.QtGui import QImage
     from PySide6.QtWidgets import QApplication, QWidget
 
-# Names under which zmigrate.gui.app may offer "build the main window" (first found wins).
-FACTORY_NAMES = ("create_main_window", "make_main_window", "build_main_window",
-                 "create_window", "main_window", "MainWindow", "MigrationWizard")
 TIMEOUT_MS = 30_000
 CURVE_COLOR = (255, 0, 0)
 
@@ -64,27 +58,10 @@ def run(argv: list[str] | None = None, out: TextIO | None = None,
 
 
 def _application(argv: list[str]) -> QApplication:
-    """The app as zmigrate.gui.app makes it (names, style), else a plain QApplication."""
-    from PySide6.QtWidgets import QApplication
+    """The app as zmigrate.gui.app makes it (names, style)."""
+    from .gui.app import make_app
 
-    module = _gui_app_module()
-    make_app = getattr(module, "make_app", None)
-    if callable(make_app):
-        app = make_app(argv)
-        if isinstance(app, QApplication):
-            return app
-    existing = QApplication.instance()
-    return existing if isinstance(existing, QApplication) else QApplication(["zmigrate", *argv])
-
-
-def _gui_app_module() -> Any:
-    """zmigrate.gui.app, or None while it does not exist."""
-    try:
-        return importlib.import_module("zmigrate.gui.app")
-    except ModuleNotFoundError as exc:
-        if exc.name != "zmigrate.gui.app":
-            raise
-        return None
+    return make_app(argv)
 
 
 def _run_checks(app: QApplication, out: TextIO, err: TextIO) -> int:
@@ -123,51 +100,20 @@ def _run_checks(app: QApplication, out: TextIO, err: TextIO) -> int:
 
 
 def _checks(app: QApplication, keep: list[QWidget]) -> list[str]:
+    from .gui.wizard import MigrationWizard
+
     lines = [f"platform {app.platformName()}"]
-    window = _main_window()
-    if window is None:
-        lines.append("main window: zmigrate.gui.app has no window factory yet; "
-                     "checked a minimal window")
-    else:
-        keep.append(window)
-        window.show()
-        image = _grab(window)
-        _require_content(image, "the main window")
-        lines.append(f"main window: {type(window).__name__} {image.width()}x{image.height()}")
+    window = MigrationWizard()
+    keep.append(window)
+    window.show()
+    image = _grab(window)
+    _require_content(image, "the main window")
+    lines.append(f"main window: {type(window).__name__} {image.width()}x{image.height()}")
     plot_window, plot_image = _plot_window()
     keep.append(plot_window)
     lines.append(f"plot: {plot_image.width()}x{plot_image.height()}, curve drawn")
     lines.append("self-test ok")
     return lines
-
-
-def _main_window() -> QWidget | None:
-    """The application's main window, if zmigrate.gui.app offers a factory for it."""
-    from PySide6.QtWidgets import QWidget
-
-    module = _gui_app_module()
-    if module is None:
-        return None
-    for name in FACTORY_NAMES:
-        factory = getattr(module, name, None)
-        if factory is None or not callable(factory):
-            continue
-        widget = _call_factory(factory)
-        if not isinstance(widget, QWidget):
-            raise SelfTestError(f"zmigrate.gui.app.{name}() returned {widget!r}, not a widget")
-        return widget
-    return None
-
-
-def _call_factory(factory: Callable[..., object]) -> object:
-    """Call a factory with no arguments, or with None for each required parameter."""
-    try:
-        params = inspect.signature(factory).parameters.values()
-    except (TypeError, ValueError):
-        return factory()
-    required = [p for p in params if p.default is inspect.Parameter.empty
-                and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    return factory(*[None] * len(required))
 
 
 def _plot_window() -> tuple[QWidget, QImage]:
