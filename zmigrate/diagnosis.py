@@ -136,12 +136,18 @@ def _rate(n: float) -> str:
     return f"{format_size(n)}/s"
 
 
+def suggested_buffer(rate: float, seconds: float = BUFFER_SECONDS) -> int:
+    """A receive buffer holding `seconds` of stream at `rate` bytes/s, rounded up to a multiple
+    of BUFFER_ROUND (one BUFFER_ROUND at least), e.g. 576 MiB for 5 s at 115 MiB/s."""
+    return max(1, math.ceil(rate * seconds / BUFFER_ROUND)) * BUFFER_ROUND
+
+
 def buffer_advice(rate: float, seconds: float = BUFFER_SECONDS) -> str:
     """The 5-second receive buffer rule as advice, e.g. for 115 MiB/s:
     "give the receiver a buffer of at least 5 s of stream: 575 MiB at 115 MiB/s (--buffer 576M)".
     """
     need = rate * seconds
-    arg = size_arg(max(1, math.ceil(need / BUFFER_ROUND)) * BUFFER_ROUND)
+    arg = size_arg(suggested_buffer(rate, seconds))
     return (f"give the receiver a buffer of at least {seconds:g} s of stream: "
             f"{need / MiB:.0f} MiB at {rate / MiB:.0f} MiB/s (--buffer {arg})")
 

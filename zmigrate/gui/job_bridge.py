@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, Signal
 
-from ..events import Failed, Finished, LogLine, PlanReady, Progress, Sample, StageChanged
+from ..events import Failed, Finished, LogLine, Progress, Sample, StageChanged
 from ..job import Job
 from ..plan import Plan
 from ..samples import SampleStore
@@ -13,17 +13,15 @@ from ..samples import SampleStore
 class JobBridge(QObject):
     """The GUI's only handle on a running job; one per transfer, living as long as its page.
 
-    Samples go straight into `store` (thread-safe) for the plots to pull; every event is also
-    re-emitted as a signal, queued to the GUI thread.
+    Samples go straight into `store` (thread-safe) for the plots to pull; the events the pages
+    follow are re-emitted as signals, queued to the GUI thread.
 
     Signals:
-        plan_ready(Plan), stage_changed(stage, detail), sample_added(Sample), log_line(LogLine),
-        progress(Progress), verdict(object with .text), finished(Summary), failed(Failed)
+        stage_changed(stage, detail), log_line(LogLine), progress(Progress),
+        verdict(object with .text), finished(Summary), failed(Failed)
     """
 
-    plan_ready = Signal(object)
     stage_changed = Signal(str, str)
-    sample_added = Signal(object)
     log_line = Signal(object)
     progress = Signal(object)
     verdict = Signal(object)
@@ -47,23 +45,16 @@ class JobBridge(QObject):
         """Ask the job to stop; `failed` follows once both ends are stopped."""
         self.job.cancel()
 
-    @property
-    def running(self) -> bool:
-        return self.started and not self.job.done
-
     def on_event(self, event: object) -> None:
         """Observer: called on the job's thread (or by tests replaying a trace)."""
         if isinstance(event, Sample):
             self.store.add(event)
-            self.sample_added.emit(event)
         elif isinstance(event, Progress):
             self.progress.emit(event)
         elif isinstance(event, LogLine):
             self.log_line.emit(event)
         elif isinstance(event, StageChanged):
             self.stage_changed.emit(event.stage, event.detail)
-        elif isinstance(event, PlanReady):
-            self.plan_ready.emit(event.plan)
         elif isinstance(event, Finished):
             self.finished.emit(event.summary)
         elif isinstance(event, Failed):

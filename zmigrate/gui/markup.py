@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import html
 
+from ..errors import ZmigrateError
+
 
 def escape(text: str) -> str:
     """`text` safe inside Qt rich text.
@@ -12,3 +14,14 @@ def escape(text: str) -> str:
     literally ("the stream&#x27;s"), and no text here goes into an attribute.
     """
     return html.escape(text, quote=False)
+
+
+def error_html(exc: BaseException) -> str:
+    """An error as the user should read it: what failed, then how to fix it."""
+    if isinstance(exc, ZmigrateError):
+        where = f"{escape(exc.host)}: " if exc.host else ""
+        text = f"<b>{where}{escape(exc.message)}</b>"
+        if exc.fix:
+            text += f"<br>Fix: {escape(exc.fix)}"
+        return text
+    return f"<b>{escape(type(exc).__name__)}: {escape(str(exc))}</b>"

@@ -7,21 +7,19 @@ dialog stays up, saying so, until the doctor has killed its processes and cleane
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any, Protocol
 
 from PySide6.QtCore import QObject, Signal
-from PySide6.QtWidgets import QDialog, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QDialog, QWidget
 
-from ...diagnosis import BUFFER_ROUND, BUFFER_SECONDS
+from ...diagnosis import BUFFER_SECONDS, suggested_buffer
 from ...doctor import DEFAULT_SECONDS, TEMP_PREFIX, DoctorReport, StageResult, StageStarted
 from ...hosts import Host
 from ...mbuffer import format_size
 from ...plan import Options, size_arg
 from .. import forms, markup, style
 from ..generated.ui_doctor_dialog import Ui_DoctorDialog
-from ..pages.host_panel import error_html
 from ..plots.stage_bars import StageBars
 from ..tasks import run_task
 
@@ -37,7 +35,7 @@ DoctorFactory = Callable[..., DoctorLike]
 
 def five_second_buffer(rate: float) -> int:
     """A receive buffer of BUFFER_SECONDS of stream at `rate`, rounded up as the advice does."""
-    return max(1, math.ceil(rate * BUFFER_SECONDS / BUFFER_ROUND)) * BUFFER_ROUND
+    return suggested_buffer(rate, BUFFER_SECONDS)
 
 
 def cpu_notes(report_or_stages: DoctorReport | list[StageResult]) -> list[str]:
@@ -105,9 +103,7 @@ class DoctorDialog(QDialog):
         self.stopping = False
         self._close_when_done = False
         self.chart = StageBars()
-        layout = QVBoxLayout(ui.chart_host)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.chart)
+        forms.embed(ui.chart_host, self.chart)
         self.relay = _Relay(self)
         self.relay.arrived.connect(self._on_event)
         self.setAccessibleName("Doctor")
@@ -178,7 +174,7 @@ class DoctorDialog(QDialog):
                 seconds=float(ui.seconds_spin.value()), write_test=write,
                 options=self.options, emit=self.relay.arrived.emit)
         except Exception as exc:  # noqa: BLE001 - a bad choice is shown, not raised
-            ui.status_label.setText(error_html(exc))
+            ui.status_label.setText(markup.error_html(exc))
             return
         self.doctor = doctor
         self._set_running(True)
@@ -250,7 +246,7 @@ class DoctorDialog(QDialog):
 
     def _on_error(self, exc: Exception) -> None:
         self._finish()
-        self.ui.status_label.setText(error_html(exc))
+        self.ui.status_label.setText(markup.error_html(exc))
         self.finished_run.emit(exc)
         self._maybe_close()
 

@@ -17,7 +17,6 @@ from ..plots.transfer_plots import TransferPlots
 from ..session import Session
 from ..settings import Settings
 from .base import Page
-from .host_panel import error_html
 from .transfer_page import verdict_html
 
 
@@ -97,11 +96,12 @@ class DonePage(Page):
             ui.result_label.setText("Transfer stopped")
             ui.reason_label.setText(
                 f"Both ends were stopped; {after_stop(plan)}."
-                + (f"<br>{error_html(error)}" if error is not None else ""))
+                + (f"<br>{markup.error_html(error)}" if error is not None else ""))
             kind = "warn"
         else:
             ui.result_label.setText("✗ Transfer failed")
-            ui.reason_label.setText(error_html(error) if error is not None else "No reason given.")
+            ui.reason_label.setText(markup.error_html(error) if error is not None
+                                    else "No reason given.")
             kind = "error"
         style.set_banner(ui.result_frame, kind)
         ui.verdict_frame.setVisible(s.verdict is not None)

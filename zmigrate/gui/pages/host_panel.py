@@ -22,17 +22,6 @@ THIS_COMPUTER = "This computer"
 AUTH_AGENT, AUTH_KEY, AUTH_PASSWORD = range(3)
 
 
-def error_html(exc: BaseException) -> str:
-    """An error as the user should read it: what failed, then how to fix it."""
-    if isinstance(exc, ZmigrateError):
-        where = f"{markup.escape(exc.host)}: " if exc.host else ""
-        text = f"<b>{where}{markup.escape(exc.message)}</b>"
-        if exc.fix:
-            text += f"<br>Fix: {markup.escape(exc.fix)}"
-        return text
-    return f"<b>{markup.escape(type(exc).__name__)}: {markup.escape(str(exc))}</b>"
-
-
 def connect_and_probe(spec: HostSpec, prompts: GuiPrompts) -> tuple[Host, Capabilities]:
     """Open the session and probe the host (runs on a worker thread)."""
     host = connect(spec, prompts)
@@ -240,7 +229,7 @@ class HostPanel(QWidget):
         self.state_changed.emit()
 
     def show_error(self, exc: BaseException) -> None:
-        self.ui.status_label.setText(error_html(exc))
+        self.ui.status_label.setText(markup.error_html(exc))
         style.set_role(self.ui.status_label, "")
         style.set_banner(self.ui.status_frame, "error")
 

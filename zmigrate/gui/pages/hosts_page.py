@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QVBoxLayout, QWidget
+from PySide6.QtWidgets import QWidget
 
 from ...hosts import Host
 from ...ssh import HostSpec
@@ -33,9 +33,7 @@ class HostsPage(Page):
         self.destination = HostPanel("destination")
         for host_widget, panel in ((self.ui.source_panel_host, self.source),
                                    (self.ui.destination_panel_host, self.destination)):
-            layout = QVBoxLayout(host_widget)
-            layout.setContentsMargins(0, 0, 0, 0)
-            layout.addWidget(panel)
+            forms.embed(host_widget, panel)
             panel.state_changed.connect(self._on_panel_state_changed)
             panel.host_released.connect(self._on_host_released)
         self.source.connect_requested.connect(lambda: self._connect(self.source))

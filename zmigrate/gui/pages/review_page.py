@@ -15,7 +15,6 @@ from ..session import Session
 from ..settings import Settings
 from ..tasks import run_task
 from .base import Page
-from .host_panel import error_html
 from .transport_page import GIGABIT_RATE
 
 
@@ -112,7 +111,7 @@ class ReviewPage(Page):
             return
         self._done()
         self.session.plan = None
-        self.ui.error_label.setText(error_html(exc) + "<br>Go back to change the choices.")
+        self.ui.error_label.setText(markup.error_html(exc) + "<br>Go back to change the choices.")
         style.set_banner(self.ui.error_label, "error")
         self.completeChanged.emit()
 

@@ -6,8 +6,9 @@ from dataclasses import replace
 
 from PySide6.QtWidgets import QWidget
 
+from ...diagnosis import BUFFER_SECONDS
 from ...mbuffer import format_size, parse_size
-from ...plan import DEFAULT_BLOCK, MEMORY_SHARE, Options, Transport, size_arg
+from ...plan import DEFAULT_BLOCK, MEMORY_SHARE, MiB, Options, Transport, size_arg
 from .. import forms, markup, style
 from ..dialogs.doctor_dialog import DoctorDialog, DoctorFactory
 from ..generated.ui_transport_page import Ui_TransportPage
@@ -16,8 +17,6 @@ from ..settings import Settings
 from .base import Page
 
 GIGABIT_RATE = 110 * 10**6  # what 1 GbE delivers in practice, bytes/s
-BUFFER_SECONDS = 5.0
-MIB = 2**20
 
 
 def suggest_buffer(rate: float | None, free_memory: list[int]) -> tuple[int, str]:
@@ -27,7 +26,7 @@ def suggest_buffer(rate: float | None, free_memory: list[int]) -> tuple[int, str
     """
     expected = rate or GIGABIT_RATE
     want = expected * BUFFER_SECONDS
-    size = 16 * MIB
+    size = 16 * MiB
     while size * 1.5 < want:
         size *= 2
     why = (f"about {BUFFER_SECONDS:.0f} s of stream at "
@@ -36,7 +35,7 @@ def suggest_buffer(rate: float | None, free_memory: list[int]) -> tuple[int, str
     if free_memory:
         limit = int(min(free_memory) * MEMORY_SHARE)
         if size > limit:
-            while size > 16 * MIB and size > limit:
+            while size > 16 * MiB and size > limit:
                 size //= 2
             why += (f", cut to fit {MEMORY_SHARE:.0%} of the free memory "
                     f"({format_size(min(free_memory))})")
@@ -152,7 +151,7 @@ class TransportPage(Page):
         size, why = suggest_buffer(self._rate_or_none(), self._free_memory())
         combo.blockSignals(True)
         combo.clear()
-        choices = [size, 64 * MIB, 256 * MIB, 1024 * MIB, 2048 * MIB]
+        choices = [size, 64 * MiB, 256 * MiB, 1024 * MiB, 2048 * MiB]
         seen = []
         for c in choices:
             if c not in seen:

@@ -9,10 +9,9 @@ from PySide6.QtWidgets import QHeaderView, QLabel, QLineEdit, QProgressBar, QTre
 
 from ...hosts import Host
 from ...zfs import Capabilities, Dataset, inventory
-from .. import style
+from .. import markup, style
 from ..models.dataset_tree_model import DatasetFilterProxy, DatasetTreeModel
 from ..tasks import run_task
-from .host_panel import error_html
 
 
 class DatasetTree:
@@ -66,7 +65,7 @@ class DatasetTree:
                 return
             self.loading = False
             self.busy.hide()
-            self.status.setText(error_html(exc))
+            self.status.setText(markup.error_html(exc))
             style.set_role(self.status, "")
 
         run_task(lambda: inventory(host, caps), ok, failed)

@@ -12,8 +12,8 @@ from PySide6.QtWidgets import QWidget
 from ...events import Side
 from ...history import SampleRow
 from ...samples import SeriesData
-from .axes import TimeAxis, ValueAxis
-from .transfer_plots import MIB, _fast, _key, _layout, _pen, _prepare, _title, rate_range
+from .. import forms
+from .transfer_plots import MIB, _fast, _key, _pen, _percent_axis, _TimePlot, _title, rate_range
 
 # Two jobs side by side: colour and line style both differ (print and colour-blind safe).
 COMPARE_STYLES = (("#2563eb", False), ("#d97706", True))
@@ -45,20 +45,11 @@ class ComparePlots:
     each job's start; the titles name each job with its line style."""
 
     def __init__(self, rate_host: QWidget, fill_host: QWidget) -> None:
-        self.rates = pg.PlotWidget(axisItems={"bottom": TimeAxis("bottom"),
-                                              "left": ValueAxis("left")})
-        self.fill = pg.PlotWidget(axisItems={"bottom": TimeAxis("bottom"),
-                                             "left": ValueAxis("left")})
-        for plot, unit in ((self.rates, "MiB/s"), (self.fill, "%")):
-            item = plot.getPlotItem()
-            _prepare(item)
-            item.setLabel("left", unit, color="#4b5563")
-            item.getAxis("left").setWidth(64)
+        self.rates = _TimePlot("MiB/s")
+        self.fill = _TimePlot("%")
         self.fill.setXLink(self.rates)
         self.rates.getPlotItem().hideAxis("bottom")
-        self.fill.getPlotItem().getAxis("left").setTicks(
-            [[(v, str(v)) for v in (0, 50, 100)], [(v, "") for v in (25, 75)]])
-        self.fill.getPlotItem().setYRange(-4, 106, padding=0)
+        _percent_axis(self.fill.getPlotItem())
         self.rate_curves: list[pg.PlotDataItem] = []
         self.fill_curves: list[pg.PlotDataItem] = []
         for color, dashed in COMPARE_STYLES:
@@ -69,8 +60,8 @@ class ComparePlots:
         self.names: list[str] = []
         self.rates.setAccessibleName("Receive rates of the compared jobs")
         self.fill.setAccessibleName("Receiver buffer fill of the compared jobs")
-        _layout(rate_host).addWidget(self.rates)
-        _layout(fill_host).addWidget(self.fill)
+        forms.embed(rate_host, self.rates)
+        forms.embed(fill_host, self.fill)
         self._titles()
 
     def _titles(self) -> None:

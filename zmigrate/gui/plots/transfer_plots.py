@@ -5,14 +5,15 @@ from __future__ import annotations
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QPen
-from PySide6.QtWidgets import QVBoxLayout, QWidget
+from PySide6.QtWidgets import QWidget
 
+from ...plan import MiB
 from ...samples import SeriesData
-from .. import style
+from .. import forms, style
 from .axes import TimeAxis, ValueAxis
 
 pg.setConfigOptions(antialias=True, background="w", foreground="#374151")
-MIB = 2**20
+MIB = MiB  # the plots' unit (stage_bars and history_plots import it from here)
 
 
 def _pen(color: str, width: float = 2.0, dashed: bool = False) -> object:
@@ -64,20 +65,36 @@ def _prepare(plot: pg.PlotItem) -> None:
         plot.getAxis(name).setPen("#9ca3af")
 
 
-class RatePlot(pg.PlotWidget):  # type: ignore[misc]
-    """Rates of the three stages in MiB/s: zfs send, the network (both ends) and zfs receive."""
+def _percent_axis(plot: pg.PlotItem) -> None:
+    """A left axis for 0-100 %: labels at 0, 50 and 100, minor ticks at 25 and 75, and a
+    little room above and below so the 0 and 100 % lines stay visible."""
+    plot.getAxis("left").setTicks([[(v, str(v)) for v in (0, 50, 100)],
+                                   [(v, "") for v in (25, 75)]])
+    plot.setYRange(-4, 106, padding=0)
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+
+class _TimePlot(pg.PlotWidget):  # type: ignore[misc]
+    """A plot over elapsed time with the shared look (`_prepare`) and a left axis in `unit`."""
+
+    def __init__(self, unit: str, parent: QWidget | None = None) -> None:
         super().__init__(parent, axisItems={"bottom": TimeAxis("bottom"),
                                              "left": ValueAxis("left")})
         plot = self.getPlotItem()
         _prepare(plot)
+        plot.setLabel("left", unit, color="#4b5563")
+        plot.getAxis("left").setWidth(64)
+
+
+class RatePlot(_TimePlot):
+    """Rates of the three stages in MiB/s: zfs send, the network (both ends) and zfs receive."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__("MiB/s", parent)
+        plot = self.getPlotItem()
         plot.setTitle(_title("Rates", _key(style.SEND_COLOR, "zfs send"),
                              _key(style.NETWORK_COLOR, "network: sender out"),
                              _key(style.NETWORK_COLOR, "receiver in", dashed=True),
                              _key(style.RECEIVE_COLOR, "zfs receive")), size="9pt")
-        plot.setLabel("left", "MiB/s", color="#4b5563")
-        plot.getAxis("left").setWidth(64)
         self.send = _fast(plot.plot(pen=_pen(style.SEND_COLOR)))
         self.net_out = _fast(plot.plot(pen=_pen(style.NETWORK_COLOR)))
         self.net_in = plot.plot(pen=_pen(style.NETWORK_COLOR, 2.0, dashed=True))
@@ -100,25 +117,19 @@ class RatePlot(pg.PlotWidget):  # type: ignore[misc]
         self.getPlotItem().setYRange(*rate_range(top), padding=0)
 
 
-class FillPlot(pg.PlotWidget):  # type: ignore[misc]
+class FillPlot(_TimePlot):
     """How full each mbuffer is, in percent; a receiver at 0 % is starved."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent, axisItems={"bottom": TimeAxis("bottom"),
-                                             "left": ValueAxis("left")})
+        super().__init__("%", parent)
         plot = self.getPlotItem()
-        _prepare(plot)
         plot.setTitle(_title("Buffer fill", _key(style.SENDER_FILL_COLOR, "sender"),
                              _key(style.RECEIVER_FILL_COLOR, "receiver")), size="9pt")
-        plot.setLabel("left", "%", color="#4b5563")
-        plot.getAxis("left").setWidth(64)
-        plot.getAxis("left").setTicks([[(v, str(v)) for v in (0, 50, 100)],
-                                       [(v, "") for v in (25, 75)]])
         self.sender = _fast(plot.plot(pen=_pen(style.SENDER_FILL_COLOR),
                                       fillLevel=0, brush=pg.mkBrush(37, 99, 235, 28)))
         self.receiver = _fast(plot.plot(pen=_pen(style.RECEIVER_FILL_COLOR),
                                         fillLevel=0, brush=pg.mkBrush(5, 150, 105, 45)))
-        plot.setYRange(-4, 106, padding=0)
+        _percent_axis(plot)
         self.setAccessibleName("Buffer fill of the sender and the receiver")
 
     def update_from(self, sender: SeriesData, receiver: SeriesData) -> None:
@@ -147,11 +158,11 @@ class TransferPlots:
     def place(self, rate_host: QWidget, fill_host: QWidget) -> None:
         """Put each plot into its own placeholder."""
         for host, plot in ((rate_host, self.rates), (fill_host, self.fill)):
-            _layout(host).addWidget(plot)
+            forms.embed(host, plot)
 
     def place_in(self, host: QWidget) -> None:
         """Put both plots into one placeholder, rates above fill (3:2)."""
-        layout = _layout(host)
+        layout = forms.placeholder_layout(host)
         layout.setSpacing(2)
         layout.addWidget(self.rates, 3)
         layout.addWidget(self.fill, 2)
@@ -163,13 +174,3 @@ class TransferPlots:
         # Follow the transfer: show from the start to now (the data is bounded anyway).
         self.rates.getPlotItem().setXRange(0, max(end, 10.0), padding=0.01)
 
-
-def _layout(host: QWidget) -> QVBoxLayout:
-    """The placeholder's margin-less vertical layout (made on first use)."""
-    layout = host.layout()
-    if isinstance(layout, QVBoxLayout):
-        return layout
-    assert layout is None, "a plot placeholder must have no layout of another kind"
-    layout = QVBoxLayout(host)
-    layout.setContentsMargins(0, 0, 0, 0)
-    return layout

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import TypeVar
 
 from PySide6.QtCore import QItemSelection, QModelIndex, Qt
 from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut, QShowEvent
-from PySide6.QtWidgets import QHeaderView, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHeaderView, QWidget
 
+from ...events import Side
 from ...history import History, JobRecord, SampleRow, default_path
 from ...mbuffer import format_size
 from .. import forms, markup, style
@@ -32,9 +33,8 @@ from ..models.job_table_model import (
     short_label,
     when,
 )
-from ..pages.host_panel import error_html
 from ..plots.axes import elapsed
-from ..plots.history_plots import ComparePlots, CompareSeries, both_sides
+from ..plots.history_plots import ComparePlots, CompareSeries, both_sides, series_from_rows
 from ..plots.transfer_plots import TransferPlots
 from ..tasks import run_task
 
@@ -126,7 +126,8 @@ class CompareView(QWidget):
         pairs = sorted(pairs, key=lambda p: p[0].started)
         self.jobs = [job for job, _ in pairs]
         roles = ("before", "after")
-        series = [CompareSeries(f"{roles[i]}: {short_label(job)}", both_sides(rows)[1])
+        series = [CompareSeries(f"{roles[i]}: {short_label(job)}",
+                                series_from_rows(rows, Side.RECEIVE))
                   for i, (job, rows) in enumerate(pairs)]
         self.plots.show_jobs(series)
         self.ui.title_label.setText("<b>Compare</b> &nbsp; " + " &nbsp;vs&nbsp; ".join(
@@ -175,9 +176,7 @@ class HistoryWindow(QWidget):
         self.job_view = JobView()
         self.compare_view = CompareView()
         for page, view in ((ui.job_page, self.job_view), (ui.compare_page, self.compare_view)):
-            layout = QVBoxLayout(page)
-            layout.setContentsMargins(0, 0, 0, 0)
-            layout.addWidget(view)
+            forms.embed(page, view)
         ui.splitter.setStretchFactor(0, 1)
         ui.splitter.setStretchFactor(1, 3)
         ui.splitter.setSizes([190, 570])
@@ -228,18 +227,13 @@ class HistoryWindow(QWidget):
         table.sortByColumn(self.proxy.sortColumn() if self.proxy.sortColumn() >= 0 else START,
                            self.proxy.sortOrder())
         if selected:
-            for row in range(self.proxy.rowCount()):
-                index = self.proxy.index(row, 0)
-                if index.data(JOB_ROLE) in selected:
-                    table.selectionModel().select(
-                        index, table.selectionModel().SelectionFlag.Select
-                        | table.selectionModel().SelectionFlag.Rows)
+            self.select_ids(selected)
         self._count()
 
     def _on_error(self, exc: Exception) -> None:
         self.loading = self.detail_loading = False
         self.error = str(exc)
-        self.ui.status_label.setText(error_html(exc))
+        self.ui.status_label.setText(markup.error_html(exc))
 
     def _count(self) -> None:
         shown, total = self.proxy.rowCount(), self.model.rowCount()
@@ -267,7 +261,7 @@ class HistoryWindow(QWidget):
         rows = self.ui.job_table.selectionModel().selectedRows()
         return [int(i.data(JOB_ROLE)) for i in sorted(rows, key=lambda i: i.row())]
 
-    def select_ids(self, ids: list[int]) -> None:
+    def select_ids(self, ids: Collection[int]) -> None:
         """Select these jobs (tests and the screenshot script)."""
         sel = self.ui.job_table.selectionModel()
         sel.clearSelection()
