@@ -84,10 +84,14 @@ class StageResult:
     details: dict[str, Any] = field(default_factory=dict)
 
     @property
+    def busiest(self) -> ProcessCpu | None:
+        """The process that used the most CPU during the stage, on either host."""
+        return max((p for h in self.cpu for p in h.top), key=lambda p: p.cpu, default=None)
+
+    @property
     def cpu_bound(self) -> ProcessCpu | None:
         """The busiest process if it used a whole core (it, not the hardware, set the pace)."""
-        procs = [p for h in self.cpu for p in h.top]
-        top = max(procs, key=lambda p: p.cpu, default=None)
+        top = self.busiest
         return top if top is not None and top.cpu >= CPU_BOUND else None
 
     def to_json(self) -> dict[str, Any]:
@@ -97,9 +101,8 @@ class StageResult:
             "cpu": [{"host": h.host, "busy": h.busy, "cores": h.cores,
                      "top": [{"pid": p.pid, "name": p.name, "cpu": p.cpu} for p in h.top]}
                     for h in self.cpu],
-            "cpu_bound": None if self.cpu_bound is None else {
-                "host": self.cpu_bound.host, "name": self.cpu_bound.name,
-                "cpu": self.cpu_bound.cpu},
+            "cpu_bound": None if (bound := self.cpu_bound) is None else {
+                "host": bound.host, "name": bound.name, "cpu": bound.cpu},
             "note": self.note, "error": self.error, "skipped": self.skipped,
             **self.details,
         }

@@ -73,7 +73,7 @@ def format_table(report: DoctorReport) -> str:
         notes = [s.error and f"error: {s.error}", s.note,
                  bound and f"{bound.name} {bound.cpu:.0f}% of a core on {bound.host}"]
         if not bound:
-            busiest = max((p for h in s.cpu for p in h.top), key=lambda p: p.cpu, default=None)
+            busiest = s.busiest
             if busiest is not None:
                 notes.append(f"busiest {busiest.name} {busiest.cpu:.0f}% ({busiest.host})")
         note = "; ".join(n for n in notes if n)

@@ -44,8 +44,7 @@ def cpu_notes(report_or_stages: DoctorReport | list[StageResult]) -> list[str]:
               else report_or_stages)
     notes = []
     for s in stages:
-        procs = [p for h in s.cpu for p in h.top]
-        busiest = max(procs, key=lambda p: p.cpu, default=None)
+        busiest = s.busiest
         if busiest is None:
             continue
         if s.cpu_bound is not None:
