@@ -23,7 +23,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from lab.sshd import SshdLab  # noqa: E402
-from lab.util import established_to, free_port, write_random_files, zfs  # noqa: E402
+from lab.util import (  # noqa: E402
+    established_to,
+    free_port,
+    port_listening,
+    wait_until,
+    write_random_files,
+    zfs,
+)
 from lab.zfsfuse import PoolFactory, ensure_daemon, stop_daemon  # noqa: E402
 
 from zmigrate.events import PlanReady, StageChanged  # noqa: E402
@@ -53,10 +60,7 @@ def hand_built(snapshot: str, target: str) -> float:
     rx = subprocess.Popen(  # noqa: S602 - fixed bench pipeline over validated lab names
         f"mbuffer -q -s {BLOCK} -m {BUFFER} -I 127.0.0.1:{port} | zfs receive {target}",
         shell=True, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 10
-    while subprocess.run(["ss", "-Hltn", f"sport = :{port}"], capture_output=True,
-                         text=True).stdout.strip() == "" and time.monotonic() < deadline:
-        time.sleep(0.02)
+    wait_until(lambda: port_listening(port), 10, 0.02)
     t0 = time.monotonic()
     subprocess.run(  # noqa: S602
         f"zfs send {snapshot} | mbuffer -q -s {BLOCK} -m {BUFFER} -O 127.0.0.1:{port}",

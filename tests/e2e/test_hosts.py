@@ -19,6 +19,7 @@ from lab.util import (
     process_group,
     processes_in_group,
     run,
+    sleepers,
     wait_until,
 )
 
@@ -248,11 +249,6 @@ def test_changed_key_names_file_and_line(lab_env: Lab, empty_known_hosts: Path) 
 
 
 # -- process groups -----------------------------------------------------------------------------
-def sleepers(pgid: int) -> list[int]:
-    """Live `sleep 300` processes in process group `pgid` (read from /proc)."""
-    return [pid for pid, argv in processes_in_group(pgid).items() if argv == ["sleep", "300"]]
-
-
 @pytest.fixture
 def pipeline(host: Host) -> Iterator[tuple[Host, Process, int]]:
     """`sleep 300 | cat` spawned on `host`, its sleep seen in /proc; killed for sure at the end."""

@@ -15,12 +15,14 @@ from pathlib import Path
 import pytest
 from lab.sshd import Lab
 from lab.util import (
+    dataset_exists,
     processes_in_group,
     run,
+    sleepers,
     wait_until,
     write_random_files,
     zfs,
-    zfs_processes,
+    zfs_processes_naming,
 )
 from lab.zfsfuse import Pool
 
@@ -36,12 +38,7 @@ pytestmark = pytest.mark.lab
 def _leftovers(port: int | None, *pools: Pool) -> list[str]:
     """zfs send/receive and mbuffer processes of one job: they name our pools or its port
     (other tests on this machine may run transfers of their own)."""
-    keys = [p.name for p in pools] + ([f":{port}"] if port else [])
-    return [p for p in zfs_processes() if any(k in p for k in keys)]
-
-
-def _absent(name: str) -> bool:
-    return subprocess.run(["zfs", "list", name], capture_output=True).returncode != 0
+    return zfs_processes_naming(*[p.name for p in pools], *([f":{port}"] if port else []))
 
 
 def _source(pool: Pool, mb: int) -> str:
@@ -91,7 +88,8 @@ def test_crash_of_zmigrate_leaves_no_process_and_no_partial_dataset(
     assert wait_until(lambda: _leftovers(port, *pools) == [], 15, 0.1), _leftovers(port, *pools)
     gone = time.monotonic() - t0
     print(f"\nCRASH (lab): remote processes gone {gone:.1f} s after SIGKILL of zmigrate")
-    assert wait_until(lambda: _absent(dest), 10, 0.2), "the partial receive was left behind"
+    assert wait_until(lambda: not dataset_exists(dest), 10, 0.2), \
+        "the partial receive was left behind"
     r = subprocess.run([sys.executable, "-m", "zmigrate", "send", f"lab-src:{snap}",
                         f"lab-dst:{dest}", "--buffer", "16M", "--no-history"],
                        capture_output=True, text=True, env=lab.env(), timeout=300,
@@ -126,7 +124,7 @@ def test_killed_receiver_mbuffer_is_a_clear_error(lab_hosts: tuple[Host, Host],
     assert job.error.host == dst.label
     assert "receiver" in job.error.message and "killed" in job.error.message.lower()
     assert wait_until(lambda: _leftovers(port, *pools) == [], 10), _leftovers(port, *pools)
-    assert wait_until(lambda: _absent(f"{dst_pool.name}/killed"), 10, 0.2)
+    assert wait_until(lambda: not dataset_exists(f"{dst_pool.name}/killed"), 10, 0.2)
 
 
 CRASHER = """
@@ -149,11 +147,7 @@ def test_a_silent_pipeline_ends_when_zmigrate_dies(lab: Lab, where: str) -> None
     try:
         assert crasher.stdout is not None
         pgid = int(crasher.stdout.readline())
-
-        def sleepers() -> list[int]:
-            return [pid for pid, argv in processes_in_group(pgid).items()
-                    if argv == ["sleep", "300"]]
-        assert wait_until(lambda: bool(sleepers()), 10)
+        assert wait_until(lambda: bool(sleepers(pgid)), 10)
         os.kill(crasher.pid, signal.SIGKILL)
         crasher.wait(10)
         assert wait_until(lambda: processes_in_group(pgid) == {}, 5), processes_in_group(pgid)

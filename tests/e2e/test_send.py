@@ -4,7 +4,6 @@ pools and real mbuffer, and refuses what it must refuse before anything runs."""
 from __future__ import annotations
 
 import json
-import os
 import socket
 import subprocess
 import sys
@@ -16,6 +15,7 @@ import pytest
 from lab.flipping_proxy import FlippingProxy
 from lab.sshd import Lab
 from lab.util import (
+    dataset_exists,
     established_to,
     free_port,
     port_listening,
@@ -25,7 +25,7 @@ from lab.util import (
     wait_until,
     write_random_files,
     zfs,
-    zfs_processes,
+    zfs_processes_naming,
 )
 from lab.zfsfuse import Pool
 
@@ -49,8 +49,7 @@ def _cli(lab: Lab, *args: str, timeout: float = 300) -> subprocess.CompletedProc
 def _leftovers(*pools: Pool) -> list[str]:
     """zfs/mbuffer processes of our jobs: they name our pools, or are mbuffers (the tests of a
     session run one at a time, so any mbuffer left is one of ours)."""
-    keys = [p.name for p in pools] + ["mbuffer"]
-    return [p for p in zfs_processes() if any(k in p for k in keys)]
+    return zfs_processes_naming(*[p.name for p in pools], "mbuffer")
 
 
 def _events(stdout: str) -> list[dict[str, object]]:
@@ -180,8 +179,7 @@ def test_cancel_mid_transfer_leaves_nothing(lab_hosts: tuple[Host, Host], pools:
     assert job.error is not None and "cancel" in job.error.message
     assert wait_until(lambda: _leftovers(*pools) == [], 5), _leftovers(*pools)
     assert not port_listening(port) and established_to(port) == 0
-    assert subprocess.run(["zfs", "list", f"{dst_pool.name}/partial"],
-                          capture_output=True).returncode != 0
+    assert not dataset_exists(f"{dst_pool.name}/partial")
     assert any(isinstance(e, Sample) and e.side is Side.RECEIVE for e in seen)
 
 
@@ -225,8 +223,7 @@ def test_cancel_while_both_ends_start_runs_no_sender(lab_hosts: tuple[Host, Host
                     if any(src_pool.name in w or dst_pool.name in w for w in a)]
     assert wait_until(lambda: not ours(), 5), ours()
     assert wait_until(lambda: not port_listening(port), 5)
-    assert subprocess.run(["zfs", "list", f"{dst_pool.name}/never"],
-                          capture_output=True).returncode != 0
+    assert not dataset_exists(f"{dst_pool.name}/never")
 
 
 def test_cancel_of_incremental_keeps_every_snapshot(lab_hosts: tuple[Host, Host],
@@ -329,7 +326,7 @@ def test_refuses_unknown_host_key(lab: Lab, pools: tuple[Pool, Pool], tmp_path: 
     assert lab.src.host_key_fingerprint in r.stderr
     assert "not accepted" in r.stderr
     assert empty.read_text() == ""
-    assert subprocess.run(["zfs", "list", f"{dst.name}/x"], capture_output=True).returncode != 0
+    assert not dataset_exists(f"{dst.name}/x")
 
 
 def test_refuses_port_in_use(lab: Lab, pools: tuple[Pool, Pool]) -> None:
@@ -363,9 +360,8 @@ def test_refuses_host_without_mbuffer(pools: tuple[Pool, Pool], tmp_path: Path,
         Job(host, host, Request(f"{ds}@x", f"{dst.name}/x")).run()
     assert "mbuffer is not installed" in str(info.value)
     assert "apt install mbuffer" in str(info.value)
-    assert subprocess.run(["/usr/sbin/zfs", "list", f"{dst.name}/x"],
-                          capture_output=True, env={**os.environ, "PATH": "/usr/sbin:/usr/bin"}
-                          ).returncode != 0
+    # zfs runs by its absolute path; PATH is still bin_dir, which lacks only mbuffer.
+    assert not dataset_exists(f"{dst.name}/x")
 
 
 def test_dry_run_prints_the_commands_and_runs_nothing(lab: Lab, pools: tuple[Pool, Pool]) -> None:
@@ -377,7 +373,7 @@ def test_dry_run_prints_the_commands_and_runs_nothing(lab: Lab, pools: tuple[Poo
     assert r.returncode == 0, r.stderr
     assert "# on lab-dst:" in r.stdout and "# on lab-src:" in r.stdout
     assert f"zfs send {ds}@x | mbuffer -s 128k -m 1G -r 20M -O 127.0.0.1:" in r.stdout
-    assert subprocess.run(["zfs", "list", f"{dst.name}/x"], capture_output=True).returncode != 0
+    assert not dataset_exists(f"{dst.name}/x")
 
 
 def test_list_shows_datasets_and_snapshots(lab: Lab, pools: tuple[Pool, Pool]) -> None:
@@ -437,7 +433,6 @@ def test_a_stream_damaged_in_flight_is_refused_by_zfs_receive(
     assert proxies and proxies[0].flipped and proxies[0].relayed > 12 * MiB
     assert info.value.host == "lab-dst" and "damaged" in str(info.value.fix)
     assert "--hash" not in " ".join(line for _, line in job.plan.commands())  # type: ignore[union-attr]
-    assert subprocess.run(["zfs", "list", f"{dst.name}/damaged"],
-                          capture_output=True).returncode != 0
+    assert not dataset_exists(f"{dst.name}/damaged")
     assert wait_until(lambda: not _leftovers(src, dst), 10), _leftovers(src, dst)
     assert wait_until(lambda: not port_listening(port), 10)

@@ -19,10 +19,6 @@ from zmigrate.gui import style  # noqa: E402
 from zmigrate.gui.settings import Settings  # noqa: E402
 from zmigrate.gui.wizard import MigrationWizard  # noqa: E402
 
-WAIT_CONNECT = 30_000  # ms: connect + probe over loopback ssh
-WAIT_LOAD = 30_000  # ms: inventory or preflight
-WAIT_TRANSFER = 90_000  # ms: a small transfer to the end
-
 
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:

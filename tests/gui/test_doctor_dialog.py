@@ -8,7 +8,13 @@ from typing import Any
 
 import pytest
 from lab.plugin import Pool
-from lab.util import doctor_processes, wait_until, write_random_files, zfs, zfs_processes
+from lab.util import (
+    doctor_processes,
+    wait_until,
+    write_random_files,
+    zfs,
+    zfs_processes_naming,
+)
 from pytestqt.qtbot import QtBot
 
 from zmigrate.doctor import (
@@ -110,7 +116,7 @@ def snapshot(pools: tuple[Pool, Pool]) -> str:
 
 
 def naming(pools: tuple[Pool, Pool]) -> list[str]:
-    return [p for p in zfs_processes() if any(pool.name in p for pool in pools)]
+    return zfs_processes_naming(*(pool.name for pool in pools))
 
 
 @pytest.mark.lab

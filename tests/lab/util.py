@@ -131,6 +131,11 @@ def processes_in_group(pgid: int) -> dict[int, list[str]]:
     return {pid: argv for pid, argv in proc_cmdlines().items() if process_group(pid) == pgid}
 
 
+def sleepers(pgid: int) -> list[int]:
+    """Live `sleep 300` processes in process group `pgid` (read from /proc)."""
+    return [pid for pid, argv in processes_in_group(pgid).items() if argv == ["sleep", "300"]]
+
+
 def is_zfs_stream(argv: list[str]) -> bool:
     words = list(argv)
     while words and (os.path.basename(words[0]) in ("sudo", "doas") or words[0] == "-n"):
@@ -148,6 +153,11 @@ def zfs_processes() -> list[str]:
     me = os.getpid()
     return [" ".join(argv) for pid, argv in sorted(proc_cmdlines().items())
             if pid != me and is_zfs_stream(argv)]
+
+
+def zfs_processes_naming(*keys: str) -> list[str]:
+    """The zfs_processes() whose command line contains one of `keys`."""
+    return [p for p in zfs_processes() if any(k in p for k in keys)]
 
 
 # -- network ------------------------------------------------------------------------------------
@@ -191,6 +201,11 @@ def zfs(*args: str, timeout: float = 120.0) -> str:
 def zpool(*args: str, timeout: float = 120.0) -> str:
     """Run /usr/sbin/zpool locally with `args`; return stdout, raise LabCommandError on failure."""
     return run([ZPOOL, *args], timeout=timeout).stdout
+
+
+def dataset_exists(name: str) -> bool:
+    """Whether /usr/sbin/zfs lists dataset (or snapshot) `name` locally."""
+    return run([ZFS, "list", name], check=False, timeout=60.0).returncode == 0
 
 
 def snapshot_guid(name: str) -> int:

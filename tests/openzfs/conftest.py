@@ -51,12 +51,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.openzfs)
 
 
-def _script(name: str, timeout: float) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "WORK": str(WORK)}
-    return subprocess.run([str(VM_DIR / name)], capture_output=True, text=True, env=env,
-                          timeout=timeout, stdin=subprocess.DEVNULL, cwd=VM_DIR)
-
-
 def _alive() -> bool:
     if not (VM_DIR / "ssh.sh").exists():
         return False
@@ -77,16 +71,17 @@ def _bring_up() -> tuple[bool, str]:
     if not VM_DIR.is_dir():
         return False, f"the OpenZFS VM scripts are missing: {VM_DIR} (../shared/openzfs-vm)"
     if _alive():
-        r = _script("start.sh", 120)  # rewrites ssh_config/known_hosts for the running guest
+        # start.sh rewrites ssh_config/known_hosts for the running guest
+        r = _script_args("start.sh", timeout=120)
         return False, "" if r.returncode == 0 else f"start.sh failed:\n{r.stderr[-2000:]}"
     if os.geteuid() != 0:
         return False, "the OpenZFS VM needs root (build.sh/start.sh): run the lane as root"
     try:
-        r = _script("build.sh", BUILD_TIMEOUT)
+        r = _script_args("build.sh", timeout=BUILD_TIMEOUT)
         if r.returncode != 0:
             return False, (f"build.sh failed (logs in {WORK}/logs):\n{r.stdout[-1500:]}"
                            f"\n{r.stderr[-1500:]}")
-        r = _script("start.sh", START_TIMEOUT)
+        r = _script_args("start.sh", timeout=START_TIMEOUT)
     except subprocess.TimeoutExpired as exc:
         return False, f"{exc.cmd} did not finish within {exc.timeout:.0f} s"
     if r.returncode != 0:
@@ -103,22 +98,14 @@ def vm() -> Iterator[Vm]:
             pytest.fail(f"OpenZFS lab is not available: {problem}", pytrace=False)
         the_vm = Vm(VM_DIR, WORK, int((WORK / "ssh.port").read_text().strip()),
                     WORK / "ssh_config", WORK / "known_hosts", WORK / "id_ed25519")
-        saved = {k: os.environ.get(k) for k in ("ZMIGRATE_SSH_CONFIG", "ZMIGRATE_KNOWN_HOSTS",
-                                                "SSH_AUTH_SOCK")}
-        os.environ["ZMIGRATE_SSH_CONFIG"] = str(the_vm.ssh_config)
-        os.environ["ZMIGRATE_KNOWN_HOSTS"] = str(the_vm.known_hosts)
-        os.environ.pop("SSH_AUTH_SOCK", None)
-        try:
+        with pytest.MonkeyPatch.context() as mp:  # restores the three variables at the end
+            mp.setenv("ZMIGRATE_SSH_CONFIG", str(the_vm.ssh_config))
+            mp.setenv("ZMIGRATE_KNOWN_HOSTS", str(the_vm.known_hosts))
+            mp.delenv("SSH_AUTH_SOCK", raising=False)
             yield the_vm
-        finally:
-            for k, v in saved.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
     finally:
         if started:
-            _script("stop.sh", 120)
+            _script_args("stop.sh", timeout=120)
 
 
 @pytest.fixture(scope="session")

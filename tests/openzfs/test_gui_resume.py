@@ -14,8 +14,7 @@ os.environ["QT_QPA_PLATFORM"] = "offscreen"
 os.environ.setdefault("PYQTGRAPH_QT_LIB", "PySide6")
 
 import re  # noqa: E402
-import time  # noqa: E402
-from collections.abc import Callable, Iterator  # noqa: E402
+from collections.abc import Iterator  # noqa: E402
 from dataclasses import replace  # noqa: E402
 from pathlib import Path  # noqa: E402
 
@@ -31,8 +30,9 @@ from zmigrate.gui.pages.host_panel import AUTH_KEY, HostPanel  # noqa: E402
 from zmigrate.gui.settings import Settings  # noqa: E402
 from zmigrate.gui.wizard import MigrationWizard  # noqa: E402
 from zmigrate.job import Job, Request  # noqa: E402
-from zmigrate.plan import MiB, Options  # noqa: E402
+from zmigrate.plan import MiB  # noqa: E402
 
+from .test_openzfs import _opts, _prop, _wait  # noqa: E402
 from .vm import Pair, Vm  # noqa: E402
 
 pytestmark = [pytest.mark.openzfs, pytest.mark.gui, pytest.mark.timeout(400)]
@@ -59,27 +59,13 @@ def wizard(qtbot: QtBot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         w.shutdown()
 
 
-def _prop(vm: Vm, name: str, prop: str) -> str:
-    return vm.ssh(f"zfs get -Hp -o value {prop} {name}").stdout.strip()
-
-
-def _wait(cond: Callable[[], bool], timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if cond():
-            return True
-        time.sleep(0.1)
-    return cond()
-
-
 def make_partial(pair: Pair, vm: Vm, tag: str) -> tuple[str, str]:
     """srcpool/TAG@s1 with DATA_MB MiB, and an interrupted receive of it into dstpool/TAG."""
     src, dst = f"srcpool/{tag}", f"dstpool/{tag}"
     vm.ssh(f"zfs create {src} && head -c {DATA_MB}M /dev/urandom > /{src}/f0 && "
            f"zfs snapshot {src}@s1")
     seen: list[object] = []
-    opts = Options(connect_address="127.0.0.1", allow_address="127.0.0.1",
-                   buffer_size=16 * MiB, rate_limit=2 * MiB)
+    opts = _opts(rate_limit=2 * MiB)
     job = Job(pair.src, pair.dst, Request(f"{src}@s1", dst, opts), seen.append,
               src_caps=pair.src_caps, dst_caps=pair.dst_caps)
     job.start()

@@ -70,7 +70,7 @@ def _job(pair: Pair, snapshot: str, dest: str, seen: list[object] | None = None,
                dst_caps=pair.dst_caps if dst is None else None)
 
 
-def _interrupted(pair: Pair, vm: Vm, tag: str, action: Callable[[Job], None], mb: int = 24,
+def _interrupted(pair: Pair, vm: Vm, tag: str, action: Callable[[Job], None],
                  dst: Host | None = None) -> tuple[Job, float]:
     """Start a rate-limited full send of srcpool/TAG@s1, run `action` after ~5 MiB, wait."""
     seen: list[object] = []
@@ -244,7 +244,7 @@ def test_full_destination_pool_is_a_clear_error(pair: Pair, vm: Vm, tag: str) ->
         vm.ssh(f"for m in 8 16 24 32; do a=$(zfs get -Hp -o value available dstpool); "
                f"zfs create -o reservation=$((a - m * {MiB})) dstpool/hog-{tag} && exit 0; "
                f"done; exit 1")
-    job, took = _interrupted(pair, vm, tag, fill, mb=32)
+    job, took = _interrupted(pair, vm, tag, fill)
     assert isinstance(job.error, TransferError), job.error
     print(f"\nFULL POOL -> {took:.1f} s: {job.error}")
     assert "space" in str(job.error).lower() and job.error.host == pair.dst.label
