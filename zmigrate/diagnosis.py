@@ -28,7 +28,7 @@ from enum import StrEnum
 from typing import Any
 
 from .events import PlanReady, Sample, Side
-from .mbuffer import format_size
+from .mbuffer import format_rate, format_size
 from .plan import MiB, Transport, size_arg
 
 # -- thresholds (percent of buffer fill unless said otherwise) ----------------------------------
@@ -132,10 +132,6 @@ def _stats(samples: Sequence[Sample]) -> _Stats | None:
     )
 
 
-def _rate(n: float) -> str:
-    return f"{format_size(n)}/s"
-
-
 def suggested_buffer(rate: float, seconds: float = BUFFER_SECONDS) -> int:
     """A receive buffer holding `seconds` of stream at `rate` bytes/s, rounded up to a multiple
     of BUFFER_ROUND (one BUFFER_ROUND at least), e.g. 576 MiB for 5 s at 115 MiB/s."""
@@ -172,7 +168,7 @@ def _network_advice(transport: Transport | None) -> tuple[str, ...]:
 
 def _source_advice(rate: float) -> tuple[str, ...]:
     return (
-        f"the source reads at about {_rate(rate)}: time `zfs send SNAPSHOT > /dev/null` "
+        f"the source reads at about {format_rate(rate)}: time `zfs send SNAPSHOT > /dev/null` "
         "(or through `mbuffer -o /dev/null`) on the source; if it is no faster, the pool is",
         "check the source disks with `zpool iostat -v 1`: all busy means the pool layout is the "
         "cap (in the field notes one wide raidz read 95 MB/s, the same disks as 4 raidz groups "
@@ -183,7 +179,8 @@ def _source_advice(rate: float) -> tuple[str, ...]:
 
 def _destination_advice(rate: float) -> tuple[str, ...]:
     return (
-        f"the destination pool takes only about {_rate(rate)}: watch `zpool iostat -v 1` there",
+        f"the destination pool takes only about {format_rate(rate)}: "
+        "watch `zpool iostat -v 1` there",
         "measure its write speed alone: zmigrate doctor SRC DST --write-test, or "
         "`dd if=/dev/zero bs=1M count=10240 | mbuffer -o /POOL/benchfile` with compression off",
         "more vdevs write faster (field notes: one 46-disk mirror set 63 MB/s, raidz groups "
@@ -243,7 +240,7 @@ def _judge(send: _Stats | None, recv: _Stats | None, single: bool, ctx: _Context
             abs(send.in_median - ctx.rate_limit) <= RATE_TOLERANCE * ctx.rate_limit:
         closeness = abs(send.in_median - ctx.rate_limit) / ctx.rate_limit
         return (Bottleneck.RATE_LIMITED,
-                f"the transfer runs at the --bwlimit cap of {_rate(ctx.rate_limit)}",
+                f"the transfer runs at the --bwlimit cap of {format_rate(ctx.rate_limit)}",
                 (f"raise or drop --bwlimit (now {size_arg(ctx.rate_limit)}) to go faster",),
                 0.95 - closeness)
     # 2. The receiving buffer swings between full and empty: zfs receive stops and bursts.
@@ -257,7 +254,7 @@ def _judge(send: _Stats | None, recv: _Stats | None, single: bool, ctx: _Context
     if recv is not None and recv.fill_mean >= HIGH:
         return (Bottleneck.DESTINATION,
                 f"the receive buffer is {recv.fill_mean:.0f}% full on average: zfs receive "
-                f"on the destination is the slowest stage at {_rate(rate)}",
+                f"on the destination is the slowest stage at {format_rate(rate)}",
                 _destination_advice(rate),
                 0.6 + 0.35 * (recv.fill_mean - HIGH) / (100 - HIGH))
     if single:
@@ -265,7 +262,7 @@ def _judge(send: _Stats | None, recv: _Stats | None, single: bool, ctx: _Context
         if send.fill_mean <= LOW:
             return (Bottleneck.SOURCE,
                     f"the buffer is {send.fill_mean:.0f}% full on average: zfs send is the "
-                    f"slowest stage at {_rate(rate)}",
+                    f"slowest stage at {format_rate(rate)}",
                     _source_advice(rate), 0.6 + 0.3 * (LOW - send.fill_mean) / LOW)
         return (Bottleneck.NONE,
                 f"the buffer is {send.fill_mean:.0f}% full on average: send and receive keep "
@@ -278,7 +275,7 @@ def _judge(send: _Stats | None, recv: _Stats | None, single: bool, ctx: _Context
         peak = max(recv.in_peak, send.out_peak if send else 0.0)
         return (Bottleneck.BURSTY_RECEIVE,
                 f"the receive buffer ran empty {empties}x while zfs receive drains in bursts "
-                f"(out up to {_rate(recv.out_peak)}, fed at {_rate(recv.in_mean)})",
+                f"(out up to {format_rate(recv.out_peak)}, fed at {format_rate(recv.in_mean)})",
                 _bursty_advice(peak, ctx), 0.75)
     # 5. Sender full, receiver empty: the path between them is the limit.
     if send is not None and send.fill_mean >= HIGH and (recv is None or recv.fill_mean <= LOW):
@@ -287,7 +284,7 @@ def _judge(send: _Stats | None, recv: _Stats | None, single: bool, ctx: _Context
         base = 0.55 + 0.4 * (send.fill_mean - HIGH) / (100 - HIGH)
         return (Bottleneck.NETWORK,
                 f"the send buffer is {send.fill_mean:.0f}% full and {where}: {via} carries only "
-                f"{_rate(rate)}",
+                f"{format_rate(rate)}",
                 _network_advice(ctx.transport), base if recv else base * 0.6)
     # 6. Both ends near empty: nothing waits downstream, the sender's read is the pace.
     if send is not None and send.fill_mean <= LOW and (recv is None or recv.fill_mean <= LOW):
@@ -295,7 +292,7 @@ def _judge(send: _Stats | None, recv: _Stats | None, single: bool, ctx: _Context
         return (Bottleneck.SOURCE,
                 f"both buffers are near empty (send {send.fill_mean:.0f}%"
                 + (f", receive {recv.fill_mean:.0f}%" if recv else "")
-                + f"): zfs send on the source is the slowest stage at {_rate(send.in_mean)}",
+                + f"): zfs send on the source is the slowest stage at {format_rate(send.in_mean)}",
                 _source_advice(send.in_mean), base if recv else base * 0.7)
     if send is None and recv is not None and recv.fill_mean <= LOW:
         return (Bottleneck.NONE,

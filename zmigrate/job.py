@@ -259,7 +259,7 @@ class Job:
         if plan.bookmark:
             need_src += zfs.PERMISSIONS["bookmark"]
         if plan.replicate or (plan.options.intermediates and any(
-                s.base is not None and "#" not in s.base and not s.resume_token
+                s.base is not None and not zfs.is_bookmark(s.base) and not s.resume_token
                 for s in plan.steps)):
             need_src += zfs.PERMISSIONS["hold"]  # send -R / -I take temporary holds
         need_dst = list(zfs.PERMISSIONS["receive"])
@@ -295,8 +295,7 @@ class Job:
 
     def _exact_size(self, base: str | None, snapshot: str, plan: Plan) -> int:
         argv = zfs.send_argv(self.src, snapshot, base=base,
-                             intermediates=plan.options.intermediates and not (
-                                 base is not None and "#" in base),
+                             intermediates=plan.options.intermediates,
                              flags=[*plan.send_flags, "-nvP"])
         r = self.src.execute(argv, timeout=300)
         m = re.findall(r"^size\s+(\d+)", r.stdout + r.stderr, re.M)

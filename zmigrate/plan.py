@@ -485,7 +485,7 @@ def make_plan(
     else:
         between = tuple(s.short for s in source.snapshots
                         if base.createtxg < s.createtxg <= snap.createtxg)
-        use_i = options.intermediates and "#" not in base.name
+        use_i = options.intermediates and not zfs.is_bookmark(base.name)
         steps_spec.append((base, snap, between if use_i else (snap.short,)))
 
     flags, raw, flag_notes = send_flags(src, dst, source, options)
@@ -678,7 +678,7 @@ def _assemble(
         else:
             send = zfs.send_argv(
                 src.host, s.name, base=b.name if b else None,
-                intermediates=options.intermediates and not (b and "#" in b.name),
+                intermediates=options.intermediates,
                 flags=flags,
             )
             estimate = _estimate(source, b, s)

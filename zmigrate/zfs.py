@@ -387,6 +387,11 @@ def classify_zfs_error(host: str, what: str, stderr: str, command: str = "",
 
 
 # -- command builders ---------------------------------------------------------------------------
+def is_bookmark(name: str) -> bool:
+    """`pool/ds#mark`, not `pool/ds@snap`."""
+    return "#" in name
+
+
 def send_argv(
     host: Host,
     snapshot: str,
@@ -396,12 +401,16 @@ def send_argv(
     resume_token: str | None = None,
     flags: Sequence[str] = (),
 ) -> list[str]:
-    """`zfs send` for a full stream, an incremental from `base` (-I or -i), or a resume."""
+    """`zfs send` for a full stream, an incremental from `base`, or a resume.
+
+    From a snapshot base, -I (with the intermediate snapshots) unless `intermediates` is off;
+    from a bookmark always -i: zfs send -I takes no bookmark.
+    """
     if resume_token is not None:
         return host.privileged(["zfs", "send", *flags, "-t", _token_ok(resume_token)])
     argv = host.privileged(["zfs", "send", *flags])
     if base is not None:
-        argv += ["-I" if intermediates else "-i", base]
+        argv += ["-I" if intermediates and not is_bookmark(base) else "-i", base]
     argv.append(shell.snapshot(snapshot))
     return argv
 
