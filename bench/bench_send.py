@@ -33,10 +33,10 @@ from lab.util import (  # noqa: E402
 )
 from lab.zfsfuse import PoolFactory, ensure_daemon, stop_daemon  # noqa: E402
 
-from zmigrate.events import PlanReady, StageChanged  # noqa: E402
-from zmigrate.job import Job, Request  # noqa: E402
-from zmigrate.plan import MiB, Options  # noqa: E402
-from zmigrate.ssh import HostSpec, connect  # noqa: E402
+from zmigrate.engine.events import PlanReady, StageChanged  # noqa: E402
+from zmigrate.engine.job import Job, Request  # noqa: E402
+from zmigrate.engine.plan import MiB, Options  # noqa: E402
+from zmigrate.engine.ssh import HostSpec, connect  # noqa: E402
 
 BLOCK, BUFFER = "128k", "256M"
 

@@ -27,15 +27,15 @@ os.environ.setdefault("PYQTGRAPH_QT_LIB", "PySide6")
 from PySide6.QtCore import QCoreApplication, QSettings  # noqa: E402
 from PySide6.QtWidgets import QWidget  # noqa: E402
 
-from zmigrate.doctor import (  # noqa: E402
+from zmigrate.engine.doctor import (  # noqa: E402
     DoctorReport,
     HostCpu,
     ProcessCpu,
     StageResult,
     StageStarted,
 )
-from zmigrate.errors import TransferError  # noqa: E402
-from zmigrate.events import (  # noqa: E402  # noqa: E402
+from zmigrate.engine.errors import TransferError  # noqa: E402
+from zmigrate.engine.events import (  # noqa: E402  # noqa: E402
     Failed,
     Finished,
     LogLine,
@@ -46,6 +46,12 @@ from zmigrate.events import (  # noqa: E402  # noqa: E402
     StageChanged,
     Summary,
 )
+from zmigrate.engine.history import History, Recorder  # noqa: E402
+from zmigrate.engine.hosts import LocalHost  # noqa: E402
+from zmigrate.engine.job import Job  # noqa: E402
+from zmigrate.engine.plan import Options, Plan, Site, Transport, make_plan  # noqa: E402
+from zmigrate.engine.ssh import HostKeyInfo, HostSpec  # noqa: E402
+from zmigrate.engine.zfs import Capabilities, Dataset, ResumeInfo, Snapshot  # noqa: E402
 from zmigrate.gui.app import make_app  # noqa: E402
 from zmigrate.gui.dialogs.doctor_dialog import DoctorDialog  # noqa: E402
 from zmigrate.gui.dialogs.host_key_dialog import HostKeyDialog  # noqa: E402
@@ -54,12 +60,6 @@ from zmigrate.gui.pages import destination_page  # noqa: E402
 from zmigrate.gui.settings import Settings  # noqa: E402
 from zmigrate.gui.windows.history_window import HistoryWindow  # noqa: E402
 from zmigrate.gui.wizard import MigrationWizard  # noqa: E402
-from zmigrate.history import History, Recorder  # noqa: E402
-from zmigrate.hosts import LocalHost  # noqa: E402
-from zmigrate.job import Job  # noqa: E402
-from zmigrate.plan import Options, Plan, Site, Transport, make_plan  # noqa: E402
-from zmigrate.ssh import HostKeyInfo, HostSpec  # noqa: E402
-from zmigrate.zfs import Capabilities, Dataset, ResumeInfo, Snapshot  # noqa: E402
 
 OUT = Path(__file__).resolve().parent
 GiB, MiB = 2**30, 2**20
@@ -208,7 +208,7 @@ DOCTOR_STAGES = (
 
 
 class SyntheticDoctor:
-    """Stands in for zmigrate.doctor.Doctor: the stages of a 10 GbE pair with slow disks."""
+    """Stands in for zmigrate.engine.doctor.Doctor: the stages of a 10 GbE pair with slow disks."""
 
     def __init__(self, src: Any, dst: Any, **kw: Any) -> None:
         self.kw = kw

@@ -14,8 +14,8 @@ from lab.sshd import Lab
 from lab.util import write_random_files, zfs
 from lab.zfsfuse import Pool
 
-from zmigrate.errors import AuthError
-from zmigrate.ssh import HostKeyDecision, HostKeyInfo, HostSpec, Prompts, connect
+from zmigrate.engine.errors import AuthError
+from zmigrate.engine.ssh import HostKeyDecision, HostKeyInfo, HostSpec, Prompts, connect
 
 pytestmark = pytest.mark.lab
 PASSPHRASE = "correct horse battery staple"

@@ -14,9 +14,9 @@ from lab.sshd import Lab
 from lab.util import doctor_processes, port_listening, wait_until, write_random_files, zfs
 from lab.zfsfuse import Pool
 
-from zmigrate.doctor import TEMP_PREFIX, Doctor, DoctorReport, StageStarted
-from zmigrate.hosts import Host
-from zmigrate.plan import Options
+from zmigrate.engine.doctor import TEMP_PREFIX, Doctor, DoctorReport, StageStarted
+from zmigrate.engine.hosts import Host
+from zmigrate.engine.plan import Options
 
 pytestmark = [pytest.mark.lab, pytest.mark.timeout(180)]
 

@@ -23,11 +23,11 @@ from lab.util import (
     wait_until,
 )
 
-from zmigrate import shell
-from zmigrate.errors import HostKeyError
-from zmigrate.hosts import Host, LocalHost, Process, SshHost
-from zmigrate.pipeline import wait_listening
-from zmigrate.ssh import (
+from zmigrate.engine import shell
+from zmigrate.engine.errors import HostKeyError
+from zmigrate.engine.hosts import Host, LocalHost, Process, SshHost
+from zmigrate.engine.pipeline import wait_listening
+from zmigrate.engine.ssh import (
     HostKeyDecision,
     HostKeyInfo,
     HostSpec,

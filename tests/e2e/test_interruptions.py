@@ -26,11 +26,11 @@ from lab.util import (
 )
 from lab.zfsfuse import Pool
 
-from zmigrate.errors import TransferError
-from zmigrate.events import Progress
-from zmigrate.hosts import Host
-from zmigrate.job import Job, Request
-from zmigrate.plan import MiB, Options
+from zmigrate.engine.errors import TransferError
+from zmigrate.engine.events import Progress
+from zmigrate.engine.hosts import Host
+from zmigrate.engine.job import Job, Request
+from zmigrate.engine.plan import MiB, Options
 
 pytestmark = pytest.mark.lab
 
@@ -129,8 +129,8 @@ def test_killed_receiver_mbuffer_is_a_clear_error(lab_hosts: tuple[Host, Host],
 
 CRASHER = """
 import sys, time
-from zmigrate.hosts import LocalHost
-from zmigrate.ssh import HostSpec, connect
+from zmigrate.engine.hosts import LocalHost
+from zmigrate.engine.ssh import HostSpec, connect
 host = LocalHost() if sys.argv[1] == "local" else connect(HostSpec(sys.argv[1]))
 proc = host.spawn("sleep 300 | cat")
 print(proc.pgid, flush=True)

@@ -29,11 +29,11 @@ from lab.util import (
 )
 from lab.zfsfuse import Pool
 
-from zmigrate.errors import CancelledError, PreflightError, TransferError
-from zmigrate.events import Progress, Sample, Side, StageChanged
-from zmigrate.hosts import Host, LocalHost, Process
-from zmigrate.job import Job, Request
-from zmigrate.plan import MiB, Options, Transport
+from zmigrate.engine.errors import CancelledError, PreflightError, TransferError
+from zmigrate.engine.events import Progress, Sample, Side, StageChanged
+from zmigrate.engine.hosts import Host, LocalHost, Process
+from zmigrate.engine.job import Job, Request
+from zmigrate.engine.plan import MiB, Options, Transport
 
 pytestmark = pytest.mark.lab
 

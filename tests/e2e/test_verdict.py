@@ -15,7 +15,7 @@ from lab.sshd import Lab
 from lab.util import write_random_files, zfs
 from lab.zfsfuse import Pool, PoolFactory
 
-from zmigrate.plan import MiB
+from zmigrate.engine.plan import MiB
 
 pytestmark = [pytest.mark.lab, pytest.mark.timeout(180)]
 
@@ -61,8 +61,8 @@ def test_verdict_on_the_lab_defaults_agrees_with_the_doctor(lab: Lab, make_pool:
                                                             ) -> None:
     """Measure the stages, then transfer with the defaults: the live verdict names a stage the
     doctor found to be (within the machine's noise) the slowest on the path."""
-    from zmigrate.doctor import Doctor
-    from zmigrate.ssh import HostSpec, connect
+    from zmigrate.engine.doctor import Doctor
+    from zmigrate.engine.ssh import HostSpec, connect
 
     # Sparse image files: room for a stream sized to the machine's speed (below).
     src, dst = make_pool("src", size_mb=4096), make_pool("dst", size_mb=4096)

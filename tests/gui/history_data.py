@@ -6,10 +6,10 @@ import math
 from collections.abc import Iterable
 from pathlib import Path
 
-from zmigrate.errors import TransferError
-from zmigrate.events import Failed, Finished, PlanReady, Progress, Sample, Side, Summary
-from zmigrate.history import History, Recorder
-from zmigrate.plan import MiB, Options, Plan, Step, Transport
+from zmigrate.engine.errors import TransferError
+from zmigrate.engine.events import Failed, Finished, PlanReady, Progress, Sample, Side, Summary
+from zmigrate.engine.history import History, Recorder
+from zmigrate.engine.plan import MiB, Options, Plan, Step, Transport
 
 
 def make_plan(snapshot: str = "tank/data@s1", *, source: str = "lab-src",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from zmigrate.events import Finished, LogLine, Progress, Sample, Side, StageChanged, Summary
+from zmigrate.engine.events import Finished, LogLine, Progress, Sample, Side, StageChanged, Summary
 
 DATA = Path(__file__).parent / "data"
 

@@ -9,12 +9,12 @@ from PySide6.QtWidgets import QTreeView
 from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
 
+from zmigrate.engine.zfs import Dataset, Snapshot
 from zmigrate.gui.models.dataset_tree_model import (
     NODE_ROLE,
     DatasetFilterProxy,
     DatasetTreeModel,
 )
-from zmigrate.zfs import Dataset, Snapshot
 
 pytestmark = pytest.mark.gui
 

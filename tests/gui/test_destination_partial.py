@@ -14,14 +14,14 @@ from collections.abc import Iterator
 import pytest
 from pytestqt.qtbot import QtBot
 
-from zmigrate.errors import ZmigrateError
+from zmigrate.engine.errors import ZmigrateError
+from zmigrate.engine.hosts import Host, LocalHost
+from zmigrate.engine.plan import MiB
+from zmigrate.engine.zfs import Capabilities, Dataset, ResumeInfo, Snapshot
 from zmigrate.gui.pages import destination_page
 from zmigrate.gui.pages.destination_page import DestinationPage
 from zmigrate.gui.session import Session
 from zmigrate.gui.settings import Settings
-from zmigrate.hosts import Host, LocalHost
-from zmigrate.plan import MiB
-from zmigrate.zfs import Capabilities, Dataset, ResumeInfo, Snapshot
 
 pytestmark = pytest.mark.gui
 TOKEN = "1-abc-def-0"

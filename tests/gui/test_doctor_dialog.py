@@ -17,7 +17,7 @@ from lab.util import (
 )
 from pytestqt.qtbot import QtBot
 
-from zmigrate.doctor import (
+from zmigrate.engine.doctor import (
     TEMP_PREFIX,
     DoctorReport,
     HostCpu,
@@ -25,14 +25,14 @@ from zmigrate.doctor import (
     StageResult,
     StageStarted,
 )
+from zmigrate.engine.hosts import Host, LocalHost
+from zmigrate.engine.plan import MiB, Options, Transport
+from zmigrate.engine.zfs import Snapshot
 from zmigrate.gui.dialogs.doctor_dialog import DoctorDialog, five_second_buffer
 from zmigrate.gui.pages.transport_page import TransportPage
 from zmigrate.gui.plots.stage_bars import BOTTLENECK_COLOR, IN_PATH_COLOR
 from zmigrate.gui.session import Session
 from zmigrate.gui.settings import Settings
-from zmigrate.hosts import Host, LocalHost
-from zmigrate.plan import MiB, Options, Transport
-from zmigrate.zfs import Snapshot
 
 pytestmark = pytest.mark.gui
 

@@ -11,10 +11,10 @@ from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 from replay_trace import load_trace
 
+from zmigrate.engine.history import History
+from zmigrate.engine.plan import MiB
 from zmigrate.gui.models.job_table_model import BYTES, RATE, ROUTE, SORT_ROLE, START
 from zmigrate.gui.windows.history_window import HistoryWindow
-from zmigrate.history import History
-from zmigrate.plan import MiB
 
 pytestmark = pytest.mark.gui
 DAY = 86400.0

@@ -8,7 +8,7 @@ import pytest
 from PySide6.QtWidgets import QWidget
 from pytestqt.qtbot import QtBot
 
-from zmigrate.events import Summary
+from zmigrate.engine.events import Summary
 from zmigrate.gui.notifier import LONG_TRANSFER, Notifier, should_notify
 from zmigrate.gui.wizard import MigrationWizard
 

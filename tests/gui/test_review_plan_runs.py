@@ -11,10 +11,10 @@ from lab.util import snapshot_guid, write_random_files, zfs
 from pytestqt.qtbot import QtBot
 from wizard_driver import WAIT_LOAD, WAIT_TRANSFER, start_transfer, to_destination, to_source
 
-from zmigrate.events import PlanReady
+from zmigrate.engine.events import PlanReady
+from zmigrate.engine.plan import Plan, Transport
 from zmigrate.gui.pages.base import PageId
 from zmigrate.gui.wizard import MigrationWizard
-from zmigrate.plan import Plan, Transport
 
 pytestmark = [pytest.mark.gui, pytest.mark.lab, pytest.mark.timeout(180)]
 

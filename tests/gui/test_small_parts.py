@@ -8,6 +8,7 @@ from PySide6.QtGui import QTextDocument
 from PySide6.QtWidgets import QWizardPage
 from pytestqt.qtbot import QtBot
 
+from zmigrate.engine.ssh import HostSpec
 from zmigrate.gui import markup
 from zmigrate.gui.app import LastResortHook
 from zmigrate.gui.generated.ui_done_page import Ui_DonePage
@@ -16,7 +17,6 @@ from zmigrate.gui.generated.ui_transport_page import Ui_TransportPage
 from zmigrate.gui.pages.host_panel import THIS_COMPUTER, HostPanel
 from zmigrate.gui.pages.transport_page import suggest_buffer
 from zmigrate.gui.settings import RecentHost, Settings
-from zmigrate.ssh import HostSpec
 
 pytestmark = pytest.mark.gui
 MiB, GiB = 2**20, 2**30

@@ -9,16 +9,16 @@ import pytest
 from pytestqt.qtbot import QtBot
 from replay_trace import load_trace
 
-from zmigrate.errors import TransferError
-from zmigrate.events import Failed, Finished, LogLine, Sample, Side
+from zmigrate.engine.errors import TransferError
+from zmigrate.engine.events import Failed, Finished, LogLine, Sample, Side
+from zmigrate.engine.hosts import LocalHost
+from zmigrate.engine.job import Job, Request
+from zmigrate.engine.samples import SampleStore
 from zmigrate.gui.job_bridge import JobBridge
 from zmigrate.gui.pages.done_page import DonePage
 from zmigrate.gui.pages.transfer_page import TransferPage
 from zmigrate.gui.session import Session
 from zmigrate.gui.settings import Settings
-from zmigrate.hosts import LocalHost
-from zmigrate.job import Job, Request
-from zmigrate.samples import SampleStore
 
 pytestmark = pytest.mark.gui
 

@@ -22,10 +22,10 @@ from wizard_driver import (
     type_host,
 )
 
+from zmigrate.engine.history import History
+from zmigrate.engine.ssh import HostKeyDecision
 from zmigrate.gui.pages.base import PageId
 from zmigrate.gui.wizard import MigrationWizard
-from zmigrate.history import History
-from zmigrate.ssh import HostKeyDecision
 
 pytestmark = [pytest.mark.gui, pytest.mark.lab, pytest.mark.timeout(240)]
 

@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from zmigrate.hosts import Host
-from zmigrate.ssh import HostSpec, connect
+from zmigrate.engine.hosts import Host
+from zmigrate.engine.ssh import HostSpec, connect
 
 from .sshd import Lab, LabHost, SshdLab
 from .util import LabCommandError

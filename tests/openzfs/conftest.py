@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from zmigrate import zfs
-from zmigrate.ssh import HostSpec, connect
+from zmigrate.engine import zfs
+from zmigrate.engine.ssh import HostSpec, connect
 
 from .vm import Pair, Vm, connect_dst
 

@@ -14,13 +14,13 @@ from collections.abc import Iterator
 
 import pytest
 
-from zmigrate import zfs
-from zmigrate.errors import PreflightError
-from zmigrate.events import Progress
-from zmigrate.hosts import Host
-from zmigrate.job import Job, Request
-from zmigrate.plan import MiB
-from zmigrate.ssh import HostSpec, connect
+from zmigrate.engine import zfs
+from zmigrate.engine.errors import PreflightError
+from zmigrate.engine.events import Progress
+from zmigrate.engine.hosts import Host
+from zmigrate.engine.job import Job, Request
+from zmigrate.engine.plan import MiB
+from zmigrate.engine.ssh import HostSpec, connect
 
 from .test_openzfs import _data, _guid, _opts, _prop, _wait
 from .vm import Vm, connect_dst

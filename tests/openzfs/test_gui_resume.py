@@ -23,14 +23,14 @@ from PySide6.QtCore import QSettings  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 from pytestqt.qtbot import QtBot  # noqa: E402
 
-from zmigrate.events import Progress  # noqa: E402
+from zmigrate.engine.events import Progress  # noqa: E402
+from zmigrate.engine.job import Job, Request  # noqa: E402
+from zmigrate.engine.plan import MiB  # noqa: E402
 from zmigrate.gui import style  # noqa: E402
 from zmigrate.gui.pages.base import PageId  # noqa: E402
 from zmigrate.gui.pages.host_panel import AUTH_KEY, HostPanel  # noqa: E402
 from zmigrate.gui.settings import Settings  # noqa: E402
 from zmigrate.gui.wizard import MigrationWizard  # noqa: E402
-from zmigrate.job import Job, Request  # noqa: E402
-from zmigrate.plan import MiB  # noqa: E402
 
 from .test_openzfs import _opts, _prop, _wait  # noqa: E402
 from .vm import Pair, Vm  # noqa: E402

@@ -22,12 +22,12 @@ from typing import IO
 
 import pytest
 
-from zmigrate.errors import TransferError
-from zmigrate.events import Progress
-from zmigrate.hosts import Host
-from zmigrate.job import Job, Request
-from zmigrate.plan import MiB, Transport
-from zmigrate.ssh import HostSpec, connect
+from zmigrate.engine.errors import TransferError
+from zmigrate.engine.events import Progress
+from zmigrate.engine.hosts import Host
+from zmigrate.engine.job import Job, Request
+from zmigrate.engine.plan import MiB, Transport
+from zmigrate.engine.ssh import HostSpec, connect
 
 from .test_openzfs import _data, _guid, _leftovers, _opts, _prop, _wait
 from .vm import Pair, Vm

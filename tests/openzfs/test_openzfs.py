@@ -13,13 +13,13 @@ from collections.abc import Callable
 
 import pytest
 
-from zmigrate import zfs
-from zmigrate.errors import PreflightError, TransferError, ZmigrateError
-from zmigrate.events import Progress
-from zmigrate.hosts import Host
-from zmigrate.job import Job, Request, discard_partial, partial_receive
-from zmigrate.plan import MiB, Options, PartialReceiveError
-from zmigrate.ssh import HostSpec, connect
+from zmigrate.engine import zfs
+from zmigrate.engine.errors import PreflightError, TransferError, ZmigrateError
+from zmigrate.engine.events import Progress
+from zmigrate.engine.hosts import Host
+from zmigrate.engine.job import Job, Request, discard_partial, partial_receive
+from zmigrate.engine.plan import MiB, Options, PartialReceiveError
+from zmigrate.engine.ssh import HostSpec, connect
 
 from .vm import Pair, Vm, connect_dst
 

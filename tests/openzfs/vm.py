@@ -6,9 +6,9 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from zmigrate import zfs
-from zmigrate.hosts import Host
-from zmigrate.ssh import HostSpec, connect
+from zmigrate.engine import zfs
+from zmigrate.engine.hosts import Host
+from zmigrate.engine.ssh import HostSpec, connect
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,11 @@
-"""The engine imports no Qt: every module outside zmigrate/gui runs headless."""
+"""The house rules: the engine has no face, the CLI launches the GUI only, no import cycles.
+
+Read from the source (ast), so a rule breaks here before it breaks an install without Qt.
+"""
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 from pathlib import Path
@@ -9,25 +13,112 @@ from pathlib import Path
 import zmigrate
 
 PACKAGE = Path(zmigrate.__file__).parent
-# selftest is the packagers' smoke test of the GUI: it is the one non-gui module that loads Qt.
-FACES_WITH_QT = {"selftest"}
+QT_ROOTS = ("PySide6", "pyqtgraph", "shiboken6", "superqt")
 
 
-def engine_modules() -> list[str]:
-    return sorted(f"zmigrate.{p.stem}" for p in PACKAGE.glob("*.py")
-                  if p.stem not in FACES_WITH_QT | {"__main__"})
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def test_every_engine_module_imports_without_qt() -> None:
-    modules = engine_modules()
-    assert {"zmigrate.job", "zmigrate.pipeline", "zmigrate.cli", "zmigrate.doctor",
-            "zmigrate.history", "zmigrate.samples", "zmigrate.diagnosis"} <= set(modules)
+def modules(room: str = "") -> dict[str, Path]:
+    base = PACKAGE / room if room else PACKAGE
+    return {module_name(p): p for p in sorted(base.rglob("*.py")) if "generated" not in p.parts}
+
+
+def _type_checking_only(node: ast.AST) -> bool:
+    return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+
+
+def imports(path: Path, *, top_level_only: bool = False) -> list[str]:
+    """Absolute names of the zmigrate modules (or packages) `path` imports at run time."""
+    name = module_name(path)
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    known = set(modules())
+    found: list[str] = []
+
+    def visit(node: ast.AST, in_function: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if _type_checking_only(child):
+                continue
+            nested = in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef))
+            if isinstance(child, ast.Import) and not (top_level_only and in_function):
+                found.extend(a.name for a in child.names if a.name.startswith("zmigrate"))
+            elif isinstance(child, ast.ImportFrom) and not (top_level_only and in_function):
+                if child.level:
+                    base = package.split(".")
+                    base = base[: len(base) - child.level + 1]
+                    origin = ".".join(base + ([child.module] if child.module else []))
+                else:
+                    origin = child.module or ""
+                if not origin.startswith("zmigrate"):
+                    continue
+                for alias in child.names:
+                    sub = f"{origin}.{alias.name}"
+                    found.append(sub if sub in known else origin)
+            visit(child, nested)
+
+    visit(ast.parse(path.read_text()), False)
+    return found
+
+
+def test_the_three_rooms_exist() -> None:
+    rooms = {p.name for p in PACKAGE.iterdir() if p.is_dir() and p.name != "__pycache__"}
+    assert rooms == {"engine", "cli", "gui"}
+    loose = {p.stem for p in PACKAGE.glob("*.py")}
+    assert loose == {"__init__", "__main__"}
+
+
+def test_engine_imports_neither_cli_nor_gui() -> None:
+    bad = {name: dep for name, path in modules("engine").items() for dep in imports(path)
+           if dep.startswith(("zmigrate.cli", "zmigrate.gui"))}
+    assert bad == {}
+
+
+def test_cli_imports_the_gui_only_to_launch_it() -> None:
+    """Only inside functions of cli.main (to open the wizard or the self-test), never on import."""
+    top = {name: dep for name, path in modules("cli").items()
+           for dep in imports(path, top_level_only=True) if dep.startswith("zmigrate.gui")}
+    assert top == {}
+    anywhere = {name for name, path in modules("cli").items()
+                if any(d.startswith("zmigrate.gui") for d in imports(path))}
+    assert anywhere <= {"zmigrate.cli.main"}
+
+
+def test_no_import_cycles() -> None:
+    graph = {name: {d for d in imports(path) if d != name} for name, path in modules().items()}
+    # A package's __init__ runs before its modules; an edge to a package is an edge to __init__.
+    cycles: list[list[str]] = []
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def walk(node: str) -> None:
+        state[node] = 1
+        stack.append(node)
+        for dep in sorted(graph.get(node, ())):
+            if state.get(dep) == 1:
+                cycles.append(stack[stack.index(dep):] + [dep])
+            elif dep not in state:
+                walk(dep)
+        stack.pop()
+        state[node] = 2
+
+    for name in sorted(graph):
+        if name not in state:
+            walk(name)
+    assert cycles == []
+
+
+def test_engine_and_cli_import_without_qt() -> None:
+    names = sorted(set(modules("engine")) | set(modules("cli")))
+    assert {"zmigrate.engine.job", "zmigrate.engine.pipeline", "zmigrate.cli.main",
+            "zmigrate.cli.send", "zmigrate.engine.doctor", "zmigrate.engine.history"} <= set(names)
     code = (
         "import importlib, sys\n"
-        f"for name in {modules!r}:\n"
+        f"for name in {names!r}:\n"
         "    importlib.import_module(name)\n"
-        "qt = sorted(m for m in sys.modules if m.split('.')[0] in ('PySide6', 'pyqtgraph', "
-        "'shiboken6', 'superqt') or m.startswith('zmigrate.gui'))\n"
+        f"qt = sorted(m for m in sys.modules if m.split('.')[0] in {QT_ROOTS!r} "
+        "or m.startswith('zmigrate.gui'))\n"
         "assert not qt, qt\n"
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

@@ -1,4 +1,4 @@
-"""Unit tests for zmigrate.diagnosis: verdicts on traces shaped like the field notes' figures."""
+"""Unit tests for engine.diagnosis: verdicts on traces shaped like the field notes' figures."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from zmigrate.diagnosis import (
+from zmigrate.engine.diagnosis import (
     HISTORY_MAX,
     Bottleneck,
     Diagnoser,
@@ -18,8 +18,8 @@ from zmigrate.diagnosis import (
     buffer_advice,
     diagnose,
 )
-from zmigrate.events import PlanReady, Sample, Side
-from zmigrate.plan import MiB, Options, Plan, Transport
+from zmigrate.engine.events import PlanReady, Sample, Side
+from zmigrate.engine.plan import MiB, Options, Plan, Transport
 
 HZ = 2.0  # mbuffer prints its status twice a second
 

@@ -18,9 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from zmigrate import cli, history
-from zmigrate.errors import CancelledError, TransferError
-from zmigrate.events import (
+from zmigrate.cli import main as cli
+from zmigrate.engine import history
+from zmigrate.engine.errors import CancelledError, TransferError
+from zmigrate.engine.events import (
     Failed,
     Finished,
     LogLine,
@@ -31,8 +32,8 @@ from zmigrate.events import (
     StageChanged,
     Summary,
 )
-from zmigrate.history import History, HistoryError, Recorder, SampleRow
-from zmigrate.plan import Options, Plan, Step, Transport
+from zmigrate.engine.history import History, HistoryError, Recorder, SampleRow
+from zmigrate.engine.plan import Options, Plan, Step, Transport
 
 DAY = 86400.0
 
@@ -304,8 +305,8 @@ def test_abandoned_recorder_reads_interrupted_and_keeps_all_but_the_last_seconds
 CRASH_SCRIPT = textwrap.dedent("""
     import sys, time
     sys.path[:0] = [sys.argv[2]]
-    from zmigrate.events import PlanReady, Sample, Side
-    from zmigrate.history import History, Recorder
+    from zmigrate.engine.events import PlanReady, Sample, Side
+    from zmigrate.engine.history import History, Recorder
     from test_history import make_plan
     rec = Recorder(History(sys.argv[1]), flush_interval=0.5)
     rec(PlanReady(make_plan()))

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from zmigrate import zfs
-from zmigrate.errors import PreflightError
-from zmigrate.hosts import LocalHost
-from zmigrate.plan import Options, PartialReceiveError, Site, make_plan
+from zmigrate.engine import zfs
+from zmigrate.engine.errors import PreflightError
+from zmigrate.engine.hosts import LocalHost
+from zmigrate.engine.plan import Options, PartialReceiveError, Site, make_plan
 
 DATA = Path(__file__).parent.parent / "data" / "zfs" / "openzfs-2.3"
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from zmigrate import zfs
-from zmigrate.errors import PreflightError
-from zmigrate.hosts import LocalHost
-from zmigrate.plan import GiB, MiB, Options, Site, Transport, make_plan, safe_buffer
+from zmigrate.engine import zfs
+from zmigrate.engine.errors import PreflightError
+from zmigrate.engine.hosts import LocalHost
+from zmigrate.engine.plan import GiB, MiB, Options, Site, Transport, make_plan, safe_buffer
 
 CAPS = zfs.parse_probe((Path(__file__).parent.parent / "data/zfs/zfs-fuse/probe.txt").read_text())
 

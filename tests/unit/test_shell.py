@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from zmigrate import shell
-from zmigrate.errors import InvalidNameError
+from zmigrate.engine import shell
+from zmigrate.engine.errors import InvalidNameError
 
 
 @pytest.mark.parametrize("name", ["tank", "tank/home", "tank/a.b-c_d:e", "p/x/y/z"])

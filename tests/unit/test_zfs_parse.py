@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from zmigrate import zfs
+from zmigrate.engine import zfs
 
 DATA = Path(__file__).parent.parent / "data" / "zfs"
 
@@ -63,8 +63,8 @@ def test_error_classification_names_a_fix(text: str, fix: str | None) -> None:
 
 
 def test_send_and_receive_argv_are_validated() -> None:
-    from zmigrate.errors import InvalidNameError
-    from zmigrate.hosts import LocalHost
+    from zmigrate.engine.errors import InvalidNameError
+    from zmigrate.engine.hosts import LocalHost
 
     h = LocalHost(sudo=True)
     assert zfs.send_argv(h, "p/a@s2", base="p/a@s1") == ["sudo", "-n", "zfs", "send", "-I",

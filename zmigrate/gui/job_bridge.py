@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, Signal
 
-from ..events import Failed, Finished, LogLine, Progress, Sample, StageChanged
-from ..job import Job
-from ..plan import Plan
-from ..samples import SampleStore
+from ..engine.events import Failed, Finished, LogLine, Progress, Sample, StageChanged
+from ..engine.job import Job
+from ..engine.plan import Plan
+from ..engine.samples import SampleStore
 
 
 class JobBridge(QObject):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import html
 
-from ..errors import ZmigrateError
+from ..engine.errors import ZmigrateError
 
 
 def escape(text: str) -> str:

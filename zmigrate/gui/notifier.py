@@ -1,7 +1,7 @@
 """Tell the user a long transfer has ended when they are looking at another window.
 
 The decision (`should_notify`) is plain logic; `Notifier` picks the channel: the system tray's
-balloon when a tray exists, else `zmigrate.notify.notify` (notify-send, on a background thread).
+balloon when a tray exists, else `notify_send.notify` (notify-send, on a background thread).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Final
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QSystemTrayIcon, QWidget
 
-from .. import notify
+from . import notify_send
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +39,7 @@ class Notifier:
 
     def __init__(self, window: QWidget, *,
                  tray_available: Callable[[], bool] = QSystemTrayIcon.isSystemTrayAvailable,
-                 fallback: Callable[..., bool] = notify.notify) -> None:
+                 fallback: Callable[..., bool] = notify_send.notify) -> None:
         self.window = window
         self.tray_available = tray_available
         self.fallback = fallback

@@ -7,7 +7,7 @@ from concurrent.futures import Future
 
 from PySide6.QtCore import QObject, Signal
 
-from ..ssh import HostKeyDecision, HostKeyInfo, Prompts
+from ..engine.ssh import HostKeyDecision, HostKeyInfo, Prompts
 
 
 class PromptRelay(QObject):

@@ -6,13 +6,13 @@ import logging
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..errors import ZmigrateError
-from ..events import Summary
-from ..hosts import Host
-from ..job import Job
-from ..plan import Options, Plan, Transport
-from ..samples import SampleStore
-from ..zfs import Capabilities, Dataset, Snapshot
+from ..engine.errors import ZmigrateError
+from ..engine.events import Summary
+from ..engine.hosts import Host
+from ..engine.job import Job
+from ..engine.plan import Options, Plan, Transport
+from ..engine.samples import SampleStore
+from ..engine.zfs import Capabilities, Dataset, Snapshot
 
 log = logging.getLogger(__name__)
 

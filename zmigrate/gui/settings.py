@@ -8,7 +8,7 @@ from typing import Any
 
 from PySide6.QtCore import QSettings
 
-from ..ssh import HostSpec
+from ..engine.ssh import HostSpec
 
 MAX_RECENT = 10
 

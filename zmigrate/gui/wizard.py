@@ -7,7 +7,7 @@ import logging
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QLabel, QMessageBox, QVBoxLayout, QWidget, QWizard
 
-from ..mbuffer import format_size
+from ..engine.mbuffer import format_size
 from . import style
 from .dialogs.confirm import after_stop, ask_to_stop
 from .icons import app_icon

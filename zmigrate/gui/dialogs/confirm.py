@@ -7,7 +7,7 @@ from collections.abc import Callable
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox, QWidget
 
-from ...plan import Plan
+from ...engine.plan import Plan
 
 
 def after_stop(plan: Plan | None) -> str:

@@ -13,11 +13,11 @@ from typing import Any, Protocol
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QDialog, QWidget
 
-from ...diagnosis import BUFFER_SECONDS, suggested_buffer
-from ...doctor import DEFAULT_SECONDS, TEMP_PREFIX, DoctorReport, StageResult, StageStarted
-from ...hosts import Host
-from ...mbuffer import format_size
-from ...plan import Options, size_arg
+from ...engine.diagnosis import BUFFER_SECONDS, suggested_buffer
+from ...engine.doctor import DEFAULT_SECONDS, TEMP_PREFIX, DoctorReport, StageResult, StageStarted
+from ...engine.hosts import Host
+from ...engine.mbuffer import format_size
+from ...engine.plan import Options, size_arg
 from .. import forms, markup, style
 from ..generated.ui_doctor_dialog import Ui_DoctorDialog
 from ..plots.stage_bars import StageBars
@@ -70,7 +70,7 @@ class DoctorDialog(QDialog):
         snapshot: the chosen snapshot (the source read stage sends it to /dev/null).
         parent_dataset: where the write test may make its temporary dataset (None: no test).
         options: the transport and its options as the Transport page has them.
-        doctor_factory: builds the doctor (zmigrate.doctor.Doctor; tests pass a stand-in).
+        doctor_factory: builds the doctor (zmigrate.engine.doctor.Doctor; tests pass a stand-in).
 
     Signals:
         buffer_chosen(int): "Use a 5 s buffer" was pressed; bytes.
@@ -91,7 +91,7 @@ class DoctorDialog(QDialog):
         self.src, self.dst = src, dst
         self.snapshot, self.parent_dataset, self.options = snapshot, parent_dataset, options
         if doctor_factory is None:
-            from ...doctor import Doctor
+            from ...engine.doctor import Doctor
 
             doctor_factory = Doctor
         self.doctor_factory = doctor_factory

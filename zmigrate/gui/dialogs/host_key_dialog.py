@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QDialog, QWidget
 
-from ...ssh import HostKeyDecision, HostKeyInfo
+from ...engine.ssh import HostKeyDecision, HostKeyInfo
 from .. import forms, markup, style
 from ..generated.ui_host_key_dialog import Ui_HostKeyDialog
 

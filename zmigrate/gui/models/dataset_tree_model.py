@@ -20,8 +20,8 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QColor
 
-from ...mbuffer import format_size
-from ...zfs import Dataset, Snapshot
+from ...engine.mbuffer import format_size
+from ...engine.zfs import Dataset, Snapshot
 
 ModelIndex = QModelIndex | QPersistentModelIndex
 _ROOT = QModelIndex()  # default argument for Qt overrides (never modified)

@@ -15,8 +15,8 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QColor
 
-from ...history import JobRecord
-from ...mbuffer import format_size
+from ...engine.history import JobRecord
+from ...engine.mbuffer import format_size
 
 Index = QModelIndex | QPersistentModelIndex
 

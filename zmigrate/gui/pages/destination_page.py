@@ -7,13 +7,13 @@ from dataclasses import dataclass
 from PySide6.QtCore import QItemSelection
 from PySide6.QtWidgets import QWidget
 
-from ...errors import PreflightError, ZmigrateError
-from ...hosts import Host
-from ...job import partial_receive
-from ...mbuffer import format_size
-from ...plan import Options, Plan, Site, make_plan
-from ...shell import dataset as check_dataset
-from ...zfs import Capabilities, Dataset, ResumeInfo, Snapshot
+from ...engine.errors import PreflightError, ZmigrateError
+from ...engine.hosts import Host
+from ...engine.job import partial_receive
+from ...engine.mbuffer import format_size
+from ...engine.plan import Options, Plan, Site, make_plan
+from ...engine.shell import dataset as check_dataset
+from ...engine.zfs import Capabilities, Dataset, ResumeInfo, Snapshot
 from .. import forms, markup, style
 from ..generated.ui_destination_page import Ui_DestinationPage
 from ..session import Session

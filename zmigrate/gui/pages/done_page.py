@@ -7,8 +7,8 @@ from pathlib import Path
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFileDialog, QWidget
 
-from ...events import Side
-from ...mbuffer import format_size
+from ...engine.events import Side
+from ...engine.mbuffer import format_size
 from .. import forms, markup, style
 from ..dialogs.confirm import after_stop
 from ..generated.ui_done_page import Ui_DonePage

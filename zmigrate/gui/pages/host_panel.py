@@ -7,10 +7,10 @@ from concurrent.futures import Future
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QLineEdit, QWidget
 
-from ...errors import ZmigrateError
-from ...hosts import Host
-from ...ssh import HostKeyDecision, HostKeyInfo, HostSpec, config_aliases, connect
-from ...zfs import Capabilities, probe
+from ...engine.errors import ZmigrateError
+from ...engine.hosts import Host
+from ...engine.ssh import HostKeyDecision, HostKeyInfo, HostSpec, config_aliases, connect
+from ...engine.zfs import Capabilities, probe
 from .. import forms, markup, style
 from ..dialogs.host_key_dialog import HostKeyDialog
 from ..generated.ui_host_panel import Ui_HostPanel

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QWidget
 
-from ...hosts import Host
-from ...ssh import HostSpec
+from ...engine.hosts import Host
+from ...engine.ssh import HostSpec
 from .. import forms, style
 from ..generated.ui_hosts_page import Ui_HostsPage
 from ..session import Session

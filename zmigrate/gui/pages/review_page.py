@@ -5,9 +5,9 @@ from __future__ import annotations
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QWidget, QWizard
 
-from ...job import Job, Request
-from ...mbuffer import format_size
-from ...plan import Plan, Transport
+from ...engine.job import Job, Request
+from ...engine.mbuffer import format_size
+from ...engine.plan import Plan, Transport
 from .. import forms, markup, style
 from ..generated.ui_review_page import Ui_ReviewPage
 from ..plots.axes import elapsed

@@ -8,10 +8,10 @@ from collections.abc import Callable
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QMessageBox, QWidget
 
-from ...events import Failed, LogLine, Observer, Progress, Side, Summary
-from ...history import Recorder
-from ...mbuffer import format_size
-from ...samples import SampleStore
+from ...engine.events import Failed, LogLine, Observer, Progress, Side, Summary
+from ...engine.history import Recorder
+from ...engine.mbuffer import format_size
+from ...engine.samples import SampleStore
 from .. import forms, markup, style
 from ..dialogs.confirm import after_stop, ask_to_stop
 from ..generated.ui_transfer_page import Ui_TransferPage

@@ -6,9 +6,9 @@ from dataclasses import replace
 
 from PySide6.QtWidgets import QWidget
 
-from ...diagnosis import BUFFER_SECONDS
-from ...mbuffer import format_size, parse_size
-from ...plan import DEFAULT_BLOCK, MEMORY_SHARE, MiB, Options, Transport, size_arg
+from ...engine.diagnosis import BUFFER_SECONDS
+from ...engine.mbuffer import format_size, parse_size
+from ...engine.plan import DEFAULT_BLOCK, MEMORY_SHARE, MiB, Options, Transport, size_arg
 from .. import forms, markup, style
 from ..dialogs.doctor_dialog import DoctorDialog, DoctorFactory
 from ..generated.ui_transport_page import Ui_TransportPage
@@ -72,7 +72,7 @@ class TransportPage(Page):
         style.set_role(ui.doctor_hint, "muted")
         ui.doctor_button.clicked.connect(self.open_doctor)
         self.doctor_dialog: DoctorDialog | None = None
-        self.doctor_factory: DoctorFactory | None = None  # None: zmigrate.doctor.Doctor
+        self.doctor_factory: DoctorFactory | None = None  # None: zmigrate.engine.doctor.Doctor
 
     def initializePage(self) -> None:
         s = self.session

@@ -7,8 +7,8 @@ from collections.abc import Callable
 from PySide6.QtCore import QModelIndex
 from PySide6.QtWidgets import QHeaderView, QLabel, QLineEdit, QProgressBar, QTreeView
 
-from ...hosts import Host
-from ...zfs import Capabilities, Dataset, inventory
+from ...engine.hosts import Host
+from ...engine.zfs import Capabilities, Dataset, inventory
 from .. import markup, style
 from ..models.dataset_tree_model import DatasetFilterProxy, DatasetTreeModel
 from ..tasks import run_task

@@ -6,8 +6,8 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QTimer
 
-from ...events import Side
-from ...samples import SampleStore, SeriesData
+from ...engine.events import Side
+from ...engine.samples import SampleStore, SeriesData
 
 REFRESH_MS = 500
 

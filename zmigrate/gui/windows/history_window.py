@@ -15,9 +15,9 @@ from PySide6.QtCore import QItemSelection, QModelIndex, Qt
 from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut, QShowEvent
 from PySide6.QtWidgets import QHeaderView, QWidget
 
-from ...events import Side
-from ...history import History, JobRecord, SampleRow, default_path
-from ...mbuffer import format_size
+from ...engine.events import Side
+from ...engine.history import History, JobRecord, SampleRow, default_path
+from ...engine.mbuffer import format_size
 from .. import forms, markup, style
 from ..generated.ui_compare_view import Ui_CompareView
 from ..generated.ui_history_window import Ui_HistoryWindow

@@ -7,7 +7,7 @@ import json
 import threading
 from typing import Any, TextIO
 
-from .doctor import (
+from ..engine.doctor import (
     DEFAULT_SECONDS,
     FAST_CIPHERS,
     STAGES,
@@ -16,16 +16,26 @@ from .doctor import (
     StageResult,
     StageStarted,
 )
-from .errors import ZmigrateError
-from .hosts import Host
-from .mbuffer import format_rate
-from .plan import Options, Transport
+from ..engine.errors import ZmigrateError
+from ..engine.hosts import Host
+from ..engine.mbuffer import format_rate
+from ..engine.plan import Options, Transport
+from ..engine.ssh import HostSpec
+from .common import (
+    EXIT_CANCELLED,
+    EXIT_ERROR,
+    EXIT_OK,
+    TerminalPrompts,
+    add_path_options,
+    connect_host,
+    error_json,
+    run_interruptibly,
+    ssh_option,
+)
 
 
 def add_parser(sub: Any) -> None:
     """Add `zmigrate doctor` to the CLI's subparsers."""
-    from .cli import add_path_options
-
     dp = sub.add_parser(
         "doctor", help="measure each stage between two hosts (disk read, network, ssh, write)",
         description="Time each stage of a transfer alone for a few seconds and name the slowest.")
@@ -94,26 +104,14 @@ def format_table(report: DoctorReport) -> str:
     return "\n".join(lines)
 
 
-def run_cli(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """`zmigrate doctor`: connect, run the stages (Ctrl-C cancels cleanly), print the report."""
-    from .cli import (
-        EXIT_CANCELLED,
-        EXIT_ERROR,
-        EXIT_OK,
-        TerminalPrompts,
-        _connect,
-        _ssh_option,
-        error_json,
-        run_interruptibly,
-    )
-    from .ssh import HostSpec
-
     src_text, snap = _location(args.source)
     dst_text, parent = _location(args.destination)
     options = Options(
         transport=Transport(args.transport) if args.transport else None,
         port=args.port,
-        ssh_options=tuple(_ssh_option(o) for o in args.ssh_option),
+        ssh_options=tuple(ssh_option(o) for o in args.ssh_option),
         connect_address=args.connect_address,
         allow_address=args.allow_address,
     )
@@ -129,12 +127,12 @@ def run_cli(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             print(f"measuring {event.title} for {event.seconds:g} s...", file=err)
 
     try:
-        src = _connect(src_text, args.sudo or args.sudo_source, prompts)
+        src = connect_host(src_text, args.sudo or args.sudo_source, prompts)
         hosts.append(src)
         if HostSpec.parse(dst_text).label == HostSpec.parse(src_text).label:
             dst = src
         else:
-            dst = _connect(dst_text, args.sudo or args.sudo_destination, prompts)
+            dst = connect_host(dst_text, args.sudo or args.sudo_destination, prompts)
             hosts.append(dst)
         doctor = Doctor(src, dst, snapshot=snap or None, parent=parent or None,
                         seconds=args.seconds, write_test=args.write_test, options=options,

@@ -7,10 +7,9 @@ import json
 import time
 from typing import TextIO
 
-from .history import OUTCOMES, History, JobRecord, default_path
-from .mbuffer import format_rate, format_size
-
-EXIT_OK = 0
+from ..engine.history import OUTCOMES, History, JobRecord, default_path
+from ..engine.mbuffer import format_rate, format_size
+from .common import EXIT_OK
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -34,7 +33,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                       help="write the export to FILE instead of standard output")
 
 
-def run_cli(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """The `history` command's handler (registered in cli._extra_commands)."""
     with History() as store:
         if getattr(args, "history_command", None) == "show":

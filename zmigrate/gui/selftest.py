@@ -59,7 +59,7 @@ def run(argv: list[str] | None = None, out: TextIO | None = None,
 
 def _application(argv: list[str]) -> QApplication:
     """The app as zmigrate.gui.app makes it (names, style)."""
-    from .gui.app import make_app
+    from .app import make_app
 
     return make_app(argv)
 
@@ -100,7 +100,7 @@ def _run_checks(app: QApplication, out: TextIO, err: TextIO) -> int:
 
 
 def _checks(app: QApplication, keep: list[QWidget]) -> list[str]:
-    from .gui.wizard import MigrationWizard
+    from .wizard import MigrationWizard
 
     lines = [f"platform {app.platformName()}"]
     window = MigrationWizard()

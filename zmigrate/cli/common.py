@@ -1,0 +1,267 @@
+"""What the command-line faces share: prompts, connecting, exit codes, the live line, JSON."""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import json
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import asdict
+from typing import Any, TextIO
+
+from ..engine.errors import CancelledError, InvalidNameError, ZmigrateError
+from ..engine.events import (
+    Failed,
+    Finished,
+    LogLine,
+    PlanReady,
+    Progress,
+    Sample,
+    Side,
+    StageChanged,
+)
+from ..engine.hosts import Host
+from ..engine.job import Job
+from ..engine.mbuffer import format_rate, format_size
+from ..engine.plan import Transport
+from ..engine.ssh import HostKeyDecision, HostKeyInfo, HostSpec, Prompts, connect
+
+EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
+
+
+class TerminalPrompts(Prompts):
+    """Ask on the terminal, the way ssh does; answer no when there is no terminal."""
+
+    def unknown_host_key(self, info: HostKeyInfo) -> HostKeyDecision:
+        if not sys.stdin.isatty():
+            print(f"{info.openssh_text}\nNo terminal to ask on: refused. Add the key with "
+                  f"`ssh -p PORT HOST true` first, or accept it in the GUI.", file=sys.stderr)
+            return HostKeyDecision.REJECT
+        print(info.openssh_text, file=sys.stderr)
+        answer = input("Are you sure you want to continue connecting (yes/no/once)? ").strip()
+        if answer.lower() == "yes":
+            return HostKeyDecision.ACCEPT_AND_REMEMBER
+        if answer.lower() == "once":
+            return HostKeyDecision.ACCEPT_ONCE
+        return HostKeyDecision.REJECT
+
+    def secret(self, prompt: str) -> str | None:
+        if not sys.stdin.isatty():
+            return None
+        return getpass.getpass(prompt + ": ")
+
+
+def split_location(text: str) -> tuple[str, str]:
+    """Split `[user@]host:path` into (host, path); no `host:` means this machine.
+
+    ZFS names may contain ':', so only a prefix without '/' counts as a host.
+    """
+    if ":" in text:
+        prefix, rest = text.split(":", 1)
+        if "/" not in prefix and prefix and rest:
+            return prefix, rest
+    return "local", text
+
+
+def connect_host(host_text: str, sudo: bool, prompts: Prompts) -> Host:
+    return connect(HostSpec.parse(host_text, sudo=sudo), prompts)
+
+
+def fmt_time(seconds: float | None) -> str:
+    if seconds is None:
+        return "--:--"
+    s = int(seconds)
+    if s >= 3600:
+        return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
+    return f"{s // 60}:{s % 60:02d}"
+
+
+class LiveLine:
+    """The one-line status shown on a terminal while a transfer runs."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.fill = {Side.SEND: 0.0, Side.RECEIVE: 0.0}
+        self.last_draw = 0.0
+        self.extra = ""
+
+    def __call__(self, event: object) -> None:
+        if isinstance(event, Sample):
+            self.fill[event.side] = event.fill
+        elif isinstance(event, StageChanged):
+            self.clear()
+            print(f"{event.stage}: {event.detail}" if event.detail else event.stage,
+                  file=self.out)
+        elif isinstance(event, LogLine):
+            self.clear()
+            print(f"[{event.host}] {event.text}", file=self.out)
+        elif isinstance(event, Progress):
+            now = time.monotonic()
+            if now - self.last_draw < 0.25:
+                return
+            self.last_draw = now
+            pct = f" {event.done / event.total:4.0%}" if event.total else ""
+            total = f" / {format_size(event.total)}" if event.total else ""
+            step = f" step {event.step}/{event.steps}" if event.steps > 1 else ""
+            text = (f"{format_rate(event.rate)}  buffers send {self.fill[Side.SEND]:3.0f}% "
+                    f"recv {self.fill[Side.RECEIVE]:3.0f}%  {format_size(event.done)}{total}"
+                    f"{pct}  ETA {fmt_time(event.eta)}{step}{self.extra}")
+            self.out.write("\r\x1b[K" + text)
+            self.out.flush()
+
+    def clear(self) -> None:
+        self.out.write("\r\x1b[K")
+
+
+def json_default(obj: object) -> object:
+    if isinstance(obj, (Side, Transport)):
+        return obj.value
+    if isinstance(obj, (set, tuple)):
+        return list(obj)
+    return str(obj)
+
+
+def event_to_json(event: object) -> dict[str, Any] | None:
+    """The --json form of an event (numbers in bytes and seconds), or None to skip it."""
+    if isinstance(event, PlanReady):
+        p = event.plan
+        return {
+            "event": "plan",
+            "source": p.source,
+            "destination": p.destination,
+            "snapshot": p.source_snapshot,
+            "destination_dataset": p.destination_dataset,
+            "kind": p.kind,
+            "base": p.base,
+            "transport": p.transport.value,
+            "port": p.port,
+            "estimate": p.estimate,
+            "estimate_exact": p.estimate_exact,
+            "resume": p.resume_token is not None,
+            "resumed_from": p.resumed_from,
+            "resumable": p.resumable,
+            "raw": p.raw,
+            "replicate": p.replicate,
+            "send_flags": list(p.send_flags),
+            "snapshots": list(p.arrives),
+            "destroys": list(p.destroys),
+            "commands": [{"host": h, "command": c} for h, c in p.commands()],
+            "description": p.describe(),
+        }
+    if isinstance(event, Sample):
+        return {"event": "sample", **asdict(event)}
+    if isinstance(event, Progress):
+        return {"event": "progress", **asdict(event)}
+    if isinstance(event, StageChanged):
+        return {"event": "stage", "stage": event.stage, "detail": event.detail}
+    if isinstance(event, LogLine):
+        return {"event": "log", "host": event.host, "side": event.side.value, "text": event.text}
+    if isinstance(event, Finished):
+        s = event.summary
+        return {"event": "done", "bytes": s.bytes, "seconds": s.seconds, "rate": s.rate,
+                "receive_empty_count": s.receive_empty_count, "source_guid": s.source_guid,
+                "destination_guid": s.destination_guid, "hash_match": s.hash_match,
+                "verified": s.verified, "snapshots": list(s.snapshots_sent), **s.extra}
+    if isinstance(event, Failed):
+        return error_json(event.error, cancelled=event.cancelled)
+    to_json = getattr(event, "to_json", None)
+    if callable(to_json):
+        result = to_json()
+        return result if isinstance(result, dict) else None
+    return None
+
+
+def error_json(err: ZmigrateError, cancelled: bool = False) -> dict[str, Any]:
+    return {"event": "error", "message": err.message, "host": err.host, "fix": err.fix,
+            "cancelled": cancelled}
+
+
+def print_json(data: dict[str, Any] | None, out: TextIO) -> None:
+    """One line of --json output."""
+    if data is not None:
+        out.write(json.dumps(data, default=json_default) + "\n")
+        out.flush()
+
+
+def ssh_option(text: str) -> str:
+    """An OpenSSH `-o Key=Value` option, checked so it can't smuggle another command."""
+    key = text.split("=", 1)[0]
+    if not key.isalnum() or "=" not in text:
+        raise InvalidNameError(f"--ssh-option {text!r} is not of the form Key=Value")
+    return "-o" + text
+
+
+def plain(event: object, err: TextIO) -> None:
+    if isinstance(event, StageChanged):
+        print(f"{event.stage}: {event.detail}" if event.detail else event.stage, file=err)
+    elif isinstance(event, LogLine):
+        print(f"[{event.host}] {event.text}", file=err)
+
+
+def run_interruptibly(start: Callable[[], None], finished: Callable[[float], bool],
+                      cancel: Callable[[], None]) -> None:
+    """Start background work and wait for it; Ctrl-C calls `cancel` (cleanup runs in the work's
+    own thread, so the wait goes on until it is done)."""
+    previous = signal.getsignal(signal.SIGINT)
+    in_main = threading.current_thread() is threading.main_thread()
+    if in_main:
+        signal.signal(signal.SIGINT, lambda _sig, _frame: cancel())
+    try:
+        start()
+        while not finished(0.2):
+            pass
+    finally:
+        if in_main:
+            signal.signal(signal.SIGINT, previous)
+
+
+def run_job(job: Job, out: TextIO, err: TextIO, as_json: bool) -> int:
+    def cancel() -> None:
+        print("\ncancelling: stopping both ends...", file=err)
+        job.cancel()
+
+    run_interruptibly(job.start, job.wait, cancel)
+    if job.summary is not None:
+        s = job.summary
+        if not as_json:
+            if err.isatty():
+                err.write("\r\x1b[K")
+            plan = job.plan
+            where = f"{plan.destination}:{plan.destination_snapshot}" if plan else ""
+            hash_text = {True: "stream md5 equal on both ends",
+                         None: "stream checksums checked by zfs receive",
+                         False: "HASH MISMATCH"}
+            print(f"done: {format_size(s.bytes)} in {fmt_time(s.seconds)} "
+                  f"({format_rate(s.rate)} average), verified {where} guid {s.destination_guid}, "
+                  f"{hash_text[s.hash_match]}"
+                  + (f", resumed after {format_size(plan.resumed_from)}"
+                     if plan and plan.resume_token else "")
+                  + (f", receive buffer ran empty {s.receive_empty_count}x"
+                     if s.receive_empty_count else ""), file=out)
+        return EXIT_OK
+    error = job.error or ZmigrateError("the job ended without a result")
+    if not as_json:
+        if err.isatty():
+            err.write("\r\x1b[K")
+        print(f"error: {error}", file=err)
+    return EXIT_CANCELLED if isinstance(error, CancelledError) else EXIT_ERROR
+
+
+def add_path_options(p: argparse.ArgumentParser) -> None:
+    """Options that say how the two hosts reach each other (send and doctor share them)."""
+    p.add_argument("--port", type=int, help="TCP port on the destination (default: a free one)")
+    p.add_argument("--connect-address", help="address the source uses to reach the destination")
+    p.add_argument("--allow-address",
+                   help="the source's address as the destination sees it (only it may connect)")
+    p.add_argument("--ssh-option", action="append", default=[], metavar="KEY=VALUE",
+                   help="extra -o option for the source's own ssh (ssh transport)")
+    p.add_argument("--sudo", action="store_true", help="run zfs through sudo -n on both hosts")
+    p.add_argument("--sudo-source", action="store_true", help="sudo -n on the source only")
+    p.add_argument("--sudo-destination", action="store_true",
+                   help="sudo -n on the destination only")
+
+

@@ -1,0 +1,69 @@
+"""`zmigrate`: parse the command line and hand it to the command's module (or the wizard)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from typing import TextIO
+
+from .. import __version__
+from ..engine.errors import InvalidNameError, ZmigrateError
+from . import doctor, history, list, send
+from .common import EXIT_CANCELLED, EXIT_ERROR, EXIT_USAGE, error_json
+
+Handler = Callable[[argparse.Namespace, TextIO, TextIO], int]
+COMMANDS: dict[str, Handler] = {
+    "list": list.run, "send": send.run, "history": history.run, "doctor": doctor.run,
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="zmigrate",
+        description="Move ZFS datasets between hosts fast, and see why a transfer is slow. "
+        "With no command, opens the wizard.",
+    )
+    p.add_argument("--version", action="version", version=f"zmigrate {__version__}")
+    p.add_argument("--self-test", action="store_true",
+                   help="open the main window offscreen, draw a plot, and exit (for packagers)")
+    sub = p.add_subparsers(dest="command")
+
+    sub.add_parser("gui", help="open the migration wizard")
+
+    list.add_parser(sub)
+    send.add_parser(sub)
+    history.add_parser(sub)
+    doctor.add_parser(sub)
+    return p
+
+
+def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
+         err: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    err = err or sys.stderr
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.self_test:
+        from ..gui.selftest import run as run_self_test
+
+        return run_self_test()
+    if args.command in (None, "gui"):
+        from ..gui.app import run as run_gui
+
+        return run_gui([])
+    try:
+        return COMMANDS[args.command](args, out, err)
+    except ZmigrateError as exc:
+        if getattr(args, "json", False):
+            print(json.dumps(error_json(exc)), file=out)
+        else:
+            print(f"error: {exc}", file=err)
+        return EXIT_USAGE if isinstance(exc, InvalidNameError) else EXIT_ERROR
+    except ValueError as exc:
+        print(f"error: {exc}", file=err)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("\ninterrupted", file=err)
+        return EXIT_CANCELLED

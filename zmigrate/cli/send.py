@@ -1,0 +1,172 @@
+"""`zmigrate send SRC DST`: plan, run and verify one transfer."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any, TextIO
+
+from ..engine import shell
+from ..engine.errors import InvalidNameError
+from ..engine.events import PlanReady
+from ..engine.history import Recorder
+from ..engine.hosts import Host
+from ..engine.job import Job, Request
+from ..engine.mbuffer import parse_size
+from ..engine.plan import Options, Transport
+from ..engine.ssh import HostSpec
+from .common import (
+    EXIT_OK,
+    LiveLine,
+    TerminalPrompts,
+    add_path_options,
+    connect_host,
+    event_to_json,
+    json_default,
+    plain,
+    print_json,
+    run_job,
+    split_location,
+    ssh_option,
+)
+
+
+def add_parser(sub: Any) -> None:
+    """Add `zmigrate send` to the CLI's subcommands."""
+    sp = sub.add_parser("send", help="send a snapshot to another host")
+    sp.add_argument("source", help="[user@]host:pool/ds@snap (no host: this machine)")
+    sp.add_argument("destination", help="[user@]host:pool/ds")
+    sp.add_argument("--transport", choices=[t.value for t in Transport],
+                    help="tcp: mbuffer to mbuffer, fastest, cleartext (default between hosts); "
+                    "ssh: the source's ssh; local: same host")
+    sp.add_argument("--no-intermediates", action="store_true",
+                    help="send only the endpoint snapshot of an incremental (-i, not -I)")
+    sp.add_argument("--history", action="store_true",
+                    help="full send carries all older snapshots of the dataset")
+    sp.add_argument("--base", help="incremental base snapshot (default: newest common by guid)")
+    sp.add_argument("--force", action="store_true",
+                    help="allow zfs receive -F (rolls the destination back; "
+                    "destroys newer snapshots)")
+    sp.add_argument("--no-readonly", action="store_true", help="leave the copy writable")
+    sp.add_argument("--bwlimit", metavar="RATE", help="limit the rate, e.g. 20M (bytes/s)")
+    sp.add_argument("--buffer", default="1G", metavar="SIZE",
+                    help="mbuffer size on each end (default 1G, capped at 25%% of free memory)")
+    sp.add_argument("--block", default="128k", metavar="SIZE", help="mbuffer block size")
+    add_path_options(sp)
+    sp.add_argument("--hash", action="store_true",
+                    help="also compare the stream's md5 at both ends (about 1.7 s of CPU per GiB "
+                    "on each host; zfs receive checks the stream's own checksums anyway)")
+    sp.add_argument("--resume", action="store_true",
+                    help="continue the destination's interrupted transfer (zfs send -t): "
+                    "only the rest is sent")
+    sp.add_argument("--discard-partial", action="store_true",
+                    help="drop the destination's interrupted transfer (zfs receive -A) first")
+    sp.add_argument("--no-resumable", action="store_true",
+                    help="do not receive with -s (an interruption then leaves nothing)")
+    sp.add_argument("--raw", action="store_true",
+                    help="send raw (-w); the default for encrypted datasets")
+    sp.add_argument("--decrypt", action="store_true",
+                    help="send an encrypted dataset decrypted: the copy is NOT encrypted")
+    sp.add_argument("--no-compressed", action="store_true",
+                    help="do not send compressed blocks as they are (-c)")
+    sp.add_argument("-R", "--replicate", action="store_true",
+                    help="send the dataset with its children, snapshots and properties (-R)")
+    sp.add_argument("-o", "--property", action="append", default=[], metavar="NAME=VALUE",
+                    help="set a property on the copy (zfs receive -o), e.g. mountpoint=none")
+    sp.add_argument("-x", "--exclude-property", action="append", default=[], metavar="NAME",
+                    help="do not receive this property (zfs receive -x)")
+    sp.add_argument("--no-mount", action="store_true", help="do not mount the copy (-u)")
+    sp.add_argument("--bookmark", action="store_true",
+                    help="bookmark the sent snapshot on the source afterwards, so later "
+                    "incrementals work after it is pruned")
+    sp.add_argument("--json", action="store_true", help="newline-delimited JSON events on stdout")
+    sp.add_argument("-n", "--dry-run", action="store_true",
+                    help="check and print the plan and its commands; run nothing")
+    sp.add_argument("--no-history", action="store_true",
+                    help="do not record this transfer in `zmigrate history`")
+
+
+def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    src_host, snapshot = split_location(args.source)
+    dst_host, destination = split_location(args.destination)
+    shell.snapshot(snapshot)
+    shell.dataset(destination)
+    options = _options(args)
+    if options.resume and options.discard_partial:
+        raise InvalidNameError("--resume and --discard-partial exclude each other")
+    prompts = TerminalPrompts()
+    hosts: list[Host] = []
+    try:
+        src = connect_host(src_host, args.sudo or args.sudo_source, prompts)
+        hosts.append(src)
+        if HostSpec.parse(dst_host).label == HostSpec.parse(src_host).label \
+                and not (args.sudo_destination and not args.sudo_source):
+            dst = src
+        else:
+            dst = connect_host(dst_host, args.sudo or args.sudo_destination, prompts)
+            hosts.append(dst)
+        job = Job(src, dst, Request(snapshot, destination, options))
+        if not args.dry_run and not args.no_history:
+            recorder = Recorder.for_default_store()
+            job.subscribe(recorder)
+        if args.dry_run:
+            plan = job.prepare()
+            if args.json:
+                print(json.dumps(event_to_json(PlanReady(plan)), default=json_default), file=out)
+            else:
+                print(plan.describe(), file=out)
+                for w in plan.warnings:
+                    print(f"warning: {w}", file=out)
+                for host, line in plan.commands():
+                    print(f"\n# on {host}:\n{line}", file=out)
+            return EXIT_OK
+        if args.json:
+            job.subscribe(lambda e: print_json(event_to_json(e), out))
+        elif err.isatty():
+            job.subscribe(LiveLine(err))
+        else:
+            job.subscribe(lambda e: plain(e, err))
+        return run_job(job, out, err, args.json)
+    finally:
+        for h in hosts:
+            h.close()
+
+
+def _options(args: argparse.Namespace) -> Options:
+    return Options(
+        transport=Transport(args.transport) if args.transport else None,
+        intermediates=not args.no_intermediates,
+        history=args.history,
+        force=args.force,
+        readonly=not args.no_readonly,
+        block_size=parse_size(args.block),
+        buffer_size=parse_size(args.buffer),
+        port=args.port,
+        rate_limit=parse_size(args.bwlimit) if args.bwlimit else None,
+        base=shell.snap_part(args.base) if args.base else None,
+        verify_hash=args.hash,
+        ssh_options=tuple(ssh_option(o) for o in args.ssh_option),
+        connect_address=args.connect_address,
+        allow_address=args.allow_address,
+        resume=args.resume,
+        discard_partial=args.discard_partial,
+        resumable=False if args.no_resumable else None,
+        raw=True if args.raw else (False if args.decrypt else None),
+        decrypt=args.decrypt,
+        compressed=False if args.no_compressed else None,
+        replicate=args.replicate,
+        properties=tuple(_property(p) for p in args.property),
+        exclude_properties=tuple(args.exclude_property),
+        mount=not args.no_mount,
+        bookmark=args.bookmark,
+    )
+
+
+def _property(text: str) -> tuple[str, str]:
+    """`name=value` of -o/--property."""
+    if "=" not in text:
+        raise InvalidNameError(f"-o {text!r} is not of the form name=value")
+    name, value = text.split("=", 1)
+    return name, value
+
+

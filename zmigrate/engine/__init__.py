@@ -1,0 +1,1 @@
+"""The engine: everything that runs with no face (no Qt, no terminal)."""
