@@ -261,7 +261,7 @@ def test_seven_days_at_2hz_stay_under_the_cap_and_keep_dips(store: History) -> N
 
 
 def test_row_cap_is_a_hard_ceiling(store: History, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(history, "MAX_SAMPLE_ROWS", 100)
+    monkeypatch.setattr(history.recorder, "MAX_SAMPLE_ROWS", 100)
     clock = FakeClock()
     rec = Recorder(store, clock=clock, background=False)
     rec(PlanReady(make_plan()))
