@@ -21,17 +21,19 @@ import secrets
 import threading
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
-from . import shell, zfs
-from .diagnosis import buffer_advice
-from .errors import ZmigrateError
-from .hosts import Host, Process
-from .job import Job, Request
-from .mbuffer import LineSplitter, format_rate, format_size, parse_status, parse_summary
-from .pipeline import await_listener, free_port, stop_processes
-from .plan import KiB, MiB, Options, Transport, address_port, size_arg
+from .. import shell, zfs
+from ..errors import ZmigrateError
+from ..hosts import Host, Process
+from ..job import Job, Request
+from ..mbuffer import LineSplitter, format_size, parse_status, parse_summary
+from ..pipeline import await_listener, free_port, stop_processes
+from ..plan import KiB, MiB, Options, Transport, address_port, size_arg
+from .advice import advise
+from .cpu import CPU_SCRIPT, CpuSnapshot, cpu_between, parse_cpu
+from .results import DoctorReport, Emit, StageResult, StageStarted
 
 DEFAULT_SECONDS = 10.0
 FAST_CIPHERS = ("aes128-gcm@openssh.com", "chacha20-poly1305@openssh.com")
@@ -39,113 +41,10 @@ BLOCK = 128 * KiB
 BUFFER = 64 * MiB  # enough to smooth a stage; the doctor measures rates, not buffering
 DOCTOR_ENV = "ZMIGRATE_DOCTOR"
 TEMP_PREFIX = "zmigrate-doctor-"
-CPU_BOUND = 90.0  # percent of one core: a process at this is the limit of its stage
 SSH_PROBE_TIMEOUT = 30.0
 STAGES = ("source_read", "network", "ssh", "destination_write")  # in the order they run
-Emit = Callable[[object], None]
 
 
-# -- results ------------------------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class ProcessCpu:
-    """One process's CPU over a stage, in percent of one core."""
-
-    host: str
-    pid: int
-    name: str
-    cpu: float
-
-
-@dataclass(frozen=True, slots=True)
-class HostCpu:
-    """A host's CPU over a stage: `busy` in percent of all its cores, None where unknown."""
-
-    host: str
-    busy: float | None
-    cores: int | None
-    top: tuple[ProcessCpu, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class StageResult:
-    """One measured stage. `in_path`: part of the transfer zmigrate would run (the others are
-    alternatives shown for comparison, e.g. ssh ciphers when the transport is tcp)."""
-
-    name: str
-    title: str
-    rate: float | None
-    seconds: float
-    bytes: int
-    in_path: bool
-    cpu: tuple[HostCpu, ...] = ()
-    note: str = ""
-    error: str | None = None
-    skipped: bool = False
-    details: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def busiest(self) -> ProcessCpu | None:
-        """The process that used the most CPU during the stage, on either host."""
-        return max((p for h in self.cpu for p in h.top), key=lambda p: p.cpu, default=None)
-
-    @property
-    def cpu_bound(self) -> ProcessCpu | None:
-        """The busiest process if it used a whole core (it, not the hardware, set the pace)."""
-        top = self.busiest
-        return top if top is not None and top.cpu >= CPU_BOUND else None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "event": "doctor_stage", "name": self.name, "title": self.title, "rate": self.rate,
-            "seconds": round(self.seconds, 3), "bytes": self.bytes, "in_path": self.in_path,
-            "cpu": [{"host": h.host, "busy": h.busy, "cores": h.cores,
-                     "top": [{"pid": p.pid, "name": p.name, "cpu": p.cpu} for p in h.top]}
-                    for h in self.cpu],
-            "cpu_bound": None if (bound := self.cpu_bound) is None else {
-                "host": bound.host, "name": bound.name, "cpu": bound.cpu},
-            "note": self.note, "error": self.error, "skipped": self.skipped,
-            **self.details,
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class StageStarted:
-    """A stage began; it runs for about `seconds`."""
-
-    name: str
-    title: str
-    seconds: float
-
-
-@dataclass(frozen=True, slots=True)
-class DoctorReport:
-    """All stages, the slowest stage on the transfer's path, and what to do about it."""
-
-    run_id: str
-    source: str
-    destination: str
-    transport: Transport
-    seconds: float
-    stages: tuple[StageResult, ...]
-    bottleneck: str | None
-    expected_rate: float | None
-    advice: tuple[str, ...]
-    cancelled: bool = False
-
-    def stage(self, name: str) -> StageResult | None:
-        return next((s for s in self.stages if s.name == name), None)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "event": "doctor_report", "run_id": self.run_id, "source": self.source,
-            "destination": self.destination, "transport": self.transport.value,
-            "seconds": self.seconds, "stages": [s.to_json() for s in self.stages],
-            "bottleneck": self.bottleneck, "expected_rate": self.expected_rate,
-            "advice": list(self.advice), "cancelled": self.cancelled,
-        }
-
-
-# -- mbuffer output -----------------------------------------------------------------------------
 class _Meter:
     """Follows one mbuffer's stderr: (arrival time, total) of each status line, the summary."""
 
@@ -194,66 +93,6 @@ class _Meter:
     def error(self) -> str:
         lines = [x for x in self.tail if not x.startswith("summary:")]
         return "; ".join(lines[-3:]) if lines else "no error message"
-
-
-# -- CPU ----------------------------------------------------------------------------------------
-_CPU_SCRIPT = ("head -n 1 /proc/stat 2>/dev/null; echo @@; grep -c '^cpu[0-9]' /proc/stat "
-               "2>/dev/null; echo @@; getconf CLK_TCK 2>/dev/null; echo @@; "
-               "cat /proc/[0-9]*/stat 2>/dev/null")
-
-
-@dataclass(frozen=True, slots=True)
-class _CpuSnapshot:
-    t: float
-    busy: int
-    total: int
-    cores: int
-    hz: int
-    procs: dict[int, tuple[str, int]]  # pid -> (name, utime + stime in ticks)
-
-
-def parse_cpu(text: str, t: float) -> _CpuSnapshot | None:
-    """Read `_CPU_SCRIPT` output; None where /proc is missing (not Linux)."""
-    parts = text.split("@@\n")
-    if len(parts) != 4 or not parts[0].startswith("cpu "):
-        return None
-    ticks = [int(x) for x in parts[0].split()[1:]]
-    idle = ticks[3] + (ticks[4] if len(ticks) > 4 else 0)  # idle + iowait
-    total = sum(ticks[:8])  # guest time is already inside user time
-    try:
-        cores, hz = int(parts[1].strip()), int(parts[2].strip())
-    except ValueError:
-        return None
-    procs: dict[int, tuple[str, int]] = {}
-    for line in parts[3].splitlines():
-        head, sep, rest = line.rpartition(")")
-        fields = rest.split()
-        if not sep or len(fields) < 13 or "(" not in head:
-            continue
-        pid_text, name = head.split("(", 1)
-        try:
-            procs[int(pid_text)] = (name, int(fields[11]) + int(fields[12]))
-        except ValueError:
-            continue
-    return _CpuSnapshot(t, total - idle, total, cores, hz, procs)
-
-
-def cpu_between(host: str, a: _CpuSnapshot | None, b: _CpuSnapshot | None,
-                top: int = 3) -> HostCpu:
-    """A host's CPU use between two snapshots, with its busiest processes."""
-    if a is None or b is None or b.total <= a.total:
-        return HostCpu(host, None, b.cores if b else None)
-    dt = b.t - a.t
-    busy = 100.0 * (b.busy - a.busy) / (b.total - a.total)
-    procs = []
-    for pid, (name, ticks) in b.procs.items():
-        # A process started during the stage counts from zero; a reused pid is not worth a care.
-        before = a.procs.get(pid, (name, 0))[1]
-        pct = 100.0 * (ticks - before) / b.hz / dt if dt > 0 else 0.0
-        if pct >= 5.0:
-            procs.append(ProcessCpu(host, pid, name, round(min(pct, 100.0 * b.cores), 1)))
-    procs.sort(key=lambda p: -p.cpu)
-    return HostCpu(host, round(busy, 1), b.cores, tuple(procs[:top]))
 
 
 # -- the doctor ---------------------------------------------------------------------------------
@@ -392,11 +231,11 @@ class Doctor:
                 live, self._live = list(self._live), []
             stop_processes([sp.proc for sp in reversed(live)])
 
-    def _cpu(self) -> dict[str, _CpuSnapshot | None]:
-        out: dict[str, _CpuSnapshot | None] = {}
+    def _cpu(self) -> dict[str, CpuSnapshot | None]:
+        out: dict[str, CpuSnapshot | None] = {}
         for host in self._hosts():
             try:
-                r = host.run(_CPU_SCRIPT, timeout=30)
+                r = host.run(CPU_SCRIPT, timeout=30)
                 out[host.label] = parse_cpu(r.stdout, time.monotonic())
             except ZmigrateError:
                 out[host.label] = None
@@ -418,7 +257,7 @@ class Doctor:
         spawned: list[_Spawned] = []
         error: str | None = None
         completed = False
-        after: dict[str, _CpuSnapshot | None] = {}
+        after: dict[str, CpuSnapshot | None] = {}
         elapsed: float | None = None
         try:
             for i, (host, line) in enumerate(start):
@@ -609,7 +448,7 @@ class Doctor:
         measured = [s for s in stages if s.rate is not None]
         path = [s for s in measured if s.in_path]
         slowest = min(path, key=lambda s: s.rate or 0.0, default=None)
-        advice = _advice(stages, slowest, self.transport)
+        advice = advise(stages, slowest, self.transport)
         cleanup = [s.details["cleanup_error"] for s in stages if "cleanup_error" in s.details]
         return DoctorReport(
             run_id=self.run_id, source=self.src.label, destination=self.dst.label,
@@ -620,56 +459,3 @@ class Doctor:
             advice=tuple(cleanup) + advice, cancelled=self._cancel.is_set(),
         )
 
-
-def _advice(stages: list[StageResult], slowest: StageResult | None,
-            transport: Transport) -> tuple[str, ...]:
-    out: list[str] = []
-    by = {s.name: s for s in stages}
-    if slowest is not None:
-        rate = slowest.rate or 0.0
-        bound = slowest.cpu_bound
-        if bound is not None:
-            out.append(f"{bound.name} used {bound.cpu:.0f}% of a core on {bound.host} during "
-                       f"{slowest.title}: that process, not the hardware, sets the pace")
-        if slowest.name == "source_read":
-            out += [f"the source pool reads at {format_rate(rate)}: check its disks with "
-                    "`zpool iostat -v 1`; a pool of more vdevs reads faster (field notes: one "
-                    "wide raidz 95 MB/s, the same disks as 4-6 raidz groups about 170 MB/s)",
-                    "avoid other reads on the source pool while the transfer runs"]
-        elif slowest.name == "network":
-            out += [f"tcp between the hosts carries {format_rate(rate)}: check the link speed "
-                    "(ethtool IFACE)",
-                    "jumbo frames: ip link set dev IFACE mtu 9000 on both ends",
-                    "larger NIC rings: ethtool -G IFACE rx 2048 tx 2048",
-                    "check the CPU of the transport process (mbuffer, irq load)"]
-        elif slowest.name.startswith("ssh"):
-            out.append(f"ssh carries {format_rate(rate)}: use --transport tcp instead of ssh on "
-                       "trusted networks")
-        elif slowest.name == "destination_write":
-            out += [f"the destination pool writes at {format_rate(rate)}: check its disks with "
-                    "`zpool iostat -v 1`; more vdevs write faster, keep dedup and other "
-                    "writes off it during the transfer"]
-        out.append(buffer_advice(rate))
-    ssh_rows = [s for s in stages if s.name.startswith("ssh_") and s.rate is not None]
-    default = by.get("ssh_default")
-    fastest = max(ssh_rows, key=lambda s: s.rate or 0.0, default=None)
-    if fastest is not None and default is not None and default.rate and fastest.rate \
-            and fastest is not default and fastest.rate > 1.2 * default.rate:
-        cipher = fastest.details.get("cipher")
-        out.append(f"over ssh, cipher {cipher} carries {format_rate(fastest.rate)} against "
-                   f"{format_rate(default.rate)} for the default: try cipher {cipher} "
-                   f"(--ssh-option Ciphers={cipher})")
-    net = by.get("network")
-    if transport is Transport.SSH and net is not None and net.rate and fastest is not None \
-            and fastest.rate and net.rate > 1.5 * fastest.rate:
-        out.append(f"tcp carries {format_rate(net.rate)}, {net.rate / fastest.rate:.1f}x ssh: use "
-                   "--transport tcp instead of ssh where the network is trusted")
-    for s in stages:
-        bound = s.cpu_bound
-        if bound is not None and s is not slowest and s.name.startswith("ssh"):
-            out.append(f"{bound.name} at {bound.cpu:.0f}% of a core on {bound.host} during "
-                       f"{s.title}: the cipher is CPU-bound")
-    skipped = by.get("ssh")
-    if skipped is not None and skipped.note:
-        out.append(skipped.note + " (only the ssh transport needs it)")
-    return tuple(dict.fromkeys(out))  # same sentence once

@@ -1,0 +1,31 @@
+"""The doctor: time each stage of a transfer alone and name the slowest.
+
+`stages` runs the measurements (`Doctor`), `cpu` reads the hosts' CPU between two moments,
+`results` is what a run reports, `advice` turns the figures into what to do.
+"""
+
+from .advice import advise
+from .cpu import cpu_between, parse_cpu
+from .results import (
+    CPU_BOUND,
+    DoctorReport,
+    Emit,
+    HostCpu,
+    ProcessCpu,
+    StageResult,
+    StageStarted,
+)
+from .stages import (
+    DEFAULT_SECONDS,
+    DOCTOR_ENV,
+    FAST_CIPHERS,
+    STAGES,
+    TEMP_PREFIX,
+    Doctor,
+)
+
+__all__ = [
+    "CPU_BOUND", "DEFAULT_SECONDS", "DOCTOR_ENV", "FAST_CIPHERS", "STAGES", "TEMP_PREFIX",
+    "Doctor", "DoctorReport", "Emit", "HostCpu", "ProcessCpu", "StageResult", "StageStarted",
+    "advise", "cpu_between", "parse_cpu",
+]

@@ -1,0 +1,65 @@
+"""CPU of a host and its busiest processes between two moments, read from /proc."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .results import HostCpu, ProcessCpu
+
+CPU_SCRIPT = ("head -n 1 /proc/stat 2>/dev/null; echo @@; grep -c '^cpu[0-9]' /proc/stat "
+               "2>/dev/null; echo @@; getconf CLK_TCK 2>/dev/null; echo @@; "
+               "cat /proc/[0-9]*/stat 2>/dev/null")
+
+
+@dataclass(frozen=True, slots=True)
+class CpuSnapshot:
+    t: float
+    busy: int
+    total: int
+    cores: int
+    hz: int
+    procs: dict[int, tuple[str, int]]  # pid -> (name, utime + stime in ticks)
+
+
+def parse_cpu(text: str, t: float) -> CpuSnapshot | None:
+    """Read `CPU_SCRIPT` output; None where /proc is missing (not Linux)."""
+    parts = text.split("@@\n")
+    if len(parts) != 4 or not parts[0].startswith("cpu "):
+        return None
+    ticks = [int(x) for x in parts[0].split()[1:]]
+    idle = ticks[3] + (ticks[4] if len(ticks) > 4 else 0)  # idle + iowait
+    total = sum(ticks[:8])  # guest time is already inside user time
+    try:
+        cores, hz = int(parts[1].strip()), int(parts[2].strip())
+    except ValueError:
+        return None
+    procs: dict[int, tuple[str, int]] = {}
+    for line in parts[3].splitlines():
+        head, sep, rest = line.rpartition(")")
+        fields = rest.split()
+        if not sep or len(fields) < 13 or "(" not in head:
+            continue
+        pid_text, name = head.split("(", 1)
+        try:
+            procs[int(pid_text)] = (name, int(fields[11]) + int(fields[12]))
+        except ValueError:
+            continue
+    return CpuSnapshot(t, total - idle, total, cores, hz, procs)
+
+
+def cpu_between(host: str, a: CpuSnapshot | None, b: CpuSnapshot | None,
+                top: int = 3) -> HostCpu:
+    """A host's CPU use between two snapshots, with its busiest processes."""
+    if a is None or b is None or b.total <= a.total:
+        return HostCpu(host, None, b.cores if b else None)
+    dt = b.t - a.t
+    busy = 100.0 * (b.busy - a.busy) / (b.total - a.total)
+    procs = []
+    for pid, (name, ticks) in b.procs.items():
+        # A process started during the stage counts from zero; a reused pid is not worth a care.
+        before = a.procs.get(pid, (name, 0))[1]
+        pct = 100.0 * (ticks - before) / b.hz / dt if dt > 0 else 0.0
+        if pct >= 5.0:
+            procs.append(ProcessCpu(host, pid, name, round(min(pct, 100.0 * b.cores), 1)))
+    procs.sort(key=lambda p: -p.cpu)
+    return HostCpu(host, round(busy, 1), b.cores, tuple(procs[:top]))
