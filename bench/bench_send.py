@@ -35,8 +35,9 @@ from lab.zfsfuse import PoolFactory, ensure_daemon, stop_daemon  # noqa: E402
 
 from zmigrate.engine.events import PlanReady, StageChanged  # noqa: E402
 from zmigrate.engine.job import Job, Request  # noqa: E402
-from zmigrate.engine.plan import MiB, Options  # noqa: E402
+from zmigrate.engine.plan import Options  # noqa: E402
 from zmigrate.engine.ssh import HostSpec, connect  # noqa: E402
+from zmigrate.engine.units import MiB
 
 BLOCK, BUFFER = "128k", "256M"
 

@@ -30,7 +30,8 @@ from zmigrate.engine.errors import TransferError
 from zmigrate.engine.events import Progress
 from zmigrate.engine.hosts import Host
 from zmigrate.engine.job import Job, Request
-from zmigrate.engine.plan import MiB, Options
+from zmigrate.engine.plan import Options
+from zmigrate.engine.units import MiB
 
 pytestmark = pytest.mark.lab
 

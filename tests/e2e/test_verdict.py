@@ -15,7 +15,7 @@ from lab.sshd import Lab
 from lab.util import write_random_files, zfs
 from lab.zfsfuse import Pool, PoolFactory
 
-from zmigrate.engine.plan import MiB
+from zmigrate.engine.units import MiB
 
 pytestmark = [pytest.mark.lab, pytest.mark.timeout(180)]
 

@@ -9,7 +9,8 @@ from pathlib import Path
 from zmigrate.engine.errors import TransferError
 from zmigrate.engine.events import Failed, Finished, PlanReady, Progress, Sample, Side, Summary
 from zmigrate.engine.history import History, Recorder
-from zmigrate.engine.plan import MiB, Options, Plan, Step, Transport
+from zmigrate.engine.plan import Options, Plan, Step, Transport
+from zmigrate.engine.units import MiB
 
 
 def make_plan(snapshot: str = "tank/data@s1", *, source: str = "lab-src",

@@ -16,7 +16,7 @@ from pytestqt.qtbot import QtBot
 
 from zmigrate.engine.errors import ZmigrateError
 from zmigrate.engine.hosts import Host, LocalHost
-from zmigrate.engine.plan import MiB
+from zmigrate.engine.units import MiB
 from zmigrate.engine.zfs import Capabilities, Dataset, ResumeInfo, Snapshot
 from zmigrate.gui.pages import destination_page
 from zmigrate.gui.pages.destination_page import DestinationPage

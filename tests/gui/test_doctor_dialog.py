@@ -26,7 +26,8 @@ from zmigrate.engine.doctor import (
     StageStarted,
 )
 from zmigrate.engine.hosts import Host, LocalHost
-from zmigrate.engine.plan import MiB, Options, Transport
+from zmigrate.engine.plan import Options, Transport
+from zmigrate.engine.units import MiB
 from zmigrate.engine.zfs import Snapshot
 from zmigrate.gui.dialogs.doctor_dialog import DoctorDialog, five_second_buffer
 from zmigrate.gui.pages.transport_page import TransportPage

@@ -12,7 +12,7 @@ from pytestqt.qtbot import QtBot
 from replay_trace import load_trace
 
 from zmigrate.engine.history import History
-from zmigrate.engine.plan import MiB
+from zmigrate.engine.units import MiB
 from zmigrate.gui.models.job_table_model import BYTES, RATE, ROUTE, SORT_ROLE, START
 from zmigrate.gui.windows.history_window import HistoryWindow
 

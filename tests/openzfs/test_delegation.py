@@ -19,8 +19,8 @@ from zmigrate.engine.errors import PreflightError
 from zmigrate.engine.events import Progress
 from zmigrate.engine.hosts import Host
 from zmigrate.engine.job import Job, Request
-from zmigrate.engine.plan import MiB
 from zmigrate.engine.ssh import HostSpec, connect
+from zmigrate.engine.units import MiB
 
 from .test_openzfs import _data, _guid, _opts, _prop, _wait
 from .vm import Vm, connect_dst

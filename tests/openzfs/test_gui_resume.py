@@ -25,7 +25,7 @@ from pytestqt.qtbot import QtBot  # noqa: E402
 
 from zmigrate.engine.events import Progress  # noqa: E402
 from zmigrate.engine.job import Job, Request  # noqa: E402
-from zmigrate.engine.plan import MiB  # noqa: E402
+from zmigrate.engine.units import MiB  # noqa: E402
 from zmigrate.gui import style  # noqa: E402
 from zmigrate.gui.pages.base import PageId  # noqa: E402
 from zmigrate.gui.pages.host_panel import AUTH_KEY, HostPanel  # noqa: E402

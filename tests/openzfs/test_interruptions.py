@@ -26,8 +26,9 @@ from zmigrate.engine.errors import TransferError
 from zmigrate.engine.events import Progress
 from zmigrate.engine.hosts import Host
 from zmigrate.engine.job import Job, Request
-from zmigrate.engine.plan import MiB, Transport
+from zmigrate.engine.plan import Transport
 from zmigrate.engine.ssh import HostSpec, connect
+from zmigrate.engine.units import MiB
 
 from .test_openzfs import _data, _guid, _leftovers, _opts, _prop, _wait
 from .vm import Pair, Vm

@@ -19,7 +19,8 @@ from zmigrate.engine.diagnosis import (
     diagnose,
 )
 from zmigrate.engine.events import PlanReady, Sample, Side
-from zmigrate.engine.plan import MiB, Options, Plan, Transport
+from zmigrate.engine.plan import Options, Plan, Transport
+from zmigrate.engine.units import MiB
 
 HZ = 2.0  # mbuffer prints its status twice a second
 

@@ -15,13 +15,12 @@ from zmigrate.engine.mbuffer import (
     LineSplitter,
     Status,
     Summary,
-    format_size,
     parse_hash,
-    parse_size,
     parse_status,
     parse_summary,
     parse_version,
 )
+from zmigrate.engine.units import format_size, parse_size
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "mbuffer"
 

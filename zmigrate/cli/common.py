@@ -23,12 +23,12 @@ from ..engine.events import (
     Sample,
     Side,
     StageChanged,
+    json_default,
 )
 from ..engine.hosts import Host
 from ..engine.job import Job
-from ..engine.mbuffer import format_rate, format_size
-from ..engine.plan import Transport
 from ..engine.ssh import HostKeyDecision, HostKeyInfo, HostSpec, Prompts, connect
+from ..engine.units import format_rate, format_size
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
 
@@ -115,14 +115,6 @@ class LiveLine:
 
     def clear(self) -> None:
         self.out.write("\r\x1b[K")
-
-
-def json_default(obj: object) -> object:
-    if isinstance(obj, (Side, Transport)):
-        return obj.value
-    if isinstance(obj, (set, tuple)):
-        return list(obj)
-    return str(obj)
 
 
 def event_to_json(event: object) -> dict[str, Any] | None:

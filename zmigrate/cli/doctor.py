@@ -18,9 +18,9 @@ from ..engine.doctor import (
 )
 from ..engine.errors import ZmigrateError
 from ..engine.hosts import Host
-from ..engine.mbuffer import format_rate
 from ..engine.plan import Options, Transport
 from ..engine.ssh import HostSpec
+from ..engine.units import format_rate
 from .common import (
     EXIT_CANCELLED,
     EXIT_ERROR,

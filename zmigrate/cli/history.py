@@ -8,7 +8,7 @@ import time
 from typing import TextIO
 
 from ..engine.history import OUTCOMES, History, JobRecord, default_path
-from ..engine.mbuffer import format_rate, format_size
+from ..engine.units import format_rate, format_size
 from .common import EXIT_OK
 
 

@@ -9,7 +9,7 @@ from typing import Any, TextIO
 
 from ..engine import shell, zfs
 from ..engine.errors import ZmigrateError
-from ..engine.mbuffer import format_size
+from ..engine.units import format_size
 from .common import EXIT_OK, TerminalPrompts, connect_host, split_location
 
 

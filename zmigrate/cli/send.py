@@ -8,13 +8,13 @@ from typing import Any, TextIO
 
 from ..engine import shell
 from ..engine.errors import InvalidNameError
-from ..engine.events import PlanReady
+from ..engine.events import PlanReady, json_default
 from ..engine.history import Recorder
 from ..engine.hosts import Host
 from ..engine.job import Job, Request
-from ..engine.mbuffer import parse_size
 from ..engine.plan import Options, Transport
 from ..engine.ssh import HostSpec
+from ..engine.units import parse_size
 from .common import (
     EXIT_OK,
     LiveLine,
@@ -22,7 +22,6 @@ from .common import (
     add_path_options,
     connect_host,
     event_to_json,
-    json_default,
     plain,
     print_json,
     run_job,

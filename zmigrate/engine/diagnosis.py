@@ -28,8 +28,8 @@ from enum import StrEnum
 from typing import Any
 
 from .events import PlanReady, Sample, Side
-from .mbuffer import format_rate, format_size
-from .plan import MiB, Transport, size_arg
+from .plan import Transport
+from .units import MiB, format_rate, format_size, size_arg
 
 # -- thresholds (percent of buffer fill unless said otherwise) ----------------------------------
 FULL = 90.0  # a sample at or above this is "full"

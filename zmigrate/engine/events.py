@@ -12,6 +12,18 @@ if TYPE_CHECKING:
     from .plan import Plan
 
 
+def json_default(obj: object) -> object:
+    """`json.dumps(default=...)` for event fields: enums by value, sets and tuples as lists.
+
+    The one encoder the CLI's --json lines and the history store share.
+    """
+    if isinstance(obj, Enum):
+        return obj.value
+    if isinstance(obj, (set, frozenset, tuple)):
+        return list(obj)
+    return str(obj)
+
+
 class Side(str, Enum):
     """Which mbuffer a sample comes from."""
 

@@ -19,9 +19,9 @@ from .diagnosis import Diagnoser
 from .errors import CancelledError, PreflightError, TransferError, ZmigrateError
 from .events import Failed, Finished, Observer, PlanReady, StageChanged, Summary
 from .hosts import Host
-from .mbuffer import format_size
 from .pipeline import StepResult, StepRunner, check_hashes, free_port, listening_ports
 from .plan import Options, Plan, Site, Transport, make_plan, with_estimates
+from .units import format_size
 
 RESUME_HINT = ("the partial receive was kept on the destination: run again with --resume to "
                "send only the rest, or --discard-partial to drop it")

@@ -11,22 +11,20 @@ import math
 import re
 from dataclasses import dataclass
 
+from .units import NUMBER, scale
+
 __all__ = [
     "LineSplitter",
     "Status",
     "Summary",
-    "format_size",
     "parse_hash",
-    "parse_size",
     "parse_status",
     "parse_summary",
     "parse_version",
 ]
 
-_PREFIX_POWER = {"": 0, "k": 1, "K": 1, "M": 2, "G": 3, "T": 4, "P": 5, "E": 6}
-
 # mbuffer's kb2str() prints "%4.1f", "%4.0f" or, past its unit table, "%5.lg".
-_NUM = r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+_NUM = NUMBER
 _LEAD = r"\s*(?:mbuffer:\s*)?"
 
 
@@ -62,14 +60,7 @@ _HASH_RE = re.compile(
 
 _VERSION_RE = re.compile(r"\bmbuffer\s+version\s+(?P<v>[^\s,]+)", re.IGNORECASE)
 
-_SIZE_RE = re.compile(
-    rf"\s*(?P<num>{_NUM})\s*(?P<p>[kKmMgGtTpPeE]?)(?P<suffix>iB|iByte|B|Byte|bytes?)?\s*"
-)
-
 _SEPARATORS = re.compile(rb"[\r\n]")
-
-_FORMAT_UNITS = ("KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
-
 
 @dataclass(frozen=True, slots=True)
 class Status:
@@ -91,10 +82,6 @@ class Summary:
     empty: int | None  # the "240x empty" count where present
 
 
-def _scale(value: str, prefix: str) -> float:
-    return float(value) * 1024.0 ** _PREFIX_POWER[prefix]
-
-
 def parse_status(line: str) -> Status | None:
     """Parse one status line; None for anything that is not one.
 
@@ -107,9 +94,9 @@ def parse_status(line: str) -> Status | None:
     if m is None:
         return None
     return Status(
-        in_rate=_scale(m["in"], m["in_u"]),
-        out_rate=_scale(m["out"], m["out_u"]),
-        total=round(_scale(m["total"], m["total_u"])),
+        in_rate=scale(m["in"], m["in_u"]),
+        out_rate=scale(m["out"], m["out_u"]),
+        total=round(scale(m["total"], m["total_u"])),
         fill=float(m["fill"]),
     )
 
@@ -141,12 +128,12 @@ def parse_summary(line: str) -> Summary | None:
     seconds = (
         int(m["h"] or 0) * 3600.0 + int(m["m"] or 0) * 60.0 + (float(m["s"]) if m["s"] else 0.0)
     )
-    rate = _scale(m["rate"], m["rate_u"])
+    rate = scale(m["rate"], m["rate_u"])
     outputs = int(m["n"]) if m["n"] else 1
     if m["total_u"] == "" and float(m["total"]) >= 10000:
         total = _unitless_total(float(m["total"]), seconds, rate, max(outputs, 1))
     else:
-        total = _scale(m["total"], m["total_u"])
+        total = scale(m["total"], m["total_u"])
     return Summary(
         total=round(total),
         seconds=seconds,
@@ -167,43 +154,6 @@ def parse_version(text: str) -> str | None:
     """Return ``R20230301`` from ``mbuffer version R20230301`` (anywhere in text)."""
     m = _VERSION_RE.search(text)
     return m["v"] if m else None
-
-
-def parse_size(text: str) -> int:
-    """Parse ``128k``, ``1G``, ``20M``, ``512``, ``1.5G``, ``2 GiB`` into bytes.
-
-    Prefixes are binary (k = 1024). Raises ValueError on anything else.
-    """
-    m = _SIZE_RE.fullmatch(text)
-    if m is None:
-        raise ValueError(f"not a size: {text!r}")
-    prefix, suffix = m["p"], m["suffix"] or ""
-    if suffix.startswith("i") and not prefix:
-        raise ValueError(f"not a size: {text!r}")
-    value = _scale(m["num"], prefix.upper())
-    if not math.isfinite(value):
-        raise ValueError(f"size out of range: {text!r}")
-    return round(value)
-
-
-def format_size(n: float) -> str:
-    """Format a byte count for humans: ``0 B``, ``128 KiB``, ``1.5 GiB``.
-
-    Raises ValueError for NaN or infinity.
-    """
-    if not math.isfinite(n):
-        raise ValueError(f"not a finite size: {n!r}")
-    sign = "-" if n < 0 else ""
-    value = abs(float(n))
-    if round(value) < 1024:
-        return f"{sign}{round(value)} B"
-    unit = 0
-    value /= 1024.0
-    while round(value, 1) >= 1024 and unit < len(_FORMAT_UNITS) - 1:
-        value /= 1024.0
-        unit += 1
-    text = f"{value:.1f}".removesuffix(".0")
-    return f"{sign}{text} {_FORMAT_UNITS[unit]}"
 
 
 class LineSplitter:
@@ -228,9 +178,3 @@ class LineSplitter:
         """Return the remaining partial piece, if any, and reset."""
         tail, self._tail = self._tail, b""
         return [tail.decode("utf-8", "replace")] if tail else []
-
-
-
-def format_rate(n: float | None) -> str:
-    """A rate as people read it: ``135.6 MiB/s``, or ``-`` when unknown."""
-    return "-" if n is None else f"{format_size(n)}/s"

@@ -11,13 +11,11 @@ import secrets
 from dataclasses import dataclass, field, replace
 from enum import Enum
 
-from . import mbuffer, shell, zfs
+from . import shell, units, zfs
 from .errors import InvalidNameError, PreflightError
 from .hosts import Host
+from .units import GiB, KiB, size_arg
 
-KiB = 1024
-MiB = 1024 * KiB
-GiB = 1024 * MiB
 DEFAULT_BLOCK = 128 * KiB
 DEFAULT_BUFFER = 1 * GiB
 # Never ask mbuffer for more than this share of what the host has available.
@@ -172,7 +170,7 @@ class Plan:
             )
         if self.resume_token:
             what = (f"The rest of an interrupted transfer of {snap} "
-                    f"({mbuffer.format_size(self.resumed_from)} already there)")
+                    f"({units.format_size(self.resumed_from)} already there)")
         if self.replicate:
             what += f" with its {len(self.children)} child dataset(s) and properties (-R)"
         how = {
@@ -182,13 +180,13 @@ class Plan:
         }[self.transport]
         size = ""
         if self.estimate is not None:
-            size = f", about {mbuffer.format_size(self.estimate)}" + (
+            size = f", about {units.format_size(self.estimate)}" + (
                 "" if self.estimate_exact else " (approximate)"
             )
         text = (
             f"{what} goes from {self.source} to {self.destination}:{self.destination_dataset} "
-            f"{how}{size}, with a {mbuffer.format_size(self.source_buffer)} buffer on the "
-            f"sender and {mbuffer.format_size(self.destination_buffer)} on the receiver."
+            f"{how}{size}, with a {units.format_size(self.source_buffer)} buffer on the "
+            f"sender and {units.format_size(self.destination_buffer)} on the receiver."
         )
         if self.destroys:
             text += (
@@ -235,19 +233,11 @@ def safe_buffer(requested: int, block: int, caps: zfs.Capabilities) -> tuple[int
         if size > limit:
             size = limit
             note = (
-                f"buffer cut from {mbuffer.format_size(requested)} to "
-                f"{mbuffer.format_size(size)} ({MEMORY_SHARE:.0%} of available memory)"
+                f"buffer cut from {units.format_size(requested)} to "
+                f"{units.format_size(size)} ({MEMORY_SHARE:.0%} of available memory)"
             )
     size = max(block * MIN_BLOCKS, size - size % block)
     return size, note
-
-
-def size_arg(n: int) -> str:
-    """A size the way a person writes it for mbuffer: 128k, 64M, 1G, or plain bytes."""
-    for unit, factor in (("G", GiB), ("M", MiB), ("k", KiB)):
-        if n >= factor and n % factor == 0:
-            return f"{n // factor}{unit}"
-    return str(n)
 
 
 def mbuffer_argv(block: int, size: int, *, hash_: bool, rate: int | None = None,

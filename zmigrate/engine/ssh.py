@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -293,5 +292,3 @@ def connect(spec: HostSpec, prompts: Prompts | None = None, *, timeout: float = 
         transport.set_keepalive(15)
     return SshHost(label, client, sudo=spec.sudo)
 
-
-PromptFactory = Callable[[], Prompts]

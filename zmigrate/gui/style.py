@@ -12,8 +12,6 @@ RECEIVE_COLOR = "#059669"  # receiver mbuffer -> zfs receive (green)
 SENDER_FILL_COLOR = SEND_COLOR
 RECEIVER_FILL_COLOR = RECEIVE_COLOR
 
-BANNERS = ("ok", "info", "warn", "error", "")
-
 STYLE_SHEET = """
 QWizard, QWizardPage { background: #fbfbfc; }
 QGroupBox { font-weight: 600; border: 1px solid #d9dce1; border-radius: 8px;

@@ -7,8 +7,7 @@ import logging
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QLabel, QMessageBox, QVBoxLayout, QWidget, QWizard
 
-from ..engine.mbuffer import format_size
-from . import style
+from ..engine.units import format_size
 from .dialogs.confirm import after_stop, ask_to_stop
 from .icons import app_icon
 from .notifier import Notifier
@@ -211,8 +210,3 @@ class MigrationWizard(QWizard):
         if self.transfer_page.refresher is not None:
             self.transfer_page.refresher.stop()
         self.session.close_hosts()
-
-
-def apply_style(widget: QWidget) -> None:
-    """The wizard's style sheet (the app sets it globally; tests call this)."""
-    widget.setStyleSheet(style.STYLE_SHEET)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from ..diagnosis import buffer_advice
-from ..mbuffer import format_rate
 from ..plan import Transport
+from ..units import format_rate
 from .results import StageResult
 
 

@@ -28,9 +28,10 @@ from .. import shell, zfs
 from ..errors import ZmigrateError
 from ..hosts import Host, Process
 from ..job import Job, Request
-from ..mbuffer import LineSplitter, format_size, parse_status, parse_summary
+from ..mbuffer import LineSplitter, parse_status, parse_summary
 from ..pipeline import await_listener, free_port, stop_processes
-from ..plan import KiB, MiB, Options, Transport, address_port, size_arg
+from ..plan import Options, Transport, address_port
+from ..units import KiB, MiB, format_size, size_arg
 from .advice import advise
 from .cpu import CPU_SCRIPT, CpuSnapshot, cpu_between, parse_cpu
 from .results import DoctorReport, Emit, StageResult, StageStarted

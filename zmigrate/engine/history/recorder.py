@@ -15,10 +15,18 @@ import sqlite3
 import threading
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from enum import Enum
 from typing import Any, Final
 
-from ..events import Failed, Finished, LogLine, PlanReady, Progress, Sample, StageChanged
+from ..events import (
+    Failed,
+    Finished,
+    LogLine,
+    PlanReady,
+    Progress,
+    Sample,
+    StageChanged,
+    json_default,
+)
 from .store import History, HistoryError
 
 log = logging.getLogger(__name__)
@@ -81,16 +89,8 @@ class _Bucket:
                 self.fill_sum / n, self.fill_min, self.fill_max, self.n)
 
 
-def _enum_value(obj: object) -> object:
-    if isinstance(obj, Enum):
-        return obj.value
-    if isinstance(obj, (set, frozenset, tuple)):
-        return list(obj)
-    return str(obj)
-
-
 def _dumps(obj: object) -> str:
-    return json.dumps(obj, default=_enum_value, sort_keys=True)
+    return json.dumps(obj, default=json_default, sort_keys=True)
 
 
 @dataclass(slots=True)

@@ -16,8 +16,8 @@ from PySide6.QtWidgets import QDialog, QWidget
 from ...engine.diagnosis import BUFFER_SECONDS, suggested_buffer
 from ...engine.doctor import DEFAULT_SECONDS, TEMP_PREFIX, DoctorReport, StageResult, StageStarted
 from ...engine.hosts import Host
-from ...engine.mbuffer import format_size
-from ...engine.plan import Options, size_arg
+from ...engine.plan import Options
+from ...engine.units import format_size, size_arg
 from .. import forms, markup, style
 from ..generated.ui_doctor_dialog import Ui_DoctorDialog
 from ..plots.stage_bars import StageBars

@@ -20,7 +20,7 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QColor
 
-from ...engine.mbuffer import format_size
+from ...engine.units import format_size
 from ...engine.zfs import Dataset, Snapshot
 
 ModelIndex = QModelIndex | QPersistentModelIndex

@@ -16,7 +16,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QColor
 
 from ...engine.history import JobRecord
-from ...engine.mbuffer import format_size
+from ...engine.units import format_size
 
 Index = QModelIndex | QPersistentModelIndex
 

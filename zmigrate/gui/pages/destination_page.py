@@ -10,9 +10,9 @@ from PySide6.QtWidgets import QWidget
 from ...engine.errors import PreflightError, ZmigrateError
 from ...engine.hosts import Host
 from ...engine.job import partial_receive
-from ...engine.mbuffer import format_size
 from ...engine.plan import Options, Plan, Site, make_plan
 from ...engine.shell import dataset as check_dataset
+from ...engine.units import format_size
 from ...engine.zfs import Capabilities, Dataset, ResumeInfo, Snapshot
 from .. import forms, markup, style
 from ..generated.ui_destination_page import Ui_DestinationPage

@@ -8,7 +8,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFileDialog, QWidget
 
 from ...engine.events import Side
-from ...engine.mbuffer import format_size
+from ...engine.units import format_size
 from .. import forms, markup, style
 from ..dialogs.confirm import after_stop
 from ..generated.ui_done_page import Ui_DonePage

@@ -6,8 +6,8 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QWidget, QWizard
 
 from ...engine.job import Job, Request
-from ...engine.mbuffer import format_size
 from ...engine.plan import Plan, Transport
+from ...engine.units import format_size
 from .. import forms, markup, style
 from ..generated.ui_review_page import Ui_ReviewPage
 from ..plots.axes import elapsed

@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import QItemSelection
 from PySide6.QtWidgets import QWidget
 
-from ...engine.mbuffer import format_size
+from ...engine.units import format_size
 from ...engine.zfs import Dataset, Snapshot
 from .. import forms, markup, style
 from ..generated.ui_source_page import Ui_SourcePage

@@ -10,8 +10,8 @@ from PySide6.QtWidgets import QMessageBox, QWidget
 
 from ...engine.events import Failed, LogLine, Observer, Progress, Side, Summary
 from ...engine.history import Recorder
-from ...engine.mbuffer import format_size
 from ...engine.samples import SampleStore
+from ...engine.units import format_size
 from .. import forms, markup, style
 from ..dialogs.confirm import after_stop, ask_to_stop
 from ..generated.ui_transfer_page import Ui_TransferPage

@@ -7,8 +7,8 @@ from dataclasses import replace
 from PySide6.QtWidgets import QWidget
 
 from ...engine.diagnosis import BUFFER_SECONDS
-from ...engine.mbuffer import format_size, parse_size
-from ...engine.plan import DEFAULT_BLOCK, MEMORY_SHARE, MiB, Options, Transport, size_arg
+from ...engine.plan import DEFAULT_BLOCK, MEMORY_SHARE, Options, Transport
+from ...engine.units import MiB, format_size, parse_size, size_arg
 from .. import forms, markup, style
 from ..dialogs.doctor_dialog import DoctorDialog, DoctorFactory
 from ..generated.ui_transport_page import Ui_TransportPage

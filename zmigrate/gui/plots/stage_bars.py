@@ -6,7 +6,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QWidget
 
-from ...engine.mbuffer import format_size
+from ...engine.units import format_size
 from .axes import ValueAxis
 from .transfer_plots import MIB, _prepare
 

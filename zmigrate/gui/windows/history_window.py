@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QHeaderView, QWidget
 
 from ...engine.events import Side
 from ...engine.history import History, JobRecord, SampleRow, default_path
-from ...engine.mbuffer import format_size
+from ...engine.units import format_size
 from .. import forms, markup, style
 from ..generated.ui_compare_view import Ui_CompareView
 from ..generated.ui_history_window import Ui_HistoryWindow
