@@ -1,13 +1,16 @@
 """Where commands run: this machine (subprocess) or one paramiko SSH control session per host.
 
 Both kinds offer the same small surface (`run`, `spawn`, `kill_group`, `close`); everything above
-this module (zfs, plan, pipeline) sees only `Host`. Remote pipelines are started in their own
-session (`setsid`), so cancelling kills the whole process group on its host: closing an SSH channel
-without a pty leaves the remote process running. So that a crash of zmigrate (or a dropped
-connection) cannot leave them behind either, a spawned pipeline keeps its stdin open to us: a
-watchdog in its group reads it and signals the whole group when it reaches EOF. A pipeline spawned
-`gated` first waits for one line on that stdin (`Process.begin()`), so its session's start-up
-(100-150 ms even on loopback) overlaps other work instead of delaying the stream.
+this module (zfs, plan, pipeline) sees only `Host`. Remote pipelines are started in a process
+group of their own, so cancelling kills the whole group on its host: closing an SSH channel
+without a pty leaves the remote process running. The group comes from `setsid` where util-linux
+has it, else from the shell's job control (`set -m`: FreeBSD sh, bash), else it is the group sshd
+made for the channel's session, which holds nothing but this command (dash, without a tty). So
+that a crash of zmigrate (or a dropped connection) cannot leave them behind either, a spawned
+pipeline keeps its stdin open to us: a watchdog in its group reads it and signals the whole group
+when it reaches EOF. A pipeline spawned `gated` first waits for one line on that stdin
+(`Process.begin()`), so its session's start-up (100-150 ms even on loopback) overlaps other work
+instead of delaying the stream.
 """
 
 from __future__ import annotations
@@ -35,16 +38,27 @@ OutputCallback = Callable[[bytes], None]
 # a non-interactive shell points a background job's stdin at /dev/null), then TERMs the whole
 # group. EOF comes when zmigrate closes the channel, dies, or loses the connection - and after the
 # pipeline's own end, when sshd closes the stdin of a finished session (it then only ends itself).
-_WATCHDOG = ('exec 3<&0; (cat <&3 >/dev/null 2>&1; kill -TERM -$$) </dev/null >/dev/null 2>&1 & '
+_WATCHDOG = ('exec 3<&0; (cat <&3 >/dev/null 2>&1; kill -TERM -$g) </dev/null >/dev/null 2>&1 & '
              'exec sh -c "$1" 3<&- </dev/null')
 # A gated pipeline waits for one line on stdin before it runs (`Process.begin()`), so the slow
 # part of starting it - an SSH session, a login shell - overlaps other work, and the pipeline
 # itself starts one write later. `read` takes the line byte by byte and leaves the rest of the
 # lifeline to the watchdog; EOF instead of the line (zmigrate gave up) runs nothing.
 _GATE = 'read -r _go || exit 1; '
-# Start a pipeline as the leader of a new session, print its pid (= the process group id) on
-# stdout first, then exec the pipeline in place so the group id stays that pid.
-_PGID = 'echo "$$"; '
+# The group leader of a new session (setsid): its pid is the group id. Print it on stdout first,
+# then exec the pipeline in place so the group id stays that pid.
+_PGID = 'g=$$; echo "$g"; '
+# Without setsid the shell may not lead its group (no job control): ask ps which group it is in.
+# `$(echo $g)` trims ps's padding with builtins only.
+_PGID_PS = 'g=$(ps -o pgid= -p $$); g=$(echo $g); echo "$g"; '
+# Pick the way to a group of its own on the host itself, so no probe is needed before a spawn:
+# $1 runs under `setsid -w` (it waits, so the channel's exit status is the pipeline's), $2 as a
+# job-control job. The job's stdin is the lifeline, passed on fd 4 because a background job's
+# stdin is /dev/null without job control; the shell's own "Done" notice goes to /dev/null.
+_OUTER = ('if command -v setsid >/dev/null 2>&1 && setsid -w true 2>/dev/null; then '
+          'exec setsid -w sh -c "$1" zmigrate "$3"; fi; '
+          'set -m 2>/dev/null; exec 4<&0; sh -c "$2" zmigrate "$3" <&4 4<&- & '
+          'exec 2>/dev/null 4<&-; wait $!')
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,9 +213,11 @@ class Host(ABC):
 
 
 def wrap_in_group(line: str, *, gated: bool = False) -> str:
-    """The shell line that runs `line` as a new session and prints its process group first."""
-    wrapper = _PGID + (_GATE if gated else "") + _WATCHDOG
-    return shell.join(["setsid", "-w", "sh", "-c", wrapper, "zmigrate", line])
+    """The shell line that runs `line` in a process group of its own (setsid, else job control,
+    else the SSH session's group) and prints that group's id first."""
+    gate = _GATE if gated else ""
+    return shell.join(["sh", "-c", _OUTER, "zmigrate", _PGID + gate + _WATCHDOG,
+                       _PGID_PS + gate + _WATCHDOG, line])
 
 
 class _GroupReader:
@@ -339,7 +355,7 @@ class LocalHost(Host):
         gated: bool = False,
     ) -> Process:
         popen = subprocess.Popen(
-            ["sh", "-c", (_GATE if gated else "") + _WATCHDOG, "zmigrate", line],
+            ["sh", "-c", "g=$$; " + (_GATE if gated else "") + _WATCHDOG, "zmigrate", line],
             stdin=subprocess.PIPE,  # the gate's line, then the watchdog's lifeline (closed last)
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from . import mbuffer, shell
+from . import capabilities, mbuffer, shell
 from .errors import CancelledError, TransferError, ZmigrateError
 from .events import LogLine, Progress, Sample, Side, StageChanged
 from .hosts import Host, Process
@@ -65,20 +65,10 @@ def free_port(host: Host, low: int = 20000, high: int = 60999, *,
     raise ZmigrateError("no free TCP port found", host=host.label, fix="give one with --port")
 
 
-# Sockets with their states: ss on Linux, netstat elsewhere (FreeBSD, illumos).
-_SOCKETS = "ss -Hltn 2>/dev/null || netstat -an 2>/dev/null"
-
-
 def listening_ports(host: Host) -> set[int]:
-    """Ports in LISTEN state on `host`."""
-    r = host.run(_SOCKETS, timeout=30)
-    ports = set()
-    for line in r.stdout.splitlines():
-        if "LISTEN" not in line.upper():
-            continue
-        for m in re.finditer(r"[.:](\d+)\s", line + " "):
-            ports.add(int(m.group(1)))
-    return ports
+    """Ports in LISTEN state on `host` (ss, netstat or sockstat: capabilities.LISTENING)."""
+    r = host.run(capabilities.LISTENING, timeout=30)
+    return capabilities.parse_listening(r.stdout)
 
 
 def wait_listening(host: Host, port: int, seconds: float = 1.0) -> bool:
@@ -89,8 +79,7 @@ def wait_listening(host: Host, port: int, seconds: float = 1.0) -> bool:
     """
     tries = max(1, round(seconds / 0.02))
     line = (
-        f"i=0; while :; do {{ {_SOCKETS}; }} | grep LISTEN | "
-        f"grep -Eq '[.:]{int(port)}[[:space:]]' && exit 0; i=$((i+1)); "
+        f"i=0; while :; do {capabilities.listening_grep(port)} && exit 0; i=$((i+1)); "
         f"[ $i -ge {tries} ] && exit 1; sleep 0.02 2>/dev/null || sleep 1; done"
     )
     return host.run(line, timeout=seconds + 30).ok

@@ -11,7 +11,7 @@ import secrets
 from dataclasses import dataclass, field, replace
 from enum import Enum
 
-from . import shell, units, zfs
+from . import capabilities, shell, units, zfs
 from .errors import InvalidNameError, PreflightError
 from .hosts import Host
 from .units import GiB, KiB, size_arg
@@ -331,12 +331,21 @@ def make_plan(
                 fix="install it there: apt install mbuffer (Debian/Ubuntu), "
                 "pkg install misc/mbuffer (FreeBSD), pkg install mbuffer (OmniOS)",
             )
-        if not site.host.is_local and not site.caps.setsid:
+        if not site.host.is_local and not site.caps.tools.can_stop():
             raise PreflightError(
-                "setsid is not available, so a cancelled transfer could not be stopped there",
+                "ps, pkill or pgrep is missing, so a cancelled transfer could not be stopped "
+                "there",
                 host=site.host.label,
-                fix="install util-linux (setsid) on that host",
+                fix=capabilities.install_hint(site.caps.system, "procps"),
             )
+    if transport is Transport.TCP and not dst.caps.tools.can_see_listener():
+        raise PreflightError(
+            "neither ss, netstat nor sockstat is there, so zmigrate cannot tell when the "
+            "tcp listener is up",
+            host=dst.host.label,
+            fix=capabilities.install_hint(dst.caps.system, "sockets")
+            + "; or use --transport ssh",
+        )
 
     source = src.find(ds_name)
     if source is None:

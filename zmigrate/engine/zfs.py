@@ -11,7 +11,8 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from . import shell
+from . import capabilities, shell
+from .capabilities import HostTools
 from .errors import CommandError, ZmigrateError
 from .hosts import Host
 
@@ -188,6 +189,7 @@ class Capabilities:
     discard_partial: bool = False  # zfs receive -A
     bookmarks: bool = False  # zfs bookmark, send -i pool/ds#mark
     user: str | None = None  # login name on the host
+    tools: HostTools = field(default_factory=HostTools)  # the userland beyond zfs
 
     @property
     def properties(self) -> tuple[str, ...]:
@@ -201,7 +203,9 @@ class Capabilities:
         zfs = f"{self.dialect} {self.zfs_version or ''}".strip() if self.has_zfs else "no zfs"
         mb = f"mbuffer {self.mbuffer_version}" if self.mbuffer_version else "no mbuffer"
         mem = f", {self.mem_available / 2**30:.1f} GiB free" if self.mem_available else ""
-        return f"{zfs}; {mb}{'; pv' if self.pv else ''}{mem}"
+        system = self.system.split()[0] if self.system else "unknown OS"
+        return (f"{zfs}; {mb}{'; pv' if self.pv else ''}{mem}; {system}: "
+                f"{self.tools.describe()}")
 
 
 _PROBE_SECTIONS = {
@@ -212,9 +216,7 @@ _PROBE_SECTIONS = {
     "mbuffer": "mbuffer -V 2>&1 | head -n 1",
     "hash": "printf x | mbuffer -q --hash md5 2>&1 >/dev/null",
     "pv": "command -v pv",
-    "setsid": "command -v setsid",
-    "ss": "command -v ss",
-    "meminfo": "grep -E '^(MemAvailable|MemFree):' /proc/meminfo 2>/dev/null",
+    **capabilities.PROBE_SECTIONS,
     "sshconn": 'echo "$SSH_CONNECTION"',
 }
 
@@ -258,12 +260,7 @@ def parse_probe(text: str) -> Capabilities:
     rflags = re.search(r"receive \[-([A-Za-z]+)\]", recv_usage)
     recv_flags = rflags.group(1) if rflags else ""
     mb = re.search(r"mbuffer version (\S+)", sec.get("mbuffer", ""))
-    mem = None
-    for key in ("MemAvailable", "MemFree"):
-        mm = re.search(rf"{key}:\s+(\d+) kB", sec.get("meminfo", ""))
-        if mm:
-            mem = int(mm.group(1)) * 1024
-            break
+    tools = capabilities.parse_tools(sec)
     conn = sec.get("sshconn", "").split()
     uid_text = sec.get("id", "").strip()
     return Capabilities(
@@ -277,9 +274,9 @@ def parse_probe(text: str) -> Capabilities:
         mbuffer_version=mb.group(1) if mb else None,
         mbuffer_hash="MD5 hash:" in sec.get("hash", ""),
         pv=bool(sec.get("pv", "").strip()),
-        setsid=bool(sec.get("setsid", "").strip()),
-        ss=bool(sec.get("ss", "").strip()),
-        mem_available=mem,
+        setsid=tools.setsid,
+        ss="ss" in tools.tools,
+        mem_available=tools.mem_available,
         system=system,
         uid=int(uid_text) if uid_text.isdigit() else None,
         ssh_client_ip=conn[0] if len(conn) == 4 else None,
@@ -291,6 +288,7 @@ def parse_probe(text: str) -> Capabilities:
         discard_partial="receive -A" in recv_usage,
         bookmarks="bookmark" in send_usage,
         user=sec.get("user", "").strip() or None,
+        tools=tools,
     )
 
 
