@@ -8,6 +8,8 @@ Fixtures:
         their images deleted at teardown.
     pools (function) -> (Pool, Pool): a source ("src") and a destination ("dst") pool.
     lab (session) -> Lab: two sshd on 127.0.0.1 (aliases lab-src, lab-dst in `lab.ssh_config`).
+    bare_host (session) -> LabHost: a third sshd, alias lab-bare in the lab's ssh_config, whose
+        sessions' PATH holds no setsid, ss or flock and whose sh has job control (FreeBSD-like).
     lab_env (function) -> Lab: os.environ points zmigrate at the lab ssh_config and known_hosts,
         SSH_AUTH_SOCK removed.
     lab_hosts (function) -> (Host, Host): engine hosts connected to lab-src and lab-dst.
@@ -75,6 +77,22 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         if problem:
             pytest.fail(problem, pytrace=False)
         yield the_lab
+    finally:
+        runner.stop()
+
+
+@pytest.fixture(scope="session")
+def bare_host(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabHost]:
+    runner = SshdLab(tmp_path_factory.mktemp("bare"))
+    problem = ""
+    try:
+        try:
+            host = runner.start_bare(lab)
+        except (LabUnavailableError, LabCommandError) as exc:
+            problem = str(exc)
+        if problem:
+            pytest.fail(problem, pytrace=False)
+        yield host
     finally:
         runner.stop()
 

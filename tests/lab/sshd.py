@@ -17,6 +17,8 @@ SSHD = "/usr/sbin/sshd"
 SSH_KEYGEN = "/usr/bin/ssh-keygen"
 ADDRESS = "127.0.0.1"
 USER = "root"
+# What the "bare" host's PATH lacks (FreeBSD has none of them).
+BARE_WITHOUT = frozenset({"setsid", "ss", "flock"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +104,7 @@ def keygen_fingerprint(pub: Path) -> str:
 
 
 def _sshd_config(root: Path, name: str, port: int, host_key: Path,
-                 authorized_keys: Path) -> Path:
+                 authorized_keys: Path, extra: tuple[str, ...] = ()) -> Path:
     cfg = root / f"sshd_{name}.conf"
     cfg.write_text(
         "\n".join([
@@ -121,6 +123,7 @@ def _sshd_config(root: Path, name: str, port: int, host_key: Path,
             "MaxStartups 64",
             "PrintMotd no",
             "LogLevel ERROR",
+            *extra,
             "",
         ])
     )
@@ -141,12 +144,13 @@ class SshdLab:
     procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
 
     def _start_one(self, name: str, host_key: Path, authorized_keys: Path,
-                   attempts: int = 5) -> tuple[int, subprocess.Popen[bytes], Path, Path]:
+                   attempts: int = 5, extra: tuple[str, ...] = (),
+                   ) -> tuple[int, subprocess.Popen[bytes], Path, Path]:
         log = self.root / f"sshd_{name}.log"
         last = ""
         for _ in range(attempts):
             port = free_port()
-            cfg = _sshd_config(self.root, name, port, host_key, authorized_keys)
+            cfg = _sshd_config(self.root, name, port, host_key, authorized_keys, extra)
             check = run([SSHD, "-t", "-f", str(cfg)], check=False, timeout=30)
             if check.returncode != 0:
                 raise LabUnavailableError(f"sshd rejects the lab config {cfg}: "
@@ -213,6 +217,49 @@ class SshdLab:
             )
         ssh_config.write_text("\n".join(blocks))
         return Lab(ssh_config, known_hosts, identity, src, dst)
+
+    def start_bare(self, lab: Lab) -> LabHost:
+        """A third lab host, "lab-bare", whose sessions' PATH holds no setsid, ss or flock.
+
+        Like a FreeBSD or TrueNAS CORE host: its PATH is a directory of links to every program of
+        /usr/sbin, /usr/bin, /sbin and /bin but those three, and its `sh` is one with job control
+        without a tty (bash, as FreeBSD's sh). The alias is added to the lab's ssh_config and its
+        host key to the lab's known_hosts.
+        """
+        bindir = self.root / "bare-bin"
+        bindir.mkdir(parents=True, exist_ok=True)
+        for d in ("/usr/sbin", "/usr/bin", "/sbin", "/bin"):
+            for entry in sorted(Path(d).iterdir()):
+                link = bindir / entry.name
+                if entry.name in BARE_WITHOUT or link.is_symlink() or link.exists():
+                    continue
+                if entry.is_file() and os.access(entry, os.X_OK):
+                    link.symlink_to(entry.resolve())
+        (bindir / "sh").unlink(missing_ok=True)
+        (bindir / "sh").symlink_to("/bin/bash")
+        host_key = self.root / "ssh_host_bare_ed25519_key"
+        pub = _keygen(host_key, "zmigrate-lab-bare")
+        port, proc, cfg, log = self._start_one(
+            "bare", host_key, lab.identity.parent / "authorized_keys",
+            extra=(f"SetEnv PATH={bindir}",))
+        host = LabHost(
+            alias="lab-bare", address=ADDRESS, port=port, user=USER,
+            host_key_fingerprint=keygen_fingerprint(Path(f"{host_key}.pub")), sshd_pid=proc.pid,
+            public_key=pub, host_key=host_key, config=cfg, log=log,
+        )
+        with lab.known_hosts.open("a") as f:
+            f.write(host.known_hosts_line + "\n")
+        with lab.ssh_config.open("a") as f:
+            f.write(
+                f"\nHost {host.alias}\n"
+                f"    HostName {host.address}\n"
+                f"    Port {host.port}\n"
+                f"    User {host.user}\n"
+                f"    IdentityFile {lab.identity}\n"
+                f"    IdentitiesOnly yes\n"
+                f"    UserKnownHostsFile {lab.known_hosts}\n"
+            )
+        return host
 
     @staticmethod
     def _stop(proc: subprocess.Popen[bytes]) -> None:
