@@ -149,9 +149,16 @@ class Host(ABC):
 
     is_local: bool = False
 
+    via: tuple[str, ...] = ()  # the jump hosts it is reached through (ProxyJump), first first
+
     def __init__(self, label: str, *, sudo: bool = False) -> None:
         self.label = label
         self.sudo = sudo
+
+    @property
+    def title(self) -> str:
+        """The label, and the jump hosts when there are: `target via jump1, jump2`."""
+        return f"{self.label} via {', '.join(self.via)}" if self.via else self.label
 
     # -- primitives ---------------------------------------------------------------------------
     @abstractmethod
@@ -459,9 +466,12 @@ class SshHost(Host):
     Use `zmigrate.ssh.connect()` to make one.
     """
 
-    def __init__(self, label: str, client: paramiko.SSHClient, *, sudo: bool = False) -> None:
+    def __init__(self, label: str, client: paramiko.SSHClient, *, sudo: bool = False,
+                 jumps: Sequence[paramiko.SSHClient] = (), via: tuple[str, ...] = ()) -> None:
         super().__init__(label, sudo=sudo)
         self.client = client
+        self.jumps = list(jumps)  # ProxyJump connections, first hop first; closed with us
+        self.via = via
         self._lock = threading.Lock()
 
     def _transport(self) -> paramiko.Transport:
@@ -569,3 +579,5 @@ class SshHost(Host):
 
     def close(self) -> None:
         self.client.close()
+        for jump in reversed(self.jumps):
+            jump.close()

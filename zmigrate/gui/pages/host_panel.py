@@ -207,7 +207,7 @@ class HostPanel(QWidget):
     def _show_connected(self) -> None:
         assert self.host is not None and self.caps is not None
         caps = self.caps
-        lines = [f"<b>✓ Connected to {markup.escape(self.host.label)}</b>",
+        lines = [f"<b>✓ Connected to {markup.escape(self.host.title)}</b>",
                  markup.escape(caps.describe())]
         kind = "ok"
         if not caps.has_zfs:
