@@ -302,10 +302,24 @@ def resolve_openssh(spec: HostSpec, ssh: str = "ssh") -> Resolved:
     )
 
 
+def _lookup_one_pass(config: paramiko.SSHConfig, host: str) -> paramiko.SSHConfigDict:
+    """`config.lookup(host)` in one pass, as OpenSSH reads a config without `Match final` or
+    CanonicalizeHostname: paramiko's lookup always reads it twice, so a `Match host` written
+    before the `HostName` that would satisfy it applies there and not in ssh."""
+    one_pass = getattr(config, "_lookup", None)
+    expand = getattr(config, "_expand_variables", None)
+    if one_pass is None or expand is None:  # another paramiko: its own semantics
+        return config.lookup(host)
+    options = one_pass(host, canonical=False, final=False)
+    options.setdefault("hostname", host)
+    result: paramiko.SSHConfigDict = expand(options, host)
+    return result
+
+
 def resolve_paramiko(spec: HostSpec) -> Resolved:
     """Resolve `spec` with paramiko's parser (Includes inlined first): the fallback where no
     OpenSSH client is installed. It does not see the user or port given here in `Match user`."""
-    cfg = load_ssh_config().lookup(spec.host)
+    cfg = _lookup_one_pass(load_ssh_config(), spec.host)
     hostname = cfg.get("hostname", spec.host)
     port = spec.port or int(cfg.get("port", 22))
     user = spec.user or cfg.get("user") or getpass.getuser()
