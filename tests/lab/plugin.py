@@ -10,6 +10,8 @@ Fixtures:
     lab (session) -> Lab: two sshd on 127.0.0.1 (aliases lab-src, lab-dst in `lab.ssh_config`).
     bare_host (session) -> LabHost: a third sshd, alias lab-bare in the lab's ssh_config, whose
         sessions' PATH holds no setsid, ss or flock and whose sh has job control (FreeBSD-like).
+    jump_lab (session) -> JumpLab: network namespaces with lab-jump (reachable) and lab-behind
+        (reachable only from lab-jump); its own ssh_config and known_hosts (lab hosts included).
     lab_env (function) -> Lab: os.environ points zmigrate at the lab ssh_config and known_hosts,
         SSH_AUTH_SOCK removed.
     lab_hosts (function) -> (Host, Host): engine hosts connected to lab-src and lab-dst.
@@ -28,6 +30,7 @@ import pytest
 from zmigrate.engine.hosts import Host
 from zmigrate.engine.ssh import HostSpec, connect
 
+from .netns import JumpLab
 from .sshd import Lab, LabHost, SshdLab
 from .util import LabCommandError
 from .zfsfuse import LabUnavailableError, Pool, PoolFactory, ZfsDaemon, ensure_daemon, stop_daemon
@@ -93,6 +96,22 @@ def bare_host(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[La
         if problem:
             pytest.fail(problem, pytrace=False)
         yield host
+    finally:
+        runner.stop()
+
+
+@pytest.fixture(scope="session")
+def jump_lab(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[JumpLab]:
+    runner = JumpLab(tmp_path_factory.mktemp("jump"), lab)
+    problem = ""
+    try:
+        try:
+            runner.start()
+        except (LabUnavailableError, LabCommandError) as exc:
+            problem = str(exc)
+        if problem:
+            pytest.fail(problem, pytrace=False)
+        yield runner
     finally:
         runner.stop()
 

@@ -104,11 +104,12 @@ def keygen_fingerprint(pub: Path) -> str:
 
 
 def _sshd_config(root: Path, name: str, port: int, host_key: Path,
-                 authorized_keys: Path, extra: tuple[str, ...] = ()) -> Path:
+                 authorized_keys: Path, extra: tuple[str, ...] = (),
+                 address: str = ADDRESS) -> Path:
     cfg = root / f"sshd_{name}.conf"
     cfg.write_text(
         "\n".join([
-            f"ListenAddress {ADDRESS}",
+            f"ListenAddress {address}",
             f"Port {port}",
             f"HostKey {host_key}",
             f"PidFile {root / f'sshd_{name}.pid'}",
