@@ -226,10 +226,7 @@ class StepRunner:
         detail = "; ".join(lines[-3:]) if lines else "no error message"
         fix = None
         low = detail.lower()
-        if "rejected connection" in low:
-            fix = ("the listener only accepts the source's address as the destination sees it; "
-                   "give the right one with --allow-address")
-        elif "connection refused" in low or "unable to connect" in low:
+        if "connection refused" in low or "unable to connect" in low:
             fix = "a firewall may block the port; try --transport ssh"
         elif "permission denied" in low or "must be superuser" in low:
             fix = "run as root, enable sudo for this host, or delegate with `zfs allow`"
@@ -245,6 +242,14 @@ class StepRunner:
             fix = ("the stream was cut off: a process of the transfer or the connection died; "
                    "run it again")
         return TransferError(f"{what}: {detail}", host=state.host, fix=fix)
+
+    def _rejected_address(self) -> str | None:
+        """The address the destination's mbuffer refused ("rejected connection from X")."""
+        for line in reversed(self.receive.tail):
+            m = re.search(r"rejected connection from (\S+)", line)
+            if m:
+                return m.group(1)
+        return None
 
     def _progress(self) -> None:
         now = time.monotonic()
@@ -335,6 +340,17 @@ class StepRunner:
                 next_progress = now + PROGRESS_PERIOD
             self.cancelled.wait(0.02)  # wakes at once on cancel()
         self._progress()
+        rejected = self._rejected_address()
+        if rejected is not None and first_error is not None:
+            # The listener only takes the source's address as we expected it; behind NAT or on
+            # a second network it sees another one. Name it, and never take it silently.
+            raise TransferError(
+                f"the destination's mbuffer rejected the connection from {rejected}: it only "
+                "accepts the source's address as zmigrate expected it",
+                host=self.dst.label,
+                fix=f"if {rejected} is the source as the destination sees it (NAT, a second "
+                f"network), run again with --allow-address {rejected}",
+            )
         if first_error is not None:
             # Prefer the receiver's explanation: zfs receive says why a stream was refused -
             # unless the sender failed too and the receiver only saw its stream cut off (then

@@ -555,7 +555,7 @@ def parse_allow(text: str) -> list[Delegation]:
     dataset = ""
     scope = ""
     for line in text.splitlines():
-        head = re.match(r"^-+ Permissions on (\S+) -*$", line.strip())
+        head = re.match(r"^-+ Permissions on (.+?) -*$", line.strip())
         if head:
             dataset = head.group(1)
             scope = ""
