@@ -319,11 +319,15 @@ class Job:
 
     def ssh_target(self) -> tuple[str, tuple[str, ...]]:
         """How the source's own ssh reaches the destination: resolved from our SSH config."""
-        from .ssh import HostSpec, resolve
+        from .ssh import HostSpec, jump_chain, resolve
 
         spec = HostSpec.parse(self.dst.label)
         r = resolve(spec)
         extra: tuple[str, ...] = ("-p", str(r.port)) if r.port != 22 else ()
+        hops = jump_chain(r)
+        if hops:
+            # The destination is behind jump hosts for us: the source's ssh takes the same way.
+            extra += ("-J", ",".join(f"{h.user}@{h.hostname}:{h.port}" for _, h in hops))
         return f"{r.user}@{r.hostname}", extra + self.request.options.ssh_options
 
     def _run(self) -> Summary:
