@@ -22,6 +22,7 @@ from .util import run, wait_until
 from .zfsfuse import LabUnavailableError
 
 IP = "/usr/sbin/ip"
+NSENTER = "/usr/bin/nsenter"
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +117,10 @@ class JumpLab:
                            self.lab.identity.parent / "authorized_keys", address=address)
         log = (self.root / f"sshd_{alias}.log").open("ab")
         with log:
-            proc = subprocess.Popen([IP, "netns", "exec", ns, SSHD, "-D", "-e", "-f", str(cfg)],
+            # nsenter --net, not `ip netns exec`: that one also makes a mount namespace, in
+            # which zfs-fuse cannot mount what a receive creates.
+            proc = subprocess.Popen([NSENTER, f"--net=/run/netns/{ns}", SSHD, "-D", "-e", "-f",
+                                     str(cfg)],
                                     stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                                     start_new_session=True)
         self.procs.append(proc)

@@ -114,6 +114,14 @@ class Process(ABC):
     def begin(self) -> None:
         """Let a pipeline spawned with `gated=True` run; nothing for one that was not."""
 
+    def write(self, data: bytes) -> None:
+        """Feed the stdin of a pipeline spawned with `data_stdin=True` (blocks while it is full)."""
+        raise NotImplementedError
+
+    def close_input(self) -> None:
+        """End the stdin of a pipeline spawned with `data_stdin=True`: its input reaches EOF."""
+        raise NotImplementedError
+
     def kill(self, sig: int = signal.SIGTERM) -> None:
         """Signal the pipeline's whole process group on its host."""
         pgid = self.pgid
@@ -174,10 +182,15 @@ class Host(ABC):
         on_stdout: OutputCallback | None = None,
         on_stderr: OutputCallback | None = None,
         gated: bool = False,
+        data_stdin: bool = False,
+        on_stdout_end: Callable[[], None] | None = None,
     ) -> Process:
         """Start a shell line in a new process group; output goes to the callbacks as it comes.
 
-        With `gated`, everything is set up but the line waits for `Process.begin()`.
+        With `gated`, everything is set up but the line waits for `Process.begin()`. With
+        `data_stdin`, its stdin is data fed by `Process.write()` (no watchdog: the end of that
+        stdin, when we close it, die or lose the connection, ends the pipeline by itself).
+        `on_stdout_end` is called once its stdout has reached EOF.
         """
 
     @abstractmethod
@@ -219,12 +232,12 @@ class Host(ABC):
         return f"<{type(self).__name__} {self.label}>"
 
 
-def wrap_in_group(line: str, *, gated: bool = False) -> str:
+def wrap_in_group(line: str, *, gated: bool = False, data_stdin: bool = False) -> str:
     """The shell line that runs `line` in a process group of its own (setsid, else job control,
     else the SSH session's group) and prints that group's id first."""
     gate = _GATE if gated else ""
-    return shell.join(["sh", "-c", _OUTER, "zmigrate", _PGID + gate + _WATCHDOG,
-                       _PGID_PS + gate + _WATCHDOG, line])
+    body = 'exec sh -c "$1"' if data_stdin else gate + _WATCHDOG
+    return shell.join(["sh", "-c", _OUTER, "zmigrate", _PGID + body, _PGID_PS + body, line])
 
 
 class _GroupReader:
@@ -295,6 +308,15 @@ class LocalProcess(Process):
             except OSError:
                 pass  # it ended already: poll() tells how
 
+    def write(self, data: bytes) -> None:
+        stdin = self._popen.stdin
+        assert stdin is not None
+        stdin.write(data)
+        stdin.flush()
+
+    def close_input(self) -> None:
+        self._release()
+
     def _release(self) -> None:
         """Close the watchdog's stdin: it ends (with anything left in the group)."""
         stdin = self._popen.stdin
@@ -312,7 +334,8 @@ class LocalProcess(Process):
                 pass
 
 
-def _pump(stream: IO[bytes], sink: OutputCallback) -> None:
+def _pump(stream: IO[bytes], sink: OutputCallback,
+          at_end: Callable[[], None] | None = None) -> None:
     # read1: whatever has arrived, without waiting for a full 64 KiB.
     read = stream.read1 if isinstance(stream, io.BufferedReader) else stream.read
     while True:
@@ -320,6 +343,8 @@ def _pump(stream: IO[bytes], sink: OutputCallback) -> None:
         if not data:
             break
         sink(data)
+    if at_end is not None:
+        at_end()
 
 
 class LocalHost(Host):
@@ -360,19 +385,24 @@ class LocalHost(Host):
         on_stdout: OutputCallback | None = None,
         on_stderr: OutputCallback | None = None,
         gated: bool = False,
+        data_stdin: bool = False,
+        on_stdout_end: Callable[[], None] | None = None,
     ) -> Process:
+        body = 'exec sh -c "$1"' if data_stdin else (_GATE if gated else "") + _WATCHDOG
         popen = subprocess.Popen(
-            ["sh", "-c", "g=$$; " + (_GATE if gated else "") + _WATCHDOG, "zmigrate", line],
-            stdin=subprocess.PIPE,  # the gate's line, then the watchdog's lifeline (closed last)
+            ["sh", "-c", "g=$$; " + body, "zmigrate", line],
+            # The gate's line, then the watchdog's lifeline (closed last) - or the data.
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,
         )
         threads = []
-        for stream, cb in ((popen.stdout, on_stdout), (popen.stderr, on_stderr)):
+        for stream, cb, end in ((popen.stdout, on_stdout, on_stdout_end),
+                                (popen.stderr, on_stderr, None)):
             assert stream is not None
             sink: OutputCallback = cb if cb is not None else (lambda _d: None)
-            t = threading.Thread(target=_pump, args=(stream, sink), daemon=True,
+            t = threading.Thread(target=_pump, args=(stream, sink, end), daemon=True,
                                  name=f"zmigrate-local-pump-{popen.pid}")
             t.start()
             threads.append(t)
@@ -433,6 +463,15 @@ class SshProcess(Process):
             self._channel.sendall(b"go\n")
         except OSError:
             pass  # the channel is gone: poll() tells how
+
+    def write(self, data: bytes) -> None:
+        self._channel.sendall(data)
+
+    def close_input(self) -> None:
+        try:
+            self._channel.shutdown_write()
+        except (OSError, EOFError):
+            pass  # the channel is gone already
 
     def poll(self) -> int | None:
         if self._status is None and (self._channel.exit_status_ready() or self._channel.closed
@@ -502,8 +541,10 @@ class SshHost(Host):
 
     @staticmethod
     def _reader_threads(chan: paramiko.Channel, out: OutputCallback, err: OutputCallback,
-                        name: str) -> list[threading.Thread]:
-        def pump(recv: Callable[[int], bytes], sink: OutputCallback) -> None:
+                        name: str, out_end: Callable[[], None] | None = None,
+                        ) -> list[threading.Thread]:
+        def pump(recv: Callable[[int], bytes], sink: OutputCallback,
+                 at_end: Callable[[], None] | None) -> None:
             while True:
                 try:
                     data = recv(65536)
@@ -512,10 +553,13 @@ class SshHost(Host):
                 if not data:
                     break
                 sink(data)
+            if at_end is not None:
+                at_end()
 
         threads = [
-            threading.Thread(target=pump, args=(chan.recv, out), daemon=True, name=f"{name}-out"),
-            threading.Thread(target=pump, args=(chan.recv_stderr, err), daemon=True,
+            threading.Thread(target=pump, args=(chan.recv, out, out_end), daemon=True,
+                             name=f"{name}-out"),
+            threading.Thread(target=pump, args=(chan.recv_stderr, err, None), daemon=True,
                              name=f"{name}-err"),
         ]
         for t in threads:
@@ -564,12 +608,15 @@ class SshHost(Host):
         on_stdout: OutputCallback | None = None,
         on_stderr: OutputCallback | None = None,
         gated: bool = False,
+        data_stdin: bool = False,
+        on_stdout_end: Callable[[], None] | None = None,
     ) -> Process:
-        wrapped = wrap_in_group(line, gated=gated)
+        wrapped = wrap_in_group(line, gated=gated, data_stdin=data_stdin)
         reader = _GroupReader(on_stdout)
-        chan = self._open(wrapped, keep_stdin=True)  # the watchdog's lifeline
+        chan = self._open(wrapped, keep_stdin=True)  # the watchdog's lifeline, or the data
         threads = self._reader_threads(
-            chan, reader.feed, on_stderr or (lambda _d: None), "zmigrate-ssh-spawn"
+            chan, reader.feed, on_stderr or (lambda _d: None), "zmigrate-ssh-spawn",
+            out_end=on_stdout_end,
         )
         return SshProcess(self, wrapped, chan, reader, threads)
 

@@ -180,12 +180,35 @@ class StepRunner:
 
     # -- processes ----------------------------------------------------------------------------
     def _spawn(self, host: Host, line: str, state: SideState, both: bool = False,
-               gated: bool = False) -> Process:
+               gated: bool = False, data_stdin: bool = False,
+               relay_to: Process | None = None) -> Process:
+        on_stdout: Callable[[bytes], None] = lambda d: self._on_output(state, d, both)  # noqa: E731
+        on_end: Callable[[], None] | None = None
+        if relay_to is not None:
+            on_stdout, on_end = self._relay(relay_to)
         proc = host.spawn(line, on_stderr=lambda d: self._on_output(state, d, both),
-                          on_stdout=lambda d: self._on_output(state, d, both), gated=gated)
+                          on_stdout=on_stdout, gated=gated, data_stdin=data_stdin,
+                          on_stdout_end=on_end)
         with self._lock:
             self._procs.append(proc)
         return proc
+
+    def _relay(self, receiver: Process) -> tuple[Callable[[bytes], None], Callable[[], None]]:
+        """The sender's stdout, written into the receiver's stdin as it comes (a full receiver
+        window holds the sender back: paramiko stops reading, so sshd stops sending); its end
+        closes the receiver's stdin. A receiver that went away drops the rest: its exit status
+        says why, and the step stops both ends."""
+        broken = threading.Event()
+
+        def forward(data: bytes) -> None:
+            if broken.is_set():
+                return
+            try:
+                receiver.write(data)
+            except Exception:  # noqa: BLE001 - a closed channel or pipe, whatever the kind
+                broken.set()
+
+        return forward, receiver.close_input
 
     def stop(self) -> None:
         """Stop every process of this step: TERM to each group, then KILL what is left."""
@@ -276,13 +299,16 @@ class StepRunner:
         rx: Process | None = None
         tail_proc: Process | None = None
         try:
+            relay = plan.transport is Transport.RELAY
             if step.destination_command:
-                rx = self._spawn(self.dst, step.destination_command, self.receive)
+                rx = self._spawn(self.dst, step.destination_command, self.receive,
+                                 data_stdin=relay)
                 procs.append((rx, self.receive, "the receiver"))
             # The sender's session comes up while the listener does; it runs on begin().
             tx = self._spawn(self.src, step.source_command, self.send,
-                             both=plan.transport is Transport.LOCAL, gated=True)
-            sender = "the sender"
+                             both=plan.transport is Transport.LOCAL, gated=True,
+                             relay_to=rx if relay else None)
+            sender = "the sender" + (" (relayed through this computer)" if relay else "")
             if plan.transport is Transport.SSH:
                 # Its exit status is the ssh's: a killed ssh or a lost connection shows here.
                 sender += f" (through ssh to {plan.options.ssh_target or self.dst.label})"

@@ -29,6 +29,9 @@ class Transport(str, Enum):
     TCP = "tcp"  # mbuffer -O on the source to mbuffer -I on the destination (cleartext)
     SSH = "ssh"  # the source host's own ssh to the destination
     LOCAL = "local"  # both ends on one host, no network
+    # Through this computer: the source's stream comes up its control session and goes down
+    # the destination's, so hosts that cannot reach each other still migrate (encrypted twice).
+    RELAY = "relay"
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,6 +180,7 @@ class Plan:
             Transport.TCP: f"directly over TCP port {self.port} (cleartext: trusted networks only)",
             Transport.SSH: "through the source host's ssh to the destination",
             Transport.LOCAL: "on the same host, without network",
+            Transport.RELAY: "relayed through this computer (both SSH control sessions)",
         }[self.transport]
         size = ""
         if self.estimate is not None:
@@ -702,6 +706,15 @@ def _assemble(
             src_mb = mbuffer_argv(options.block_size, src_buffer, hash_=hash_,
                                   rate=options.rate_limit,
                                   send_to=address_port(connect_address, port))
+            dst_cmd = shell.pipe(shell.join(dst_mb), shell.join(recv))
+            src_cmd = shell.pipe(shell.join(send), shell.join(src_mb))
+        elif transport is Transport.RELAY:
+            recv = zfs.receive_argv(dst.host, destination, force=recv_force,
+                                    extra=receive_extra_args)
+            # mbuffer reads stdin and writes stdout by default: the two control sessions.
+            dst_mb = mbuffer_argv(options.block_size, dst_buffer, hash_=hash_, start_percent=10)
+            src_mb = mbuffer_argv(options.block_size, src_buffer, hash_=hash_,
+                                  rate=options.rate_limit, stop_on_error=True)
             dst_cmd = shell.pipe(shell.join(dst_mb), shell.join(recv))
             src_cmd = shell.pipe(shell.join(send), shell.join(src_mb))
         else:
