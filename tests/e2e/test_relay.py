@@ -106,3 +106,28 @@ def test_relay_to_a_host_the_source_cannot_reach(jump_lab: JumpLab,
              "relay", "--no-history")
     assert r.returncode == 0, r.stderr + r.stdout
     assert snapshot_guid(f"{dest}@s") == snapshot_guid(f"{ds}@s")
+
+
+@pytest.mark.parametrize("network", ["no route", "dropped"])
+def test_default_tcp_to_an_unreachable_listener_fails_fast_and_names_the_ways(
+        network: str, jump_lab: JumpLab, pools: tuple[Pool, Pool]) -> None:
+    """The default transport (tcp) from lab-src to lab-behind: refused at once ("no route"),
+    or its SYN dropped without an answer - which TCP retries for minutes: zmigrate gives up on
+    the connection after 10 s. Either way the error names both ways that work."""
+    src, dst = pools
+    ds = _dataset(src, "tcp", 2)
+    zfs("snapshot", f"{ds}@s")
+    t0 = time.monotonic()
+    jump_lab.drop_silently(network == "dropped")
+    try:
+        r = _cli(jump_lab.env(), "send", f"lab-src:{ds}@s", f"lab-behind:{dst.name}/tcp",
+                 "--no-history")
+    finally:
+        jump_lab.drop_silently(False)
+    took = time.monotonic() - t0
+    assert r.returncode != 0
+    assert "--transport relay" in r.stdout + r.stderr and "--transport ssh" in r.stdout + r.stderr
+    assert took < 25, took  # connecting, preflight and stopping included
+    if network == "dropped":
+        assert "within 10 s" in r.stderr, r.stderr
+    assert not dataset_exists(f"{dst.name}/tcp")

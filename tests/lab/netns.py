@@ -48,6 +48,8 @@ class JumpLab:
     procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
     namespaces: list[str] = field(default_factory=list)
     routes: list[str] = field(default_factory=list)
+    outer: str = ""  # "10.213.K": the network this machine shares with lab-jump (.1 here, .2 jump)
+    inner: str = ""  # "10.214.K": lab-jump (.1) and lab-behind (.2)
     jump: NsHost | None = None
     behind: NsHost | None = None
     ssh_config: Path = field(default_factory=Path)
@@ -62,6 +64,7 @@ class JumpLab:
         k = int(self.suffix[:2], 16)
         ns_jump, ns_behind = f"zmhj{self.suffix}", f"zmht{self.suffix}"
         outer, inner = f"10.213.{k}", f"10.214.{k}"
+        self.outer, self.inner = outer, inner
         try:
             # The inner network is unreachable from here, as behind a real jump host - and no
             # packet for it may leave by the default route.
@@ -135,6 +138,14 @@ class JumpLab:
         return NsHost(alias, address, ns, pub,
                       keygen_fingerprint(Path(f"{host_key}.pub")))
 
+    def drop_silently(self, on: bool) -> None:
+        """Route lab-behind's network to lab-jump, which does not forward: a connection from
+        here then gets no answer at all (like a firewall dropping it) instead of "no route"."""
+        if on:
+            self._ip("route", "replace", f"{self.inner}.0/30", "via", f"{self.outer}.2")
+        else:
+            self._ip("route", "replace", "unreachable", f"{self.inner}.0/30")
+
     def env(self) -> dict[str, str]:
         env = self.lab.env()
         env["ZMIGRATE_SSH_CONFIG"] = str(self.ssh_config)
@@ -152,5 +163,5 @@ class JumpLab:
         # The root side of the first veth pair goes with its peer; make sure.
         run([IP, "link", "del", f"zmha{self.suffix}"], check=False, timeout=30)
         for route in self.routes:
-            run([IP, "route", "del", "unreachable", route], check=False, timeout=30)
+            run([IP, "route", "del", route], check=False, timeout=30)
         self.routes.clear()

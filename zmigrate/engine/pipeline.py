@@ -23,6 +23,11 @@ from .hosts import Host, Process
 from .plan import Plan, Step, Transport
 
 LISTEN_TIMEOUT = 20.0
+# A tcp sender that has not reached the listener by then never will in useful time (a dropped
+# SYN is retried for minutes): the hosts do not reach each other.
+CONNECT_TIMEOUT = 10.0
+UNREACHABLE_FIX = ("the two hosts may not reach each other (another network, NAT, a firewall): "
+                   "use --transport relay (through this computer) or --transport ssh")
 STOP_GRACE = 2.0
 PROGRESS_PERIOD = 0.5
 Emit = Callable[[object], None]
@@ -249,8 +254,9 @@ class StepRunner:
         detail = "; ".join(lines[-3:]) if lines else "no error message"
         fix = None
         low = detail.lower()
-        if "connection refused" in low or "unable to connect" in low:
-            fix = "a firewall may block the port; try --transport ssh"
+        if "connection refused" in low or "unable to connect" in low \
+                or "no route to host" in low or "network is unreachable" in low:
+            fix = UNREACHABLE_FIX
         elif "permission denied" in low or "must be superuser" in low:
             fix = "run as root, enable sudo for this host, or delegate with `zfs allow`"
         elif "modified since" in low:
@@ -341,14 +347,31 @@ class StepRunner:
         except ZmigrateError:
             pass
 
+    def _connected(self) -> bool:
+        """Whether the stream has reached the receiver (bytes counted, or its end reported)."""
+        last = self.receive.last
+        return (last is not None and last.total > 0) or self.receive.summary is not None
+
     def _follow(self, procs: list[tuple[Process, SideState, str]]) -> StepResult:
         next_progress = 0.0
         failed_at: float | None = None
         first_error: ZmigrateError | None = None
+        connect_by = time.monotonic() + CONNECT_TIMEOUT \
+            if self.plan.transport is Transport.TCP else None
         while True:
             if self.cancelled.is_set():
                 self.stop()
                 raise CancelledError("the transfer was cancelled; both ends were stopped")
+            if connect_by is not None and time.monotonic() > connect_by:
+                connect_by = None
+                if not self._connected() and first_error is None \
+                        and self._rejected_address() is None \
+                        and all(p.poll() is None for p, _, _ in procs):
+                    self.stop()
+                    raise TransferError(
+                        f"the source could not reach the destination's listener (port "
+                        f"{self.plan.port}) within {CONNECT_TIMEOUT:.0f} s",
+                        host=self.src.label, fix=UNREACHABLE_FIX)
             statuses = [p.poll() for p, _, _ in procs]
             for (_proc, state, what), status in zip(procs, statuses, strict=True):
                 if status not in (None, 0) and first_error is None:
