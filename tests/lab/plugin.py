@@ -8,8 +8,9 @@ Fixtures:
         their images deleted at teardown.
     pools (function) -> (Pool, Pool): a source ("src") and a destination ("dst") pool.
     lab (session) -> Lab: two sshd on 127.0.0.1 (aliases lab-src, lab-dst in `lab.ssh_config`).
-    bare_host (session) -> LabHost: a third sshd, alias lab-bare in the lab's ssh_config, whose
-        sessions' PATH holds no setsid, ss or flock and whose sh has job control (FreeBSD-like).
+    bare_host (session, two params) -> LabHost: another sshd, alias lab-bare (its sh has job
+        control, FreeBSD-like) or lab-bare-dash (dash), in the lab's ssh_config, whose sessions'
+        PATH holds no setsid, ss or flock.
     jump_lab (session) -> JumpLab: network namespaces with lab-jump (reachable) and lab-behind
         (reachable only from lab-jump); its own ssh_config and known_hosts (lab hosts included).
     lab_env (function) -> Lab: os.environ points zmigrate at the lab ssh_config and known_hosts,
@@ -84,13 +85,17 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         runner.stop()
 
 
-@pytest.fixture(scope="session")
-def bare_host(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabHost]:
+@pytest.fixture(scope="session", params=["bash", "dash"])
+def bare_host(request: pytest.FixtureRequest, lab: Lab,
+              tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabHost]:
+    """lab-bare (sh with job control, like FreeBSD's) or lab-bare-dash (dash: no job control
+    without a tty, so a pipeline's group is the one sshd made for the session)."""
     runner = SshdLab(tmp_path_factory.mktemp("bare"))
+    alias = "lab-bare" if request.param == "bash" else "lab-bare-dash"
     problem = ""
     try:
         try:
-            host = runner.start_bare(lab)
+            host = runner.start_bare(lab, alias, f"/bin/{request.param}")
         except (LabUnavailableError, LabCommandError) as exc:
             problem = str(exc)
         if problem:

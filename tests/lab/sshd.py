@@ -219,15 +219,15 @@ class SshdLab:
         ssh_config.write_text("\n".join(blocks))
         return Lab(ssh_config, known_hosts, identity, src, dst)
 
-    def start_bare(self, lab: Lab) -> LabHost:
-        """A third lab host, "lab-bare", whose sessions' PATH holds no setsid, ss or flock.
+    def start_bare(self, lab: Lab, alias: str = "lab-bare", sh: str = "/bin/bash") -> LabHost:
+        """Another lab host, `alias`, whose sessions' PATH holds no setsid, ss or flock.
 
         Like a FreeBSD or TrueNAS CORE host: its PATH is a directory of links to every program of
-        /usr/sbin, /usr/bin, /sbin and /bin but those three, and its `sh` is one with job control
-        without a tty (bash, as FreeBSD's sh). The alias is added to the lab's ssh_config and its
-        host key to the lab's known_hosts.
+        /usr/sbin, /usr/bin, /sbin and /bin but those three, and its `sh` is `sh`: by default one
+        with job control without a tty (bash, as FreeBSD's sh); /bin/dash has none. The alias is
+        added to the lab's ssh_config and its host key to the lab's known_hosts.
         """
-        bindir = self.root / "bare-bin"
+        bindir = self.root / f"{alias}-bin"
         bindir.mkdir(parents=True, exist_ok=True)
         for d in ("/usr/sbin", "/usr/bin", "/sbin", "/bin"):
             for entry in sorted(Path(d).iterdir()):
@@ -237,14 +237,14 @@ class SshdLab:
                 if entry.is_file() and os.access(entry, os.X_OK):
                     link.symlink_to(entry.resolve())
         (bindir / "sh").unlink(missing_ok=True)
-        (bindir / "sh").symlink_to("/bin/bash")
-        host_key = self.root / "ssh_host_bare_ed25519_key"
-        pub = _keygen(host_key, "zmigrate-lab-bare")
+        (bindir / "sh").symlink_to(sh)
+        host_key = self.root / f"ssh_host_{alias}_ed25519_key"
+        pub = _keygen(host_key, f"zmigrate-{alias}")
         port, proc, cfg, log = self._start_one(
-            "bare", host_key, lab.identity.parent / "authorized_keys",
+            alias, host_key, lab.identity.parent / "authorized_keys",
             extra=(f"SetEnv PATH={bindir}",))
         host = LabHost(
-            alias="lab-bare", address=ADDRESS, port=port, user=USER,
+            alias=alias, address=ADDRESS, port=port, user=USER,
             host_key_fingerprint=keygen_fingerprint(Path(f"{host_key}.pub")), sshd_pid=proc.pid,
             public_key=pub, host_key=host_key, config=cfg, log=log,
         )
