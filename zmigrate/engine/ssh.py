@@ -470,8 +470,10 @@ def _open_client(r: Resolved, label: str, spec: HostSpec, prompts: Prompts, time
                 raise AuthError("the key needs a passphrase and none was given",
                                 host=label) from None
             attempt(spec.password, passphrase)
-        except paramiko.AuthenticationException:
-            if spec.password is not None:
+        except (paramiko.AuthenticationException, paramiko.SSHException) as exc:
+            # No key file, agent key or password at all is paramiko's SSHException "No
+            # authentication methods available", not an AuthenticationException: the same case.
+            if not _no_credentials(exc) or spec.password is not None:
                 raise
             password = prompts.secret(f"Password for {r.user}@{r.hostname}")
             if password is None:
@@ -499,7 +501,21 @@ def _open_client(r: Resolved, label: str, spec: HostSpec, prompts: Prompts, time
             host=label,
             fix="check the user name and key (ssh-copy-id), or use a password",
         ) from exc
-    except (TimeoutError, OSError, paramiko.SSHException) as exc:
+    except paramiko.SSHException as exc:
+        client.close()
+        if _no_credentials(exc):
+            raise AuthError(
+                f"no key, agent key or password could be offered for {r.user}",
+                host=label,
+                fix="name a key (IdentityFile in ~/.ssh/config or --identity), add one to the "
+                "agent (ssh-add), or use a password",
+            ) from exc
+        raise ConnectError(
+            f"cannot reach {r.hostname} port {r.port}: {exc}",
+            host=label,
+            fix="check the host name, the port and that sshd runs there",
+        ) from exc
+    except (TimeoutError, OSError) as exc:
         client.close()
         raise ConnectError(
             f"cannot reach {r.hostname} port {r.port}: {exc}",
@@ -510,6 +526,12 @@ def _open_client(r: Resolved, label: str, spec: HostSpec, prompts: Prompts, time
     if transport is not None:
         transport.set_keepalive(15)
     return client
+
+
+def _no_credentials(exc: Exception) -> bool:
+    """Whether a login failed for want of any credential (not a refused one, not the network)."""
+    return isinstance(exc, paramiko.AuthenticationException) \
+        or "No authentication methods available" in str(exc)
 
 
 def _direct(r: Resolved, label: str, timeout: float) -> Opener:
