@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from lab.plugin import Lab
 from lab.util import run, wait_until
+from lab.zfsfuse import Pool
 
 from zmigrate.engine.errors import AuthError, HostKeyError
 from zmigrate.engine.ssh import HostKeyDecision, HostKeyInfo, HostSpec, Prompts, connect
@@ -120,3 +122,22 @@ def test_host_key_alias_and_user_known_hosts_file_from_the_config(
         assert host.run("true").ok
     assert [a.entry for a in remember.asked] == ["zmh-alias"]
     assert known.read_text() == f"zmh-alias {key}\n"
+
+
+def test_without_an_openssh_client_the_fallback_parser_is_used_and_named(
+        lab: Lab, tmp_path: Path, pools: tuple[Pool, Pool]) -> None:
+    """No `ssh` on the PATH: paramiko's parser reads the lab config (the host is reached all
+    the same) and `zmigrate list` says which parser read it."""
+    empty = tmp_path / "no-ssh-bin"
+    empty.mkdir()
+    env = {**lab.env(), "PATH": str(empty)}
+    where = f"lab-src:{pools[0].name}"
+    r = subprocess.run([sys.executable, "-m", "zmigrate", "list", where],
+                       capture_output=True, text=True, timeout=120, env=env,
+                       stdin=subprocess.DEVNULL)
+    assert r.returncode == 0, r.stderr
+    assert "# lab-src: ssh config read by paramiko's parser (no OpenSSH client" in r.stdout
+    with_ssh = subprocess.run([sys.executable, "-m", "zmigrate", "list", where],
+                              capture_output=True, text=True, timeout=120, env=lab.env(),
+                              stdin=subprocess.DEVNULL)
+    assert with_ssh.returncode == 0 and "ssh config read by" not in with_ssh.stdout

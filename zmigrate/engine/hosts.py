@@ -158,6 +158,7 @@ class Host(ABC):
     is_local: bool = False
 
     via: tuple[str, ...] = ()  # the jump hosts it is reached through (ProxyJump), first first
+    notes: tuple[str, ...] = ()  # how it was reached, where the user should know (config parser)
 
     def __init__(self, label: str, *, sudo: bool = False) -> None:
         self.label = label

@@ -608,4 +608,7 @@ def connect(spec: HostSpec, prompts: Prompts | None = None, *, timeout: float = 
         for j in reversed(jumps):
             j.close()
         raise
-    return SshHost(spec.label, client, sudo=spec.sudo, jumps=jumps, via=tuple(via))
+    host = SshHost(spec.label, client, sudo=spec.sudo, jumps=jumps, via=tuple(via))
+    if r.source != "ssh -G":
+        host.notes = (f"ssh config read by {r.source}",)
+    return host

@@ -208,7 +208,7 @@ class HostPanel(QWidget):
         assert self.host is not None and self.caps is not None
         caps = self.caps
         lines = [f"<b>✓ Connected to {markup.escape(self.host.title)}</b>",
-                 markup.escape(caps.describe())]
+                 markup.escape(caps.describe()), *map(markup.escape, self.host.notes)]
         kind = "ok"
         if not caps.has_zfs:
             lines.append("zfs was not found there: install ZFS, or check PATH for "
