@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from lab.plugin import Lab
+from lab.plugin import PASSWORD, Lab, LabHost
 from lab.util import run, wait_until
 from lab.zfsfuse import Pool
 
@@ -141,3 +141,31 @@ def test_without_an_openssh_client_the_fallback_parser_is_used_and_named(
                               capture_output=True, text=True, timeout=120, env=lab.env(),
                               stdin=subprocess.DEVNULL)
     assert with_ssh.returncode == 0 and "ssh config read by" not in with_ssh.stdout
+
+
+class Answering(Prompts):
+    """Accepts nothing new; answers every secret with `answer` and records the questions."""
+
+    def __init__(self, answer: str | None) -> None:
+        self.answer = answer
+        self.questions: list[str] = []
+
+    def secret(self, prompt: str) -> str | None:
+        self.questions.append(prompt)
+        return self.answer
+
+
+def test_password_login(password_host: LabHost, lab_env: Lab) -> None:
+    # Given up front (the GUI's password field, never stored).
+    with connect(HostSpec("lab-pw", password=PASSWORD)) as host:
+        assert host.run("id -u").stdout.strip() == "0"
+    # Asked for when no key gets in.
+    asked = Answering(PASSWORD)
+    with connect(HostSpec("lab-pw"), asked) as host:
+        assert host.run("true").ok
+    assert asked.questions == ["Password for root@127.0.0.1"]
+    # A wrong one, or none, is an AuthError.
+    with pytest.raises(AuthError):
+        connect(HostSpec("lab-pw"), Answering("wrong"))
+    with pytest.raises(AuthError):
+        connect(HostSpec("lab-pw"), Answering(None))

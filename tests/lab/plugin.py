@@ -13,6 +13,7 @@ Fixtures:
         PATH holds no setsid, ss or flock.
     jump_lab (session) -> JumpLab: network namespaces with lab-jump (reachable) and lab-behind
         (reachable only from lab-jump); its own ssh_config and known_hosts (lab hosts included).
+    password_host (session) -> LabHost: lab-pw, an sshd taking root's password PASSWORD only.
     lab_env (function) -> Lab: os.environ points zmigrate at the lab ssh_config and known_hosts,
         SSH_AUTH_SOCK removed.
     lab_hosts (function) -> (Host, Host): engine hosts connected to lab-src and lab-dst.
@@ -117,6 +118,26 @@ def jump_lab(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Jum
         if problem:
             pytest.fail(problem, pytrace=False)
         yield runner
+    finally:
+        runner.stop()
+
+
+PASSWORD = "zmh-lab-password"
+
+
+@pytest.fixture(scope="session")
+def password_host(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabHost]:
+    """lab-pw: an sshd that takes root's password PASSWORD only (its own /etc/shadow view)."""
+    runner = SshdLab(tmp_path_factory.mktemp("pw"))
+    problem = ""
+    try:
+        try:
+            host = runner.start_password(lab, PASSWORD)
+        except (LabUnavailableError, LabCommandError) as exc:
+            problem = str(exc)
+        if problem:
+            pytest.fail(problem, pytrace=False)
+        yield host
     finally:
         runner.stop()
 

@@ -109,6 +109,7 @@ def _sshd_config(root: Path, name: str, port: int, host_key: Path,
     cfg = root / f"sshd_{name}.conf"
     cfg.write_text(
         "\n".join([
+            *extra,  # first: sshd takes the first value of a keyword
             f"ListenAddress {address}",
             f"Port {port}",
             f"HostKey {host_key}",
@@ -124,7 +125,6 @@ def _sshd_config(root: Path, name: str, port: int, host_key: Path,
             "MaxStartups 64",
             "PrintMotd no",
             "LogLevel ERROR",
-            *extra,
             "",
         ])
     )
@@ -260,6 +260,49 @@ class SshdLab:
                 f"    IdentitiesOnly yes\n"
                 f"    UserKnownHostsFile {lab.known_hosts}\n"
             )
+        return host
+
+    def start_password(self, lab: Lab, password: str) -> LabHost:
+        """A lab host, "lab-pw", that takes root's password `password` (and no key).
+
+        The machine's root password is not touched: the sshd runs in a mount namespace of its
+        own in which a copy of /etc/shadow, with root's hash for `password`, is bound over the
+        real one. Its host key goes into the lab's known_hosts, its alias (no IdentityFile) into
+        the lab's ssh_config.
+        """
+        digest = run(["openssl", "passwd", "-6", "-stdin"], input=password + "\n").stdout.strip()
+        shadow = self.root / "shadow"
+        lines = Path("/etc/shadow").read_text().splitlines()
+        shadow.write_text("".join(
+            (f"root:{digest}:" + line.split(":", 2)[2] if line.startswith("root:") else line)
+            + "\n" for line in lines))
+        shadow.chmod(0o640)
+        host_key = self.root / "ssh_host_pw_ed25519_key"
+        pub = _keygen(host_key, "zmigrate-lab-pw")
+        port = free_port()
+        cfg = _sshd_config(self.root, "pw", port, host_key, self.root / "no_keys", extra=(
+            "PermitRootLogin yes", "PasswordAuthentication yes", "PubkeyAuthentication no"))
+        log = self.root / "sshd_pw.log"
+        with log.open("ab") as logf:
+            proc = subprocess.Popen(
+                ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                 'mount --bind "$1" /etc/shadow && exec "$2" -D -e -f "$3"', "zmh",
+                 str(shadow), SSHD, str(cfg)],
+                stdin=subprocess.DEVNULL, stdout=logf, stderr=logf, start_new_session=True)
+        self.procs.append(proc)
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline and proc.poll() is None and not tcp_accepts(port):
+            time.sleep(0.05)
+        if proc.poll() is not None or not tcp_accepts(port):
+            raise LabUnavailableError(f"the password sshd did not come up: "
+                                      f"{log.read_text(errors='replace')}")
+        host = LabHost(alias="lab-pw", address=ADDRESS, port=port, user=USER,
+                       host_key_fingerprint=keygen_fingerprint(Path(f"{host_key}.pub")),
+                       sshd_pid=proc.pid, public_key=pub, host_key=host_key, config=cfg, log=log)
+        with lab.known_hosts.open("a") as f:
+            f.write(host.known_hosts_line + "\n")
+        with lab.ssh_config.open("a") as f:
+            f.write(f"\nHost lab-pw\n    HostName {ADDRESS}\n    Port {port}\n    User root\n")
         return host
 
     @staticmethod
