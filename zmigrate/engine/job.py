@@ -56,11 +56,12 @@ class Job:
         request: what to send where, and how.
         observer: called with every event, on the job's thread.
         src_caps, dst_caps: capabilities if already probed.
+        t0: the monotonic time samples count from (default: when the job runs).
     """
 
     def __init__(self, src: Host, dst: Host, request: Request, observer: Observer | None = None,
                  *, src_caps: zfs.Capabilities | None = None,
-                 dst_caps: zfs.Capabilities | None = None) -> None:
+                 dst_caps: zfs.Capabilities | None = None, t0: float | None = None) -> None:
         self.src = src
         self.dst = dst
         self.request = request
@@ -74,7 +75,8 @@ class Job:
         self._runner: StepRunner | None = None
         self._thread: threading.Thread | None = None
         self._done = threading.Event()
-        self.t0 = time.monotonic()
+        self._origin = t0  # a tree's jobs share one time axis
+        self.t0 = time.monotonic() if t0 is None else t0
         self.partial_kept = False  # an interruption left a resumable state on the destination
         self._src_sets: list[zfs.Dataset] = []
         self._dst_before: tuple[bool, set[str]] | None = None
@@ -130,7 +132,7 @@ class Job:
         """
         if plan is not None:
             self._given_plan = plan
-        self.t0 = time.monotonic()
+        self.t0 = time.monotonic() if self._origin is None else self._origin
         try:
             summary = self._run()
         except ZmigrateError as exc:

@@ -67,6 +67,7 @@ class Options:
     large_blocks: bool | None = None  # send -L; None: where supported
     embedded: bool | None = None  # send -e; None: where supported
     replicate: bool = False  # send -R: the dataset, its children, their properties/snapshots
+    send_properties: bool = False  # send -p: the dataset's locally set properties travel too
     properties: tuple[tuple[str, str], ...] = ()  # receive -o name=value
     exclude_properties: tuple[str, ...] = ()  # receive -x name
     mount: bool = True  # False: receive -u
@@ -544,6 +545,8 @@ def send_flags(src: Site, dst: Site, source: zfs.Dataset,
     flags: list[str] = []
     if options.replicate:
         flags.append("-R")
+    elif options.send_properties:
+        flags.append("-p")
     if raw:
         if not (src.caps.raw_send and dst.caps.raw_send):
             side = src if not src.caps.raw_send else dst

@@ -186,6 +186,7 @@ class Capabilities:
     large_blocks: bool = False  # zfs send -L
     embedded_send: bool = False  # zfs send -e
     receive_properties: bool = False  # zfs receive -o/-x
+    receive_unmounted: bool = False  # zfs receive -u
     discard_partial: bool = False  # zfs receive -A
     bookmarks: bool = False  # zfs bookmark, send -i pool/ds#mark
     user: str | None = None  # login name on the host
@@ -285,6 +286,7 @@ def parse_probe(text: str) -> Capabilities:
         large_blocks="L" in send_flags,
         embedded_send="e" in send_flags,
         receive_properties="-x <property>" in recv_usage,
+        receive_unmounted="u" in recv_flags,
         discard_partial="receive -A" in recv_usage,
         bookmarks="bookmark" in send_usage,
         user=sec.get("user", "").strip() or None,
@@ -340,6 +342,32 @@ def dataset_info(host: Host, caps: Capabilities, name: str) -> Dataset | None:
         if ds.name == name:
             return ds
     return None
+
+
+def local_properties(host: Host, root: str, prop: str = "all", *,
+                     sources: str = "local") -> dict[str, dict[str, str]]:
+    """{dataset: {property: value}} of the properties set on `root` and its descendants (not
+    inherited, not defaults): what `zfs send -p` carries. One `zfs get -r` for the tree."""
+    argv = host.privileged(["zfs", "get", "-Hp", "-r", "-s", sources, "-o",
+                            "name,property,value", prop, shell.dataset(root)])
+    result = host.execute(argv, timeout=300)
+    if not result.ok:
+        if "does not exist" in result.stderr:
+            return {}
+        raise classify_zfs_error(result.host, "reading properties", result.stderr,
+                                 result.command, result.status)
+    return {name: props for name, props in parse_get(result.stdout).items() if "@" not in name}
+
+
+def busy_directories(host: Host, paths: Sequence[str]) -> set[str]:
+    """Which of `paths` are directories that hold something (a mount would hide it) - one
+    round trip, POSIX sh only."""
+    if not paths:
+        return set()
+    script = ('for d in "$@"; do if [ -d "$d" ] && [ -n "$(ls -A "$d" 2>/dev/null)" ]; '
+              'then printf "%s\\n" "$d"; fi; done')
+    r = host.run(shell.join(["sh", "-c", script, "sh", *paths]), timeout=60)
+    return {line for line in r.stdout.splitlines() if line in paths}
 
 
 def exists(host: Host, name: str) -> bool:
