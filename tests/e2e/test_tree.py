@@ -113,7 +113,7 @@ def test_catch_up_sends_deltas_brings_new_children_and_reports_removed_ones(
     write_random_files(src.mountpoint / "t/a/new", 1, files=2)
     zfs("create", f"{root}/d")
     write_random_files(src.mountpoint / "t/d", 1, files=2)
-    zfs("destroy", "-r", f"{root}/c")
+    zfs("destroy", "-rf", f"{root}/c")
     # The snapshot name has one-second resolution: the next run must get a new one.
     assert wait_until(lambda: snapshot_name() != first, 3)
     r = _cli(lab, "send", "-r", f"lab-src:{root}", f"lab-dst:{copy}", "--snapshot", "--json",

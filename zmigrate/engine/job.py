@@ -81,6 +81,7 @@ class Job:
         self._src_sets: list[zfs.Dataset] = []
         self._dst_before: tuple[bool, set[str]] | None = None
         self._given_plan: Plan | None = None
+        self.parent_pending = False  # plan as if the destination's parent existed
 
     # -- observation --------------------------------------------------------------------------
     def subscribe(self, observer: Observer) -> None:
@@ -203,6 +204,9 @@ class Job:
             connect_address, allow_address = addr_f.result()
             used = used_f.result()
             feature = feature_f.result()
+        if self.parent_pending and not any(d.name == parent for d in dst_sets):
+            # A tree's dry run: the parent arrives earlier in the same run.
+            dst_sets.append(zfs.Dataset(parent, "filesystem", 0, 0, 0, 0, 0))
         port = None
         if tcp:
             if options.port is not None:

@@ -390,7 +390,9 @@ class TreeJob:
     def dataset_plan(self, entry: TreeEntry) -> Plan:
         """The plan (and so the exact commands) one dataset's job would run."""
         assert self.plan is not None
-        return self._job_for(self.plan, entry).prepare()
+        job = self._job_for(self.plan, entry)
+        job.parent_pending = entry.source != self.plan.root
+        return job.prepare()
 
     # -- running ------------------------------------------------------------------------------
     def run(self) -> Summary:
