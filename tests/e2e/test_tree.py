@@ -231,3 +231,38 @@ def test_dry_run_prints_each_dataset_and_its_commands(lab: Lab,
         assert f"{name}@s1" in r.stdout
     assert "zfs send -p" in r.stdout
     assert not dataset_exists(f"{dst.name}/copy")
+
+
+def test_final_sync_leaves_the_source_read_only_and_is_recorded_as_one_job(
+        lab: Lab, tree: tuple[Pool, Pool, str], tmp_path: Path) -> None:
+    src, dst, root = tree
+    copy = f"{dst.name}/copy"
+    env = {**lab.env(), "ZMIGRATE_DATA_DIR": str(tmp_path / "data")}
+
+    def send(*extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "zmigrate", "send", "-r", f"lab-src:{root}", f"lab-dst:{copy}",
+             "--snapshot", "--buffer", "16M", *extra], capture_output=True, text=True,
+            timeout=300, env=env, stdin=subprocess.DEVNULL)
+
+    r = send()
+    assert r.returncode == 0, r.stderr + r.stdout
+    write_random_files(src.mountpoint / "t/b/late", 1, files=2)
+    first = _snapshots(f"{root}/b")[-1]
+    assert wait_until(lambda: snapshot_name() != first, 3)
+    r = send("--final")
+    assert r.returncode == 0, r.stderr + r.stdout
+    assert "final sync: the source has been read-only since" in r.stdout
+    for rel in ("", "/a", "/a/x", "/b", "/b/y", "/c"):
+        # zfs-fuse's `zfs get` shows readonly as "off temporary" here while the file system
+        # refuses writes: the refusal is what counts.
+        with pytest.raises(OSError, match="Read-only file system"):
+            (src.mountpoint / "t" / rel.lstrip("/") / "after-cutover").write_bytes(b"x")
+        last = _snapshots(root + rel)[-1]
+        assert snapshot_guid(f"{copy}{rel}@{last}") == snapshot_guid(f"{root}{rel}@{last}")
+    h = subprocess.run([sys.executable, "-m", "zmigrate", "history", "--json"],
+                       capture_output=True, text=True, timeout=60, env=env, check=True)
+    jobs = _events(h.stdout)
+    assert [j["kind"] for j in jobs] == ["tree", "tree"]
+    assert [j["outcome"] for j in jobs] == ["verified", "verified"]
+    assert jobs[0]["summary"]["extra"]["datasets"][f"{root}/b"] == "verified"
