@@ -21,6 +21,7 @@ from .errors import CancelledError, TransferError, ZmigrateError
 from .events import LogLine, Progress, Sample, Side, StageChanged
 from .hosts import Host, Process
 from .plan import Plan, Step, Transport
+from .rate import SmoothedRate, eta
 
 LISTEN_TIMEOUT = 20.0
 # A tcp sender that has not reached the listener by then never will in useful time (a dropped
@@ -138,6 +139,8 @@ class StepRunner:
         self.t0 = t0
         self.cancelled = cancelled
         self.done_before = done_before
+        self._smooth = SmoothedRate()  # the rate users read (progress), not the plots'
+        self._smoothed_from: mbuffer.Status | None = None
         self.send = SideState(Side.SEND, src.label)
         self.receive = SideState(
             Side.RECEIVE, src.label if plan.transport is Transport.LOCAL else dst.label
@@ -288,14 +291,17 @@ class StepRunner:
             done = self.done_before + self.receive.summary.total
         else:
             done = self.done_before + (recv.total if recv else 0)
-        rate = recv.out_rate if recv else 0.0
+        if recv is not None and recv is not self._smoothed_from:
+            self._smoothed_from = recv
+            self._smooth.add(now, recv.in_rate)
+        rate = self._smooth.value or 0.0
+        if self.receive.summary is not None and self.receive.summary.rate > 0:
+            rate = self.receive.summary.rate  # the end: the whole stream's average
         total = self.plan.estimate
         if total is not None:
             total += self.plan.resumed_from
-        eta = None
-        if total and rate > 0:
-            eta = max(0.0, (total - done) / rate)
-        self.emit(Progress(now - self.t0, done, total, rate, eta, self.index + 1,
+        self.emit(Progress(now - self.t0, done, total, rate, eta(total, done, rate),
+                           self.index + 1,
                            len(self.plan.steps)))
 
     def run(self) -> StepResult:

@@ -1,0 +1,41 @@
+"""The rate people read: smoothed, because `zfs receive` takes data in bursts.
+
+The receiver's mbuffer writes into `zfs receive` once per transaction group (0, then 233 MB/s,
+then 0 on zfs-fuse); its input side, behind the buffer, follows the stream. The figure shown on
+the CLI line, the Transfer page and `--json` progress is an exponentially weighted mean of that
+input rate with a time constant of a few seconds (as pv and rsync smooth theirs), and the ETA
+comes from it. The plots keep the raw per-stage rates.
+"""
+
+from __future__ import annotations
+
+import math
+
+TIME_CONSTANT = 4.0  # seconds: long enough to span a burst, short enough to follow a change
+
+
+class SmoothedRate:
+    """EWMA of rate readings taken at irregular times; None until the first reading."""
+
+    def __init__(self, time_constant: float = TIME_CONSTANT) -> None:
+        self.time_constant = time_constant
+        self.value: float | None = None
+        self._t: float | None = None
+
+    def add(self, t: float, rate: float) -> float:
+        """Take a reading `rate` (bytes/s) at time `t` (s); return the smoothed rate."""
+        if self.value is None or self._t is None:
+            self.value = rate
+        else:
+            dt = max(0.0, t - self._t)
+            alpha = 1.0 - math.exp(-dt / self.time_constant)
+            self.value += alpha * (rate - self.value)
+        self._t = t
+        return self.value
+
+
+def eta(total: int | None, done: int, rate: float | None) -> float | None:
+    """Seconds left at `rate`, or None when the total or a rate is unknown."""
+    if not total or not rate or rate <= 0:
+        return None
+    return max(0.0, (total - done) / rate)
