@@ -115,10 +115,10 @@ def _cancel_during(lab_hosts: tuple[Host, Host], stage: str, snapshot: str | Non
         assert started.wait(30)
         # Let the stage's processes come up (and the listener listen) before cancelling.
         assert wait_until(lambda: bool(doctor_processes(doctor.run_id)), 10)
-        time.sleep(1.0)
         if stage == "network":
+            assert wait_until(lambda: bool(_listeners(doctor.run_id)), 10)
             ports += [int(p.split(":")[-1]) for p in _listeners(doctor.run_id)]
-            assert ports
+            assert wait_until(lambda: all(port_listening(p) for p in ports), 10)
         t0 = time.monotonic()
         doctor.cancel()
         thread.join(10)

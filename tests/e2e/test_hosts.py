@@ -297,16 +297,16 @@ def test_gated_pipeline_runs_only_after_begin(host: Host, tmp_path: Path) -> Non
     pgid = proc.pgid
     assert pgid is not None
     assert wait_until(lambda: bool(processes_in_group(pgid)), 5)  # up, waiting at the gate
-    time.sleep(0.3)
-    assert proc.poll() is None
-    assert not marker.exists()
+    # Proving a negative needs a window: watch for the command running too early.
+    assert not wait_until(lambda: marker.exists() or proc.poll() is not None, 0.3)
 
     began = time.monotonic()
     proc.begin()
 
     assert proc.wait(10) == 0
     assert marker.exists()
-    assert time.monotonic() - began < 1.0
+    # begin() releases the gate at once (no polling timer); generous for a loaded 2-core box.
+    assert time.monotonic() - began < 5.0
 
 
 def test_gated_pipeline_cancelled_before_begin_runs_nothing(host: Host, tmp_path: Path) -> None:

@@ -387,10 +387,9 @@ def test_list_shows_datasets_and_snapshots(lab: Lab, pools: tuple[Pool, Pool]) -
     r = _cli(lab, "list", f"lab-src:{src.name}", "--json")
     rows = _events(r.stdout)
     assert any(row["name"] == ds for row in rows)
-    assert str(snapshot_guid(f"{ds}@seen")) in r.stdout or any(
-        s["guid"] == snapshot_guid(f"{ds}@seen") for row in rows
-        for s in row["snapshots"]  # type: ignore[union-attr]
-    )
+    row = next(row for row in rows if row["name"] == ds)
+    assert [s["guid"] for s in row["snapshots"]  # type: ignore[union-attr]
+            if s["name"] == f"{ds}@seen"] == [snapshot_guid(f"{ds}@seen")]
 
 
 def test_transport_local_on_this_machine(pools: tuple[Pool, Pool]) -> None:

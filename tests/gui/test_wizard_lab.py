@@ -53,7 +53,7 @@ def test_full_transfer_end_to_end(qtbot: QtBot, wizard: MigrationWizard, lab_env
     w.destination_page.ui.parent_edit.setText(dst_pool.name)
     w.destination_page.ui.name_edit.setText("copy")
     assert "New dataset" in w.destination_page.ui.state_label.text()
-    to_review(qtbot, w)
+    to_review(qtbot, w, rate_limit="4M")  # a few seconds, so the history records samples
     commands = w.review_page.ui.commands_edit.toPlainText()
     assert "# on lab-src" in commands and "zfs receive" in commands
     start_transfer(w)
@@ -77,7 +77,8 @@ def test_full_transfer_end_to_end(qtbot: QtBot, wizard: MigrationWizard, lab_env
         assert job.snapshot == f"{dataset}@one"
         assert job.destination_dataset == f"{dst_pool.name}/copy"
         assert job.bytes == w.session.summary.bytes
-        assert len(h.samples(job.id)) == job.sample_rows  # (a 2 s run may have none)
+        assert job.sample_rows > 0
+        assert len(h.samples(job.id)) == job.sample_rows
     w.done_page.ui.history_button.click()
     window = w.history_window
     assert window is not None and window.isVisible()
@@ -164,7 +165,10 @@ def test_event_loop_stays_responsive_during_a_transfer(
     assert w.session.summary.seconds > 2, "the transfer should last a few seconds"
     assert len(gaps) > 100
     # The first gap includes the Transfer page's set-up; the rest is the running transfer.
-    assert max(gaps[1:]) < 0.1, f"event loop blocked for {max(gaps[1:]) * 1000:.0f} ms"
+    # The feature is "no blocking remote call on the GUI thread"; such a call (ssh, zfs) takes
+    # hundreds of ms at least, while a loaded 2-core machine can delay a 10 ms timer by
+    # ~100 ms. 0.5 s separates the two.
+    assert max(gaps[1:]) < 0.5, f"event loop blocked for {max(gaps[1:]) * 1000:.0f} ms"
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any, Protocol, TextIO
 
-from ..engine.errors import CancelledError, InvalidNameError, ZmigrateError
+from ..engine.errors import CancelledError, InvalidNameError, PreflightError, ZmigrateError
 from ..engine.events import (
     DatasetState,
     Failed,
@@ -175,8 +175,10 @@ def event_to_json(event: object) -> dict[str, Any] | None:
 
 
 def error_json(err: ZmigrateError, cancelled: bool = False) -> dict[str, Any]:
+    """The error event; `reason` names a preflight refusal's kind (null for other errors)."""
+    reason = err.reason.value if isinstance(err, PreflightError) else None
     return {"event": "error", "message": err.message, "host": err.host, "fix": err.fix,
-            "cancelled": cancelled}
+            "reason": reason, "cancelled": cancelled}
 
 
 def print_json(data: dict[str, Any] | None, out: TextIO) -> None:

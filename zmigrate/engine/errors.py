@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from enum import Enum
+
 
 class ZmigrateError(Exception):
     """Base of every error zmigrate reports to a user.
@@ -60,8 +62,40 @@ class CommandError(ZmigrateError):
         self.stderr = stderr
 
 
+class PreflightReason(Enum):
+    """Why a preflight check refused a transfer: what the faces decide on, never the wording."""
+
+    OTHER = "other"
+    POOL_ROOT = "pool_root"  # the destination is a pool's root dataset
+    MISSING_TOOL = "missing_tool"  # zfs, mbuffer or setsid is not installed on a host
+    NO_SOURCE = "no_source"  # the source dataset or snapshot does not exist
+    NO_PARENT = "no_parent"  # the destination's parent dataset does not exist
+    PARTIAL_RECEIVE = "partial_receive"  # an interrupted receive waits: resume or discard
+    PARTIAL_MISMATCH = "partial_mismatch"  # the interrupted receive cannot be resumed as asked
+    NOT_EMPTY = "not_empty"  # the destination exists with no snapshots (--force overwrites)
+    ALREADY_THERE = "already_there"  # the destination already holds the snapshot
+    BASE_MISSING = "base_missing"  # the asked --base is not on the destination
+    NO_COMMON_SNAPSHOT = "no_common_snapshot"  # the destination is unrelated to the source
+    DIVERGED = "diverged"  # newer snapshots than the common one (--force rolls back)
+    UNSUPPORTED = "unsupported"  # a host lacks a zfs feature the options need
+    KEY_NOT_LOADED = "key_not_loaded"  # an encrypted source can only be sent raw
+    NO_ADDRESS = "no_address"  # no address for the source to reach the destination
+    NO_PORT = "no_port"  # no free port, or the asked one is in use
+    NO_SPACE = "no_space"  # not enough room on the destination
+    PERMISSION = "permission"  # the user lacks a ZFS permission
+    MOUNT_COLLISION = "mount_collision"  # a received dataset would mount over a used directory
+
+
 class PreflightError(ZmigrateError):
-    """A check before the transfer refused it; nothing has run."""
+    """A check before the transfer refused it; nothing has run.
+
+    `reason` says which refusal it is, for code to decide on; `message` is for people.
+    """
+
+    def __init__(self, message: str, *, host: str | None = None, fix: str | None = None,
+                 reason: PreflightReason = PreflightReason.OTHER) -> None:
+        super().__init__(message, host=host, fix=fix)
+        self.reason = reason
 
 
 class TransferError(ZmigrateError):

@@ -16,7 +16,7 @@ from typing import TypeVar
 
 from . import shell, zfs
 from .diagnosis import Diagnoser
-from .errors import CancelledError, PreflightError, TransferError, ZmigrateError
+from .errors import CancelledError, PreflightError, PreflightReason, TransferError, ZmigrateError
 from .events import Failed, Finished, Observer, PlanReady, StageChanged, Summary
 from .hosts import Host
 from .pipeline import StepResult, StepRunner, check_hashes, free_port, listening_ports
@@ -215,6 +215,7 @@ class Job:
                         f"port {options.port} is already in use",
                         host=self.dst.label,
                         fix="choose another --port, or leave it out to pick a free one",
+                        reason=PreflightReason.NO_PORT,
                     )
                 port = options.port
             else:
@@ -252,6 +253,7 @@ class Job:
                 + f", {format_size(room.available)} available under {room.name}",
                 host=self.dst.label,
                 fix="free space or pick another pool",
+                reason=PreflightReason.NO_SPACE,
             )
         return plan
 
@@ -297,6 +299,7 @@ class Job:
                     host=host.label,
                     fix=f"grant them (as root there): {zfs.allow_line(user, missing, dataset)}; "
                     "or connect as root / with --sudo",
+                    reason=PreflightReason.PERMISSION,
                 )
 
     def _exact_size(self, base: str | None, snapshot: str, plan: Plan) -> int:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 
 from . import capabilities, shell, units, zfs
-from .errors import InvalidNameError, PreflightError
+from .errors import InvalidNameError, PreflightError, PreflightReason
 from .hosts import Host
 from .units import GiB, KiB, size_arg
 
@@ -79,7 +79,7 @@ class PartialReceiveError(PreflightError):
 
     def __init__(self, message: str, *, host: str | None = None, fix: str | None = None,
                  dataset: str = "", token: str = "") -> None:
-        super().__init__(message, host=host, fix=fix)
+        super().__init__(message, host=host, fix=fix, reason=PreflightReason.PARTIAL_RECEIVE)
         self.dataset = dataset
         self.token = token
 
@@ -318,12 +318,14 @@ def make_plan(
             host=dst.host.label,
             fix="receive into a dataset below the pool, e.g. " + destination + "/" +
             ds_name.rsplit("/", 1)[-1],
+            reason=PreflightReason.POOL_ROOT,
         )
     for side, caps in (("source", src.caps), ("destination", dst.caps)):
         host = src.host if side == "source" else dst.host
         if not caps.has_zfs:
             raise PreflightError("zfs is not installed or not on the PATH", host=host.label,
-                                 fix="install ZFS there, or check PATH for non-login shells")
+                                 fix="install ZFS there, or check PATH for non-login shells",
+                                 reason=PreflightReason.MISSING_TOOL)
     transport = options.transport or (
         Transport.LOCAL if src.host.label == dst.host.label else Transport.TCP
     )
@@ -335,6 +337,7 @@ def make_plan(
                 host=site.host.label,
                 fix="install it there: apt install mbuffer (Debian/Ubuntu), "
                 "pkg install misc/mbuffer (FreeBSD), pkg install mbuffer (OmniOS)",
+                reason=PreflightReason.MISSING_TOOL,
             )
         if not site.host.is_local and not site.caps.tools.can_stop():
             raise PreflightError(
@@ -342,6 +345,7 @@ def make_plan(
                 "there",
                 host=site.host.label,
                 fix=capabilities.install_hint(site.caps.system, "procps"),
+                reason=PreflightReason.MISSING_TOOL,
             )
     if transport is Transport.TCP and not dst.caps.tools.can_see_listener():
         raise PreflightError(
@@ -350,12 +354,14 @@ def make_plan(
             host=dst.host.label,
             fix=capabilities.install_hint(dst.caps.system, "sockets")
             + "; or use --transport ssh",
+            reason=PreflightReason.MISSING_TOOL,
         )
 
     source = src.find(ds_name)
     if source is None:
         raise PreflightError(f"the source dataset {ds_name} does not exist", host=src.host.label,
-                             fix="check the name with `zmigrate list " + src.host.label + "`")
+                             fix="check the name with `zmigrate list " + src.host.label + "`",
+                             reason=PreflightReason.NO_SOURCE)
     snap = source.snapshot(short)
     if snap is None:
         raise PreflightError(
@@ -363,11 +369,13 @@ def make_plan(
             host=src.host.label,
             fix=f"create it (zfs snapshot {snapshot}) or pick one of: "
             + ", ".join(s.short for s in source.snapshots[-5:]),
+            reason=PreflightReason.NO_SOURCE,
         )
     parent = destination.rsplit("/", 1)[0]
     if dst.find(parent) is None:
         raise PreflightError(f"the destination's parent {parent} does not exist",
-                             host=dst.host.label, fix=f"create it first: zfs create -p {parent}")
+                             host=dst.host.label, fix=f"create it first: zfs create -p {parent}",
+                             reason=PreflightReason.NO_PARENT)
 
     target = dst.find(destination)
     notes: list[str] = []
@@ -377,7 +385,8 @@ def make_plan(
         if options.resume:
             if resume_info is None or resume_info.token != target.resume_token:
                 raise PreflightError("the resume token of the destination was not decoded",
-                                     host=dst.host.label, fix="prepare the job again")
+                                     host=dst.host.label, fix="prepare the job again",
+                                     reason=PreflightReason.PARTIAL_MISMATCH)
             if resume_info.toguid != snap.guid:
                 raise PreflightError(
                     f"the partial receive on {destination} is of {resume_info.toname}, "
@@ -385,6 +394,7 @@ def make_plan(
                     host=dst.host.label,
                     fix=f"resume it by sending {resume_info.toname} with --resume, or drop it "
                     "with --discard-partial",
+                    reason=PreflightReason.PARTIAL_MISMATCH,
                 )
             resume_token = target.resume_token
         elif options.discard_partial:
@@ -416,6 +426,7 @@ def make_plan(
                 f"{destination} does not exist",
                 host=dst.host.label,
                 fix="leave out --base to send in full",
+                reason=PreflightReason.BASE_MISSING,
             )
     elif not target.snapshots:
         if not options.force:
@@ -423,6 +434,7 @@ def make_plan(
                 f"the destination {destination} already exists (with no snapshots)",
                 host=dst.host.label,
                 fix="choose another destination name, or pass --force to overwrite it",
+                reason=PreflightReason.NOT_EMPTY,
             )
         force_receive = True
     else:
@@ -433,6 +445,7 @@ def make_plan(
                 "nothing to send",
                 host=dst.host.label,
                 fix="take a new snapshot on the source and send that",
+                reason=PreflightReason.ALREADY_THERE,
             )
         candidates = [s for s in source.snapshots if s.createtxg <= snap.createtxg]
         if options.base is not None:
@@ -442,6 +455,7 @@ def make_plan(
                     f"the base @{options.base} is missing on the destination {destination}",
                     host=dst.host.label,
                     fix="leave out --base to use the newest common snapshot",
+                    reason=PreflightReason.BASE_MISSING,
                 )
             base = chosen
         else:
@@ -457,6 +471,7 @@ def make_plan(
                     f"with {ds_name}",
                     host=dst.host.label,
                     fix="choose another destination name; zmigrate will not destroy it",
+                    reason=PreflightReason.NO_COMMON_SNAPSHOT,
                 )
             base = common[-1]
         dst_base = by_guid[base.guid]
@@ -469,6 +484,7 @@ def make_plan(
                     host=dst.host.label,
                     fix="pass --force to roll it back to @" + base.short
                     + " (this destroys " + ", ".join("@" + n for n in newer) + ")",
+                    reason=PreflightReason.DIVERGED,
                 )
             destroys = tuple(newer)
             rollback_to = f"{destination}@{dst_base.short}"
@@ -506,7 +522,7 @@ def make_plan(
     if options.bookmark:
         if not src.caps.bookmarks:
             raise PreflightError("this host cannot make bookmarks", host=src.host.label,
-                                 fix="leave out --bookmark")
+                                 fix="leave out --bookmark", reason=PreflightReason.UNSUPPORTED)
         mark = f"{ds_name}#{short}"
         if not any(b.name == mark for b in source.bookmarks):
             bookmark = shell.join(zfs.bookmark_argv(src.host, snapshot, mark))
@@ -555,6 +571,7 @@ def send_flags(src: Site, dst: Site, source: zfs.Dataset,
                 host=side.host.label,
                 fix="upgrade to OpenZFS 0.8 or newer, or choose --decrypt (the copy is then "
                 "not encrypted)",
+                reason=PreflightReason.UNSUPPORTED,
             )
         flags.append("-w")
     elif source.encrypted:
@@ -564,6 +581,7 @@ def send_flags(src: Site, dst: Site, source: zfs.Dataset,
                 "raw",
                 host=src.host.label,
                 fix=f"load the key (zfs load-key {source.name}) or leave out --decrypt",
+                reason=PreflightReason.KEY_NOT_LOADED,
             )
         notes.append(f"{src.host.label}: {source.name} is encrypted but is sent DECRYPTED: the "
                      "copy is not encrypted unless its new parent encrypts it")
@@ -580,7 +598,8 @@ def send_flags(src: Site, dst: Site, source: zfs.Dataset,
                          (options.embedded, "-e")):
         if wanted and name not in flags and not (raw and name == "-e"):
             raise PreflightError(f"zfs send {name} is not supported by both hosts",
-                                 fix=f"leave out the option for {name}")
+                                 fix=f"leave out the option for {name}",
+                                 reason=PreflightReason.UNSUPPORTED)
     return flags, bool(raw), notes
 
 
@@ -609,7 +628,8 @@ def receive_extra(dst: Site, options: Options, *, resumable: bool) -> list[str]:
         extra.append("-u")
     if (options.properties or options.exclude_properties) and not dst.caps.receive_properties:
         raise PreflightError("zfs receive -o/-x is not supported there", host=dst.host.label,
-                             fix="set the properties after the transfer with zfs set")
+                             fix="set the properties after the transfer with zfs set",
+                             reason=PreflightReason.UNSUPPORTED)
     for name, value in options.properties:
         if "\n" in value or "\0" in value:
             raise InvalidNameError(f"the value of {name} has a line break")
@@ -672,10 +692,12 @@ def _assemble(
             raise PreflightError(
                 "cannot tell which address the source should use to reach the destination",
                 fix="give it with --connect-address",
+                reason=PreflightReason.NO_ADDRESS,
             )
         if port is None:
             raise PreflightError("no free port was found on the destination",
-                                 host=dst.host.label, fix="give one with --port")
+                                 host=dst.host.label, fix="give one with --port",
+                                 reason=PreflightReason.NO_PORT)
     steps: list[Step] = []
     for i, (b, s, arrives) in enumerate(steps_spec):
         if resume is not None:

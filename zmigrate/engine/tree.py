@@ -20,7 +20,13 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from . import shell, zfs
-from .errors import CancelledError, InvalidNameError, PreflightError, ZmigrateError
+from .errors import (
+    CancelledError,
+    InvalidNameError,
+    PreflightError,
+    PreflightReason,
+    ZmigrateError,
+)
 from .events import DatasetState, Failed, Finished, Observer, Progress, StageChanged, Summary
 from .hosts import Host
 from .job import Job, Request, both
@@ -155,7 +161,8 @@ def pick(datasets: Sequence[zfs.Dataset], root: str,
     """
     names = {d.name for d in datasets}
     if root not in names:
-        raise PreflightError(f"{root} does not exist", fix="check the name with zmigrate list")
+        raise PreflightError(f"{root} does not exist", fix="check the name with zmigrate list",
+                             reason=PreflightReason.NO_SOURCE)
     for ex in excludes:
         if ex == root:
             raise InvalidNameError(f"--exclude {ex} is the root of the tree itself")
@@ -342,12 +349,14 @@ class TreeJob:
                                   lambda: zfs.inventory(self.dst, dst_caps, req.destination))
         if not src_sets:
             raise PreflightError(f"{req.root} does not exist", host=self.src.label,
-                                 fix=f"run `zmigrate list {self.src.label}` to see what there is")
+                                 fix=f"run `zmigrate list {self.src.label}` to see what there is",
+                                 reason=PreflightReason.NO_SOURCE)
         parent = posixpath.dirname(req.destination)
         if parent and not dst_sets and not zfs.inventory_shallow(self.dst, dst_caps, parent):
             raise PreflightError(f"the destination's parent {parent} does not exist",
                                  host=self.dst.label,
-                                 fix=f"create it first (zfs create -p {parent}) or pick another")
+                                 fix=f"create it first (zfs create -p {parent}) or pick another",
+                                 reason=PreflightReason.NO_PARENT)
         unmounted = dst_caps.receive_unmounted
         plan = plan_tree(self.src, self.dst, req, src_sets, dst_sets,
                          snapshot=self._snapshot, unmounted=unmounted)
@@ -385,6 +394,7 @@ class TreeJob:
                 host=self.dst.label,
                 fix="pick a destination whose mountpoint is free, or --mount-root PATH to "
                 "mount the copy under a directory of your choice",
+                reason=PreflightReason.MOUNT_COLLISION,
             )
 
     def dataset_plan(self, entry: TreeEntry) -> Plan:

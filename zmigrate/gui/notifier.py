@@ -10,8 +10,7 @@ import logging
 from collections.abc import Callable
 from typing import Final
 
-from PySide6.QtGui import QIcon
-from PySide6.QtWidgets import QSystemTrayIcon, QWidget
+from PySide6.QtWidgets import QStyle, QSystemTrayIcon, QWidget
 
 from . import notify_send
 
@@ -67,7 +66,9 @@ class Notifier:
     def _tray(self) -> QSystemTrayIcon:
         if self.tray is None:
             icon = self.window.windowIcon()
-            self.tray = QSystemTrayIcon(icon if not icon.isNull() else QIcon(), self.window)
+            if icon.isNull():  # a tray icon without an icon is invisible (and Qt warns)
+                icon = self.window.style().standardIcon(QStyle.StandardPixmap.SP_DriveHDIcon)
+            self.tray = QSystemTrayIcon(icon, self.window)
             self.tray.setToolTip("zmigrate")
             self.tray.messageClicked.connect(self._raise_window)
         self.tray.show()

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from PySide6.QtCore import QItemSelection
 from PySide6.QtWidgets import QWidget
 
-from ...engine.errors import PreflightError, ZmigrateError
+from ...engine.errors import PreflightError, PreflightReason, ZmigrateError
 from ...engine.hosts import Host
 from ...engine.job import partial_receive
 from ...engine.plan import Options, Plan, Site, make_plan
@@ -120,6 +120,11 @@ def _assess_partial(session: Session, src: Site, dst: Site, destination: str,
                  Partial(resume_text, discard_text, resume_plan, discard_plan, note))
 
 
+# Refusals about what the destination already holds (not about the hosts or the options).
+_CONFLICTS = frozenset({PreflightReason.NOT_EMPTY, PreflightReason.ALREADY_THERE,
+                        PreflightReason.NO_COMMON_SNAPSHOT, PreflightReason.DIVERGED})
+
+
 def assess(session: Session, destination: str, force: bool,
            partial: PartialFound | None = None) -> State:
     """Decide from the loaded inventories (no I/O) what sending to `destination` would do.
@@ -149,7 +154,7 @@ def assess(session: Session, destination: str, force: bool,
         p = plan(False)
     except PreflightError as exc:
         text = f"<b>Conflict: {markup.escape(exc.message)}.</b>"
-        resolvable = "diverged" in exc.message or "with no snapshots" in exc.message
+        resolvable = exc.reason in (PreflightReason.DIVERGED, PreflightReason.NOT_EMPTY)
         forced = None
         if resolvable:
             try:
@@ -168,11 +173,11 @@ def assess(session: Session, destination: str, force: bool,
                              f"{markup.escape(_snapshots(forced.arrives))}.", forced, action)
             return State("conflict", text + "<br>Choose another name, or allow this below:",
                          None, action)
-        if "no snapshot in common" in exc.message:
+        if exc.reason is PreflightReason.NO_COMMON_SNAPSHOT:
             text += "<br>Choose another name: zmigrate never destroys an unrelated dataset."
         elif exc.fix and "--" not in exc.fix:
             text += f"<br>{markup.escape(exc.fix[0].upper() + exc.fix[1:])}."
-        kind = "conflict" if "already" in exc.message or "common" in exc.message else "error"
+        kind = "conflict" if exc.reason in _CONFLICTS else "error"
         return State(kind, text)
     size = f" (about {format_size(p.estimate)})" if p.estimate else ""
     if p.kind == "full":
