@@ -31,6 +31,7 @@ from .events import DatasetState, Failed, Finished, Observer, Progress, StageCha
 from .hosts import Host
 from .job import Job, Request, both
 from .plan import Options, Plan
+from .rate import eta
 from .units import format_size
 
 SNAPSHOT_PREFIX = "zmigrate-"
@@ -529,9 +530,8 @@ class TreeJob:
             if isinstance(event, Progress):
                 done = totals.done + event.done
                 grand = max(total, done)
-                eta = (grand - done) / event.rate if event.rate > 0 else None
-                self.emit(Progress(time.monotonic() - t0, done, grand, event.rate, eta,
-                                   i + 1, n))
+                self.emit(Progress(time.monotonic() - t0, done, grand, event.rate,
+                                   eta(grand, done, event.rate), i + 1, n))
             elif isinstance(event, (Finished, Failed)):
                 return  # the tree reports its own end
             else:
