@@ -107,3 +107,37 @@ def test_engine_module_imports_no_qt() -> None:
     code = ("import sys, zmigrate.engine.samples; "
             "sys.exit(any(m.startswith('PySide6') for m in sys.modules))")
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
+
+
+def test_rate_meter_smooths_bursts_to_the_average_over_its_window() -> None:
+    from zmigrate.engine.samples import RateMeter
+
+    meter = RateMeter(window=5.0, settle=2.0)
+    done = 0
+    rates: list[float | None] = []
+    for i in range(40):  # a receiver taking 100 MB/s in bursts: 0, 0, 0, then 200 MB at once
+        t = i * 0.5
+        if i % 4 == 3:
+            done += 200_000_000
+        meter.add(t, done)
+        rates.append(meter.rate())
+    assert rates[:4] == [None] * 4  # under 2 s of points: no figure yet
+    settled = [r for r in rates[12:] if r is not None]
+    assert len(settled) == 28
+    assert all(abs(r - 100e6) / 100e6 < 0.25 for r in settled), settled
+    eta = meter.eta(1_000_000_000)
+    assert eta is not None and 8 < eta < 12.5
+    assert meter.eta(None) is None
+
+
+def test_rate_meter_starts_over_when_the_count_restarts() -> None:
+    from zmigrate.engine.samples import RateMeter
+
+    meter = RateMeter(window=4.0, settle=1.0)
+    for i in range(10):
+        meter.add(i * 0.5, i * 1000)
+    assert meter.rate() == 2000
+    meter.add(5.0, 0)  # the next step's mbuffer counts from zero
+    assert meter.rate() is None
+    meter.add(6.0, 3000)
+    assert meter.rate() == 3000

@@ -197,3 +197,49 @@ class SampleStore:
                 writer.writerow([f"{t:.3f}", side.value, f"{i:.0f}", f"{o:.0f}",
                                  f"{total:.0f}", f"{fill:.1f}"])
         return out.getvalue()
+
+
+class RateMeter:
+    """The rate users read: bytes done over a sliding window of several seconds.
+
+    `zfs receive` takes data in bursts (nothing for seconds, then hundreds of MB/s), so the
+    instantaneous rate of any one mbuffer flaps between 0 and a peak. Like pv and rsync, the
+    figure shown is averaged over `window` seconds of (time, bytes done) points; it and the ETA
+    derived from it are withheld until the points span `settle` seconds.
+    """
+
+    def __init__(self, window: float = 5.0, settle: float = 2.0) -> None:
+        self.window = window
+        self.settle = settle
+        self._points: collections.deque[tuple[float, int]] = collections.deque()
+        self._lock = threading.Lock()  # fed by an output thread, read by the job's
+
+    def add(self, t: float, done: int) -> None:
+        """Record that `done` bytes were through at `t` seconds (t must not go backwards)."""
+        with self._lock:
+            self._add(t, done)
+
+    def _add(self, t: float, done: int) -> None:
+        if self._points and done < self._points[-1][1]:
+            self._points.clear()  # a new count (next step's mbuffer): start over
+        self._points.append((t, done))
+        # Keep one point at or before the window's start, so the window is spanned in full.
+        while len(self._points) > 2 and self._points[1][0] <= t - self.window:
+            self._points.popleft()
+
+    def rate(self) -> float | None:
+        """Bytes/s over the window; None until the points span `settle` seconds."""
+        with self._lock:
+            if len(self._points) < 2:
+                return None
+            (t0, d0), (t1, d1) = self._points[0], self._points[-1]
+        if t1 - t0 < self.settle:
+            return None
+        return (d1 - d0) / (t1 - t0)
+
+    def eta(self, remaining: int | None) -> float | None:
+        """Seconds left for `remaining` bytes at the smoothed rate; None when either is unknown."""
+        rate = self.rate()
+        if remaining is None or rate is None or rate <= 0:
+            return None
+        return max(0.0, remaining / rate)
