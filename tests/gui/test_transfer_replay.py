@@ -109,3 +109,36 @@ def test_log_is_collapsible_and_names_each_end(
     transfer.ui.log_toggle.click()
     assert transfer.ui.log_edit.isVisible()
     assert transfer.ui.log_edit.toPlainText() == "[lab-dst receiver] cannot receive: out of space"
+
+
+def test_a_transfer_shorter_than_a_status_line_ends_with_rates_points_and_a_verdict(
+        qtbot: QtBot, pages: tuple[Session, TransferPage, DonePage, JobBridge]) -> None:
+    """What the engine emits for a ~1 s run: one point per side from each mbuffer's summary,
+    the final Progress at the average rate, and the real Diagnoser's final verdict."""
+    from zmigrate.engine.diagnosis import TOO_SHORT, Diagnoser
+    from zmigrate.engine.events import Progress, Summary
+
+    session, transfer, done, bridge = pages
+    rate, total = 40 * 2**20, 4 * 2**20
+    events: list[object] = [Sample(0.4, Side.SEND, rate, rate, total, 0.0),
+                            Sample(0.5, Side.RECEIVE, rate, rate, total, 0.0),
+                            Progress(0.6, total, total, rate, 0.0)]
+    diagnoser = Diagnoser(events.append)
+    for e in list(events):
+        diagnoser(e)
+    verdict = diagnoser.finish()
+    assert verdict.text == TOO_SHORT
+    events.append(Finished(Summary(total, 0.1, rate, 0, 1, 1, None,
+                                   extra={"verdict": verdict.to_json()})))
+    with qtbot.waitSignal(transfer.ended, timeout=5000):
+        for event in events:
+            bridge.on_event(event)
+    for curve in (transfer.plots.rates.send, transfer.plots.rates.receive):
+        xs, _ = curve.getData()
+        assert xs is not None and len(xs) == 1
+    assert "40 MiB/s on average" in transfer.ui.progress_label.text()
+    done.initializePage()
+    assert "verified" in done.ui.result_label.text()
+    assert done.ui.bytes_value.text().startswith("4")
+    banner = done.ui.verdict_label.text()
+    assert "too short to judge" in banner and "not enough data" not in banner

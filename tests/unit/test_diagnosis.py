@@ -301,3 +301,10 @@ def test_diagnose_never_fails_and_confidence_is_a_share(
     assert 0.0 <= v.confidence <= 1.0
     assert isinstance(v.kind, Bottleneck)
     assert all(math.isfinite(x) for x in v.evidence.values())
+
+
+def test_a_finished_transfer_with_too_few_samples_was_too_short_to_judge() -> None:
+    v = diagnose(both(trace(Side.SEND, 1, 100, 100, 100), trace(Side.RECEIVE, 1, 100, 100, 0)),
+                 final=True)
+    assert v.kind is Bottleneck.NONE and v.final
+    assert v.text == "the transfer was too short to judge"

@@ -229,6 +229,15 @@ def run_interruptibly(start: Callable[[], None], finished: Callable[[float], boo
             signal.signal(signal.SIGINT, previous)
 
 
+def _mbuffer_text(figures: object) -> str:
+    """`; mbuffer send 10 MiB at 3 MiB/s, receive ...` from the summary's mbuffer figures."""
+    if not isinstance(figures, dict) or not figures:
+        return ""
+    parts = [f"{side} {format_size(int(f['bytes']))} at {format_rate(f['rate'])}"
+             for side, f in figures.items()]
+    return "; mbuffer " + ", ".join(parts)
+
+
 class Runnable(Protocol):
     """What `run_job` drives: a Job or a TreeJob."""
 
@@ -268,7 +277,8 @@ def run_job(job: Runnable, out: TextIO, err: TextIO, as_json: bool,
                   + (f", resumed after {format_size(plan.resumed_from)}"
                      if plan and plan.resume_token else "")
                   + (f", receive buffer ran empty {s.receive_empty_count}x"
-                     if s.receive_empty_count else ""), file=out)
+                     if s.receive_empty_count else "")
+                  + _mbuffer_text(s.extra.get("mbuffers")), file=out)
         return EXIT_OK
     error = job.error or ZmigrateError("the job ended without a result")
     if not as_json:

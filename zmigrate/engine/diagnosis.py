@@ -44,6 +44,7 @@ MIN_SAMPLES = 4  # per side, about 2 s of mbuffer's 2 Hz status
 FULL_COVERAGE = 10.0  # seconds of samples after which confidence is no longer scaled down
 BUFFER_SECONDS = 5.0  # zfs receive gaps: hold 5 s of stream on the receiver (field notes)
 BUFFER_ROUND = 64 * MiB  # round the suggested --buffer up to a multiple of this
+TOO_SHORT = "the transfer was too short to judge"
 HISTORY_MAX = 1200  # samples per side kept for the final verdict (decimated beyond that)
 
 
@@ -365,7 +366,9 @@ def diagnose(samples: Sequence[Sample], *, rate_limit: int | None = None, window
         evidence["single_buffer"] = 1.0
         recv = send
     if max(len(send_s), len(recv_s)) < MIN_SAMPLES:
-        return Verdict(Bottleneck.NONE, "not enough data yet", (), evidence, 0.0, final, t)
+        # At the end there will be no more: the transfer was too short to tell, not "yet".
+        text = TOO_SHORT if final else "not enough data yet"
+        return Verdict(Bottleneck.NONE, text, (), evidence, 0.0, final, t)
     empties = receive_empties if receive_empties is not None else (recv.empties if recv else 0)
     kind, text, advice, base = _judge(send, recv, single, ctx, empties)
     span = max(st.span for st in (send, recv) if st is not None)

@@ -385,7 +385,15 @@ class Job:
                 self._runner = runner
                 result = runner.run()
                 self._runner = None
-                hashes.append(check_hashes(result, plan.destination))
+                match = check_hashes(result, plan.destination)
+                if plan.stream_hash and match is None:
+                    # Asked for and not there: the check must run or fail the job, never vanish.
+                    raise TransferError("the stream hash was asked for, but "
+                                        + ("the sender" if result.send_hash is None
+                                           else "the receiver") + " reported none",
+                                        host=plan.destination,
+                                        fix="run it again, or without the hash check")
+                hashes.append(match)
                 results.append(result)
                 done += result.bytes
         except ZmigrateError as exc:
@@ -435,6 +443,7 @@ class Job:
                 extra["bookmark_error"] = str(err)
                 self.emit(StageChanged("verifying", f"bookmark failed: {err}"))
         verdict = diagnoser.finish()
+        extra["mbuffers"] = mbuffer_figures(results)
         seconds = sum(r.seconds for r in results)
         empties = [r.receive_empty_count for r in results if r.receive_empty_count is not None]
         return Summary(
@@ -521,3 +530,18 @@ def discard_partial(dst: Host, destination: str, *,
     dst_caps = dst_caps or zfs.probe(dst)
     zfs.discard_partial(dst, shell.dataset(destination), dst_caps.user if not dst_caps.root
                         else None)
+
+
+def mbuffer_figures(results: list[StepResult]) -> dict[str, dict[str, float]]:
+    """Each side's mbuffer summary over all steps (bytes, seconds, bytes/s): the figures a
+    transfer too short for any status line still has."""
+    figures: dict[str, dict[str, float]] = {}
+    for side in ("send", "receive"):
+        sums = [s for r in results
+                if (s := r.send_summary if side == "send" else r.receive_summary) is not None]
+        if sums:
+            nbytes = sum(s.total for s in sums)
+            secs = sum(s.seconds for s in sums)
+            figures[side] = {"bytes": nbytes, "seconds": secs,
+                             "rate": nbytes / secs if secs > 0 else max(s.rate for s in sums)}
+    return figures

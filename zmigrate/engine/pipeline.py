@@ -31,6 +31,7 @@ UNREACHABLE_FIX = ("the two hosts may not reach each other (another network, NAT
                    "use --transport relay (through this computer) or --transport ssh")
 STOP_GRACE = 2.0
 PROGRESS_PERIOD = 0.5
+FINAL_LINES_WAIT = 10.0  # seconds for mbuffer's summary and hash to arrive after its exit
 Emit = Callable[[object], None]
 
 
@@ -46,6 +47,8 @@ class SideState:
     hash: str | None = None
     tail: collections.deque[str] = field(default_factory=lambda: collections.deque(maxlen=40))
     empty_events: int = 0
+    # Set once mbuffer's last lines are in: its summary, and its hash when one was asked for.
+    final: threading.Event = field(default_factory=threading.Event)
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,13 +172,20 @@ class StepRunner:
             return
         summary = mbuffer.parse_summary(line)
         if summary is not None:
+            t = time.monotonic() - self.t0
             for st in (self.send, self.receive) if both else (state,):
                 st.summary = summary
+                self._check_final(st)
+                if st.last is None:
+                    # Done before mbuffer's first status line: the summary is this side's
+                    # one point, so even a one-second transfer plots something per side.
+                    self.emit(Sample(t, st.side, summary.rate, summary.rate, summary.total, 0.0))
             return
         digest = mbuffer.parse_hash(line)
         if digest is not None:
             for st in (self.send, self.receive) if both else (state,):
                 st.hash = digest
+                self._check_final(st)
             return
         text = line.strip()
         if text.startswith("mbuffer: ") and mbuffer.parse_status(text[9:]):
@@ -185,6 +195,33 @@ class StepRunner:
                 and not text.startswith("setsid: child "):
             state.tail.append(text)
             self.emit(LogLine(state.host, state.side, text))
+
+    def _check_final(self, st: SideState) -> None:
+        if st.summary is not None and (st.hash is not None or not self.plan.stream_hash):
+            st.final.set()
+
+    def _await_final(self) -> None:
+        """Wait (bounded) for both mbuffers' last lines before the step is judged.
+
+        A process's exit can be seen before its output is all read - a log followed by
+        `tail -F`, an SSH channel whose status overtakes its stderr - so a result built at
+        once may lack the hash: with --hash that must fail the job, not pass it unchecked.
+        """
+        deadline = time.monotonic() + FINAL_LINES_WAIT
+        for st in (self.send, self.receive):
+            st.final.wait(max(0.0, deadline - time.monotonic()))
+        if not self.plan.stream_hash:
+            return
+        for st, end in ((self.send, "the sender"), (self.receive, "the receiver")):
+            if st.hash is None:
+                what = "no hash" if st.summary is not None else "neither summary nor hash"
+                raise TransferError(
+                    f"the stream hash was asked for, but {end}'s mbuffer reported {what} "
+                    f"within {FINAL_LINES_WAIT:.0f} s of its end",
+                    host=st.host,
+                    fix="the data arrived but could not be checked; run it again, or without "
+                    "the hash check",
+                )
 
     # -- processes ----------------------------------------------------------------------------
     def _spawn(self, host: Host, line: str, state: SideState, both: bool = False,
@@ -286,22 +323,27 @@ class StepRunner:
     def _progress(self) -> None:
         now = time.monotonic()
         recv = self.receive.last
-        if self.receive.summary is not None:
-            # The end: the summary has the final count (the last status line is up to 0.5 s old).
-            done = self.done_before + self.receive.summary.total
-        else:
-            done = self.done_before + (recv.total if recv else 0)
-        if recv is not None and recv is not self._smoothed_from:
-            self._smoothed_from = recv
-            self._smooth.add(now, recv.in_rate)
-        rate = self._smooth.value or 0.0
-        if self.receive.summary is not None and self.receive.summary.rate > 0:
-            rate = self.receive.summary.rate  # the end: the whole stream's average
         total = self.plan.estimate
         if total is not None:
             total += self.plan.resumed_from
-        self.emit(Progress(now - self.t0, done, total, rate, eta(total, done, rate),
-                           self.index + 1,
+        summary = self.receive.summary
+        if summary is not None:
+            # The end: the summary has the final count (the last status line is up to 0.5 s
+            # old) and the step's average rate, which even a transfer too short for a status
+            # line has.
+            done = self.done_before + summary.total
+            rate = summary.rate if summary.rate > 0 else \
+                summary.total / max(now - self.start_time, 1e-3)
+            eta_s: float | None = 0.0
+        else:
+            done = self.done_before + (recv.total if recv else 0)
+            # Smoothed, never the instantaneous bursts of zfs receive.
+            if recv is not None and recv is not self._smoothed_from:
+                self._smoothed_from = recv
+                self._smooth.add(now, recv.in_rate)
+            rate = self._smooth.value or 0.0
+            eta_s = eta(total, done, rate)
+        self.emit(Progress(now - self.t0, done, total, rate, eta_s, self.index + 1,
                            len(self.plan.steps)))
 
     def run(self) -> StepResult:
@@ -418,6 +460,8 @@ class StepRunner:
                                               f"the receiver failed ({exit_text(recv_status)})")
             raise first_error
         seconds = time.monotonic() - self.start_time
+        self._await_final()
+        self._progress()  # with the receiver's summary, if it came only now
         recv_sum = self.receive.summary
         send_sum = self.send.summary
         nbytes = (recv_sum.total if recv_sum else None) or (send_sum.total if send_sum else 0)

@@ -202,7 +202,8 @@ class TransferPage(Page):
             parts.append(f"{format_size(done)} written")
         if sent > done:
             parts.append(f"{format_size(sent)} sent")
-        parts.append(f"{format_size(rate)}/s" + (" on average" if summary else ""))
+        if rate > 0 or summary is not None:  # the engine's smoothed rate: 0 until it settles
+            parts.append(f"{format_size(rate)}/s" + (" on average" if summary else ""))
         parts.append(f"elapsed {elapsed(summary.seconds if summary else p.elapsed)}")
         if p.eta is not None and not self.is_done:
             parts.append(f"about {elapsed(p.eta)} left")
