@@ -266,3 +266,29 @@ def test_final_sync_leaves_the_source_read_only_and_is_recorded_as_one_job(
     assert [j["kind"] for j in jobs] == ["tree", "tree"]
     assert [j["outcome"] for j in jobs] == ["verified", "verified"]
     assert jobs[0]["summary"]["extra"]["datasets"][f"{root}/b"] == "verified"
+
+
+def test_parallel_sends_small_siblings_at_once_parents_first(
+        lab: Lab, tree: tuple[Pool, Pool, str]) -> None:
+    src, dst, root = tree
+    zfs("snapshot", "-r", f"{root}@s1")
+    copy = f"{dst.name}/copy"
+    r = _cli(lab, "send", "-r", f"lab-src:{root}@s1", f"lab-dst:{copy}", "--json",
+             "--buffer", "16M", "--no-history", "--parallel", "3")
+    assert r.returncode == 0, r.stderr + r.stdout
+    events = _events(r.stdout)
+    rels = tuple(rel[1:] for rel in TREE)
+    assert _states(events) == {root + rel: "verified" for rel in rels}
+    # Each dataset starts only after its parent is verified; some siblings overlap.
+    order = [(e["dataset"], e["state"]) for e in events if e["event"] == "dataset"
+             and e["state"] in ("sending", "verified")]
+    for rel in rels[1:]:
+        child, parent = root + rel, (root + rel).rsplit("/", 1)[0]
+        assert order.index((parent, "verified")) < order.index((child, "sending")), rel
+    in_flight = peak = 0
+    for _, state in order:
+        in_flight += 1 if state == "sending" else -1
+        peak = max(peak, in_flight)
+    assert 2 <= peak <= 3
+    _copy_matches(root, copy, "s1", rels)
+    assert events[-1]["event"] == "done" and events[-1]["bytes"] > 6 * 1024 * 1024

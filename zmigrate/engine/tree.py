@@ -15,7 +15,8 @@ from __future__ import annotations
 import posixpath
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -62,6 +63,13 @@ class TreeRequest:
     final: bool = False
     mount_root: str | None = None
     options: Options = field(default_factory=Options)
+    # Datasets in flight at once. Only datasets under SMALL bytes share the link; a bigger one
+    # runs alone, so big streams do not fight for it and its plot stays its own.
+    parallel: int = 1
+
+
+# A dataset referencing less than this is "small" for --parallel.
+SMALL = 64 * 2**20
 
 
 @dataclass(frozen=True, slots=True)
@@ -293,7 +301,9 @@ class TreeJob:
         self.readonly_since: float | None = None
         self._cancel = threading.Event()
         self._done = threading.Event()
-        self._job: Job | None = None
+        self._jobs: set[Job] = set()
+        self._lock = threading.Lock()  # guards _jobs and the live byte counts of --parallel
+        self._live: dict[str, int] = {}  # bytes of the datasets in flight
         self._thread: threading.Thread | None = None
         self._snapshot = request.snapshot or snapshot_name()
 
@@ -318,8 +328,9 @@ class TreeJob:
 
     def cancel(self) -> None:
         self._cancel.set()
-        job = self._job
-        if job is not None:
+        with self._lock:
+            jobs = list(self._jobs)
+        for job in jobs:
             job.cancel()
 
     @property
@@ -452,13 +463,14 @@ class TreeJob:
         totals = _Totals()
         t0 = time.monotonic()
         first_error: ZmigrateError | None = None
-        for i, e in enumerate(plan.entries):
+        for e in plan.entries:
             if e.action == "skip":
                 self.results[e.source] = SKIPPED
-                continue
-            self._check_cancel()
+        for i, e, outcome in self._schedule(plan, totals, t0):
             try:
-                summary = self._send_one(plan, i, e, totals, t0)
+                if isinstance(outcome, BaseException):
+                    raise outcome
+                summary = outcome
             except CancelledError:
                 self.results[e.source] = FAILED
                 self.emit(DatasetState(e.source, e.destination, FAILED, i, n, e.size,
@@ -477,7 +489,9 @@ class TreeJob:
                     raise
                 continue
             self.results[e.source] = VERIFIED
-            totals.done += summary.bytes
+            with self._lock:
+                self._live.pop(e.source, None)
+                totals.done += summary.bytes
             totals.seconds += summary.seconds
             totals.empties += summary.receive_empty_count or 0
             self.emit(DatasetState(e.source, e.destination, VERIFIED, i, n, e.size,
@@ -528,7 +542,9 @@ class TreeJob:
 
         def relay(event: object) -> None:
             if isinstance(event, Progress):
-                done = totals.done + event.done
+                with self._lock:
+                    self._live[e.source] = event.done
+                    done = totals.done + sum(self._live.values())
                 grand = max(total, done)
                 self.emit(Progress(time.monotonic() - t0, done, grand, event.rate,
                                    eta(grand, done, event.rate), i + 1, n))
@@ -538,16 +554,65 @@ class TreeJob:
                 self.emit(event)
 
         job.subscribe(relay)
-        self._job = job
+        with self._lock:
+            self._jobs.add(job)
+        if self._cancel.is_set():
+            job.cancel()
         self.emit(DatasetState(e.source, e.destination, SENDING, i, n, e.size,
                                detail=e.reason))
         try:
             summary = job.run()
         finally:
-            self._job = None
+            with self._lock:
+                self._jobs.discard(job)
         if e.source == plan.root and e.action == "full":
             self._place_root(plan)
         return summary
+
+    def _schedule(self, plan: TreePlan, totals: _Totals, t0: float) -> Iterator[
+            tuple[int, TreeEntry, Summary | BaseException]]:
+        """Run the datasets to send, parents before children, and yield each one's outcome as
+        it ends (a Summary or the exception). One at a time unless request.parallel > 1: then
+        up to that many small datasets at once, a big one (>= SMALL) alone. Stops starting new
+        datasets once cancelled or once a dataset failed (the caller decides what follows)."""
+        todo = [(i, e) for i, e in enumerate(plan.entries) if e.action != "skip"]
+        width = max(1, self.request.parallel)
+        if width == 1:
+            for i, e in todo:
+                self._check_cancel()
+                try:
+                    outcome: Summary | BaseException = self._send_one(plan, i, e, totals, t0)
+                except ZmigrateError as exc:
+                    outcome = exc
+                yield i, e, outcome
+            return
+        pending = list(todo)
+        running: dict[Future[Summary], tuple[int, TreeEntry]] = {}
+
+        def waits_for_parent(e: TreeEntry) -> bool:
+            busy = [x for _, x in pending] + [x for _, x in running.values()]
+            return any(e.source.startswith(x.source + "/") for x in busy if x is not e)
+
+        with ThreadPoolExecutor(max_workers=width, thread_name_prefix="zmigrate-tree") as pool:
+            while pending or running:
+                while pending and len(running) < width and not self._cancel.is_set():
+                    ready = [(i, e) for i, e in pending if not waits_for_parent(e)]
+                    if not ready:
+                        break
+                    i, e = ready[0]
+                    big = e.size >= SMALL
+                    if running and (big or any(x.size >= SMALL for _, x in running.values())):
+                        break  # a big dataset runs alone
+                    pending.remove((i, e))
+                    running[pool.submit(self._send_one, plan, i, e, totals, t0)] = (i, e)
+                if not running:
+                    self._check_cancel()
+                    break
+                finished, _ = wait(running, return_when=FIRST_COMPLETED)
+                for fut in finished:
+                    i, e = running.pop(fut)
+                    failure = fut.exception()
+                    yield i, e, failure if failure is not None else fut.result()
 
     def _place_root(self, plan: TreePlan) -> None:
         """Where this zfs could not receive unmounted (-u) or set the mountpoint (-o), set the
