@@ -12,7 +12,15 @@ from typing import Any
 
 import pytest
 from lab.sshd import Lab
-from lab.util import dataset_exists, snapshot_guid, wait_until, write_random_files, zfs
+from lab.util import (
+    ZFS,
+    dataset_exists,
+    run,
+    snapshot_guid,
+    wait_until,
+    write_random_files,
+    zfs,
+)
 from lab.zfsfuse import Pool
 
 from zmigrate.engine.tree import snapshot_name
@@ -113,7 +121,9 @@ def test_catch_up_sends_deltas_brings_new_children_and_reports_removed_ones(
     write_random_files(src.mountpoint / "t/a/new", 1, files=2)
     zfs("create", f"{root}/d")
     write_random_files(src.mountpoint / "t/d", 1, files=2)
-    zfs("destroy", "-rf", f"{root}/c")
+    # zfs-fuse may call a dataset busy for a moment after a send: retry until it goes.
+    assert wait_until(lambda: run([ZFS, "destroy", "-rf", f"{root}/c"], check=False).returncode
+                      == 0, 20, 0.2)
     # The snapshot name has one-second resolution: the next run must get a new one.
     assert wait_until(lambda: snapshot_name() != first, 3)
     r = _cli(lab, "send", "-r", f"lab-src:{root}", f"lab-dst:{copy}", "--snapshot", "--json",
