@@ -13,6 +13,7 @@ from ..engine.job import Job
 from ..engine.plan import Options, Plan, Transport
 from ..engine.samples import SampleStore
 from ..engine.zfs import Capabilities, Dataset, Snapshot
+from .models.tree_pick import TreePick
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +30,12 @@ class Session:
     dst_datasets: list[Dataset] | None = None
     source_dataset: Dataset | None = None
     snapshot: Snapshot | None = None
+    # A tree (issue 10): the picked root with its ticked children; None moves one snapshot.
+    tree: TreePick | None = None
+    take_snapshot: bool = False  # the engine snapshots the tree at the start of the transfer
+    tree_snapshot: str | None = None  # else: the short name every picked dataset shares
+    mount_root: str | None = None  # None: received unmounted (-u), mountpoints kept
+    final: bool = False  # the source is set readonly=on first (cut-over)
     destination: str | None = None
     force: bool = False
     resume: bool = False  # the destination's interrupted receive is resumed (zfs send -t)
@@ -76,6 +83,9 @@ class Session:
         """Forget the last transfer (for "start another"); inventories are read again."""
         self.src_datasets = self.dst_datasets = None
         self.source_dataset = self.snapshot = None
+        self.tree = None
+        self.take_snapshot = self.final = False
+        self.tree_snapshot = self.mount_root = None
         self.destination = None
         self.force = self.resume = self.discard_partial = False
         self.job = self.plan = None
