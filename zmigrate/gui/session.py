@@ -12,6 +12,7 @@ from ..engine.hosts import Host
 from ..engine.job import Job
 from ..engine.plan import Options, Plan, Transport
 from ..engine.samples import SampleStore
+from ..engine.tree import TreeJob, TreePlan, TreeRequest, snapshot_name
 from ..engine.zfs import Capabilities, Dataset, Snapshot
 from .models.tree_pick import TreePick
 
@@ -36,6 +37,8 @@ class Session:
     tree_snapshot: str | None = None  # else: the short name every picked dataset shares
     mount_root: str | None = None  # None: received unmounted (-u), mountpoints kept
     final: bool = False  # the source is set readonly=on first (cut-over)
+    tree_job: TreeJob | None = None
+    tree_plan: TreePlan | None = None
     destination: str | None = None
     force: bool = False
     resume: bool = False  # the destination's interrupted receive is resumed (zfs send -t)
@@ -79,6 +82,26 @@ class Session:
         return replace(self.options, force=self.force, resume=self.resume,
                        discard_partial=self.discard_partial)
 
+    def tree_request(self, destination: str | None = None) -> TreeRequest:
+        """The picked tree as the engine's request; a snapshot taken now gets its name here,
+        so Review shows the exact name the transfer creates."""
+        assert self.tree is not None
+        dest = destination or self.destination
+        assert dest is not None
+        snapshot = snapshot_name() if self.take_snapshot or not self.tree_snapshot \
+            else self.tree_snapshot
+        return TreeRequest(self.tree.root, dest, snapshot,
+                           take_snapshot=snapshot != self.tree_snapshot,
+                           excludes=self.tree.excludes(), final=self.final,
+                           mount_root=self.mount_root, options=self.choices())
+
+    def new_tree_job(self, destination: str | None = None) -> TreeJob:
+        """A TreeJob over the connected hosts with their known capabilities (no new probe)."""
+        assert self.src_host is not None and self.dst_host is not None
+        job = TreeJob(self.src_host, self.dst_host, self.tree_request(destination))
+        job.src_caps, job.dst_caps = self.src_caps, self.dst_caps
+        return job
+
     def reset_transfer(self) -> None:
         """Forget the last transfer (for "start another"); inventories are read again."""
         self.src_datasets = self.dst_datasets = None
@@ -89,6 +112,7 @@ class Session:
         self.destination = None
         self.force = self.resume = self.discard_partial = False
         self.job = self.plan = None
+        self.tree_job = self.tree_plan = None
         self.store = None
         self.summary = self.error = None
         self.cancelled = False

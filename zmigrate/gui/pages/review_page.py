@@ -7,6 +7,7 @@ from PySide6.QtWidgets import QWidget, QWizard
 
 from ...engine.job import Job, Request
 from ...engine.plan import Plan, Transport
+from ...engine.tree import TreeJob, TreePlan
 from ...engine.units import format_size
 from .. import forms, markup, style
 from ..generated.ui_review_page import Ui_ReviewPage
@@ -45,6 +46,9 @@ class ReviewPage(Page):
 
     def initializePage(self) -> None:
         s = self.session
+        if s.tree is not None:
+            self._prepare_tree()
+            return
         assert s.src_host is not None and s.dst_host is not None
         assert s.snapshot is not None and s.destination is not None
         s.plan = None
@@ -60,6 +64,57 @@ class ReviewPage(Page):
         job = s.job
         run_task(job.prepare, lambda plan: self._on_plan(generation, job, plan),
                  lambda exc: self._on_failed(generation, exc))
+        self.completeChanged.emit()
+
+    def _prepare_tree(self) -> None:
+        """Plan the tree with the engine off the GUI thread; the Transfer page runs this job
+        with this plan."""
+        s = self.session
+        s.plan = s.tree_plan = None
+        s.job = None
+        job = s.tree_job = s.new_tree_job()
+        self._generation += 1
+        generation = self._generation
+        self.preparing = True
+        self._clear()
+        self.ui.busy_bar.show()
+        self.ui.busy_label.setText("Planning the tree: both inventories, collisions…")
+        run_task(job.prepare, lambda plan: self._on_tree_plan(generation, job, plan),
+                 lambda exc: self._on_failed(generation, exc))
+        self.completeChanged.emit()
+
+    def _on_tree_plan(self, generation: int, job: TreeJob, plan: TreePlan) -> None:
+        if generation != self._generation:
+            return
+        self._done()
+        s = self.session
+        s.tree_plan = plan
+        r = plan.request
+        todo = [i for i in plan.items if i.kind != "skip"]
+        snap = ("taken now, as the transfer starts" if plan.snapshot_command
+                else "an existing snapshot")
+        self.ui.summary_label.setText(markup.escape(
+            f"The tree {r.root} ({len(plan.items)} datasets, {len(todo)} to send) goes to "
+            f"{job.dst.label}:{r.destination} up to @{r.snapshot} ({snap}), one dataset at a "
+            "time, parents first; each is verified (guid, snapshots, properties) at the end.")
+            + ("<br><b>Final sync:</b> the source datasets are set read-only first."
+               if r.final else ""))
+        self.ui.size_label.setText(f"Size: about {format_size(plan.estimate)}")
+        rate = r.options.rate_limit or (GIGABIT_RATE if not s.same_host else None)
+        if rate and plan.estimate:
+            self.ui.time_label.setText(f"Time: about {elapsed(plan.estimate / rate)} at "
+                                       + ("the rate limit" if r.options.rate_limit
+                                          else "1 GbE"))
+        if plan.warnings:
+            self.ui.warnings_label.setText("<br>".join(markup.escape(w) for w in plan.warnings))
+        lines: list[str] = []
+        for cmd in plan.final_commands:
+            lines += [f"# final sync, on {job.src.label}", cmd, ""]
+        if plan.snapshot_command:
+            lines += [f"# snapshot now, on {job.src.label}", plan.snapshot_command, ""]
+        lines += ["# every dataset, parents first", *plan.describe().splitlines()[1:]]
+        self.ui.commands_edit.setPlainText("\n".join(lines).rstrip() + "\n")
+        self.ui.copy_button.setEnabled(True)
         self.completeChanged.emit()
 
     def _clear(self) -> None:
@@ -122,10 +177,12 @@ class ReviewPage(Page):
         self.ui.copy_button.setText("Copied")
 
     def isComplete(self) -> bool:
-        return self.session.plan is not None and not self.preparing
+        s = self.session
+        ready = s.tree_plan is not None if s.tree is not None else s.plan is not None
+        return ready and not self.preparing
 
     def cleanupPage(self) -> None:
         self._generation += 1
         self._done()
-        self.session.job = None
-        self.session.plan = None
+        self.session.job = self.session.tree_job = None
+        self.session.plan = self.session.tree_plan = None
