@@ -437,3 +437,49 @@ def test_a_stream_damaged_in_flight_is_refused_by_zfs_receive(
     assert not dataset_exists(f"{dst.name}/damaged")
     assert wait_until(lambda: not _leftovers(src, dst), 10), _leftovers(src, dst)
     assert wait_until(lambda: not port_listening(port), 10)
+
+
+def test_a_listener_rejecting_the_source_names_the_address_it_saw(
+        lab_hosts: tuple[Host, Host], pools: tuple[Pool, Pool]) -> None:
+    """NAT: the destination sees the source under another address than the one zmigrate told
+    its listener to accept. The error names the address seen and offers --allow-address with
+    it; nothing is received and nothing stays behind."""
+    src_pool, dst_pool = pools
+    ds, _ = _dataset(src_pool, mb=4)
+    zfs("snapshot", f"{ds}@s")
+    src, dst = lab_hosts
+    job = Job(src, dst, Request(f"{ds}@s", f"{dst_pool.name}/nat",
+                                Options(allow_address="198.51.100.77", buffer_size=16 * MiB)))
+    t0 = time.monotonic()
+    with pytest.raises(TransferError) as info:
+        job.run()
+    assert time.monotonic() - t0 < 30
+    err = info.value
+    assert "rejected the connection from 127.0.0.1" in err.message, err.message
+    assert err.fix is not None and "--allow-address 127.0.0.1" in err.fix
+    assert wait_until(lambda: _leftovers(*pools) == [], 5), _leftovers(*pools)
+    assert not dataset_exists(f"{dst_pool.name}/nat")
+
+
+def test_names_with_spaces_full_and_incremental(lab: Lab, pools: tuple[Pool, Pool]) -> None:
+    """ZFS allows spaces in dataset and snapshot names: listed, sent and received quoted."""
+    src_pool, dst_pool = pools
+    ds, mnt = _dataset(src_pool, name="my data", mb=3)
+    zfs("snapshot", f"{ds}@first snap")
+    dest = f"{dst_pool.name}/copy of data"
+    r = _cli(lab, "send", f"lab-src:{ds}@first snap", f"lab-dst:{dest}", "--no-history")
+    assert r.returncode == 0, r.stderr + r.stdout
+    write_random_files(mnt / "more", 2, files=2)
+    zfs("snapshot", f"{ds}@second snap")
+    r = _cli(lab, "send", f"lab-src:{ds}@second snap", f"lab-dst:{dest}", "--no-history")
+    assert r.returncode == 0, r.stderr + r.stdout
+    for short in ("first snap", "second snap"):
+        assert snapshot_guid(f"{dest}@{short}") == snapshot_guid(f"{ds}@{short}")
+    assert tree_digest(_mounted(dest)) == tree_digest(mnt)
+    r = _cli(lab, "list", "--json", f"lab-dst:{dest}")
+    assert r.returncode == 0, r.stderr
+    listed = _events(r.stdout)
+    assert [d["name"] for d in listed] == [dest]
+    snaps = listed[0]["snapshots"]
+    assert isinstance(snaps, list)
+    assert [s["name"] for s in snaps] == [f"{dest}@first snap", f"{dest}@second snap"]

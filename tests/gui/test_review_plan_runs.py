@@ -27,7 +27,7 @@ def shown(plan: Plan) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-@pytest.mark.parametrize("transport", [Transport.TCP, Transport.SSH])
+@pytest.mark.parametrize("transport", [Transport.TCP, Transport.SSH, Transport.RELAY])
 def test_the_reviewed_plan_is_the_plan_that_runs(qtbot: QtBot, wizard: MigrationWizard,
                                                  lab_env: Lab, pools: tuple[Pool, Pool],
                                                  transport: Transport) -> None:
@@ -48,8 +48,9 @@ def test_the_reviewed_plan_is_the_plan_that_runs(qtbot: QtBot, wizard: Migration
         w.session.options = replace(w.session.options, ssh_options=options)
     w.next()
     assert w.currentId() == PageId.TRANSPORT
-    radio = w.transport_page.ui.ssh_radio if transport is Transport.SSH \
-        else w.transport_page.ui.tcp_radio
+    ui = w.transport_page.ui
+    radio = {Transport.SSH: ui.ssh_radio, Transport.TCP: ui.tcp_radio,
+             Transport.RELAY: ui.relay_radio}[transport]
     radio.setChecked(True)
     # The optional md5 of the stream: asked for over tcp, left off (the default) over ssh.
     assert not w.transport_page.ui.hash_check.isChecked()
@@ -66,6 +67,9 @@ def test_the_reviewed_plan_is_the_plan_that_runs(qtbot: QtBot, wizard: Migration
     assert ("--hash md5" in text) is (transport is Transport.TCP)
     if transport is Transport.TCP:
         assert reviewed.port is not None and f":{reviewed.port}" in text
+    elif transport is Transport.RELAY:
+        assert reviewed.port is None and reviewed.steps[0].receive_log is None
+        assert " -I " not in text and " -O " not in text and "ssh " not in text
     else:
         log = reviewed.steps[0].receive_log
         assert log is not None and log in text
@@ -80,10 +84,11 @@ def test_the_reviewed_plan_is_the_plan_that_runs(qtbot: QtBot, wizard: Migration
     assert shown(ran) == text
     if transport is Transport.TCP:
         assert ran.port == reviewed.port
-    else:
+    elif transport is Transport.SSH:
         assert ran.steps[0].receive_log == reviewed.steps[0].receive_log
     assert snapshot_guid(f"{dst_pool.name}/copy@one") == snapshot_guid(f"{dataset}@one")
     assert w.session.summary.hash_match is (True if transport is Transport.TCP else None)
     checks = w.done_page.ui.check_value.text()
     assert ("stream MD5 equal on both ends" in checks) is (transport is Transport.TCP), checks
-    assert ("stream checksums checked by zfs receive" in checks) is (transport is Transport.SSH)
+    assert ("stream checksums checked by zfs receive" in checks) is (transport is not
+                                                                      Transport.TCP)

@@ -8,6 +8,12 @@ Fixtures:
         their images deleted at teardown.
     pools (function) -> (Pool, Pool): a source ("src") and a destination ("dst") pool.
     lab (session) -> Lab: two sshd on 127.0.0.1 (aliases lab-src, lab-dst in `lab.ssh_config`).
+    bare_host (session, two params) -> LabHost: another sshd, alias lab-bare (its sh has job
+        control, FreeBSD-like) or lab-bare-dash (dash), in the lab's ssh_config, whose sessions'
+        PATH holds no setsid, ss or flock.
+    jump_lab (session) -> JumpLab: network namespaces with lab-jump (reachable) and lab-behind
+        (reachable only from lab-jump); its own ssh_config and known_hosts (lab hosts included).
+    password_host (session) -> LabHost: lab-pw, an sshd taking root's password PASSWORD only.
     lab_env (function) -> Lab: os.environ points zmigrate at the lab ssh_config and known_hosts,
         SSH_AUTH_SOCK removed.
     lab_hosts (function) -> (Host, Host): engine hosts connected to lab-src and lab-dst.
@@ -26,6 +32,7 @@ import pytest
 from zmigrate.engine.hosts import Host
 from zmigrate.engine.ssh import HostSpec, connect
 
+from .netns import JumpLab
 from .sshd import Lab, LabHost, SshdLab
 from .util import LabCommandError
 from .zfsfuse import LabUnavailableError, Pool, PoolFactory, ZfsDaemon, ensure_daemon, stop_daemon
@@ -75,6 +82,62 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         if problem:
             pytest.fail(problem, pytrace=False)
         yield the_lab
+    finally:
+        runner.stop()
+
+
+@pytest.fixture(scope="session", params=["bash", "dash"])
+def bare_host(request: pytest.FixtureRequest, lab: Lab,
+              tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabHost]:
+    """lab-bare (sh with job control, like FreeBSD's) or lab-bare-dash (dash: no job control
+    without a tty, so a pipeline's group is the one sshd made for the session)."""
+    runner = SshdLab(tmp_path_factory.mktemp("bare"))
+    alias = "lab-bare" if request.param == "bash" else "lab-bare-dash"
+    problem = ""
+    try:
+        try:
+            host = runner.start_bare(lab, alias, f"/bin/{request.param}")
+        except (LabUnavailableError, LabCommandError) as exc:
+            problem = str(exc)
+        if problem:
+            pytest.fail(problem, pytrace=False)
+        yield host
+    finally:
+        runner.stop()
+
+
+@pytest.fixture(scope="session")
+def jump_lab(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[JumpLab]:
+    runner = JumpLab(tmp_path_factory.mktemp("jump"), lab)
+    problem = ""
+    try:
+        try:
+            runner.start()
+        except (LabUnavailableError, LabCommandError) as exc:
+            problem = str(exc)
+        if problem:
+            pytest.fail(problem, pytrace=False)
+        yield runner
+    finally:
+        runner.stop()
+
+
+PASSWORD = "zmh-lab-password"
+
+
+@pytest.fixture(scope="session")
+def password_host(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabHost]:
+    """lab-pw: an sshd that takes root's password PASSWORD only (its own /etc/shadow view)."""
+    runner = SshdLab(tmp_path_factory.mktemp("pw"))
+    problem = ""
+    try:
+        try:
+            host = runner.start_password(lab, PASSWORD)
+        except (LabUnavailableError, LabCommandError) as exc:
+            problem = str(exc)
+        if problem:
+            pytest.fail(problem, pytrace=False)
+        yield host
     finally:
         runner.stop()
 

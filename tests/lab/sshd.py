@@ -17,6 +17,8 @@ SSHD = "/usr/sbin/sshd"
 SSH_KEYGEN = "/usr/bin/ssh-keygen"
 ADDRESS = "127.0.0.1"
 USER = "root"
+# What the "bare" host's PATH lacks (FreeBSD has none of them).
+BARE_WITHOUT = frozenset({"setsid", "ss", "flock"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,11 +104,13 @@ def keygen_fingerprint(pub: Path) -> str:
 
 
 def _sshd_config(root: Path, name: str, port: int, host_key: Path,
-                 authorized_keys: Path) -> Path:
+                 authorized_keys: Path, extra: tuple[str, ...] = (),
+                 address: str = ADDRESS) -> Path:
     cfg = root / f"sshd_{name}.conf"
     cfg.write_text(
         "\n".join([
-            f"ListenAddress {ADDRESS}",
+            *extra,  # first: sshd takes the first value of a keyword
+            f"ListenAddress {address}",
             f"Port {port}",
             f"HostKey {host_key}",
             f"PidFile {root / f'sshd_{name}.pid'}",
@@ -141,12 +145,13 @@ class SshdLab:
     procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
 
     def _start_one(self, name: str, host_key: Path, authorized_keys: Path,
-                   attempts: int = 5) -> tuple[int, subprocess.Popen[bytes], Path, Path]:
+                   attempts: int = 5, extra: tuple[str, ...] = (),
+                   ) -> tuple[int, subprocess.Popen[bytes], Path, Path]:
         log = self.root / f"sshd_{name}.log"
         last = ""
         for _ in range(attempts):
             port = free_port()
-            cfg = _sshd_config(self.root, name, port, host_key, authorized_keys)
+            cfg = _sshd_config(self.root, name, port, host_key, authorized_keys, extra)
             check = run([SSHD, "-t", "-f", str(cfg)], check=False, timeout=30)
             if check.returncode != 0:
                 raise LabUnavailableError(f"sshd rejects the lab config {cfg}: "
@@ -213,6 +218,92 @@ class SshdLab:
             )
         ssh_config.write_text("\n".join(blocks))
         return Lab(ssh_config, known_hosts, identity, src, dst)
+
+    def start_bare(self, lab: Lab, alias: str = "lab-bare", sh: str = "/bin/bash") -> LabHost:
+        """Another lab host, `alias`, whose sessions' PATH holds no setsid, ss or flock.
+
+        Like a FreeBSD or TrueNAS CORE host: its PATH is a directory of links to every program of
+        /usr/sbin, /usr/bin, /sbin and /bin but those three, and its `sh` is `sh`: by default one
+        with job control without a tty (bash, as FreeBSD's sh); /bin/dash has none. The alias is
+        added to the lab's ssh_config and its host key to the lab's known_hosts.
+        """
+        bindir = self.root / f"{alias}-bin"
+        bindir.mkdir(parents=True, exist_ok=True)
+        for d in ("/usr/sbin", "/usr/bin", "/sbin", "/bin"):
+            for entry in sorted(Path(d).iterdir()):
+                link = bindir / entry.name
+                if entry.name in BARE_WITHOUT or link.is_symlink() or link.exists():
+                    continue
+                if entry.is_file() and os.access(entry, os.X_OK):
+                    link.symlink_to(entry.resolve())
+        (bindir / "sh").unlink(missing_ok=True)
+        (bindir / "sh").symlink_to(sh)
+        host_key = self.root / f"ssh_host_{alias}_ed25519_key"
+        pub = _keygen(host_key, f"zmigrate-{alias}")
+        port, proc, cfg, log = self._start_one(
+            alias, host_key, lab.identity.parent / "authorized_keys",
+            extra=(f"SetEnv PATH={bindir}",))
+        host = LabHost(
+            alias=alias, address=ADDRESS, port=port, user=USER,
+            host_key_fingerprint=keygen_fingerprint(Path(f"{host_key}.pub")), sshd_pid=proc.pid,
+            public_key=pub, host_key=host_key, config=cfg, log=log,
+        )
+        with lab.known_hosts.open("a") as f:
+            f.write(host.known_hosts_line + "\n")
+        with lab.ssh_config.open("a") as f:
+            f.write(
+                f"\nHost {host.alias}\n"
+                f"    HostName {host.address}\n"
+                f"    Port {host.port}\n"
+                f"    User {host.user}\n"
+                f"    IdentityFile {lab.identity}\n"
+                f"    IdentitiesOnly yes\n"
+                f"    UserKnownHostsFile {lab.known_hosts}\n"
+            )
+        return host
+
+    def start_password(self, lab: Lab, password: str) -> LabHost:
+        """A lab host, "lab-pw", that takes root's password `password` (and no key).
+
+        The machine's root password is not touched: the sshd runs in a mount namespace of its
+        own in which a copy of /etc/shadow, with root's hash for `password`, is bound over the
+        real one. Its host key goes into the lab's known_hosts, its alias (no IdentityFile) into
+        the lab's ssh_config.
+        """
+        digest = run(["openssl", "passwd", "-6", "-stdin"], input=password + "\n").stdout.strip()
+        shadow = self.root / "shadow"
+        lines = Path("/etc/shadow").read_text().splitlines()
+        shadow.write_text("".join(
+            (f"root:{digest}:" + line.split(":", 2)[2] if line.startswith("root:") else line)
+            + "\n" for line in lines))
+        shadow.chmod(0o640)
+        host_key = self.root / "ssh_host_pw_ed25519_key"
+        pub = _keygen(host_key, "zmigrate-lab-pw")
+        port = free_port()
+        cfg = _sshd_config(self.root, "pw", port, host_key, self.root / "no_keys", extra=(
+            "PermitRootLogin yes", "PasswordAuthentication yes", "PubkeyAuthentication no"))
+        log = self.root / "sshd_pw.log"
+        with log.open("ab") as logf:
+            proc = subprocess.Popen(
+                ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                 'mount --bind "$1" /etc/shadow && exec "$2" -D -e -f "$3"', "zmh",
+                 str(shadow), SSHD, str(cfg)],
+                stdin=subprocess.DEVNULL, stdout=logf, stderr=logf, start_new_session=True)
+        self.procs.append(proc)
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline and proc.poll() is None and not tcp_accepts(port):
+            time.sleep(0.05)
+        if proc.poll() is not None or not tcp_accepts(port):
+            raise LabUnavailableError(f"the password sshd did not come up: "
+                                      f"{log.read_text(errors='replace')}")
+        host = LabHost(alias="lab-pw", address=ADDRESS, port=port, user=USER,
+                       host_key_fingerprint=keygen_fingerprint(Path(f"{host_key}.pub")),
+                       sshd_pid=proc.pid, public_key=pub, host_key=host_key, config=cfg, log=log)
+        with lab.known_hosts.open("a") as f:
+            f.write(host.known_hosts_line + "\n")
+        with lab.ssh_config.open("a") as f:
+            f.write(f"\nHost lab-pw\n    HostName {ADDRESS}\n    Port {port}\n    User root\n")
+        return host
 
     @staticmethod
     def _stop(proc: subprocess.Popen[bytes]) -> None:

@@ -118,6 +118,17 @@ def test_network_bound_over_ssh_advises_tcp_and_a_fast_cipher() -> None:
     assert "aes128-gcm@openssh.com" in text
 
 
+def test_network_bound_relay_names_this_computers_link() -> None:
+    send = trace(Side.SEND, 20, 40, 40, lambda i: 97 + i % 3)
+    recv = trace(Side.RECEIVE, 20, 40, 40, lambda i: i % 2)
+    v = diagnose(both(send, recv), transport=Transport.RELAY)
+    assert v.kind is Bottleneck.NETWORK
+    assert "this computer's link (the relay) carries only 40 MiB/s" in v.text
+    text = advice_text(v)
+    assert "--transport tcp (or ssh) skips this computer" in text
+    assert "mtu 9000" not in text
+
+
 def test_seed_zfs_send_at_180_is_source_bound() -> None:
     # zfs send to /dev/null ran at about 180 MB/s: both buffers stay near empty.
     send = trace(Side.SEND, 30, lambda i: 175 + 5 * (i % 3), lambda i: 175 + 5 * (i % 3),

@@ -12,18 +12,29 @@ from zmigrate.engine import shell
 from zmigrate.engine.errors import InvalidNameError
 
 
-@pytest.mark.parametrize("name", ["tank", "tank/home", "tank/a.b-c_d:e", "p/x/y/z"])
+@pytest.mark.parametrize("name", ["tank", "tank/home", "tank/a.b-c_d:e", "p/x/y/z",
+                                  "tank/a b", "tank/My Documents/2024 photos"])
 def test_valid_datasets(name: str) -> None:
     assert shell.dataset(name) == name
 
 
 @pytest.mark.parametrize("name", [
-    "", "-tank", "tank/", "/tank", "tank//a", "tank/a b", "tank/$(id)", "tank/a;b", "tank/`x`",
+    "", "-tank", "tank/", "/tank", "tank//a", "-a b", "tank/a\tb", "tank/$(id)",
+    "tank/a;b", "tank/`x`",
     "tank/a|b", "tank/../x", "tank/.", "tank/a\nb", "tank/a'b", 'tank/a"b', "t" * 300,
 ])
 def test_invalid_datasets(name: str) -> None:
     with pytest.raises(InvalidNameError):
         shell.dataset(name)
+
+
+def test_names_with_spaces_are_one_quoted_word() -> None:
+    name = shell.snapshot("tank/My Documents@before upgrade")
+    line = shell.join(["zfs", "send", name])
+    assert line == "zfs send 'tank/My Documents@before upgrade'"
+    assert shlex.split(line)[-1] == name
+    assert shell.split_snapshot(name) == ("tank/My Documents", "before upgrade")
+    assert shell.snap_part("before upgrade") == "before upgrade"
 
 
 def test_snapshots() -> None:

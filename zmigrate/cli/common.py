@@ -11,10 +11,11 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict
-from typing import Any, TextIO
+from typing import Any, Protocol, TextIO
 
 from ..engine.errors import CancelledError, InvalidNameError, ZmigrateError
 from ..engine.events import (
+    DatasetState,
     Failed,
     Finished,
     LogLine,
@@ -23,6 +24,7 @@ from ..engine.events import (
     Sample,
     Side,
     StageChanged,
+    Summary,
     json_default,
 )
 from ..engine.hosts import Host
@@ -99,6 +101,9 @@ class LiveLine:
         elif isinstance(event, LogLine):
             self.clear()
             print(f"[{event.host}] {event.text}", file=self.out)
+        elif isinstance(event, DatasetState):
+            self.clear()
+            print(dataset_line(event), file=self.out)
         elif isinstance(event, Progress):
             now = time.monotonic()
             if now - self.last_draw < 0.25:
@@ -146,6 +151,8 @@ def event_to_json(event: object) -> dict[str, Any] | None:
         }
     if isinstance(event, Sample):
         return {"event": "sample", **asdict(event)}
+    if isinstance(event, DatasetState):
+        return {"event": "dataset", **asdict(event)}
     if isinstance(event, Progress):
         return {"event": "progress", **asdict(event)}
     if isinstance(event, StageChanged):
@@ -187,8 +194,17 @@ def ssh_option(text: str) -> str:
     return "-o" + text
 
 
+def dataset_line(event: DatasetState) -> str:
+    """`[2/5] tank/a -> backup/a: verified (guid 123)`: a tree's dataset changed state."""
+    detail = f" ({event.detail})" if event.detail else ""
+    return (f"[{event.index + 1}/{event.count}] {event.dataset} -> {event.destination}: "
+            f"{event.state}{detail}")
+
+
 def plain(event: object, err: TextIO) -> None:
-    if isinstance(event, StageChanged):
+    if isinstance(event, DatasetState):
+        print(dataset_line(event), file=err)
+    elif isinstance(event, StageChanged):
         print(f"{event.stage}: {event.detail}" if event.detail else event.stage, file=err)
     elif isinstance(event, LogLine):
         print(f"[{event.host}] {event.text}", file=err)
@@ -211,7 +227,20 @@ def run_interruptibly(start: Callable[[], None], finished: Callable[[float], boo
             signal.signal(signal.SIGINT, previous)
 
 
-def run_job(job: Job, out: TextIO, err: TextIO, as_json: bool) -> int:
+class Runnable(Protocol):
+    """What `run_job` drives: a Job or a TreeJob."""
+
+    summary: Summary | None
+    error: ZmigrateError | None
+
+    def start(self) -> None: ...
+    def wait(self, timeout: float | None = None) -> bool: ...
+    def cancel(self) -> None: ...
+
+
+def run_job(job: Runnable, out: TextIO, err: TextIO, as_json: bool,
+            closing: Callable[[Summary], str] | None = None) -> int:
+    """Run until the end (Ctrl-C cancels), print the closing line; the exit status."""
     def cancel() -> None:
         print("\ncancelling: stopping both ends...", file=err)
         job.cancel()
@@ -219,7 +248,11 @@ def run_job(job: Job, out: TextIO, err: TextIO, as_json: bool) -> int:
     run_interruptibly(job.start, job.wait, cancel)
     if job.summary is not None:
         s = job.summary
-        if not as_json:
+        if not as_json and closing is not None:
+            if err.isatty():
+                err.write("\r\x1b[K")
+            print(closing(s), file=out)
+        elif not as_json and isinstance(job, Job):
             if err.isatty():
                 err.write("\r\x1b[K")
             plan = job.plan

@@ -98,6 +98,10 @@ def format_table(report: DoctorReport) -> str:
         lines.append(f"bottleneck: {slow.title} at {format_rate(slow.rate)}; expect about "
                      f"{format_rate(report.expected_rate)} end to end (stages in parentheses are "
                      "alternatives, not on the path)")
+    unread = dict.fromkeys(f"{h.host}: {what}" for s in report.stages for h in s.cpu
+                           for what in h.unread)
+    if unread:
+        lines.append("not read: " + "; ".join(unread))
     if report.advice:
         lines.append("advice:")
         lines += [f"  - {a}" for a in report.advice]

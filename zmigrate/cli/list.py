@@ -48,7 +48,9 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                                    "createtxg": b.createtxg} for b in ds.bookmarks],
                 }), file=out)
             return EXIT_OK
-        print(f"# {host.label}: {caps.describe()}", file=out)
+        print(f"# {host.title}: {caps.describe()}", file=out)
+        for note in host.notes:
+            print(f"# {host.label}: {note}", file=out)
         print(f"{'NAME':<48} {'USED':>10} {'REFER':>10}  {'CREATED':<16} GUID", file=out)
         for ds in datasets:
             print(f"{ds.name:<48} {format_size(ds.used):>10} {format_size(ds.referenced):>10}  "

@@ -14,6 +14,7 @@ from ..engine.hosts import Host
 from ..engine.job import Job, Request
 from ..engine.plan import Options, Transport
 from ..engine.ssh import HostSpec
+from ..engine.tree import TreeJob, TreeRequest, describe_summary
 from ..engine.units import parse_size
 from .common import (
     EXIT_OK,
@@ -78,6 +79,25 @@ def add_parser(sub: Any) -> None:
     sp.add_argument("--bookmark", action="store_true",
                     help="bookmark the sent snapshot on the source afterwards, so later "
                     "incrementals work after it is pruned")
+    tree = sp.add_argument_group(
+        "trees", "move a dataset with its children, dataset by dataset (each resumable)")
+    tree.add_argument("-r", "--recursive", action="store_true",
+                      help="SOURCE is the root of a tree: copy it and every child, parents "
+                      "first, each with its older snapshots; a rerun sends only what changed")
+    tree.add_argument("--snapshot", action="store_true",
+                      help="take a snapshot now (@zmigrate-YYYYMMDD-HHMMSS, UTC) and send up "
+                      "to it (for -r without @snap in SOURCE)")
+    tree.add_argument("--exclude", action="append", default=[], metavar="DATASET",
+                      help="leave this child and its descendants out (repeatable)")
+    tree.add_argument("--final", action="store_true",
+                      help="cut over: set readonly=on on the source datasets first, then "
+                      "snapshot and send the last delta")
+    tree.add_argument("--mount-root", metavar="PATH",
+                      help="mount the copy under PATH (default: received unmounted, "
+                      "mountpoints kept, where the destination's zfs can)")
+    tree.add_argument("--parallel", type=int, default=1, metavar="N",
+                      help="up to N small datasets (under 64 MiB) in flight at once; a bigger "
+                      "one always runs alone (default 1)")
     sp.add_argument("--json", action="store_true", help="newline-delimited JSON events on stdout")
     sp.add_argument("-n", "--dry-run", action="store_true",
                     help="check and print the plan and its commands; run nothing")
@@ -85,12 +105,45 @@ def add_parser(sub: Any) -> None:
                     help="do not record this transfer in `zmigrate history`")
 
 
+def _tree_request(args: argparse.Namespace, source: str, destination: str,
+                  options: Options) -> TreeRequest:
+    root, _, snap = source.partition("@")
+    if snap and args.snapshot:
+        raise InvalidNameError(f"{source} names a snapshot and --snapshot asks for a new one: "
+                               "give one or the other")
+    if not snap and not args.snapshot:
+        raise InvalidNameError(f"{source} names no snapshot: add @SNAP to send every dataset up "
+                               "to that snapshot, or --snapshot to take one now")
+    for flag, given in (("--replicate", args.replicate), ("--resume", args.resume),
+                        ("--discard-partial", args.discard_partial), ("--base", args.base)):
+        if given:
+            raise InvalidNameError(f"{flag} is for one dataset; -r decides per dataset")
+    return TreeRequest(root=shell.dataset(root), destination=destination,
+                       snapshot=snap or None, excludes=tuple(args.exclude), final=args.final,
+                       mount_root=args.mount_root, options=options,
+                       parallel=_parallel(args.parallel))
+
+
+def _parallel(n: int) -> int:
+    if not 1 <= n <= 16:
+        raise InvalidNameError(f"--parallel {n} is out of range", fix="give 1 to 16")
+    return n
+
+
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     src_host, snapshot = split_location(args.source)
     dst_host, destination = split_location(args.destination)
-    shell.snapshot(snapshot)
     shell.dataset(destination)
     options = _options(args)
+    tree_request = _tree_request(args, snapshot, destination, options) if args.recursive \
+        else None
+    if tree_request is None:
+        shell.snapshot(snapshot)
+        for flag, given in (("--snapshot", args.snapshot), ("--exclude", args.exclude),
+                            ("--parallel", args.parallel != 1),
+                            ("--final", args.final), ("--mount-root", args.mount_root)):
+            if given:
+                raise InvalidNameError(f"{flag} goes with -r (a tree)")
     if options.resume and options.discard_partial:
         raise InvalidNameError("--resume and --discard-partial exclude each other")
     prompts = TerminalPrompts()
@@ -104,6 +157,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         else:
             dst = connect_host(dst_host, args.sudo or args.sudo_destination, prompts)
             hosts.append(dst)
+        if tree_request is not None:
+            return _run_tree(args, TreeJob(src, dst, tree_request), out, err)
         job = Job(src, dst, Request(snapshot, destination, options))
         if not args.dry_run and not args.no_history:
             recorder = Recorder.for_default_store()
@@ -129,6 +184,38 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     finally:
         for h in hosts:
             h.close()
+
+
+def _run_tree(args: argparse.Namespace, job: TreeJob, out: TextIO, err: TextIO) -> int:
+    if not args.dry_run and not args.no_history:
+        job.subscribe(Recorder.for_default_store())
+    if args.dry_run:
+        plan = job.prepare()
+        if args.json:
+            print_json(plan.to_json(), out)
+            return EXIT_OK
+        print(plan.describe(), file=out)
+        for host, line in plan.commands():
+            print(f"\n# on {host}:\n{line}", file=out)
+        for e in plan.entries:
+            print(f"\n# {e.source} -> {e.destination}: {e.action}"
+                  + (f" ({e.reason})" if e.reason else ""), file=out)
+            if e.action == "skip":
+                continue
+            if plan.snapshot_command:
+                print("#   (its commands are planned once the snapshot exists)", file=out)
+                continue
+            for host, line in job.dataset_plan(e).commands():
+                print(f"# on {host}:\n{line}", file=out)
+        return EXIT_OK
+    if args.json:
+        job.subscribe(lambda e: print_json(event_to_json(e), out))
+    elif err.isatty():
+        job.subscribe(LiveLine(err))
+    else:
+        job.subscribe(lambda e: plain(e, err))
+    return run_job(job, out, err, args.json,
+                   closing=lambda s: describe_summary(job.plan, s) if job.plan else "done")
 
 
 def _options(args: argparse.Namespace) -> Options:

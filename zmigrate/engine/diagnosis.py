@@ -159,6 +159,13 @@ def _network_advice(transport: Transport | None) -> tuple[str, ...]:
         "check the CPU of the transport process (ssh, mbuffer): one core at 100 % caps the stream",
         "measure each stage alone: zmigrate doctor SRC DST",
     )
+    if transport is Transport.RELAY:
+        return (
+            "the stream goes through this computer, up one SSH session and down the other: its "
+            "link and its CPU (two ciphers) set the pace",
+            "if the hosts can reach each other, --transport tcp (or ssh) skips this computer",
+            "run zmigrate on a machine near both hosts (same network, wired)",
+        )
     if transport is Transport.TCP:
         return wire
     if transport is Transport.SSH:
@@ -279,7 +286,11 @@ def _judge(send: _Stats | None, recv: _Stats | None, single: bool, ctx: _Context
                 _bursty_advice(peak, ctx), 0.75)
     # 5. Sender full, receiver empty: the path between them is the limit.
     if send is not None and send.fill_mean >= HIGH and (recv is None or recv.fill_mean <= LOW):
-        via = "ssh" if ctx.transport is Transport.SSH else "the network"
+        via = "the network"
+        if ctx.transport is Transport.SSH:
+            via = "ssh"
+        elif ctx.transport is Transport.RELAY:
+            via = "this computer's link (the relay)"
         where = "the receive buffer is near empty" if recv else "no receiver figures"
         base = 0.55 + 0.4 * (send.fill_mean - HIGH) / (100 - HIGH)
         return (Bottleneck.NETWORK,

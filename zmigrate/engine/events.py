@@ -80,6 +80,26 @@ class Progress:
 
 
 @dataclass(frozen=True, slots=True)
+class DatasetState:
+    """A dataset of a tree transfer changed state.
+
+    `state` is one of waiting, sending, verified, skipped, failed; `index` counts from 0 of
+    `count` datasets (parents first); `size` is the bytes it references on the source; `bytes`
+    and `rate` are what was sent (once verified); `detail` says why (skip reason, error, guid).
+    """
+
+    dataset: str
+    destination: str
+    state: str
+    index: int
+    count: int
+    size: int
+    bytes: int = 0
+    rate: float | None = None
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class Summary:
     """How a finished transfer went."""
 

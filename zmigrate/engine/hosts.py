@@ -1,13 +1,16 @@
 """Where commands run: this machine (subprocess) or one paramiko SSH control session per host.
 
 Both kinds offer the same small surface (`run`, `spawn`, `kill_group`, `close`); everything above
-this module (zfs, plan, pipeline) sees only `Host`. Remote pipelines are started in their own
-session (`setsid`), so cancelling kills the whole process group on its host: closing an SSH channel
-without a pty leaves the remote process running. So that a crash of zmigrate (or a dropped
-connection) cannot leave them behind either, a spawned pipeline keeps its stdin open to us: a
-watchdog in its group reads it and signals the whole group when it reaches EOF. A pipeline spawned
-`gated` first waits for one line on that stdin (`Process.begin()`), so its session's start-up
-(100-150 ms even on loopback) overlaps other work instead of delaying the stream.
+this module (zfs, plan, pipeline) sees only `Host`. Remote pipelines are started in a process
+group of their own, so cancelling kills the whole group on its host: closing an SSH channel
+without a pty leaves the remote process running. The group comes from `setsid` where util-linux
+has it, else from the shell's job control (`set -m`: FreeBSD sh, bash), else it is the group sshd
+made for the channel's session, which holds nothing but this command (dash, without a tty). So
+that a crash of zmigrate (or a dropped connection) cannot leave them behind either, a spawned
+pipeline keeps its stdin open to us: a watchdog in its group reads it and signals the whole group
+when it reaches EOF. A pipeline spawned `gated` first waits for one line on that stdin
+(`Process.begin()`), so its session's start-up (100-150 ms even on loopback) overlaps other work
+instead of delaying the stream.
 """
 
 from __future__ import annotations
@@ -35,16 +38,27 @@ OutputCallback = Callable[[bytes], None]
 # a non-interactive shell points a background job's stdin at /dev/null), then TERMs the whole
 # group. EOF comes when zmigrate closes the channel, dies, or loses the connection - and after the
 # pipeline's own end, when sshd closes the stdin of a finished session (it then only ends itself).
-_WATCHDOG = ('exec 3<&0; (cat <&3 >/dev/null 2>&1; kill -TERM -$$) </dev/null >/dev/null 2>&1 & '
+_WATCHDOG = ('exec 3<&0; (cat <&3 >/dev/null 2>&1; kill -TERM -$g) </dev/null >/dev/null 2>&1 & '
              'exec sh -c "$1" 3<&- </dev/null')
 # A gated pipeline waits for one line on stdin before it runs (`Process.begin()`), so the slow
 # part of starting it - an SSH session, a login shell - overlaps other work, and the pipeline
 # itself starts one write later. `read` takes the line byte by byte and leaves the rest of the
 # lifeline to the watchdog; EOF instead of the line (zmigrate gave up) runs nothing.
 _GATE = 'read -r _go || exit 1; '
-# Start a pipeline as the leader of a new session, print its pid (= the process group id) on
-# stdout first, then exec the pipeline in place so the group id stays that pid.
-_PGID = 'echo "$$"; '
+# The group leader of a new session (setsid): its pid is the group id. Print it on stdout first,
+# then exec the pipeline in place so the group id stays that pid.
+_PGID = 'g=$$; echo "$g"; '
+# Without setsid the shell may not lead its group (no job control): ask ps which group it is in.
+# `$(echo $g)` trims ps's padding with builtins only.
+_PGID_PS = 'g=$(ps -o pgid= -p $$); g=$(echo $g); echo "$g"; '
+# Pick the way to a group of its own on the host itself, so no probe is needed before a spawn:
+# $1 runs under `setsid -w` (it waits, so the channel's exit status is the pipeline's), $2 as a
+# job-control job. The job's stdin is the lifeline, passed on fd 4 because a background job's
+# stdin is /dev/null without job control; the shell's own "Done" notice goes to /dev/null.
+_OUTER = ('if command -v setsid >/dev/null 2>&1 && setsid -w true 2>/dev/null; then '
+          'exec setsid -w sh -c "$1" zmigrate "$3"; fi; '
+          'set -m 2>/dev/null; exec 4<&0; sh -c "$2" zmigrate "$3" <&4 4<&- & '
+          'exec 2>/dev/null 4<&-; wait $!')
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +114,14 @@ class Process(ABC):
     def begin(self) -> None:
         """Let a pipeline spawned with `gated=True` run; nothing for one that was not."""
 
+    def write(self, data: bytes) -> None:
+        """Feed the stdin of a pipeline spawned with `data_stdin=True` (blocks while it is full)."""
+        raise NotImplementedError
+
+    def close_input(self) -> None:
+        """End the stdin of a pipeline spawned with `data_stdin=True`: its input reaches EOF."""
+        raise NotImplementedError
+
     def kill(self, sig: int = signal.SIGTERM) -> None:
         """Signal the pipeline's whole process group on its host."""
         pgid = self.pgid
@@ -135,9 +157,17 @@ class Host(ABC):
 
     is_local: bool = False
 
+    via: tuple[str, ...] = ()  # the jump hosts it is reached through (ProxyJump), first first
+    notes: tuple[str, ...] = ()  # how it was reached, where the user should know (config parser)
+
     def __init__(self, label: str, *, sudo: bool = False) -> None:
         self.label = label
         self.sudo = sudo
+
+    @property
+    def title(self) -> str:
+        """The label, and the jump hosts when there are: `target via jump1, jump2`."""
+        return f"{self.label} via {', '.join(self.via)}" if self.via else self.label
 
     # -- primitives ---------------------------------------------------------------------------
     @abstractmethod
@@ -153,10 +183,15 @@ class Host(ABC):
         on_stdout: OutputCallback | None = None,
         on_stderr: OutputCallback | None = None,
         gated: bool = False,
+        data_stdin: bool = False,
+        on_stdout_end: Callable[[], None] | None = None,
     ) -> Process:
         """Start a shell line in a new process group; output goes to the callbacks as it comes.
 
-        With `gated`, everything is set up but the line waits for `Process.begin()`.
+        With `gated`, everything is set up but the line waits for `Process.begin()`. With
+        `data_stdin`, its stdin is data fed by `Process.write()` (no watchdog: the end of that
+        stdin, when we close it, die or lose the connection, ends the pipeline by itself).
+        `on_stdout_end` is called once its stdout has reached EOF.
         """
 
     @abstractmethod
@@ -198,10 +233,12 @@ class Host(ABC):
         return f"<{type(self).__name__} {self.label}>"
 
 
-def wrap_in_group(line: str, *, gated: bool = False) -> str:
-    """The shell line that runs `line` as a new session and prints its process group first."""
-    wrapper = _PGID + (_GATE if gated else "") + _WATCHDOG
-    return shell.join(["setsid", "-w", "sh", "-c", wrapper, "zmigrate", line])
+def wrap_in_group(line: str, *, gated: bool = False, data_stdin: bool = False) -> str:
+    """The shell line that runs `line` in a process group of its own (setsid, else job control,
+    else the SSH session's group) and prints that group's id first."""
+    gate = _GATE if gated else ""
+    body = 'exec sh -c "$1"' if data_stdin else gate + _WATCHDOG
+    return shell.join(["sh", "-c", _OUTER, "zmigrate", _PGID + body, _PGID_PS + body, line])
 
 
 class _GroupReader:
@@ -272,6 +309,15 @@ class LocalProcess(Process):
             except OSError:
                 pass  # it ended already: poll() tells how
 
+    def write(self, data: bytes) -> None:
+        stdin = self._popen.stdin
+        assert stdin is not None
+        stdin.write(data)
+        stdin.flush()
+
+    def close_input(self) -> None:
+        self._release()
+
     def _release(self) -> None:
         """Close the watchdog's stdin: it ends (with anything left in the group)."""
         stdin = self._popen.stdin
@@ -289,7 +335,8 @@ class LocalProcess(Process):
                 pass
 
 
-def _pump(stream: IO[bytes], sink: OutputCallback) -> None:
+def _pump(stream: IO[bytes], sink: OutputCallback,
+          at_end: Callable[[], None] | None = None) -> None:
     # read1: whatever has arrived, without waiting for a full 64 KiB.
     read = stream.read1 if isinstance(stream, io.BufferedReader) else stream.read
     while True:
@@ -297,6 +344,8 @@ def _pump(stream: IO[bytes], sink: OutputCallback) -> None:
         if not data:
             break
         sink(data)
+    if at_end is not None:
+        at_end()
 
 
 class LocalHost(Host):
@@ -337,19 +386,24 @@ class LocalHost(Host):
         on_stdout: OutputCallback | None = None,
         on_stderr: OutputCallback | None = None,
         gated: bool = False,
+        data_stdin: bool = False,
+        on_stdout_end: Callable[[], None] | None = None,
     ) -> Process:
+        body = 'exec sh -c "$1"' if data_stdin else (_GATE if gated else "") + _WATCHDOG
         popen = subprocess.Popen(
-            ["sh", "-c", (_GATE if gated else "") + _WATCHDOG, "zmigrate", line],
-            stdin=subprocess.PIPE,  # the gate's line, then the watchdog's lifeline (closed last)
+            ["sh", "-c", "g=$$; " + body, "zmigrate", line],
+            # The gate's line, then the watchdog's lifeline (closed last) - or the data.
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,
         )
         threads = []
-        for stream, cb in ((popen.stdout, on_stdout), (popen.stderr, on_stderr)):
+        for stream, cb, end in ((popen.stdout, on_stdout, on_stdout_end),
+                                (popen.stderr, on_stderr, None)):
             assert stream is not None
             sink: OutputCallback = cb if cb is not None else (lambda _d: None)
-            t = threading.Thread(target=_pump, args=(stream, sink), daemon=True,
+            t = threading.Thread(target=_pump, args=(stream, sink, end), daemon=True,
                                  name=f"zmigrate-local-pump-{popen.pid}")
             t.start()
             threads.append(t)
@@ -411,6 +465,15 @@ class SshProcess(Process):
         except OSError:
             pass  # the channel is gone: poll() tells how
 
+    def write(self, data: bytes) -> None:
+        self._channel.sendall(data)
+
+    def close_input(self) -> None:
+        try:
+            self._channel.shutdown_write()
+        except (OSError, EOFError):
+            pass  # the channel is gone already
+
     def poll(self) -> int | None:
         if self._status is None and (self._channel.exit_status_ready() or self._channel.closed
                                      or not self.host.alive()):
@@ -443,9 +506,12 @@ class SshHost(Host):
     Use `zmigrate.ssh.connect()` to make one.
     """
 
-    def __init__(self, label: str, client: paramiko.SSHClient, *, sudo: bool = False) -> None:
+    def __init__(self, label: str, client: paramiko.SSHClient, *, sudo: bool = False,
+                 jumps: Sequence[paramiko.SSHClient] = (), via: tuple[str, ...] = ()) -> None:
         super().__init__(label, sudo=sudo)
         self.client = client
+        self.jumps = list(jumps)  # ProxyJump connections, first hop first; closed with us
+        self.via = via
         self._lock = threading.Lock()
 
     def _transport(self) -> paramiko.Transport:
@@ -476,8 +542,10 @@ class SshHost(Host):
 
     @staticmethod
     def _reader_threads(chan: paramiko.Channel, out: OutputCallback, err: OutputCallback,
-                        name: str) -> list[threading.Thread]:
-        def pump(recv: Callable[[int], bytes], sink: OutputCallback) -> None:
+                        name: str, out_end: Callable[[], None] | None = None,
+                        ) -> list[threading.Thread]:
+        def pump(recv: Callable[[int], bytes], sink: OutputCallback,
+                 at_end: Callable[[], None] | None) -> None:
             while True:
                 try:
                     data = recv(65536)
@@ -486,10 +554,13 @@ class SshHost(Host):
                 if not data:
                     break
                 sink(data)
+            if at_end is not None:
+                at_end()
 
         threads = [
-            threading.Thread(target=pump, args=(chan.recv, out), daemon=True, name=f"{name}-out"),
-            threading.Thread(target=pump, args=(chan.recv_stderr, err), daemon=True,
+            threading.Thread(target=pump, args=(chan.recv, out, out_end), daemon=True,
+                             name=f"{name}-out"),
+            threading.Thread(target=pump, args=(chan.recv_stderr, err, None), daemon=True,
                              name=f"{name}-err"),
         ]
         for t in threads:
@@ -538,12 +609,15 @@ class SshHost(Host):
         on_stdout: OutputCallback | None = None,
         on_stderr: OutputCallback | None = None,
         gated: bool = False,
+        data_stdin: bool = False,
+        on_stdout_end: Callable[[], None] | None = None,
     ) -> Process:
-        wrapped = wrap_in_group(line, gated=gated)
+        wrapped = wrap_in_group(line, gated=gated, data_stdin=data_stdin)
         reader = _GroupReader(on_stdout)
-        chan = self._open(wrapped, keep_stdin=True)  # the watchdog's lifeline
+        chan = self._open(wrapped, keep_stdin=True)  # the watchdog's lifeline, or the data
         threads = self._reader_threads(
-            chan, reader.feed, on_stderr or (lambda _d: None), "zmigrate-ssh-spawn"
+            chan, reader.feed, on_stderr or (lambda _d: None), "zmigrate-ssh-spawn",
+            out_end=on_stdout_end,
         )
         return SshProcess(self, wrapped, chan, reader, threads)
 
@@ -553,3 +627,5 @@ class SshHost(Host):
 
     def close(self) -> None:
         self.client.close()
+        for jump in reversed(self.jumps):
+            jump.close()

@@ -56,11 +56,12 @@ class Job:
         request: what to send where, and how.
         observer: called with every event, on the job's thread.
         src_caps, dst_caps: capabilities if already probed.
+        t0: the monotonic time samples count from (default: when the job runs).
     """
 
     def __init__(self, src: Host, dst: Host, request: Request, observer: Observer | None = None,
                  *, src_caps: zfs.Capabilities | None = None,
-                 dst_caps: zfs.Capabilities | None = None) -> None:
+                 dst_caps: zfs.Capabilities | None = None, t0: float | None = None) -> None:
         self.src = src
         self.dst = dst
         self.request = request
@@ -74,11 +75,13 @@ class Job:
         self._runner: StepRunner | None = None
         self._thread: threading.Thread | None = None
         self._done = threading.Event()
-        self.t0 = time.monotonic()
+        self._origin = t0  # a tree's jobs share one time axis
+        self.t0 = time.monotonic() if t0 is None else t0
         self.partial_kept = False  # an interruption left a resumable state on the destination
         self._src_sets: list[zfs.Dataset] = []
         self._dst_before: tuple[bool, set[str]] | None = None
         self._given_plan: Plan | None = None
+        self.parent_pending = False  # plan as if the destination's parent existed
 
     # -- observation --------------------------------------------------------------------------
     def subscribe(self, observer: Observer) -> None:
@@ -130,7 +133,7 @@ class Job:
         """
         if plan is not None:
             self._given_plan = plan
-        self.t0 = time.monotonic()
+        self.t0 = time.monotonic() if self._origin is None else self._origin
         try:
             summary = self._run()
         except ZmigrateError as exc:
@@ -201,6 +204,9 @@ class Job:
             connect_address, allow_address = addr_f.result()
             used = used_f.result()
             feature = feature_f.result()
+        if self.parent_pending and not any(d.name == parent for d in dst_sets):
+            # A tree's dry run: the parent arrives earlier in the same run.
+            dst_sets.append(zfs.Dataset(parent, "filesystem", 0, 0, 0, 0, 0))
         port = None
         if tcp:
             if options.port is not None:
@@ -319,11 +325,15 @@ class Job:
 
     def ssh_target(self) -> tuple[str, tuple[str, ...]]:
         """How the source's own ssh reaches the destination: resolved from our SSH config."""
-        from .ssh import HostSpec, resolve
+        from .ssh import HostSpec, jump_chain, resolve
 
         spec = HostSpec.parse(self.dst.label)
         r = resolve(spec)
         extra: tuple[str, ...] = ("-p", str(r.port)) if r.port != 22 else ()
+        hops = jump_chain(r)
+        if hops:
+            # The destination is behind jump hosts for us: the source's ssh takes the same way.
+            extra += ("-J", ",".join(f"{h.user}@{h.hostname}:{h.port}" for _, h in hops))
         return f"{r.user}@{r.hostname}", extra + self.request.options.ssh_options
 
     def _run(self) -> Summary:

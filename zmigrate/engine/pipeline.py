@@ -16,13 +16,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from . import mbuffer, shell
+from . import capabilities, mbuffer, shell
 from .errors import CancelledError, TransferError, ZmigrateError
 from .events import LogLine, Progress, Sample, Side, StageChanged
 from .hosts import Host, Process
 from .plan import Plan, Step, Transport
 
 LISTEN_TIMEOUT = 20.0
+# A tcp sender that has not reached the listener by then never will in useful time (a dropped
+# SYN is retried for minutes): the hosts do not reach each other.
+CONNECT_TIMEOUT = 10.0
+UNREACHABLE_FIX = ("the two hosts may not reach each other (another network, NAT, a firewall): "
+                   "use --transport relay (through this computer) or --transport ssh")
 STOP_GRACE = 2.0
 PROGRESS_PERIOD = 0.5
 Emit = Callable[[object], None]
@@ -65,20 +70,10 @@ def free_port(host: Host, low: int = 20000, high: int = 60999, *,
     raise ZmigrateError("no free TCP port found", host=host.label, fix="give one with --port")
 
 
-# Sockets with their states: ss on Linux, netstat elsewhere (FreeBSD, illumos).
-_SOCKETS = "ss -Hltn 2>/dev/null || netstat -an 2>/dev/null"
-
-
 def listening_ports(host: Host) -> set[int]:
-    """Ports in LISTEN state on `host`."""
-    r = host.run(_SOCKETS, timeout=30)
-    ports = set()
-    for line in r.stdout.splitlines():
-        if "LISTEN" not in line.upper():
-            continue
-        for m in re.finditer(r"[.:](\d+)\s", line + " "):
-            ports.add(int(m.group(1)))
-    return ports
+    """Ports in LISTEN state on `host` (ss, netstat or sockstat: capabilities.LISTENING)."""
+    r = host.run(capabilities.LISTENING, timeout=30)
+    return capabilities.parse_listening(r.stdout)
 
 
 def wait_listening(host: Host, port: int, seconds: float = 1.0) -> bool:
@@ -89,8 +84,7 @@ def wait_listening(host: Host, port: int, seconds: float = 1.0) -> bool:
     """
     tries = max(1, round(seconds / 0.02))
     line = (
-        f"i=0; while :; do {{ {_SOCKETS}; }} | grep LISTEN | "
-        f"grep -Eq '[.:]{int(port)}[[:space:]]' && exit 0; i=$((i+1)); "
+        f"i=0; while :; do {capabilities.listening_grep(port)} && exit 0; i=$((i+1)); "
         f"[ $i -ge {tries} ] && exit 1; sleep 0.02 2>/dev/null || sleep 1; done"
     )
     return host.run(line, timeout=seconds + 30).ok
@@ -191,12 +185,35 @@ class StepRunner:
 
     # -- processes ----------------------------------------------------------------------------
     def _spawn(self, host: Host, line: str, state: SideState, both: bool = False,
-               gated: bool = False) -> Process:
+               gated: bool = False, data_stdin: bool = False,
+               relay_to: Process | None = None) -> Process:
+        on_stdout: Callable[[bytes], None] = lambda d: self._on_output(state, d, both)  # noqa: E731
+        on_end: Callable[[], None] | None = None
+        if relay_to is not None:
+            on_stdout, on_end = self._relay(relay_to)
         proc = host.spawn(line, on_stderr=lambda d: self._on_output(state, d, both),
-                          on_stdout=lambda d: self._on_output(state, d, both), gated=gated)
+                          on_stdout=on_stdout, gated=gated, data_stdin=data_stdin,
+                          on_stdout_end=on_end)
         with self._lock:
             self._procs.append(proc)
         return proc
+
+    def _relay(self, receiver: Process) -> tuple[Callable[[bytes], None], Callable[[], None]]:
+        """The sender's stdout, written into the receiver's stdin as it comes (a full receiver
+        window holds the sender back: paramiko stops reading, so sshd stops sending); its end
+        closes the receiver's stdin. A receiver that went away drops the rest: its exit status
+        says why, and the step stops both ends."""
+        broken = threading.Event()
+
+        def forward(data: bytes) -> None:
+            if broken.is_set():
+                return
+            try:
+                receiver.write(data)
+            except Exception:  # noqa: BLE001 - a closed channel or pipe, whatever the kind
+                broken.set()
+
+        return forward, receiver.close_input
 
     def stop(self) -> None:
         """Stop every process of this step: TERM to each group, then KILL what is left."""
@@ -237,11 +254,9 @@ class StepRunner:
         detail = "; ".join(lines[-3:]) if lines else "no error message"
         fix = None
         low = detail.lower()
-        if "rejected connection" in low:
-            fix = ("the listener only accepts the source's address as the destination sees it; "
-                   "give the right one with --allow-address")
-        elif "connection refused" in low or "unable to connect" in low:
-            fix = "a firewall may block the port; try --transport ssh"
+        if "connection refused" in low or "unable to connect" in low \
+                or "no route to host" in low or "network is unreachable" in low:
+            fix = UNREACHABLE_FIX
         elif "permission denied" in low or "must be superuser" in low:
             fix = "run as root, enable sudo for this host, or delegate with `zfs allow`"
         elif "modified since" in low:
@@ -256,6 +271,14 @@ class StepRunner:
             fix = ("the stream was cut off: a process of the transfer or the connection died; "
                    "run it again")
         return TransferError(f"{what}: {detail}", host=state.host, fix=fix)
+
+    def _rejected_address(self) -> str | None:
+        """The address the destination's mbuffer refused ("rejected connection from X")."""
+        for line in reversed(self.receive.tail):
+            m = re.search(r"rejected connection from (\S+)", line)
+            if m:
+                return m.group(1)
+        return None
 
     def _progress(self) -> None:
         now = time.monotonic()
@@ -282,13 +305,16 @@ class StepRunner:
         rx: Process | None = None
         tail_proc: Process | None = None
         try:
+            relay = plan.transport is Transport.RELAY
             if step.destination_command:
-                rx = self._spawn(self.dst, step.destination_command, self.receive)
+                rx = self._spawn(self.dst, step.destination_command, self.receive,
+                                 data_stdin=relay)
                 procs.append((rx, self.receive, "the receiver"))
             # The sender's session comes up while the listener does; it runs on begin().
             tx = self._spawn(self.src, step.source_command, self.send,
-                             both=plan.transport is Transport.LOCAL, gated=True)
-            sender = "the sender"
+                             both=plan.transport is Transport.LOCAL, gated=True,
+                             relay_to=rx if relay else None)
+            sender = "the sender" + (" (relayed through this computer)" if relay else "")
             if plan.transport is Transport.SSH:
                 # Its exit status is the ssh's: a killed ssh or a lost connection shows here.
                 sender += f" (through ssh to {plan.options.ssh_target or self.dst.label})"
@@ -321,14 +347,31 @@ class StepRunner:
         except ZmigrateError:
             pass
 
+    def _connected(self) -> bool:
+        """Whether the stream has reached the receiver (bytes counted, or its end reported)."""
+        last = self.receive.last
+        return (last is not None and last.total > 0) or self.receive.summary is not None
+
     def _follow(self, procs: list[tuple[Process, SideState, str]]) -> StepResult:
         next_progress = 0.0
         failed_at: float | None = None
         first_error: ZmigrateError | None = None
+        connect_by = time.monotonic() + CONNECT_TIMEOUT \
+            if self.plan.transport is Transport.TCP else None
         while True:
             if self.cancelled.is_set():
                 self.stop()
                 raise CancelledError("the transfer was cancelled; both ends were stopped")
+            if connect_by is not None and time.monotonic() > connect_by:
+                connect_by = None
+                if not self._connected() and first_error is None \
+                        and self._rejected_address() is None \
+                        and all(p.poll() is None for p, _, _ in procs):
+                    self.stop()
+                    raise TransferError(
+                        f"the source could not reach the destination's listener (port "
+                        f"{self.plan.port}) within {CONNECT_TIMEOUT:.0f} s",
+                        host=self.src.label, fix=UNREACHABLE_FIX)
             statuses = [p.poll() for p, _, _ in procs]
             for (_proc, state, what), status in zip(procs, statuses, strict=True):
                 if status not in (None, 0) and first_error is None:
@@ -346,6 +389,17 @@ class StepRunner:
                 next_progress = now + PROGRESS_PERIOD
             self.cancelled.wait(0.02)  # wakes at once on cancel()
         self._progress()
+        rejected = self._rejected_address()
+        if rejected is not None and first_error is not None:
+            # The listener only takes the source's address as we expected it; behind NAT or on
+            # a second network it sees another one. Name it, and never take it silently.
+            raise TransferError(
+                f"the destination's mbuffer rejected the connection from {rejected}: it only "
+                "accepts the source's address as zmigrate expected it",
+                host=self.dst.label,
+                fix=f"if {rejected} is the source as the destination sees it (NAT, a second "
+                f"network), run again with --allow-address {rejected}",
+            )
         if first_error is not None:
             # Prefer the receiver's explanation: zfs receive says why a stream was refused -
             # unless the sender failed too and the receiver only saw its stream cut off (then

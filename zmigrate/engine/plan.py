@@ -11,7 +11,7 @@ import secrets
 from dataclasses import dataclass, field, replace
 from enum import Enum
 
-from . import shell, units, zfs
+from . import capabilities, shell, units, zfs
 from .errors import InvalidNameError, PreflightError
 from .hosts import Host
 from .units import GiB, KiB, size_arg
@@ -29,6 +29,9 @@ class Transport(str, Enum):
     TCP = "tcp"  # mbuffer -O on the source to mbuffer -I on the destination (cleartext)
     SSH = "ssh"  # the source host's own ssh to the destination
     LOCAL = "local"  # both ends on one host, no network
+    # Through this computer: the source's stream comes up its control session and goes down
+    # the destination's, so hosts that cannot reach each other still migrate (encrypted twice).
+    RELAY = "relay"
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +67,7 @@ class Options:
     large_blocks: bool | None = None  # send -L; None: where supported
     embedded: bool | None = None  # send -e; None: where supported
     replicate: bool = False  # send -R: the dataset, its children, their properties/snapshots
+    send_properties: bool = False  # send -p: the dataset's locally set properties travel too
     properties: tuple[tuple[str, str], ...] = ()  # receive -o name=value
     exclude_properties: tuple[str, ...] = ()  # receive -x name
     mount: bool = True  # False: receive -u
@@ -177,6 +181,7 @@ class Plan:
             Transport.TCP: f"directly over TCP port {self.port} (cleartext: trusted networks only)",
             Transport.SSH: "through the source host's ssh to the destination",
             Transport.LOCAL: "on the same host, without network",
+            Transport.RELAY: "relayed through this computer (both SSH control sessions)",
         }[self.transport]
         size = ""
         if self.estimate is not None:
@@ -331,12 +336,21 @@ def make_plan(
                 fix="install it there: apt install mbuffer (Debian/Ubuntu), "
                 "pkg install misc/mbuffer (FreeBSD), pkg install mbuffer (OmniOS)",
             )
-        if not site.host.is_local and not site.caps.setsid:
+        if not site.host.is_local and not site.caps.tools.can_stop():
             raise PreflightError(
-                "setsid is not available, so a cancelled transfer could not be stopped there",
+                "ps, pkill or pgrep is missing, so a cancelled transfer could not be stopped "
+                "there",
                 host=site.host.label,
-                fix="install util-linux (setsid) on that host",
+                fix=capabilities.install_hint(site.caps.system, "procps"),
             )
+    if transport is Transport.TCP and not dst.caps.tools.can_see_listener():
+        raise PreflightError(
+            "neither ss, netstat nor sockstat is there, so zmigrate cannot tell when the "
+            "tcp listener is up",
+            host=dst.host.label,
+            fix=capabilities.install_hint(dst.caps.system, "sockets")
+            + "; or use --transport ssh",
+        )
 
     source = src.find(ds_name)
     if source is None:
@@ -531,6 +545,8 @@ def send_flags(src: Site, dst: Site, source: zfs.Dataset,
     flags: list[str] = []
     if options.replicate:
         flags.append("-R")
+    elif options.send_properties:
+        flags.append("-p")
     if raw:
         if not (src.caps.raw_send and dst.caps.raw_send):
             side = src if not src.caps.raw_send else dst
@@ -693,6 +709,15 @@ def _assemble(
             src_mb = mbuffer_argv(options.block_size, src_buffer, hash_=hash_,
                                   rate=options.rate_limit,
                                   send_to=address_port(connect_address, port))
+            dst_cmd = shell.pipe(shell.join(dst_mb), shell.join(recv))
+            src_cmd = shell.pipe(shell.join(send), shell.join(src_mb))
+        elif transport is Transport.RELAY:
+            recv = zfs.receive_argv(dst.host, destination, force=recv_force,
+                                    extra=receive_extra_args)
+            # mbuffer reads stdin and writes stdout by default: the two control sessions.
+            dst_mb = mbuffer_argv(options.block_size, dst_buffer, hash_=hash_, start_percent=10)
+            src_mb = mbuffer_argv(options.block_size, src_buffer, hash_=hash_,
+                                  rate=options.rate_limit, stop_on_error=True)
             dst_cmd = shell.pipe(shell.join(dst_mb), shell.join(recv))
             src_cmd = shell.pipe(shell.join(send), shell.join(src_mb))
         else:

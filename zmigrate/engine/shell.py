@@ -8,9 +8,10 @@ from collections.abc import Sequence
 
 from .errors import InvalidNameError
 
-# ZFS component characters (zfs_namecheck.c): alphanumerics and "_-.: " - we leave out the space
-# on purpose, it is legal in ZFS but a trap in every script a user will paste our commands into.
-_COMPONENT = r"[A-Za-z0-9_.:-]+"
+# ZFS component characters (zfs_namecheck.c, valid_char): alphanumerics and "_-.: ". Every one
+# is accepted - a space too: OpenZFS allows it and users have such datasets. Nothing else
+# (quotes, `$`, `;`, newlines...) is, and every word reaches a shell through join() anyway.
+_COMPONENT = r"[A-Za-z0-9_.: -]+"
 _DATASET_RE = re.compile(rf"^{_COMPONENT}(/{_COMPONENT})*$")
 _SNAPSHOT_RE = re.compile(rf"^(?P<ds>{_COMPONENT}(/{_COMPONENT})*)@(?P<snap>{_COMPONENT})$")
 _BOOKMARK_RE = re.compile(rf"^(?P<ds>{_COMPONENT}(/{_COMPONENT})*)#(?P<mark>{_COMPONENT})$")
@@ -36,7 +37,7 @@ def dataset(name: str) -> str:
     if not _DATASET_RE.match(name):
         raise InvalidNameError(
             f"dataset name {name!r} is not valid",
-            fix="use letters, digits and _ - . : separated by '/'",
+            fix="use letters, digits, spaces and _ - . : separated by '/'",
         )
     return name
 
@@ -47,7 +48,7 @@ def snapshot(name: str) -> str:
     if not _SNAPSHOT_RE.match(name):
         raise InvalidNameError(
             f"snapshot name {name!r} is not valid",
-            fix="write it as pool/dataset@snapshot with letters, digits and _ - . :",
+            fix="write it as pool/dataset@snapshot with letters, digits, spaces and _ - . :",
         )
     return name
 

@@ -11,7 +11,8 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from . import shell
+from . import capabilities, shell
+from .capabilities import HostTools
 from .errors import CommandError, ZmigrateError
 from .hosts import Host
 
@@ -185,9 +186,11 @@ class Capabilities:
     large_blocks: bool = False  # zfs send -L
     embedded_send: bool = False  # zfs send -e
     receive_properties: bool = False  # zfs receive -o/-x
+    receive_unmounted: bool = False  # zfs receive -u
     discard_partial: bool = False  # zfs receive -A
     bookmarks: bool = False  # zfs bookmark, send -i pool/ds#mark
     user: str | None = None  # login name on the host
+    tools: HostTools = field(default_factory=HostTools)  # the userland beyond zfs
 
     @property
     def properties(self) -> tuple[str, ...]:
@@ -201,7 +204,9 @@ class Capabilities:
         zfs = f"{self.dialect} {self.zfs_version or ''}".strip() if self.has_zfs else "no zfs"
         mb = f"mbuffer {self.mbuffer_version}" if self.mbuffer_version else "no mbuffer"
         mem = f", {self.mem_available / 2**30:.1f} GiB free" if self.mem_available else ""
-        return f"{zfs}; {mb}{'; pv' if self.pv else ''}{mem}"
+        system = self.system.split()[0] if self.system else "unknown OS"
+        return (f"{zfs}; {mb}{'; pv' if self.pv else ''}{mem}; {system}: "
+                f"{self.tools.describe()}")
 
 
 _PROBE_SECTIONS = {
@@ -212,9 +217,7 @@ _PROBE_SECTIONS = {
     "mbuffer": "mbuffer -V 2>&1 | head -n 1",
     "hash": "printf x | mbuffer -q --hash md5 2>&1 >/dev/null",
     "pv": "command -v pv",
-    "setsid": "command -v setsid",
-    "ss": "command -v ss",
-    "meminfo": "grep -E '^(MemAvailable|MemFree):' /proc/meminfo 2>/dev/null",
+    **capabilities.PROBE_SECTIONS,
     "sshconn": 'echo "$SSH_CONNECTION"',
 }
 
@@ -258,12 +261,7 @@ def parse_probe(text: str) -> Capabilities:
     rflags = re.search(r"receive \[-([A-Za-z]+)\]", recv_usage)
     recv_flags = rflags.group(1) if rflags else ""
     mb = re.search(r"mbuffer version (\S+)", sec.get("mbuffer", ""))
-    mem = None
-    for key in ("MemAvailable", "MemFree"):
-        mm = re.search(rf"{key}:\s+(\d+) kB", sec.get("meminfo", ""))
-        if mm:
-            mem = int(mm.group(1)) * 1024
-            break
+    tools = capabilities.parse_tools(sec)
     conn = sec.get("sshconn", "").split()
     uid_text = sec.get("id", "").strip()
     return Capabilities(
@@ -277,9 +275,9 @@ def parse_probe(text: str) -> Capabilities:
         mbuffer_version=mb.group(1) if mb else None,
         mbuffer_hash="MD5 hash:" in sec.get("hash", ""),
         pv=bool(sec.get("pv", "").strip()),
-        setsid=bool(sec.get("setsid", "").strip()),
-        ss=bool(sec.get("ss", "").strip()),
-        mem_available=mem,
+        setsid=tools.setsid,
+        ss="ss" in tools.tools,
+        mem_available=tools.mem_available,
         system=system,
         uid=int(uid_text) if uid_text.isdigit() else None,
         ssh_client_ip=conn[0] if len(conn) == 4 else None,
@@ -288,9 +286,11 @@ def parse_probe(text: str) -> Capabilities:
         large_blocks="L" in send_flags,
         embedded_send="e" in send_flags,
         receive_properties="-x <property>" in recv_usage,
+        receive_unmounted="u" in recv_flags,
         discard_partial="receive -A" in recv_usage,
         bookmarks="bookmark" in send_usage,
         user=sec.get("user", "").strip() or None,
+        tools=tools,
     )
 
 
@@ -342,6 +342,32 @@ def dataset_info(host: Host, caps: Capabilities, name: str) -> Dataset | None:
         if ds.name == name:
             return ds
     return None
+
+
+def local_properties(host: Host, root: str, prop: str = "all", *,
+                     sources: str = "local") -> dict[str, dict[str, str]]:
+    """{dataset: {property: value}} of the properties set on `root` and its descendants (not
+    inherited, not defaults): what `zfs send -p` carries. One `zfs get -r` for the tree."""
+    argv = host.privileged(["zfs", "get", "-Hp", "-r", "-s", sources, "-o",
+                            "name,property,value", prop, shell.dataset(root)])
+    result = host.execute(argv, timeout=300)
+    if not result.ok:
+        if "does not exist" in result.stderr:
+            return {}
+        raise classify_zfs_error(result.host, "reading properties", result.stderr,
+                                 result.command, result.status)
+    return {name: props for name, props in parse_get(result.stdout).items() if "@" not in name}
+
+
+def busy_directories(host: Host, paths: Sequence[str]) -> set[str]:
+    """Which of `paths` are directories that hold something (a mount would hide it) - one
+    round trip, POSIX sh only."""
+    if not paths:
+        return set()
+    script = ('for d in "$@"; do if [ -d "$d" ] && [ -n "$(ls -A "$d" 2>/dev/null)" ]; '
+              'then printf "%s\\n" "$d"; fi; done')
+    r = host.run(shell.join(["sh", "-c", script, "sh", *paths]), timeout=60)
+    return {line for line in r.stdout.splitlines() if line in paths}
 
 
 def exists(host: Host, name: str) -> bool:
@@ -557,7 +583,7 @@ def parse_allow(text: str) -> list[Delegation]:
     dataset = ""
     scope = ""
     for line in text.splitlines():
-        head = re.match(r"^-+ Permissions on (\S+) -*$", line.strip())
+        head = re.match(r"^-+ Permissions on (.+?) -*$", line.strip())
         if head:
             dataset = head.group(1)
             scope = ""

@@ -1,14 +1,21 @@
-"""CPU of a host and its busiest processes between two moments, read from /proc."""
+"""CPU of a host and its busiest processes between two moments: from /proc on Linux, from
+`sysctl kern.cp_time` (host figures only) on FreeBSD; what could not be read is named."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..capabilities import parse_cp_time
 from .results import HostCpu, ProcessCpu
 
-CPU_SCRIPT = ("head -n 1 /proc/stat 2>/dev/null; echo @@; grep -c '^cpu[0-9]' /proc/stat "
-               "2>/dev/null; echo @@; getconf CLK_TCK 2>/dev/null; echo @@; "
-               "cat /proc/[0-9]*/stat 2>/dev/null")
+CPU_SCRIPT = ("if [ -r /proc/stat ]; then "
+              "head -n 1 /proc/stat 2>/dev/null; echo @@; grep -c '^cpu[0-9]' /proc/stat "
+              "2>/dev/null; echo @@; getconf CLK_TCK 2>/dev/null; echo @@; "
+              "cat /proc/[0-9]*/stat 2>/dev/null; "
+              # FreeBSD: no /proc (by default); the host's tick counters and core count only.
+              "else echo '#kern.cp_time'; sysctl -n kern.cp_time hw.ncpu 2>/dev/null; fi")
+NO_CPU = "CPU (neither /proc/stat nor sysctl kern.cp_time)"
+NO_PROCESSES = "per-process CPU (no /proc)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,10 +26,18 @@ class CpuSnapshot:
     cores: int
     hz: int
     procs: dict[int, tuple[str, int]]  # pid -> (name, utime + stime in ticks)
+    per_process: bool = True  # False where only the host's counters could be read
 
 
 def parse_cpu(text: str, t: float) -> CpuSnapshot | None:
-    """Read `CPU_SCRIPT` output; None where /proc is missing (not Linux)."""
+    """Read `CPU_SCRIPT` output; None where neither /proc/stat nor kern.cp_time was there."""
+    if text.startswith("#kern.cp_time"):
+        lines = text.splitlines()[1:]
+        counters = parse_cp_time(lines[0]) if lines else None
+        if counters is None:
+            return None
+        cores = int(lines[1]) if len(lines) > 1 and lines[1].strip().isdigit() else 0
+        return CpuSnapshot(t, counters[0], counters[1], cores, 0, {}, per_process=False)
     parts = text.split("@@\n")
     if len(parts) != 4 or not parts[0].startswith("cpu "):
         return None
@@ -51,7 +66,11 @@ def cpu_between(host: str, a: CpuSnapshot | None, b: CpuSnapshot | None,
                 top: int = 3) -> HostCpu:
     """A host's CPU use between two snapshots, with its busiest processes."""
     if a is None or b is None or b.total <= a.total:
-        return HostCpu(host, None, b.cores if b else None)
+        return HostCpu(host, None, b.cores if b else None,
+                       unread=(NO_CPU if a is None or b is None else "CPU (no ticks counted)",))
+    if not b.per_process:
+        busy_only = 100.0 * (b.busy - a.busy) / (b.total - a.total)
+        return HostCpu(host, round(busy_only, 1), b.cores or None, unread=(NO_PROCESSES,))
     dt = b.t - a.t
     busy = 100.0 * (b.busy - a.busy) / (b.total - a.total)
     procs = []

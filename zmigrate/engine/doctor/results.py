@@ -30,6 +30,7 @@ class HostCpu:
     busy: float | None
     cores: int | None
     top: tuple[ProcessCpu, ...] = ()
+    unread: tuple[str, ...] = ()  # figures that could not be read on that host, by name
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +65,7 @@ class StageResult:
         return {
             "event": "doctor_stage", "name": self.name, "title": self.title, "rate": self.rate,
             "seconds": round(self.seconds, 3), "bytes": self.bytes, "in_path": self.in_path,
-            "cpu": [{"host": h.host, "busy": h.busy, "cores": h.cores,
+            "cpu": [{"host": h.host, "busy": h.busy, "cores": h.cores, "unread": list(h.unread),
                      "top": [{"pid": p.pid, "name": p.name, "cpu": p.cpu} for p in h.top]}
                     for h in self.cpu],
             "cpu_bound": None if (bound := self.cpu_bound) is None else {

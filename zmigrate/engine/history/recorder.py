@@ -10,6 +10,7 @@ import contextlib
 import json
 import logging
 import os
+import secrets
 import socket
 import sqlite3
 import threading
@@ -27,6 +28,7 @@ from ..events import (
     StageChanged,
     json_default,
 )
+from ..tree import TreePlanReady
 from .store import History, HistoryError
 
 log = logging.getLogger(__name__)
@@ -156,8 +158,8 @@ class Recorder:
             self._join()
 
     def _handle(self, event: object) -> None:
-        if isinstance(event, PlanReady):
-            if self.job_id is None:
+        if isinstance(event, (PlanReady, TreePlanReady)):
+            if self.job_id is None:  # a tree's datasets' plans belong to the tree's job
                 self._start(event)
             return
         if self.job_id is None:
@@ -179,20 +181,30 @@ class Recorder:
         if self.clock() - self._last_flush >= self.flush_interval:
             self._flush()
 
-    def _start(self, event: PlanReady) -> None:
-        plan = event.plan
+    def _start(self, event: PlanReady | TreePlanReady) -> None:
         self._conn = self.history.connect()
         now = self.clock()
-        options = asdict(plan.options)
-        commands = [{"host": h, "command": c} for h, c in plan.commands()]
+        if isinstance(event, TreePlanReady):
+            tree = event.plan
+            # One job row for the tree; its datasets' outcomes land in the summary.
+            row: tuple[object, ...] = (
+                secrets.token_hex(4), now, now, tree.source_host, tree.destination_host,
+                f"{tree.root}@{tree.snapshot}", tree.destination, "tree", None,
+                tree.transport, None, tree.total, _dumps(tree.to_json()),
+                _dumps([{"host": h, "command": c} for h, c in tree.commands()]),
+                tree.describe())
+        else:
+            plan = event.plan
+            row = (plan.job_id, now, now, plan.source, plan.destination, plan.source_snapshot,
+                   plan.destination_dataset, plan.kind, plan.base, plan.transport.value,
+                   plan.port, plan.estimate, _dumps(asdict(plan.options)),
+                   _dumps([{"host": h, "command": c} for h, c in plan.commands()]),
+                   plan.describe())
         cur = self._conn.execute(
             "INSERT INTO jobs (job_key, started, heartbeat, source, destination, snapshot, "
             "destination_dataset, kind, base, transport, port, estimate, options, commands, "
             "description, pid, hostname) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (plan.job_id, now, now, plan.source, plan.destination, plan.source_snapshot,
-             plan.destination_dataset, plan.kind, plan.base, plan.transport.value, plan.port,
-             plan.estimate, _dumps(options), _dumps(commands), plan.describe(), os.getpid(),
-             socket.gethostname()),
+            (*row, os.getpid(), socket.gethostname()),
         )
         self.job_id = int(cur.lastrowid or 0)
         self._last_flush = now

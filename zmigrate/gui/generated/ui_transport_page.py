@@ -55,6 +55,11 @@ class Ui_TransportPage(object):
 
         self.transport_layout.addWidget(self.ssh_note)
 
+        self.relay_radio = QRadioButton(self.transport_group)
+        self.relay_radio.setObjectName(u"relay_radio")
+
+        self.transport_layout.addWidget(self.relay_radio)
+
         self.local_radio = QRadioButton(self.transport_group)
         self.local_radio.setObjectName(u"local_radio")
 
@@ -216,6 +221,10 @@ class Ui_TransportPage(object):
         self.ssh_note.setText(QCoreApplication.translate("TransportPage", u"The source host's own ssh must reach the destination without a password.", None))
 #if QT_CONFIG(accessibility)
         self.ssh_note.setAccessibleName(QCoreApplication.translate("TransportPage", u"The source host's own ssh must reach the destination without a password", None))
+#endif // QT_CONFIG(accessibility)
+        self.relay_radio.setText(QCoreApplication.translate("TransportPage", u"Rela&yed through this computer (encrypted; for hosts that cannot reach each other)", None))
+#if QT_CONFIG(accessibility)
+        self.relay_radio.setAccessibleName(QCoreApplication.translate("TransportPage", u"Relayed through this computer", None))
 #endif // QT_CONFIG(accessibility)
         self.local_radio.setText(QCoreApplication.translate("TransportPage", u"Same &host, no network", None))
 #if QT_CONFIG(accessibility)

@@ -207,8 +207,8 @@ class HostPanel(QWidget):
     def _show_connected(self) -> None:
         assert self.host is not None and self.caps is not None
         caps = self.caps
-        lines = [f"<b>✓ Connected to {markup.escape(self.host.label)}</b>",
-                 markup.escape(caps.describe())]
+        lines = [f"<b>✓ Connected to {markup.escape(self.host.title)}</b>",
+                 markup.escape(caps.describe()), *map(markup.escape, self.host.notes)]
         kind = "ok"
         if not caps.has_zfs:
             lines.append("zfs was not found there: install ZFS, or check PATH for "

@@ -57,7 +57,7 @@ class TransportPage(Page):
         ui = self.ui
         for field in (ui.buffer_combo, ui.block_combo, ui.port_spin, ui.rate_edit):
             field.setMaximumWidth(260)
-        for w in (ui.tcp_radio, ui.ssh_radio, ui.local_radio):
+        for w in (ui.tcp_radio, ui.ssh_radio, ui.relay_radio, ui.local_radio):
             w.toggled.connect(self._on_changed)
         ui.buffer_combo.currentTextChanged.connect(self._on_changed)
         ui.block_combo.currentTextChanged.connect(self._on_changed)
@@ -84,6 +84,8 @@ class TransportPage(Page):
             ui.local_radio.setChecked(True)
         elif remembered == Transport.SSH.value:
             ui.ssh_radio.setChecked(True)
+        elif remembered == Transport.RELAY.value:
+            ui.relay_radio.setChecked(True)
         else:
             ui.tcp_radio.setChecked(True)
         self._fill_buffers()
@@ -113,7 +115,8 @@ class TransportPage(Page):
             options = self.options()
         except ValueError:
             options = s.options
-        if options.transport is Transport.LOCAL:
+        if options.transport in (Transport.LOCAL, Transport.RELAY):
+            # The doctor measures the tcp and ssh paths between the hosts.
             options = replace(options, transport=Transport.TCP)
         dialog = DoctorDialog(s.src_host, s.dst_host,
                               snapshot=s.snapshot.name if s.snapshot else None,
@@ -177,6 +180,8 @@ class TransportPage(Page):
     def transport(self) -> Transport:
         if self.ui.local_radio.isChecked():
             return Transport.LOCAL
+        if self.ui.relay_radio.isChecked():
+            return Transport.RELAY
         return Transport.SSH if self.ui.ssh_radio.isChecked() else Transport.TCP
 
     def options(self) -> Options:

@@ -1,0 +1,136 @@
+"""zmigrate send -r on a tree of 30 small datasets against a hand-written shell loop of the same
+30 mbuffer pipelines, side by side; and what --parallel gains.
+
+Runs on the lab (root, zfs-fuse, two sshd on 127.0.0.1). The hand loop receives dataset after
+dataset, parents first, with the same block and buffer sizes; zmigrate goes through its two SSH
+control sessions and plans, verifies and records each dataset. Prints the wall times, the ratio
+(target <= 1.5) and zmigrate's overhead per dataset (target < 0.3 s). Not a timed test.
+
+    sudo .venv/bin/python bench/bench_tree.py [--datasets 30] [--rounds 3] [--parallel 4]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+
+from lab.sshd import SshdLab  # noqa: E402
+from lab.util import free_port, port_listening, wait_until, write_random_files, zfs  # noqa: E402
+from lab.zfsfuse import PoolFactory, ensure_daemon, stop_daemon  # noqa: E402
+
+from zmigrate.engine.plan import Options  # noqa: E402
+from zmigrate.engine.ssh import HostSpec, connect  # noqa: E402
+from zmigrate.engine.tree import TreeJob, TreeRequest  # noqa: E402
+from zmigrate.engine.units import MiB  # noqa: E402
+
+BLOCK, BUFFER = "128k", "16M"
+
+
+def hand_loop(names: list[str], root: str, target: str) -> float:
+    """One mbuffer pipeline per dataset, parents first, as a shell loop would run them."""
+    t0 = time.monotonic()
+    for name in names:
+        dest = target + name[len(root):]
+        port = free_port()
+        rx = subprocess.Popen(  # noqa: S602 - fixed bench pipeline over lab names
+            f"mbuffer -q -s {BLOCK} -m {BUFFER} -I 127.0.0.1:{port} | zfs receive {dest}",
+            shell=True, stderr=subprocess.DEVNULL)
+        wait_until(lambda port=port: port_listening(port), 10, 0.01)
+        subprocess.run(  # noqa: S602
+            f"zfs send -p {name}@bench | mbuffer -q -s {BLOCK} -m {BUFFER} -O 127.0.0.1:{port}",
+            shell=True, check=True, stderr=subprocess.DEVNULL)
+        if rx.wait(120) != 0:
+            raise RuntimeError(f"the hand-built receive into {dest} failed")
+        if name == root:
+            # As zmigrate does on zfs-fuse: the copy's root does not mount, so no child's
+            # mount point directory modifies a parent.
+            zfs("set", "mountpoint=none", dest)
+    return time.monotonic() - t0
+
+
+def with_zmigrate(root: str, target: str, parallel: int) -> float:
+    t0 = time.monotonic()
+    src, dst = connect(HostSpec("lab-src")), connect(HostSpec("lab-dst"))
+    try:
+        options = Options(buffer_size=16 * MiB, readonly=False)
+        TreeJob(src, dst, TreeRequest(root, target, "bench", options=options,
+                                      parallel=parallel)).run()
+    finally:
+        src.close()
+        dst.close()
+    return time.monotonic() - t0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--datasets", type=int, default=30)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--parallel", type=int, default=4)
+    args = ap.parse_args()
+    daemon = ensure_daemon()
+    work = Path(tempfile.mkdtemp(prefix="zmigrate-bench-tree-"))
+    sshd = SshdLab(work / "lab")
+    lab = sshd.start()
+    os.environ["ZMIGRATE_SSH_CONFIG"] = str(lab.ssh_config)
+    os.environ["ZMIGRATE_KNOWN_HOSTS"] = str(lab.known_hosts)
+    pools = PoolFactory(work / "pools")
+    try:
+        src = pools("btsrc", size_mb=256 + 2 * args.datasets)
+        dst = pools("btdst", size_mb=256 + 8 * args.datasets)
+        root = f"{src.name}/t"
+        zfs("create", root)
+        names = [root]
+        for i in range(args.datasets - 1):
+            # Three levels: t, t/gN, t/gN/dM.
+            group = f"{root}/g{i % 5}"
+            name = group if group not in names else f"{group}/d{i}"
+            zfs("create", name)
+            names.append(name)
+        for name in names:
+            write_random_files(src.mountpoint / name[len(src.name) + 1:] / "f", 1, files=1)
+        zfs("snapshot", "-r", f"{root}@bench")
+        variants = ("hand loop", "zmigrate", f"zmigrate --parallel {args.parallel}")
+        times: dict[str, list[float]] = {v: [] for v in variants}
+        for r in range(args.rounds + 1):  # round 0 warms the caches, not counted
+            order = variants[r % 3:] + variants[:r % 3]
+            for v in order:
+                target = f"{dst.name}/r{r}-{variants.index(v)}"
+                if v == "hand loop":
+                    took = hand_loop(names, root, target)
+                else:
+                    took = with_zmigrate(root, target, args.parallel if "--parallel" in v else 1)
+                zfs("destroy", "-r", target)
+                if r:
+                    times[v].append(took)
+            if r:
+                print(f"round {r}: " + "   ".join(f"{v} {times[v][-1]:.2f} s" for v in variants),
+                      flush=True)
+        med = {v: statistics.median(times[v]) for v in variants}
+        n = len(names)
+        print(f"\n{n} datasets of 1 MiB, {args.rounds} rounds (medians)")
+        for v in variants:
+            print(f"  {v:22s} {med[v]:6.2f} s")
+        print(f"ratio zmigrate / hand loop: {med['zmigrate'] / med['hand loop']:.2f} "
+              "(target <= 1.5)")
+        print(f"overhead per dataset: {(med['zmigrate'] - med['hand loop']) / n:.3f} s "
+              "(target < 0.3 s)")
+        par = variants[2]
+        print(f"--parallel {args.parallel}: {med[par]:.2f} s, "
+              f"{med['zmigrate'] / med[par]:.2f}x the sequential run")
+    finally:
+        pools.cleanup()
+        sshd.stop()
+        stop_daemon(daemon)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,133 @@
+"""The relay transport on the lab: the stream comes up the source's control session and goes
+down the destination's, so hosts that cannot reach each other still migrate. Full and incremental
+sends with guids checked, samples of both ends, a cancel that leaves nothing, and a send to a host
+behind a jump host that the source cannot reach."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from lab.netns import JumpLab
+from lab.sshd import Lab
+from lab.util import (
+    dataset_exists,
+    snapshot_guid,
+    tree_digest,
+    wait_until,
+    write_random_files,
+    zfs,
+    zfs_processes_naming,
+)
+from lab.zfsfuse import Pool
+
+from zmigrate.engine.events import Progress, Sample, Side
+from zmigrate.engine.hosts import Host
+from zmigrate.engine.job import Job, Request
+from zmigrate.engine.plan import Options, Transport
+from zmigrate.engine.units import MiB
+
+pytestmark = [pytest.mark.lab, pytest.mark.timeout(300)]
+
+
+def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "zmigrate", *args], capture_output=True,
+                          text=True, timeout=240, env=env, stdin=subprocess.DEVNULL)
+
+
+def _dataset(pool: Pool, name: str, mb: int) -> str:
+    ds = f"{pool.name}/{name}"
+    zfs("create", ds)
+    write_random_files(pool.mountpoint / name, mb, files=6)
+    return ds
+
+
+def test_relay_full_and_incremental(lab: Lab, pools: tuple[Pool, Pool]) -> None:
+    src, dst = pools
+    ds = _dataset(src, "ds", 24)
+    zfs("snapshot", f"{ds}@a")
+    dest = f"{dst.name}/relayed"
+    # A rate limit keeps it ~3 s long, so both mbuffers print status lines (every 0.5 s).
+    r = _cli(lab.env(), "send", f"lab-src:{ds}@a", f"lab-dst:{dest}", "--transport", "relay",
+             "--json", "--no-history", "--bwlimit", "8M", "--hash")
+    assert r.returncode == 0, r.stderr + r.stdout
+    events = [json.loads(x) for x in r.stdout.splitlines() if x.strip()]
+    plan = next(e for e in events if e.get("event") == "plan")
+    assert plan["transport"] == "relay"
+    sides = {e["side"] for e in events if e.get("event") == "sample"}
+    assert sides == {"send", "receive"}
+    done = next(e for e in events if e["event"] == "done")
+    assert done["hash_match"] is True and done["bytes"] > 24 * MiB
+    write_random_files(src.mountpoint / "ds" / "more", 4, files=2)
+    zfs("snapshot", f"{ds}@b")
+    r = _cli(lab.env(), "send", f"lab-src:{ds}@b", f"lab-dst:{dest}", "--transport", "relay",
+             "--no-history")
+    assert r.returncode == 0, r.stderr + r.stdout
+    for short in ("a", "b"):
+        assert snapshot_guid(f"{dest}@{short}") == snapshot_guid(f"{ds}@{short}")
+    mnt = zfs("get", "-H", "-o", "value", "mountpoint", dest).strip()
+    assert tree_digest(Path(mnt)) == tree_digest(src.mountpoint / "ds")
+
+
+def test_relay_cancel_leaves_nothing(lab_hosts: tuple[Host, Host],
+                                     pools: tuple[Pool, Pool]) -> None:
+    src_pool, dst_pool = pools
+    ds = _dataset(src_pool, "big", 60)
+    zfs("snapshot", f"{ds}@s")
+    src, dst = lab_hosts
+    seen: list[object] = []
+    job = Job(src, dst, Request(f"{ds}@s", f"{dst_pool.name}/partial",
+                                Options(transport=Transport.RELAY, rate_limit=6 * MiB,
+                                        buffer_size=16 * MiB)), seen.append)
+    job.start()
+    assert wait_until(lambda: any(isinstance(e, Progress) and e.done > 3 * MiB for e in seen), 60)
+    assert any(isinstance(e, Sample) and e.side is Side.RECEIVE for e in seen)
+    t0 = time.monotonic()
+    job.cancel()
+    assert job.wait(10)
+    assert time.monotonic() - t0 < 5
+    assert job.error is not None and "cancel" in job.error.message
+    assert wait_until(lambda: zfs_processes_naming(src_pool.name, dst_pool.name, "mbuffer")
+                      == [], 5)
+    assert not dataset_exists(f"{dst_pool.name}/partial")
+
+
+def test_relay_to_a_host_the_source_cannot_reach(jump_lab: JumpLab,
+                                                 pools: tuple[Pool, Pool]) -> None:
+    src, dst = pools
+    ds = _dataset(src, "far", 8)
+    zfs("snapshot", f"{ds}@s")
+    dest = f"{dst.name}/far"
+    r = _cli(jump_lab.env(), "send", f"lab-src:{ds}@s", f"lab-behind:{dest}", "--transport",
+             "relay", "--no-history")
+    assert r.returncode == 0, r.stderr + r.stdout
+    assert snapshot_guid(f"{dest}@s") == snapshot_guid(f"{ds}@s")
+
+
+@pytest.mark.parametrize("network", ["no route", "dropped"])
+def test_default_tcp_to_an_unreachable_listener_fails_fast_and_names_the_ways(
+        network: str, jump_lab: JumpLab, pools: tuple[Pool, Pool]) -> None:
+    """The default transport (tcp) from lab-src to lab-behind: refused at once ("no route"),
+    or its SYN dropped without an answer - which TCP retries for minutes: zmigrate gives up on
+    the connection after 10 s. Either way the error names both ways that work."""
+    src, dst = pools
+    ds = _dataset(src, "tcp", 2)
+    zfs("snapshot", f"{ds}@s")
+    t0 = time.monotonic()
+    jump_lab.drop_silently(network == "dropped")
+    try:
+        r = _cli(jump_lab.env(), "send", f"lab-src:{ds}@s", f"lab-behind:{dst.name}/tcp",
+                 "--no-history")
+    finally:
+        jump_lab.drop_silently(False)
+    took = time.monotonic() - t0
+    assert r.returncode != 0
+    assert "--transport relay" in r.stdout + r.stderr and "--transport ssh" in r.stdout + r.stderr
+    assert took < 25, took  # connecting, preflight and stopping included
+    if network == "dropped":
+        assert "within 10 s" in r.stderr, r.stderr
+    assert not dataset_exists(f"{dst.name}/tcp")

@@ -1,0 +1,294 @@
+"""Trees on the lab: a pool's dataset tree copied dataset by dataset between two real sshd hosts
+(zfs-fuse pools, real mbuffer), caught up, cut over, interrupted and resumed."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lab.sshd import Lab
+from lab.util import dataset_exists, snapshot_guid, wait_until, write_random_files, zfs
+from lab.zfsfuse import Pool
+
+from zmigrate.engine.tree import snapshot_name
+
+pytestmark = pytest.mark.lab
+
+# root, two children with grandchildren, one plain child: 6 datasets over 3 levels.
+TREE = ("t", "t/a", "t/a/x", "t/b", "t/b/y", "t/c")
+
+
+def _cli(lab: Lab, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "zmigrate", *args], capture_output=True,
+                          text=True, timeout=timeout, env=lab.env(), stdin=subprocess.DEVNULL)
+
+
+def _events(stdout: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in stdout.splitlines() if line.strip()]
+
+
+def _states(events: list[dict[str, Any]]) -> dict[str, str]:
+    """The last state of each dataset, from the `dataset` events."""
+    return {e["dataset"]: e["state"] for e in events if e["event"] == "dataset"}
+
+
+def _snapshots(ds: str) -> list[str]:
+    out = zfs("list", "-H", "-t", "snapshot", "-o", "name", "-s", "creation", "-r", ds)
+    return [line.split("@", 1)[1] for line in out.splitlines() if line.split("@")[0] == ds]
+
+
+def _local(ds: str) -> dict[str, str]:
+    out = zfs("get", "-H", "-s", "local,received", "-o", "property,value", "all", ds)
+    return dict(line.split("\t", 1) for line in out.splitlines())
+
+
+@pytest.fixture
+def tree(pools: tuple[Pool, Pool]) -> tuple[Pool, Pool, str]:
+    """On the source pool: the tree TREE, a user property on t/a, compression on t/b, older
+    snapshots on t/a and t/b/y, 1-3 MiB of files in each dataset."""
+    src, dst = pools
+    for rel in TREE:
+        zfs("create", f"{src.name}/{rel}")
+    for rel in TREE:
+        write_random_files(src.mountpoint / rel / "files", 2, files=3)
+    zfs("set", "com.example:tag=blue", f"{src.name}/t/a")
+    zfs("set", "compression=gzip", f"{src.name}/t/b")
+    zfs("snapshot", f"{src.name}/t/a@old1")
+    zfs("snapshot", f"{src.name}/t/b/y@old1")
+    write_random_files(src.mountpoint / "t/a/more", 1, files=2)
+    zfs("snapshot", f"{src.name}/t/a@old2")
+    return src, dst, f"{src.name}/t"
+
+
+def _copy_matches(src: str, dst: str, snap: str, rels: tuple[str, ...]) -> None:
+    for rel in rels:
+        s, d = src + rel, dst + rel
+        assert snapshot_guid(f"{d}@{snap}") == snapshot_guid(f"{s}@{snap}"), rel
+        src_snaps = _snapshots(s)
+        want = src_snaps[:src_snaps.index(snap) + 1]
+        assert [x for x in _snapshots(d) if x in want] == want, rel
+
+
+def test_full_tree_with_history_and_properties(lab: Lab, tree: tuple[Pool, Pool, str]) -> None:
+    src, dst, root = tree
+    zfs("snapshot", "-r", f"{root}@s1")
+    r = _cli(lab, "send", "-r", f"lab-src:{root}@s1", f"lab-dst:{dst.name}/copy", "--json",
+             "--buffer", "16M", "--no-history")
+    assert r.returncode == 0, r.stderr + r.stdout
+    events = _events(r.stdout)
+    rels = tuple(rel[1:] for rel in TREE)  # "", "/a", "/a/x" ...
+    assert _states(events) == {root + rel: "verified" for rel in rels}
+    # Parents before children, each dataset one step of its own.
+    sending = [e["dataset"] for e in events if e["event"] == "dataset" and e["state"] == "sending"]
+    assert sending == [root + rel for rel in rels]
+    copy = f"{dst.name}/copy"
+    _copy_matches(root, copy, "s1", rels)
+    assert _snapshots(f"{copy}/a") == ["old1", "old2", "s1"]
+    assert _snapshots(f"{copy}/b/y") == ["old1", "s1"]
+    assert _local(f"{copy}/a")["com.example:tag"] == "blue"
+    assert _local(f"{copy}/b")["compression"] == "gzip"
+    done = events[-1]
+    assert done["event"] == "done" and done["bytes"] > 6 * 1024 * 1024
+    assert done["datasets"] == {root + rel: "verified" for rel in rels}
+    # zfs-fuse cannot receive unmounted: the copy's root is set mountpoint=none at once, so no
+    # child mounts (a child's mountpoint directory would modify its parent's copy).
+    assert zfs("get", "-H", "-o", "value", "mountpoint", copy).strip() == "none"
+
+
+def test_catch_up_sends_deltas_brings_new_children_and_reports_removed_ones(
+        lab: Lab, tree: tuple[Pool, Pool, str]) -> None:
+    src, dst, root = tree
+    copy = f"{dst.name}/copy"
+    r = _cli(lab, "send", "-r", f"lab-src:{root}", f"lab-dst:{copy}", "--snapshot", "--json",
+             "--buffer", "16M", "--no-history")
+    assert r.returncode == 0, r.stderr + r.stdout
+    first = next(e for e in _events(r.stdout) if e["event"] == "tree_plan")["snapshot"]
+    assert first.startswith("zmigrate-")
+    # Changes on the source: new files, a new child, a removed child.
+    write_random_files(src.mountpoint / "t/a/new", 1, files=2)
+    zfs("create", f"{root}/d")
+    write_random_files(src.mountpoint / "t/d", 1, files=2)
+    zfs("destroy", "-rf", f"{root}/c")
+    # The snapshot name has one-second resolution: the next run must get a new one.
+    assert wait_until(lambda: snapshot_name() != first, 3)
+    r = _cli(lab, "send", "-r", f"lab-src:{root}", f"lab-dst:{copy}", "--snapshot", "--json",
+             "--buffer", "16M", "--no-history")
+    assert r.returncode == 0, r.stderr + r.stdout
+    events = _events(r.stdout)
+    plan = next(e for e in events if e["event"] == "tree_plan")
+    second = plan["snapshot"]
+    assert second != first
+    actions = {d["source"]: d["action"] for d in plan["datasets"]}
+    assert actions[f"{root}/d"] == "full"
+    assert actions[f"{root}/a"] == "incremental"
+    assert plan["vanished"] == [f"{copy}/c"]
+    assert _states(events)[f"{root}/d"] == "verified"
+    for rel in ("", "/a", "/a/x", "/b", "/b/y", "/d"):
+        assert snapshot_guid(f"{copy}{rel}@{second}") == snapshot_guid(f"{root}{rel}@{second}")
+    assert _snapshots(f"{copy}/a")[-2:] == [first, second]
+    assert dataset_exists(f"{copy}/c"), "a dataset gone from the source is never destroyed"
+    assert f"{copy}/c" in events[-1]["vanished"]
+    # zmigrate keeps the snapshots it made on the source: the base of the next catch-up.
+    assert first in _snapshots(f"{root}/a") and second in _snapshots(f"{root}/a")
+
+
+def test_excluded_child_and_its_descendants_stay_out(lab: Lab,
+                                                     tree: tuple[Pool, Pool, str]) -> None:
+    src, dst, root = tree
+    copy = f"{dst.name}/copy"
+    r = _cli(lab, "send", "-r", f"lab-src:{root}", f"lab-dst:{copy}", "--snapshot",
+             "--exclude", f"{root}/b", "--json", "--buffer", "16M", "--no-history")
+    assert r.returncode == 0, r.stderr + r.stdout
+    plan = next(e for e in _events(r.stdout) if e["event"] == "tree_plan")
+    assert plan["excluded"] == [f"{root}/b", f"{root}/b/y"]
+    # One snapshot per picked dataset, not -r, when children are left out.
+    assert "-r" not in plan["snapshot_command"].split()
+    assert not dataset_exists(f"{copy}/b")
+    assert plan["snapshot"] not in _snapshots(f"{root}/b"), "no snapshot taken on excluded ones"
+    for rel in ("", "/a", "/a/x", "/c"):
+        assert dataset_exists(copy + rel)
+
+
+def test_interrupted_tree_rerun_sends_only_what_was_not_complete(
+        lab: Lab, tree: tuple[Pool, Pool, str]) -> None:
+    src, dst, root = tree
+    write_random_files(src.mountpoint / "t/b/big", 40, files=4)
+    zfs("snapshot", "-r", f"{root}@s1")
+    copy = f"{dst.name}/copy"
+    args = ["send", "-r", f"lab-src:{root}@s1", f"lab-dst:{copy}", "--json", "--buffer", "16M",
+            "--no-history"]
+    proc = subprocess.Popen([sys.executable, "-m", "zmigrate", *args, "--bwlimit", "8M"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=lab.env(), stdin=subprocess.DEVNULL)
+    assert proc.stdout is not None
+    seen: list[dict[str, Any]] = []
+    for line in proc.stdout:
+        seen.append(json.loads(line))
+        e = seen[-1]
+        if e["event"] == "progress" and _states(seen).get(f"{root}/b") == "sending" \
+                and e["done"] > 4 * 1024 * 1024:
+            proc.send_signal(signal.SIGINT)
+            break
+    out, err = proc.communicate(timeout=120)
+    seen += _events(out)
+    assert proc.returncode == 130, err
+    before = _states(seen)
+    assert before[root] == "verified" and before[f"{root}/a"] == "verified"
+    assert before[f"{root}/b"] == "failed"
+    r = _cli(lab, *args)
+    assert r.returncode == 0, r.stderr + r.stdout
+    events = _events(r.stdout)
+    plan = next(e for e in events if e["event"] == "tree_plan")
+    actions = {d["source"]: d["action"] for d in plan["datasets"]}
+    assert actions[root] == actions[f"{root}/a"] == actions[f"{root}/a/x"] == "skip"
+    assert actions[f"{root}/b"] == "full"
+    sent = [e["dataset"] for e in events if e["event"] == "dataset" and e["state"] == "sending"]
+    assert sent == [f"{root}/b", f"{root}/b/y", f"{root}/c"]
+    _copy_matches(root, copy, "s1", tuple(rel[1:] for rel in TREE))
+
+
+def test_mountpoint_collision_is_refused_before_anything_runs(
+        lab: Lab, tree: tuple[Pool, Pool, str], tmp_path: Path) -> None:
+    src, dst, root = tree
+    # t/c mounts at a directory of its own (a local property, sent with -p); on the destination
+    # host that directory is in use - both lab hosts are this machine, where the source has it.
+    busy = tmp_path / "srv-data"
+    zfs("set", f"mountpoint={busy}", f"{root}/c")
+    assert any(busy.iterdir())
+    zfs("snapshot", "-r", f"{root}@s1")
+    copy = f"{dst.name}/copy"
+    r = _cli(lab, "send", "-r", f"lab-src:{root}@s1", f"lab-dst:{copy}", "--json",
+             "--no-history")
+    assert r.returncode == 1
+    error = _events(r.stdout)[-1]
+    assert error["event"] == "error"
+    assert f"{copy}/c would mount on {busy}" in error["message"]
+    assert "--mount-root" in error["fix"]
+    assert not dataset_exists(copy), "nothing ran"
+
+
+def test_a_tree_needs_a_snapshot_or_snapshot_now(lab: Lab, tree: tuple[Pool, Pool, str]) -> None:
+    _src, dst, root = tree
+    r = _cli(lab, "send", "-r", f"lab-src:{root}", f"lab-dst:{dst.name}/copy")
+    assert r.returncode == 2
+    assert "--snapshot to take one now" in r.stderr
+
+
+def test_dry_run_prints_each_dataset_and_its_commands(lab: Lab,
+                                                      tree: tuple[Pool, Pool, str]) -> None:
+    _src, dst, root = tree
+    zfs("snapshot", "-r", f"{root}@s1")
+    r = _cli(lab, "send", "-r", f"lab-src:{root}@s1", f"lab-dst:{dst.name}/copy", "--dry-run")
+    assert r.returncode == 0, r.stderr
+    for rel in TREE:
+        name = f"{root}{rel[1:]}"
+        assert f"# {name} -> {dst.name}/copy{rel[1:]}: full" in r.stdout
+        assert f"{name}@s1" in r.stdout
+    assert "zfs send -p" in r.stdout
+    assert not dataset_exists(f"{dst.name}/copy")
+
+
+def test_final_sync_leaves_the_source_read_only_and_is_recorded_as_one_job(
+        lab: Lab, tree: tuple[Pool, Pool, str], tmp_path: Path) -> None:
+    src, dst, root = tree
+    copy = f"{dst.name}/copy"
+    env = {**lab.env(), "ZMIGRATE_DATA_DIR": str(tmp_path / "data")}
+
+    def send(*extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "zmigrate", "send", "-r", f"lab-src:{root}", f"lab-dst:{copy}",
+             "--snapshot", "--buffer", "16M", *extra], capture_output=True, text=True,
+            timeout=300, env=env, stdin=subprocess.DEVNULL)
+
+    r = send()
+    assert r.returncode == 0, r.stderr + r.stdout
+    write_random_files(src.mountpoint / "t/b/late", 1, files=2)
+    first = _snapshots(f"{root}/b")[-1]
+    assert wait_until(lambda: snapshot_name() != first, 3)
+    r = send("--final")
+    assert r.returncode == 0, r.stderr + r.stdout
+    assert "final sync: the source has been read-only since" in r.stdout
+    for rel in ("", "/a", "/a/x", "/b", "/b/y", "/c"):
+        # zfs-fuse's `zfs get` shows readonly as "off temporary" here while the file system
+        # refuses writes: the refusal is what counts.
+        with pytest.raises(OSError, match="Read-only file system"):
+            (src.mountpoint / "t" / rel.lstrip("/") / "after-cutover").write_bytes(b"x")
+        last = _snapshots(root + rel)[-1]
+        assert snapshot_guid(f"{copy}{rel}@{last}") == snapshot_guid(f"{root}{rel}@{last}")
+    h = subprocess.run([sys.executable, "-m", "zmigrate", "history", "--json"],
+                       capture_output=True, text=True, timeout=60, env=env, check=True)
+    jobs = _events(h.stdout)
+    assert [j["kind"] for j in jobs] == ["tree", "tree"]
+    assert [j["outcome"] for j in jobs] == ["verified", "verified"]
+    assert jobs[0]["summary"]["extra"]["datasets"][f"{root}/b"] == "verified"
+
+
+def test_parallel_sends_small_siblings_at_once_parents_first(
+        lab: Lab, tree: tuple[Pool, Pool, str]) -> None:
+    src, dst, root = tree
+    zfs("snapshot", "-r", f"{root}@s1")
+    copy = f"{dst.name}/copy"
+    r = _cli(lab, "send", "-r", f"lab-src:{root}@s1", f"lab-dst:{copy}", "--json",
+             "--buffer", "16M", "--no-history", "--parallel", "3")
+    assert r.returncode == 0, r.stderr + r.stdout
+    events = _events(r.stdout)
+    rels = tuple(rel[1:] for rel in TREE)
+    assert _states(events) == {root + rel: "verified" for rel in rels}
+    # Each dataset starts only after its parent is verified; some siblings overlap.
+    order = [(e["dataset"], e["state"]) for e in events if e["event"] == "dataset"
+             and e["state"] in ("sending", "verified")]
+    for rel in rels[1:]:
+        child, parent = root + rel, (root + rel).rsplit("/", 1)[0]
+        assert order.index((parent, "verified")) < order.index((child, "sending")), rel
+    in_flight = peak = 0
+    for _, state in order:
+        in_flight += 1 if state == "sending" else -1
+        peak = max(peak, in_flight)
+    assert 2 <= peak <= 3
+    _copy_matches(root, copy, "s1", rels)
+    assert events[-1]["event"] == "done" and events[-1]["bytes"] > 6 * 1024 * 1024

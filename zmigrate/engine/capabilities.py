@@ -1,0 +1,212 @@
+"""What a host's userland offers beyond ZFS: process groups, socket listing, memory and CPU figures.
+
+Hosts run Linux (util-linux, procps, iproute2), FreeBSD/TrueNAS CORE (base tools: no setsid, no
+ss, no /proc) or illumos. The probe finds which tool each job can use; the remote side
+(hosts.wrap_in_group, pipeline.wait_listening, doctor.cpu) falls back in the same order, and
+`HostTools.describe()` says what was found and what fell back, for `zmigrate list` and the GUI.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# Probe sections (run inside zfs's one-round-trip probe script; each prints under `@@name`).
+PROBE_SECTIONS = {
+    "tools": "for t in setsid ss netstat sockstat flock ps pkill pgrep; do "
+             "command -v $t >/dev/null 2>&1 && echo $t; done",
+    # Job control without a tty: FreeBSD sh and bash allow it in a non-interactive shell, dash
+    # turns it off ("can't access tty") - and then `$-` has no "m".
+    "jobctl": "sh -c 'set -m 2>/dev/null; case $- in *m*) echo yes;; esac' </dev/null 2>/dev/null",
+    "meminfo": "grep -E '^(MemTotal|MemAvailable|MemFree):' /proc/meminfo 2>/dev/null",
+    "sysctlmem": "[ -r /proc/meminfo ] || "
+                 "sysctl hw.physmem hw.pagesize vm.stats.vm.v_free_count 2>/dev/null",
+    "cpu": "if [ -r /proc/stat ]; then echo /proc/stat; "
+           "elif sysctl -n kern.cp_time >/dev/null 2>&1; then echo kern.cp_time; fi",
+}
+
+# The listening TCP sockets, headed by the tool that listed them (`parse_listening` reads it):
+# ss (Linux), else netstat -an (Linux net-tools, FreeBSD, illumos; LISTEN lines only - Linux
+# also lists unix sockets as LISTENING), else FreeBSD's sockstat -l (its TCP lines).
+LISTENING = (
+    "if command -v ss >/dev/null 2>&1 && ss -Hltn >/dev/null 2>&1; then echo '#ss'; ss -Hltn; "
+    "elif command -v netstat >/dev/null 2>&1; then echo '#netstat'; "
+    "netstat -an 2>/dev/null | grep -E 'LISTEN([[:space:]]|$)'; "
+    "elif command -v sockstat >/dev/null 2>&1; then echo '#sockstat'; "
+    "sockstat -l 2>/dev/null | grep -E '[[:space:]]tcp[46]*[[:space:]]'; "
+    "else echo '#none'; fi"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class HostTools:
+    """The userland tools of one host, as probed, and which fallback each job uses."""
+
+    tools: frozenset[str] = frozenset()
+    probed: bool = False  # False for a probe without these sections (recorded older output)
+    job_control: bool = False  # `set -m` works in its sh without a tty
+    mem_available: int | None = None
+    mem_total: int | None = None
+    memory_source: str | None = None  # "/proc/meminfo", "sysctl" or None
+    cpu_source: str | None = None  # "/proc/stat", "kern.cp_time" or None
+
+    @property
+    def setsid(self) -> bool:
+        return "setsid" in self.tools
+
+    @property
+    def socket_tool(self) -> str | None:
+        """The tool that lists listening sockets, in the order `LISTENING` tries them."""
+        for tool in ("ss", "netstat", "sockstat"):
+            if tool in self.tools:
+                return tool
+        return None
+
+    @property
+    def process_groups(self) -> str:
+        """How a pipeline gets a process group of its own there (see hosts.wrap_in_group)."""
+        if self.setsid:
+            return "setsid"
+        if self.job_control:
+            return "sh job control"
+        return "ssh session group"
+
+    def can_stop(self) -> bool:
+        """Whether a cancelled pipeline can be found and stopped (ps, pkill, pgrep)."""
+        return not self.probed or {"ps", "pkill", "pgrep"} <= self.tools
+
+    def can_see_listener(self) -> bool:
+        return not self.probed or self.socket_tool is not None
+
+    def describe(self) -> str:
+        """One line: every probe result and the fallback in use."""
+        parts = [f"groups: {self.process_groups}"]
+        tool = self.socket_tool
+        parts.append(f"sockets: {tool}" if tool else "sockets: none")
+        parts.append(f"memory: {self.memory_source}" if self.memory_source
+                     else "memory: unknown")
+        parts.append(f"cpu: {self.cpu_source}" if self.cpu_source else "cpu: unknown")
+        missing = [t for t in ("setsid", "ss", "flock") if t not in self.tools]
+        if missing:
+            parts.append("without " + ", ".join(missing))
+        return "; ".join(parts)
+
+
+def install_hint(system: str, need: str) -> str:
+    """How a user of `system` (uname -s) gets `need` ("procps" or "sockets"), in their terms."""
+    name = system.split()[0] if system else ""
+    if name == "Linux":
+        return {"procps": "install procps there (apt install procps, dnf install procps-ng)",
+                "sockets": "install iproute2 (ss) or net-tools (netstat) there"}[need]
+    if name in ("FreeBSD", "SunOS", "illumos"):
+        # Base tools there: missing means the login's PATH lacks /bin:/usr/bin:/usr/sbin.
+        return ("they are part of the base system: make sure the PATH of a non-interactive "
+                "login there holds /bin, /usr/bin and /usr/sbin")
+    return "install them there or add their directory to a non-interactive login's PATH"
+
+
+def parse_sysctl(text: str) -> dict[str, str]:
+    """`sysctl name...` output (`name: value` lines, FreeBSD sysctl(8)) into {name: value}."""
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        name, sep, value = line.partition(":")
+        if sep and name.strip() and " " not in name.strip():
+            out[name.strip()] = value.strip()
+    return out
+
+
+def parse_memory(meminfo: str, sysctl: str) -> tuple[int | None, int | None, str | None]:
+    """(available, total, source) from /proc/meminfo lines or FreeBSD's sysctl figures.
+
+    FreeBSD has no /proc/meminfo: free memory is `vm.stats.vm.v_free_count` pages of
+    `hw.pagesize` bytes, the total `hw.physmem` bytes.
+    """
+    fields = {m.group(1): int(m.group(2)) * 1024
+              for m in re.finditer(r"^(\w+):\s+(\d+) kB", meminfo, re.M)}
+    if fields:
+        avail = fields.get("MemAvailable", fields.get("MemFree"))
+        return avail, fields.get("MemTotal"), "/proc/meminfo"
+    values = parse_sysctl(sysctl)
+
+    def num(name: str) -> int | None:
+        value = values.get(name, "")
+        return int(value) if value.isdigit() else None
+
+    total, page, free = num("hw.physmem"), num("hw.pagesize"), num("vm.stats.vm.v_free_count")
+    if total is None and (page is None or free is None):
+        return None, None, None
+    avail = free * page if free is not None and page is not None else None
+    return avail, total, "sysctl"
+
+
+def parse_tools(sections: dict[str, str]) -> HostTools:
+    """HostTools from the probe's `PROBE_SECTIONS` output."""
+    avail, total, source = parse_memory(sections.get("meminfo", ""),
+                                        sections.get("sysctlmem", ""))
+    cpu = sections.get("cpu", "").strip() or None
+    return HostTools(
+        # Older probes (recorded outputs) had one `@@setsid` / `@@ss` section per tool.
+        tools=frozenset(sections.get("tools", "").split())
+        | {t for t in ("setsid", "ss") if sections.get(t, "").strip()},
+        probed="tools" in sections,
+        job_control=sections.get("jobctl", "").strip() == "yes",
+        mem_available=avail,
+        mem_total=total,
+        memory_source=source,
+        cpu_source=cpu,
+    )
+
+
+def _port(address: str) -> int | None:
+    """The port of a local address: `0.0.0.0:22`, `[::]:22`, `*:22` or BSD's `*.22`, `::1.22`."""
+    m = re.search(r"[.:](\d+)$", address)
+    return int(m.group(1)) if m else None
+
+
+def parse_listening(text: str) -> set[int]:
+    """TCP ports in LISTEN state from `LISTENING`'s output (ss, netstat in its Linux, BSD and
+    illumos forms, or sockstat -l)."""
+    ports: set[int] = set()
+    tool = "netstat"
+    for line in text.splitlines():
+        if line.startswith("#"):
+            tool = line[1:].strip()
+            continue
+        fields = line.split()
+        if not fields:
+            continue
+        address: str | None = None
+        if tool == "ss" and len(fields) >= 4 and fields[0] == "LISTEN":
+            address = fields[3]
+        elif tool == "netstat" and fields[-1] == "LISTEN":
+            # Linux and BSD: proto recv-q send-q local foreign state; illumos: local first.
+            address = fields[3] if fields[0].lower().startswith("tcp") and len(fields) >= 6 \
+                else fields[0]
+        elif tool == "sockstat" and len(fields) >= 7 and fields[4].startswith("tcp"):
+            address = fields[5]  # USER COMMAND PID FD PROTO LOCAL FOREIGN
+        port = _port(address) if address else None
+        if port is not None:
+            ports.add(port)
+    return ports
+
+
+def listening_grep(port: int) -> str:
+    """A shell test: true when `port` is among the listening TCP ports (any `LISTENING` form)."""
+    return f"{{ {LISTENING}; }} | grep -Eq '[.:]{int(port)}([[:space:]]|$)'"
+
+
+# -- CPU for the doctor -------------------------------------------------------------------------
+def parse_cp_time(text: str) -> tuple[int, int] | None:
+    """(busy, total) ticks from FreeBSD's `sysctl -n kern.cp_time`: user nice sys intr idle."""
+    try:
+        ticks = [int(x) for x in text.split()]
+    except ValueError:
+        return None
+    if len(ticks) != 5:
+        return None
+    total = sum(ticks)
+    return total - ticks[4], total
+
+
+__all__ = ["LISTENING", "PROBE_SECTIONS", "HostTools", "install_hint", "listening_grep",
+           "parse_cp_time", "parse_listening", "parse_memory", "parse_sysctl", "parse_tools"]

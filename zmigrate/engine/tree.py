@@ -1,0 +1,690 @@
+"""Move a dataset tree: pick it, snapshot it, copy it dataset by dataset, catch up, cut over.
+
+A `TreeJob` reads both trees once (one `zfs get -r` per host), decides each dataset's fate
+(send in full with its history, send the delta from the newest common snapshot, skip what is
+already there, report what vanished on the source), and then runs one `Job` per dataset on the
+same two SSH control sessions, parents before children. Each dataset is its own resumable step:
+an interruption in dataset k of n leaves 1..k-1 complete, and the next run skips them.
+
+Events: the inner jobs' events pass through (samples, stages, logs, verdicts), their Progress is
+turned into whole-tree progress, and `DatasetState` says when a dataset changes state.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from . import shell, zfs
+from .errors import CancelledError, InvalidNameError, PreflightError, ZmigrateError
+from .events import DatasetState, Failed, Finished, Observer, Progress, StageChanged, Summary
+from .hosts import Host
+from .job import Job, Request, both
+from .plan import Options, Plan
+from .units import format_size
+
+SNAPSHOT_PREFIX = "zmigrate-"
+# States of a dataset in a tree, in the order they happen.
+WAITING, SENDING, VERIFIED, SKIPPED, FAILED = "waiting", "sending", "verified", "skipped", "failed"
+
+
+def snapshot_name(now: float | None = None) -> str:
+    """`zmigrate-YYYYMMDD-HHMMSS` in UTC: sorts by time, and says who made it."""
+    return SNAPSHOT_PREFIX + time.strftime("%Y%m%d-%H%M%S", time.gmtime(now))
+
+
+@dataclass(frozen=True, slots=True)
+class TreeRequest:
+    """What to move: `root` and its children (less `excludes` and their descendants) on the
+    source into `destination` on the destination, each up to `snapshot`.
+
+    `snapshot` is a short snapshot name every picked dataset goes up to; None takes one now
+    (`snapshot_name()`). `final` sets readonly=on on the picked source datasets before that
+    snapshot, so the copy is exactly the source. `mount_root` mounts the copy under that
+    directory; None receives it unmounted where the destination can (`zfs receive -u`).
+    """
+
+    root: str
+    destination: str
+    snapshot: str | None = None
+    excludes: tuple[str, ...] = ()
+    final: bool = False
+    mount_root: str | None = None
+    options: Options = field(default_factory=Options)
+    # Datasets in flight at once. Only datasets under SMALL bytes share the link; a bigger one
+    # runs alone, so big streams do not fight for it and its plot stays its own.
+    parallel: int = 1
+
+
+# A dataset referencing less than this is "small" for --parallel.
+SMALL = 64 * 2**20
+
+
+@dataclass(frozen=True, slots=True)
+class TreeEntry:
+    """One dataset of the tree and what the run does with it."""
+
+    source: str
+    destination: str
+    type: str
+    size: int  # bytes the dataset references on the source (the full stream's rough size)
+    action: str  # "full", "incremental", "skip"
+    reason: str = ""  # why it is skipped, or which base an incremental starts from
+    resume: bool = False  # the destination holds its interrupted receive: send only the rest
+
+
+@dataclass(frozen=True, slots=True)
+class TreePlan:
+    """The whole run, decided before anything changes on either host."""
+
+    source_host: str
+    destination_host: str
+    root: str
+    destination: str
+    snapshot: str  # short name
+    snapshot_command: str | None  # run on the source first (None: the snapshot exists)
+    readonly_command: str | None  # --final: run on the source before the snapshot
+    entries: tuple[TreeEntry, ...]
+    vanished: tuple[str, ...]  # on the destination, gone from the source: reported, kept
+    excluded: tuple[str, ...]
+    mount: str  # how the copy is mounted, in words
+    transport: str = "tcp"  # as the datasets' jobs will choose it (tcp between two hosts)
+
+    @property
+    def to_send(self) -> list[TreeEntry]:
+        return [e for e in self.entries if e.action != "skip"]
+
+    @property
+    def total(self) -> int:
+        return sum(e.size for e in self.to_send)
+
+    def describe(self) -> str:
+        """One paragraph of what will happen."""
+        n, sends = len(self.entries), self.to_send
+        full = sum(1 for e in sends if e.action == "full")
+        text = (f"Copy the tree {self.source_host}:{self.root} ({n} dataset"
+                f"{'s' if n != 1 else ''}) to {self.destination_host}:{self.destination} "
+                f"up to @{self.snapshot}: {full} in full with their older snapshots, "
+                f"{len(sends) - full} incremental, {n - len(sends)} already there. ")
+        if self.snapshot_command:
+            text += f"The snapshot @{self.snapshot} is taken first. "
+        if self.readonly_command:
+            text += "Final sync: the source datasets are set readonly=on first. "
+        text += self.mount + "."
+        if self.vanished:
+            text += (" Gone from the source, kept on the destination: "
+                     + ", ".join(self.vanished) + ".")
+        return text
+
+    def commands(self) -> list[tuple[str, str]]:
+        """The tree's own commands (each dataset's come from its job's plan)."""
+        out = []
+        if self.readonly_command:
+            out.append((self.source_host, self.readonly_command))
+        if self.snapshot_command:
+            out.append((self.source_host, self.snapshot_command))
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "event": "tree_plan", "root": self.root, "destination": self.destination,
+            "snapshot": self.snapshot, "snapshot_command": self.snapshot_command,
+            "readonly_command": self.readonly_command, "mount": self.mount,
+            "datasets": [{"source": e.source, "destination": e.destination, "type": e.type,
+                          "size": e.size, "action": e.action, "reason": e.reason,
+                          "resume": e.resume} for e in self.entries],
+            "vanished": list(self.vanished), "excluded": list(self.excluded),
+            "total": self.total, "description": self.describe(),
+            "commands": [{"host": h, "command": c} for h, c in self.commands()],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class TreePlanReady:
+    """The tree's plan, before anything runs."""
+
+    plan: TreePlan
+
+    def to_json(self) -> dict[str, Any]:
+        return self.plan.to_json()
+
+
+def pick(datasets: Sequence[zfs.Dataset], root: str,
+         excludes: Sequence[str] = ()) -> tuple[list[zfs.Dataset], list[str]]:
+    """`root` and its descendants, parents first, less each excluded dataset and its children.
+
+    Returns (picked, excluded names). An exclude outside the tree, or the root itself, is an
+    error: a typo must not silently copy what the user meant to leave out.
+    """
+    names = {d.name for d in datasets}
+    if root not in names:
+        raise PreflightError(f"{root} does not exist", fix="check the name with zmigrate list")
+    for ex in excludes:
+        if ex == root:
+            raise InvalidNameError(f"--exclude {ex} is the root of the tree itself")
+        if ex not in names or not ex.startswith(root + "/"):
+            raise InvalidNameError(f"--exclude {ex} is not a dataset under {root}")
+    inside = [d for d in datasets if d.name == root or d.name.startswith(root + "/")]
+    out = [d for d in inside if not any(d.name == ex or d.name.startswith(ex + "/")
+                                        for ex in excludes)]
+    # Parents before children: sort by path components, not by string (a/b-c before a/b/c
+    # would not matter, but a/b must precede a/b/c).
+    out.sort(key=lambda d: d.name.split("/"))
+    excluded = sorted(d.name for d in inside if d not in out)
+    return out, excluded
+
+
+def destination_name(source: str, root: str, destination: str) -> str:
+    return destination + source[len(root):]
+
+
+def plan_tree(src_host: Host, dst_host: Host, request: TreeRequest,
+              src_sets: Sequence[zfs.Dataset], dst_sets: Sequence[zfs.Dataset],
+              *, snapshot: str, unmounted: bool) -> TreePlan:
+    """Decide each dataset's fate from the two inventories (no remote call)."""
+    picked, excluded = pick(src_sets, request.root, request.excludes)
+    on_dst = {d.name: d for d in dst_sets}
+    take = request.snapshot is None
+    entries: list[TreeEntry] = []
+    for ds in picked:
+        target_name = destination_name(ds.name, request.root, request.destination)
+        target = on_dst.get(target_name)
+        snap = ds.snapshot(snapshot)
+        size = ds.referenced
+        if snap is None and not take:
+            entries.append(TreeEntry(ds.name, target_name, ds.type, size, "skip",
+                                     f"has no @{snapshot}"))
+            continue
+        if target is not None and snap is not None and any(
+                s.guid == snap.guid for s in target.snapshots):
+            entries.append(TreeEntry(ds.name, target_name, ds.type, 0, "skip",
+                                     f"@{snapshot} is already there"))
+            continue
+        resume = bool(target is not None and target.resume_token)
+        if target is None or (not target.snapshots and resume):
+            entries.append(TreeEntry(ds.name, target_name, ds.type, size, "full",
+                                     f"with {len(ds.snapshots) + (1 if take else 0)} snapshot(s)",
+                                     resume=resume))
+            continue
+        common = [s for s in ds.snapshots if s.guid in {t.guid for t in target.snapshots}]
+        base = f"from @{common[-1].short}" if common else "no snapshot in common"
+        # The delta is at most what was written since the base; `written` is not read here,
+        # so the estimate is the dataset's size until the job's own plan knows better.
+        entries.append(TreeEntry(ds.name, target_name, ds.type, size, "incremental", base,
+                                 resume=resume))
+    picked_names = {d.name for d in src_sets}
+    vanished = tuple(sorted(
+        d.name for d in dst_sets
+        if (d.name == request.destination or d.name.startswith(request.destination + "/"))
+        and request.root + d.name[len(request.destination):] not in picked_names))
+    snapshot_command = None
+    if take:
+        names = [f"{d.name}@{snapshot}" for d in picked]
+        if not excluded:
+            snapshot_command = shell.join(src_host.privileged(
+                ["zfs", "snapshot", "-r", shell.snapshot(f"{request.root}@{snapshot}")]))
+        else:
+            # `zfs snapshot a@s b@s` is atomic on OpenZFS; zfs-fuse takes one name per call.
+            snapshot_command = " && ".join(
+                shell.join(src_host.privileged(["zfs", "snapshot", shell.snapshot(n)]))
+                for n in names)
+    readonly_command = None
+    if request.final:
+        readonly_command = " && ".join(
+            shell.join(src_host.privileged(["zfs", "set", "readonly=on", shell.dataset(d.name)]))
+            for d in picked)
+    if request.mount_root is not None:
+        mount = f"The copy is mounted under {request.mount_root}"
+    elif unmounted:
+        mount = ("The copy is received unmounted (zfs receive -u), its mountpoint properties "
+                 "kept")
+    else:
+        mount = ("This zfs cannot receive unmounted (-u): the copy's root is received where "
+                 "its parent mounts it (checked to be free), then set mountpoint=none, so its "
+                 "children never mount")
+    return TreePlan(
+        source_host=src_host.label, destination_host=dst_host.label, root=request.root,
+        destination=request.destination, snapshot=snapshot, snapshot_command=snapshot_command,
+        readonly_command=readonly_command, entries=tuple(entries), vanished=vanished,
+        excluded=tuple(excluded), mount=mount,
+        transport=(request.options.transport.value if request.options.transport
+                   else "local" if src_host is dst_host or src_host.label == dst_host.label
+                   else "tcp"),
+    )
+
+
+@dataclass(slots=True)
+class _Totals:
+    done: int = 0  # bytes of finished datasets
+    seconds: float = 0.0
+    empties: int = 0
+
+
+class TreeJob:
+    """A tree transfer between two connected hosts (the caller owns and closes them).
+
+    Driven like a `Job`: `subscribe`, `start`/`run`, `cancel` from any thread, `wait`,
+    `summary`/`error` at the end. `prepare()` alone gives the plan (for --dry-run and review).
+    """
+
+    def __init__(self, src: Host, dst: Host, request: TreeRequest,
+                 observer: Observer | None = None) -> None:
+        shell.dataset(request.root)
+        shell.dataset(request.destination)
+        if request.snapshot is not None:
+            shell.snap_part(request.snapshot)
+        for ex in request.excludes:
+            shell.dataset(ex)
+        if request.mount_root is not None and not posixpath.isabs(request.mount_root):
+            raise InvalidNameError(f"--mount-root {request.mount_root} is not an absolute path")
+        self.src, self.dst, self.request = src, dst, request
+        self._observers: list[Observer] = [observer] if observer else []
+        self.src_caps: zfs.Capabilities | None = None
+        self.dst_caps: zfs.Capabilities | None = None
+        self.plan: TreePlan | None = None
+        self.summary: Summary | None = None
+        self.error: ZmigrateError | None = None
+        self.results: dict[str, str] = {}  # source dataset -> final state
+        self.readonly_since: float | None = None
+        self._cancel = threading.Event()
+        self._done = threading.Event()
+        self._jobs: set[Job] = set()
+        self._lock = threading.Lock()  # guards _jobs and the live byte counts of --parallel
+        self._live: dict[str, int] = {}  # bytes of the datasets in flight
+        self._thread: threading.Thread | None = None
+        self._snapshot = request.snapshot or snapshot_name()
+
+    # -- observation and control (as Job) -------------------------------------------------
+    def subscribe(self, observer: Observer) -> None:
+        self._observers.append(observer)
+
+    def emit(self, event: object) -> None:
+        for obs in list(self._observers):
+            obs(event)
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run_quietly, name="zmigrate-tree",
+                                        daemon=True)
+        self._thread.start()
+
+    def _run_quietly(self) -> None:
+        try:
+            self.run()
+        except ZmigrateError:
+            pass  # reported through Failed
+
+    def cancel(self) -> None:
+        self._cancel.set()
+        with self._lock:
+            jobs = list(self._jobs)
+        for job in jobs:
+            job.cancel()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancel.is_set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self._done.wait(timeout)
+
+    @property
+    def done(self) -> bool:
+        return self._done.is_set()
+
+    # -- planning -----------------------------------------------------------------------------
+    def prepare(self) -> TreePlan:
+        """Probe both hosts, read both trees (one `zfs get -r` each) and plan; changes nothing."""
+        req = self.request
+        self.emit(StageChanged("preflight", "probing hosts"))
+        if self.dst is self.src:
+            src_caps = dst_caps = zfs.probe(self.src)
+        else:
+            src_caps, dst_caps = both(lambda: zfs.probe(self.src), lambda: zfs.probe(self.dst))
+        self.src_caps, self.dst_caps = src_caps, dst_caps
+        zfs.require_zfs(self.src, src_caps)
+        zfs.require_zfs(self.dst, dst_caps)
+        self.emit(StageChanged("preflight", "reading both trees"))
+        src_sets, dst_sets = both(lambda: zfs.inventory(self.src, src_caps, req.root),
+                                  lambda: zfs.inventory(self.dst, dst_caps, req.destination))
+        if not src_sets:
+            raise PreflightError(f"{req.root} does not exist", host=self.src.label,
+                                 fix=f"run `zmigrate list {self.src.label}` to see what there is")
+        parent = posixpath.dirname(req.destination)
+        if parent and not dst_sets and not zfs.inventory_shallow(self.dst, dst_caps, parent):
+            raise PreflightError(f"the destination's parent {parent} does not exist",
+                                 host=self.dst.label,
+                                 fix=f"create it first (zfs create -p {parent}) or pick another")
+        unmounted = dst_caps.receive_unmounted
+        plan = plan_tree(self.src, self.dst, req, src_sets, dst_sets,
+                         snapshot=self._snapshot, unmounted=unmounted)
+        if req.mount_root is None and not unmounted:
+            self._check_mountpoints(plan, src_sets)
+        self.plan = plan
+        return plan
+
+    def _check_mountpoints(self, plan: TreePlan, src_sets: Sequence[zfs.Dataset]) -> None:
+        """Where this zfs mounts each new dataset on receive: refuse a directory in use."""
+        assert self.dst_caps is not None
+        new = [e for e in plan.to_send if e.action == "full" and e.type == "filesystem"]
+        if not new:
+            return
+        parent = posixpath.dirname(plan.destination) or plan.destination
+        r = self.dst.execute(self.dst.privileged(
+            ["zfs", "get", "-Hp", "-o", "value", "mountpoint", shell.dataset(parent)]))
+        base = r.stdout.strip() if r.ok else ""
+        if not base.startswith("/"):
+            return  # the parent is not mounted (none, legacy): nothing new mounts either
+        local = zfs.local_properties(self.src, plan.root, "mountpoint")
+        paths: dict[str, str] = {}
+        for e in new:
+            mp = local.get(e.source, {}).get("mountpoint")
+            if mp is None:
+                mp = posixpath.join(base, posixpath.relpath(e.destination, parent))
+            if mp.startswith("/"):
+                paths[e.destination] = mp
+        busy = zfs.busy_directories(self.dst, list(paths.values()))
+        clash = [f"{ds} would mount on {mp}" for ds, mp in paths.items() if mp in busy]
+        if clash:
+            raise PreflightError(
+                "the copy would mount over directories the destination already uses: "
+                + "; ".join(clash),
+                host=self.dst.label,
+                fix="pick a destination whose mountpoint is free, or --mount-root PATH to "
+                "mount the copy under a directory of your choice",
+            )
+
+    def dataset_plan(self, entry: TreeEntry) -> Plan:
+        """The plan (and so the exact commands) one dataset's job would run."""
+        assert self.plan is not None
+        job = self._job_for(self.plan, entry)
+        job.parent_pending = entry.source != self.plan.root
+        return job.prepare()
+
+    # -- running ------------------------------------------------------------------------------
+    def run(self) -> Summary:
+        try:
+            summary = self._run()
+        except ZmigrateError as exc:
+            if self._cancel.is_set() and not isinstance(exc, CancelledError):
+                exc = CancelledError(f"cancelled ({exc.message})", host=exc.host)
+            self.error = exc
+            self.emit(Failed(exc, cancelled=isinstance(exc, CancelledError)))
+            self._done.set()
+            raise exc from None
+        except Exception as exc:  # noqa: BLE001 - never leave a face waiting on a dead job
+            err = ZmigrateError(f"internal error: {exc!r}")
+            self.error = err
+            self.emit(Failed(err))
+            self._done.set()
+            raise err from exc
+        self.summary = summary
+        self.emit(Finished(summary))
+        self._done.set()
+        return summary
+
+    def _check_cancel(self) -> None:
+        if self._cancel.is_set():
+            raise CancelledError("the transfer was cancelled")
+
+    def _run(self) -> Summary:
+        plan = self.plan or self.prepare()
+        self.emit(TreePlanReady(plan))
+        for name in plan.vanished:
+            self.emit(StageChanged("preflight", f"{name} is gone from the source: kept on the "
+                                   "destination, not destroyed"))
+        n = len(plan.entries)
+        for i, e in enumerate(plan.entries):
+            self.emit(DatasetState(e.source, e.destination, SKIPPED if e.action == "skip"
+                                   else WAITING, i, n, e.size, detail=e.reason))
+        self._check_cancel()
+        if plan.readonly_command:
+            self.emit(StageChanged("preflight", "final sync: setting readonly=on on the source"))
+            self.src.run(plan.readonly_command, timeout=300).check("setting readonly=on")
+            self.readonly_since = time.time()
+        if plan.snapshot_command:
+            self.emit(StageChanged("preflight", f"taking the snapshot @{plan.snapshot}"))
+            self.src.run(plan.snapshot_command, timeout=300).check("taking the snapshot")
+        totals = _Totals()
+        t0 = time.monotonic()
+        first_error: ZmigrateError | None = None
+        for e in plan.entries:
+            if e.action == "skip":
+                self.results[e.source] = SKIPPED
+        for i, e, outcome in self._schedule(plan, totals, t0):
+            try:
+                if isinstance(outcome, BaseException):
+                    raise outcome
+                summary = outcome
+            except CancelledError:
+                self.results[e.source] = FAILED
+                self.emit(DatasetState(e.source, e.destination, FAILED, i, n, e.size,
+                                       detail="cancelled"))
+                raise
+            except ZmigrateError as exc:
+                self.results[e.source] = FAILED
+                self.emit(DatasetState(e.source, e.destination, FAILED, i, n, e.size,
+                                       detail=str(exc)))
+                if first_error is None:
+                    first_error = exc
+                if self._cancel.is_set():
+                    raise
+                # A child cannot be received under a parent that failed to arrive.
+                if any(x.source.startswith(e.source + "/") for x in plan.entries):
+                    raise
+                continue
+            self.results[e.source] = VERIFIED
+            with self._lock:
+                self._live.pop(e.source, None)
+                totals.done += summary.bytes
+            totals.seconds += summary.seconds
+            totals.empties += summary.receive_empty_count or 0
+            self.emit(DatasetState(e.source, e.destination, VERIFIED, i, n, e.size,
+                                   bytes=summary.bytes, rate=summary.rate,
+                                   detail=f"guid {summary.destination_guid}"))
+        if first_error is not None:
+            raise first_error
+        self.emit(StageChanged("verifying", "checking every dataset on the destination"))
+        self._verify(plan)
+        elapsed = time.monotonic() - t0
+        extra: dict[str, object] = {
+            "datasets": dict(self.results),
+            "vanished": list(plan.vanished),
+            "snapshot": plan.snapshot,
+        }
+        if self.readonly_since is not None:
+            extra["source_readonly_since"] = self.readonly_since
+        root_guid = self._root_guids
+        return Summary(
+            bytes=totals.done, seconds=elapsed,
+            rate=totals.done / totals.seconds if totals.seconds > 0 else 0.0,
+            receive_empty_count=totals.empties or None,
+            source_guid=root_guid[0], destination_guid=root_guid[1],
+            hash_match=None, snapshots_sent=(plan.snapshot,), extra=extra,
+        )
+
+    def _job_for(self, plan: TreePlan, e: TreeEntry, t0: float | None = None) -> Job:
+        req = self.request
+        assert self.dst_caps is not None
+        # Unmounted where this zfs can (-u); else mounted where inherited, checked free.
+        mount = req.mount_root is not None or not self.dst_caps.receive_unmounted
+        options = replace(req.options, history=True, send_properties=True, resume=e.resume,
+                          mount=mount)
+        if req.mount_root is not None and e.source == plan.root \
+                and self.dst_caps.receive_properties:
+            # Children inherit from the root; a child with a mountpoint of its own keeps it.
+            options = replace(options, properties=(*options.properties,
+                                                   ("mountpoint", req.mount_root)))
+        return Job(self.src, self.dst,
+                   Request(f"{e.source}@{plan.snapshot}", e.destination, options),
+                   src_caps=self.src_caps, dst_caps=self.dst_caps, t0=t0)
+
+    def _send_one(self, plan: TreePlan, i: int, e: TreeEntry, totals: _Totals,
+                  t0: float) -> Summary:
+        job = self._job_for(plan, e, t0)
+        n = len(plan.entries)
+        total = plan.total
+
+        def relay(event: object) -> None:
+            if isinstance(event, Progress):
+                with self._lock:
+                    self._live[e.source] = event.done
+                    done = totals.done + sum(self._live.values())
+                grand = max(total, done)
+                eta = (grand - done) / event.rate if event.rate > 0 else None
+                self.emit(Progress(time.monotonic() - t0, done, grand, event.rate, eta,
+                                   i + 1, n))
+            elif isinstance(event, (Finished, Failed)):
+                return  # the tree reports its own end
+            else:
+                self.emit(event)
+
+        job.subscribe(relay)
+        with self._lock:
+            self._jobs.add(job)
+        if self._cancel.is_set():
+            job.cancel()
+        self.emit(DatasetState(e.source, e.destination, SENDING, i, n, e.size,
+                               detail=e.reason))
+        try:
+            summary = job.run()
+        finally:
+            with self._lock:
+                self._jobs.discard(job)
+        if e.source == plan.root and e.action == "full":
+            self._place_root(plan)
+        return summary
+
+    def _schedule(self, plan: TreePlan, totals: _Totals, t0: float) -> Iterator[
+            tuple[int, TreeEntry, Summary | BaseException]]:
+        """Run the datasets to send, parents before children, and yield each one's outcome as
+        it ends (a Summary or the exception). One at a time unless request.parallel > 1: then
+        up to that many small datasets at once, a big one (>= SMALL) alone. Stops starting new
+        datasets once cancelled or once a dataset failed (the caller decides what follows)."""
+        todo = [(i, e) for i, e in enumerate(plan.entries) if e.action != "skip"]
+        width = max(1, self.request.parallel)
+        if width == 1:
+            for i, e in todo:
+                self._check_cancel()
+                try:
+                    outcome: Summary | BaseException = self._send_one(plan, i, e, totals, t0)
+                except ZmigrateError as exc:
+                    outcome = exc
+                yield i, e, outcome
+            return
+        pending = list(todo)
+        running: dict[Future[Summary], tuple[int, TreeEntry]] = {}
+
+        def waits_for_parent(e: TreeEntry) -> bool:
+            busy = [x for _, x in pending] + [x for _, x in running.values()]
+            return any(e.source.startswith(x.source + "/") for x in busy if x is not e)
+
+        with ThreadPoolExecutor(max_workers=width, thread_name_prefix="zmigrate-tree") as pool:
+            while pending or running:
+                while pending and len(running) < width and not self._cancel.is_set():
+                    ready = [(i, e) for i, e in pending if not waits_for_parent(e)]
+                    if not ready:
+                        break
+                    i, e = ready[0]
+                    big = e.size >= SMALL
+                    if running and (big or any(x.size >= SMALL for _, x in running.values())):
+                        break  # a big dataset runs alone
+                    pending.remove((i, e))
+                    running[pool.submit(self._send_one, plan, i, e, totals, t0)] = (i, e)
+                if not running:
+                    self._check_cancel()
+                    break
+                finished, _ = wait(running, return_when=FIRST_COMPLETED)
+                for fut in finished:
+                    i, e = running.pop(fut)
+                    failure = fut.exception()
+                    yield i, e, failure if failure is not None else fut.result()
+
+    def _place_root(self, plan: TreePlan) -> None:
+        """Where this zfs could not receive unmounted (-u) or set the mountpoint (-o), set the
+        copy's root mountpoint now, before any child arrives: `none` (children inherit it and
+        never mount, so no mountpoint directory modifies a parent) or the chosen root."""
+        assert self.dst_caps is not None
+        req = self.request
+        if req.mount_root is None and self.dst_caps.receive_unmounted:
+            return
+        if req.mount_root is not None and self.dst_caps.receive_properties:
+            return
+        value = req.mount_root or "none"
+        self.emit(StageChanged("verifying", f"setting mountpoint={value} on {plan.destination}"))
+        self.dst.execute(self.dst.privileged(
+            ["zfs", "set", f"mountpoint={value}", shell.dataset(plan.destination)]),
+            timeout=120).check(f"setting mountpoint={value}")
+
+    def _verify(self, plan: TreePlan) -> None:
+        """Every sent dataset: its snapshot's guid equal on both sides, the snapshots that were
+        to arrive present, and the locally set properties equal (one read per host)."""
+        assert self.src_caps is not None and self.dst_caps is not None
+        src_caps, dst_caps = self.src_caps, self.dst_caps
+        src_sets, dst_sets = both(
+            lambda: zfs.inventory(self.src, src_caps, plan.root),
+            lambda: zfs.inventory(self.dst, dst_caps, plan.destination))
+        src_by = {d.name: d for d in src_sets}
+        dst_by = {d.name: d for d in dst_sets}
+        src_props, dst_props = both(
+            lambda: zfs.local_properties(self.src, plan.root),
+            lambda: zfs.local_properties(self.dst, plan.destination, sources="local,received"))
+        problems: list[str] = []
+        guids = (0, 0)
+        for e in plan.entries:
+            s, d = src_by.get(e.source), dst_by.get(e.destination)
+            snap = s.snapshot(plan.snapshot) if s else None
+            if snap is None:
+                continue  # skipped: no such snapshot on the source
+            copy = d.snapshot(plan.snapshot) if d else None
+            if copy is None or copy.guid != snap.guid:
+                problems.append(f"{e.destination}@{plan.snapshot} is missing or differs")
+                continue
+            if e.source == plan.root:
+                guids = (snap.guid, copy.guid)
+            assert s is not None and d is not None
+            missing = [x.short for x in s.snapshots if x.createtxg <= snap.createtxg
+                       and d.snapshot(x.short) is None]
+            if e.action == "full" and missing:
+                problems.append(f"{e.destination} lacks " + ", ".join("@" + m for m in missing))
+            want = {k: v for k, v in src_props.get(e.source, {}).items()
+                    if k not in ("readonly", "mountpoint")}
+            got = dst_props.get(e.destination, {})
+            differ = [k for k, v in want.items() if got.get(k) != v]
+            if differ:
+                problems.append(f"{e.destination}: properties differ: " + ", ".join(differ))
+        self._root_guids = guids
+        if problems:
+            raise ZmigrateError("the copy does not match the source: " + "; ".join(problems),
+                                host=self.dst.label,
+                                fix="run the same command again to send what is missing")
+
+    _root_guids: tuple[int, int] = (0, 0)
+
+
+def describe_summary(plan: TreePlan, summary: Summary) -> str:
+    """The CLI's closing lines for a tree."""
+    states: dict[str, str] = summary.extra.get("datasets", {})
+    sent = sum(1 for s in states.values() if s == VERIFIED)
+    skipped = sum(1 for s in states.values() if s == SKIPPED)
+    text = (f"done: {sent} dataset(s) sent and verified, {skipped} already there; "
+            f"{format_size(summary.bytes)} in {summary.seconds:.1f} s; the copy is "
+            f"{plan.destination_host}:{plan.destination} at @{plan.snapshot}")
+    since = summary.extra.get("source_readonly_since")
+    if since is not None:
+        text += ("\nfinal sync: the source has been read-only since "
+                 f"{time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(float(since)))}, so the "
+                 "copy is exactly the source at that snapshot (zfs set readonly=off to undo)")
+    if plan.vanished:
+        text += "\ngone from the source, kept on the destination: " + ", ".join(plan.vanished)
+    return text
+
+
+__all__ = [
+    "FAILED", "SENDING", "SKIPPED", "VERIFIED", "WAITING", "TreeEntry", "TreeJob", "TreePlan",
+    "TreePlanReady", "TreeRequest", "describe_summary", "pick", "plan_tree", "snapshot_name",
+]
