@@ -54,9 +54,12 @@ def test_tree_end_to_end_then_sync_again(qtbot: QtBot, wizard: MigrationWizard, 
     assert w.destination_page.isComplete()
     to_review(qtbot, w)
     commands = w.review_page.ui.commands_edit.toPlainText()
-    assert "# snapshot now" in commands and f"zfs snapshot {root}@{SNAPSHOT_PREFIX}" in commands
+    assert "# snapshot now" in commands and "zfs snapshot" in commands
+    assert f"{root}@{SNAPSHOT_PREFIX}" in commands
     for name in picked:
-        assert f"{name} -> {dst_pool.name}/copy" in commands
+        copy = name.replace(root, f"{dst_pool.name}/copy", 1)
+        assert f"# {name} -> {copy}: full" in commands, commands
+    assert "zfs receive" in commands
     assert f"{root}/skip" not in commands
     start_transfer(w)
     assert not w.transfer_page.ui.datasets_view.isHidden()
@@ -64,8 +67,8 @@ def test_tree_end_to_end_then_sync_again(qtbot: QtBot, wizard: MigrationWizard, 
     assert s.summary is not None, w.done_page.ui.reason_label.text()
     states = w.transfer_page.datasets.states()
     assert states == dict.fromkeys(picked, "verified"), states
-    assert s.tree_job is not None
-    first = s.tree_job.request.snapshot
+    assert s.tree_plan is not None
+    first = s.tree_plan.snapshot
     for name in picked:
         copy = name.replace(root, f"{dst_pool.name}/copy", 1)
         assert snapshot_guid(f"{copy}@{first}") == snapshot_guid(f"{name}@{first}")
@@ -81,8 +84,8 @@ def test_tree_end_to_end_then_sync_again(qtbot: QtBot, wizard: MigrationWizard, 
     w.done_page.ui.sync_again_button.click()
     wait_review(qtbot, w)
     assert s.tree_plan is not None
-    assert {i.kind for i in s.tree_plan.items} == {"incremental"}
-    second_snap = s.tree_plan.request.snapshot
+    assert {e.action for e in s.tree_plan.entries} == {"incremental"}
+    second_snap = s.tree_plan.snapshot
     assert second_snap != first
     start_transfer(w)
     qtbot.waitUntil(lambda: w.currentId() == PageId.DONE, timeout=WAIT_TRANSFER)

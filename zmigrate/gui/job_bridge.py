@@ -6,7 +6,6 @@ from PySide6.QtCore import QObject, Signal
 
 from ..engine.events import (
     DatasetState,
-    DatasetStatus,
     Failed,
     Finished,
     LogLine,
@@ -17,7 +16,7 @@ from ..engine.events import (
 from ..engine.job import Job
 from ..engine.plan import Plan
 from ..engine.samples import SampleStore
-from ..engine.tree import TreeJob
+from ..engine.tree import SENDING, TreeJob
 
 
 class JobBridge(QObject):
@@ -70,7 +69,7 @@ class JobBridge(QObject):
         elif isinstance(event, LogLine):
             self.log_line.emit(event)
         elif isinstance(event, DatasetState):
-            if event.status is DatasetStatus.SENDING and not event.bytes:
+            if event.state == SENDING:
                 # The plots follow the dataset being sent: cleared here, on the job's thread,
                 # before that dataset's first sample arrives.
                 self.store.clear()

@@ -12,7 +12,7 @@ from ..engine.hosts import Host
 from ..engine.job import Job
 from ..engine.plan import Options, Plan, Transport
 from ..engine.samples import SampleStore
-from ..engine.tree import TreeJob, TreePlan, TreeRequest, snapshot_name
+from ..engine.tree import TreeJob, TreePlan, TreeRequest
 from ..engine.zfs import Capabilities, Dataset, Snapshot
 from .models.tree_pick import TreePick
 
@@ -83,24 +83,20 @@ class Session:
                        discard_partial=self.discard_partial)
 
     def tree_request(self, destination: str | None = None) -> TreeRequest:
-        """The picked tree as the engine's request; a snapshot taken now gets its name here,
-        so Review shows the exact name the transfer creates."""
+        """The picked tree as the engine's request (snapshot None: the job names one now, so
+        Review shows the exact name the transfer creates)."""
         assert self.tree is not None
         dest = destination or self.destination
         assert dest is not None
-        snapshot = snapshot_name() if self.take_snapshot or not self.tree_snapshot \
-            else self.tree_snapshot
+        snapshot = None if self.take_snapshot else self.tree_snapshot
         return TreeRequest(self.tree.root, dest, snapshot,
-                           take_snapshot=snapshot != self.tree_snapshot,
                            excludes=self.tree.excludes(), final=self.final,
                            mount_root=self.mount_root, options=self.choices())
 
     def new_tree_job(self, destination: str | None = None) -> TreeJob:
-        """A TreeJob over the connected hosts with their known capabilities (no new probe)."""
+        """A TreeJob over the connected hosts (its prepare() plans it, off the GUI thread)."""
         assert self.src_host is not None and self.dst_host is not None
-        job = TreeJob(self.src_host, self.dst_host, self.tree_request(destination))
-        job.src_caps, job.dst_caps = self.src_caps, self.dst_caps
-        return job
+        return TreeJob(self.src_host, self.dst_host, self.tree_request(destination))
 
     def reset_transfer(self) -> None:
         """Forget the last transfer (for "start another"); inventories are read again."""

@@ -1,7 +1,7 @@
 """The Transfer page's dataset table: one row per dataset of a tree job, fed by its events.
 
 Rows come from the engine's per-dataset state events (`DatasetState`: dataset, destination,
-index, status, size, bytes, rate, detail). The model reads them by attribute, so it depends on
+state, index, size, bytes, rate, detail). The model reads them by attribute, so it depends on
 nothing but their shape and tests can feed plain objects.
 """
 
@@ -43,13 +43,13 @@ class DatasetEvent(Protocol):
     @property
     def index(self) -> int: ...
     @property
-    def status(self) -> object: ...  # an str Enum (DatasetStatus) or a plain string
+    def state(self) -> str: ...  # waiting, sending, verified, skipped, failed
     @property
     def size(self) -> int | None: ...
     @property
     def bytes(self) -> int: ...
     @property
-    def rate(self) -> float: ...
+    def rate(self) -> float | None: ...
     @property
     def detail(self) -> str: ...
 
@@ -66,12 +66,6 @@ class Row:
     bytes: int = 0
     rate: float = 0.0
     detail: str = ""
-
-
-def state_word(status: object) -> str:
-    """`DatasetStatus.VERIFIED` or "verified" → "verified"."""
-    value = getattr(status, "value", status)
-    return str(value)
 
 
 class TreeTableModel(QAbstractTableModel):
@@ -92,7 +86,7 @@ class TreeTableModel(QAbstractTableModel):
 
     def apply(self, event: DatasetEvent) -> int:
         """Add or update the row of `event.dataset`; returns its row number."""
-        state = state_word(event.status)
+        state = event.state
         row_no = self._by_name.get(event.dataset)
         if row_no is None:
             # Vanished datasets come with index -1: after the others.
@@ -110,20 +104,21 @@ class TreeTableModel(QAbstractTableModel):
         if event.bytes or state != "sending":
             row.bytes = event.bytes
         if event.rate or state != "sending":
-            row.rate = event.rate
+            row.rate = event.rate or 0.0
         row.detail = event.detail
         self.dataChanged.emit(self.index(row_no, 0), self.index(row_no, len(self.headers) - 1))
         return row_no
 
-    def set_live_rate(self, dataset: str, rate: float, done: int) -> None:
-        """The rate and bytes of the dataset being sent, from the job's Progress events."""
-        row_no = self._by_name.get(dataset)
+    def set_live_rate(self, order: int, rate: float) -> None:
+        """The live rate of the dataset at `order` in the tree (the tree's Progress events
+        carry the rate of the dataset that reported and its place: step = order + 1)."""
+        row_no = next((i for i, r in enumerate(self.rows) if r.order == order), None)
         if row_no is None:
             return
         row = self.rows[row_no]
         if row.state != "sending":
             return
-        row.rate, row.bytes = rate, done
+        row.rate = rate
         self.dataChanged.emit(self.index(row_no, Column.SIZE), self.index(row_no, Column.RATE))
 
     def row_of(self, dataset: str) -> Row | None:

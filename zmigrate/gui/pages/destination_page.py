@@ -229,25 +229,20 @@ def guess_tree_destination(session: Session) -> tuple[str, str]:
     return parent, leaf
 
 
-def tree_state(plan: TreePlan, mount_root: str | None) -> State:
+def tree_state(plan: TreePlan) -> State:
     """The state line of a planned tree."""
-    kinds = [i.kind for i in plan.items]
+    kinds = [e.action for e in plan.entries]
     full, inc, skip = kinds.count("full"), kinds.count("incremental"), kinds.count("skip")
     parts = [f"{n} {what}" for n, what in ((full, "in full, with their older snapshots"),
                                           (inc, "as a catch-up (only what changed)"),
                                           (skip, "already complete")) if n]
     text = (f"<b>{len(kinds)} dataset{'s' if len(kinds) != 1 else ''}</b>: "
             + ", ".join(parts) + ". ")
-    text += (f"Mounted under <code>{markup.escape(mount_root)}</code>. " if mount_root
-             else "Received unmounted where the host supports it (-u); mountpoint properties "
-             "are kept. ")
-    text += "No mountpoint collision on the destination."
+    text += markup.escape(plan.mount) + ". No mountpoint collision on the destination."
     if plan.vanished:
         text += (f"<br>{len(plan.vanished)} dataset(s) on the destination are no longer on the "
                  "source: " + markup.escape(", ".join(plan.vanished[:5]))
                  + " (kept, never destroyed).")
-    for w in plan.warnings:
-        text += "<br>" + markup.escape(w)
     return State("new" if not inc and not skip else "incremental", text)
 
 
@@ -442,7 +437,7 @@ class DestinationPage(Page):
         def ok(plan: TreePlan) -> None:
             if generation == self._tree_generation:
                 self._tree_done()
-                self._set_tree_state(plan, tree_state(plan, self.mount_root()))
+                self._set_tree_state(plan, tree_state(plan))
 
         def failed(exc: Exception) -> None:
             if generation == self._tree_generation:

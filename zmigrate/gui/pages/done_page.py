@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from PySide6.QtCore import Signal
@@ -136,19 +137,24 @@ class DonePage(Page):
         """Result and per-dataset lines of a tree; returns the banner kind."""
         s, ui = self.session, self.ui
         summary = s.summary
-        request = s.tree_job.request if s.tree_job is not None else None
+        plan = s.tree_plan
         rows = self.datasets.rows if self.datasets is not None else []
         verified = [r for r in rows if r.state in ("verified", "skipped")]
-        if summary is not None and request is not None:
+        if summary is not None and plan is not None:
             since = summary.extra.get("source_readonly_since")
             ui.result_label.setText(f"✓ Tree copied and verified: {len(verified)} dataset"
                                     f"{'s' if len(verified) != 1 else ''}")
-            where = markup.escape(f"{request.destination} now holds @{request.snapshot}")
+            where = markup.escape(f"{plan.destination} now holds @{plan.snapshot}")
+            when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(since))) \
+                if isinstance(since, int | float) else ""
             ui.reason_label.setText(
-                where + (f"<br><b>Final sync:</b> the source is read-only since "
-                         f"{markup.escape(str(since))} UTC; the copy is exactly the source at "
-                         f"@{markup.escape(request.snapshot)}." if since else
-                         "<br>Sync again to send only what changed since."))
+                where + (f"<br><b>Final sync:</b> the source has been read-only since {when}; "
+                         f"the copy is exactly the source at @{markup.escape(plan.snapshot)}."
+                         if when else "<br>Sync again to send only what changed since."))
+            if plan.vanished:
+                ui.reason_label.setText(
+                    ui.reason_label.text() + "<br>Gone from the source, kept on the "
+                    "destination: " + markup.escape(", ".join(plan.vanished)))
         lines = []
         words = {"verified": "✓ verified (guid equal, snapshots present, properties equal)",
                  "skipped": "✓ already complete (same guid), skipped",

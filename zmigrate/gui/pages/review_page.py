@@ -5,9 +5,10 @@ from __future__ import annotations
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QWidget, QWizard
 
+from ...engine.errors import ZmigrateError
 from ...engine.job import Job, Request
 from ...engine.plan import Plan, Transport
-from ...engine.tree import TreeJob, TreePlan
+from ...engine.tree import TreeEntry, TreeJob, TreePlan
 from ...engine.units import format_size
 from .. import forms, markup, style
 from ..generated.ui_review_page import Ui_ReviewPage
@@ -17,6 +18,32 @@ from ..settings import Settings
 from ..tasks import run_task
 from .base import Page
 from .transport_page import GIGABIT_RATE
+
+# Past this many datasets Review lists each one's step but not its exact commands: each costs a
+# preflight round trip to both hosts.
+COMMANDS_FOR = 40
+
+
+def plan_with_commands(job: TreeJob) -> tuple[TreePlan, list[tuple[TreeEntry, list[str]]]]:
+    """The tree's plan and each dataset's exact commands (remote: call it off the GUI
+    thread)."""
+    plan = job.prepare()
+    out: list[tuple[TreeEntry, list[str]]] = []
+    for i, entry in enumerate(plan.entries):
+        if entry.action == "skip":
+            out.append((entry, []))
+            continue
+        if i >= COMMANDS_FOR:
+            out.append((entry, ["# (its commands are decided when it runs)"]))
+            continue
+        try:
+            commands = [f"# on {host}\n{line}" for host, line in
+                        job.dataset_plan(entry).commands()]
+        except ZmigrateError as exc:
+            # Decided again when it runs (e.g. after its parent arrives): say so, not fail.
+            commands = [f"# decided when it runs: {exc.message}"]
+        out.append((entry, commands))
+    return plan, out
 
 
 class ReviewPage(Page):
@@ -79,40 +106,36 @@ class ReviewPage(Page):
         self._clear()
         self.ui.busy_bar.show()
         self.ui.busy_label.setText("Planning the tree: both inventories, collisions…")
-        run_task(job.prepare, lambda plan: self._on_tree_plan(generation, job, plan),
+        run_task(lambda: plan_with_commands(job),
+                 lambda result: self._on_tree_plan(generation, job, *result),
                  lambda exc: self._on_failed(generation, exc))
         self.completeChanged.emit()
 
-    def _on_tree_plan(self, generation: int, job: TreeJob, plan: TreePlan) -> None:
+    def _on_tree_plan(self, generation: int, job: TreeJob, plan: TreePlan,
+                      dataset_commands: list[tuple[TreeEntry, list[str]]]) -> None:
         if generation != self._generation:
             return
         self._done()
         s = self.session
         s.tree_plan = plan
-        r = plan.request
-        todo = [i for i in plan.items if i.kind != "skip"]
-        snap = ("taken now, as the transfer starts" if plan.snapshot_command
-                else "an existing snapshot")
+        options = job.request.options
         self.ui.summary_label.setText(markup.escape(
-            f"The tree {r.root} ({len(plan.items)} datasets, {len(todo)} to send) goes to "
-            f"{job.dst.label}:{r.destination} up to @{r.snapshot} ({snap}), one dataset at a "
-            "time, parents first; each is verified (guid, snapshots, properties) at the end.")
-            + ("<br><b>Final sync:</b> the source datasets are set read-only first."
-               if r.final else ""))
-        self.ui.size_label.setText(f"Size: about {format_size(plan.estimate)}")
-        rate = r.options.rate_limit or (GIGABIT_RATE if not s.same_host else None)
-        if rate and plan.estimate:
-            self.ui.time_label.setText(f"Time: about {elapsed(plan.estimate / rate)} at "
-                                       + ("the rate limit" if r.options.rate_limit
+            plan.describe() + " One dataset at a time, parents first; each is verified "
+            "(guid, snapshots, properties)."))
+        self.ui.size_label.setText(f"Size: about {format_size(plan.total)}")
+        rate = options.rate_limit or (GIGABIT_RATE if not s.same_host else None)
+        if rate and plan.total:
+            self.ui.time_label.setText(f"Time: about {elapsed(plan.total / rate)} at "
+                                       + ("the rate limit" if options.rate_limit
                                           else "1 GbE"))
-        if plan.warnings:
-            self.ui.warnings_label.setText("<br>".join(markup.escape(w) for w in plan.warnings))
         lines: list[str] = []
-        for cmd in plan.final_commands:
-            lines += [f"# final sync, on {job.src.label}", cmd, ""]
-        if plan.snapshot_command:
-            lines += [f"# snapshot now, on {job.src.label}", plan.snapshot_command, ""]
-        lines += ["# every dataset, parents first", *plan.describe().splitlines()[1:]]
+        for host, cmd in plan.commands():
+            what = "snapshot now" if cmd == plan.snapshot_command else "final sync"
+            lines += [f"# {what}, on {host}", cmd, ""]
+        for entry, commands in dataset_commands:
+            lines.append(f"# {entry.source} -> {entry.destination}: {entry.action}"
+                         + (f" ({entry.reason})" if entry.reason else ""))
+            lines += [*commands, ""]
         self.ui.commands_edit.setPlainText("\n".join(lines).rstrip() + "\n")
         self.ui.copy_button.setEnabled(True)
         self.completeChanged.emit()

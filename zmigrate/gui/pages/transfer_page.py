@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QMessageBox, QWidget
 from ...engine.events import DatasetState, Failed, LogLine, Observer, Progress, Side, Summary
 from ...engine.history import Recorder
 from ...engine.samples import SampleStore
+from ...engine.tree import SENDING
 from ...engine.units import format_size
 from .. import forms, markup, style
 from ..dialogs.confirm import after_stop, ask_to_stop
@@ -174,13 +175,13 @@ class TransferPage(Page):
 
     def _on_progress(self, progress: Progress) -> None:
         self.last_progress = progress
-        dataset = getattr(progress, "dataset", None)
-        if dataset:
-            self.datasets.set_live_rate(dataset, progress.rate, progress.done)
+        if self.session.tree is not None:
+            # A tree's progress is the whole tree's; `step` names the dataset that reported.
+            self.datasets.set_live_rate(progress.step - 1, progress.rate)
 
     def _on_dataset_state(self, state: DatasetState) -> None:
         row = self.datasets.apply(state)
-        if state.status.value == "sending" and not self.stopping:
+        if state.state == SENDING and not self.stopping:
             self.ui.stage_label.setText(
                 f"Sending {state.dataset} ({state.index + 1} of {state.count})")
             self.ui.datasets_view.scrollTo(self.datasets.index(row, 0))
@@ -214,9 +215,7 @@ class TransferPage(Page):
         summary = self.session.summary if self.is_done else None
         done, total, rate = p.done, p.total, p.rate
         eta = p.eta
-        if p.tree_done is not None:
-            # A tree: the whole tree's bytes and time left, not the current dataset's.
-            done, total, eta = p.tree_done, p.tree_total, p.tree_eta
+        tree = self.session.tree is not None
         if summary is not None:
             # The last Progress may predate the receiver's final count: the summary is exact.
             done, total, rate = summary.bytes, summary.bytes, summary.rate
@@ -232,14 +231,15 @@ class TransferPage(Page):
             if not self.is_done:
                 bar.setRange(0, 0)  # size unknown: a busy bar
             parts.append(f"{format_size(done)} written")
-        if p.tree_done is None and sent > done:
+        if not tree and sent > done:
             parts.append(f"{format_size(sent)} sent")
         parts.append(f"{format_size(rate)}/s" + (" on average" if summary else ""))
-        took = p.elapsed if p.tree_done is None else time.monotonic() - self.started
-        parts.append(f"elapsed {elapsed(summary.seconds if summary else took)}")
+        parts.append(f"elapsed {elapsed(summary.seconds if summary else p.elapsed)}")
         if eta is not None and not self.is_done:
             parts.append(f"about {elapsed(eta)} left")
-        if p.steps > 1 and not self.is_done:
+        if tree and not self.is_done:
+            parts.append(f"dataset {p.step} of {p.steps}")
+        elif p.steps > 1 and not self.is_done:
             parts.append(f"step {p.step} of {p.steps}")
         self.ui.progress_label.setText("  ·  ".join(parts))
 
