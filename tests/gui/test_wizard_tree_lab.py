@@ -29,6 +29,7 @@ def make_tree(pool: Pool) -> tuple[str, list[str]]:
     names = [root, f"{root}/a", f"{root}/a/deep", f"{root}/b", f"{root}/skip"]
     for name in names:
         zfs("create", name)
+    for name in names:  # after every create: files in a parent could be in a child's way
         write_random_files(pool.mountpoint / name.split("/", 1)[1], 1, files=2)
     zfs("set", "zmigrate:note=kept", f"{root}/b")
     zfs("snapshot", f"{root}@old")

@@ -131,7 +131,7 @@ class Ui_SourcePage(object):
 
     def retranslateUi(self, SourcePage):
         SourcePage.setTitle(QCoreApplication.translate("SourcePage", u"What to send", None))
-        SourcePage.setSubTitle(QCoreApplication.translate("SourcePage", u"Pick a snapshot. Choosing a dataset picks its newest snapshot.", None))
+        SourcePage.setSubTitle(QCoreApplication.translate("SourcePage", u"Pick a snapshot, or a pool or dataset to move with its children.", None))
         self.filter_label.setText(QCoreApplication.translate("SourcePage", u"&Filter:", None))
         self.filter_edit.setPlaceholderText(QCoreApplication.translate("SourcePage", u"dataset or snapshot name", None))
 #if QT_CONFIG(accessibility)

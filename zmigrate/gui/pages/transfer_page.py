@@ -81,7 +81,9 @@ class TransferPage(Page):
         ui.stop_button.clicked.connect(self.ask_stop)
         self.datasets = TreeTableModel(self)
         ui.datasets_view.setModel(self.datasets)
-        ui.datasets_view.verticalHeader().hide()
+        rows = ui.datasets_view.verticalHeader()
+        rows.hide()
+        rows.setDefaultSectionSize(ui.datasets_view.fontMetrics().height() + 6)  # compact rows
         header = ui.datasets_view.horizontalHeader()
         header.setStretchLastSection(False)
         header.setSectionResizeMode(0, header.ResizeMode.Stretch)
@@ -167,7 +169,10 @@ class TransferPage(Page):
         if self.stopping:
             return
         words = STAGES.get(stage, stage.capitalize())
-        self.ui.stage_label.setText(f"{words}: {detail}" if detail else words)
+        text = f"{words}: {detail}" if detail else words
+        sending = self.datasets.sending() if self.session.tree is not None else None
+        # A tree's datasets each report their own stages: say whose.
+        self.ui.stage_label.setText(f"{sending} · {text}" if sending else text)
 
     def _on_log_line(self, line: LogLine) -> None:
         who = "sender" if line.side is Side.SEND else "receiver"
