@@ -60,7 +60,7 @@ def test_tree_end_to_end_then_sync_again(qtbot: QtBot, wizard: MigrationWizard, 
     for name in picked:
         copy = name.replace(root, f"{dst_pool.name}/copy", 1)
         assert f"# {name} -> {copy}: full" in commands, commands
-    assert "zfs receive" in commands
+    assert f"{root}/a/deep -> {dst_pool.name}/copy/a/deep: full" in commands
     assert f"{root}/skip" not in commands
     start_transfer(w)
     assert not w.transfer_page.ui.datasets_view.isHidden()
