@@ -172,20 +172,13 @@ class SampleStore:
     def __init__(self, recent_seconds: float = 1800.0, bucket_seconds: float = 10.0,
                  max_buckets: int = 2000) -> None:
         self._lock = threading.Lock()
-        self._shape = (recent_seconds, bucket_seconds, max_buckets)
-        self.series = {side: Series(*self._shape) for side in Side}
+        self.series = {side: Series(recent_seconds, bucket_seconds, max_buckets) for side in Side}
         self.version = 0  # bumps on every add: readers can skip work when nothing changed
 
     def add(self, sample: Sample) -> None:
         with self._lock:
             self.series[sample.side].append(sample.t, sample.in_rate, sample.out_rate,
                                             float(sample.total), sample.fill)
-            self.version += 1
-
-    def clear(self) -> None:
-        """Forget every sample (a tree job's plots start afresh with each dataset)."""
-        with self._lock:
-            self.series = {side: Series(*self._shape) for side in Side}
             self.version += 1
 
     def data(self, side: Side) -> SeriesData:

@@ -16,7 +16,7 @@ from ..engine.events import (
 from ..engine.job import Job
 from ..engine.plan import Plan
 from ..engine.samples import SampleStore
-from ..engine.tree import SENDING, TreeJob
+from ..engine.tree import TreeJob
 
 
 class JobBridge(QObject):
@@ -69,10 +69,8 @@ class JobBridge(QObject):
         elif isinstance(event, LogLine):
             self.log_line.emit(event)
         elif isinstance(event, DatasetState):
-            if event.state == SENDING:
-                # The plots follow the dataset being sent: cleared here, on the job's thread,
-                # before that dataset's first sample arrives.
-                self.store.clear()
+            # The tree's datasets share its clock (Job t0): the plots run on across them, their
+            # live edge the dataset being sent, and Done keeps the whole run.
             self.dataset_state.emit(event)
         elif isinstance(event, StageChanged):
             self.stage_changed.emit(event.stage, event.detail)

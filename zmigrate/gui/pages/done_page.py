@@ -126,6 +126,9 @@ class DonePage(Page):
         if s.verdict is not None:
             ui.verdict_label.setText(verdict_html(s.verdict))
         self._fill_facts()
+        if s.tree is not None and s.summary is not None:
+            ui.check_value.setText("each dataset: newest snapshot's guid equal on both sides, "
+                                   "its snapshots present, local properties equal")
         plots = self._take_plots()
         if s.store is not None and self._lent is None:
             plots.update_from(s.store.data(Side.SEND), s.store.data(Side.RECEIVE))
@@ -168,9 +171,6 @@ class DonePage(Page):
             lines.append(f"<b>{markup.escape(r.dataset)}</b> → "
                          f"{markup.escape(r.destination)}: {text}{size}{detail}")
         ui.datasets_label.setText("<br>".join(lines))
-        if summary is not None:
-            ui.check_value.setText("each dataset: newest snapshot's guid equal on both sides, "
-                                   "its snapshots present, local properties equal")
         return kind
 
     def _fill_facts(self) -> None:
