@@ -96,3 +96,32 @@ def test_tree_end_to_end_then_sync_again(qtbot: QtBot, wizard: MigrationWizard, 
     for name in picked:
         copy = name.replace(root, f"{dst_pool.name}/copy", 1)
         assert snapshot_guid(f"{copy}@{second_snap}") == snapshot_guid(f"{name}@{second_snap}")
+
+
+def test_mountpoint_collision_is_shown_before_anything_runs(
+        qtbot: QtBot, wizard: MigrationWizard, lab_env: Lab, pools: tuple[Pool, Pool]) -> None:
+    src_pool, dst_pool = pools
+    root, _picked = make_tree(src_pool)
+    # A directory in use where the copy would mount (this zfs mounts on receive).
+    busy = dst_pool.mountpoint / "copy"
+    busy.mkdir()
+    (busy / "mine.txt").write_text("the destination host's own files\n")
+    w = wizard
+    to_source(qtbot, w)
+    to_tree_destination(qtbot, w, root, parent=dst_pool.name, name="copy")
+    page = w.destination_page
+    assert page.tree_plan is None and not page.isComplete()
+    text = page.ui.state_label.text()
+    assert "mount over" in text and str(busy) in text, text
+    assert "--mount-root" in text
+    # Nothing ran: no dataset on the destination, the directory untouched.
+    assert not any(d.name.startswith(f"{dst_pool.name}/copy")
+                   for d in w.session.dst_datasets or [])
+    assert (busy / "mine.txt").exists()
+    # Mounting it under a directory of the user's choice is the way on.
+    page.ui.mount_root_radio.setChecked(True)
+    page.ui.mount_root_edit.setText(str(dst_pool.mountpoint.parent / "elsewhere"))
+    page.ui.mount_root_edit.editingFinished.emit()
+    qtbot.waitUntil(lambda: not page.checking_tree, timeout=30_000)
+    assert page.isComplete(), page.ui.state_label.text()
+    assert "mounted under" in page.ui.state_label.text()
