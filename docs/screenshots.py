@@ -36,6 +36,7 @@ from zmigrate.engine.doctor import (  # noqa: E402
 )
 from zmigrate.engine.errors import TransferError  # noqa: E402
 from zmigrate.engine.events import (  # noqa: E402  # noqa: E402
+    DatasetState,
     Failed,
     Finished,
     LogLine,
@@ -51,6 +52,15 @@ from zmigrate.engine.hosts import LocalHost  # noqa: E402
 from zmigrate.engine.job import Job  # noqa: E402
 from zmigrate.engine.plan import Options, Plan, Site, Transport, make_plan  # noqa: E402
 from zmigrate.engine.ssh import HostKeyInfo, HostSpec  # noqa: E402
+from zmigrate.engine.tree import (  # noqa: E402
+    SENDING,
+    SKIPPED,
+    VERIFIED,
+    WAITING,
+    TreeEntry,
+    TreeJob,
+    TreePlan,
+)
 from zmigrate.engine.zfs import Capabilities, Dataset, ResumeInfo, Snapshot  # noqa: E402
 from zmigrate.gui.app import make_app  # noqa: E402
 from zmigrate.gui.dialogs.doctor_dialog import DoctorDialog  # noqa: E402
@@ -300,6 +310,107 @@ def shoot_resume(w: MigrationWizard, dst_sets: list[Dataset]) -> None:
     page.tree.select(before[0])
 
 
+def tree_plan(src_sets: list[Dataset], excluded: tuple[str, ...]) -> TreePlan:
+    """tank into backup/tank: most datasets catch up, one arrives in full, one is complete."""
+    entries = []
+    for ds in src_sets:
+        if any(ds.name == x or ds.name.startswith(x + "/") for x in excluded):
+            continue
+        dest = "backup/" + ds.name
+        if ds.name == "tank/projects":
+            action, reason = "full", ""
+        elif ds.name == "tank/home/ben":
+            action, reason = "skip", "@zmigrate-20241115-060000 is already there"
+        else:
+            action, reason = "incremental", "from @daily-2024-11-11"
+        size = ds.referenced if action == "full" else ds.referenced // 40
+        entries.append(TreeEntry(ds.name, dest, "filesystem", size, action, reason))
+    snap = "zmigrate-20241115-060000"
+    return TreePlan("tank.lan", "backup-01", "tank", "backup/tank", snap,
+                    f"zfs snapshot tank@{snap} tank/home@{snap} ...", None, tuple(entries), (),
+                    excluded, "The copy is received unmounted (zfs receive -u), its mountpoint "
+                    "properties kept")
+
+
+def shoot_tree(settings: Settings, one_plan: Plan) -> None:
+    """The tree pages: Source with its children ticked (one left out), Destination's tree
+    plan, Review, and Transfer's dataset table half-way through."""
+    w = MigrationWizard(settings)
+    w.resize(1060, 760)
+    w.show()
+    w.transfer_page.recorder_factory = None
+    s = w.session
+    src_host, dst_host = LocalHost("tank.lan"), LocalHost("backup-01")
+    src_caps, dst_caps = caps(28.4, "2.2.6-1"), caps(11.7, "2.1.11-1")
+    src_sets = source_inventory()
+    dst_sets = destination_inventory(src_sets)
+    hosts = w.hosts_page
+    hosts.source.ui.host_combo.setEditText("tank.lan")
+    hosts.source.adopt(src_host, src_caps, HostSpec("tank.lan"))
+    hosts.destination.ui.host_combo.setEditText("backup-01")
+    hosts.destination.adopt(dst_host, dst_caps, HostSpec("backup-01"))
+    s.src_datasets, s.dst_datasets = src_sets, dst_sets
+    w.source_page._loaded_for = src_host
+    w.source_page.tree.show(src_sets)
+    w.next()
+    excluded = ("tank/vm",)
+    w.source_page.choose_tree("tank", excluded)
+    w.source_page.ui.dataset_tree.expandAll()
+    shoot(w, "source-tree")
+
+    plan = tree_plan(src_sets, excluded)
+
+    def prepare(_job: TreeJob) -> TreePlan:
+        return plan
+
+    def dataset_plan(_job: TreeJob, _entry: TreeEntry) -> Plan:
+        return one_plan
+
+    TreeJob.prepare = prepare  # type: ignore[method-assign, assignment]
+    TreeJob.dataset_plan = dataset_plan  # type: ignore[method-assign, assignment]
+    w.destination_page._loaded_for = dst_host
+    w.destination_page.tree.show(dst_sets)
+    w.next()
+    w.destination_page.ui.parent_edit.setText("backup")
+    w.destination_page.ui.name_edit.setText("tank")
+    settle(lambda: w.destination_page.isComplete())
+    shoot(w, "destination-tree")
+    w.next()
+    w.next()
+    settle(lambda: w.review_page.isComplete())
+    shoot(w, "review-tree")
+
+    w.next()
+    bridge = w.transfer_page.bridge
+    assert bridge is not None
+    n = len(plan.entries)
+    for i, e in enumerate(plan.entries):
+        bridge.on_event(DatasetState(e.source, e.destination, SKIPPED if e.action == "skip"
+                                     else WAITING, i, n, e.size, detail=e.reason))
+    current = 4  # tank/media: the big one, being sent
+    for i, e in enumerate(plan.entries[:current]):
+        if e.action != "skip":
+            bridge.on_event(DatasetState(e.source, e.destination, SENDING, i, n, e.size))
+            bridge.on_event(DatasetState(e.source, e.destination, VERIFIED, i, n, e.size,
+                                         e.size, 108.2 * MiB))
+    e = plan.entries[current]
+    bridge.on_event(DatasetState(e.source, e.destination, SENDING, current, n, e.size))
+    done_before = sum(x.size for x in plan.entries[:current] if x.action != "skip")
+    for event in synthetic_run(240, e.size):
+        if isinstance(event, Progress):
+            done = done_before + event.done
+            event = Progress(event.elapsed, done, plan.total, event.rate,
+                             (plan.total - done) / event.rate if event.rate else None,
+                             current + 1, n)
+        bridge.on_event(event)
+    w.transfer_page.refresher.refresh() if w.transfer_page.refresher else None
+    w.transfer_page._show_progress()
+    shoot(w, "transfer-tree")
+    w.shutdown()
+    w.deleteLater()
+    settle()
+
+
 def main() -> int:
     app = make_app([])
     app.setStyleSheet(app.styleSheet())
@@ -328,8 +439,9 @@ def main() -> int:
     w.source_page._loaded_for = src_host
     w.source_page.tree.show(src_sets)
     w.next()
-    w.source_page.choose("tank/home")
+    # One dataset at one snapshot (a dataset with children would pick the tree: see below).
     w.source_page.ui.dataset_tree.expand(w.source_page.tree.select("tank/home").parent())
+    w.source_page.choose("tank/home@daily-2024-11-14")
     shoot(w, "source")
 
     # 3 Destination: finds backup/tank/home, which shares history: incremental
@@ -432,6 +544,7 @@ def main() -> int:
     # Delete the window while the QApplication still exists (not at interpreter exit).
     w.deleteLater()
     settle()
+    shoot_tree(settings, plan)
     (OUT / ".screenshots.ini").unlink(missing_ok=True)
     return 0
 

@@ -58,3 +58,29 @@ def to_review(qtbot: QtBot, w: MigrationWizard, rate_limit: str = "") -> None:
 def start_transfer(w: MigrationWizard) -> None:
     w.next()
     assert w.currentId() == PageId.TRANSFER
+
+
+def to_tree_destination(qtbot: QtBot, w: MigrationWizard, root: str,
+                        excludes: tuple[str, ...] = (), parent: str = "",
+                        name: str = "") -> None:
+    """Pick `root` with its children minus `excludes`, and wait for the tree's plan (the
+    engine's collision check) on the Destination page."""
+    assert w.source_page.choose_tree(root, excludes)
+    assert w.source_page.isComplete(), w.source_page.ui.selection_label.text()
+    w.next()
+    assert w.currentId() == PageId.DESTINATION
+    page = w.destination_page
+    qtbot.waitUntil(lambda: w.session.dst_datasets is not None and not page.tree.loading,
+                    timeout=WAIT_LOAD)
+    if parent:
+        page.ui.parent_edit.setText(parent)
+    if name:
+        page.ui.name_edit.setText(name)
+    qtbot.waitUntil(lambda: not page.checking_tree, timeout=WAIT_LOAD)
+
+
+def wait_review(qtbot: QtBot, w: MigrationWizard) -> None:
+    """Wait for Review's plan (after Next from Transport, or "Sync again" on Done)."""
+    assert w.currentId() == PageId.REVIEW
+    qtbot.waitUntil(lambda: not w.review_page.preparing, timeout=WAIT_LOAD)
+    assert w.review_page.isComplete(), w.review_page.ui.error_label.text()

@@ -4,10 +4,19 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, Signal
 
-from ..engine.events import Failed, Finished, LogLine, Progress, Sample, StageChanged
+from ..engine.events import (
+    DatasetState,
+    Failed,
+    Finished,
+    LogLine,
+    Progress,
+    Sample,
+    StageChanged,
+)
 from ..engine.job import Job
 from ..engine.plan import Plan
 from ..engine.samples import SampleStore
+from ..engine.tree import TreeJob
 
 
 class JobBridge(QObject):
@@ -18,7 +27,8 @@ class JobBridge(QObject):
 
     Signals:
         stage_changed(stage, detail), log_line(LogLine), progress(Progress),
-        verdict(object with .text), finished(Summary), failed(Failed)
+        verdict(object with .text), finished(Summary), failed(Failed),
+        dataset_state(DatasetState): a tree job's dataset changed state
     """
 
     stage_changed = Signal(str, str)
@@ -27,8 +37,10 @@ class JobBridge(QObject):
     verdict = Signal(object)
     finished = Signal(object)
     failed = Signal(object)
+    dataset_state = Signal(object)
 
-    def __init__(self, job: Job, store: SampleStore, parent: QObject | None = None) -> None:
+    def __init__(self, job: Job | TreeJob, store: SampleStore,
+                 parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.job = job
         self.store = store
@@ -39,7 +51,10 @@ class JobBridge(QObject):
         """Start the job on its own thread; with `plan` (the one Review showed), exactly that
         plan runs: same port, same log names, same commands."""
         self.started = True
-        self.job.start(plan=plan)
+        if isinstance(self.job, TreeJob):
+            self.job.start()  # runs the tree plan its prepare() made (the one Review showed)
+        else:
+            self.job.start(plan=plan)
 
     def cancel(self) -> None:
         """Ask the job to stop; `failed` follows once both ends are stopped."""
@@ -53,6 +68,10 @@ class JobBridge(QObject):
             self.progress.emit(event)
         elif isinstance(event, LogLine):
             self.log_line.emit(event)
+        elif isinstance(event, DatasetState):
+            # The tree's datasets share its clock (Job t0): the plots run on across them, their
+            # live edge the dataset being sent, and Done keeps the whole run.
+            self.dataset_state.emit(event)
         elif isinstance(event, StageChanged):
             self.stage_changed.emit(event.stage, event.detail)
         elif isinstance(event, Finished):

@@ -12,7 +12,9 @@ from ..engine.hosts import Host
 from ..engine.job import Job
 from ..engine.plan import Options, Plan, Transport
 from ..engine.samples import SampleStore
+from ..engine.tree import TreeJob, TreePlan, TreeRequest
 from ..engine.zfs import Capabilities, Dataset, Snapshot
+from .models.tree_pick import TreePick
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +31,14 @@ class Session:
     dst_datasets: list[Dataset] | None = None
     source_dataset: Dataset | None = None
     snapshot: Snapshot | None = None
+    # A tree (issue 10): the picked root with its ticked children; None moves one snapshot.
+    tree: TreePick | None = None
+    take_snapshot: bool = False  # the engine snapshots the tree at the start of the transfer
+    tree_snapshot: str | None = None  # else: the short name every picked dataset shares
+    mount_root: str | None = None  # None: received unmounted (-u), mountpoints kept
+    final: bool = False  # the source is set readonly=on first (cut-over)
+    tree_job: TreeJob | None = None
+    tree_plan: TreePlan | None = None
     destination: str | None = None
     force: bool = False
     resume: bool = False  # the destination's interrupted receive is resumed (zfs send -t)
@@ -72,13 +82,33 @@ class Session:
         return replace(self.options, force=self.force, resume=self.resume,
                        discard_partial=self.discard_partial)
 
+    def tree_request(self, destination: str | None = None) -> TreeRequest:
+        """The picked tree as the engine's request (snapshot None: the job names one now, so
+        Review shows the exact name the transfer creates)."""
+        assert self.tree is not None
+        dest = destination or self.destination
+        assert dest is not None
+        snapshot = None if self.take_snapshot else self.tree_snapshot
+        return TreeRequest(self.tree.root, dest, snapshot,
+                           excludes=self.tree.excludes(), final=self.final,
+                           mount_root=self.mount_root, options=self.choices())
+
+    def new_tree_job(self, destination: str | None = None) -> TreeJob:
+        """A TreeJob over the connected hosts (its prepare() plans it, off the GUI thread)."""
+        assert self.src_host is not None and self.dst_host is not None
+        return TreeJob(self.src_host, self.dst_host, self.tree_request(destination))
+
     def reset_transfer(self) -> None:
         """Forget the last transfer (for "start another"); inventories are read again."""
         self.src_datasets = self.dst_datasets = None
         self.source_dataset = self.snapshot = None
+        self.tree = None
+        self.take_snapshot = self.final = False
+        self.tree_snapshot = self.mount_root = None
         self.destination = None
         self.force = self.resume = self.discard_partial = False
         self.job = self.plan = None
+        self.tree_job = self.tree_plan = None
         self.store = None
         self.summary = self.error = None
         self.cancelled = False

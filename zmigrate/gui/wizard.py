@@ -103,6 +103,8 @@ class MigrationWizard(QWizard):
         self.done_page.again_requested.connect(self.start_another)
         # Done shows the Transfer page's plots themselves: painted once, no stall at the switch.
         self.done_page.lend_plots(self.transfer_page.plots)
+        self.done_page.lend_datasets(self.transfer_page.datasets)
+        self.done_page.sync_requested.connect(self.sync_again)
         self.hosts_page.ui.history_button.clicked.connect(self.open_history)
         self.done_page.history_requested.connect(self.open_history)
         self.history_window: HistoryWindow | None = None
@@ -162,6 +164,21 @@ class MigrationWizard(QWizard):
         """Back to the first page with the same hosts still connected."""
         self.session.reset_transfer()
         self.restart()
+
+    def sync_again(self, final: bool = False) -> None:
+        """The same tree again, from Review: a new snapshot, then only each dataset's delta
+        (final: the source datasets are set read-only first)."""
+        s = self.session
+        if s.tree is None:
+            return
+        s.take_snapshot, s.tree_snapshot, s.final = True, None, final
+        s.job = s.plan = s.tree_job = s.tree_plan = None
+        s.store = s.summary = s.error = s.verdict = None
+        s.cancelled = False
+        # Review is the start now: its plan shows what the catch-up sends before it runs.
+        self.setStartId(PageId.REVIEW)
+        self.restart()
+        self.setStartId(PageId.HOSTS)
 
     # -- every way out ------------------------------------------------------------------------
     def done(self, result: int) -> None:

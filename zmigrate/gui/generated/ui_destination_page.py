@@ -93,6 +93,30 @@ class Ui_DestinationPage(object):
 
         self.page_layout.addLayout(self.target_layout)
 
+        self.mount_frame = QFrame(DestinationPage)
+        self.mount_frame.setObjectName(u"mount_frame")
+        self.mount_layout = QHBoxLayout(self.mount_frame)
+        self.mount_layout.setObjectName(u"mount_layout")
+        self.mount_layout.setContentsMargins(0, 0, 0, 0)
+        self.unmounted_radio = QRadioButton(self.mount_frame)
+        self.unmounted_radio.setObjectName(u"unmounted_radio")
+        self.unmounted_radio.setChecked(True)
+
+        self.mount_layout.addWidget(self.unmounted_radio)
+
+        self.mount_root_radio = QRadioButton(self.mount_frame)
+        self.mount_root_radio.setObjectName(u"mount_root_radio")
+
+        self.mount_layout.addWidget(self.mount_root_radio)
+
+        self.mount_root_edit = QLineEdit(self.mount_frame)
+        self.mount_root_edit.setObjectName(u"mount_root_edit")
+
+        self.mount_layout.addWidget(self.mount_root_edit)
+
+
+        self.page_layout.addWidget(self.mount_frame)
+
         self.state_frame = QFrame(DestinationPage)
         self.state_frame.setObjectName(u"state_frame")
         self.state_frame.setFrameShape(QFrame.Shape.StyledPanel)
@@ -185,6 +209,21 @@ class Ui_DestinationPage(object):
         self.name_label.setText(QCoreApplication.translate("DestinationPage", u"&Name:", None))
 #if QT_CONFIG(accessibility)
         self.name_edit.setAccessibleName(QCoreApplication.translate("DestinationPage", u"Name of the copy", None))
+#endif // QT_CONFIG(accessibility)
+#if QT_CONFIG(accessibility)
+        self.mount_frame.setAccessibleName(QCoreApplication.translate("DestinationPage", u"How the tree is received", None))
+#endif // QT_CONFIG(accessibility)
+        self.unmounted_radio.setText(QCoreApplication.translate("DestinationPage", u"Received &unmounted (-u), mountpoints kept", None))
+#if QT_CONFIG(accessibility)
+        self.unmounted_radio.setAccessibleName(QCoreApplication.translate("DestinationPage", u"Receive the tree unmounted, mountpoint properties kept", None))
+#endif // QT_CONFIG(accessibility)
+        self.mount_root_radio.setText(QCoreApplication.translate("DestinationPage", u"&Mounted under", None))
+#if QT_CONFIG(accessibility)
+        self.mount_root_radio.setAccessibleName(QCoreApplication.translate("DestinationPage", u"Mount the tree under a chosen directory", None))
+#endif // QT_CONFIG(accessibility)
+        self.mount_root_edit.setPlaceholderText(QCoreApplication.translate("DestinationPage", u"/mnt/copy", None))
+#if QT_CONFIG(accessibility)
+        self.mount_root_edit.setAccessibleName(QCoreApplication.translate("DestinationPage", u"Directory the tree is mounted under", None))
 #endif // QT_CONFIG(accessibility)
         self.state_label.setText("")
 #if QT_CONFIG(accessibility)

@@ -63,6 +63,14 @@ class Ui_DonePage(object):
 
         self.page_layout.addWidget(self.verdict_frame)
 
+        self.datasets_label = QLabel(DonePage)
+        self.datasets_label.setObjectName(u"datasets_label")
+        self.datasets_label.setTextFormat(Qt.RichText)
+        self.datasets_label.setWordWrap(True)
+        self.datasets_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+
+        self.page_layout.addWidget(self.datasets_label)
+
         self.facts_layout = QFormLayout()
         self.facts_layout.setObjectName(u"facts_layout")
         self.facts_layout.setHorizontalSpacing(14)
@@ -152,6 +160,16 @@ class Ui_DonePage(object):
 
         self.buttons_layout.addItem(self.buttons_spacer)
 
+        self.sync_again_button = QPushButton(DonePage)
+        self.sync_again_button.setObjectName(u"sync_again_button")
+
+        self.buttons_layout.addWidget(self.sync_again_button)
+
+        self.final_sync_button = QPushButton(DonePage)
+        self.final_sync_button.setObjectName(u"final_sync_button")
+
+        self.buttons_layout.addWidget(self.final_sync_button)
+
         self.again_button = QPushButton(DonePage)
         self.again_button.setObjectName(u"again_button")
 
@@ -168,7 +186,7 @@ class Ui_DonePage(object):
 
         self.page_layout.addWidget(self.saved_label)
 
-        self.page_layout.setStretch(3, 1)
+        self.page_layout.setStretch(4, 1)
 
         self.retranslateUi(DonePage)
 
@@ -189,6 +207,10 @@ class Ui_DonePage(object):
         self.verdict_label.setText("")
 #if QT_CONFIG(accessibility)
         self.verdict_label.setAccessibleName(QCoreApplication.translate("DonePage", u"Bottleneck verdict", None))
+#endif // QT_CONFIG(accessibility)
+        self.datasets_label.setText("")
+#if QT_CONFIG(accessibility)
+        self.datasets_label.setAccessibleName(QCoreApplication.translate("DonePage", u"Each dataset of the tree and its checks", None))
 #endif // QT_CONFIG(accessibility)
         self.bytes_caption.setText(QCoreApplication.translate("DonePage", u"Sent:", None))
         self.bytes_value.setText("")
@@ -232,6 +254,20 @@ class Ui_DonePage(object):
 #endif // QT_CONFIG(accessibility)
 #if QT_CONFIG(tooltip)
         self.history_button.setToolTip(QCoreApplication.translate("DonePage", u"Every transfer so far; compare this one with an earlier one", None))
+#endif // QT_CONFIG(tooltip)
+        self.sync_again_button.setText(QCoreApplication.translate("DonePage", u"S&ync again", None))
+#if QT_CONFIG(accessibility)
+        self.sync_again_button.setAccessibleName(QCoreApplication.translate("DonePage", u"Sync the same tree again", None))
+#endif // QT_CONFIG(accessibility)
+#if QT_CONFIG(tooltip)
+        self.sync_again_button.setToolTip(QCoreApplication.translate("DonePage", u"Send only what changed since this copy (a new snapshot, then each dataset's delta)", None))
+#endif // QT_CONFIG(tooltip)
+        self.final_sync_button.setText(QCoreApplication.translate("DonePage", u"&Final sync", None))
+#if QT_CONFIG(accessibility)
+        self.final_sync_button.setAccessibleName(QCoreApplication.translate("DonePage", u"Final sync", None))
+#endif // QT_CONFIG(accessibility)
+#if QT_CONFIG(tooltip)
+        self.final_sync_button.setToolTip(QCoreApplication.translate("DonePage", u"Set the source datasets read-only, then send the last delta: the copy is exactly the source", None))
 #endif // QT_CONFIG(tooltip)
         self.again_button.setText(QCoreApplication.translate("DonePage", u"&Start another transfer", None))
 #if QT_CONFIG(accessibility)

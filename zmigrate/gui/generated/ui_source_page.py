@@ -14,9 +14,10 @@ from PySide6.QtGui import (QBrush, QColor, QConicalGradient, QCursor,
     QFont, QFontDatabase, QGradient, QIcon,
     QImage, QKeySequence, QLinearGradient, QPainter,
     QPalette, QPixmap, QRadialGradient, QTransform)
-from PySide6.QtWidgets import (QAbstractItemView, QApplication, QHBoxLayout, QHeaderView,
-    QLabel, QLineEdit, QProgressBar, QPushButton,
-    QSizePolicy, QTreeView, QVBoxLayout, QWidget,
+from PySide6.QtWidgets import (QAbstractItemView, QApplication, QCheckBox, QFrame,
+    QHBoxLayout, QHeaderView, QLabel, QLineEdit,
+    QProgressBar, QPushButton, QRadioButton, QSizePolicy,
+    QSpacerItem, QTreeView, QVBoxLayout, QWidget,
     QWizardPage)
 
 class Ui_SourcePage(object):
@@ -79,6 +80,45 @@ class Ui_SourcePage(object):
 
         self.page_layout.addWidget(self.selection_label)
 
+        self.tree_frame = QFrame(SourcePage)
+        self.tree_frame.setObjectName(u"tree_frame")
+        self.tree_layout = QVBoxLayout(self.tree_frame)
+        self.tree_layout.setObjectName(u"tree_layout")
+        self.tree_layout.setContentsMargins(0, 0, 0, 0)
+        self.children_check = QCheckBox(self.tree_frame)
+        self.children_check.setObjectName(u"children_check")
+        self.children_check.setChecked(True)
+
+        self.tree_layout.addWidget(self.children_check)
+
+        self.tree_label = QLabel(self.tree_frame)
+        self.tree_label.setObjectName(u"tree_label")
+        self.tree_label.setWordWrap(True)
+
+        self.tree_layout.addWidget(self.tree_label)
+
+        self.snapshot_layout = QHBoxLayout()
+        self.snapshot_layout.setObjectName(u"snapshot_layout")
+        self.snapshot_now_radio = QRadioButton(self.tree_frame)
+        self.snapshot_now_radio.setObjectName(u"snapshot_now_radio")
+
+        self.snapshot_layout.addWidget(self.snapshot_now_radio)
+
+        self.snapshot_existing_radio = QRadioButton(self.tree_frame)
+        self.snapshot_existing_radio.setObjectName(u"snapshot_existing_radio")
+
+        self.snapshot_layout.addWidget(self.snapshot_existing_radio)
+
+        self.snapshot_spacer = QSpacerItem(0, 0, QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Minimum)
+
+        self.snapshot_layout.addItem(self.snapshot_spacer)
+
+
+        self.tree_layout.addLayout(self.snapshot_layout)
+
+
+        self.page_layout.addWidget(self.tree_frame)
+
         self.page_layout.setStretch(1, 1)
 #if QT_CONFIG(shortcut)
         self.filter_label.setBuddy(self.filter_edit)
@@ -91,7 +131,7 @@ class Ui_SourcePage(object):
 
     def retranslateUi(self, SourcePage):
         SourcePage.setTitle(QCoreApplication.translate("SourcePage", u"What to send", None))
-        SourcePage.setSubTitle(QCoreApplication.translate("SourcePage", u"Pick a snapshot. Choosing a dataset picks its newest snapshot.", None))
+        SourcePage.setSubTitle(QCoreApplication.translate("SourcePage", u"Pick a snapshot, or a pool or dataset to move with its children.", None))
         self.filter_label.setText(QCoreApplication.translate("SourcePage", u"&Filter:", None))
         self.filter_edit.setPlaceholderText(QCoreApplication.translate("SourcePage", u"dataset or snapshot name", None))
 #if QT_CONFIG(accessibility)
@@ -120,6 +160,25 @@ class Ui_SourcePage(object):
         self.selection_label.setText(QCoreApplication.translate("SourcePage", u"No snapshot chosen yet.", None))
 #if QT_CONFIG(accessibility)
         self.selection_label.setAccessibleName(QCoreApplication.translate("SourcePage", u"Chosen snapshot", None))
+#endif // QT_CONFIG(accessibility)
+#if QT_CONFIG(accessibility)
+        self.tree_frame.setAccessibleName(QCoreApplication.translate("SourcePage", u"Tree options", None))
+#endif // QT_CONFIG(accessibility)
+        self.children_check.setText(QCoreApplication.translate("SourcePage", u"With its child datasets (untick a child in the list to leave it and its descendants out)", None))
+#if QT_CONFIG(accessibility)
+        self.children_check.setAccessibleName(QCoreApplication.translate("SourcePage", u"Include child datasets", None))
+#endif // QT_CONFIG(accessibility)
+        self.tree_label.setText("")
+#if QT_CONFIG(accessibility)
+        self.tree_label.setAccessibleName(QCoreApplication.translate("SourcePage", u"Tree totals", None))
+#endif // QT_CONFIG(accessibility)
+        self.snapshot_now_radio.setText(QCoreApplication.translate("SourcePage", u"Take a snapshot now", None))
+#if QT_CONFIG(accessibility)
+        self.snapshot_now_radio.setAccessibleName(QCoreApplication.translate("SourcePage", u"Take a snapshot now", None))
+#endif // QT_CONFIG(accessibility)
+        self.snapshot_existing_radio.setText(QCoreApplication.translate("SourcePage", u"Send an existing snapshot", None))
+#if QT_CONFIG(accessibility)
+        self.snapshot_existing_radio.setAccessibleName(QCoreApplication.translate("SourcePage", u"Send the newest snapshot the datasets share", None))
 #endif // QT_CONFIG(accessibility)
     # retranslateUi
 

@@ -14,10 +14,10 @@ from PySide6.QtGui import (QBrush, QColor, QConicalGradient, QCursor,
     QFont, QFontDatabase, QGradient, QIcon,
     QImage, QKeySequence, QLinearGradient, QPainter,
     QPalette, QPixmap, QRadialGradient, QTransform)
-from PySide6.QtWidgets import (QApplication, QFrame, QHBoxLayout, QLabel,
-    QPlainTextEdit, QProgressBar, QPushButton, QSizePolicy,
-    QSpacerItem, QToolButton, QVBoxLayout, QWidget,
-    QWizardPage)
+from PySide6.QtWidgets import (QAbstractItemView, QApplication, QFrame, QHBoxLayout,
+    QHeaderView, QLabel, QPlainTextEdit, QProgressBar,
+    QPushButton, QSizePolicy, QSpacerItem, QTableView,
+    QToolButton, QVBoxLayout, QWidget, QWizardPage)
 
 class Ui_TransferPage(object):
     def setupUi(self, TransferPage):
@@ -74,6 +74,14 @@ class Ui_TransferPage(object):
 
         self.page_layout.addWidget(self.progress_label)
 
+        self.datasets_view = QTableView(TransferPage)
+        self.datasets_view.setObjectName(u"datasets_view")
+        self.datasets_view.setAlternatingRowColors(True)
+        self.datasets_view.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
+        self.datasets_view.setMinimumSize(QSize(0, 90))
+
+        self.page_layout.addWidget(self.datasets_view)
+
         self.rate_plot_host = QWidget(TransferPage)
         self.rate_plot_host.setObjectName(u"rate_plot_host")
         self.rate_plot_host.setMinimumSize(QSize(0, 160))
@@ -111,9 +119,10 @@ class Ui_TransferPage(object):
 
         self.page_layout.addWidget(self.log_edit)
 
-        self.page_layout.setStretch(4, 3)
-        self.page_layout.setStretch(5, 2)
-        self.page_layout.setStretch(7, 2)
+        self.page_layout.setStretch(4, 2)
+        self.page_layout.setStretch(5, 3)
+        self.page_layout.setStretch(6, 2)
+        self.page_layout.setStretch(8, 2)
 
         self.retranslateUi(TransferPage)
 
@@ -141,6 +150,12 @@ class Ui_TransferPage(object):
         self.progress_label.setText("")
 #if QT_CONFIG(accessibility)
         self.progress_label.setAccessibleName(QCoreApplication.translate("TransferPage", u"Bytes, rate and time left", None))
+#endif // QT_CONFIG(accessibility)
+#if QT_CONFIG(accessibility)
+        self.datasets_view.setAccessibleName(QCoreApplication.translate("TransferPage", u"Datasets of the tree", None))
+#endif // QT_CONFIG(accessibility)
+#if QT_CONFIG(accessibility)
+        self.datasets_view.setAccessibleDescription(QCoreApplication.translate("TransferPage", u"Each dataset's size, state and rate; the plots follow the one being sent", None))
 #endif // QT_CONFIG(accessibility)
 #if QT_CONFIG(accessibility)
         self.rate_plot_host.setAccessibleName(QCoreApplication.translate("TransferPage", u"Rates plot", None))

@@ -17,11 +17,13 @@ from PySide6.QtCore import (
     QPersistentModelIndex,
     QSortFilterProxyModel,
     Qt,
+    Signal,
 )
 from PySide6.QtGui import QColor
 
 from ...engine.units import format_size
 from ...engine.zfs import Dataset, Snapshot
+from .tree_pick import TreePick
 
 ModelIndex = QModelIndex | QPersistentModelIndex
 _ROOT = QModelIndex()  # default argument for Qt overrides (never modified)
@@ -56,13 +58,19 @@ class DatasetTreeModel(QAbstractItemModel):
     Args:
         with_snapshots: list snapshots under their dataset (source side). Without them
             (destination side) the columns are name, used, available and newest snapshot.
+
+    Signals:
+        pick_changed(): a child of the picked tree (`set_pick`) was ticked or unticked.
     """
+
+    pick_changed = Signal()
 
     def __init__(self, with_snapshots: bool = True, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.with_snapshots = with_snapshots
         self._nodes: list[_Node] = [_Node(None, -1, 0)]
         self._by_name: dict[str, int] = {}
+        self.pick: TreePick | None = None
         self.headers = (["Name", "Used", "Referenced", "Created"] if with_snapshots
                         else ["Name", "Used", "Available", "Newest snapshot"])
 
@@ -97,6 +105,34 @@ class DatasetTreeModel(QAbstractItemModel):
         self._nodes = nodes
         self._by_name = by_name
         self.endResetModel()
+
+    def set_pick(self, pick: TreePick | None) -> None:
+        """Show a check box on each descendant of `pick.root` (None: no check boxes)."""
+        self.pick = pick
+        self._changed_all()
+
+    def _changed_all(self) -> None:
+        last = len(self.headers) - 1
+        for node_id, node in enumerate(self._nodes[1:], start=1):
+            if isinstance(node.item, Dataset):
+                self.dataChanged.emit(self.createIndex(node.row, 0, node_id),
+                                      self.createIndex(node.row, last, node_id))
+
+    def _checkable(self, item: Dataset | Snapshot) -> bool:
+        return (self.pick is not None and isinstance(item, Dataset)
+                and item.name != self.pick.root and item.name.startswith(self.pick.root + "/"))
+
+    def setData(self, index: ModelIndex, value: object,
+                role: int = Qt.ItemDataRole.EditRole) -> bool:
+        item = self.item(index)
+        if role != Qt.ItemDataRole.CheckStateRole or item is None or self.pick is None \
+                or not self._checkable(item):
+            return False
+        state = value if isinstance(value, Qt.CheckState) else Qt.CheckState(int(str(value)))
+        self.pick.set_ticked(item.name, state == Qt.CheckState.Checked)
+        self._changed_all()  # descendants change how they look too
+        self.pick_changed.emit()
+        return True
 
     def index_of(self, name: str) -> QModelIndex:
         """The index of a dataset (`pool/ds`) or snapshot (`pool/ds@snap`), or an invalid one."""
@@ -154,7 +190,11 @@ class DatasetTreeModel(QAbstractItemModel):
     def flags(self, index: ModelIndex) -> Qt.ItemFlag:
         if not index.isValid():
             return Qt.ItemFlag.NoItemFlags
-        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+        flags = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+        item = self._nodes[index.internalId()].item
+        if index.column() == 0 and item is not None and self._checkable(item):
+            flags |= Qt.ItemFlag.ItemIsUserCheckable
+        return flags
 
     def data(self, index: ModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> object:
         if not index.isValid():
@@ -173,8 +213,16 @@ class DatasetTreeModel(QAbstractItemModel):
             return self._sort_key(item, col)
         if role == Qt.ItemDataRole.TextAlignmentRole and col > 0:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == Qt.ItemDataRole.CheckStateRole and col == 0 and self._checkable(item):
+            assert self.pick is not None
+            return (Qt.CheckState.Checked if self.pick.included(item.name)
+                    else Qt.CheckState.Unchecked)
         if role == Qt.ItemDataRole.ForegroundRole and isinstance(item, Snapshot) and col == 0:
             return QColor("#4b5563")
+        if role == Qt.ItemDataRole.ForegroundRole and self.pick is not None \
+                and isinstance(item, Dataset) and item.name.startswith(self.pick.root + "/") \
+                and not self.pick.included(item.name):
+            return QColor("#9ca3af")  # left out of the tree
         if role == Qt.ItemDataRole.ToolTipRole and col == 0:
             return item.name
         if role == Qt.ItemDataRole.AccessibleTextRole and col == 0:

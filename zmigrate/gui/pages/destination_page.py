@@ -1,8 +1,12 @@
-"""Page 3: where the copy goes, and a state line saying what will happen there."""
+"""Page 3: where the copy goes, and a state line saying what will happen there.
+
+For a tree the state line is the engine's own tree plan (read off the GUI thread): how many
+datasets go in full or as a catch-up, and its mountpoint collision check.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from PySide6.QtCore import QItemSelection
 from PySide6.QtWidgets import QWidget
@@ -12,6 +16,7 @@ from ...engine.hosts import Host
 from ...engine.job import partial_receive
 from ...engine.plan import Options, Plan, Site, make_plan
 from ...engine.shell import dataset as check_dataset
+from ...engine.tree import TreePlan
 from ...engine.units import format_size
 from ...engine.zfs import Capabilities, Dataset, ResumeInfo, Snapshot
 from .. import forms, markup, style
@@ -210,6 +215,42 @@ def guess_destination(session: Session) -> tuple[str, str]:
     return parent, leaf
 
 
+def guess_tree_destination(session: Session) -> tuple[str, str]:
+    """(parent, name) for a tree: where an earlier copy of its root is, else the first pool."""
+    s = session
+    assert s.tree is not None
+    root = s.tree.root
+    source = next((d for d in s.src_datasets or [] if d.name == root), None)
+    guids = {x.guid for x in source.snapshots} if source else set()
+    for ds in s.dst_datasets or []:
+        if "/" in ds.name and guids & {x.guid for x in ds.snapshots}:
+            parent, _, name = ds.name.rpartition("/")
+            return parent, name
+    pools = [d.name for d in s.dst_datasets or [] if "/" not in d.name]
+    parent = pools[0] if pools else ""
+    leaf = root.rsplit("/", 1)[-1]
+    if s.same_host and f"{parent}/{leaf}" == root:
+        leaf += "-copy"
+    return parent, leaf
+
+
+def tree_state(plan: TreePlan) -> State:
+    """The state line of a planned tree."""
+    kinds = [e.action for e in plan.entries]
+    full, inc, skip = kinds.count("full"), kinds.count("incremental"), kinds.count("skip")
+    parts = [f"{n} {what}" for n, what in ((full, "in full, with their older snapshots"),
+                                          (inc, "as a catch-up (only what changed)"),
+                                          (skip, "already complete")) if n]
+    text = (f"<b>{len(kinds)} dataset{'s' if len(kinds) != 1 else ''}</b>: "
+            + ", ".join(parts) + ". ")
+    text += markup.escape(plan.mount) + ". No mountpoint collision on the destination."
+    if plan.vanished:
+        text += (f"<br>{len(plan.vanished)} dataset(s) on the destination are no longer on the "
+                 "source: " + markup.escape(", ".join(plan.vanished[:5]))
+                 + " (kept, never destroyed).")
+    return State("new" if not inc and not skip else "incremental", text)
+
+
 def read_partial(src: Host, dst: Host, destination: str, src_caps: Capabilities | None,
                  dst_caps: Capabilities | None) -> PartialFound:
     """The decoded resume token of `destination` (remote: call it off the GUI thread)."""
@@ -259,6 +300,16 @@ class DestinationPage(Page):
         self.partials: dict[tuple[int, str, str], PartialFound] = {}
         self._reading: set[tuple[int, str, str]] = set()
         self._choice_for: tuple[int, str, str] | None = None
+        # The tree's plan (engine.tree): read off the GUI thread whenever the choice changes.
+        self.tree_plan: TreePlan | None = None
+        self.checking_tree = False
+        self._tree_generation = 0
+        self._tree_key: object = None
+        self.ui.mount_frame.hide()
+        self.ui.mount_root_edit.setEnabled(False)
+        self.ui.mount_root_radio.toggled.connect(self.ui.mount_root_edit.setEnabled)
+        self.ui.mount_root_radio.toggled.connect(self._update_state)
+        self.ui.mount_root_edit.editingFinished.connect(self._update_state)
 
     def initializePage(self) -> None:
         s = self.session
@@ -283,11 +334,14 @@ class DestinationPage(Page):
 
     def _apply_guess(self) -> None:
         s = self.session
-        if s.snapshot is None or s.dst_datasets is None:
+        self.ui.mount_frame.setVisible(s.tree is not None)
+        if s.dst_datasets is None or (s.snapshot is None and s.tree is None):
             return
-        if self._guessed_for is not s.snapshot:
-            self._guessed_for = s.snapshot
-            parent, name = guess_destination(s)
+        picked = s.tree if s.tree is not None else s.snapshot
+        if self._guessed_for is not picked:
+            self._guessed_for = picked
+            self._tree_key = None
+            parent, name = guess_tree_destination(s) if s.tree else guess_destination(s)
             self.ui.force_check.setChecked(False)
             self.ui.name_edit.setText(name)
             self.ui.parent_edit.setText(parent)
@@ -316,8 +370,15 @@ class DestinationPage(Page):
         token = partial_token(self.session, destination)
         return (id(self.session.dst_host), destination, token) if token else None
 
+    def mount_root(self) -> str | None:
+        text = self.ui.mount_root_edit.text().strip()
+        return text if self.ui.mount_root_radio.isChecked() and text else None
+
     def _update_state(self) -> None:
         if self.tree.loading or self.session.dst_datasets is None:
+            return
+        if self.session.tree is not None:
+            self._check_tree()
             return
         force = self.ui.force_check.isChecked()
         destination = self.destination()
@@ -349,6 +410,55 @@ class DestinationPage(Page):
             done(exc if isinstance(exc, ZmigrateError) else ZmigrateError(str(exc)))
 
         run_task(lambda: read_partial(src, dst, destination, src_caps, dst_caps), done, failed)
+
+    def _check_tree(self) -> None:
+        """Plan the tree with the engine (both inventories, collision check) off the GUI
+        thread; the engine refuses collisions, and its error is the state line."""
+        s = self.session
+        destination = self.destination()
+        if self.ui.mount_root_radio.isChecked() and not self.mount_root():
+            self._tree_key = None
+            self._set_tree_state(None, State("error", "Type the directory to mount it under."))
+            return
+        key = (destination, self.mount_root(), s.tree.excludes() if s.tree else (),
+               id(s.tree))
+        if key == self._tree_key:
+            return
+        self._tree_key = key
+        try:
+            check_dataset(destination)
+            job = s.new_tree_job(destination)
+            job.request = replace(job.request, mount_root=self.mount_root())
+        except ZmigrateError as exc:
+            self._set_tree_state(None, State("error", markup.error_html(exc)))
+            return
+        self._tree_generation += 1
+        generation = self._tree_generation
+        self.checking_tree = True
+        self.ui.busy_bar.show()
+        self._set_tree_state(None, State("error", "Planning the tree: both inventories, "
+                                         "snapshots in common, mountpoint collisions…"))
+
+        def ok(plan: TreePlan) -> None:
+            if generation == self._tree_generation:
+                self._tree_done()
+                self._set_tree_state(plan, tree_state(plan))
+
+        def failed(exc: Exception) -> None:
+            if generation == self._tree_generation:
+                self._tree_done()
+                self._set_tree_state(None, State("error", markup.error_html(exc)))
+
+        run_task(job.prepare, ok, failed)
+
+    def _tree_done(self) -> None:
+        self.checking_tree = False
+        if not self._reading and not self.tree.loading:
+            self.ui.busy_bar.hide()
+
+    def _set_tree_state(self, plan: TreePlan | None, state: State) -> None:
+        self.tree_plan = plan
+        self._set_state(state)
 
     def _on_choice(self, checked: bool) -> None:
         if checked:
@@ -412,11 +522,14 @@ class DestinationPage(Page):
         return st.plan
 
     def isComplete(self) -> bool:
+        if self.session.tree is not None:
+            return self.tree_plan is not None and not self.checking_tree
         return self.chosen_plan() is not None
 
     def validatePage(self) -> bool:
         s = self.session
         s.destination = self.destination()
+        s.mount_root = self.mount_root() if s.tree is not None else None
         s.force = bool(self.state.force_text) and self.ui.force_check.isChecked()
         partial = self.state.partial is not None
         s.resume = partial and self.ui.resume_radio.isChecked()
@@ -425,3 +538,6 @@ class DestinationPage(Page):
 
     def cleanupPage(self) -> None:
         self.tree.cancel()
+        self._tree_generation += 1
+        self._tree_key = None
+        self.checking_tree = False

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from PySide6.QtCore import Signal
@@ -12,6 +13,7 @@ from ...engine.units import format_size
 from .. import forms, markup, style
 from ..dialogs.confirm import after_stop
 from ..generated.ui_done_page import Ui_DonePage
+from ..models.tree_table_model import TreeTableModel
 from ..plots.axes import elapsed
 from ..plots.transfer_plots import TransferPlots
 from ..session import Session
@@ -29,10 +31,13 @@ class DonePage(Page):
     Signals:
         again_requested(): the user wants another transfer with the same hosts.
         history_requested(): the user wants the History window.
+        sync_requested(final): run the same tree again (only deltas); final: the source is
+            set read-only first.
     """
 
     again_requested = Signal()
     history_requested = Signal()
+    sync_requested = Signal(bool)
 
     def __init__(self, session: Session, settings: Settings,
                  parent: QWidget | None = None) -> None:
@@ -51,12 +56,19 @@ class DonePage(Page):
         self.ui.export_csv_button.clicked.connect(self._on_export_csv)
         self.ui.again_button.clicked.connect(self.again_requested)
         self.ui.history_button.clicked.connect(self.history_requested)
+        self.ui.sync_again_button.clicked.connect(lambda: self.sync_requested.emit(False))
+        self.ui.final_sync_button.clicked.connect(lambda: self.sync_requested.emit(True))
+        self.datasets: TreeTableModel | None = None
         self.setFinalPage(True)
 
     def lend_plots(self, plots: TransferPlots | None) -> None:
         """Show `plots` (the Transfer page's, holding this transfer) from the next
         initializePage on; None makes the page draw plots of its own."""
         self._lent = plots
+
+    def lend_datasets(self, model: TreeTableModel) -> None:
+        """The Transfer page's dataset table: what each dataset of a tree came to."""
+        self.datasets = model
 
     def _take_plots(self) -> TransferPlots:
         if self._lent is not None:
@@ -79,6 +91,10 @@ class DonePage(Page):
         s = self.session
         ui = self.ui
         ui.saved_label.setText("")
+        tree = s.tree is not None and s.tree_job is not None
+        for w in (ui.datasets_label, ui.sync_again_button, ui.final_sync_button):
+            w.setVisible(tree)
+        ui.datasets_label.setText("")
         summary, error = s.summary, s.error
         plan = s.plan
         where = markup.escape(plan.destination + ":" + plan.destination_dataset) if plan else ""
@@ -103,17 +119,59 @@ class DonePage(Page):
             ui.reason_label.setText(markup.error_html(error) if error is not None
                                     else "No reason given.")
             kind = "error"
+        if s.tree is not None:
+            kind = self._tree_outcome(kind)
         style.set_banner(ui.result_frame, kind)
         ui.verdict_frame.setVisible(s.verdict is not None)
         if s.verdict is not None:
             ui.verdict_label.setText(verdict_html(s.verdict))
         self._fill_facts()
+        if s.tree is not None and s.summary is not None:
+            ui.check_value.setText("each dataset: newest snapshot's guid equal on both sides, "
+                                   "its snapshots present, local properties equal")
         plots = self._take_plots()
         if s.store is not None and self._lent is None:
             plots.update_from(s.store.data(Side.SEND), s.store.data(Side.RECEIVE))
         has_samples = s.store is not None and s.store.version > 0
         ui.save_png_button.setEnabled(has_samples)
         ui.export_csv_button.setEnabled(has_samples)
+
+    def _tree_outcome(self, kind: str) -> str:
+        """Result and per-dataset lines of a tree; returns the banner kind."""
+        s, ui = self.session, self.ui
+        summary = s.summary
+        plan = s.tree_plan
+        rows = self.datasets.rows if self.datasets is not None else []
+        verified = [r for r in rows if r.state in ("verified", "skipped")]
+        if summary is not None and plan is not None:
+            since = summary.extra.get("source_readonly_since")
+            ui.result_label.setText(f"✓ Tree copied and verified: {len(verified)} dataset"
+                                    f"{'s' if len(verified) != 1 else ''}")
+            where = markup.escape(f"{plan.destination} now holds @{plan.snapshot}")
+            when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(since))) \
+                if isinstance(since, int | float) else ""
+            ui.reason_label.setText(
+                where + (f"<br><b>Final sync:</b> the source has been read-only since {when}; "
+                         f"the copy is exactly the source at @{markup.escape(plan.snapshot)}."
+                         if when else "<br>Sync again to send only what changed since."))
+            if plan.vanished:
+                ui.reason_label.setText(
+                    ui.reason_label.text() + "<br>Gone from the source, kept on the "
+                    "destination: " + markup.escape(", ".join(plan.vanished)))
+        lines = []
+        words = {"verified": "✓ verified (guid equal, snapshots present, properties equal)",
+                 "skipped": "✓ already complete (same guid), skipped",
+                 "failed": "✗ failed", "vanished": "no longer on the source: kept",
+                 "waiting": "not sent", "sending": "interrupted"}
+        for r in rows:
+            text = words.get(r.state, r.state)
+            detail = f" — {markup.escape(r.detail)}" if r.detail and r.state != "verified" \
+                else ""
+            size = f", {format_size(r.bytes)} sent" if r.bytes else ""
+            lines.append(f"<b>{markup.escape(r.dataset)}</b> → "
+                         f"{markup.escape(r.destination)}: {text}{size}{detail}")
+        ui.datasets_label.setText("<br>".join(lines))
+        return kind
 
     def _fill_facts(self) -> None:
         s, ui = self.session, self.ui

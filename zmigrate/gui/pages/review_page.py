@@ -5,8 +5,10 @@ from __future__ import annotations
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QWidget, QWizard
 
+from ...engine.errors import ZmigrateError
 from ...engine.job import Job, Request
 from ...engine.plan import Plan, Transport
+from ...engine.tree import TreeEntry, TreeJob, TreePlan
 from ...engine.units import format_size
 from .. import forms, markup, style
 from ..generated.ui_review_page import Ui_ReviewPage
@@ -16,6 +18,38 @@ from ..settings import Settings
 from ..tasks import run_task
 from .base import Page
 from .transport_page import GIGABIT_RATE
+
+# Past this many datasets Review lists each one's step but not its exact commands: each costs a
+# preflight round trip to both hosts.
+COMMANDS_FOR = 40
+
+
+def plan_with_commands(job: TreeJob) -> tuple[TreePlan, list[tuple[TreeEntry, list[str]]]]:
+    """The tree's plan and each dataset's exact commands (remote: call it off the GUI
+    thread)."""
+    plan = job.prepare()
+    out: list[tuple[TreeEntry, list[str]]] = []
+    for i, entry in enumerate(plan.entries):
+        if entry.action == "skip":
+            out.append((entry, []))
+            continue
+        if plan.snapshot_command:
+            # The engine plans a dataset's stream from its snapshot, which does not exist
+            # until the command above runs.
+            out.append((entry, [f"# its zfs send | mbuffer | zfs receive, once @{plan.snapshot}"
+                                " exists"]))
+            continue
+        if i >= COMMANDS_FOR:
+            out.append((entry, ["# (its commands are decided when it runs)"]))
+            continue
+        try:
+            commands = [f"# on {host}\n{line}" for host, line in
+                        job.dataset_plan(entry).commands()]
+        except ZmigrateError as exc:
+            # Decided again when it runs (e.g. after its parent arrives): say so, not fail.
+            commands = [f"# decided when it runs: {exc.message}"]
+        out.append((entry, commands))
+    return plan, out
 
 
 class ReviewPage(Page):
@@ -45,6 +79,9 @@ class ReviewPage(Page):
 
     def initializePage(self) -> None:
         s = self.session
+        if s.tree is not None:
+            self._prepare_tree()
+            return
         assert s.src_host is not None and s.dst_host is not None
         assert s.snapshot is not None and s.destination is not None
         s.plan = None
@@ -60,6 +97,53 @@ class ReviewPage(Page):
         job = s.job
         run_task(job.prepare, lambda plan: self._on_plan(generation, job, plan),
                  lambda exc: self._on_failed(generation, exc))
+        self.completeChanged.emit()
+
+    def _prepare_tree(self) -> None:
+        """Plan the tree with the engine off the GUI thread; the Transfer page runs this job
+        with this plan."""
+        s = self.session
+        s.plan = s.tree_plan = None
+        s.job = None
+        job = s.tree_job = s.new_tree_job()
+        self._generation += 1
+        generation = self._generation
+        self.preparing = True
+        self._clear()
+        self.ui.busy_bar.show()
+        self.ui.busy_label.setText("Planning the tree: both inventories, collisions…")
+        run_task(lambda: plan_with_commands(job),
+                 lambda result: self._on_tree_plan(generation, job, *result),
+                 lambda exc: self._on_failed(generation, exc))
+        self.completeChanged.emit()
+
+    def _on_tree_plan(self, generation: int, job: TreeJob, plan: TreePlan,
+                      dataset_commands: list[tuple[TreeEntry, list[str]]]) -> None:
+        if generation != self._generation:
+            return
+        self._done()
+        s = self.session
+        s.tree_plan = plan
+        options = job.request.options
+        self.ui.summary_label.setText(markup.escape(
+            plan.describe() + " One dataset at a time, parents first; each is verified "
+            "(guid, snapshots, properties)."))
+        self.ui.size_label.setText(f"Size: about {format_size(plan.total)}")
+        rate = options.rate_limit or (GIGABIT_RATE if not s.same_host else None)
+        if rate and plan.total:
+            self.ui.time_label.setText(f"Time: about {elapsed(plan.total / rate)} at "
+                                       + ("the rate limit" if options.rate_limit
+                                          else "1 GbE"))
+        lines: list[str] = []
+        for host, cmd in plan.commands():
+            what = "snapshot now" if cmd == plan.snapshot_command else "final sync"
+            lines += [f"# {what}, on {host}", cmd, ""]
+        for entry, commands in dataset_commands:
+            lines.append(f"# {entry.source} -> {entry.destination}: {entry.action}"
+                         + (f" ({entry.reason})" if entry.reason else ""))
+            lines += [*commands, ""]
+        self.ui.commands_edit.setPlainText("\n".join(lines).rstrip() + "\n")
+        self.ui.copy_button.setEnabled(True)
         self.completeChanged.emit()
 
     def _clear(self) -> None:
@@ -122,10 +206,12 @@ class ReviewPage(Page):
         self.ui.copy_button.setText("Copied")
 
     def isComplete(self) -> bool:
-        return self.session.plan is not None and not self.preparing
+        s = self.session
+        ready = s.tree_plan is not None if s.tree is not None else s.plan is not None
+        return ready and not self.preparing
 
     def cleanupPage(self) -> None:
         self._generation += 1
         self._done()
-        self.session.job = None
-        self.session.plan = None
+        self.session.job = self.session.tree_job = None
+        self.session.plan = self.session.tree_plan = None

@@ -1,4 +1,8 @@
-"""Page 6: the running transfer: live plots, progress, both ends' log, and Stop."""
+"""Page 6: the running transfer: live plots, progress, both ends' log, and Stop.
+
+A tree adds a table of its datasets above the plots; the plots follow the dataset being sent,
+and progress, bytes and time left are the whole tree's.
+"""
 
 from __future__ import annotations
 
@@ -8,14 +12,16 @@ from collections.abc import Callable
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QMessageBox, QWidget
 
-from ...engine.events import Failed, LogLine, Observer, Progress, Side, Summary
+from ...engine.events import DatasetState, Failed, LogLine, Observer, Progress, Side, Summary
 from ...engine.history import Recorder
 from ...engine.samples import SampleStore
+from ...engine.tree import SENDING
 from ...engine.units import format_size
 from .. import forms, markup, style
 from ..dialogs.confirm import after_stop, ask_to_stop
 from ..generated.ui_transfer_page import Ui_TransferPage
 from ..job_bridge import JobBridge
+from ..models.tree_table_model import TreeTableModel
 from ..plots.axes import elapsed
 from ..plots.refresher import PlotRefresher
 from ..plots.transfer_plots import TransferPlots
@@ -73,6 +79,17 @@ class TransferPage(Page):
         style.set_role(ui.stage_label, "value")
         style.set_role(ui.progress_label, "muted")
         ui.stop_button.clicked.connect(self.ask_stop)
+        self.datasets = TreeTableModel(self)
+        ui.datasets_view.setModel(self.datasets)
+        rows = ui.datasets_view.verticalHeader()
+        rows.hide()
+        rows.setDefaultSectionSize(ui.datasets_view.fontMetrics().height() + 6)  # compact rows
+        header = ui.datasets_view.horizontalHeader()
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(0, header.ResizeMode.Stretch)
+        for col in range(1, self.datasets.columnCount()):
+            header.setSectionResizeMode(col, header.ResizeMode.ResizeToContents)
+        ui.datasets_view.hide()
         self.bridge: JobBridge | None = None
         self.refresher: PlotRefresher | None = None
         self.confirm_box: QMessageBox | None = None
@@ -89,7 +106,8 @@ class TransferPage(Page):
     # -- lifecycle ----------------------------------------------------------------------------
     def initializePage(self) -> None:
         s = self.session
-        assert s.job is not None and s.plan is not None
+        job = s.tree_job if s.tree is not None else s.job
+        assert job is not None and (s.plan is not None or s.tree_plan is not None)
         s.store = SampleStore()
         s.summary = s.error = None
         s.cancelled = False
@@ -98,8 +116,8 @@ class TransferPage(Page):
         # on the job's thread, at PlanReady: nothing of it runs here.
         self.recorder = self.recorder_factory() if self.recorder_factory else None
         if self.recorder is not None:
-            s.job.subscribe(self.recorder)
-        self.attach(JobBridge(s.job, s.store, self))
+            job.subscribe(self.recorder)
+        self.attach(JobBridge(job, s.store, self))
         assert self.bridge is not None
         self.bridge.start(plan=s.plan)  # the plan Review showed, not a new one
 
@@ -117,7 +135,10 @@ class TransferPage(Page):
         self.ui.progress_label.setText("")
         self.ui.stop_button.setEnabled(True)
         self.ui.stage_label.setText("Starting…")
+        self.datasets.clear()
+        self.ui.datasets_view.setVisible(self.session.tree is not None)
         self.bridge = bridge
+        bridge.dataset_state.connect(self._on_dataset_state)
         bridge.stage_changed.connect(self._on_stage)
         bridge.log_line.connect(self._on_log_line)
         bridge.progress.connect(self._on_progress)
@@ -148,7 +169,10 @@ class TransferPage(Page):
         if self.stopping:
             return
         words = STAGES.get(stage, stage.capitalize())
-        self.ui.stage_label.setText(f"{words}: {detail}" if detail else words)
+        text = f"{words}: {detail}" if detail else words
+        sending = self.datasets.sending() if self.session.tree is not None else None
+        # A tree's datasets each report their own stages: say whose.
+        self.ui.stage_label.setText(f"{sending} · {text}" if sending else text)
 
     def _on_log_line(self, line: LogLine) -> None:
         who = "sender" if line.side is Side.SEND else "receiver"
@@ -156,6 +180,16 @@ class TransferPage(Page):
 
     def _on_progress(self, progress: Progress) -> None:
         self.last_progress = progress
+        if self.session.tree is not None:
+            # A tree's progress is the whole tree's; `step` names the dataset that reported.
+            self.datasets.set_live_rate(progress.step - 1, progress.rate)
+
+    def _on_dataset_state(self, state: DatasetState) -> None:
+        row = self.datasets.apply(state)
+        if state.state == SENDING and not self.stopping:
+            self.ui.stage_label.setText(
+                f"Sending {state.dataset} ({state.index + 1} of {state.count})")
+            self.ui.datasets_view.scrollTo(self.datasets.index(row, 0))
 
     def _on_verdict(self, verdict: object) -> None:
         self.session.verdict = verdict
@@ -185,6 +219,8 @@ class TransferPage(Page):
             return
         summary = self.session.summary if self.is_done else None
         done, total, rate = p.done, p.total, p.rate
+        eta = p.eta
+        tree = self.session.tree is not None
         if summary is not None:
             # The last Progress may predate the receiver's final count: the summary is exact.
             done, total, rate = summary.bytes, summary.bytes, summary.rate
@@ -200,14 +236,16 @@ class TransferPage(Page):
             if not self.is_done:
                 bar.setRange(0, 0)  # size unknown: a busy bar
             parts.append(f"{format_size(done)} written")
-        if sent > done:
+        if not tree and sent > done:
             parts.append(f"{format_size(sent)} sent")
         if rate > 0 or summary is not None:  # the engine's smoothed rate: 0 until it settles
             parts.append(f"{format_size(rate)}/s" + (" on average" if summary else ""))
         parts.append(f"elapsed {elapsed(summary.seconds if summary else p.elapsed)}")
-        if p.eta is not None and not self.is_done:
-            parts.append(f"about {elapsed(p.eta)} left")
-        if p.steps > 1 and not self.is_done:
+        if eta is not None and not self.is_done:
+            parts.append(f"about {elapsed(eta)} left")
+        if tree and not self.is_done:
+            parts.append(f"dataset {p.step} of {p.steps}")
+        elif p.steps > 1 and not self.is_done:
             parts.append(f"step {p.step} of {p.steps}")
         self.ui.progress_label.setText("  ·  ".join(parts))
 

@@ -1,0 +1,68 @@
+"""Destination's tree state line and Review's per-dataset commands, from a tree plan."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from zmigrate.engine.errors import PreflightError
+from zmigrate.engine.tree import TreeEntry, TreePlan
+from zmigrate.gui.pages.destination_page import tree_state
+from zmigrate.gui.pages.review_page import plan_with_commands
+
+pytestmark = pytest.mark.gui
+
+
+def plan(snapshot_command: str | None = None) -> TreePlan:
+    entries = (TreeEntry("tank/a", "backup/a", "filesystem", 10, "full"),
+               TreeEntry("tank/a/b", "backup/a/b", "filesystem", 5, "incremental", "from @x"),
+               TreeEntry("tank/a/c", "backup/a/c", "volume", 5, "skip", "@s already there"))
+    return TreePlan("src", "dst", "tank/a", "backup/a", "s", snapshot_command, None, entries,
+                    ("backup/a/gone",), (), "The copy is received unmounted (zfs receive -u)")
+
+
+class FakePlan:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def commands(self) -> list[tuple[str, str]]:
+        return [("dst", f"zfs receive {self.name}"), ("src", f"zfs send {self.name}")]
+
+
+class FakeJob:
+    def __init__(self, tree: TreePlan) -> None:
+        self.tree = tree
+
+    def prepare(self) -> TreePlan:
+        return self.tree
+
+    def dataset_plan(self, entry: TreeEntry) -> Any:
+        if entry.source == "tank/a/b":
+            raise PreflightError("its parent is not there yet")
+        return FakePlan(entry.destination)
+
+
+def test_tree_state_line_counts_actions_mount_and_vanished() -> None:
+    state = tree_state(plan())
+    assert state.kind == "incremental"
+    assert "<b>3 datasets</b>" in state.text
+    assert "1 in full" in state.text and "1 as a catch-up" in state.text
+    assert "1 already complete" in state.text
+    assert "received unmounted" in state.text and "No mountpoint collision" in state.text
+    assert "backup/a/gone" in state.text and "never destroyed" in state.text
+
+
+def test_review_lists_each_datasets_exact_commands() -> None:
+    tree, rows = plan_with_commands(FakeJob(plan()))  # type: ignore[arg-type]
+    assert tree.root == "tank/a"
+    by = {e.source: c for e, c in rows}
+    assert by["tank/a"] == ["# on dst\nzfs receive backup/a", "# on src\nzfs send backup/a"]
+    assert by["tank/a/b"] == ["# decided when it runs: its parent is not there yet"]
+    assert by["tank/a/c"] == []
+
+
+def test_review_with_snapshot_now_waits_for_the_snapshot() -> None:
+    _tree, rows = plan_with_commands(FakeJob(plan("zfs snapshot -r tank/a@s")))  # type: ignore[arg-type]
+    assert all(c == ["# its zfs send | mbuffer | zfs receive, once @s exists"]
+               for e, c in rows if e.action != "skip")

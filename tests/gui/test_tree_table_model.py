@@ -1,0 +1,65 @@
+"""The Transfer page's dataset table, fed by per-dataset state events."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import Qt
+from pytestqt.modeltest import ModelTester
+
+from zmigrate.engine.events import DatasetState
+from zmigrate.engine.tree import FAILED, SENDING, SKIPPED, VERIFIED, WAITING
+from zmigrate.gui.models.tree_table_model import STATE_ROLE, Column, TreeTableModel
+
+pytestmark = pytest.mark.gui
+
+MiB = 2**20
+
+
+NAMES = ["tank/data", "tank/data/a", "tank/data/b"]
+
+
+def waiting(model: TreeTableModel) -> None:
+    # Announced out of order on purpose: rows follow the tree's order, not arrival.
+    for k in (2, 0, 1):
+        model.apply(DatasetState(NAMES[k], "backup/" + NAMES[k], WAITING, k, 3, (k + 1) * MiB))
+
+
+def test_rows_follow_the_tree_order_and_states(qtmodeltester: ModelTester) -> None:
+    model = TreeTableModel()
+    waiting(model)
+    qtmodeltester.check(model)
+    assert [r.dataset for r in model.rows] == NAMES
+    assert model.states() == dict.fromkeys(NAMES, "waiting")
+    assert model.data(model.index(1, Column.SIZE)) == "2 MiB"
+    model.apply(DatasetState(NAMES[0], "backup/tank/data", SENDING, 0, 3, MiB))
+    assert model.sending() == "tank/data"
+    model.set_live_rate(0, 5 * MiB)  # the tree's Progress: step 1 is row 0
+    assert model.data(model.index(0, Column.RATE)) == "5 MiB/s"
+    model.set_live_rate(1, 9.0)  # not sending: ignored
+    row = model.row_of("tank/data/a")
+    assert row is not None and row.rate == 0.0
+    model.apply(DatasetState(NAMES[0], "backup/tank/data", VERIFIED, 0, 3, MiB, MiB, 4 * MiB))
+    model.apply(DatasetState(NAMES[1], "backup/tank/data/a", SKIPPED, 1, 3, 0,
+                             detail="@snap already there"))
+    model.apply(DatasetState(NAMES[2], "backup/tank/data/b", FAILED, 2, 3, 3 * MiB,
+                             detail="guid differs"))
+    qtmodeltester.check(model)
+    assert model.states() == {"tank/data": "verified", "tank/data/a": "skipped",
+                              "tank/data/b": "failed"}
+    assert model.data(model.index(0, Column.SIZE)) == "1 MiB"
+    assert model.data(model.index(0, Column.RATE)) == "4 MiB/s"
+    assert model.data(model.index(2, Column.STATE), STATE_ROLE) == "failed"
+    assert "guid differs" in str(model.data(model.index(2, 0), Qt.ItemDataRole.ToolTipRole))
+    assert model.sending() is None
+    model.clear()
+    assert model.rowCount() == 0
+
+
+def test_every_row_change_is_signalled() -> None:
+    model = TreeTableModel()
+    waiting(model)
+    seen: list[int] = []
+    model.dataChanged.connect(lambda top, _bottom, _roles=None: seen.append(top.row()))
+    model.apply(DatasetState(NAMES[2], "x", SENDING, 2, 3, 3 * MiB))
+    assert seen == [2]
+    assert model.rows[2].size == 3 * MiB

@@ -1,0 +1,127 @@
+"""The wizard moves a dataset tree end to end on the real lab, then syncs it again."""
+
+from __future__ import annotations
+
+import pytest
+from lab.plugin import Lab, Pool
+from lab.util import snapshot_guid, write_random_files, zfs
+from pytestqt.qtbot import QtBot
+from wizard_driver import (
+    WAIT_TRANSFER,
+    start_transfer,
+    to_review,
+    to_source,
+    to_tree_destination,
+    wait_review,
+)
+
+from zmigrate.engine.tree import SNAPSHOT_PREFIX
+from zmigrate.gui.pages.base import PageId
+from zmigrate.gui.wizard import MigrationWizard
+
+pytestmark = [pytest.mark.gui, pytest.mark.lab, pytest.mark.timeout(300)]
+
+
+def make_tree(pool: Pool) -> tuple[str, list[str]]:
+    """pool/data with children a, a/deep, b (a user property) and skip (to be excluded);
+    older snapshots on data and a only, so no snapshot is shared by all."""
+    root = f"{pool.name}/data"
+    names = [root, f"{root}/a", f"{root}/a/deep", f"{root}/b", f"{root}/skip"]
+    for name in names:
+        zfs("create", name)
+    for name in names:  # after every create: files in a parent could be in a child's way
+        write_random_files(pool.mountpoint / name.split("/", 1)[1], 1, files=2)
+    zfs("set", "zmigrate:note=kept", f"{root}/b")
+    zfs("snapshot", f"{root}@old")
+    zfs("snapshot", f"{root}/a@old")
+    return root, names[:4]
+
+
+def test_tree_end_to_end_then_sync_again(qtbot: QtBot, wizard: MigrationWizard, lab_env: Lab,
+                                         pools: tuple[Pool, Pool]) -> None:
+    src_pool, dst_pool = pools
+    root, picked = make_tree(src_pool)
+    w = wizard
+    to_source(qtbot, w)
+    to_tree_destination(qtbot, w, root, excludes=(f"{root}/skip",), parent=dst_pool.name,
+                        name="copy")
+    s = w.session
+    assert s.tree is not None and [d.name for d in s.tree.picked()] == [
+        root, f"{root}/a", f"{root}/b", f"{root}/a/deep"]
+    assert s.take_snapshot  # no recent snapshot shared by all: snapshot now is the default
+    assert "4 datasets (1 left out), 2 snapshots" in w.source_page.ui.tree_label.text()
+    state = w.destination_page.ui.state_label.text()
+    assert "4 datasets" in state and "No mountpoint collision" in state, state
+    assert w.destination_page.isComplete()
+    to_review(qtbot, w)
+    commands = w.review_page.ui.commands_edit.toPlainText()
+    assert "# snapshot now" in commands and "zfs snapshot" in commands
+    assert f"{root}@{SNAPSHOT_PREFIX}" in commands
+    for name in picked:
+        copy = name.replace(root, f"{dst_pool.name}/copy", 1)
+        assert f"# {name} -> {copy}: full" in commands, commands
+    assert f"{root}/a/deep -> {dst_pool.name}/copy/a/deep: full" in commands
+    assert f"{root}/skip" not in commands
+    start_transfer(w)
+    assert not w.transfer_page.ui.datasets_view.isHidden()
+    qtbot.waitUntil(lambda: w.currentId() == PageId.DONE, timeout=WAIT_TRANSFER)
+    assert s.summary is not None, w.done_page.ui.reason_label.text()
+    states = w.transfer_page.datasets.states()
+    assert states == dict.fromkeys(picked, "verified"), states
+    assert s.tree_plan is not None
+    first = s.tree_plan.snapshot
+    for name in picked:
+        copy = name.replace(root, f"{dst_pool.name}/copy", 1)
+        assert snapshot_guid(f"{copy}@{first}") == snapshot_guid(f"{name}@{first}")
+    assert snapshot_guid(f"{dst_pool.name}/copy@old") == snapshot_guid(f"{root}@old")
+    assert zfs("get", "-H", "-o", "value", "zmigrate:note",
+               f"{dst_pool.name}/copy/b").strip() == "kept"
+    assert "verified" in w.done_page.ui.datasets_label.text()
+    assert w.done_page.ui.sync_again_button.isVisible()
+    full_bytes = s.summary.bytes
+
+    # New data in one child: "Sync again" sends only each dataset's delta.
+    write_random_files(src_pool.mountpoint / "data" / "a", 1, files=1)
+    w.done_page.ui.sync_again_button.click()
+    wait_review(qtbot, w)
+    assert s.tree_plan is not None
+    assert {e.action for e in s.tree_plan.entries} == {"incremental"}
+    second_snap = s.tree_plan.snapshot
+    assert second_snap != first
+    start_transfer(w)
+    qtbot.waitUntil(lambda: w.currentId() == PageId.DONE, timeout=WAIT_TRANSFER)
+    assert s.summary is not None, w.done_page.ui.reason_label.text()
+    assert w.transfer_page.datasets.states() == dict.fromkeys(picked, "verified")
+    assert s.summary.bytes < full_bytes / 2, (s.summary.bytes, full_bytes)
+    for name in picked:
+        copy = name.replace(root, f"{dst_pool.name}/copy", 1)
+        assert snapshot_guid(f"{copy}@{second_snap}") == snapshot_guid(f"{name}@{second_snap}")
+
+
+def test_mountpoint_collision_is_shown_before_anything_runs(
+        qtbot: QtBot, wizard: MigrationWizard, lab_env: Lab, pools: tuple[Pool, Pool]) -> None:
+    src_pool, dst_pool = pools
+    root, _picked = make_tree(src_pool)
+    # A directory in use where the copy would mount (this zfs mounts on receive).
+    busy = dst_pool.mountpoint / "copy"
+    busy.mkdir()
+    (busy / "mine.txt").write_text("the destination host's own files\n")
+    w = wizard
+    to_source(qtbot, w)
+    to_tree_destination(qtbot, w, root, parent=dst_pool.name, name="copy")
+    page = w.destination_page
+    assert page.tree_plan is None and not page.isComplete()
+    text = page.ui.state_label.text()
+    assert "mount over" in text and str(busy) in text, text
+    assert "--mount-root" in text
+    # Nothing ran: no dataset on the destination, the directory untouched.
+    assert not any(d.name.startswith(f"{dst_pool.name}/copy")
+                   for d in w.session.dst_datasets or [])
+    assert (busy / "mine.txt").exists()
+    # Mounting it under a directory of the user's choice is the way on.
+    page.ui.mount_root_radio.setChecked(True)
+    page.ui.mount_root_edit.setText(str(dst_pool.mountpoint.parent / "elsewhere"))
+    page.ui.mount_root_edit.editingFinished.emit()
+    qtbot.waitUntil(lambda: not page.checking_tree, timeout=30_000)
+    assert page.isComplete(), page.ui.state_label.text()
+    assert "mounted under" in page.ui.state_label.text()

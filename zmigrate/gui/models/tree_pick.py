@@ -1,0 +1,97 @@
+"""Which datasets of a tree the Source page picked: a root, its descendants, minus the unticked.
+
+Qt-free so the logic is tested without widgets; the tree model shows it as check boxes.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from ...engine.zfs import Dataset
+
+# A snapshot every picked dataset shares counts as recent for this long; an older one would
+# send stale data, so "Take a snapshot now" becomes the default.
+RECENT = 24 * 3600
+
+
+def under(name: str, root: str) -> bool:
+    """`name` is `root` or one of its descendants."""
+    return name == root or name.startswith(root + "/")
+
+
+@dataclass(slots=True)
+class TreePick:
+    """A root dataset (or pool) with its descendants; every one ticked until unticked."""
+
+    root: str
+    members: list[Dataset]  # the root and its descendants, parents first
+    unticked: set[str] = field(default_factory=set)
+
+    @classmethod
+    def of(cls, datasets: list[Dataset], root: str) -> TreePick:
+        members = sorted((d for d in datasets if under(d.name, root)),
+                         key=lambda d: (d.name.count("/"), d.name))
+        return cls(root, members)
+
+    @property
+    def has_children(self) -> bool:
+        return len(self.members) > 1
+
+    def ticked(self, name: str) -> bool:
+        return name not in self.unticked
+
+    def set_ticked(self, name: str, ticked: bool) -> None:
+        """Tick or untick one dataset (the root always stays picked)."""
+        if name == self.root or not any(d.name == name for d in self.members):
+            return
+        if ticked:
+            self.unticked.discard(name)
+        else:
+            self.unticked.add(name)
+
+    def included(self, name: str) -> bool:
+        """Picked: ticked, and no ancestor up to the root unticked."""
+        return under(name, self.root) and not any(under(name, x) for x in self.unticked)
+
+    def picked(self) -> list[Dataset]:
+        return [d for d in self.members if self.included(d.name)]
+
+    def excludes(self) -> tuple[str, ...]:
+        """The fewest names that leave out what was unticked (an unticked child of an unticked
+        parent is already out)."""
+        out = [x for x in sorted(self.unticked)
+               if not any(x != y and under(x, y) for y in self.unticked)]
+        return tuple(out)
+
+    def totals(self) -> tuple[int, int, int]:
+        """(bytes referenced, datasets, snapshots) of the picked datasets."""
+        picked = self.picked()
+        return (sum(d.referenced for d in picked), len(picked),
+                sum(len(d.snapshots) for d in picked))
+
+    def common_snapshot(self) -> str | None:
+        """The newest snapshot name every picked dataset has, or None."""
+        picked = self.picked()
+        if not picked:
+            return None
+        shared = {s.short for s in picked[0].snapshots}
+        for d in picked[1:]:
+            shared &= {s.short for s in d.snapshots}
+        if not shared:
+            return None
+        # Newest by the root's own order (creation), as all picked datasets have it.
+        root_snaps = [s for s in picked[0].snapshots if s.short in shared]
+        return max(root_snaps, key=lambda s: (s.creation, s.createtxg)).short
+
+    def recent_common_snapshot(self, now: float | None = None) -> str | None:
+        """`common_snapshot` if every picked dataset's copy of it is younger than RECENT."""
+        short = self.common_snapshot()
+        if short is None:
+            return None
+        now = time.time() if now is None else now
+        for d in self.picked():
+            snap = d.snapshot(short)
+            if snap is None or now - snap.creation > RECENT:
+                return None
+        return short
