@@ -174,12 +174,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 for host, line in plan.commands():
                     print(f"\n# on {host}:\n{line}", file=out)
             return EXIT_OK
-        if args.json:
-            job.subscribe(lambda e: print_json(event_to_json(e), out))
-        elif err.isatty():
-            job.subscribe(LiveLine(err))
-        else:
-            job.subscribe(lambda e: plain(e, err))
+        _follow(job, args.json, out, err)
         return run_job(job, out, err, args.json)
     finally:
         for h in hosts:
@@ -208,14 +203,19 @@ def _run_tree(args: argparse.Namespace, job: TreeJob, out: TextIO, err: TextIO) 
             for host, line in job.dataset_plan(e).commands():
                 print(f"# on {host}:\n{line}", file=out)
         return EXIT_OK
-    if args.json:
+    _follow(job, args.json, out, err)
+    return run_job(job, out, err, args.json,
+                   closing=lambda s: describe_summary(job.plan, s) if job.plan else "done")
+
+
+def _follow(job: Job | TreeJob, as_json: bool, out: TextIO, err: TextIO) -> None:
+    """Show the job's events: JSON lines, the live line on a terminal, or plain lines."""
+    if as_json:
         job.subscribe(lambda e: print_json(event_to_json(e), out))
     elif err.isatty():
         job.subscribe(LiveLine(err))
     else:
         job.subscribe(lambda e: plain(e, err))
-    return run_job(job, out, err, args.json,
-                   closing=lambda s: describe_summary(job.plan, s) if job.plan else "done")
 
 
 def _options(args: argparse.Namespace) -> Options:
