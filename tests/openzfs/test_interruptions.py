@@ -99,7 +99,9 @@ def _resume(pair: Pair, vm: Vm, tag: str, label: str, **kw: object) -> None:
           f"{summary.bytes} B ({summary.bytes / remaining:.4f}x)")
     assert plan.resumed_from > 4 * MiB
     assert plan.resumed_from + remaining == _full_size(vm, f"{src}@s1")
-    assert summary.bytes <= remaining * 1.05
+    # A resumed stream has fixed overhead (headers, the object records around the resume
+    # point), which dominates when only a few hundred KiB were left: allow it on top.
+    assert summary.bytes <= remaining * 1.05 + 256 * 1024
     assert summary.verified and _guid(vm, f"{src}@s1") == _guid(vm, f"{dst}@s1")
     assert _prop(vm, dst, "receive_resume_token") == "-"
 
