@@ -17,11 +17,12 @@ from typing import TypeVar
 from . import shell, zfs
 from .diagnosis import Diagnoser
 from .errors import CancelledError, PreflightError, PreflightReason, TransferError, ZmigrateError
-from .events import Failed, Finished, Observer, PlanReady, StageChanged, Summary
+from .events import Observer, PlanReady, StageChanged, Summary
 from .hosts import Host
 from .pipeline import StepResult, StepRunner, check_hashes, free_port, listening_ports
 from .plan import Options, Plan, Site, Transport, make_plan, with_estimates
 from .units import format_size
+from .work import Work
 
 RESUME_HINT = ("the partial receive was kept on the destination: run again with --resume to "
                "send only the rest, or --discard-partial to drop it")
@@ -48,7 +49,7 @@ def both(first: Callable[[], A], second: Callable[[], B]) -> tuple[A, B]:
         return a.result(), b.result()
 
 
-class Job:
+class Job(Work):
     """One transfer between two connected hosts (the caller owns and closes the hosts).
 
     Args:
@@ -62,19 +63,14 @@ class Job:
     def __init__(self, src: Host, dst: Host, request: Request, observer: Observer | None = None,
                  *, src_caps: zfs.Capabilities | None = None,
                  dst_caps: zfs.Capabilities | None = None, t0: float | None = None) -> None:
+        super().__init__(observer)
         self.src = src
         self.dst = dst
         self.request = request
-        self._observers: list[Observer] = [observer] if observer else []
         self.src_caps = src_caps
         self.dst_caps = dst_caps
         self.plan: Plan | None = None
-        self.summary: Summary | None = None
-        self.error: ZmigrateError | None = None
-        self._cancel = threading.Event()
         self._runner: StepRunner | None = None
-        self._thread: threading.Thread | None = None
-        self._done = threading.Event()
         self._origin = t0  # a tree's jobs share one time axis
         self.t0 = time.monotonic() if t0 is None else t0
         self.partial_kept = False  # an interruption left a resumable state on the destination
@@ -83,28 +79,14 @@ class Job:
         self._given_plan: Plan | None = None
         self.parent_pending = False  # plan as if the destination's parent existed
 
-    # -- observation --------------------------------------------------------------------------
-    def subscribe(self, observer: Observer) -> None:
-        self._observers.append(observer)
-
-    def emit(self, event: object) -> None:
-        for obs in list(self._observers):
-            obs(event)
+    thread_name = "zmigrate-job"
 
     # -- control ------------------------------------------------------------------------------
     def start(self, plan: Plan | None = None) -> None:
         """Run the job on a thread of its own; with `plan` (from `prepare()`, e.g. shown to the
         user for review), exactly that plan runs instead of planning again."""
         self._given_plan = plan
-        self._thread = threading.Thread(target=self._run_quietly, name="zmigrate-job",
-                                        daemon=True)
-        self._thread.start()
-
-    def _run_quietly(self) -> None:
-        try:
-            self.run()
-        except ZmigrateError:
-            pass  # already reported through Failed
+        self._start_thread()
 
     def cancel(self) -> None:
         """Ask the job to stop; both ends are killed right away. Safe from any thread."""
@@ -112,18 +94,6 @@ class Job:
         runner = self._runner
         if runner is not None:
             threading.Thread(target=runner.stop, name="zmigrate-cancel", daemon=True).start()
-
-    @property
-    def cancelled(self) -> bool:
-        return self._cancel.is_set()
-
-    def wait(self, timeout: float | None = None) -> bool:
-        """Wait for the end of the job; False if `timeout` passed first."""
-        return self._done.wait(timeout)
-
-    @property
-    def done(self) -> bool:
-        return self._done.is_set()
 
     # -- the work -----------------------------------------------------------------------------
     def run(self, plan: Plan | None = None) -> Summary:
@@ -134,25 +104,7 @@ class Job:
         if plan is not None:
             self._given_plan = plan
         self.t0 = time.monotonic() if self._origin is None else self._origin
-        try:
-            summary = self._run()
-        except ZmigrateError as exc:
-            if self._cancel.is_set() and not isinstance(exc, CancelledError):
-                exc = CancelledError(f"cancelled ({exc.message})", host=exc.host)
-            self.error = exc
-            self.emit(Failed(exc, cancelled=isinstance(exc, CancelledError)))
-            self._done.set()
-            raise exc from None
-        except Exception as exc:  # noqa: BLE001 - never leave a GUI waiting on a dead job
-            err = ZmigrateError(f"internal error: {exc!r}")
-            self.error = err
-            self.emit(Failed(err))
-            self._done.set()
-            raise err from exc
-        self.summary = summary
-        self.emit(Finished(summary))
-        self._done.set()
-        return summary
+        return self._finish(self._run)
 
     def _check_cancel(self) -> None:
         if self._cancel.is_set():

@@ -34,6 +34,7 @@ from .job import Job, Request, both
 from .plan import Options, Plan
 from .rate import eta
 from .units import format_size
+from .work import Work
 
 SNAPSHOT_PREFIX = "zmigrate-"
 # States of a dataset in a tree, in the order they happen.
@@ -273,7 +274,7 @@ class _Totals:
     empties: int = 0
 
 
-class TreeJob:
+class TreeJob(Work):
     """A tree transfer between two connected hosts (the caller owns and closes them).
 
     Driven like a `Job`: `subscribe`, `start`/`run`, `cancel` from any thread, `wait`,
@@ -290,41 +291,22 @@ class TreeJob:
             shell.dataset(ex)
         if request.mount_root is not None and not posixpath.isabs(request.mount_root):
             raise InvalidNameError(f"--mount-root {request.mount_root} is not an absolute path")
+        super().__init__(observer)
         self.src, self.dst, self.request = src, dst, request
-        self._observers: list[Observer] = [observer] if observer else []
         self.src_caps: zfs.Capabilities | None = None
         self.dst_caps: zfs.Capabilities | None = None
         self.plan: TreePlan | None = None
-        self.summary: Summary | None = None
-        self.error: ZmigrateError | None = None
         self.results: dict[str, str] = {}  # source dataset -> final state
         self.readonly_since: float | None = None
-        self._cancel = threading.Event()
-        self._done = threading.Event()
         self._jobs: set[Job] = set()
         self._lock = threading.Lock()  # guards _jobs and the live byte counts of --parallel
         self._live: dict[str, int] = {}  # bytes of the datasets in flight
-        self._thread: threading.Thread | None = None
         self._snapshot = request.snapshot or snapshot_name()
 
-    # -- observation and control (as Job) -------------------------------------------------
-    def subscribe(self, observer: Observer) -> None:
-        self._observers.append(observer)
-
-    def emit(self, event: object) -> None:
-        for obs in list(self._observers):
-            obs(event)
+    thread_name = "zmigrate-tree"
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self._run_quietly, name="zmigrate-tree",
-                                        daemon=True)
-        self._thread.start()
-
-    def _run_quietly(self) -> None:
-        try:
-            self.run()
-        except ZmigrateError:
-            pass  # reported through Failed
+        self._start_thread()
 
     def cancel(self) -> None:
         self._cancel.set()
@@ -332,17 +314,6 @@ class TreeJob:
             jobs = list(self._jobs)
         for job in jobs:
             job.cancel()
-
-    @property
-    def cancelled(self) -> bool:
-        return self._cancel.is_set()
-
-    def wait(self, timeout: float | None = None) -> bool:
-        return self._done.wait(timeout)
-
-    @property
-    def done(self) -> bool:
-        return self._done.is_set()
 
     # -- planning -----------------------------------------------------------------------------
     def prepare(self) -> TreePlan:
@@ -418,25 +389,7 @@ class TreeJob:
 
     # -- running ------------------------------------------------------------------------------
     def run(self) -> Summary:
-        try:
-            summary = self._run()
-        except ZmigrateError as exc:
-            if self._cancel.is_set() and not isinstance(exc, CancelledError):
-                exc = CancelledError(f"cancelled ({exc.message})", host=exc.host)
-            self.error = exc
-            self.emit(Failed(exc, cancelled=isinstance(exc, CancelledError)))
-            self._done.set()
-            raise exc from None
-        except Exception as exc:  # noqa: BLE001 - never leave a face waiting on a dead job
-            err = ZmigrateError(f"internal error: {exc!r}")
-            self.error = err
-            self.emit(Failed(err))
-            self._done.set()
-            raise err from exc
-        self.summary = summary
-        self.emit(Finished(summary))
-        self._done.set()
-        return summary
+        return self._finish(self._run)
 
     def _check_cancel(self) -> None:
         if self._cancel.is_set():

@@ -1,0 +1,82 @@
+"""What a Job and a TreeJob share: observers, a thread of their own, cancel from any thread, and
+exactly one end - Finished with the summary, or Failed (a cancel reads as cancelled)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+from .errors import CancelledError, ZmigrateError
+from .events import Failed, Finished, Observer, Summary
+
+
+class Work:
+    """Base of the engine's long-running work; subclasses implement `run()` via `_finish()`."""
+
+    thread_name = "zmigrate-work"
+
+    def __init__(self, observer: Observer | None = None) -> None:
+        self._observers: list[Observer] = [observer] if observer else []
+        self.summary: Summary | None = None
+        self.error: ZmigrateError | None = None
+        self._cancel = threading.Event()
+        self._done = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    # -- observation --------------------------------------------------------------------------
+    def subscribe(self, observer: Observer) -> None:
+        self._observers.append(observer)
+
+    def emit(self, event: object) -> None:
+        for obs in list(self._observers):
+            obs(event)
+
+    # -- control ------------------------------------------------------------------------------
+    def _start_thread(self) -> None:
+        self._thread = threading.Thread(target=self._run_quietly, name=self.thread_name,
+                                        daemon=True)
+        self._thread.start()
+
+    def _run_quietly(self) -> None:
+        try:
+            self.run()
+        except ZmigrateError:
+            pass  # already reported through Failed
+
+    def run(self) -> Summary:
+        raise NotImplementedError
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancel.is_set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait for the end; False if `timeout` passed first."""
+        return self._done.wait(timeout)
+
+    @property
+    def done(self) -> bool:
+        return self._done.is_set()
+
+    # -- the one end --------------------------------------------------------------------------
+    def _finish(self, body: Callable[[], Summary]) -> Summary:
+        """Run `body`; report its summary as Finished, or any error as Failed, then mark done."""
+        try:
+            summary = body()
+        except ZmigrateError as exc:
+            if self._cancel.is_set() and not isinstance(exc, CancelledError):
+                exc = CancelledError(f"cancelled ({exc.message})", host=exc.host)
+            self.error = exc
+            self.emit(Failed(exc, cancelled=isinstance(exc, CancelledError)))
+            self._done.set()
+            raise exc from None
+        except Exception as exc:  # noqa: BLE001 - never leave a face waiting on dead work
+            err = ZmigrateError(f"internal error: {exc!r}")
+            self.error = err
+            self.emit(Failed(err))
+            self._done.set()
+            raise err from exc
+        self.summary = summary
+        self.emit(Finished(summary))
+        self._done.set()
+        return summary
