@@ -12,18 +12,16 @@ transport alike. Prints each median and the ratios relay/tcp and relay/ssh (targ
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
+from bench_lab import bench_lab  # noqa: E402
 from bench_send import _destroy  # noqa: E402
-from lab.sshd import Lab, SshdLab  # noqa: E402
+from lab.sshd import Lab  # noqa: E402
 from lab.util import write_random_files, zfs  # noqa: E402
-from lab.zfsfuse import PoolFactory, ensure_daemon, stop_daemon  # noqa: E402
 
 from zmigrate.engine.job import Job, Request  # noqa: E402
 from zmigrate.engine.plan import Options, Transport  # noqa: E402
@@ -51,14 +49,7 @@ def main() -> int:
     ap.add_argument("--mb", type=int, default=200)
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
-    daemon = ensure_daemon()
-    work = Path(tempfile.mkdtemp(prefix="zmigrate-bench-relay-"))
-    sshd = SshdLab(work / "lab")
-    lab = sshd.start()
-    os.environ["ZMIGRATE_SSH_CONFIG"] = str(lab.ssh_config)
-    os.environ["ZMIGRATE_KNOWN_HOSTS"] = str(lab.known_hosts)
-    pools = PoolFactory(work / "pools")
-    try:
+    with bench_lab("zmigrate-bench-relay-") as (lab, pools):
         src = pools("rsrc", size_mb=args.mb * 2 + 256)
         dst = pools("rdst", size_mb=args.mb * 3 + 512)
         zfs("create", f"{src.name}/data")
@@ -86,10 +77,6 @@ def main() -> int:
             print(f"  {t.value:6s} median {rate[t] / MiB:6.1f} MiB/s")
         print(f"relay/tcp {rate[Transport.RELAY] / rate[Transport.TCP]:.2f}; "
               f"relay/ssh {rate[Transport.RELAY] / rate[Transport.SSH]:.2f} (target >= 0.5)")
-    finally:
-        pools.cleanup()
-        sshd.stop()
-        stop_daemon(daemon)
     return 0
 
 

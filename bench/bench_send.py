@@ -15,14 +15,13 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from lab.sshd import SshdLab  # noqa: E402
+from bench_lab import bench_lab  # noqa: E402
 from lab.util import (  # noqa: E402
     established_to,
     free_port,
@@ -31,7 +30,6 @@ from lab.util import (  # noqa: E402
     write_random_files,
     zfs,
 )
-from lab.zfsfuse import PoolFactory, ensure_daemon, stop_daemon  # noqa: E402
 
 from zmigrate.engine.events import PlanReady, StageChanged  # noqa: E402
 from zmigrate.engine.job import Job, Request  # noqa: E402
@@ -120,14 +118,7 @@ def main() -> int:
     ap.add_argument("--rounds", "--pairs", type=int, default=6,
                     help="rounds of the three variants; each round starts with the next one")
     args = ap.parse_args()
-    daemon = ensure_daemon()
-    work = Path(tempfile.mkdtemp(prefix="zmigrate-bench-"))
-    sshd = SshdLab(work / "lab")
-    lab = sshd.start()
-    os.environ["ZMIGRATE_SSH_CONFIG"] = str(lab.ssh_config)
-    os.environ["ZMIGRATE_KNOWN_HOSTS"] = str(lab.known_hosts)
-    pools = PoolFactory(work / "pools")
-    try:
+    with bench_lab("zmigrate-bench-") as (lab, pools):
         src = pools("bsrc", size_mb=args.mb * 2 + 256)
         dst = pools("bdst", size_mb=args.mb * 3 + 512)
         zfs("create", f"{src.name}/data")
@@ -187,10 +178,6 @@ def main() -> int:
               f"{statistics.median(starts):.2f} s (min {min(starts):.2f}, max {max(starts):.2f}); "
               f"its stream connected after median {statistics.median(firsts):.2f} s "
               f"(max {max(firsts):.2f})")
-    finally:
-        pools.cleanup()
-        sshd.stop()
-        stop_daemon(daemon)
     return 0
 
 

@@ -12,19 +12,16 @@ control sessions and plans, verifies and records each dataset. Prints the wall t
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from lab.sshd import SshdLab  # noqa: E402
+from bench_lab import bench_lab  # noqa: E402
 from lab.util import free_port, port_listening, wait_until, write_random_files, zfs  # noqa: E402
-from lab.zfsfuse import PoolFactory, ensure_daemon, stop_daemon  # noqa: E402
 
 from zmigrate.engine.plan import Options  # noqa: E402
 from zmigrate.engine.ssh import HostSpec, connect  # noqa: E402
@@ -75,14 +72,7 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--parallel", type=int, default=4)
     args = ap.parse_args()
-    daemon = ensure_daemon()
-    work = Path(tempfile.mkdtemp(prefix="zmigrate-bench-tree-"))
-    sshd = SshdLab(work / "lab")
-    lab = sshd.start()
-    os.environ["ZMIGRATE_SSH_CONFIG"] = str(lab.ssh_config)
-    os.environ["ZMIGRATE_KNOWN_HOSTS"] = str(lab.known_hosts)
-    pools = PoolFactory(work / "pools")
-    try:
+    with bench_lab("zmigrate-bench-tree-") as (lab, pools):
         src = pools("btsrc", size_mb=256 + 2 * args.datasets)
         dst = pools("btdst", size_mb=256 + 8 * args.datasets)
         root = f"{src.name}/t"
@@ -125,10 +115,6 @@ def main() -> int:
         par = variants[2]
         print(f"--parallel {args.parallel}: {med[par]:.2f} s, "
               f"{med['zmigrate'] / med[par]:.2f}x the sequential run")
-    finally:
-        pools.cleanup()
-        sshd.stop()
-        stop_daemon(daemon)
     return 0
 
 
