@@ -6,9 +6,10 @@ datasets go in full or as a catch-up, and its mountpoint collision check.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from PySide6.QtCore import QItemSelection
+from PySide6.QtCore import QItemSelection, QTimer
 from PySide6.QtWidgets import QWidget
 
 from ...engine.errors import PreflightError, PreflightReason, ZmigrateError
@@ -126,6 +127,7 @@ def _assess_partial(session: Session, src: Site, dst: Site, destination: str,
 
 
 # Refusals about what the destination already holds (not about the hosts or the options).
+TREE_PLAN_DELAY_MS = 300
 _CONFLICTS = frozenset({PreflightReason.NOT_EMPTY, PreflightReason.ALREADY_THERE,
                         PreflightReason.NO_COMMON_SNAPSHOT, PreflightReason.DIVERGED})
 
@@ -305,6 +307,12 @@ class DestinationPage(Page):
         self.checking_tree = False
         self._tree_generation = 0
         self._tree_key: object = None
+        # Typing a name re-plans the tree (two remote reads): wait for a pause in the typing.
+        self._tree_timer = QTimer(self)
+        self._tree_timer.setSingleShot(True)
+        self._tree_timer.setInterval(TREE_PLAN_DELAY_MS)
+        self._tree_timer.timeout.connect(self._start_tree_plan)
+        self._tree_pending: Callable[[], None] | None = None
         self.ui.mount_frame.hide()
         self.ui.mount_root_edit.setEnabled(False)
         self.ui.mount_root_radio.toggled.connect(self.ui.mount_root_edit.setEnabled)
@@ -449,7 +457,13 @@ class DestinationPage(Page):
                 self._tree_done()
                 self._set_tree_state(None, State("error", markup.error_html(exc)))
 
-        run_task(job.prepare, ok, failed)
+        self._tree_pending = lambda: run_task(job.prepare, ok, failed)
+        self._tree_timer.start()
+
+    def _start_tree_plan(self) -> None:
+        pending, self._tree_pending = self._tree_pending, None
+        if pending is not None:
+            pending()
 
     def _tree_done(self) -> None:
         self.checking_tree = False
@@ -538,6 +552,8 @@ class DestinationPage(Page):
 
     def cleanupPage(self) -> None:
         self.tree.cancel()
+        self._tree_timer.stop()
+        self._tree_pending = None
         self._tree_generation += 1
         self._tree_key = None
         self.checking_tree = False
