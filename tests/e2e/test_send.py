@@ -29,6 +29,7 @@ from lab.util import (
 )
 from lab.zfsfuse import Pool
 
+from zmigrate.engine import job as job_module
 from zmigrate.engine.errors import CancelledError, PreflightError, TransferError
 from zmigrate.engine.events import Progress, Sample, Side, StageChanged
 from zmigrate.engine.hosts import Host, LocalHost, Process
@@ -482,3 +483,31 @@ def test_names_with_spaces_full_and_incremental(lab: Lab, pools: tuple[Pool, Poo
     snaps = listed[0]["snapshots"]
     assert isinstance(snaps, list)
     assert [s["name"] for s in snaps] == [f"{dest}@first snap", f"{dest}@second snap"]
+
+
+def test_a_port_taken_after_it_was_picked_moves_the_listener(
+        lab_hosts: tuple[Host, Host], pools: tuple[Pool, Pool],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another process binds the port between the pick and the listener's start (here: this
+    test, on purpose): the step starts again on another port instead of failing the job."""
+    src_pool, dst_pool = pools
+    ds, _ = _dataset(src_pool, mb=2)
+    zfs("snapshot", f"{ds}@s")
+    src, dst = lab_hosts
+    taken = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    taken.bind(("0.0.0.0", 0))  # noqa: S104 - the lab's destination listens on all addresses
+    taken.listen(1)
+    busy = taken.getsockname()[1]
+    real = job_module.free_port
+    picks = iter([busy])
+    monkeypatch.setattr(job_module, "free_port",
+                        lambda host, **kw: next(picks, None) or real(host, **kw))
+    seen: list[object] = []
+    try:
+        summary = Job(src, dst, Request(f"{ds}@s", f"{dst_pool.name}/moved",
+                                        Options(buffer_size=16 * MiB)), seen.append).run()
+    finally:
+        taken.close()
+    moved = [e.detail for e in seen if isinstance(e, StageChanged) and "was taken" in e.detail]
+    assert moved and moved[0].startswith(f"port {busy} was taken"), moved
+    assert summary.verified and summary.source_guid == snapshot_guid(f"{dst_pool.name}/moved@s")

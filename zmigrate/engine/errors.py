@@ -102,5 +102,9 @@ class TransferError(ZmigrateError):
     """The transfer itself failed or could not be verified."""
 
 
+class PortInUseError(TransferError):
+    """The receiver could not bind its port (taken since it was picked): pick another."""
+
+
 class CancelledError(ZmigrateError):
     """The user cancelled the job."""

@@ -16,7 +16,14 @@ from typing import TypeVar
 
 from . import shell, zfs
 from .diagnosis import Diagnoser
-from .errors import CancelledError, PreflightError, PreflightReason, TransferError, ZmigrateError
+from .errors import (
+    CancelledError,
+    PortInUseError,
+    PreflightError,
+    PreflightReason,
+    TransferError,
+    ZmigrateError,
+)
 from .events import Observer, PlanReady, StageChanged, Summary
 from .hosts import Host
 from .pipeline import StepResult, StepRunner, check_hashes, free_port, listening_ports
@@ -24,6 +31,7 @@ from .plan import Options, Plan, Site, Transport, make_plan, with_estimates
 from .units import format_size
 from .work import Work
 
+PORT_ATTEMPTS = 3  # listeners started before one binds its port (another process may take it)
 RESUME_HINT = ("the partial receive was kept on the destination: run again with --resume to "
                "send only the rest, or --discard-partial to drop it")
 
@@ -39,6 +47,41 @@ class Request:
     snapshot: str
     destination: str
     options: Options = field(default_factory=Options)
+
+
+@dataclass(frozen=True, slots=True)
+class Known:
+    """What a caller (a tree) has already read from both hosts, so a job reads none of it again.
+
+    `src_sets` covers the source dataset and its descendants; `dst_sets` the destination's
+    parent and tree; `ports` the destination's listening ports; `addresses` the tcp transport's
+    (connect, allow) pair; `feature` the destination pool's extensible_dataset state."""
+
+    src_sets: tuple[zfs.Dataset, ...]
+    dst_sets: tuple[zfs.Dataset, ...]
+    ports: frozenset[int] = frozenset()
+    addresses: tuple[str, str | None] = ("", None)
+    feature: str | None = None
+
+
+def default_transport(src: Host, dst: Host, options: Options) -> Transport:
+    """The transport asked for, else local on one host and tcp between two."""
+    if options.transport is not None:
+        return options.transport
+    return Transport.LOCAL if src is dst or src.label == dst.label else Transport.TCP
+
+
+def addresses(src: Host, dst: Host, src_caps: zfs.Capabilities,
+              dst_caps: zfs.Capabilities) -> tuple[str, str | None]:
+    """(address the source connects to, source address as the destination sees it)."""
+    if src.is_local:
+        return dst_caps.ssh_server_ip or "127.0.0.1", dst_caps.ssh_client_ip
+    if dst.is_local:
+        return src_caps.ssh_client_ip or "127.0.0.1", src_caps.ssh_server_ip
+    connect = dst_caps.ssh_server_ip or "127.0.0.1"
+    r = src.run(shell.join(["ip", "route", "get", connect]) + " 2>/dev/null", timeout=30)
+    m = re.search(r"\bsrc\s+(\S+)", r.stdout)
+    return connect, m.group(1) if m else src_caps.ssh_server_ip
 
 
 def both(first: Callable[[], A], second: Callable[[], B]) -> tuple[A, B]:
@@ -58,11 +101,15 @@ class Job(Work):
         observer: called with every event, on the job's thread.
         src_caps, dst_caps: capabilities if already probed.
         t0: the monotonic time samples count from (default: when the job runs).
+        known: what the caller already read (a tree): the preflight then reads nothing again.
+        deferred: the caller compares the guids and sets readonly=on itself, for many
+            datasets in one round trip per host (a tree); the summary's guids are then 0.
     """
 
     def __init__(self, src: Host, dst: Host, request: Request, observer: Observer | None = None,
                  *, src_caps: zfs.Capabilities | None = None,
-                 dst_caps: zfs.Capabilities | None = None, t0: float | None = None) -> None:
+                 dst_caps: zfs.Capabilities | None = None, t0: float | None = None,
+                 known: Known | None = None, deferred: bool = False) -> None:
         super().__init__(observer)
         self.src = src
         self.dst = dst
@@ -78,6 +125,11 @@ class Job(Work):
         self._dst_before: tuple[bool, set[str]] | None = None
         self._given_plan: Plan | None = None
         self.parent_pending = False  # plan as if the destination's parent existed
+        self.known = known
+        self.deferred = deferred
+        self._plan_on: Callable[[int | None], Plan] | None = None  # the plan on another port
+        # A port zmigrate picked may move when another process takes it; the user's may not.
+        self.port_movable = request.options.port is None
 
     thread_name = "zmigrate-job"
 
@@ -121,7 +173,7 @@ class Job(Work):
             self.src_caps = zfs.probe(self.src)
         if self.dst_caps is None:
             self.dst_caps = self.src_caps if self.dst is self.src else zfs.probe(self.dst)
-        src_caps, dst_caps = self.src_caps, self.dst_caps
+        dst_caps = self.dst_caps
         ds_name, _ = shell.split_snapshot(req.snapshot)
         shell.dataset(req.destination)
         self._check_cancel()
@@ -129,33 +181,22 @@ class Job(Work):
         parent = req.destination.rsplit("/", 1)[0] if "/" in req.destination else req.destination
 
         options = req.options
-        transport = options.transport or (
-            Transport.LOCAL if self.src is self.dst or self.src.label == self.dst.label
-            else Transport.TCP
-        )
+        transport = default_transport(self.src, self.dst, options)
         options = replace(options, transport=transport)
         tcp = transport is Transport.TCP
         # receive -s needs the pool's extensible_dataset feature, not only a zfs that knows -s.
         check_feature = dst_caps.resumable and options.resumable is not False
-        # Every read is independent and each costs a round trip: ask them all at once (one
-        # channel each on the hosts' connections) - this is most of the time to first byte.
-        with ThreadPoolExecutor(max_workers=6, thread_name_prefix="zmigrate-preflight") as pool:
-            src_f = pool.submit(lambda: zfs.inventory(self.src, src_caps, ds_name)
-                                if src_caps.has_zfs else [])
-            parent_f = pool.submit(lambda: zfs.inventory_shallow(self.dst, dst_caps, parent)
-                                   if dst_caps.has_zfs else [])
-            tree_f = pool.submit(lambda: zfs.inventory(self.dst, dst_caps, req.destination)
-                                 if dst_caps.has_zfs else [])
-            addr_f = pool.submit(self.addresses if tcp else lambda: ("", None))
-            used_f = pool.submit(lambda: listening_ports(self.dst) if tcp else set())
-            feature_f = pool.submit(lambda: zfs.pool_feature(
-                self.dst, req.destination.split("/", 1)[0], "extensible_dataset")
-                if check_feature else None)
-            src_sets = src_f.result()
-            dst_sets = parent_f.result() + [d for d in tree_f.result() if d.name != parent]
-            connect_address, allow_address = addr_f.result()
-            used = used_f.result()
-            feature = feature_f.result()
+        known = self.known
+        if known is not None:
+            src_sets = [d for d in known.src_sets if within(d.name, ds_name)]
+            dst_sets = [d for d in known.dst_sets
+                        if d.name == parent or within(d.name, req.destination)]
+            connect_address, allow_address = known.addresses if tcp else ("", None)
+            used = set(known.ports)
+            feature = known.feature
+        else:
+            src_sets, dst_sets, (connect_address, allow_address), used, feature = \
+                self._read_sites(ds_name, parent, tcp, check_feature)
         if self.parent_pending and not any(d.name == parent for d in dst_sets):
             # A tree's dry run: the parent arrives earlier in the same run.
             dst_sets.append(zfs.Dataset(parent, "filesystem", 0, 0, 0, 0, 0))
@@ -184,13 +225,16 @@ class Job(Work):
             self.emit(StageChanged("preflight", "reading the resume token"))
             resume_info = zfs.resume_info(self.src, existing.resume_token)
         resumable = feature in ("enabled", "active") if check_feature else dst_caps.resumable
-        plan = make_plan(
-            Site(self.src, self.src_caps, src_sets),
-            Site(self.dst, self.dst_caps, dst_sets),
-            req.snapshot, req.destination, options,
-            connect_address=connect_address, allow_address=allow_address, port=port,
-            resume_info=resume_info, resumable=resumable,
-        )
+        src_site = Site(self.src, self.src_caps, src_sets)
+        dst_site = Site(self.dst, self.dst_caps, dst_sets)
+
+        def plan_on(port: int | None) -> Plan:
+            return make_plan(src_site, dst_site, req.snapshot, req.destination, options,
+                             connect_address=connect_address, allow_address=allow_address,
+                             port=port, resume_info=resume_info, resumable=resumable)
+
+        self._plan_on = plan_on
+        plan = plan_on(port)
         self._check_permissions(plan, ds_name, parent, existing)
         if self.src_caps.send_estimate and not plan.resume_token:
             plan = with_estimates(plan, [self._exact_size(s.base, s.snapshot, plan)
@@ -208,6 +252,42 @@ class Job(Work):
                 reason=PreflightReason.NO_SPACE,
             )
         return plan
+
+    def _on_another_port(self, plan: Plan) -> Plan:
+        """The same plan on a port nothing holds now (another process took the one picked)."""
+        assert self._plan_on is not None and plan.port is not None
+        port = free_port(self.dst, used=listening_ports(self.dst) | {plan.port})
+        self.emit(StageChanged("starting", f"port {plan.port} was taken on the destination: "
+                               f"listening on {port} instead"))
+        moved = self._plan_on(port)
+        if plan.estimate_exact:
+            moved = with_estimates(moved, [s.estimate or 0 for s in plan.steps])
+        self.plan = moved
+        return moved
+
+    def _read_sites(self, ds_name: str, parent: str, tcp: bool, check_feature: bool) -> tuple[
+            list[zfs.Dataset], list[zfs.Dataset], tuple[str, str | None], set[int], str | None]:
+        """The preflight's remote reads: both inventories, addresses, ports, pool feature."""
+        req = self.request
+        src_caps, dst_caps = self.src_caps, self.dst_caps
+        assert src_caps is not None and dst_caps is not None
+        # Every read is independent and each costs a round trip: ask them all at once (one
+        # channel each on the hosts' connections) - this is most of the time to first byte.
+        with ThreadPoolExecutor(max_workers=6, thread_name_prefix="zmigrate-preflight") as pool:
+            src_f = pool.submit(lambda: zfs.inventory(self.src, src_caps, ds_name)
+                                if src_caps.has_zfs else [])
+            parent_f = pool.submit(lambda: zfs.inventory_shallow(self.dst, dst_caps, parent)
+                                   if dst_caps.has_zfs else [])
+            tree_f = pool.submit(lambda: zfs.inventory(self.dst, dst_caps, req.destination)
+                                 if dst_caps.has_zfs else [])
+            addr_f = pool.submit(self.addresses if tcp else lambda: ("", None))
+            used_f = pool.submit(lambda: listening_ports(self.dst) if tcp else set())
+            feature_f = pool.submit(lambda: zfs.pool_feature(
+                self.dst, req.destination.split("/", 1)[0], "extensible_dataset")
+                if check_feature else None)
+            dst_sets = parent_f.result() + [d for d in tree_f.result() if d.name != parent]
+            return (src_f.result(), dst_sets, addr_f.result(), used_f.result(),
+                    feature_f.result())
 
     def _check_permissions(self, plan: Plan, ds_name: str, parent: str,
                            target: zfs.Dataset | None) -> None:
@@ -268,15 +348,7 @@ class Job(Work):
     def addresses(self) -> tuple[str, str | None]:
         """(address the source connects to, source address as the destination sees it)."""
         assert self.src_caps is not None and self.dst_caps is not None
-        src, dst = self.src_caps, self.dst_caps
-        if self.src.is_local:
-            return dst.ssh_server_ip or "127.0.0.1", dst.ssh_client_ip
-        if self.dst.is_local:
-            return src.ssh_client_ip or "127.0.0.1", src.ssh_server_ip
-        connect = dst.ssh_server_ip or "127.0.0.1"
-        r = self.src.run(shell.join(["ip", "route", "get", connect]) + " 2>/dev/null", timeout=30)
-        m = re.search(r"\bsrc\s+(\S+)", r.stdout)
-        return connect, m.group(1) if m else src.ssh_server_ip
+        return addresses(self.src, self.dst, self.src_caps, self.dst_caps)
 
     def ssh_target(self) -> tuple[str, tuple[str, ...]]:
         """How the source's own ssh reaches the destination: resolved from our SSH config."""
@@ -332,11 +404,21 @@ class Job(Work):
             for i, step in enumerate(plan.steps):
                 self._check_cancel()
                 self.emit(StageChanged("starting", step.title(i, len(plan.steps))))
-                runner = StepRunner(plan, step, i, self.src, self.dst, self.emit, self.t0,
-                                    self._cancel, done + plan.resumed_from)
-                self._runner = runner
-                result = runner.run()
-                self._runner = None
+                for attempt in range(PORT_ATTEMPTS):
+                    runner = StepRunner(plan, step, i, self.src, self.dst, self.emit, self.t0,
+                                        self._cancel, done + plan.resumed_from)
+                    self._runner = runner
+                    try:
+                        result = runner.run()
+                        break
+                    except PortInUseError:
+                        if attempt == PORT_ATTEMPTS - 1 or self._plan_on is None \
+                                or not self.port_movable:
+                            raise
+                        plan = self._on_another_port(plan)
+                        step = plan.steps[i]
+                    finally:
+                        self._runner = None
                 match = check_hashes(result, plan.destination)
                 if plan.stream_hash and match is None:
                     # Asked for and not there: the check must run or fail the job, never vanish.
@@ -354,27 +436,10 @@ class Job(Work):
             if self.partial_kept:
                 exc.fix = f"{exc.fix}; {RESUME_HINT}" if exc.fix else RESUME_HINT
             raise
-        self.emit(StageChanged("verifying", "comparing snapshot guids"))
-        dst_snap = plan.destination_snapshot
-
-        def destination_guid() -> int:
-            try:
-                return zfs.guid(self.dst, dst_snap)
-            except ZmigrateError as exc:
-                raise TransferError(f"{dst_snap} is missing after the transfer",
-                                    host=plan.destination) from exc
-
-        src_guid, dst_guid = both(lambda: zfs.guid(self.src, plan.source_snapshot),
-                                  destination_guid)
-        if src_guid != dst_guid:
-            raise TransferError(
-                f"guid mismatch: source {src_guid}, destination {dst_guid}",
-                host=plan.destination,
-            )
-        self._verify_children(plan)
+        src_guid, dst_guid = (0, 0) if self.deferred else self._verify(plan)
         # True only when every step's two stream hashes were there and equal.
         hash_match: bool | None = True if hashes and all(hashes) else None
-        if plan.options.readonly:
+        if plan.options.readonly and not self.deferred:
             self.emit(StageChanged("verifying", "setting readonly=on"))
             self.dst.execute(
                 self.dst.privileged(["zfs", "set", "readonly=on", plan.destination_dataset])
@@ -409,6 +474,28 @@ class Job(Work):
             snapshots_sent=plan.arrives,
             extra={"verdict": verdict.to_json(), **extra},
         )
+
+    def _verify(self, plan: Plan) -> tuple[int, int]:
+        """The sent snapshot's guid, equal on both sides (and every child's after -R)."""
+        self.emit(StageChanged("verifying", "comparing snapshot guids"))
+        dst_snap = plan.destination_snapshot
+
+        def destination_guid() -> int:
+            try:
+                return zfs.guid(self.dst, dst_snap)
+            except ZmigrateError as exc:
+                raise TransferError(f"{dst_snap} is missing after the transfer",
+                                    host=plan.destination) from exc
+
+        src_guid, dst_guid = both(lambda: zfs.guid(self.src, plan.source_snapshot),
+                                  destination_guid)
+        if src_guid != dst_guid:
+            raise TransferError(
+                f"guid mismatch: source {src_guid}, destination {dst_guid}",
+                host=plan.destination,
+            )
+        self._verify_children(plan)
+        return src_guid, dst_guid
 
     def _perm(self, caps: zfs.Capabilities | None, operation: str,
               dataset: str) -> tuple[tuple[str, ...], str, str] | None:
@@ -459,6 +546,11 @@ class Job(Work):
                     ["zfs", "destroy", "-r", plan.destination_dataset]), timeout=120)
         except ZmigrateError as exc:
             self.emit(StageChanged("cleanup", f"cleanup failed: {exc}"))
+
+
+def within(name: str, root: str) -> bool:
+    """Whether dataset `name` is `root` or one of its descendants."""
+    return name == root or name.startswith(root + "/")
 
 
 def partial_receive(src: Host, dst: Host, destination: str, *,

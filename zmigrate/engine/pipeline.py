@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from . import capabilities, mbuffer, shell
-from .errors import CancelledError, TransferError, ZmigrateError
+from .errors import CancelledError, PortInUseError, TransferError, ZmigrateError
 from .events import LogLine, Progress, Sample, Side, StageChanged
 from .hosts import Host, Process
 from .plan import Plan, Step, Transport
@@ -62,7 +62,12 @@ class StepResult:
     receive_empty_count: int | None
 
 
-def free_port(host: Host, low: int = 20000, high: int = 60999, *,
+# Below every system's ephemeral range (Linux 32768-60999, FreeBSD 49152-65535, illumos from
+# 32768): a port picked there is not one an outgoing connection, or its TIME_WAIT, holds.
+PORT_LOW, PORT_HIGH = 20000, 32767
+
+
+def free_port(host: Host, low: int = PORT_LOW, high: int = PORT_HIGH, *,
               used: set[int] | None = None) -> int:
     """A TCP port nothing listens on at `host` (`used`: the listening ports, if known)."""
     taken = listening_ports(host) if used is None else used
@@ -310,6 +315,10 @@ class StepRunner:
         elif "incomplete stream" in low or "failed to read from stream" in low:
             fix = ("the stream was cut off: a process of the transfer or the connection died; "
                    "run it again")
+        if "address already in use" in low:
+            # Another process holds the port picked for the listener: the step can go again.
+            return PortInUseError(f"{what}: {detail}", host=state.host,
+                                  fix="give another --port, or leave it out to pick a free one")
         return TransferError(f"{what}: {detail}", host=state.host, fix=fix)
 
     def _rejected_address(self) -> str | None:

@@ -30,15 +30,18 @@ from .errors import (
 )
 from .events import DatasetState, Failed, Finished, Observer, Progress, StageChanged, Summary
 from .hosts import Host
-from .job import Job, Request, both
-from .plan import Options, Plan
+from .job import Job, Known, Request, addresses, both, default_transport
+from .pipeline import free_port, listening_ports
+from .plan import Options, Plan, Transport
 from .rate import eta
 from .units import format_size
 from .work import Work
 
 SNAPSHOT_PREFIX = "zmigrate-"
-# States of a dataset in a tree, in the order they happen.
-WAITING, SENDING, VERIFIED, SKIPPED, FAILED = "waiting", "sending", "verified", "skipped", "failed"
+# States of a dataset in a tree, in the order they happen. "received": its stream arrived; the
+# tree then checks every received dataset at once (one read per host) and says "verified".
+WAITING, SENDING, RECEIVED, VERIFIED, SKIPPED, FAILED = (
+    "waiting", "sending", "received", "verified", "skipped", "failed")
 
 
 def snapshot_name(now: float | None = None) -> str:
@@ -302,6 +305,11 @@ class TreeJob(Work):
         self._lock = threading.Lock()  # guards _jobs and the live byte counts of --parallel
         self._live: dict[str, int] = {}  # bytes of the datasets in flight
         self._snapshot = request.snapshot or snapshot_name()
+        self._known: Known | None = None  # both trees etc., read once for every dataset's job
+        self._known_complete = False  # _known holds ports, addresses and the feature too
+        self._ports: set[int] = set()  # ports handed to this run's listeners
+        self._received: dict[str, tuple[int, Summary]] = {}  # source -> (index, job summary)
+        self._guids: dict[str, int] = {}  # destination dataset -> its verified snapshot's guid
 
     thread_name = "zmigrate-tree"
 
@@ -328,14 +336,13 @@ class TreeJob(Work):
         zfs.require_zfs(self.src, src_caps)
         zfs.require_zfs(self.dst, dst_caps)
         self.emit(StageChanged("preflight", "reading both trees"))
-        src_sets, dst_sets = both(lambda: zfs.inventory(self.src, src_caps, req.root),
-                                  lambda: zfs.inventory(self.dst, dst_caps, req.destination))
+        src_sets, dst_sets, parent_sets = self._read_trees()
         if not src_sets:
             raise PreflightError(f"{req.root} does not exist", host=self.src.label,
                                  fix=f"run `zmigrate list {self.src.label}` to see what there is",
                                  reason=PreflightReason.NO_SOURCE)
         parent = posixpath.dirname(req.destination)
-        if parent and not dst_sets and not zfs.inventory_shallow(self.dst, dst_caps, parent):
+        if parent and not dst_sets and not parent_sets:
             raise PreflightError(f"the destination's parent {parent} does not exist",
                                  host=self.dst.label,
                                  fix=f"create it first (zfs create -p {parent}) or pick another",
@@ -346,7 +353,45 @@ class TreeJob(Work):
         if req.mount_root is None and not unmounted:
             self._check_mountpoints(plan, src_sets)
         self.plan = plan
+        self._known = Known(tuple(src_sets), tuple(parent_sets + dst_sets))
         return plan
+
+    def _read_trees(self) -> tuple[list[zfs.Dataset], list[zfs.Dataset], list[zfs.Dataset]]:
+        """Both trees and the destination's parent: one read per host, all at once."""
+        req = self.request
+        src_caps, dst_caps = self.src_caps, self.dst_caps
+        assert src_caps is not None and dst_caps is not None
+        parent = posixpath.dirname(req.destination)
+        with ThreadPoolExecutor(max_workers=3, thread_name_prefix="zmigrate-preflight") as pool:
+            src_f = pool.submit(zfs.inventory, self.src, src_caps, req.root)
+            dst_f = pool.submit(zfs.inventory, self.dst, dst_caps, req.destination)
+            parent_f = pool.submit(lambda: zfs.inventory_shallow(self.dst, dst_caps, parent)
+                                   if parent else [])
+            return src_f.result(), dst_f.result(), parent_f.result()
+
+    def _read_known(self, fresh: bool) -> Known:
+        """What every dataset's job would read: both trees (again when `fresh`: after the
+        snapshot), the listening ports, the tcp addresses and the pool's resume feature."""
+        req = self.request
+        src_caps, dst_caps = self.src_caps, self.dst_caps
+        assert src_caps is not None and dst_caps is not None
+        tcp = default_transport(self.src, self.dst, req.options) is Transport.TCP
+        check_feature = dst_caps.resumable and req.options.resumable is not False
+        with ThreadPoolExecutor(max_workers=4, thread_name_prefix="zmigrate-preflight") as pool:
+            trees_f = pool.submit(self._read_trees) if fresh else None
+            ports_f = pool.submit(lambda: listening_ports(self.dst) if tcp else set())
+            addr_f = pool.submit(lambda: addresses(self.src, self.dst, src_caps, dst_caps)
+                                 if tcp else ("", None))
+            feature_f = pool.submit(lambda: zfs.pool_feature(
+                self.dst, req.destination.split("/", 1)[0], "extensible_dataset")
+                if check_feature else None)
+            base = self._known
+            assert base is not None
+            if trees_f is not None:
+                src_sets, dst_sets, parent_sets = trees_f.result()
+                base = Known(tuple(src_sets), tuple(parent_sets + dst_sets))
+            return replace(base, ports=frozenset(ports_f.result()), addresses=addr_f.result(),
+                           feature=feature_f.result())
 
     def _check_mountpoints(self, plan: TreePlan, src_sets: Sequence[zfs.Dataset]) -> None:
         """Where this zfs mounts each new dataset on receive: refuse a directory in use."""
@@ -383,6 +428,10 @@ class TreeJob(Work):
     def dataset_plan(self, entry: TreeEntry) -> Plan:
         """The plan (and so the exact commands) one dataset's job would run."""
         assert self.plan is not None
+        with self._lock:
+            if not self._known_complete:
+                self._known = self._read_known(fresh=self._known is None)
+                self._known_complete = True
         job = self._job_for(self.plan, entry)
         job.parent_pending = entry.source != self.plan.root
         return job.prepare()
@@ -413,12 +462,46 @@ class TreeJob(Work):
         if plan.snapshot_command:
             self.emit(StageChanged("preflight", f"taking the snapshot @{plan.snapshot}"))
             self.src.run(plan.snapshot_command, timeout=300).check("taking the snapshot")
+        # Once for every dataset (the snapshot just taken included), not once per dataset.
+        self.emit(StageChanged("preflight", "reading both trees"))
+        self._known = self._read_known(fresh=True)
+        self._known_complete = True
         totals = _Totals()
         t0 = time.monotonic()
-        first_error: ZmigrateError | None = None
         for e in plan.entries:
             if e.action == "skip":
                 self.results[e.source] = SKIPPED
+        try:
+            first_error = self._send_all(plan, totals, t0)
+        except ZmigrateError:
+            self._settle(plan)
+            raise
+        if first_error is not None:
+            self._settle(plan)
+            raise first_error
+        self._finish_received(plan)
+        elapsed = time.monotonic() - t0
+        extra: dict[str, object] = {
+            "datasets": dict(self.results),
+            "vanished": list(plan.vanished),
+            "snapshot": plan.snapshot,
+        }
+        if self.readonly_since is not None:
+            extra["source_readonly_since"] = self.readonly_since
+        root_guid = self._root_guids
+        return Summary(
+            bytes=totals.done, seconds=elapsed,
+            rate=totals.done / totals.seconds if totals.seconds > 0 else 0.0,
+            receive_empty_count=totals.empties or None,
+            source_guid=root_guid[0], destination_guid=root_guid[1],
+            hash_match=None, snapshots_sent=(plan.snapshot,), extra=extra,
+        )
+
+    def _send_all(self, plan: TreePlan, totals: _Totals, t0: float) -> ZmigrateError | None:
+        """Send every dataset to send; returns the first failure of a dataset that others do
+        not depend on (the rest still went), raises when nothing more can go."""
+        n = len(plan.entries)
+        first_error: ZmigrateError | None = None
         for i, e, outcome in self._schedule(plan, totals, t0):
             try:
                 if isinstance(outcome, BaseException):
@@ -441,35 +524,24 @@ class TreeJob(Work):
                 if any(x.source.startswith(e.source + "/") for x in plan.entries):
                     raise
                 continue
-            self.results[e.source] = VERIFIED
+            self.results[e.source] = RECEIVED
+            self._received[e.source] = (i, summary)
             with self._lock:
                 self._live.pop(e.source, None)
                 totals.done += summary.bytes
             totals.seconds += summary.seconds
             totals.empties += summary.receive_empty_count or 0
-            self.emit(DatasetState(e.source, e.destination, VERIFIED, i, n, e.size,
+            self.emit(DatasetState(e.source, e.destination, RECEIVED, i, n, e.size,
                                    bytes=summary.bytes, rate=summary.rate,
-                                   detail=f"guid {summary.destination_guid}"))
-        if first_error is not None:
-            raise first_error
-        self.emit(StageChanged("verifying", "checking every dataset on the destination"))
-        self._verify(plan)
-        elapsed = time.monotonic() - t0
-        extra: dict[str, object] = {
-            "datasets": dict(self.results),
-            "vanished": list(plan.vanished),
-            "snapshot": plan.snapshot,
-        }
-        if self.readonly_since is not None:
-            extra["source_readonly_since"] = self.readonly_since
-        root_guid = self._root_guids
-        return Summary(
-            bytes=totals.done, seconds=elapsed,
-            rate=totals.done / totals.seconds if totals.seconds > 0 else 0.0,
-            receive_empty_count=totals.empties or None,
-            source_guid=root_guid[0], destination_guid=root_guid[1],
-            hash_match=None, snapshots_sent=(plan.snapshot,), extra=extra,
-        )
+                                   detail="checked with the others at the end"))
+        return first_error
+
+    def _settle(self, plan: TreePlan) -> None:
+        """After an interruption: what did arrive is still checked (and marked verified)."""
+        try:
+            self._finish_received(plan)
+        except ZmigrateError as exc:
+            self.emit(StageChanged("verifying", str(exc)))
 
     def _job_for(self, plan: TreePlan, e: TreeEntry, t0: float | None = None) -> Job:
         req = self.request
@@ -483,9 +555,20 @@ class TreeJob(Work):
             # Children inherit from the root; a child with a mountpoint of its own keeps it.
             options = replace(options, properties=(*options.properties,
                                                    ("mountpoint", req.mount_root)))
-        return Job(self.src, self.dst,
-                   Request(f"{e.source}@{plan.snapshot}", e.destination, options),
-                   src_caps=self.src_caps, dst_caps=self.dst_caps, t0=t0)
+        known = self._known
+        if known is not None and self._known_complete and options.port is None \
+                and default_transport(self.src, self.dst, options) is Transport.TCP:
+            # A port of its own for each listener, also with several datasets in flight.
+            with self._lock:
+                port = free_port(self.dst, used=set(known.ports) | self._ports)
+                self._ports.add(port)
+            options = replace(options, port=port)
+        job = Job(self.src, self.dst,
+                  Request(f"{e.source}@{plan.snapshot}", e.destination, options),
+                  src_caps=self.src_caps, dst_caps=self.dst_caps, t0=t0,
+                  known=known if self._known_complete else None, deferred=True)
+        job.port_movable = req.options.port is None
+        return job
 
     def _send_one(self, plan: TreePlan, i: int, e: TreeEntry, totals: _Totals,
                   t0: float) -> Summary:
@@ -506,6 +589,7 @@ class TreeJob(Work):
             else:
                 self.emit(event)
 
+        job.parent_pending = e.source != plan.root  # it arrives earlier in this run
         job.subscribe(relay)
         with self._lock:
             self._jobs.add(job)
@@ -583,20 +667,49 @@ class TreeJob(Work):
             ["zfs", "set", f"mountpoint={value}", shell.dataset(plan.destination)]),
             timeout=120).check(f"setting mountpoint={value}")
 
-    def _verify(self, plan: TreePlan) -> None:
+    def _finish_received(self, plan: TreePlan) -> None:
+        """The received datasets, all at once: readonly=on where asked, then the check that
+        marks each one verified (or failed, saying what differs)."""
+        received = [e for e in plan.entries if e.source in self._received]
+        if self.request.options.readonly and received:
+            self.emit(StageChanged("verifying", f"setting readonly=on on {len(received)} "
+                                   "dataset(s)"))
+            line = " && ".join(shell.join(self.dst.privileged(
+                ["zfs", "set", "readonly=on", shell.dataset(e.destination)])) for e in received)
+            self.dst.run(line, timeout=60 + 10 * len(received)).check("setting readonly=on")
+        self.emit(StageChanged("verifying", "checking every dataset on the destination"))
+        problems = self._verify(plan)
+        n = len(plan.entries)
+        for e in received:
+            i, summary = self._received[e.source]
+            bad = problems.get(e.destination)
+            state = FAILED if bad else VERIFIED
+            self.results[e.source] = state
+            self.emit(DatasetState(e.source, e.destination, state, i, n, e.size,
+                                   bytes=summary.bytes, rate=summary.rate,
+                                   detail=bad or f"guid {self._guids.get(e.destination, 0)}"))
+        if problems:
+            raise ZmigrateError("the copy does not match the source: "
+                                + "; ".join(f"{d}: {p}" for d, p in problems.items()),
+                                host=self.dst.label,
+                                fix="run the same command again to send what is missing")
+
+    def _verify(self, plan: TreePlan) -> dict[str, str]:
         """Every sent dataset: its snapshot's guid equal on both sides, the snapshots that were
-        to arrive present, and the locally set properties equal (one read per host)."""
+        to arrive present, and the locally set properties equal (one read per host).
+        Returns what differs, by destination dataset."""
         assert self.src_caps is not None and self.dst_caps is not None
         src_caps, dst_caps = self.src_caps, self.dst_caps
-        src_sets, dst_sets = both(
-            lambda: zfs.inventory(self.src, src_caps, plan.root),
-            lambda: zfs.inventory(self.dst, dst_caps, plan.destination))
-        src_by = {d.name: d for d in src_sets}
-        dst_by = {d.name: d for d in dst_sets}
-        src_props, dst_props = both(
-            lambda: zfs.local_properties(self.src, plan.root),
-            lambda: zfs.local_properties(self.dst, plan.destination, sources="local,received"))
-        problems: list[str] = []
+        with ThreadPoolExecutor(max_workers=4, thread_name_prefix="zmigrate-verify") as pool:
+            src_f = pool.submit(zfs.inventory, self.src, src_caps, plan.root)
+            dst_f = pool.submit(zfs.inventory, self.dst, dst_caps, plan.destination)
+            src_props_f = pool.submit(zfs.local_properties, self.src, plan.root)
+            dst_props_f = pool.submit(lambda: zfs.local_properties(
+                self.dst, plan.destination, sources="local,received"))
+            src_by = {d.name: d for d in src_f.result()}
+            dst_by = {d.name: d for d in dst_f.result()}
+            src_props, dst_props = src_props_f.result(), dst_props_f.result()
+        problems: dict[str, str] = {}
         guids = (0, 0)
         for e in plan.entries:
             s, d = src_by.get(e.source), dst_by.get(e.destination)
@@ -605,26 +718,25 @@ class TreeJob(Work):
                 continue  # skipped: no such snapshot on the source
             copy = d.snapshot(plan.snapshot) if d else None
             if copy is None or copy.guid != snap.guid:
-                problems.append(f"{e.destination}@{plan.snapshot} is missing or differs")
+                problems[e.destination] = f"@{plan.snapshot} is missing or differs"
                 continue
+            self._guids[e.destination] = copy.guid
             if e.source == plan.root:
                 guids = (snap.guid, copy.guid)
             assert s is not None and d is not None
             missing = [x.short for x in s.snapshots if x.createtxg <= snap.createtxg
                        and d.snapshot(x.short) is None]
             if e.action == "full" and missing:
-                problems.append(f"{e.destination} lacks " + ", ".join("@" + m for m in missing))
+                problems[e.destination] = "lacks " + ", ".join("@" + m for m in missing)
+                continue
             want = {k: v for k, v in src_props.get(e.source, {}).items()
                     if k not in ("readonly", "mountpoint")}
             got = dst_props.get(e.destination, {})
             differ = [k for k, v in want.items() if got.get(k) != v]
             if differ:
-                problems.append(f"{e.destination}: properties differ: " + ", ".join(differ))
+                problems[e.destination] = "properties differ: " + ", ".join(differ)
         self._root_guids = guids
-        if problems:
-            raise ZmigrateError("the copy does not match the source: " + "; ".join(problems),
-                                host=self.dst.label,
-                                fix="run the same command again to send what is missing")
+        return problems
 
     _root_guids: tuple[int, int] = (0, 0)
 

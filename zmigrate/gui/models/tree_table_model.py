@@ -22,8 +22,9 @@ _ROOT = QModelIndex()  # default argument for Qt overrides (never modified)
 STATE_ROLE = Qt.ItemDataRole.UserRole + 1  # the row's state word ("waiting", "verified", ...)
 
 # Colours of the state column: what needs the eye (failed) stands out, done is calm.
-_STATE_COLOURS = {"sending": "#2563eb", "verified": "#15803d", "failed": "#b91c1c",
-                  "skipped": "#6b7280", "vanished": "#b45309", "waiting": "#6b7280"}
+_STATE_COLOURS = {"sending": "#2563eb", "received": "#0f766e", "verified": "#15803d",
+                  "failed": "#b91c1c", "skipped": "#6b7280", "vanished": "#b45309",
+                  "waiting": "#6b7280"}
 
 
 class Column(IntEnum):
@@ -171,7 +172,7 @@ class TreeTableModel(QAbstractTableModel):
         if col == Column.NAME:
             return row.dataset
         if col == Column.SIZE:
-            if row.bytes and row.state in ("sending", "verified", "failed"):
+            if row.bytes and row.state in ("sending", "received", "verified", "failed"):
                 size = f"{format_size(row.bytes)}"
                 return size + (f" of {format_size(row.size)}" if row.size and
                                row.state == "sending" else "")

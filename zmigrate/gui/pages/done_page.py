@@ -162,7 +162,8 @@ class DonePage(Page):
         words = {"verified": "✓ verified (guid equal, snapshots present, properties equal)",
                  "skipped": "✓ already complete (same guid), skipped",
                  "failed": "✗ failed", "vanished": "no longer on the source: kept",
-                 "waiting": "not sent", "sending": "interrupted"}
+                 "waiting": "not sent", "sending": "interrupted",
+                 "received": "received, not verified"}
         for r in rows:
             text = words.get(r.state, r.state)
             detail = f" — {markup.escape(r.detail)}" if r.detail and r.state != "verified" \
