@@ -33,7 +33,8 @@ class Side(str, Enum):
 
 @dataclass(frozen=True, slots=True)
 class Sample:
-    """One mbuffer status line, stamped with seconds since the job started."""
+    """One mbuffer status line, stamped with seconds since the job started; in a tree, the
+    source dataset whose stream it measures (several may flow at once with --parallel)."""
 
     t: float
     side: Side
@@ -41,6 +42,7 @@ class Sample:
     out_rate: float
     total: int
     fill: float
+    dataset: str = ""
 
 
 @dataclass(frozen=True, slots=True)

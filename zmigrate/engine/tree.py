@@ -28,7 +28,16 @@ from .errors import (
     PreflightReason,
     ZmigrateError,
 )
-from .events import DatasetState, Failed, Finished, Observer, Progress, StageChanged, Summary
+from .events import (
+    DatasetState,
+    Failed,
+    Finished,
+    Observer,
+    Progress,
+    Sample,
+    StageChanged,
+    Summary,
+)
 from .hosts import Host
 from .job import Job, Known, Request, addresses, both, default_transport
 from .pipeline import free_port, listening_ports
@@ -586,6 +595,8 @@ class TreeJob(Work):
                                    eta(grand, done, event.rate), i + 1, n))
             elif isinstance(event, (Finished, Failed)):
                 return  # the tree reports its own end
+            elif isinstance(event, Sample):
+                self.emit(replace(event, dataset=e.source))
             else:
                 self.emit(event)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 from PySide6.QtCore import QObject, Signal
 
 from ..engine.events import (
@@ -45,6 +47,11 @@ class JobBridge(QObject):
         self.job = job
         self.store = store
         self.started = False
+        # A tree's datasets in flight at once (--parallel) each report samples: the plots
+        # follow one of them until it ends, then the next, so their series never interleave.
+        self._lock = threading.Lock()
+        self._following: str | None = None
+        self._sending: set[str] = set()
         job.subscribe(self.on_event)
 
     def start(self, plan: Plan | None = None) -> None:
@@ -60,10 +67,22 @@ class JobBridge(QObject):
         """Ask the job to stop; `failed` follows once both ends are stopped."""
         self.job.cancel()
 
+    def _follows(self, sample: Sample) -> bool:
+        """Whether `sample` belongs to the dataset the plots follow (picking the next one when
+        the followed dataset is no longer sending)."""
+        if not sample.dataset:
+            return True
+        with self._lock:
+            if self._following is None or (self._following != sample.dataset
+                                           and self._following not in self._sending):
+                self._following = sample.dataset
+            return self._following == sample.dataset
+
     def on_event(self, event: object) -> None:
         """Observer: called on the job's thread (or by tests replaying a trace)."""
         if isinstance(event, Sample):
-            self.store.add(event)
+            if self._follows(event):
+                self.store.add(event)
         elif isinstance(event, Progress):
             self.progress.emit(event)
         elif isinstance(event, LogLine):
@@ -71,6 +90,11 @@ class JobBridge(QObject):
         elif isinstance(event, DatasetState):
             # The tree's datasets share its clock (Job t0): the plots run on across them, their
             # live edge the dataset being sent, and Done keeps the whole run.
+            with self._lock:
+                if event.state == "sending":
+                    self._sending.add(event.dataset)
+                else:
+                    self._sending.discard(event.dataset)
             self.dataset_state.emit(event)
         elif isinstance(event, StageChanged):
             self.stage_changed.emit(event.stage, event.detail)

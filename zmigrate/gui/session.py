@@ -37,6 +37,9 @@ class Session:
     tree_snapshot: str | None = None  # else: the short name every picked dataset shares
     mount_root: str | None = None  # None: received unmounted (-u), mountpoints kept
     final: bool = False  # the source is set readonly=on first (cut-over)
+    # Small datasets (under tree.SMALL) this many at once, a big one alone: small ones spend
+    # most of their time on round trips, which overlap; big ones would fight for the link.
+    parallel: int = 4
     tree_job: TreeJob | None = None
     tree_plan: TreePlan | None = None
     destination: str | None = None
@@ -91,7 +94,8 @@ class Session:
         snapshot = None if self.take_snapshot else self.tree_snapshot
         return TreeRequest(self.tree.root, dest, snapshot,
                            excludes=self.tree.excludes(), final=self.final,
-                           mount_root=self.mount_root, options=self.choices())
+                           mount_root=self.mount_root, options=self.choices(),
+                           parallel=self.parallel)
 
     def new_tree_job(self, destination: str | None = None) -> TreeJob:
         """A TreeJob over the connected hosts (its prepare() plans it, off the GUI thread)."""

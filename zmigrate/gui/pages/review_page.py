@@ -126,8 +126,10 @@ class ReviewPage(Page):
         s.tree_plan = plan
         options = job.request.options
         self.ui.summary_label.setText(markup.escape(
-            plan.describe() + " One dataset at a time, parents first; each is verified "
-            "(guid, snapshots, properties)."))
+            plan.describe() + " Parents first; " + (
+                f"up to {job.request.parallel} small datasets at once, a big one alone"
+                if job.request.parallel > 1 else "one dataset at a time")
+            + "; each is verified (guid, snapshots, properties)."))
         self.ui.size_label.setText(f"Size: about {format_size(plan.total)}")
         rate = options.rate_limit or (GIGABIT_RATE if not s.same_host else None)
         if rate and plan.total:
