@@ -8,6 +8,7 @@ import subprocess
 import sys
 import threading
 import time
+from typing import Any
 
 import pytest
 from lab.sshd import Lab
@@ -161,3 +162,58 @@ def test_cancel_mid_write_test_destroys_the_temp_dataset_within_5s(
     assert doctor.temp_dataset.startswith(f"{dst.name}/{TEMP_PREFIX}")
     assert temp_datasets(dst) == []
     assert doctor_processes(doctor.run_id) == []
+
+
+def _free_of(name: str) -> int:
+    return int(zfs("get", "-Hp", "-o", "value", "available", name).strip())
+
+
+def _free(pool: Pool) -> int:
+    return _free_of(pool.name)
+
+
+def test_the_write_stage_runs_by_default_within_a_safe_share_and_leaves_nothing(
+        lab: Lab, snapshot: str) -> None:
+    before = {p: _free_of(p) for p in zfs("list", "-H", "-o", "name", "-d", "0").split()}
+    r = _cli(lab, "doctor", f"lab-src:{snapshot}", "lab-dst", "--seconds", "20", "--no-ssh",
+             "--json")
+    assert r.returncode == 0, r.stderr + r.stdout
+    report = json.loads(r.stdout.splitlines()[-1])
+    write = next(s for s in report["stages"] if s["name"] == "destination_write")
+    assert write["error"] is None and isinstance(write["rate"], float), write
+    # It wrote into the destination's pool with the most free space (the lab's "hosts" share
+    # one zfs-fuse, so any pool of this machine), never more than a tenth of its free space.
+    pool = write["dataset"].split("/", 1)[0]
+    assert before[pool] == max(before.values())
+    assert 0 < write["bytes"] <= write["limit"] <= 0.1 * write["free"] + 1
+    assert report["unmeasured"] == [] and report["expected_rate"] is not None
+    assert report["expected_rate"] == min(s["rate"] for s in report["stages"] if s["in_path"])
+    assert TEMP_PREFIX not in zfs("list", "-H", "-o", "name", "-r", pool)
+    assert abs(_free_of(pool) - before[pool]) < 0.02 * before[pool]  # nothing kept
+
+
+def test_a_pool_too_small_for_a_safe_write_test_is_named_not_filled(
+        lab: Lab, make_pool: Any, snapshot: str) -> None:
+    tiny = make_pool("tiny", size_mb=96)  # a tenth of its free space is under 32 MiB
+    free = _free(tiny)
+    r = _cli(lab, "doctor", f"lab-src:{snapshot}", f"lab-dst:{tiny.name}", "--seconds", "2",
+             "--no-ssh")
+    assert r.returncode == 0, r.stderr + r.stdout
+    out = r.stdout
+    assert "not measured:" in out and f"free under {tiny.name}" in out, out
+    assert "expect about" not in out and "slowest measured: " in out
+    assert temp_datasets(tiny) == [] and abs(_free(tiny) - free) < 0.02 * free
+
+
+def test_without_a_source_snapshot_the_doctor_claims_no_end_to_end_rate(
+        lab: Lab, pools: tuple[Pool, Pool]) -> None:
+    _, dst = pools
+    r = _cli(lab, "doctor", "lab-src", f"lab-dst:{dst.name}", "--seconds", "2", "--no-ssh",
+             "--no-write-test", "--json")
+    assert r.returncode == 0, r.stderr + r.stdout
+    report = json.loads(r.stdout.splitlines()[-1])
+    assert report["expected_rate"] is None
+    assert report["upper_bound"] == next(s["rate"] for s in report["stages"]
+                                         if s["name"] == "network")
+    assert any(u.startswith("source read: ") for u in report["unmeasured"])
+    assert any("--no-write-test" in u for u in report["unmeasured"])

@@ -13,6 +13,9 @@ Fixtures:
         PATH holds no setsid, ss or flock.
     jump_lab (session) -> JumpLab: network namespaces with lab-jump (reachable) and lab-behind
         (reachable only from lab-jump); its own ssh_config and known_hosts (lab hosts included).
+    shaped_lab (session) -> ShapedLab: lab-far, an sshd in a network namespace behind a veth
+        pair with MTU 1500 whose direction from here is shaped by tbf (400 Mbit/s to start;
+        `shape(rate)` changes it); its own ssh_config and known_hosts (lab hosts included).
     password_host (session) -> LabHost: lab-pw, an sshd taking root's password PASSWORD only.
     lab_env (function) -> Lab: os.environ points zmigrate at the lab ssh_config and known_hosts,
         SSH_AUTH_SOCK removed.
@@ -33,6 +36,7 @@ from zmigrate.engine.hosts import Host
 from zmigrate.engine.ssh import HostSpec, connect
 
 from .netns import JumpLab
+from .shaped import ShapedLab
 from .sshd import Lab, LabHost, SshdLab
 from .util import LabCommandError
 from .zfsfuse import LabUnavailableError, Pool, PoolFactory, ZfsDaemon, ensure_daemon, stop_daemon
@@ -102,6 +106,22 @@ def bare_host(request: pytest.FixtureRequest, lab: Lab,
         if problem:
             pytest.fail(problem, pytrace=False)
         yield host
+    finally:
+        runner.stop()
+
+
+@pytest.fixture(scope="session")
+def shaped_lab(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ShapedLab]:
+    runner = ShapedLab(tmp_path_factory.mktemp("shaped"), lab)
+    problem = ""
+    try:
+        try:
+            runner.start()
+        except (LabUnavailableError, LabCommandError) as exc:
+            problem = str(exc)
+        if problem:
+            pytest.fail(problem, pytrace=False)
+        yield runner
     finally:
         runner.stop()
 

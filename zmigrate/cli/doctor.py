@@ -41,12 +41,14 @@ def add_parser(sub: Any) -> None:
         description="Time each stage of a transfer alone for a few seconds and name the slowest.")
     dp.add_argument("source", help="HOST or HOST:pool/ds@snap (with a snapshot, zfs send is "
                     "timed too)")
-    dp.add_argument("destination", help="HOST or HOST:pool/ds (the dataset for --write-test)")
+    dp.add_argument("destination", help="HOST or HOST:pool/ds (the write test's temporary "
+                    "dataset goes under it; default: the pool with the most free space)")
     dp.add_argument("--seconds", type=float, default=DEFAULT_SECONDS, metavar="N",
                     help=f"how long each stage runs (default {DEFAULT_SECONDS:g})")
-    dp.add_argument("--write-test", action="store_true",
-                    help="also time writes into a temporary dataset under the destination "
-                    "dataset (always destroyed afterwards)")
+    dp.add_argument("--no-write-test", action="store_true",
+                    help="skip timing writes into a temporary dataset on the destination (it "
+                    "writes at most 10%% of the free space and is always destroyed)")
+    dp.add_argument("--write-test", action="store_true", help=argparse.SUPPRESS)  # the default
     dp.add_argument("--transport", choices=[Transport.TCP.value, Transport.SSH.value],
                     help="the transport whose stages count for the bottleneck (default tcp)")
     dp.add_argument("--cipher", action="append", default=[], metavar="CIPHER",
@@ -95,9 +97,16 @@ def format_table(report: DoctorReport) -> str:
     if report.bottleneck is not None:
         slow = report.stage(report.bottleneck)
         assert slow is not None
-        lines.append(f"bottleneck: {slow.title} at {format_rate(slow.rate)}; expect about "
-                     f"{format_rate(report.expected_rate)} end to end (stages in parentheses are "
-                     "alternatives, not on the path)")
+        if report.expected_rate is not None:
+            lines.append(f"bottleneck: {slow.title} at {format_rate(slow.rate)}; expect about "
+                         f"{format_rate(report.expected_rate)} end to end (stages in "
+                         "parentheses are alternatives, not on the path)")
+        else:
+            lines.append(f"slowest measured: {slow.title} at {format_rate(slow.rate)}: the "
+                         "transfer runs at most that fast, maybe slower (not measured below)")
+    if report.unmeasured:
+        lines.append("not measured:")
+        lines += [f"  - {u}" for u in report.unmeasured]
     unread = dict.fromkeys(f"{h.host}: {what}" for s in report.stages for h in s.cpu
                            for what in h.unread)
     if unread:
@@ -139,7 +148,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             dst = connect_host(dst_text, args.sudo or args.sudo_destination, prompts)
             hosts.append(dst)
         doctor = Doctor(src, dst, snapshot=snap or None, parent=parent or None,
-                        seconds=args.seconds, write_test=args.write_test, options=options,
+                        seconds=args.seconds, write_test=not args.no_write_test, options=options,
                         ciphers=args.cipher or FAST_CIPHERS, emit=on_event,
                         ssh_test=not args.no_ssh, stages=args.stage or None)
         box: dict[str, object] = {}

@@ -36,6 +36,8 @@ FULL = 90.0  # a sample at or above this is "full"
 EMPTY = 1.0  # below this a buffer is "empty" (mbuffer prints whole percents: 0 % = empty)
 HIGH = 70.0  # a mean fill at or above this: the buffer is mostly full, the next stage is slow
 LOW = 20.0  # a mean fill at or below this: the buffer is mostly empty, the stage before is slow
+RISE = 10.0  # a receive buffer whose fill grows this much over the window is filling up
+DRAINING = 0.3  # ... or spends this share of the time draining a backlog after the input ended
 SWING_SHARE = 0.10  # bursty when at least this share of samples is full AND this share empty
 RATE_TOLERANCE = 0.10  # rate-limited when the sender reads within 10 % of --bwlimit
 BURST_RATIO = 1.5  # receiver drains in bursts: its peak out-rate >= 1.5x its mean in-rate
@@ -103,6 +105,9 @@ class _Stats:
     out_peak: float
     rate: float  # bytes/s actually moved, from the running total
     empties: int  # times the fill dropped to empty from above
+    in_low: float  # the in-rate's 10th percentile: near 0 when the input keeps pausing
+    rise: float  # fill at the end minus fill at the start (points of percent)
+    draining: float  # share of samples with no input but data in the buffer: a backlog drains
 
 
 def _peak(values: list[float]) -> float:
@@ -130,6 +135,9 @@ def _stats(samples: Sequence[Sample]) -> _Stats | None:
         in_mean=statistics.fmean(ins), in_median=statistics.median(ins), in_peak=_peak(ins),
         out_mean=statistics.fmean(outs), out_peak=_peak(outs),
         rate=rate, empties=empties,
+        in_low=sorted(ins)[len(ins) // 10],
+        rise=statistics.fmean(fills[-2:]) - statistics.fmean(fills[:2]),
+        draining=sum(s.in_rate <= 0 and s.fill >= EMPTY for s in samples) / len(samples),
     )
 
 
@@ -265,6 +273,20 @@ def _judge(send: _Stats | None, recv: _Stats | None, single: bool, ctx: _Context
                 f"on the destination is the slowest stage at {format_rate(rate)}",
                 _destination_advice(rate),
                 0.6 + 0.35 * (recv.fill_mean - HIGH) / (100 - HIGH))
+    # 3b. The receive buffer fills up (or, the stream all sent, is still draining a backlog):
+    #     more arrives than the destination takes. A large buffer may never reach HIGH.
+    if recv is not None and not single and recv.fill_min > EMPTY and (
+            (recv.rise >= RISE and recv.in_mean > 1.1 * recv.out_mean)
+            or recv.draining >= DRAINING):
+        how = (f"the receive buffer fills up (from {recv.fill_min:.0f}% to "
+               f"{recv.fill_max:.0f}%)" if recv.rise >= RISE else
+               f"the receive buffer holds a backlog (up to {recv.fill_max:.0f}%) that it drains "
+               "after the stream has arrived")
+        return (Bottleneck.DESTINATION,
+                f"{how}: zfs receive on the destination takes less than arrives, "
+                f"about {format_rate(recv.out_mean)}",
+                _destination_advice(recv.out_mean),
+                0.6 + 0.3 * min(1.0, max(recv.rise / 50, recv.draining)))
     if single:
         assert send is not None
         if send.fill_mean <= LOW:
@@ -278,22 +300,26 @@ def _judge(send: _Stats | None, recv: _Stats | None, single: bool, ctx: _Context
     # 4. The receiver runs dry again and again, drains far faster than it is fed, and the
     #    sender still has data waiting: zfs receive is starved between bursts.
     sender_backlog = send is None or send.fill_mean > LOW
-    if recv is not None and empties >= MIN_EMPTIES and sender_backlog \
+    # An input that flows steadily into an empty buffer is no burst problem: the receiver
+    # keeps up, and whatever feeds it is the limit (rule 5).
+    input_pauses = recv is not None and recv.in_low < 0.3 * recv.in_mean
+    if recv is not None and empties >= MIN_EMPTIES and sender_backlog and input_pauses \
             and recv.out_peak >= BURST_RATIO * max(recv.in_mean, 1.0):
         peak = max(recv.in_peak, send.out_peak if send else 0.0)
         return (Bottleneck.BURSTY_RECEIVE,
                 f"the receive buffer ran empty {empties}x while zfs receive drains in bursts "
                 f"(out up to {format_rate(recv.out_peak)}, fed at {format_rate(recv.in_mean)})",
                 _bursty_advice(peak, ctx), 0.75)
-    # 5. Sender full, receiver empty: the path between them is the limit.
-    if send is not None and send.fill_mean >= HIGH and (recv is None or recv.fill_mean <= LOW):
+    # 5. The sender holds a backlog while the receiver is near empty: the path between them is
+    #    the limit (a large send buffer may hold the backlog without ever being full).
+    if send is not None and send.fill_mean > LOW and (recv is None or recv.fill_mean <= LOW):
         via = "the network"
         if ctx.transport is Transport.SSH:
             via = "ssh"
         elif ctx.transport is Transport.RELAY:
             via = "this computer's link (the relay)"
         where = "the receive buffer is near empty" if recv else "no receiver figures"
-        base = 0.55 + 0.4 * (send.fill_mean - HIGH) / (100 - HIGH)
+        base = 0.55 + 0.4 * max(0.0, send.fill_mean - LOW) / (100 - LOW)
         return (Bottleneck.NETWORK,
                 f"the send buffer is {send.fill_mean:.0f}% full and {where}: {via} carries only "
                 f"{format_rate(rate)}",

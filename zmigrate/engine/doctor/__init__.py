@@ -21,11 +21,12 @@ from .stages import (
     FAST_CIPHERS,
     STAGES,
     TEMP_PREFIX,
+    WRITE_SHARE,
     Doctor,
 )
 
 __all__ = [
     "CPU_BOUND", "DEFAULT_SECONDS", "DOCTOR_ENV", "FAST_CIPHERS", "STAGES", "TEMP_PREFIX",
-    "Doctor", "DoctorReport", "Emit", "HostCpu", "ProcessCpu", "StageResult", "StageStarted",
-    "advise", "cpu_between", "parse_cpu",
+    "WRITE_SHARE", "Doctor", "DoctorReport", "Emit", "HostCpu", "ProcessCpu", "StageResult",
+    "StageStarted", "advise", "cpu_between", "parse_cpu",
 ]

@@ -98,6 +98,13 @@ class DoctorReport:
     expected_rate: float | None
     advice: tuple[str, ...]
     cancelled: bool = False
+    unmeasured: tuple[str, ...] = ()  # stages on the path it could not see, and why
+
+    @property
+    def bound(self) -> float | None:
+        """The slowest measured stage's rate: the transfer is at most this fast."""
+        slow = self.stage(self.bottleneck) if self.bottleneck else None
+        return slow.rate if slow is not None else None
 
     def stage(self, name: str) -> StageResult | None:
         return next((s for s in self.stages if s.name == name), None)
@@ -109,6 +116,7 @@ class DoctorReport:
             "seconds": self.seconds, "stages": [s.to_json() for s in self.stages],
             "bottleneck": self.bottleneck, "expected_rate": self.expected_rate,
             "advice": list(self.advice), "cancelled": self.cancelled,
+            "unmeasured": list(self.unmeasured), "upper_bound": self.bound,
         }
 
 

@@ -6,8 +6,11 @@ Stages, each run for a bounded time (default 10 s) and then stopped by killing i
 2. network           `mbuffer -i /dev/zero -O DST:PORT` to `mbuffer -I SRC:PORT -o /dev/null`;
 3. ssh               `mbuffer -i /dev/zero | ssh [-c CIPHER] DST 'cat > /dev/null'` from the source,
                      with the default cipher and fast ones (skipped when BatchMode ssh fails);
-4. destination write (opt-in) /dev/urandom into a file of a temporary dataset on the destination,
-                     plus the `sync` that flushes it; the dataset is always destroyed afterwards.
+4. destination write  /dev/urandom into a file of a temporary dataset on the destination, plus
+                     the `sync` that flushes it; at most WRITE_SHARE of the free space (and a
+                     quota on the dataset to match), so it never fills the pool; the dataset is
+                     always destroyed afterwards. On by default: the destination is often the
+                     slowest stage.
 
 Rates come from the mbuffers' status lines; CPU from /proc/stat and /proc/PID/stat on each host
 before and after every stage, so a stage held back by one process at 100 % of a core is named.
@@ -43,6 +46,9 @@ BUFFER = 64 * MiB  # enough to smooth a stage; the doctor measures rates, not bu
 DOCTOR_ENV = "ZMIGRATE_DOCTOR"
 TEMP_PREFIX = "zmigrate-doctor-"
 SSH_PROBE_TIMEOUT = 30.0
+WRITE_SHARE = 0.10  # of the destination's free space the write test may use
+WRITE_CAP = 16 * 1024 * MiB  # and never more than this
+WRITE_MIN = 32 * MiB  # below this a measurement means little: the stage says why it did not run
 STAGES = ("source_read", "network", "ssh", "destination_write")  # in the order they run
 
 
@@ -111,19 +117,19 @@ class Doctor:
         src, dst: connected hosts.
         snapshot: `pool/ds@snap` on the source for the read stage (skipped without it).
         parent: a dataset on the destination under which the write test makes its temporary
-            dataset (needed with `write_test`).
+            dataset (default: the root of the pool with the most free space).
         seconds: how long each stage runs.
         options: transport (which stages are on the path: tcp, or ssh), ssh options and
             target, connect/allow addresses, block size.
         ciphers: fast ciphers tried besides ssh's default.
         emit: gets StageStarted, then each StageResult as it finishes.
-        ssh_test, write_test: run the ssh stages (default) and the write test (opt-in).
+        ssh_test, write_test: run the ssh stages and the write test (both by default).
         stages: run only these of STAGES (overrides ssh_test and write_test).
     """
 
     def __init__(self, src: Host, dst: Host, *, snapshot: str | None = None,
                  parent: str | None = None, seconds: float = DEFAULT_SECONDS,
-                 write_test: bool = False, options: Options | None = None,
+                 write_test: bool = True, options: Options | None = None,
                  ciphers: Sequence[str] = FAST_CIPHERS, emit: Emit | None = None,
                  ssh_test: bool = True, stages: Collection[str] | None = None) -> None:
         if snapshot is not None:
@@ -137,13 +143,10 @@ class Doctor:
         if unknown:
             raise ZmigrateError(f"unknown stage {', '.join(sorted(unknown))}",
                                 fix="choose from " + ", ".join(STAGES))
-        # An explicit stage list is the user's opt-in; otherwise ssh is on and the write off.
+        # An explicit stage list is the user's choice; otherwise every stage asked for runs.
         self.only = frozenset(stages) if stages else frozenset(
             name for name, on in zip(STAGES, (True, True, ssh_test, write_test), strict=True)
             if on)
-        if "destination_write" in self.only and parent is None:
-            raise ZmigrateError("the write test needs a dataset on the destination",
-                                fix="give the destination as HOST:pool/dataset")
         options = options or Options()
         self.options = options
         self.transport = options.transport or Transport.TCP
@@ -151,6 +154,7 @@ class Doctor:
         self._emit = emit or (lambda _e: None)
         self.run_id = secrets.token_hex(4)
         self.temp_dataset = f"{parent}/{TEMP_PREFIX}{self.run_id}" if parent else None
+        self.not_run: dict[str, str] = {}  # stage on the path -> why it did not run
         self._cancel = threading.Event()
         self._lock = threading.Lock()
         self._stopping = threading.Lock()
@@ -186,6 +190,13 @@ class Doctor:
             "ssh": self._ssh_stages,
             "destination_write": lambda: [self._destination_write()],
         }
+        if "source_read" not in self.only or self.snapshot is None:
+            self.not_run["source_read"] = (
+                "source read: give the source as HOST:pool/dataset@snapshot to time zfs send")
+        if "destination_write" not in self.only:
+            self.not_run["destination_write"] = "destination write: left out (--no-write-test)"
+        elif self.parent is None:
+            self._pick_parent()
         for name in STAGES:
             if name not in self.only or self._cancel.is_set():
                 continue
@@ -200,6 +211,24 @@ class Doctor:
                 stages.append(result)
                 self._emit(result)
         return self._report(stages)
+
+    def _pick_parent(self) -> None:
+        """No destination dataset given: the write test goes under the pool root with the most
+        free space (one `zfs list` of the pools)."""
+        r = self.dst.execute(self.dst.privileged(
+            ["zfs", "list", "-Hp", "-d", "0", "-o", "name,available"]), timeout=60)
+        pools: list[tuple[int, str]] = []
+        for line in r.stdout.splitlines():
+            name, _, avail = line.partition("\t")
+            if avail.strip().isdigit():
+                pools.append((int(avail), name.strip()))
+        if not r.ok or not pools:
+            self.not_run["destination_write"] = (
+                "destination write: no pool found on the destination to write into")
+            self.only = self.only - {"destination_write"}
+            return
+        _, self.parent = max(pools)
+        self.temp_dataset = f"{self.parent}/{TEMP_PREFIX}{self.run_id}"
 
     def _job(self) -> Job:
         """A Job used only for its address and ssh-target logic (nothing runs through it)."""
@@ -400,9 +429,22 @@ class Doctor:
             return StageResult("destination_write", title, None, 0.0, 0, True, error=message,
                                details=details)
 
+        parent = ds.rsplit("/", 1)[0]
+        r = dst.execute(dst.privileged(["zfs", "get", "-Hp", "-o", "value", "available",
+                                        parent]), timeout=60)
+        free = int(r.stdout.strip()) if r.ok and r.stdout.strip().isdigit() else 0
+        limit = min(int(free * WRITE_SHARE), WRITE_CAP) // BLOCK * BLOCK
+        details.update(free=free, limit=limit)
+        if limit < WRITE_MIN:
+            self.not_run["destination_write"] = (
+                f"destination write: only {format_size(free)} free under {parent}; the test "
+                f"writes at most {WRITE_SHARE:.0%} of it and needs {format_size(WRITE_MIN)}")
+            return StageResult("destination_write", title, None, 0.0, 0, True, skipped=True,
+                               note=self.not_run["destination_write"], details=details)
         try:
-            dst.execute(dst.privileged(["zfs", "create", ds]), timeout=120).check(
-                f"creating {ds}")
+            # The quota is the second guard: the test stops at `limit` by itself.
+            dst.execute(dst.privileged(["zfs", "create", "-o", f"quota={limit + 2 * BLOCK}",
+                                        ds]), timeout=120).check(f"creating {ds}")
             r = dst.execute(dst.privileged(["zfs", "get", "-H", "-o", "value",
                                             "mounted,mountpoint", ds]), timeout=60)
             mounted, _, mnt = r.stdout.strip().partition("\n")
@@ -410,7 +452,9 @@ class Doctor:
             if mounted.strip() != "yes" or not mnt.startswith("/"):
                 return failed(f"{ds} is not mounted (mountpoint {mnt or '?'})")
             path = f"{mnt.rstrip('/')}/doctor.bin"
-            line = shell.join(self._mbuffer("-i", "/dev/urandom", "-o", path))
+            line = (shell.join(["dd", "if=/dev/urandom", f"bs={BLOCK}",
+                                f"count={limit // BLOCK}"]) + " 2>/dev/null | "
+                    + shell.join(self._mbuffer("-o", path)))
             result = self._measure("destination_write", title, True, [(dst, line)], 0,
                                    details=details)
             if result.rate is None or self._cancel.is_set():
@@ -421,7 +465,8 @@ class Doctor:
             flush = time.monotonic() - t0
             write_time = result.bytes / result.rate if result.rate > 0 else result.seconds
             rate = result.bytes / (write_time + flush) if write_time + flush > 0 else None
-            return replace(result, rate=rate, note=f"from /dev/urandom, incl. {flush:.1f} s sync",
+            return replace(result, rate=rate, note=f"{format_size(result.bytes)} from /dev/urandom"
+                           f" (at most {format_size(limit)}), incl. {flush:.1f} s sync",
                            details={**result.details, "sync_seconds": round(flush, 3)})
         except ZmigrateError as exc:
             return failed(exc.message)
@@ -449,6 +494,10 @@ class Doctor:
         measured = [s for s in stages if s.rate is not None]
         path = [s for s in measured if s.in_path]
         slowest = min(path, key=lambda s: s.rate or 0.0, default=None)
+        unmeasured = dict(self.not_run)
+        for s in stages:
+            if s.in_path and s.rate is None and s.name not in unmeasured:
+                unmeasured[s.name] = f"{s.title}: {s.error or s.note or 'not measured'}"
         advice = advise(stages, slowest, self.transport)
         cleanup = [s.details["cleanup_error"] for s in stages if "cleanup_error" in s.details]
         return DoctorReport(
@@ -456,7 +505,9 @@ class Doctor:
             transport=self.transport, seconds=self.seconds,
             stages=tuple(stages),
             bottleneck=slowest.name if slowest else None,
-            expected_rate=slowest.rate if slowest else None,
+            # A stage it could not see may be slower still: then no end-to-end figure.
+            expected_rate=slowest.rate if slowest and not unmeasured else None,
             advice=tuple(cleanup) + advice, cancelled=self._cancel.is_set(),
+            unmeasured=tuple(unmeasured.values()),
         )
 

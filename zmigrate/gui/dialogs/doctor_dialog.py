@@ -14,7 +14,14 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QDialog, QWidget
 
 from ...engine.diagnosis import BUFFER_SECONDS, suggested_buffer
-from ...engine.doctor import DEFAULT_SECONDS, TEMP_PREFIX, DoctorReport, StageResult, StageStarted
+from ...engine.doctor import (
+    DEFAULT_SECONDS,
+    TEMP_PREFIX,
+    WRITE_SHARE,
+    DoctorReport,
+    StageResult,
+    StageStarted,
+)
 from ...engine.hosts import Host
 from ...engine.plan import Options
 from ...engine.units import format_size, size_arg
@@ -111,17 +118,17 @@ class DoctorDialog(QDialog):
         ui.intro_label.setText(
             f"Times each stage of a transfer {where} alone{snap}: disk read on the source, the "
             "network between the two mbuffers, ssh with its default and fast ciphers, and "
-            "optionally disk write on the destination. Nothing is sent to the destination's "
-            "datasets.")
+            "disk write on the destination (a temporary dataset). Nothing is sent to the "
+            "destination's datasets.")
         ui.seconds_spin.setValue(int(DEFAULT_SECONDS))
         ui.seconds_spin.setMaximumWidth(120)
-        ui.write_check.setEnabled(parent_dataset is not None)
+        ui.write_check.setChecked(True)  # the destination is often the slowest stage
         ui.write_check.toggled.connect(self._on_write_toggled)
         style.set_role(ui.write_warning, "note")
         style.set_role(ui.status_label, "muted")
         style.set_role(ui.expected_label, "value")
         style.set_role(ui.cpu_label, "muted")
-        self._on_write_toggled(False)
+        self._on_write_toggled(True)
         ui.run_button.clicked.connect(self.run)
         ui.cancel_button.clicked.connect(self.cancel)
         ui.close_button.clicked.connect(self.reject)
@@ -134,21 +141,21 @@ class DoctorDialog(QDialog):
     # -- the form -----------------------------------------------------------------------------
     def _on_write_toggled(self, on: bool) -> None:
         ui = self.ui
-        if self.parent_dataset is None:
-            ui.write_warning.setText("The write test needs a destination dataset.")
-            return
+        where = (markup.escape(self.parent_dataset) if self.parent_dataset is not None
+                 else "the pool with the most free space")
         ui.write_warning.setText(
-            f"Creates a temporary dataset {markup.escape(self.parent_dataset)}/{TEMP_PREFIX}… on "
-            f"{markup.escape(self.dst.label)}, writes random data into it for the stage's time, "
-            "and always destroys it afterwards." if on else
-            "Off: nothing is written on the destination.")
+            f"Creates a temporary dataset {TEMP_PREFIX}… under {where} on "
+            f"{markup.escape(self.dst.label)}, writes random data into it for the stage's time "
+            f"(at most {WRITE_SHARE:.0%} of the free space), and always destroys it afterwards."
+            if on else "Off: nothing is written on the destination; the doctor cannot tell "
+            "how fast it writes.")
 
     def _set_running(self, running: bool) -> None:
         ui = self.ui
         self.running = running
         for w in (ui.seconds_spin, ui.run_button):
             w.setEnabled(not running)
-        ui.write_check.setEnabled(not running and self.parent_dataset is not None)
+        ui.write_check.setEnabled(not running)
         ui.cancel_button.setEnabled(running and not self.stopping)
         ui.close_button.setEnabled(not running)
 
@@ -165,11 +172,11 @@ class DoctorDialog(QDialog):
         for label in (ui.expected_label, ui.cpu_label, ui.advice_label):
             label.setText("")
         ui.buffer_button.setEnabled(False)
-        write = ui.write_check.isChecked() and self.parent_dataset is not None
+        write = ui.write_check.isChecked()
         try:
             doctor = self.doctor_factory(
                 self.src, self.dst, snapshot=self.snapshot,
-                parent=self.parent_dataset if write else None,
+                parent=self.parent_dataset,
                 seconds=float(ui.seconds_spin.value()), write_test=write,
                 options=self.options, emit=self.relay.arrived.emit)
         except Exception as exc:  # noqa: BLE001 - a bad choice is shown, not raised
@@ -223,6 +230,12 @@ class DoctorDialog(QDialog):
             ui.expected_label.setText(
                 f"Bottleneck: {markup.escape(slow.title)}. Expect about "
                 f"{format_size(report.expected_rate)}/s end to end.")
+        elif slow is not None:
+            ui.expected_label.setText(
+                f"Slowest measured: {markup.escape(slow.title)} at "
+                f"{format_size(slow.rate or 0)}/s. The transfer runs at most that fast; "
+                "these were not measured: "
+                + markup.escape("; ".join(report.unmeasured)))
         else:
             ui.expected_label.setText("No stage on the transfer's path was measured.")
         notes = cpu_notes(report)

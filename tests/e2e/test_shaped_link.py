@@ -1,0 +1,99 @@
+"""Scenarios on a link like a real one (lab-far: MTU 1500, tbf-shaped): the doctor, with its
+defaults, names the stage the real transfer is then limited by and predicts its average rate
+within 25 %; the live verdict names the same stage within the first 20 s.
+
+Each scenario states its expected bottleneck and the rate it allows:
+- network: 400 Mbit/s (about 46 MiB/s of payload), a destination pool that writes faster.
+- destination: a free 1 Gbit/s link into a pool whose datasets compress with gzip-9 (zfs-fuse
+  writes incompressible data there at about 40-50 MiB/s on the lab's two cores).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from lab.shaped import ShapedLab
+from lab.util import write_random_files, zfs
+from lab.zfsfuse import Pool, PoolFactory
+
+pytestmark = [pytest.mark.lab, pytest.mark.timeout(600)]
+
+MB = 1024 * 1024
+TOLERANCE = 0.25
+VERDICT_BY = 20.0  # seconds into the transfer
+
+
+def _cli(shaped: ShapedLab, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "zmigrate", *args], capture_output=True,
+                          text=True, timeout=timeout, env=shaped.env(), stdin=subprocess.DEVNULL)
+
+
+def _events(out: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+
+
+@pytest.fixture
+def far(shaped_lab: ShapedLab) -> Iterator[ShapedLab]:
+    yield shaped_lab
+    shaped_lab.shape("400mbit")
+
+
+@pytest.fixture
+def source(make_pool: PoolFactory) -> str:
+    src = make_pool("shsrc", size_mb=1536)
+    ds = f"{src.name}/data"
+    zfs("create", ds)
+    write_random_files(src.mountpoint / "data", 700, files=14)
+    zfs("snapshot", f"{ds}@s")
+    return f"{ds}@s"
+
+
+def _scenario(far: ShapedLab, snapshot: str, dst: Pool, expected: str) -> dict[str, Any]:
+    doctor = _cli(far, "doctor", f"lab-src:{snapshot}", f"lab-far:{dst.name}", "--seconds", "6",
+                  "--json")
+    assert doctor.returncode == 0, doctor.stderr + doctor.stdout
+    report = _events(doctor.stdout)[-1]
+    sent = _cli(far, "send", snapshot, f"lab-far:{dst.name}/copy", "--json", "--no-history")
+    assert sent.returncode == 0, sent.stderr + sent.stdout
+    events = _events(sent.stdout)
+    done = events[-1]
+    rate = done["bytes"] / done["seconds"]
+    verdicts = [e for e in events if e["event"] == "verdict" and not e["final"]
+                and e["kind"] != "none"]
+    stages = {s["name"]: s["rate"] for s in report["stages"]}
+    print(f"\n{expected}: doctor {report['bottleneck']} "
+          f"expects {(report['expected_rate'] or 0) / MB:.1f} MiB/s, stages "
+          + ", ".join(f"{k} {(v or 0) / MB:.1f}" for k, v in stages.items())
+          + f"; transfer {rate / MB:.1f} MiB/s over {done['seconds']:.1f} s; first verdicts "
+          + ", ".join(f"{v['kind']}@{v['t']:.0f}s" for v in verdicts[:3]))
+    return {"report": report, "rate": rate, "verdicts": verdicts, "done": done}
+
+
+def _check(result: dict[str, Any], stage: str, kind: str) -> None:
+    report, rate = result["report"], result["rate"]
+    assert report["bottleneck"] == stage, report
+    assert abs(report["expected_rate"] - rate) <= TOLERANCE * rate, (report["expected_rate"],
+                                                                      rate)
+    first = result["verdicts"][0] if result["verdicts"] else None
+    assert first is not None and first["t"] <= VERDICT_BY, result["verdicts"][:3]
+    assert first["kind"] == kind, result["verdicts"][:3]
+
+
+def test_a_shaped_network_is_named_and_its_rate_predicted(
+        far: ShapedLab, source: str, make_pool: PoolFactory) -> None:
+    far.shape("400mbit")
+    dst = make_pool("shdst", size_mb=1536)
+    _check(_scenario(far, source, dst, "network"), "network", "network")
+
+
+def test_a_slow_destination_pool_is_named_and_its_rate_predicted(
+        far: ShapedLab, source: str, make_pool: PoolFactory) -> None:
+    far.shape("1gbit")
+    dst = make_pool("shgz", size_mb=1536)
+    zfs("set", "compression=gzip-9", dst.name)
+    _check(_scenario(far, source, dst, "destination"), "destination_write", "destination")

@@ -1,0 +1,126 @@
+"""A host at the far end of a real-looking link: "lab-far", an sshd in a network namespace joined
+to this machine by a veth pair with a real MTU, its egress from here shaped by `tc ... tbf`.
+
+    root ns  10.215.K.1/30 --veth (MTU 1500, tbf RATE one way)-- 10.215.K.2/30  zmsf* (lab-far)
+
+Loopback's 64 KiB MTU and free bandwidth hide what users see; this link does not. A transfer
+from lab-src (this machine) to lab-far crosses the shaped direction; its ssh control session
+does too, as on a real link. Both hosts share this machine's zfs-fuse, so pools are visible from
+both; the namespace is a network namespace only (nsenter --net), so mounts are shared too.
+"""
+
+from __future__ import annotations
+
+import secrets
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .netns import IP, NSENTER, NsHost
+from .sshd import SSHD, USER, Lab, SshdLab, _keygen, _sshd_config, keygen_fingerprint
+from .util import run, wait_until
+from .zfsfuse import LabUnavailableError
+
+TC = "/usr/sbin/tc"
+
+
+@dataclass
+class ShapedLab:
+    """`start()` makes the namespace, the veth pair, the shaping and lab-far's sshd; `stop()`
+    removes all of it. `rate` is tc's notation (e.g. "400mbit"); None leaves the link free."""
+
+    root: Path
+    lab: Lab
+    rate: str | None = "400mbit"
+    mtu: int = 1500
+    suffix: str = field(default_factory=lambda: secrets.token_hex(3))
+    procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    namespace: str = ""
+    net: str = ""  # "10.215.K": .1 is this machine, .2 is lab-far
+    far: NsHost | None = None
+    ssh_config: Path = field(default_factory=Path)
+    known_hosts: Path = field(default_factory=Path)
+
+    @property
+    def near_link(self) -> str:
+        return f"zmsa{self.suffix}"
+
+    def _ip(self, *args: str, ns: str | None = None) -> None:
+        run([IP, *(["-n", ns] if ns else []), *args], timeout=30)
+
+    def start(self) -> ShapedLab:
+        self.root.mkdir(parents=True, exist_ok=True)
+        k = int(self.suffix[:2], 16)
+        self.net = f"10.215.{k}"
+        ns = self.namespace = f"zmsf{self.suffix}"
+        a, b = self.near_link, f"zmsb{self.suffix}"
+        try:
+            self._ip("netns", "add", ns)
+            self._ip("link", "set", "lo", "up", ns=ns)
+            self._ip("link", "add", a, "type", "veth", "peer", "name", b)
+            self._ip("link", "set", b, "netns", ns)
+            self._ip("addr", "add", f"{self.net}.1/30", "dev", a)
+            self._ip("link", "set", a, "mtu", str(self.mtu), "up")
+            self._ip("addr", "add", f"{self.net}.2/30", "dev", b, ns=ns)
+            self._ip("link", "set", b, "mtu", str(self.mtu), "up", ns=ns)
+            self.shape(self.rate)
+            self.far = self._sshd("lab-far", ns, f"{self.net}.2")
+        except BaseException:
+            self.stop()
+            raise
+        self.known_hosts = self.root / "known_hosts"
+        self.known_hosts.write_text(self.lab.known_hosts.read_text()
+                                    + self.far.known_hosts_line + "\n")
+        self.ssh_config = self.root / "ssh_config"
+        self.ssh_config.write_text(
+            self.lab.ssh_config.read_text() + "\n"
+            f"Host lab-far\n    HostName {self.far.address}\n    User {USER}\n"
+            f"    IdentityFile {self.lab.identity}\n    IdentitiesOnly yes\n")
+        return self
+
+    def shape(self, rate: str | None) -> None:
+        """Shape what leaves this machine for lab-far to `rate` (a token bucket of 256 KiB,
+        up to 50 ms of queue, as a switch port would); None: the link runs free."""
+        run([TC, "qdisc", "del", "dev", self.near_link, "root"], check=False, timeout=30)
+        if rate is not None:
+            run([TC, "qdisc", "add", "dev", self.near_link, "root", "tbf", "rate", rate,
+                 "burst", "256kb", "latency", "50ms"], timeout=30)
+        self.rate = rate
+
+    def _sshd(self, alias: str, ns: str, address: str) -> NsHost:
+        host_key = self.root / f"ssh_host_{alias}_ed25519_key"
+        pub = _keygen(host_key, f"zmigrate-{alias}")
+        cfg = _sshd_config(self.root, alias, 22, host_key,
+                           self.lab.identity.parent / "authorized_keys", address=address)
+        log_path = self.root / f"sshd_{alias}.log"
+        with log_path.open("ab") as log:
+            # nsenter --net only: zfs-fuse must mount what a receive creates where all see it.
+            proc = subprocess.Popen([NSENTER, f"--net=/run/netns/{ns}", SSHD, "-D", "-e", "-f",
+                                     str(cfg)],
+                                    stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                    start_new_session=True)
+        self.procs.append(proc)
+
+        def listening() -> bool:
+            out = run([IP, "netns", "exec", ns, "ss", "-Hltn"], check=False, timeout=10).stdout
+            return f"{address}:22 " in out + " "
+
+        if not wait_until(listening, 15) or proc.poll() is not None:
+            raise LabUnavailableError(f"sshd {alias} in {ns} did not come up: "
+                                      f"{log_path.read_text()}")
+        return NsHost(alias, address, ns, pub, keygen_fingerprint(Path(f"{host_key}.pub")))
+
+    def env(self) -> dict[str, str]:
+        env = self.lab.env()
+        env["ZMIGRATE_SSH_CONFIG"] = str(self.ssh_config)
+        env["ZMIGRATE_KNOWN_HOSTS"] = str(self.known_hosts)
+        return env
+
+    def stop(self) -> None:
+        for proc in self.procs:
+            if proc.poll() is None:
+                SshdLab._stop(proc)
+        self.procs.clear()
+        if self.namespace:
+            run([IP, "netns", "del", self.namespace], check=False, timeout=30)
+        run([IP, "link", "del", self.near_link], check=False, timeout=30)
