@@ -26,12 +26,13 @@ from typing import Any
 
 from .. import shell, zfs
 from ..errors import ZmigrateError
+from ..findings import Note, NoteKind
 from ..hosts import Host, Process
 from ..job import Job, Request
 from ..mbuffer import LineSplitter, parse_status, parse_summary
 from ..pipeline import await_listener, free_port, stop_processes
 from ..plan import Options, Transport, address_port
-from ..units import KiB, MiB, format_size, size_arg
+from ..units import KiB, MiB, size_arg
 from .advice import advise
 from .cpu import CPU_SCRIPT, CpuSnapshot, cpu_between, parse_cpu
 from .results import DoctorReport, Emit, StageResult, StageStarted
@@ -297,10 +298,8 @@ class Doctor:
         rate = None if error else meter.rate(began, completed)
         cpu = tuple(cpu_between(h.label, before.get(h.label), after.get(h.label))
                     for h in self._hosts())
-        note = ""
-        if completed:
-            note = f"ran to its end after {format_size(meter.total)}"
-        return StageResult(name, title, rate, elapsed, meter.total, in_path, cpu, note, error,
+        notes = (Note(NoteKind.RAN_TO_END, {"bytes": meter.total}),) if completed else ()
+        return StageResult(name, title, rate, elapsed, meter.total, in_path, cpu, notes, error,
                            details=details)
 
     def _wait_listening(self, listener: _Spawned, port: int) -> str | None:
@@ -318,14 +317,14 @@ class Doctor:
         title = "source read (zfs send)"
         if self.snapshot is None:
             return StageResult("source_read", title, None, 0.0, 0, True, skipped=True,
-                               note="give the source as HOST:pool/dataset@snapshot to time it")
+                               notes=(Note(NoteKind.NEEDS_SNAPSHOT),))
         send = zfs.send_argv(self.src, self.snapshot)
         line = shell.pipe(shell.join(send), shell.join(self._mbuffer("-o", "/dev/null")))
         result = self._measure("source_read", title, True, [(self.src, line)], 0,
                                details={"snapshot": self.snapshot})
-        if result.note:
+        if any(n.kind is NoteKind.RAN_TO_END for n in result.notes):
             # A short stream read from cache says little about the disks.
-            result = replace(result, note=result.note + " (small snapshot: may come from cache)")
+            result = replace(result, notes=(*result.notes, Note(NoteKind.FROM_CACHE)))
         return result
 
     def _network(self) -> StageResult:
@@ -360,7 +359,7 @@ class Doctor:
             reason = lines[-1] if lines else f"exit {probe.status}"
             yield StageResult("ssh", "ssh from source to destination", None, 0.0, 0,
                               in_path_default, skipped=True,
-                              note=f"source cannot ssh to destination: {reason}",
+                              notes=(Note(NoteKind.SSH_UNREACHABLE, {"reason": reason}),),
                               details={"target": target})
             return
         remote = shell.join(["env", f"{DOCTOR_ENV}={self.run_id}", "cat"]) + " > /dev/null"
@@ -384,9 +383,8 @@ class Doctor:
         if not gone:
             ds = self.temp_dataset
             result = replace(result, details={
-                **result.details,
-                "cleanup_error": f"could not destroy {ds} on {self.dst.label}: "
-                                 f"run zfs destroy -r {ds}"})
+                **result.details, "dataset": ds, "host": self.dst.label,
+                "cleanup_error": f"could not destroy {ds} on {self.dst.label}"})
         return result
 
     def _write_test(self) -> StageResult:
@@ -394,7 +392,7 @@ class Doctor:
         ds = self.temp_dataset
         assert ds is not None
         dst = self.dst
-        details: dict[str, Any] = {"dataset": ds}
+        details: dict[str, Any] = {"dataset": ds, "host": dst.label}
 
         def failed(message: str) -> StageResult:
             return StageResult("destination_write", title, None, 0.0, 0, True, error=message,
@@ -421,7 +419,8 @@ class Doctor:
             flush = time.monotonic() - t0
             write_time = result.bytes / result.rate if result.rate > 0 else result.seconds
             rate = result.bytes / (write_time + flush) if write_time + flush > 0 else None
-            return replace(result, rate=rate, note=f"from /dev/urandom, incl. {flush:.1f} s sync",
+            return replace(result, rate=rate,
+                           notes=(Note(NoteKind.WRITE_SYNC, {"seconds": flush}),),
                            details={**result.details, "sync_seconds": round(flush, 3)})
         except ZmigrateError as exc:
             return failed(exc.message)
@@ -450,13 +449,12 @@ class Doctor:
         path = [s for s in measured if s.in_path]
         slowest = min(path, key=lambda s: s.rate or 0.0, default=None)
         advice = advise(stages, slowest, self.transport)
-        cleanup = [s.details["cleanup_error"] for s in stages if "cleanup_error" in s.details]
         return DoctorReport(
             run_id=self.run_id, source=self.src.label, destination=self.dst.label,
             transport=self.transport, seconds=self.seconds,
             stages=tuple(stages),
             bottleneck=slowest.name if slowest else None,
             expected_rate=slowest.rate if slowest else None,
-            advice=tuple(cleanup) + advice, cancelled=self._cancel.is_set(),
+            advice=advice, cancelled=self._cancel.is_set(),
         )
 
