@@ -143,7 +143,7 @@ class DoctorDialog(QDialog):
         ui.run_button.setDefault(True)
         self._set_running(False)
         ui.buffer_button.setEnabled(False)
-        self.resize(780, 700)
+        self.resize(780, 760)
 
     # -- the form -----------------------------------------------------------------------------
     def _on_write_toggled(self, on: bool) -> None:
