@@ -4,6 +4,8 @@
 No hosts are contacted: the hosts are stand-ins with made-up capabilities and inventories, the
 plan comes from the real planner, and the Transfer/Done pages replay a synthetic event sequence
 shaped like a real 1 GbE run (sender buffer full, receiver dipping during zfs receive stalls).
+The verdicts are the real Diagnoser's on those events, the doctor's advice the real advise()'s
+on its stages.
 
     QT_QPA_PLATFORM=offscreen python docs/screenshots.py
 """
@@ -27,15 +29,17 @@ os.environ.setdefault("PYQTGRAPH_QT_LIB", "PySide6")
 from PySide6.QtCore import QCoreApplication, QSettings  # noqa: E402
 from PySide6.QtWidgets import QWidget  # noqa: E402
 
+from zmigrate.engine.diagnosis import Diagnoser  # noqa: E402
 from zmigrate.engine.doctor import (  # noqa: E402
     DoctorReport,
     HostCpu,
     ProcessCpu,
     StageResult,
     StageStarted,
+    advise,
 )
 from zmigrate.engine.errors import TransferError  # noqa: E402
-from zmigrate.engine.events import (  # noqa: E402  # noqa: E402
+from zmigrate.engine.events import (  # noqa: E402
     DatasetState,
     Failed,
     Finished,
@@ -47,6 +51,7 @@ from zmigrate.engine.events import (  # noqa: E402  # noqa: E402
     StageChanged,
     Summary,
 )
+from zmigrate.engine.findings import Note, NoteKind  # noqa: E402
 from zmigrate.engine.history import History, Recorder  # noqa: E402
 from zmigrate.engine.hosts import LocalHost  # noqa: E402
 from zmigrate.engine.job import Job  # noqa: E402
@@ -150,24 +155,20 @@ def synthetic_run(seconds: int, estimate: int, net: float = 111.5 * MiB,
     return events
 
 
-class NetworkVerdict:
-    kind = "network"
-    text = ("The network is the bottleneck: the sender's buffer stays full, "
-            "the receiver's near empty.")
-    advice = "1 GbE is saturated at 111 MiB/s; only a faster link makes this transfer quicker."
-    confidence = 0.86
-
-
 def record(path: Path, plan: Plan, events: list[object], start: float) -> int:
-    """Store a run the way the wizard does: the real Recorder, fed the job's events."""
+    """Store a run the way the wizard does: the real Recorder, fed the job's events and the
+    verdicts the job's Diagnoser adds (its final one before a success)."""
     clock = [float(start)]
     rec = Recorder(History(path), clock=lambda: clock[0], background=False, owns_history=True)
-    rec(PlanReady(plan))
-    for event in events:
+    diagnoser = Diagnoser(rec)
+    for event in (PlanReady(plan), *events):
         t = getattr(event, "t", None)
         if isinstance(t, float):
             clock[0] = start + t
+        if isinstance(event, Finished):
+            diagnoser.finish()  # as the job does before its summary (not when it fails)
         rec(event)
+        diagnoser(event)
     assert rec.job_id is not None
     return rec.job_id
 
@@ -179,13 +180,11 @@ def history_store(path: Path, plan: Plan) -> list[int]:
     before = replace(plan, transport=Transport.SSH, job_id="b1", port=None,
                      options=replace(plan.options, transport=Transport.SSH, buffer_size=64 * MiB))
     events = synthetic_run(600, 74 * GiB, net=92 * MiB, buf=64 * MiB)
-    events.append(SshVerdict())
     total = max(e.total for e in events if isinstance(e, Sample))
     events.append(Finished(Summary(total, 601.0, total / 601.0, 9, 5, 5, True)))
     ids.append(record(path, before, events, NOW - 6 * 86400 + 7200))
     after = replace(plan, job_id="b2", options=replace(plan.options, buffer_size=576 * MiB))
     events = synthetic_run(540, 74 * GiB, buf=576 * MiB)
-    events.append(NetworkVerdict())
     total = max(e.total for e in events if isinstance(e, Sample))
     events.append(Finished(Summary(total, 541.0, total / 541.0, 0, 5, 5, True)))
     ids.append(record(path, after, events, NOW - 5 * 86400 + 7200))
@@ -227,33 +226,22 @@ class SyntheticDoctor:
         stages = []
         for name, title, mib, in_path, busy, top in DOCTOR_STAGES:
             cpu = tuple(HostCpu(h, busy, 8, (ProcessCpu(h, 4242, n, c),)) for h, n, c in top)
+            sync = (Note(NoteKind.WRITE_SYNC, {"seconds": 1.4}),)
+            cipher = title.removeprefix("ssh, ") if name.startswith("ssh_") else None
             stage = StageResult(name, title, mib * MiB, 10.0, mib * MiB * 10, in_path, cpu=cpu,
-                                note="incl. 1.4 s sync" if name == "destination_write" else "")
+                                notes=sync if name == "destination_write" else (),
+                                details={"cipher": None if cipher == "default cipher"
+                                         else cipher})
             self.kw["emit"](StageStarted(name, title, 10.0))
             self.kw["emit"](stage)
             stages.append(stage)
-        advice = (
-            "the destination pool writes at 135 MiB/s: check its disks with `zpool iostat -v 1`; "
-            "more vdevs write faster, keep dedup and other writes off it during the transfer",
-            "give the receiver a buffer of at least 5 s of stream: 675 MiB at 135 MiB/s "
-            "(--buffer 704M)",
-            "over ssh, cipher aes128-gcm@openssh.com carries 214 MiB/s against 113 MiB/s for the "
-            "default: try cipher aes128-gcm@openssh.com "
-            "(--ssh-option Ciphers=aes128-gcm@openssh.com)",
-        )
+        slowest = min((s for s in stages if s.in_path), key=lambda s: s.rate or 0.0)
         return DoctorReport("5e1f09aa", "tank.lan", "backup-01", Transport.TCP, 10.0,
-                            tuple(stages), "destination_write", 135 * MiB, advice)
+                            tuple(stages), slowest.name, slowest.rate,
+                            advise(stages, slowest, Transport.TCP))
 
     def cancel(self) -> None:
         pass
-
-
-class SshVerdict:
-    kind = "transport"
-    text = ("ssh is the bottleneck: ssh uses a whole core on tank.lan while both buffers "
-            "have room.")
-    advice = "Use --transport tcp on a trusted network, or a faster cipher."
-    confidence = 0.8
 
 
 def settle(until: Callable[[], bool] = lambda: True, timeout: float = 10.0) -> None:
@@ -482,9 +470,11 @@ def main() -> int:
     w.next()
     bridge = w.transfer_page.bridge
     assert bridge is not None
+    diagnoser = Diagnoser(bridge.on_event)  # the job's: its verdicts go to the page
+    diagnoser(PlanReady(plan))
     for event in events:
         bridge.on_event(event)
-    bridge.on_event(NetworkVerdict())
+        diagnoser(event)
     w.transfer_page.ui.log_toggle.setChecked(True)
     w.transfer_page.refresher.refresh() if w.transfer_page.refresher else None
     w.transfer_page._show_progress()
@@ -497,9 +487,11 @@ def main() -> int:
     last = store.series[Side.RECEIVE].last()
     total = int(last[1][2]) if last else 0
     bridge.on_event(StageChanged("verifying", "comparing snapshot guids"))
+    final = diagnoser.finish()
     bridge.on_event(Finished(Summary(total, 478.0, total / 478.0, 6, s.snapshot.guid if s.snapshot
                                      else 0, s.snapshot.guid if s.snapshot else 0,
-                                     None, plan.arrives)))  # the default: no --hash
+                                     None, plan.arrives,  # the default: no --hash
+                                     extra={"verdict": final.to_json()})))
     settle(lambda: w.currentId() == 6)
     shoot(w, "done")
 

@@ -90,7 +90,7 @@ def test_table_names_the_bottleneck_and_skips_ssh_it_cannot_use(
     r = _cli(lab, "doctor", f"lab-src:{snapshot}", f"lab-dst:{dst.name}", "--seconds", "1")
     assert r.returncode == 0, r.stderr + r.stdout
     out = r.stdout
-    assert "source cannot ssh to destination: " in out
+    assert "The source cannot ssh to the destination: " in out
     assert "\n* " in out  # the bottleneck row is marked
     assert "bottleneck: " in out
     assert "expect about " in out

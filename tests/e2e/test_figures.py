@@ -72,7 +72,8 @@ def test_one_second_transfer_ends_with_its_figures(lab: Lab, pools: tuple[Pool, 
     verdict = done["verdict"]
     assert verdict["final"] and "not enough data" not in verdict["text"]
     if verdict["kind"] == "none" and verdict["confidence"] == 0:
-        assert verdict["text"] == "the transfer was too short to judge"
+        assert verdict["text"] == "The transfer was too short to judge"
+        assert verdict["finding"]["kind"] == "too_short"
     # The human summary carries both mbuffers' figures too.
     text = _cli(lab, "send", f"lab-src:{ds}@s", f"lab-dst:{dst.name}/brief2")
     assert text.returncode == 0, text.stderr

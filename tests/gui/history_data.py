@@ -6,6 +6,7 @@ import math
 from collections.abc import Iterable
 from pathlib import Path
 
+from zmigrate.engine.diagnosis import Diagnoser
 from zmigrate.engine.errors import TransferError
 from zmigrate.engine.events import Failed, Finished, PlanReady, Progress, Sample, Side, Summary
 from zmigrate.engine.history import History, Recorder
@@ -38,15 +39,19 @@ class Clock:
 
 
 def record(path: Path, plan: Plan, events: Iterable[object], start: float) -> int:
-    """Run `events` (after PlanReady) through a Recorder into the store; returns the job id."""
+    """Run `events` (after PlanReady) through a Recorder into the store, with the verdicts the
+    job's Diagnoser adds (the final one before a success); returns the job id."""
     clock = Clock(start)
     rec = Recorder(History(path), clock=clock, background=False, owns_history=True)
-    rec(PlanReady(plan))
-    for event in events:
+    diagnoser = Diagnoser(rec)
+    for event in (PlanReady(plan), *events):
         t = getattr(event, "t", None)
         if isinstance(t, float):
             clock.now = start + t
+        if isinstance(event, Finished):
+            diagnoser.finish()  # as the job does before its summary (not when it fails)
         rec(event)
+        diagnoser(event)
     assert rec.job_id is not None and rec.finished and not rec.failed
     return rec.job_id
 

@@ -24,6 +24,7 @@ from zmigrate.engine.doctor import (
     ProcessCpu,
     StageResult,
     StageStarted,
+    advise,
 )
 from zmigrate.engine.hosts import Host, LocalHost
 from zmigrate.engine.plan import Options, Transport
@@ -59,11 +60,10 @@ class FakeDoctor:
         for s in self.stages:
             emit(StageStarted(s.name, s.title, self.kw["seconds"]))
             emit(s)
+        slowest = self.stages[3]
         return DoctorReport("r1", "src", "dst", Transport.TCP, self.kw["seconds"], self.stages,
-                            "destination_write", 135 * MiB,
-                            ("the destination pool writes at 135 MiB/s",
-                             "give the receiver a buffer of at least 5 s of stream: 675 MiB at "
-                             "135 MiB/s (--buffer 704M)"))
+                            slowest.name, slowest.rate,
+                            advise(list(self.stages), slowest, Transport.TCP))
 
     def cancel(self) -> None:
         self.cancelled.set()
@@ -83,10 +83,14 @@ def test_bars_bottleneck_and_buffer_reach_the_transport_page(qtbot: QtBot,
     dialog = page.open_doctor()
     assert dialog is not None
     assert dialog.ui.seconds_spin.value() == 10
+    # The write test is on by default (the destination is often the slowest stage).
+    assert dialog.ui.write_check.isChecked()
+    assert "always destroys it" in dialog.ui.write_warning.text()
+    assert "at most 10% of the free space" in dialog.ui.write_warning.text()
+    dialog.ui.write_check.setChecked(False)
     assert "Off" in dialog.ui.write_warning.text()
     dialog.ui.write_check.setChecked(True)
-    assert "always destroys it" in dialog.ui.write_warning.text()
-    assert f"backup/{TEMP_PREFIX}" in dialog.ui.write_warning.text()
+    assert f"{TEMP_PREFIX}… under backup on" in dialog.ui.write_warning.text()
     with qtbot.waitSignal(dialog.finished_run, timeout=5000):
         dialog.run()
     chart = dialog.chart
@@ -97,7 +101,10 @@ def test_bars_bottleneck_and_buffer_reach_the_transport_page(qtbot: QtBot,
     assert "bottleneck" in chart.labels[3].textItem.toPlainText()
     assert "135 MiB/s" in dialog.ui.expected_label.text()
     assert "ssh used 99% of a core" in dialog.ui.cpu_label.text()
-    assert "--buffer 704M" in dialog.ui.advice_label.text()
+    advice = dialog.ui.advice_label.text()
+    assert "The destination pool writes at 135 MiB/s" in advice
+    assert "(set Buffer size to 704M on the Transport and tuning page)" in advice
+    assert "--" not in advice
     assert dialog.ui.buffer_button.isEnabled()
     dialog.ui.buffer_button.click()
     assert five_second_buffer(135 * MiB) == 704 * MiB

@@ -11,9 +11,11 @@ from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 from replay_trace import load_trace
 
+from zmigrate.engine.diagnosis import Bottleneck
 from zmigrate.engine.history import History
 from zmigrate.engine.units import MiB
-from zmigrate.gui.models.job_table_model import BYTES, RATE, ROUTE, SORT_ROLE, START
+from zmigrate.gui import markup, words
+from zmigrate.gui.models.job_table_model import BYTES, RATE, ROUTE, SORT_ROLE, START, VERDICT
 from zmigrate.gui.windows.history_window import HistoryWindow
 
 pytestmark = pytest.mark.gui
@@ -99,6 +101,23 @@ def test_opening_a_job_draws_the_stored_points(window: HistoryWindow, qtbot: QtB
     qtbot.waitUntil(lambda: w.job_view.job is not None
                     and w.job_view.job.id == store["failed"], timeout=5000)
     assert "out of space" in w.job_view.ui.error_label.text()
+
+
+def test_verdicts_are_the_wizards_words(window: HistoryWindow, qtbot: QtBot,
+                                        store: dict[str, int]) -> None:
+    """The Diagnoser's verdicts are stored as data and worded here, never as CLI flags."""
+    w = window
+    cells = column(w, VERDICT)
+    assert set(cells) <= {words.bottleneck(b) for b in Bottleneck}, cells
+    tips = [w.proxy.index(r, VERDICT).data(Qt.ItemDataRole.ToolTipRole) for r in range(3)]
+    assert all(t[:1].isupper() and "--" not in t for t in tips), tips
+    w.select_ids([store["slow"]])
+    qtbot.waitUntil(lambda: w.job_view.job is not None and not w.detail_loading, timeout=5000)
+    job = w.job_view.job
+    assert job is not None
+    headline = words.stored_verdict(job)
+    assert headline is not None and headline[:1].isupper() and "--" not in headline
+    assert markup.escape(headline) in w.job_view.ui.facts_label.text()
 
 
 def test_compare_overlays_two_jobs(window: HistoryWindow, qtbot: QtBot,

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from every_kind import network, replay
 from pytestqt.qtbot import QtBot
 from replay_trace import load_trace
 
+from zmigrate.engine.diagnosis import Bottleneck
 from zmigrate.engine.errors import TransferError
 from zmigrate.engine.events import Failed, Finished, LogLine, Sample, Side
 from zmigrate.engine.hosts import LocalHost
 from zmigrate.engine.job import Job, Request
+from zmigrate.engine.plan import Transport
 from zmigrate.engine.samples import SampleStore
 from zmigrate.gui.job_bridge import JobBridge
 from zmigrate.gui.pages.done_page import DonePage
@@ -21,16 +23,6 @@ from zmigrate.gui.session import Session
 from zmigrate.gui.settings import Settings
 
 pytestmark = pytest.mark.gui
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """Shaped like the verdict events the diagnosis feature will send."""
-
-    kind: str
-    text: str
-    advice: str
-    confidence: float
 
 
 @pytest.fixture
@@ -86,11 +78,15 @@ def test_verdict_banner_appears_on_both_pages(
     session, transfer, done, bridge = pages
     bridge.on_event(object())  # an unknown kind of event is ignored
     assert transfer.ui.verdict_frame.isHidden()
-    bridge.on_event(Verdict("network", "The network is the bottleneck",
-                            "Try a faster link or compression.", 0.8))
+    verdict = replay(network(), Transport.SSH)  # the engine's, on a sender-full trace
+    assert verdict.kind is Bottleneck.NETWORK
+    bridge.on_event(verdict)
     assert not transfer.ui.verdict_frame.isHidden()
-    assert "network is the bottleneck" in transfer.ui.verdict_label.text()
-    assert "80%" in transfer.ui.verdict_label.text()
+    banner = transfer.ui.verdict_label.text()
+    assert "SSH carries only 40 MiB/s" in banner
+    assert f"(confidence {verdict.confidence:.0%})" in banner
+    assert "<li>Choose Direct TCP instead of Through SSH on the Transport and tuning page" in banner
+    assert "--" not in banner
     bridge.on_event(Failed(TransferError("the receiver failed (exit 1): out of space",
                                          host="lab-dst", fix="free space on the destination")))
     done.initializePage()
@@ -115,8 +111,9 @@ def test_a_transfer_shorter_than_a_status_line_ends_with_rates_points_and_a_verd
         qtbot: QtBot, pages: tuple[Session, TransferPage, DonePage, JobBridge]) -> None:
     """What the engine emits for a ~1 s run: one point per side from each mbuffer's summary,
     the final Progress at the average rate, and the real Diagnoser's final verdict."""
-    from zmigrate.engine.diagnosis import TOO_SHORT, Diagnoser
+    from zmigrate.engine.diagnosis import Diagnoser
     from zmigrate.engine.events import Progress, Summary
+    from zmigrate.engine.findings import FindingKind
 
     session, transfer, done, bridge = pages
     rate, total = 40 * 2**20, 4 * 2**20
@@ -127,7 +124,7 @@ def test_a_transfer_shorter_than_a_status_line_ends_with_rates_points_and_a_verd
     for e in list(events):
         diagnoser(e)
     verdict = diagnoser.finish()
-    assert verdict.text == TOO_SHORT
+    assert verdict.finding.kind is FindingKind.TOO_SHORT
     events.append(Finished(Summary(total, 0.1, rate, 0, 1, 1, None,
                                    extra={"verdict": verdict.to_json()})))
     with qtbot.waitSignal(transfer.ended, timeout=5000):
@@ -141,4 +138,5 @@ def test_a_transfer_shorter_than_a_status_line_ends_with_rates_points_and_a_verd
     assert "verified" in done.ui.result_label.text()
     assert done.ui.bytes_value.text().startswith("4")
     banner = done.ui.verdict_label.text()
-    assert "too short to judge" in banner and "not enough data" not in banner
+    assert "The transfer was too short to judge" in banner
+    assert "Not enough data" not in banner and "confidence" not in banner

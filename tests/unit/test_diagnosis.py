@@ -1,4 +1,8 @@
-"""Unit tests for engine.diagnosis: verdicts on traces shaped like the field notes' figures."""
+"""Unit tests for engine.diagnosis: verdicts on traces shaped like the field notes' figures.
+
+A verdict is data; what it says is checked here in the CLI's words (cli/words.py), which name
+its flags. tests/gui/test_words_faces.py checks the wizard's words for every kind.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from zmigrate.cli import words
 from zmigrate.engine.diagnosis import (
     HISTORY_MAX,
     Bottleneck,
@@ -19,6 +24,7 @@ from zmigrate.engine.diagnosis import (
     diagnose,
 )
 from zmigrate.engine.events import PlanReady, Sample, Side
+from zmigrate.engine.findings import Advice, AdviceKind, FindingKind
 from zmigrate.engine.plan import Options, Plan, Transport
 from zmigrate.engine.units import MiB
 
@@ -48,7 +54,15 @@ def both(send: list[Sample], recv: list[Sample]) -> list[Sample]:
 
 
 def advice_text(v: Verdict) -> str:
-    return "\n".join(v.advice)
+    return "\n".join(words.advice(a) for a in v.advice)
+
+
+def text(v: Verdict) -> str:
+    return words.finding(v.finding)
+
+
+def kinds(v: Verdict) -> list[AdviceKind]:
+    return [a.kind for a in v.advice]
 
 
 # -- the field notes' cases ---------------------------------------------------------------------
@@ -73,11 +87,14 @@ def test_seed_receiver_starved_in_bursts_is_bursty_receive_with_5s_buffer() -> N
 
 
 def test_buffer_advice_matches_the_5s_rule() -> None:
-    assert buffer_advice(115 * MiB) == (
-        "give the receiver a buffer of at least 5 s of stream: 575 MiB at 115 MiB/s "
+    advice = buffer_advice(115 * MiB)
+    assert advice == Advice(AdviceKind.RECEIVE_BUFFER,
+                            {"rate": 115 * MiB, "seconds": 5.0, "size": 576 * MiB})
+    assert words.advice(advice) == (
+        "Give the receiver a buffer of at least 5 s of stream: 575 MiB at 115 MiB/s "
         "(--buffer 576M)")
-    assert buffer_advice(10 * MiB).endswith("(--buffer 64M)")
-    assert buffer_advice(204.8 * MiB).endswith("(--buffer 1G)")
+    assert words.advice(buffer_advice(10 * MiB)).endswith("(--buffer 64M)")
+    assert words.advice(buffer_advice(204.8 * MiB)).endswith("(--buffer 1G)")
 
 
 def test_receive_buffer_swinging_full_and_empty_is_bursty() -> None:
@@ -88,7 +105,9 @@ def test_receive_buffer_swinging_full_and_empty_is_bursty() -> None:
     v = diagnose(both(send, recv))
     assert v.kind is Bottleneck.BURSTY_RECEIVE
     assert 0.7 <= v.confidence <= 0.9
-    assert "(--buffer" in v.advice[0]
+    assert v.finding.kind is FindingKind.RECEIVE_SWINGS
+    assert v.advice[0].kind is AdviceKind.RECEIVE_BUFFER
+    assert "(--buffer" in words.advice(v.advice[0])
 
 
 def test_seed_netcat_sender_full_is_network_bound() -> None:
@@ -101,8 +120,9 @@ def test_seed_netcat_sender_full_is_network_bound() -> None:
     text = advice_text(v)
     assert "ip link set dev IFACE mtu 9000 on both ends" in text
     assert "ethtool -G IFACE rx 2048 tx 2048" in text
-    assert "check the CPU of the transport process" in text
+    assert "Check the CPU of the transport processes" in text
     assert "--transport tcp" not in text  # it is already tcp
+    assert AdviceKind.USE_TCP not in kinds(v)
     assert v.evidence["send_fill_mean"] == 100
     assert v.evidence["send_rate"] == pytest.approx(103 * MiB, rel=0.01)
 
@@ -113,10 +133,13 @@ def test_network_bound_over_ssh_advises_tcp_and_a_fast_cipher() -> None:
     recv = trace(Side.RECEIVE, 20, 32.5, 32.5, lambda i: i % 2)
     v = diagnose(both(send, recv), transport=Transport.SSH)
     assert v.kind is Bottleneck.NETWORK
-    assert "ssh carries only 32.5 MiB/s" in v.text
-    text = advice_text(v)
-    assert "use --transport tcp instead of ssh" in text
-    assert "aes128-gcm@openssh.com" in text
+    assert v.finding.kind is FindingKind.SEND_FULL
+    assert v.finding.word("transport") == "ssh"
+    assert "ssh carries only 32.5 MiB/s" in text(v)
+    advice = advice_text(v)
+    assert "Use --transport tcp instead of ssh" in advice
+    assert "--ssh-option Ciphers=aes128-gcm@openssh.com" in advice
+    assert kinds(v)[:2] == [AdviceKind.USE_TCP, AdviceKind.TRY_CIPHER]
 
 
 def test_network_bound_relay_names_this_computers_link() -> None:
@@ -124,10 +147,11 @@ def test_network_bound_relay_names_this_computers_link() -> None:
     recv = trace(Side.RECEIVE, 20, 40, 40, lambda i: i % 2)
     v = diagnose(both(send, recv), transport=Transport.RELAY)
     assert v.kind is Bottleneck.NETWORK
-    assert "this computer's link (the relay) carries only 40 MiB/s" in v.text
-    text = advice_text(v)
-    assert "--transport tcp (or ssh) skips this computer" in text
-    assert "mtu 9000" not in text
+    assert "this computer's link (the relay) carries only 40 MiB/s" in text(v)
+    advice = advice_text(v)
+    assert "--transport tcp (or ssh) skips this computer" in advice
+    assert "mtu 9000" not in advice
+    assert kinds(v) == [AdviceKind.RELAY_PATH, AdviceKind.RELAY_BYPASS, AdviceKind.RELAY_NEARBY]
 
 
 def test_seed_zfs_send_at_180_is_source_bound() -> None:
@@ -139,10 +163,12 @@ def test_seed_zfs_send_at_180_is_source_bound() -> None:
     v = diagnose(both(send, recv))
     assert v.kind is Bottleneck.SOURCE
     assert 0.7 <= v.confidence <= 0.95
-    text = advice_text(v)
-    assert "zfs send SNAPSHOT > /dev/null" in text
-    assert "zpool iostat" in text
-    assert v.text.endswith("at 180 MiB/s")
+    advice = advice_text(v)
+    assert "zfs send SNAPSHOT > /dev/null" in advice
+    assert "zpool iostat" in advice
+    assert v.finding.kind is FindingKind.BOTH_EMPTY
+    assert v.finding.num("rate") == pytest.approx(180 * MiB, rel=0.01)
+    assert text(v).endswith("at 180 MiB/s")
 
 
 def test_rate_limited_at_20m() -> None:
@@ -151,8 +177,9 @@ def test_rate_limited_at_20m() -> None:
     v = diagnose(both(send, recv), rate_limit=20 * MiB)
     assert v.kind is Bottleneck.RATE_LIMITED
     assert 0.85 <= v.confidence <= 0.95
-    assert "20M" in advice_text(v)
-    assert "20 MiB/s" in v.text
+    assert v.advice == (Advice(AdviceKind.RAISE_RATE_LIMIT, {"rate_limit": 20 * MiB}),)
+    assert advice_text(v) == "Raise or drop --bwlimit (now 20M) to go faster"
+    assert text(v) == "The transfer runs at the --bwlimit cap of 20 MiB/s"
     assert v.evidence["rate_limit"] == 20 * MiB
     # The same trace without a limit reads as a slow source.
     assert diagnose(both(send, recv)).kind is Bottleneck.SOURCE
@@ -166,6 +193,8 @@ def test_receiver_full_is_destination_bound() -> None:
     v = diagnose(both(send, recv))
     assert v.kind is Bottleneck.DESTINATION
     assert 0.8 <= v.confidence <= 1.0
+    assert kinds(v) == [AdviceKind.DESTINATION_SLOW, AdviceKind.WRITE_TEST,
+                        AdviceKind.DESTINATION_VDEVS]
     assert "zpool iostat -v 1" in advice_text(v)
     assert "--write-test" in advice_text(v)
 
@@ -175,15 +204,17 @@ def test_half_full_buffers_are_balanced() -> None:
     recv = trace(Side.RECEIVE, 30, 80, 80, 40)
     v = diagnose(both(send, recv))
     assert v.kind is Bottleneck.NONE
+    assert v.finding.kind is FindingKind.BALANCED and v.advice == ()
     assert v.confidence <= 0.4
 
 
 def test_not_enough_data_yet() -> None:
     v = diagnose(trace(Side.SEND, 1, 100, 100, 100))
     assert v.kind is Bottleneck.NONE
-    assert v.text == "not enough data yet"
+    assert v.finding.kind is FindingKind.NOT_ENOUGH_DATA
+    assert text(v) == "Not enough data yet"
     assert v.confidence == 0
-    assert diagnose([]).text == "not enough data yet"
+    assert diagnose([]).finding.kind is FindingKind.NOT_ENOUGH_DATA
 
 
 def test_short_traces_are_less_certain() -> None:
@@ -200,7 +231,8 @@ def test_a_large_receive_buffer_filling_up_is_the_destination() -> None:
     recv = trace(Side.RECEIVE, 8, 112, lambda i: 99 if i % 2 else 0, lambda i: 7 + 2.3 * i)
     v = diagnose(both(send, recv))
     assert v.kind is Bottleneck.DESTINATION
-    assert "fills up" in v.text and "49.5 MiB/s" in v.text
+    assert v.finding.kind is FindingKind.RECEIVE_FILLING
+    assert v.finding.num("rate") == pytest.approx(49.5 * MiB)
 
 
 def test_a_backlog_draining_after_the_last_byte_arrived_is_the_destination() -> None:
@@ -304,16 +336,33 @@ def test_diagnoser_memory_is_bounded() -> None:
     assert final.evidence["seconds"] > 5000
 
 
-def test_to_json_is_the_verdict_event() -> None:
+def test_to_json_is_the_verdict_event_and_reads_back() -> None:
     v = diagnose(seed_bursty_receive())
     data = json.loads(json.dumps(v.to_json()))
     assert data["event"] == "verdict"
     assert data["kind"] == "bursty_receive"
-    assert isinstance(data["advice"], list)
-    assert data["advice"]
+    assert data["finding"]["kind"] == "receive_starved"
+    assert data["finding"]["figures"]["empties"] >= 20
+    assert [a["kind"] for a in data["advice_items"]] == ["receive_buffer", "receive_txg"]
+    assert data["advice_items"][0]["figures"]["size"] == 576 * MiB
+    assert "text" not in data and "advice" not in data  # words are the faces'
     assert data["evidence"]["receive_in_rate"] == pytest.approx(0.75 * 113 * MiB, rel=0.01)
     assert data["final"] is False
     assert data["t"] == pytest.approx(29.5)
+    assert Verdict.from_json(data) == v
+    assert Verdict.from_json({"kind": "network", "text": "an older record"}) is None
+    assert Verdict.from_json({"kind": "no such kind", "finding": {"kind": "balanced"}}) is None
+
+
+def test_the_cli_json_adds_its_words() -> None:
+    """`text` and `advice` (strings, for scripts written against them) next to the data."""
+    data = words.verdict_json(diagnose(seed_bursty_receive()).to_json())
+    assert list(data)[:4] == ["event", "kind", "text", "advice"]
+    assert data["text"].startswith("The receive buffer ran empty ")
+    assert data["advice"][0].endswith("(--buffer 576M)")
+    assert [a["kind"] for a in data["advice_items"]] == ["receive_buffer", "receive_txg"]
+    old = {"event": "verdict", "kind": "network", "text": "kept as it was"}
+    assert words.verdict_json(old) == old
 
 
 @given(st.lists(st.tuples(st.booleans(), st.floats(0, 1e10), st.floats(0, 1e10),
@@ -327,10 +376,13 @@ def test_diagnose_never_fails_and_confidence_is_a_share(
     assert 0.0 <= v.confidence <= 1.0
     assert isinstance(v.kind, Bottleneck)
     assert all(math.isfinite(x) for x in v.evidence.values())
+    for sentence in (text(v), *(words.advice(a) for a in v.advice)):
+        assert sentence[:1].isupper(), sentence
 
 
 def test_a_finished_transfer_with_too_few_samples_was_too_short_to_judge() -> None:
     v = diagnose(both(trace(Side.SEND, 1, 100, 100, 100), trace(Side.RECEIVE, 1, 100, 100, 0)),
                  final=True)
     assert v.kind is Bottleneck.NONE and v.final
-    assert v.text == "the transfer was too short to judge"
+    assert v.finding.kind is FindingKind.TOO_SHORT
+    assert text(v) == "The transfer was too short to judge"

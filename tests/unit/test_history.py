@@ -19,7 +19,9 @@ from pathlib import Path
 import pytest
 
 from zmigrate.cli import main as cli
+from zmigrate.cli import words
 from zmigrate.engine import history
+from zmigrate.engine.diagnosis import Bottleneck, Verdict, diagnose
 from zmigrate.engine.errors import CancelledError, TransferError
 from zmigrate.engine.events import (
     Failed,
@@ -73,11 +75,21 @@ class FakeClock:
 
 
 @dataclass(frozen=True)
-class Verdict:
-    """What diagnosis.py will emit: any later event kind with .kind and .text."""
+class TextVerdict:
+    """An event of another kind with .kind and .text: recorded as a verdict with its text."""
 
     kind: str
     text: str
+
+
+def network_verdict() -> Verdict:
+    """The engine's verdict on a tcp run whose sender's buffer is full and receiver's empty."""
+    samples = [Sample(i / 2, side, RATE, RATE, int(RATE * i / 2),
+                      100.0 if side is Side.SEND else 0.0)
+               for i in range(40) for side in (Side.SEND, Side.RECEIVE)]
+    verdict = diagnose(samples, transport=Transport.TCP)
+    assert verdict.kind is Bottleneck.NETWORK
+    return verdict
 
 
 RATE = 100 * 2**20
@@ -145,7 +157,8 @@ def test_a_whole_run_is_recorded(store: History) -> None:
     rec(StageChanged("sending", "step 1/1: full"))
     rec(LogLine("lab-dst", Side.RECEIVE, "receiving full stream"))
     done = feed_run(rec, clock, 120)
-    rec(Verdict("network", "the network is the bottleneck: both buffers stay full"))
+    verdict = network_verdict()
+    rec(verdict)
     rec(Finished(summary(done, 120.0)))
     assert rec.finished
 
@@ -163,8 +176,9 @@ def test_a_whole_run_is_recorded(store: History) -> None:
     assert job.bytes == done
     assert job.avg_rate == pytest.approx(done / 120.0)
     assert job.verdict == "network"
-    assert job.verdict_text is not None
-    assert job.verdict_text.startswith("the network")
+    assert job.verdict_text is None  # the verdict is data: each face words it when shown
+    assert Verdict.from_json(job.verdict_data) == verdict
+    assert words.stored_verdict(job) == words.finding(verdict.finding)
     assert job.summary is not None
     assert job.summary["source_guid"] == 42
     assert job.ended is not None
@@ -186,6 +200,19 @@ def test_verdict_from_summary_extra(store: History) -> None:
     job = store.job(1)
     assert (job.verdict, job.verdict_text) == ("source-disk", "zfs send is slow")
     assert job.verdict_data == {"kind": "source-disk", "text": "zfs send is slow"}
+
+
+def test_an_event_with_kind_and_text_keeps_its_text(store: History) -> None:
+    """Records made before verdicts were data (or by other event kinds) keep their words."""
+    clock = FakeClock()
+    rec = Recorder(store, clock=clock, background=False)
+    rec(PlanReady(make_plan()))
+    done = feed_run(rec, clock, 10)
+    rec(TextVerdict("network", "the network is the bottleneck"))
+    rec(Finished(summary(done, 10.0)))
+    job = store.job(1)
+    assert (job.verdict, job.verdict_text) == ("network", "the network is the bottleneck")
+    assert words.stored_verdict(job) == "the network is the bottleneck"
 
 
 def test_failed_and_cancelled_jobs(store: History) -> None:
@@ -438,7 +465,7 @@ def test_cli_history_list_show_and_export(store: History, tmp_path: Path) -> Non
     rec = Recorder(store, clock=clock, background=False)
     rec(PlanReady(make_plan()))
     done = feed_run(rec, clock, 60)
-    rec(Verdict("network", "the network is the bottleneck"))
+    rec(network_verdict())
     rec(Finished(summary(done, 60.0)))
 
     out, err = io.StringIO(), io.StringIO()
@@ -454,6 +481,7 @@ def test_cli_history_list_show_and_export(store: History, tmp_path: Path) -> Non
     assert cli.main(["history", "show", "1"], out, err) == 0
     text = out.getvalue()
     assert "zfs send tank/data@s1" in text
+    assert "verdict      network: The send buffer is 100% full" in text
     assert "# on lab-dst:" in text
     assert "verified" in text
 

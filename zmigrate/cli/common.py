@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any, Protocol, TextIO
 
+from ..engine.diagnosis import Verdict
 from ..engine.errors import CancelledError, InvalidNameError, PreflightError, ZmigrateError
 from ..engine.events import (
     DatasetState,
@@ -31,6 +32,7 @@ from ..engine.hosts import Host
 from ..engine.job import Job
 from ..engine.ssh import HostKeyDecision, HostKeyInfo, HostSpec, Prompts, connect
 from ..engine.units import format_rate, format_size
+from . import words
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
 
@@ -161,10 +163,15 @@ def event_to_json(event: object) -> dict[str, Any] | None:
         return {"event": "log", "host": event.host, "side": event.side.value, "text": event.text}
     if isinstance(event, Finished):
         s = event.summary
+        extra = dict(s.extra)
+        if isinstance(extra.get("verdict"), dict):
+            extra["verdict"] = words.verdict_json(extra["verdict"])
         return {"event": "done", "bytes": s.bytes, "seconds": s.seconds, "rate": s.rate,
                 "receive_empty_count": s.receive_empty_count, "source_guid": s.source_guid,
                 "destination_guid": s.destination_guid, "hash_match": s.hash_match,
-                "verified": s.verified, "snapshots": list(s.snapshots_sent), **s.extra}
+                "verified": s.verified, "snapshots": list(s.snapshots_sent), **extra}
+    if isinstance(event, Verdict):
+        return words.verdict_json(event.to_json())
     if isinstance(event, Failed):
         return error_json(event.error, cancelled=event.cancelled)
     to_json = getattr(event, "to_json", None)
@@ -279,6 +286,9 @@ def run_job(job: Runnable, out: TextIO, err: TextIO, as_json: bool,
                   + (f", receive buffer ran empty {s.receive_empty_count}x"
                      if s.receive_empty_count else "")
                   + _mbuffer_text(s.extra.get("mbuffers")), file=out)
+            verdict = Verdict.from_json(s.extra.get("verdict"))
+            if verdict is not None:
+                print("\n".join(words.verdict_lines(verdict)), file=out)
         return EXIT_OK
     error = job.error or ZmigrateError("the job ended without a result")
     if not as_json:

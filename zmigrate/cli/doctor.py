@@ -21,6 +21,7 @@ from ..engine.hosts import Host
 from ..engine.plan import Options, Transport
 from ..engine.ssh import HostSpec
 from ..engine.units import format_rate
+from . import words
 from .common import (
     EXIT_CANCELLED,
     EXIT_ERROR,
@@ -82,7 +83,7 @@ def format_table(report: DoctorReport) -> str:
         title = s.title if s.in_path else f"({s.title})"
         cpu = " / ".join("-" if h.busy is None else f"{h.busy:.0f}%" for h in s.cpu) or "-"
         bound = s.cpu_bound
-        notes = [s.error and f"error: {s.error}", s.note,
+        notes = [s.error and f"error: {s.error}", words.stage_note(s),
                  bound and f"{bound.name} {bound.cpu:.0f}% of a core on {bound.host}"]
         if not bound:
             busiest = s.busiest
@@ -106,14 +107,17 @@ def format_table(report: DoctorReport) -> str:
                          "transfer runs at most that fast, maybe slower (not measured below)")
     if report.unmeasured:
         lines.append("not measured:")
-        lines += [f"  - {u}" for u in report.unmeasured]
+        for name in report.unmeasured:
+            st = report.stage(name)
+            why = (st.error or words.stage_note(st)) if st is not None else ""
+            lines.append(f"  - {st.title if st else name}" + (f": {why}" if why else ""))
     unread = dict.fromkeys(f"{h.host}: {what}" for s in report.stages for h in s.cpu
                            for what in h.unread)
     if unread:
         lines.append("not read: " + "; ".join(unread))
     if report.advice:
         lines.append("advice:")
-        lines += [f"  - {a}" for a in report.advice]
+        lines += [f"  - {words.advice(a)}" for a in report.advice]
     return "\n".join(lines)
 
 
@@ -134,7 +138,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     def on_event(event: object) -> None:
         if isinstance(event, StageResult):
             if args.json:
-                out.write(json.dumps(event.to_json()) + "\n")
+                out.write(json.dumps(words.stage_json(event)) + "\n")
                 out.flush()
         elif isinstance(event, StageStarted) and not args.json:
             print(f"measuring {event.title} for {event.seconds:g} s...", file=err)
@@ -178,7 +182,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         report = box["report"]
         assert isinstance(report, DoctorReport)
         if args.json:
-            out.write(json.dumps(report.to_json()) + "\n")
+            out.write(json.dumps(words.report_json(report)) + "\n")
         else:
             print(format_table(report), file=out)
         if report.cancelled:

@@ -9,6 +9,7 @@ from typing import TextIO
 
 from ..engine.history import OUTCOMES, History, JobRecord, default_path
 from ..engine.units import format_rate, format_size
+from . import words
 from .common import EXIT_OK
 
 
@@ -62,7 +63,9 @@ def _list(store: History, args: argparse.Namespace, out: TextIO) -> int:
     jobs = store.jobs(limit=args.limit, filter=args.filter, outcome=args.outcome)
     if args.json:
         for job in jobs:
-            print(json.dumps(job.to_json(), default=str), file=out)
+            data = job.to_json()
+            data["verdict_text"] = words.stored_verdict(job)  # worded from the verdict's data
+            print(json.dumps(data, default=str), file=out)
         return EXIT_OK
     if not jobs:
         print(f"no transfers recorded yet (history: {store.path})", file=out)
@@ -100,9 +103,9 @@ def _show(store: History, args: argparse.Namespace, out: TextIO, err: TextIO) ->
         + (f" of about {format_size(job.estimate)}" if job.estimate else ""),
         f"  avg rate     {format_rate(job.avg_rate)}",
     ]
-    if job.verdict or job.verdict_text:
-        lines.append(f"  verdict      {job.verdict or ''}"
-                     + (f": {job.verdict_text}" if job.verdict_text else ""))
+    text = words.stored_verdict(job)
+    if job.verdict or text:
+        lines.append(f"  verdict      {job.verdict or ''}" + (f": {text}" if text else ""))
     if job.error:
         lines.append("  error        " + job.error.replace("\n", "\n               "))
     if job.outcome == "interrupted":

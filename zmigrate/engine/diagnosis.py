@@ -10,10 +10,12 @@ stage *before* it is the slower one. So:
 - receiver swings between full and empty, or runs empty again and again while it drains far
   faster than it is fed and the sender still has a backlog -> zfs receive is bursty (one big
   read per transaction group): give it about 5 s of stream in its buffer;
-- the sender's read rate sits at --bwlimit -> the limit is the user's own cap.
+- the sender's read rate sits at the rate limit -> the limit is the user's own cap.
 
 Pure engine code: no Qt, no I/O. `diagnose` judges a list of samples; `Diagnoser` is the job
 observer that keeps a bounded history and emits a `Verdict` every few seconds of sample time.
+A verdict is data (findings.py): its headline and its advice are kinds with figures, which each
+face words in its own terms (the CLI names its flags, the GUI its controls).
 """
 
 from __future__ import annotations
@@ -28,8 +30,9 @@ from enum import StrEnum
 from typing import Any
 
 from .events import PlanReady, Sample, Side
+from .findings import Advice, AdviceKind, Finding, FindingKind
 from .plan import Transport
-from .units import MiB, format_rate, format_size, size_arg
+from .units import MiB
 
 # -- thresholds (percent of buffer fill unless said otherwise) ----------------------------------
 FULL = 90.0  # a sample at or above this is "full"
@@ -39,14 +42,13 @@ LOW = 20.0  # a mean fill at or below this: the buffer is mostly empty, the stag
 RISE = 10.0  # a receive buffer whose fill grows this much over the window is filling up
 DRAINING = 0.3  # ... or spends this share of the time draining a backlog after the input ended
 SWING_SHARE = 0.10  # bursty when at least this share of samples is full AND this share empty
-RATE_TOLERANCE = 0.10  # rate-limited when the sender reads within 10 % of --bwlimit
+RATE_TOLERANCE = 0.10  # rate-limited when the sender reads within 10 % of the rate limit
 BURST_RATIO = 1.5  # receiver drains in bursts: its peak out-rate >= 1.5x its mean in-rate
 MIN_EMPTIES = 3  # "many" times empty within one window (the field notes saw 240 in 10 min)
 MIN_SAMPLES = 4  # per side, about 2 s of mbuffer's 2 Hz status
 FULL_COVERAGE = 10.0  # seconds of samples after which confidence is no longer scaled down
 BUFFER_SECONDS = 5.0  # zfs receive gaps: hold 5 s of stream on the receiver (field notes)
-BUFFER_ROUND = 64 * MiB  # round the suggested --buffer up to a multiple of this
-TOO_SHORT = "the transfer was too short to judge"
+BUFFER_ROUND = 64 * MiB  # round the suggested receive buffer up to a multiple of this
 HISTORY_MAX = 1200  # samples per side kept for the final verdict (decimated beyond that)
 
 
@@ -63,28 +65,56 @@ class Bottleneck(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
-    """What limits the transfer, why we think so, and what to do about it."""
+    """What limits the transfer (`kind`), what the buffers show (`finding`), what to do about
+    it (`advice`), on which figures (`evidence`) and how sure (`confidence`, 0..1)."""
 
     kind: Bottleneck
-    text: str
-    advice: tuple[str, ...] = ()
+    finding: Finding
+    advice: tuple[Advice, ...] = ()
     evidence: dict[str, float] = field(default_factory=dict)
     confidence: float = 0.0
     final: bool = False
     t: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
-        """The --json form: rates in bytes/s, sizes in bytes, times in seconds."""
+        """The data of the --json form: rates in bytes/s, sizes in bytes, times in seconds.
+
+        No words: the CLI adds `text` and `advice` (its wording of `finding` and
+        `advice_items`) before it prints the event.
+        """
         return {
             "event": "verdict",
             "kind": self.kind.value,
-            "text": self.text,
-            "advice": list(self.advice),
+            "finding": self.finding.to_json(),
+            "advice_items": [a.to_json() for a in self.advice],
             "evidence": dict(self.evidence),
             "confidence": round(self.confidence, 3),
             "final": self.final,
             "t": self.t,
         }
+
+    @classmethod
+    def from_json(cls, data: object) -> Verdict | None:
+        """The verdict back from `to_json` (e.g. out of the history), or None for anything
+        else (an older record without its finding, a kind this version does not know)."""
+        if not isinstance(data, dict):
+            return None
+        finding = Finding.from_json(data.get("finding"))
+        try:
+            kind = Bottleneck(str(data.get("kind")))
+        except ValueError:
+            return None
+        if finding is None:
+            return None
+        items = data.get("advice_items")
+        advice = [Advice.from_json(a) for a in items] if isinstance(items, list) else []
+        evidence = data.get("evidence")
+        t, confidence = data.get("t"), data.get("confidence")
+        return cls(kind, finding, tuple(a for a in advice if a is not None),
+                   {str(k): float(v) for k, v in evidence.items()
+                    if isinstance(v, int | float)} if isinstance(evidence, dict) else {},
+                   float(confidence) if isinstance(confidence, int | float) else 0.0,
+                   data.get("final") is True, float(t) if isinstance(t, int | float) else 0.0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,61 +177,38 @@ def suggested_buffer(rate: float, seconds: float = BUFFER_SECONDS) -> int:
     return max(1, math.ceil(rate * seconds / BUFFER_ROUND)) * BUFFER_ROUND
 
 
-def buffer_advice(rate: float, seconds: float = BUFFER_SECONDS) -> str:
-    """The 5-second receive buffer rule as advice, e.g. for 115 MiB/s:
-    "give the receiver a buffer of at least 5 s of stream: 575 MiB at 115 MiB/s (--buffer 576M)".
-    """
-    need = rate * seconds
-    arg = size_arg(suggested_buffer(rate, seconds))
-    return (f"give the receiver a buffer of at least {seconds:g} s of stream: "
-            f"{need / MiB:.0f} MiB at {rate / MiB:.0f} MiB/s (--buffer {arg})")
+def buffer_advice(rate: float, seconds: float = BUFFER_SECONDS) -> Advice:
+    """The 5-second receive buffer rule as advice: hold `seconds` of stream at `rate` bytes/s
+    in a receive buffer of `size` bytes (suggested_buffer), e.g. 576 MiB for 115 MiB/s."""
+    return Advice(AdviceKind.RECEIVE_BUFFER,
+                  {"rate": rate, "seconds": seconds, "size": suggested_buffer(rate, seconds)})
 
 
-def _network_advice(transport: Transport | None) -> tuple[str, ...]:
-    ssh = (
-        "use --transport tcp instead of ssh (cleartext: trusted networks only)",
-        "try cipher aes128-gcm@openssh.com (--ssh-option Ciphers=aes128-gcm@openssh.com)",
-    )
-    wire = (
-        "jumbo frames: ip link set dev IFACE mtu 9000 on both ends",
-        "larger NIC rings: ethtool -G IFACE rx 2048 tx 2048",
-        "check the CPU of the transport process (ssh, mbuffer): one core at 100 % caps the stream",
-        "measure each stage alone: zmigrate doctor SRC DST",
-    )
+CIPHER = "aes128-gcm@openssh.com"  # the fast cipher the live verdict suggests (field notes)
+
+
+def _network_advice(transport: Transport | None) -> tuple[Advice, ...]:
+    ssh = (Advice(AdviceKind.USE_TCP), Advice(AdviceKind.TRY_CIPHER, {"cipher": CIPHER}))
+    wire = tuple(Advice(k) for k in (AdviceKind.JUMBO_FRAMES, AdviceKind.NIC_RINGS,
+                                     AdviceKind.TRANSPORT_CPU, AdviceKind.RUN_DOCTOR))
     if transport is Transport.RELAY:
-        return (
-            "the stream goes through this computer, up one SSH session and down the other: its "
-            "link and its CPU (two ciphers) set the pace",
-            "if the hosts can reach each other, --transport tcp (or ssh) skips this computer",
-            "run zmigrate on a machine near both hosts (same network, wired)",
-        )
+        return tuple(Advice(k) for k in (AdviceKind.RELAY_PATH, AdviceKind.RELAY_BYPASS,
+                                         AdviceKind.RELAY_NEARBY))
     if transport is Transport.TCP:
         return wire
     if transport is Transport.SSH:
         return ssh + wire
-    return (("if it runs over ssh: " + ssh[0]), ssh[1], *wire)
+    return (Advice(AdviceKind.USE_TCP_IF_SSH), ssh[1], *wire)
 
 
-def _source_advice(rate: float) -> tuple[str, ...]:
-    return (
-        f"the source reads at about {format_rate(rate)}: time `zfs send SNAPSHOT > /dev/null` "
-        "(or through `mbuffer -o /dev/null`) on the source; if it is no faster, the pool is",
-        "check the source disks with `zpool iostat -v 1`: all busy means the pool layout is the "
-        "cap (in the field notes one wide raidz read 95 MB/s, the same disks as 4 raidz groups "
-        "about 170 MB/s)",
-        "avoid other reads on the source pool while the transfer runs",
-    )
+def _source_advice(rate: float) -> tuple[Advice, ...]:
+    return (Advice(AdviceKind.SOURCE_READ, {"rate": rate}), Advice(AdviceKind.SOURCE_DISKS),
+            Advice(AdviceKind.SOURCE_QUIET))
 
 
-def _destination_advice(rate: float) -> tuple[str, ...]:
-    return (
-        f"the destination pool takes only about {format_rate(rate)}: "
-        "watch `zpool iostat -v 1` there",
-        "measure its write speed alone: zmigrate doctor SRC DST --write-test, or "
-        "`dd if=/dev/zero bs=1M count=10240 | mbuffer -o /POOL/benchfile` with compression off",
-        "more vdevs write faster (field notes: one 46-disk mirror set 63 MB/s, raidz groups "
-        "250-340 MB/s); keep other writes and dedup off that pool during the transfer",
-    )
+def _destination_advice(rate: float) -> tuple[Advice, ...]:
+    return (Advice(AdviceKind.DESTINATION_SLOW, {"rate": rate}), Advice(AdviceKind.WRITE_TEST),
+            Advice(AdviceKind.DESTINATION_VDEVS))
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,8 +253,8 @@ def _evidence(send: _Stats | None, recv: _Stats | None, ctx: _Context,
 
 
 def _judge(send: _Stats | None, recv: _Stats | None, single: bool, ctx: _Context,
-           empties: int) -> tuple[Bottleneck, str, tuple[str, ...], float]:
-    """The rules, in order; returns (kind, sentence, advice, confidence before coverage)."""
+           empties: int) -> tuple[Bottleneck, Finding, tuple[Advice, ...], float]:
+    """The rules, in order; returns (kind, headline, advice, confidence before coverage)."""
     through = (recv or send)
     assert through is not None
     rate = through.rate
@@ -256,21 +263,20 @@ def _judge(send: _Stats | None, recv: _Stats | None, single: bool, ctx: _Context
             abs(send.in_median - ctx.rate_limit) <= RATE_TOLERANCE * ctx.rate_limit:
         closeness = abs(send.in_median - ctx.rate_limit) / ctx.rate_limit
         return (Bottleneck.RATE_LIMITED,
-                f"the transfer runs at the --bwlimit cap of {format_rate(ctx.rate_limit)}",
-                (f"raise or drop --bwlimit (now {size_arg(ctx.rate_limit)}) to go faster",),
+                Finding(FindingKind.RATE_LIMITED, {"rate_limit": ctx.rate_limit}),
+                (Advice(AdviceKind.RAISE_RATE_LIMIT, {"rate_limit": ctx.rate_limit}),),
                 0.95 - closeness)
     # 2. The receiving buffer swings between full and empty: zfs receive stops and bursts.
     if recv is not None and recv.frac_full >= SWING_SHARE and recv.frac_empty >= SWING_SHARE:
         peak = max(recv.in_peak, send.out_peak if send else 0.0, rate)
         return (Bottleneck.BURSTY_RECEIVE,
-                "zfs receive takes data in bursts: the receive buffer swings between full "
-                f"({recv.frac_full:.0%} of the time) and empty ({recv.frac_empty:.0%})",
+                Finding(FindingKind.RECEIVE_SWINGS,
+                        {"full_share": recv.frac_full, "empty_share": recv.frac_empty}),
                 _bursty_advice(peak, ctx), 0.85)
     # 3. The receiving buffer stays full: the destination cannot write faster.
     if recv is not None and recv.fill_mean >= HIGH:
         return (Bottleneck.DESTINATION,
-                f"the receive buffer is {recv.fill_mean:.0f}% full on average: zfs receive "
-                f"on the destination is the slowest stage at {format_rate(rate)}",
+                Finding(FindingKind.RECEIVE_FULL, {"fill": recv.fill_mean, "rate": rate}),
                 _destination_advice(rate),
                 0.6 + 0.35 * (recv.fill_mean - HIGH) / (100 - HIGH))
     # 3b. The receive buffer fills up (or, the stream all sent, is still draining a backlog):
@@ -278,25 +284,21 @@ def _judge(send: _Stats | None, recv: _Stats | None, single: bool, ctx: _Context
     if recv is not None and not single and recv.fill_min > EMPTY and (
             (recv.rise >= RISE and recv.in_mean > 1.1 * recv.out_mean)
             or recv.draining >= DRAINING):
-        how = (f"the receive buffer fills up (from {recv.fill_min:.0f}% to "
-               f"{recv.fill_max:.0f}%)" if recv.rise >= RISE else
-               f"the receive buffer holds a backlog (up to {recv.fill_max:.0f}%) that it drains "
-               "after the stream has arrived")
+        filling = recv.rise >= RISE
         return (Bottleneck.DESTINATION,
-                f"{how}: zfs receive on the destination takes less than arrives, "
-                f"about {format_rate(recv.out_mean)}",
+                Finding(FindingKind.RECEIVE_FILLING if filling else FindingKind.RECEIVE_DRAINING,
+                        {"fill_min": recv.fill_min, "fill_max": recv.fill_max,
+                         "rate": recv.out_mean}),
                 _destination_advice(recv.out_mean),
                 0.6 + 0.3 * min(1.0, max(recv.rise / 50, recv.draining)))
     if single:
         assert send is not None
         if send.fill_mean <= LOW:
             return (Bottleneck.SOURCE,
-                    f"the buffer is {send.fill_mean:.0f}% full on average: zfs send is the "
-                    f"slowest stage at {format_rate(rate)}",
+                    Finding(FindingKind.BUFFER_EMPTY, {"fill": send.fill_mean, "rate": rate}),
                     _source_advice(rate), 0.6 + 0.3 * (LOW - send.fill_mean) / LOW)
-        return (Bottleneck.NONE,
-                f"the buffer is {send.fill_mean:.0f}% full on average: send and receive keep "
-                "about the same pace", (), 0.3)
+        return (Bottleneck.NONE, Finding(FindingKind.BUFFER_BALANCED, {"fill": send.fill_mean}),
+                (), 0.3)
     # 4. The receiver runs dry again and again, drains far faster than it is fed, and the
     #    sender still has data waiting: zfs receive is starved between bursts.
     sender_backlog = send is None or send.fill_mean > LOW
@@ -307,51 +309,41 @@ def _judge(send: _Stats | None, recv: _Stats | None, single: bool, ctx: _Context
             and recv.out_peak >= BURST_RATIO * max(recv.in_mean, 1.0):
         peak = max(recv.in_peak, send.out_peak if send else 0.0)
         return (Bottleneck.BURSTY_RECEIVE,
-                f"the receive buffer ran empty {empties}x while zfs receive drains in bursts "
-                f"(out up to {format_rate(recv.out_peak)}, fed at {format_rate(recv.in_mean)})",
+                Finding(FindingKind.RECEIVE_STARVED, {"empties": empties,
+                                                      "out_peak": recv.out_peak,
+                                                      "in_rate": recv.in_mean}),
                 _bursty_advice(peak, ctx), 0.75)
     # 5. The sender holds a backlog while the receiver is near empty: the path between them is
     #    the limit (a large send buffer may hold the backlog without ever being full).
     if send is not None and send.fill_mean > LOW and (recv is None or recv.fill_mean <= LOW):
-        via = "the network"
-        if ctx.transport is Transport.SSH:
-            via = "ssh"
-        elif ctx.transport is Transport.RELAY:
-            via = "this computer's link (the relay)"
-        where = "the receive buffer is near empty" if recv else "no receiver figures"
+        figures: dict[str, float | str] = {
+            "fill": send.fill_mean, "rate": rate,
+            "transport": ctx.transport.value if ctx.transport else ""}
+        if recv is not None:
+            figures["receive_fill"] = recv.fill_mean
         base = 0.55 + 0.4 * max(0.0, send.fill_mean - LOW) / (100 - LOW)
-        return (Bottleneck.NETWORK,
-                f"the send buffer is {send.fill_mean:.0f}% full and {where}: {via} carries only "
-                f"{format_rate(rate)}",
+        return (Bottleneck.NETWORK, Finding(FindingKind.SEND_FULL, figures),
                 _network_advice(ctx.transport), base if recv else base * 0.6)
     # 6. Both ends near empty: nothing waits downstream, the sender's read is the pace.
     if send is not None and send.fill_mean <= LOW and (recv is None or recv.fill_mean <= LOW):
         base = 0.55 + 0.35 * (LOW - send.fill_mean) / LOW
-        return (Bottleneck.SOURCE,
-                f"both buffers are near empty (send {send.fill_mean:.0f}%"
-                + (f", receive {recv.fill_mean:.0f}%" if recv else "")
-                + f"): zfs send on the source is the slowest stage at {format_rate(send.in_mean)}",
+        both: dict[str, float | str] = {"send_fill": send.fill_mean, "rate": send.in_mean}
+        if recv is not None:
+            both["receive_fill"] = recv.fill_mean
+        return (Bottleneck.SOURCE, Finding(FindingKind.BOTH_EMPTY, both),
                 _source_advice(send.in_mean), base if recv else base * 0.7)
     if send is None and recv is not None and recv.fill_mean <= LOW:
-        return (Bottleneck.NONE,
-                "the receiver waits for data; without the sender's figures the source and the "
-                "network cannot be told apart", (), 0.2)
-    return (Bottleneck.NONE,
-            "no stage clearly holds the transfer back: the buffers are part full on both ends",
-            (), 0.3)
+        return (Bottleneck.NONE, Finding(FindingKind.RECEIVER_WAITS), (), 0.2)
+    return (Bottleneck.NONE, Finding(FindingKind.BALANCED), (), 0.3)
 
 
-def _bursty_advice(peak: float, ctx: _Context) -> tuple[str, ...]:
-    first = buffer_advice(peak)
+def _bursty_advice(peak: float, ctx: _Context) -> tuple[Advice, ...]:
+    stalls: tuple[Advice, ...] = ()
     if ctx.receive_buffer and ctx.receive_buffer >= peak * BUFFER_SECONDS:
-        first = (f"the receive buffer ({format_size(ctx.receive_buffer)}) already holds "
-                 f"{ctx.receive_buffer / max(peak, 1.0):.0f} s of stream: the destination pool "
-                 "itself stalls; " + first)
-    return (
-        first,
-        "zfs receive reads one transaction group at a time; a large receive buffer keeps the "
-        "network flowing in between (a bigger send buffer helps much less)",
-    )
+        stalls = (Advice(AdviceKind.RECEIVE_STALLS, {
+            "buffer": ctx.receive_buffer,
+            "seconds": ctx.receive_buffer / max(peak, 1.0)}),)
+    return (*stalls, buffer_advice(peak), Advice(AdviceKind.RECEIVE_TXG))
 
 
 def _is_single(send: Sequence[Sample], recv: Sequence[Sample]) -> bool:
@@ -370,7 +362,7 @@ def diagnose(samples: Sequence[Sample], *, rate_limit: int | None = None, window
 
     Args:
         samples: in time order, either side or both.
-        rate_limit: the --bwlimit in bytes/s, if any.
+        rate_limit: the user's rate limit in bytes/s, if any.
         window: only the last `window` seconds are judged, unless `final`.
         final: judge every sample given (the whole transfer) and mark the verdict final.
         transport, receive_buffer: from the plan, to tailor the advice.
@@ -393,12 +385,12 @@ def diagnose(samples: Sequence[Sample], *, rate_limit: int | None = None, window
         recv = send
     if max(len(send_s), len(recv_s)) < MIN_SAMPLES:
         # At the end there will be no more: the transfer was too short to tell, not "yet".
-        text = TOO_SHORT if final else "not enough data yet"
-        return Verdict(Bottleneck.NONE, text, (), evidence, 0.0, final, t)
+        finding = Finding(FindingKind.TOO_SHORT if final else FindingKind.NOT_ENOUGH_DATA)
+        return Verdict(Bottleneck.NONE, finding, (), evidence, 0.0, final, t)
     empties = receive_empties if receive_empties is not None else (recv.empties if recv else 0)
-    kind, text, advice, base = _judge(send, recv, single, ctx, empties)
+    kind, finding, advice, base = _judge(send, recv, single, ctx, empties)
     span = max(st.span for st in (send, recv) if st is not None)
-    return Verdict(kind, text, advice, evidence, _confidence(base, span), final, t)
+    return Verdict(kind, finding, advice, evidence, _confidence(base, span), final, t)
 
 
 class Diagnoser:

@@ -6,6 +6,7 @@ import threading
 
 from PySide6.QtCore import QObject, Signal
 
+from ..engine.diagnosis import Verdict
 from ..engine.events import (
     DatasetState,
     Failed,
@@ -29,7 +30,7 @@ class JobBridge(QObject):
 
     Signals:
         stage_changed(stage, detail), log_line(LogLine), progress(Progress),
-        verdict(object with .text), finished(Summary), failed(Failed),
+        verdict(diagnosis.Verdict), finished(Summary), failed(Failed),
         dataset_state(DatasetState): a tree job's dataset changed state
     """
 
@@ -102,6 +103,6 @@ class JobBridge(QObject):
             self.finished.emit(event.summary)
         elif isinstance(event, Failed):
             self.failed.emit(event)
-        elif isinstance(getattr(event, "text", None), str):
+        elif isinstance(event, Verdict):
             self.verdict.emit(event)
         # Other event kinds are for other faces; ignore them.

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field, replace
-from typing import Any
 
+from ..engine.diagnosis import Verdict
 from ..engine.errors import ZmigrateError
 from ..engine.events import Summary
 from ..engine.hosts import Host
@@ -53,7 +53,7 @@ class Session:
     summary: Summary | None = None
     error: ZmigrateError | None = None
     cancelled: bool = False
-    verdict: Any = None
+    verdict: Verdict | None = None  # the latest: live, then the final one
     owned: list[Host] = field(default_factory=list)
 
     @property

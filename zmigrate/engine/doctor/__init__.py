@@ -1,7 +1,8 @@
 """The doctor: time each stage of a transfer alone and name the slowest.
 
 `stages` runs the measurements (`Doctor`), `cpu` reads the hosts' CPU between two moments,
-`results` is what a run reports, `advice` turns the figures into what to do.
+`results` is what a run reports, `advice` turns the figures into what to do (as data: the
+faces word it).
 """
 
 from .advice import advise

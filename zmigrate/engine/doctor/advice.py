@@ -1,62 +1,73 @@
-"""What to do about the slowest stage: advice from the stages' rates and CPU."""
+"""What to do about the slowest stage: advice from the stages' rates and CPU, as data.
+
+Each item is an `Advice` (findings.py): a kind and its figures, worded by each face.
+"""
 
 from __future__ import annotations
 
 from ..diagnosis import buffer_advice
+from ..findings import Advice, AdviceKind, NoteKind, unique
 from ..plan import Transport
-from ..units import format_rate
 from .results import StageResult
 
 
+def _cpu(kind: AdviceKind, stage: StageResult) -> Advice | None:
+    bound = stage.cpu_bound
+    if bound is None:
+        return None
+    return Advice(kind, {"process": bound.name, "cpu": bound.cpu, "host": bound.host,
+                         "stage": stage.title})
+
+
 def advise(stages: list[StageResult], slowest: StageResult | None,
-            transport: Transport) -> tuple[str, ...]:
-    out: list[str] = []
+           transport: Transport) -> tuple[Advice, ...]:
+    """What to do, most telling first: a cleanup left to do by hand, a process that held a
+    whole core, the slowest stage's own advice and its receive buffer, faster ciphers or tcp
+    against ssh, CPU-bound ciphers, and why the ssh stages were skipped."""
+    out: list[Advice] = []
     by = {s.name: s for s in stages}
+    for s in stages:
+        if s.details.get("cleanup_error"):
+            out.append(Advice(AdviceKind.CLEANUP_FAILED, {"dataset": str(s.details["dataset"]),
+                                                          "host": str(s.details["host"])}))
     if slowest is not None:
         rate = slowest.rate or 0.0
-        bound = slowest.cpu_bound
+        bound = _cpu(AdviceKind.CPU_BOUND, slowest)
         if bound is not None:
-            out.append(f"{bound.name} used {bound.cpu:.0f}% of a core on {bound.host} during "
-                       f"{slowest.title}: that process, not the hardware, sets the pace")
+            out.append(bound)
         if slowest.name == "source_read":
-            out += [f"the source pool reads at {format_rate(rate)}: check its disks with "
-                    "`zpool iostat -v 1`; a pool of more vdevs reads faster (field notes: one "
-                    "wide raidz 95 MB/s, the same disks as 4-6 raidz groups about 170 MB/s)",
-                    "avoid other reads on the source pool while the transfer runs"]
+            out += [Advice(AdviceKind.SOURCE_POOL, {"rate": rate}),
+                    Advice(AdviceKind.SOURCE_QUIET)]
         elif slowest.name == "network":
-            out += [f"tcp between the hosts carries {format_rate(rate)}: check the link speed "
-                    "(ethtool IFACE)",
-                    "jumbo frames: ip link set dev IFACE mtu 9000 on both ends",
-                    "larger NIC rings: ethtool -G IFACE rx 2048 tx 2048",
-                    "check the CPU of the transport process (mbuffer, irq load)"]
+            out += [Advice(AdviceKind.NETWORK_LINK, {"rate": rate}),
+                    Advice(AdviceKind.JUMBO_FRAMES), Advice(AdviceKind.NIC_RINGS),
+                    Advice(AdviceKind.TRANSPORT_CPU)]
         elif slowest.name.startswith("ssh"):
-            out.append(f"ssh carries {format_rate(rate)}: use --transport tcp instead of ssh on "
-                       "trusted networks")
+            out.append(Advice(AdviceKind.SSH_SLOW, {"rate": rate}))
         elif slowest.name == "destination_write":
-            out += [f"the destination pool writes at {format_rate(rate)}: check its disks with "
-                    "`zpool iostat -v 1`; more vdevs write faster, keep dedup and other "
-                    "writes off it during the transfer"]
+            out.append(Advice(AdviceKind.DESTINATION_POOL, {"rate": rate}))
         out.append(buffer_advice(rate))
     ssh_rows = [s for s in stages if s.name.startswith("ssh_") and s.rate is not None]
     default = by.get("ssh_default")
     fastest = max(ssh_rows, key=lambda s: s.rate or 0.0, default=None)
     if fastest is not None and default is not None and default.rate and fastest.rate \
             and fastest is not default and fastest.rate > 1.2 * default.rate:
-        cipher = fastest.details.get("cipher")
-        out.append(f"over ssh, cipher {cipher} carries {format_rate(fastest.rate)} against "
-                   f"{format_rate(default.rate)} for the default: try cipher {cipher} "
-                   f"(--ssh-option Ciphers={cipher})")
+        out.append(Advice(AdviceKind.FASTER_CIPHER, {
+            "cipher": str(fastest.details.get("cipher")), "rate": fastest.rate,
+            "default_rate": default.rate}))
     net = by.get("network")
     if transport is Transport.SSH and net is not None and net.rate and fastest is not None \
             and fastest.rate and net.rate > 1.5 * fastest.rate:
-        out.append(f"tcp carries {format_rate(net.rate)}, {net.rate / fastest.rate:.1f}x ssh: use "
-                   "--transport tcp instead of ssh where the network is trusted")
+        out.append(Advice(AdviceKind.TCP_FASTER, {"tcp_rate": net.rate,
+                                                   "ssh_rate": fastest.rate}))
     for s in stages:
-        bound = s.cpu_bound
-        if bound is not None and s is not slowest and s.name.startswith("ssh"):
-            out.append(f"{bound.name} at {bound.cpu:.0f}% of a core on {bound.host} during "
-                       f"{s.title}: the cipher is CPU-bound")
+        if s is not slowest and s.name.startswith("ssh"):
+            cipher = _cpu(AdviceKind.CIPHER_CPU_BOUND, s)
+            if cipher is not None:
+                out.append(cipher)
     skipped = by.get("ssh")
-    if skipped is not None and skipped.note:
-        out.append(skipped.note + " (only the ssh transport needs it)")
-    return tuple(dict.fromkeys(out))  # same sentence once
+    if skipped is not None:
+        for note in skipped.notes:
+            if note.kind is NoteKind.SSH_UNREACHABLE:
+                out.append(Advice(AdviceKind.SSH_UNREACHABLE, {"reason": note.word("reason")}))
+    return unique(out)  # the same advice once

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..findings import Advice, Note
 from ..plan import Transport
 
 CPU_BOUND = 90.0  # percent of one core: a process at this is the limit of its stage
@@ -36,7 +37,8 @@ class HostCpu:
 @dataclass(frozen=True, slots=True)
 class StageResult:
     """One measured stage. `in_path`: part of the transfer zmigrate would run (the others are
-    alternatives shown for comparison, e.g. ssh ciphers when the transport is tcp)."""
+    alternatives shown for comparison, e.g. ssh ciphers when the transport is tcp). `notes`:
+    why it was skipped, how it ended (data: each face words them)."""
 
     name: str
     title: str
@@ -45,7 +47,7 @@ class StageResult:
     bytes: int
     in_path: bool
     cpu: tuple[HostCpu, ...] = ()
-    note: str = ""
+    notes: tuple[Note, ...] = ()
     error: str | None = None
     skipped: bool = False
     details: dict[str, Any] = field(default_factory=dict)
@@ -70,7 +72,8 @@ class StageResult:
                     for h in self.cpu],
             "cpu_bound": None if (bound := self.cpu_bound) is None else {
                 "host": bound.host, "name": bound.name, "cpu": bound.cpu},
-            "note": self.note, "error": self.error, "skipped": self.skipped,
+            "notes": [n.to_json() for n in self.notes], "error": self.error,
+            "skipped": self.skipped,
             **self.details,
         }
 
@@ -86,7 +89,8 @@ class StageStarted:
 
 @dataclass(frozen=True, slots=True)
 class DoctorReport:
-    """All stages, the slowest stage on the transfer's path, and what to do about it."""
+    """All stages, the slowest stage on the transfer's path, and what to do about it (data:
+    each face words the advice; the CLI's --json adds its wording as `advice`)."""
 
     run_id: str
     source: str
@@ -96,9 +100,9 @@ class DoctorReport:
     stages: tuple[StageResult, ...]
     bottleneck: str | None
     expected_rate: float | None
-    advice: tuple[str, ...]
+    advice: tuple[Advice, ...]
     cancelled: bool = False
-    unmeasured: tuple[str, ...] = ()  # stages on the path it could not see, and why
+    unmeasured: tuple[str, ...] = ()  # stages on the path it could not see (their notes: why)
 
     @property
     def bound(self) -> float | None:
@@ -115,7 +119,7 @@ class DoctorReport:
             "destination": self.destination, "transport": self.transport.value,
             "seconds": self.seconds, "stages": [s.to_json() for s in self.stages],
             "bottleneck": self.bottleneck, "expected_rate": self.expected_rate,
-            "advice": list(self.advice), "cancelled": self.cancelled,
+            "advice_items": [a.to_json() for a in self.advice], "cancelled": self.cancelled,
             "unmeasured": list(self.unmeasured), "upper_bound": self.bound,
         }
 

@@ -29,12 +29,13 @@ from typing import Any
 
 from .. import shell, zfs
 from ..errors import ZmigrateError
+from ..findings import Note, NoteKind
 from ..hosts import Host, Process
 from ..job import Job, Request
 from ..mbuffer import LineSplitter, parse_status, parse_summary
 from ..pipeline import await_listener, free_port, stop_processes
 from ..plan import Options, Transport, address_port
-from ..units import KiB, MiB, format_size, size_arg
+from ..units import KiB, MiB, size_arg
 from .advice import advise
 from .cpu import CPU_SCRIPT, CpuSnapshot, cpu_between, parse_cpu
 from .results import DoctorReport, Emit, StageResult, StageStarted
@@ -50,6 +51,8 @@ WRITE_SHARE = 0.10  # of the destination's free space the write test may use
 WRITE_CAP = 16 * 1024 * MiB  # and never more than this
 WRITE_MIN = 32 * MiB  # below this a measurement means little: the stage says why it did not run
 STAGES = ("source_read", "network", "ssh", "destination_write")  # in the order they run
+TITLES = {"source_read": "source read (zfs send)",
+          "destination_write": "destination write (temp dataset)"}
 
 
 class _Meter:
@@ -154,7 +157,7 @@ class Doctor:
         self._emit = emit or (lambda _e: None)
         self.run_id = secrets.token_hex(4)
         self.temp_dataset = f"{parent}/{TEMP_PREFIX}{self.run_id}" if parent else None
-        self.not_run: dict[str, str] = {}  # stage on the path -> why it did not run
+        self.not_run: dict[str, Note] = {}  # stage on the path -> why it did not run
         self._cancel = threading.Event()
         self._lock = threading.Lock()
         self._stopping = threading.Lock()
@@ -190,14 +193,18 @@ class Doctor:
             "ssh": self._ssh_stages,
             "destination_write": lambda: [self._destination_write()],
         }
-        if "source_read" not in self.only or self.snapshot is None:
-            self.not_run["source_read"] = (
-                "source read: give the source as HOST:pool/dataset@snapshot to time zfs send")
-        if "destination_write" not in self.only:
-            self.not_run["destination_write"] = "destination write: left out (--no-write-test)"
-        elif self.parent is None:
+        for name in ("source_read", "destination_write"):
+            if name not in self.only:
+                self.not_run[name] = Note(NoteKind.LEFT_OUT)
+        if "destination_write" in self.only and self.parent is None:
             self._pick_parent()
         for name in STAGES:
+            if name in self.not_run and not self._cancel.is_set():
+                # A stage on the path that does not run is shown, and said why.
+                result = StageResult(name, TITLES[name], None, 0.0, 0, True, skipped=True,
+                                     notes=(self.not_run[name],))
+                stages.append(result)
+                self._emit(result)
             if name not in self.only or self._cancel.is_set():
                 continue
             try:
@@ -223,8 +230,7 @@ class Doctor:
             if avail.strip().isdigit():
                 pools.append((int(avail), name.strip()))
         if not r.ok or not pools:
-            self.not_run["destination_write"] = (
-                "destination write: no pool found on the destination to write into")
+            self.not_run["destination_write"] = Note(NoteKind.NO_POOL)
             self.only = self.only - {"destination_write"}
             return
         _, self.parent = max(pools)
@@ -326,10 +332,8 @@ class Doctor:
         rate = None if error else meter.rate(began, completed)
         cpu = tuple(cpu_between(h.label, before.get(h.label), after.get(h.label))
                     for h in self._hosts())
-        note = ""
-        if completed:
-            note = f"ran to its end after {format_size(meter.total)}"
-        return StageResult(name, title, rate, elapsed, meter.total, in_path, cpu, note, error,
+        notes = (Note(NoteKind.RAN_TO_END, {"bytes": meter.total}),) if completed else ()
+        return StageResult(name, title, rate, elapsed, meter.total, in_path, cpu, notes, error,
                            details=details)
 
     def _wait_listening(self, listener: _Spawned, port: int) -> str | None:
@@ -344,17 +348,17 @@ class Doctor:
 
     # -- the stages ---------------------------------------------------------------------------
     def _source_read(self) -> StageResult:
-        title = "source read (zfs send)"
+        title = TITLES["source_read"]
         if self.snapshot is None:
             return StageResult("source_read", title, None, 0.0, 0, True, skipped=True,
-                               note="give the source as HOST:pool/dataset@snapshot to time it")
+                               notes=(Note(NoteKind.NEEDS_SNAPSHOT),))
         send = zfs.send_argv(self.src, self.snapshot)
         line = shell.pipe(shell.join(send), shell.join(self._mbuffer("-o", "/dev/null")))
         result = self._measure("source_read", title, True, [(self.src, line)], 0,
                                details={"snapshot": self.snapshot})
-        if result.note:
+        if any(n.kind is NoteKind.RAN_TO_END for n in result.notes):
             # A short stream read from cache says little about the disks.
-            result = replace(result, note=result.note + " (small snapshot: may come from cache)")
+            result = replace(result, notes=(*result.notes, Note(NoteKind.FROM_CACHE)))
         return result
 
     def _network(self) -> StageResult:
@@ -389,7 +393,7 @@ class Doctor:
             reason = lines[-1] if lines else f"exit {probe.status}"
             yield StageResult("ssh", "ssh from source to destination", None, 0.0, 0,
                               in_path_default, skipped=True,
-                              note=f"source cannot ssh to destination: {reason}",
+                              notes=(Note(NoteKind.SSH_UNREACHABLE, {"reason": reason}),),
                               details={"target": target})
             return
         remote = shell.join(["env", f"{DOCTOR_ENV}={self.run_id}", "cat"]) + " > /dev/null"
@@ -413,17 +417,16 @@ class Doctor:
         if not gone:
             ds = self.temp_dataset
             result = replace(result, details={
-                **result.details,
-                "cleanup_error": f"could not destroy {ds} on {self.dst.label}: "
-                                 f"run zfs destroy -r {ds}"})
+                **result.details, "dataset": ds, "host": self.dst.label,
+                "cleanup_error": f"could not destroy {ds} on {self.dst.label}"})
         return result
 
     def _write_test(self) -> StageResult:
-        title = "destination write (temp dataset)"
+        title = TITLES["destination_write"]
         ds = self.temp_dataset
         assert ds is not None
         dst = self.dst
-        details: dict[str, Any] = {"dataset": ds}
+        details: dict[str, Any] = {"dataset": ds, "host": dst.label}
 
         def failed(message: str) -> StageResult:
             return StageResult("destination_write", title, None, 0.0, 0, True, error=message,
@@ -436,11 +439,10 @@ class Doctor:
         limit = min(int(free * WRITE_SHARE), WRITE_CAP) // BLOCK * BLOCK
         details.update(free=free, limit=limit)
         if limit < WRITE_MIN:
-            self.not_run["destination_write"] = (
-                f"destination write: only {format_size(free)} free under {parent}; the test "
-                f"writes at most {WRITE_SHARE:.0%} of it and needs {format_size(WRITE_MIN)}")
+            why = Note(NoteKind.NO_ROOM, {"free": free, "parent": parent, "share": WRITE_SHARE,
+                                          "minimum": WRITE_MIN})
             return StageResult("destination_write", title, None, 0.0, 0, True, skipped=True,
-                               note=self.not_run["destination_write"], details=details)
+                               notes=(why,), details=details)
         try:
             # The quota is the second guard: the test stops at `limit` by itself.
             dst.execute(dst.privileged(["zfs", "create", "-o", f"quota={limit + 2 * BLOCK}",
@@ -465,8 +467,9 @@ class Doctor:
             flush = time.monotonic() - t0
             write_time = result.bytes / result.rate if result.rate > 0 else result.seconds
             rate = result.bytes / (write_time + flush) if write_time + flush > 0 else None
-            return replace(result, rate=rate, note=f"{format_size(result.bytes)} from /dev/urandom"
-                           f" (at most {format_size(limit)}), incl. {flush:.1f} s sync",
+            return replace(result, rate=rate,
+                           notes=(*result.notes, Note(NoteKind.WRITE_SYNC, {"seconds": flush}),
+                                  Note(NoteKind.WRITE_LIMIT, {"limit": limit})),
                            details={**result.details, "sync_seconds": round(flush, 3)})
         except ZmigrateError as exc:
             return failed(exc.message)
@@ -494,12 +497,8 @@ class Doctor:
         measured = [s for s in stages if s.rate is not None]
         path = [s for s in measured if s.in_path]
         slowest = min(path, key=lambda s: s.rate or 0.0, default=None)
-        unmeasured = dict(self.not_run)
-        for s in stages:
-            if s.in_path and s.rate is None and s.name not in unmeasured:
-                unmeasured[s.name] = f"{s.title}: {s.error or s.note or 'not measured'}"
+        unmeasured = tuple(dict.fromkeys(s.name for s in stages if s.in_path and s.rate is None))
         advice = advise(stages, slowest, self.transport)
-        cleanup = [s.details["cleanup_error"] for s in stages if "cleanup_error" in s.details]
         return DoctorReport(
             run_id=self.run_id, source=self.src.label, destination=self.dst.label,
             transport=self.transport, seconds=self.seconds,
@@ -507,7 +506,6 @@ class Doctor:
             bottleneck=slowest.name if slowest else None,
             # A stage it could not see may be slower still: then no end-to-end figure.
             expected_rate=slowest.rate if slowest and not unmeasured else None,
-            advice=tuple(cleanup) + advice, cancelled=self._cancel.is_set(),
-            unmeasured=tuple(unmeasured.values()),
+            advice=advice, cancelled=self._cancel.is_set(), unmeasured=unmeasured,
         )
 

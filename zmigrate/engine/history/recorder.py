@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Final
 
+from ..diagnosis import Verdict
 from ..events import (
     Failed,
     Finished,
@@ -363,7 +364,12 @@ class Recorder:
 
 
 def _verdict_value(value: object) -> tuple[str | None, str | None, str | None]:
-    """(verdict, text, JSON) from whatever a summary's extra["verdict"] holds."""
+    """(verdict, text, JSON) from whatever a summary's extra["verdict"] holds.
+
+    A diagnosis.Verdict has no text: it is data (its finding and advice), which each face
+    words when it shows the record (from the JSON); older records and other events may carry
+    a `text` of their own.
+    """
     if value is None:
         return (None, None, None)
     if isinstance(value, str):
@@ -390,7 +396,8 @@ def _event_data(event: object) -> object:
 
 
 def _verdict_of(event: object) -> tuple[str | None, str | None, str | None] | None:
-    """A verdict event is any later event kind with `.kind` and `.text` (diagnosis.py's)."""
-    if not (hasattr(event, "kind") and hasattr(event, "text")):
+    """A verdict event: diagnosis.py's Verdict, or any later event kind with `.kind` and
+    `.text`."""
+    if not isinstance(event, Verdict) and not (hasattr(event, "kind") and hasattr(event, "text")):
         return None
     return _verdict_value(event)

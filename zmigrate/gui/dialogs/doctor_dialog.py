@@ -25,7 +25,7 @@ from ...engine.doctor import (
 from ...engine.hosts import Host
 from ...engine.plan import Options
 from ...engine.units import format_size, size_arg
-from .. import forms, markup, style
+from .. import forms, markup, style, words
 from ..generated.ui_doctor_dialog import Ui_DoctorDialog
 from ..plots.stage_bars import StageBars
 from ..tasks import run_task
@@ -45,6 +45,14 @@ def five_second_buffer(rate: float) -> int:
     return suggested_buffer(rate, BUFFER_SECONDS)
 
 
+def title(stage: StageResult) -> str:
+    """A stage's title to start a sentence with ("Source read (zfs send)", "SSH, default
+    cipher")."""
+    if stage.title.startswith("ssh"):
+        return "SSH" + stage.title[3:]
+    return stage.title[:1].upper() + stage.title[1:]
+
+
 def cpu_notes(report_or_stages: DoctorReport | list[StageResult]) -> list[str]:
     """One line per stage whose busiest process is worth a mention (held a core, or >= 50 %)."""
     stages = (report_or_stages.stages if isinstance(report_or_stages, DoctorReport)
@@ -55,12 +63,18 @@ def cpu_notes(report_or_stages: DoctorReport | list[StageResult]) -> list[str]:
         if busiest is None:
             continue
         if s.cpu_bound is not None:
-            notes.append(f"{s.title}: {busiest.name} used {busiest.cpu:.0f}% of a core on "
+            notes.append(f"{title(s)}: {busiest.name} used {busiest.cpu:.0f}% of a core on "
                          f"{busiest.host} (CPU-bound)")
         elif busiest.cpu >= 50:
-            notes.append(f"{s.title}: {busiest.name} at {busiest.cpu:.0f}% of a core "
+            notes.append(f"{title(s)}: {busiest.name} at {busiest.cpu:.0f}% of a core "
                          f"on {busiest.host}")
     return notes
+
+
+def stage_notes(report: DoctorReport) -> list[str]:
+    """One line per stage with notes: why it was skipped, how it ended."""
+    return [f"{title(s)}: " + "; ".join(words.note(n) for n in s.notes)
+            for s in report.stages if s.notes]
 
 
 class _Relay(QObject):
@@ -136,7 +150,7 @@ class DoctorDialog(QDialog):
         ui.run_button.setDefault(True)
         self._set_running(False)
         ui.buffer_button.setEnabled(False)
-        self.resize(780, 700)
+        self.resize(780, 760)
 
     # -- the form -----------------------------------------------------------------------------
     def _on_write_toggled(self, on: bool) -> None:
@@ -235,17 +249,18 @@ class DoctorDialog(QDialog):
                 f"Slowest measured: {markup.escape(slow.title)} at "
                 f"{format_size(slow.rate or 0)}/s. The transfer runs at most that fast; "
                 "these were not measured: "
-                + markup.escape("; ".join(report.unmeasured)))
+                + markup.escape("; ".join(
+                    f"{st.title} ({st.error or '; '.join(words.note(n) for n in st.notes)})"
+                    for st in (report.stage(n) for n in report.unmeasured) if st is not None)))
         else:
             ui.expected_label.setText("No stage on the transfer's path was measured.")
-        notes = cpu_notes(report)
-        ui.cpu_label.setText("<b>CPU</b><br>" + "<br>".join(markup.escape(n) for n in notes)
-                             if notes else "")
-        errors = [f"{s.title}: {s.error}" for s in report.stages if s.error]
-        items = [*errors, *report.advice]
-        ui.advice_label.setText(
-            "<b>Advice</b><ul style='margin-left:-20px'>"
-            + "".join(f"<li>{markup.escape(a)}</li>" for a in items) + "</ul>" if items else "")
+        parts = [f"<b>{head}</b><br>" + "<br>".join(markup.escape(n) for n in lines)
+                 for head, lines in (("CPU", cpu_notes(report)), ("Notes", stage_notes(report)))
+                 if lines]
+        ui.cpu_label.setText("<br>".join(parts))
+        errors = [f"{title(s)} failed: {s.error}" for s in report.stages if s.error]
+        items = [*errors, *(words.advice(a) for a in report.advice)]
+        ui.advice_label.setText("<b>Advice</b>" + words.items_html(items) if items else "")
         ui.buffer_button.setEnabled(bool(report.expected_rate))
         if report.expected_rate:
             size = five_second_buffer(report.expected_rate)

@@ -15,8 +15,9 @@ from PySide6.QtGui import (QBrush, QColor, QConicalGradient, QCursor,
     QImage, QKeySequence, QLinearGradient, QPainter,
     QPalette, QPixmap, QRadialGradient, QTransform)
 from PySide6.QtWidgets import (QApplication, QCheckBox, QDialog, QFormLayout,
-    QHBoxLayout, QLabel, QPushButton, QSizePolicy,
-    QSpacerItem, QSpinBox, QVBoxLayout, QWidget)
+    QFrame, QHBoxLayout, QLabel, QPushButton,
+    QScrollArea, QSizePolicy, QSpacerItem, QSpinBox,
+    QVBoxLayout, QWidget)
 
 class Ui_DoctorDialog(object):
     def setupUi(self, DoctorDialog):
@@ -72,26 +73,43 @@ class Ui_DoctorDialog(object):
 
         self.dialog_layout.addWidget(self.chart_host)
 
-        self.expected_label = QLabel(DoctorDialog)
+        self.report_scroll = QScrollArea(DoctorDialog)
+        self.report_scroll.setObjectName(u"report_scroll")
+        self.report_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.report_scroll.setWidgetResizable(True)
+        self.report_widget = QWidget()
+        self.report_widget.setObjectName(u"report_widget")
+        self.report_layout = QVBoxLayout(self.report_widget)
+        self.report_layout.setObjectName(u"report_layout")
+        self.report_layout.setContentsMargins(0, 0, 0, 0)
+        self.expected_label = QLabel(self.report_widget)
         self.expected_label.setObjectName(u"expected_label")
         self.expected_label.setWordWrap(True)
         self.expected_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
-        self.dialog_layout.addWidget(self.expected_label)
+        self.report_layout.addWidget(self.expected_label)
 
-        self.cpu_label = QLabel(DoctorDialog)
+        self.cpu_label = QLabel(self.report_widget)
         self.cpu_label.setObjectName(u"cpu_label")
         self.cpu_label.setWordWrap(True)
         self.cpu_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
-        self.dialog_layout.addWidget(self.cpu_label)
+        self.report_layout.addWidget(self.cpu_label)
 
-        self.advice_label = QLabel(DoctorDialog)
+        self.advice_label = QLabel(self.report_widget)
         self.advice_label.setObjectName(u"advice_label")
         self.advice_label.setWordWrap(True)
         self.advice_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
-        self.dialog_layout.addWidget(self.advice_label)
+        self.report_layout.addWidget(self.advice_label)
+
+        self.report_spacer = QSpacerItem(20, 0, QSizePolicy.Policy.Minimum, QSizePolicy.Policy.Expanding)
+
+        self.report_layout.addItem(self.report_spacer)
+
+        self.report_scroll.setWidget(self.report_widget)
+
+        self.dialog_layout.addWidget(self.report_scroll)
 
         self.buttons_layout = QHBoxLayout()
         self.buttons_layout.setObjectName(u"buttons_layout")
@@ -123,6 +141,7 @@ class Ui_DoctorDialog(object):
         self.dialog_layout.addLayout(self.buttons_layout)
 
         self.dialog_layout.setStretch(3, 1)
+        self.dialog_layout.setStretch(4, 1)
 #if QT_CONFIG(shortcut)
         self.seconds_label.setBuddy(self.seconds_spin)
 #endif // QT_CONFIG(shortcut)
@@ -151,6 +170,9 @@ class Ui_DoctorDialog(object):
 #endif // QT_CONFIG(accessibility)
 #if QT_CONFIG(accessibility)
         self.chart_host.setAccessibleName(QCoreApplication.translate("DoctorDialog", u"Stage rates", None))
+#endif // QT_CONFIG(accessibility)
+#if QT_CONFIG(accessibility)
+        self.report_scroll.setAccessibleName(QCoreApplication.translate("DoctorDialog", u"Doctor report", None))
 #endif // QT_CONFIG(accessibility)
         self.expected_label.setText("")
 #if QT_CONFIG(accessibility)

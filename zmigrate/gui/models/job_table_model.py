@@ -17,6 +17,7 @@ from PySide6.QtGui import QColor
 
 from ...engine.history import JobRecord
 from ...engine.units import format_size
+from .. import words
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -93,8 +94,8 @@ class JobTableModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.TextAlignmentRole and col in (BYTES, RATE):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.ToolTipRole:
-            if col == VERDICT and job.verdict_text:
-                return job.verdict_text
+            if col == VERDICT:
+                return words.stored_verdict(job)
             if col == OUTCOME and job.error:
                 return job.error
             if col == ROUTE:
@@ -116,7 +117,7 @@ class JobTableModel(QAbstractTableModel):
         if col == RATE:
             return f"{format_size(job.avg_rate)}/s" if job.avg_rate else "—"
         if col == VERDICT:
-            return headline(job.verdict_text or job.verdict or "")
+            return words.stored_bottleneck(job) or headline(job.verdict_text or job.verdict or "")
         return ""
 
     @staticmethod

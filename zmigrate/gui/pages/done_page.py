@@ -18,8 +18,8 @@ from ..plots.axes import elapsed
 from ..plots.transfer_plots import TransferPlots
 from ..session import Session
 from ..settings import Settings
+from ..words import verdict_html
 from .base import Page
-from .transfer_page import verdict_html
 
 
 class DonePage(Page):

@@ -12,12 +12,13 @@ from collections.abc import Callable
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QMessageBox, QWidget
 
+from ...engine.diagnosis import Verdict
 from ...engine.events import DatasetState, Failed, LogLine, Observer, Progress, Side, Summary
 from ...engine.history import Recorder
 from ...engine.samples import SampleStore
 from ...engine.tree import SENDING
 from ...engine.units import format_size
-from .. import forms, markup, style
+from .. import forms, style
 from ..dialogs.confirm import after_stop, ask_to_stop
 from ..generated.ui_transfer_page import Ui_TransferPage
 from ..job_bridge import JobBridge
@@ -27,6 +28,7 @@ from ..plots.refresher import PlotRefresher
 from ..plots.transfer_plots import TransferPlots
 from ..session import Session
 from ..settings import Settings
+from ..words import verdict_html
 from .base import Page
 
 LOG_LINES = 2000
@@ -38,18 +40,6 @@ STAGES = {
     "verifying": "Verifying",
     "cleanup": "Cleaning up",
 }
-
-
-def verdict_html(verdict: object) -> str:
-    """A bottleneck verdict (any object with .text, maybe .advice and .confidence)."""
-    text = f"<b>{markup.escape(str(getattr(verdict, 'text', '')))}</b>"
-    advice = getattr(verdict, "advice", None)
-    if advice:
-        text += f"<br>{markup.escape(str(advice))}"
-    confidence = getattr(verdict, "confidence", None)
-    if isinstance(confidence, float | int):
-        text += f" <span style='color:#6b7280'>(confidence {confidence:.0%})</span>"
-    return text
 
 
 class TransferPage(Page):
@@ -191,7 +181,7 @@ class TransferPage(Page):
                 f"Sending {state.dataset} ({state.index + 1} of {state.count})")
             self.ui.datasets_view.scrollTo(self.datasets.index(row, 0))
 
-    def _on_verdict(self, verdict: object) -> None:
+    def _on_verdict(self, verdict: Verdict) -> None:
         self.session.verdict = verdict
         self.ui.verdict_label.setText(verdict_html(verdict))
         self.ui.verdict_frame.show()

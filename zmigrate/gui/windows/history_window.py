@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QHeaderView, QWidget
 from ...engine.events import Side
 from ...engine.history import History, JobRecord, SampleRow, default_path
 from ...engine.units import format_size
-from .. import forms, markup, style
+from .. import forms, markup, style, words
 from ..generated.ui_compare_view import Ui_CompareView
 from ..generated.ui_history_window import Ui_HistoryWindow
 from ..generated.ui_job_view import Ui_JobView
@@ -86,7 +86,7 @@ class JobView(QWidget):
             ("Duration", elapsed(job.seconds) if job.seconds else
              (elapsed(job.duration) if job.duration else "—")),
             ("Average rate", _rate(job.avg_rate)),
-            ("Verdict", job.verdict_text or "—"),
+            ("Verdict", words.stored_verdict(job) or "—"),
             ("Samples", f"{job.sample_rows} stored"
              + (" (truncated)" if job.samples_truncated else "")),
         ]

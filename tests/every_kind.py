@@ -1,0 +1,204 @@
+"""Verdicts and doctor reports of every kind, made by the real engine.
+
+Sample traces (shaped like the field notes' figures) are replayed through diagnosis.Diagnoser,
+as a job's events would be, and judged as it judges them; doctor stage results (as the stages
+would report them) go through the doctor's own report, whose advice comes from advise(). Between
+them every Bottleneck, FindingKind, AdviceKind and NoteKind appears: tests/unit/test_words.py
+and tests/gui/test_words_faces.py word each case in the CLI's and the wizard's terms.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from zmigrate.engine.diagnosis import Diagnoser, Verdict, diagnose
+from zmigrate.engine.doctor import Doctor, DoctorReport, HostCpu, ProcessCpu, StageResult
+from zmigrate.engine.events import PlanReady, Sample, Side
+from zmigrate.engine.findings import Note, NoteKind
+from zmigrate.engine.hosts import LocalHost
+from zmigrate.engine.plan import Options, Plan, Transport
+from zmigrate.engine.units import GiB, MiB
+
+HZ = 2.0  # mbuffer's status lines per second
+Curve = Callable[[int], float] | float
+
+
+def trace(side: Side, seconds: float, in_rate: Curve, out_rate: Curve, fill: Curve,
+          t0: float = 0.0) -> list[Sample]:
+    """One side's samples at 2 Hz; rates in MiB/s, the total follows the out rate."""
+    def fn(v: Curve) -> Callable[[int], float]:
+        return v if callable(v) else (lambda _i: float(v))
+
+    fin, fout, ffill = fn(in_rate), fn(out_rate), fn(fill)
+    out: list[Sample] = []
+    total = 0.0
+    for i in range(int(seconds * HZ)):
+        total += fout(i) * MiB / HZ
+        out.append(Sample(t0 + i / HZ, side, fin(i) * MiB, fout(i) * MiB, round(total), ffill(i)))
+    return out
+
+
+def both(send: list[Sample], recv: list[Sample]) -> list[Sample]:
+    return sorted(send + recv, key=lambda s: s.t)
+
+
+def mirror(send: list[Sample]) -> list[Sample]:
+    """The local transport: one mbuffer reports for both sides."""
+    return both(send, [Sample(s.t, Side.RECEIVE, s.in_rate, s.out_rate, s.total, s.fill)
+                       for s in send])
+
+
+def plan(transport: Transport | None, *, rate_limit: int | None = None,
+         receive_buffer: int = 512 * MiB) -> Plan:
+    return Plan("src", "dst", "tank/data@s", "backup/data", "full", None,
+                transport or Transport.TCP, Options(rate_limit=rate_limit), (), None,
+                receive_buffer, receive_buffer, None, False)
+
+
+def replay(samples: list[Sample], transport: Transport | None = Transport.TCP, *,
+           rate_limit: int | None = None, receive_buffer: int = 512 * MiB) -> Verdict:
+    """The job's events through the real Diagnoser: its plan (unless the transport is not
+    known), then the samples; its final verdict."""
+    emitted: list[object] = []
+    diagnoser = Diagnoser(emitted.append)
+    if transport is not None:
+        diagnoser(PlanReady(plan(transport, rate_limit=rate_limit,
+                                 receive_buffer=receive_buffer)))
+    for s in samples:
+        diagnoser(s)
+    verdict = diagnoser.finish()
+    assert emitted[-1] is verdict
+    return verdict
+
+
+def swinging() -> list[Sample]:
+    """The receiver's buffer swings between full and empty: zfs receive takes bursts."""
+    fills = [100, 100, 95, 60, 20, 0, 0, 0, 30, 80]
+    recv = trace(Side.RECEIVE, 30, 110, lambda i: 0 if fills[i % 10] >= 95 else 240,
+                 lambda i: fills[i % 10])
+    return both(trace(Side.SEND, 30, 110, 60, lambda i: 50 + 5 * (i % 10)), recv)
+
+
+def starved() -> list[Sample]:
+    """The field notes' receiver: `in @ 113 MB/s, out @ 225 MB/s`, empty again and again, its
+    input pausing between bursts."""
+    recv = trace(Side.RECEIVE, 30, lambda i: 0 if i % 4 == 3 else 113,
+                 lambda i: 225 if i % 2 else 0, lambda i: 0 if i % 2 else 1)
+    return both(trace(Side.SEND, 30, 113, 113, lambda i: 40 + 60 * (i % 3) / 2), recv)
+
+
+def network() -> list[Sample]:
+    """The sender's buffer full, the receiver's empty: the path between them is the limit."""
+    return both(trace(Side.SEND, 20, 40, 40, lambda i: 97 + i % 3),
+                trace(Side.RECEIVE, 20, 40, 40, lambda i: i % 2))
+
+
+def verdicts() -> dict[str, Verdict]:
+    """One verdict per case, named."""
+    source = both(trace(Side.SEND, 30, 180, 180, lambda i: i % 3),
+                  trace(Side.RECEIVE, 30, 180, 180, lambda i: i % 2))
+    return {
+        "not enough data yet": diagnose(trace(Side.SEND, 1, 100, 100, 100)),
+        "too short": replay(both(trace(Side.SEND, 1, 100, 100, 100),
+                                 trace(Side.RECEIVE, 1, 100, 100, 0))),
+        "rate limited": replay(both(trace(Side.SEND, 30, 20, 20, 0),
+                                    trace(Side.RECEIVE, 30, 20, 20, 0)), rate_limit=20 * MiB),
+        "receive swings": replay(swinging()),
+        "receive swings, big buffer": replay(swinging(), receive_buffer=2 * GiB),
+        "receive full": replay(both(trace(Side.SEND, 30, 60, 60, 100),
+                                    trace(Side.RECEIVE, 30, 60, 60, lambda i: 96 + i % 4))),
+        "local, buffer empty": replay(mirror(trace(Side.SEND, 20, 50, 50, 0)), Transport.LOCAL),
+        "local, buffer part full": replay(mirror(trace(Side.SEND, 20, 50, 50, 50)),
+                                          Transport.LOCAL),
+        "receive starved": replay(starved()),
+        "receive filling": replay(both(
+            trace(Side.SEND, 8, 400, 112, lambda i: 15 + 2 * i if i < 8 else 30 - i),
+            trace(Side.RECEIVE, 8, 112, lambda i: 99 if i % 2 else 0, lambda i: 7 + 2.3 * i))),
+        "receive draining": replay(trace(Side.RECEIVE, 10, 0, lambda i: 90 if i % 2 else 0,
+                                         lambda i: 44 - 2 * i)),
+        "network over tcp": replay(network(), Transport.TCP),
+        "network over ssh": replay(network(), Transport.SSH),
+        "network through the relay": replay(network(), Transport.RELAY),
+        "network, transport unknown": replay(network(), None),
+        "network, sender only": replay(trace(Side.SEND, 30, 100, 100, 100)),
+        "source": replay(source),
+        "receiver waits": replay(trace(Side.RECEIVE, 30, 60, 60, 0)),
+        "balanced": replay(both(trace(Side.SEND, 30, 80, 80, 50),
+                                trace(Side.RECEIVE, 30, 80, 80, 40))),
+    }
+
+
+# -- the doctor ---------------------------------------------------------------------------------
+def _cpu(host: str, process: str, cpu: float) -> tuple[HostCpu, ...]:
+    return (HostCpu(host, min(100.0, cpu / 4), 4, (ProcessCpu(host, 4242, process, cpu),)),)
+
+
+def stage(name: str, title: str, mib: float | None, in_path: bool, *,
+          cpu: tuple[HostCpu, ...] = (), notes: tuple[Note, ...] = (),
+          skipped: bool = False, **details: object) -> StageResult:
+    rate = None if mib is None else mib * MiB
+    return StageResult(name, title, rate, 0.0 if rate is None else 10.0,
+                       0 if rate is None else int(rate * 10), in_path, cpu, notes,
+                       skipped=skipped, details=dict(details))
+
+
+SOURCE_TITLE = "source read (zfs send)"
+NETWORK_TITLE = "network (tcp, mbuffer)"
+WRITE_TITLE = "destination write (temp dataset)"
+FAST = "aes128-gcm@openssh.com"
+
+
+def report(stages: list[StageResult], transport: Transport = Transport.TCP) -> DoctorReport:
+    """The doctor's own report on these stages (the slowest on the path, advise()'s advice)."""
+    doctor = Doctor(LocalHost("tank.lan"), LocalHost("backup-01"),
+                    options=Options(transport=transport))
+    return doctor._report(stages)
+
+
+def reports() -> dict[str, DoctorReport]:
+    """One doctor report per case, named."""
+    return {
+        "slow source disks, cpu-bound send": report([
+            stage("source_read", SOURCE_TITLE, 95, True, cpu=_cpu("tank.lan", "zfs", 99.0),
+                  notes=(Note(NoteKind.RAN_TO_END, {"bytes": 3 * MiB}), Note(NoteKind.FROM_CACHE)),
+                  snapshot="tank/data@s"),
+            stage("network", NETWORK_TITLE, 940, True),
+            stage("ssh_default", "ssh, default cipher", 113, False,
+                  cpu=_cpu("tank.lan", "ssh", 99.0), cipher=None),
+            stage(f"ssh_{FAST}", f"ssh, {FAST}", 214, False, cipher=FAST),
+        ]),
+        "slow network": report([
+            stage("source_read", SOURCE_TITLE, None, True, skipped=True,
+                  notes=(Note(NoteKind.NEEDS_SNAPSHOT),)),
+            stage("network", NETWORK_TITLE, 105, True),
+            stage("ssh", "ssh from source to destination", None, False, skipped=True,
+                  notes=(Note(NoteKind.SSH_UNREACHABLE,
+                              {"reason": "Permission denied (publickey)."}),)),
+            stage("destination_write", WRITE_TITLE, None, True, skipped=True,
+                  notes=(Note(NoteKind.NO_ROOM, {"free": 200 * MiB, "parent": "backup",
+                                                 "share": 0.1, "minimum": 32 * MiB}),)),
+        ]),
+        "nothing read, nothing written": report([
+            stage("source_read", SOURCE_TITLE, None, True, skipped=True,
+                  notes=(Note(NoteKind.LEFT_OUT),)),
+            stage("network", NETWORK_TITLE, 105, True),
+            stage("destination_write", WRITE_TITLE, None, True, skipped=True,
+                  notes=(Note(NoteKind.NO_POOL),)),
+        ]),
+        "ssh is the path and slow": report([
+            stage("source_read", SOURCE_TITLE, 400, True),
+            stage("network", NETWORK_TITLE, 940, False),
+            stage("ssh_default", "ssh, default cipher", 113, True, cipher=None),
+            stage(f"ssh_{FAST}", f"ssh, {FAST}", 214, False, cipher=FAST,
+                  cpu=_cpu("tank.lan", "ssh", 97.0)),
+        ], Transport.SSH),
+        "slow destination, its dataset left": report([
+            stage("source_read", SOURCE_TITLE, 400, True),
+            stage("network", NETWORK_TITLE, 940, True),
+            stage("destination_write", WRITE_TITLE, 135, True,
+                  notes=(Note(NoteKind.WRITE_SYNC, {"seconds": 1.4}),
+                         Note(NoteKind.WRITE_LIMIT, {"limit": 4 * 1024 * MiB})),
+                  dataset="backup/zmigrate-doctor-5e1f09aa", host="backup-01",
+                  cleanup_error="could not destroy backup/zmigrate-doctor-5e1f09aa on backup-01"),
+        ]),
+    }
