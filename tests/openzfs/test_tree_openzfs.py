@@ -1,0 +1,280 @@
+"""Tree migration (`zmigrate send -r`) against a real OpenZFS 2.3 host, through the CLI.
+
+Three end-to-end runs, each between the guest's two pools as two hosts (the aliases
+`openzfs-vm` and `openzfs-dst`, so a tcp transfer between two control sessions):
+
+* a tree with an encrypted child: that child is sent raw (zfs send -w) and arrives encrypted,
+  its key not loaded, its own encryption root, the snapshot's guid equal;
+* a crash (SIGKILL of zmigrate) in the middle of the third of four datasets: the same command
+  again skips the two complete ones, resumes the third from its receive_resume_token and sends
+  the fourth;
+* `--final`: the picked source datasets end read-only (set locally) and the destination holds
+  the final snapshot with the same guid.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from zmigrate.engine.units import MiB
+
+from .test_interruptions import _cli, _events, _two_hosts_config
+from .test_openzfs import _guid, _leftovers, _prop, _wait
+from .vm import Vm
+
+pytestmark = pytest.mark.openzfs
+Events = list[dict[str, Any]]
+
+
+@pytest.fixture
+def tree(vm: Vm, tag: str) -> Iterator[str]:
+    """srcpool/TAG for one test. Afterwards: readonly set back on the source (a --final run
+    leaves it on), srcpool/TAG and dstpool/TAG destroyed with everything under them (`tag`
+    then sweeps any other dstpool/TAG*), the key file and mount directories removed."""
+    yield tag
+    vm.ssh(f"if zfs list srcpool/{tag} >/dev/null 2>&1; then "
+           f"zfs inherit -r readonly srcpool/{tag}; zfs destroy -R srcpool/{tag}; fi; "
+           f"if zfs list dstpool/{tag} >/dev/null 2>&1; then zfs destroy -R dstpool/{tag}; fi; "
+           f"rm -f /root/{tag}.pass; rm -rf /mnt/{tag}; true", check=False)
+
+
+def _make(vm: Vm, ds: str, mb: int, extra: str = "") -> None:
+    vm.ssh(f"zfs create {extra} {ds} && head -c {mb}M /dev/urandom > /{ds}/f0")
+
+
+def _send(vm: Vm, config: Path, *args: str, timeout: float = 420) -> tuple[int, Events, str]:
+    """`zmigrate send ARGS --json ...` to its end: (exit status, events, stderr)."""
+    cli = _cli(vm, config, *args)
+    try:
+        stdout, stderr = cli.communicate(timeout=timeout)
+    finally:
+        if cli.poll() is None:
+            cli.kill()
+            cli.wait(10)
+    return cli.returncode, _events(stdout.decode()), stderr.decode()
+
+
+def _one(events: Events, kind: str) -> dict[str, Any]:
+    found = [e for e in events if e.get("event") == kind]
+    assert len(found) == 1, (kind, found)
+    return found[0]
+
+
+def _plans(events: Events) -> dict[str, dict[str, Any]]:
+    """Each dataset's job plan, by source dataset (a dataset that is not sent has none)."""
+    out: dict[str, dict[str, Any]] = {}
+    for e in events:
+        if e.get("event") == "plan":
+            name = str(e["snapshot"]).split("@", 1)[0]
+            assert name not in out, f"{name} was planned twice"
+            out[name] = e
+    return out
+
+
+def _states(events: Events) -> dict[str, list[str]]:
+    """The states each dataset went through, in order."""
+    out: dict[str, list[str]] = {}
+    for e in events:
+        if e.get("event") == "dataset":
+            out.setdefault(str(e["dataset"]), []).append(str(e["state"]))
+    return out
+
+
+def _same_guids(vm: Vm, tag: str, children: list[str], snap: str) -> None:
+    for child in children:
+        src, dst = f"srcpool/{tag}{child}@{snap}", f"dstpool/{tag}{child}@{snap}"
+        assert _guid(vm, src) == _guid(vm, dst), (src, dst)
+
+
+# -- an encrypted child is sent raw ----------------------------------------------------------------
+def test_tree_sends_its_encrypted_child_raw(vm: Vm, tree: str, tmp_path: Path) -> None:
+    tag = tree
+    root, secret = f"srcpool/{tag}", f"srcpool/{tag}/secret"
+    passphrase = f"lane-{tag}-passphrase"
+    vm.ssh(f"umask 077; printf %s {passphrase} > /root/{tag}.pass")
+    _make(vm, root, 1)
+    _make(vm, secret, 2, extra="-o encryption=on -o keyformat=passphrase "
+                               f"-o keylocation=file:///root/{tag}.pass")
+    _make(vm, f"{secret}/inner", 1)  # encrypted too: it inherits secret's key
+    _make(vm, f"{root}/plain", 1)
+    vm.ssh(f"zfs snapshot -r {root}@s1")
+    assert _prop(vm, f"{secret}/inner", "encryptionroot") == secret
+    sums = vm.ssh(f"sha256sum /{secret}/f0 /{secret}/inner/f0").stdout.split()[::2]
+    config = _two_hosts_config(vm, tmp_path)
+    rc, events, stderr = _send(vm, config, "-r", f"openzfs-vm:{root}@s1",
+                               f"openzfs-dst:dstpool/{tag}")
+    assert rc == 0, stderr + str(events[-3:])
+    plans = _plans(events)
+    assert set(plans) == {root, secret, f"{secret}/inner", f"{root}/plain"}
+    for name in (secret, f"{secret}/inner"):
+        assert plans[name]["raw"] is True and "-w" in plans[name]["send_flags"], name
+        sender = [c["command"] for c in plans[name]["commands"]
+                  if c["host"] == "openzfs-vm" and "zfs send" in c["command"]]
+        assert sender and all(" -w " in f"{c} " for c in sender), sender
+    for name in (root, f"{root}/plain"):
+        assert plans[name]["raw"] is False and "-w" not in plans[name]["send_flags"], name
+    done = _one(events, "done")
+    assert done["verified"] is True
+    assert set(done["datasets"].values()) == {"verified"}
+    _same_guids(vm, tag, ["", "/secret", "/secret/inner", "/plain"], "s1")
+    # Raw: the copy is encrypted with the source's key, which never left the source.
+    copy = f"dstpool/{tag}/secret"
+    for ds in (copy, f"{copy}/inner"):
+        assert _prop(vm, ds, "encryption") not in ("off", "-", ""), ds
+        assert _prop(vm, ds, "keystatus") == "unavailable", ds
+    assert _prop(vm, copy, "encryptionroot") == copy
+    # Each dataset is its own raw stream (not one -R stream), so OpenZFS makes inner an
+    # encryption root of its own on the destination, wrapped with the same key (`zfs
+    # change-key -i` re-joins it to secret once the keys are loaded there).
+    assert _prop(vm, f"{copy}/inner", "encryptionroot") == f"{copy}/inner"
+    assert _prop(vm, f"dstpool/{tag}", "encryption") == "off"
+    assert _prop(vm, f"dstpool/{tag}/plain", "encryption") == "off"
+    # And it is the same key: the source's passphrase opens the copy, and the files match.
+    for ds in (copy, f"{copy}/inner"):
+        vm.ssh(f"zfs load-key -L file:///root/{tag}.pass {ds}")
+    mounted = f"/mnt/{tag}/secret"  # out of dstpool's own tree; the fixture removes it
+    vm.ssh(f"zfs set mountpoint={mounted} {copy} && for d in {copy} {copy}/inner; do "
+           f"[ \"$(zfs get -H -o value mounted $d)\" = yes ] || zfs mount $d || exit 1; done")
+    got = vm.ssh(f"sha256sum {mounted}/f0 {mounted}/inner/f0").stdout.split()[::2]
+    assert got == sums
+    print(f"\nENCRYPTED CHILD: sent raw; {copy} and {copy}/inner arrived encrypted, keys not "
+          "loaded, each its own encryption root; the source's passphrase opens both, files equal")
+
+
+# -- a crash in the middle of one dataset, then the same command again -----------------------------
+def test_rerun_after_a_crash_skips_the_done_and_resumes_the_cut_one(
+        vm: Vm, tree: str, tmp_path: Path) -> None:
+    tag = tree
+    root = f"srcpool/{tag}"
+    # Parents first, then by name: root, a, big, z. At 3 MiB/s, big streams for ~8 s.
+    _make(vm, root, 1)
+    _make(vm, f"{root}/a", 1)
+    _make(vm, f"{root}/big", 24)
+    _make(vm, f"{root}/z", 1)
+    vm.ssh(f"zfs snapshot -r {root}@s1")
+    config = _two_hosts_config(vm, tmp_path)
+    args = ("-r", f"openzfs-vm:{root}@s1", f"openzfs-dst:dstpool/{tag}", "--bwlimit", "3M")
+    log = tmp_path / "first.jsonl"
+    with log.open("wb") as sink:
+        cli = _cli(vm, config, *args, stdout=sink)
+    try:
+        def big_going() -> bool:
+            ev = _events(log.read_text())
+            sending = [e for e in ev if e.get("event") == "dataset"
+                       and e["dataset"] == f"{root}/big" and e["state"] == "sending"]
+            if not sending:
+                return False
+            step = int(str(sending[0]["index"])) + 1
+            before = sum(int(str(e["bytes"])) for e in ev if e.get("event") == "dataset"
+                         and e["state"] == "verified")
+            return any(e.get("event") == "progress" and e["step"] == step
+                       and int(str(e["done"])) > before + 5 * MiB for e in ev)
+        assert _wait(big_going, 180), log.read_text()[-3000:] + (
+            cli.stderr.read().decode() if cli.poll() is not None and cli.stderr else "")
+        first = _events(log.read_text())
+        port = next(e["port"] for e in first if e.get("event") == "plan"
+                    and str(e["snapshot"]).startswith(f"{root}/big@"))
+        os.kill(cli.pid, signal.SIGKILL)
+        cli.wait(10)
+    finally:
+        if cli.poll() is None:
+            cli.kill()
+            cli.wait(10)
+        if cli.stderr:
+            cli.stderr.close()
+    # What the crash left: root and a complete, big cut with its resumable state, z untouched.
+    assert _states(first)[f"{root}/a"][-1] == "verified"
+    assert _states(first)[f"{root}/big"][-1] == "sending"
+    assert _wait(lambda: _leftovers(vm, tag, f":{port}") == [], 20), _leftovers(vm, tag)
+    _same_guids(vm, tag, ["", "/a"], "s1")
+    token = _prop(vm, f"dstpool/{tag}/big", "receive_resume_token")
+    assert token not in ("", "-"), "the cut dataset lost its resumable state"
+    assert vm.ssh(f"zfs list dstpool/{tag}/z", check=False).returncode != 0
+    dst_a_txg = _prop(vm, f"dstpool/{tag}/a@s1", "createtxg")
+
+    t0 = time.monotonic()
+    rc, events, stderr = _send(vm, config, *args)
+    took = time.monotonic() - t0
+    assert rc == 0, stderr + str(events[-3:])
+    tree_plan = _one(events, "tree_plan")
+    entries = {str(d["source"]): d for d in tree_plan["datasets"]}
+    assert [entries[n]["action"] for n in (root, f"{root}/a")] == ["skip", "skip"]
+    assert entries[f"{root}/big"]["resume"] is True
+    assert entries[f"{root}/z"]["action"] == "full" and entries[f"{root}/z"]["resume"] is False
+    # The complete ones are not sent again: no job, no stream, and the copy untouched.
+    plans = _plans(events)
+    assert set(plans) == {f"{root}/big", f"{root}/z"}
+    states = _states(events)
+    assert states[root] == ["skipped"] and states[f"{root}/a"] == ["skipped"]
+    assert states[f"{root}/big"] == ["waiting", "sending", "verified"]
+    assert states[f"{root}/z"] == ["waiting", "sending", "verified"]
+    assert _prop(vm, f"dstpool/{tag}/a@s1", "createtxg") == dst_a_txg
+    # The cut one continues from its token: only the rest is sent.
+    big = plans[f"{root}/big"]
+    resumed_from, rest = int(str(big["resumed_from"])), int(str(big["estimate"]))
+    full = int(vm.ssh(f"zfs send -nP -c -L -e {root}/big@s1 | awk '$1==\"size\"{{print $2}}'")
+               .stdout)
+    assert big["resume"] is True and resumed_from > 4 * MiB
+    assert resumed_from + rest == full
+    sent = next(int(str(e["bytes"])) for e in events if e.get("event") == "dataset"
+                and e["dataset"] == f"{root}/big" and e["state"] == "verified")
+    assert sent <= rest * 1.05 + 256 * 1024, (sent, rest)
+    done = _one(events, "done")
+    assert done["verified"] is True and done["datasets"] == {
+        root: "skipped", f"{root}/a": "skipped", f"{root}/big": "verified",
+        f"{root}/z": "verified"}
+    _same_guids(vm, tag, ["", "/a", "/big", "/z"], "s1")
+    assert _prop(vm, f"dstpool/{tag}/big", "receive_resume_token") == "-"
+    print(f"\nTREE RERUN: 2 skipped, big resumed after {resumed_from} B of {full} B "
+          f"(sent {sent} B), z sent in full; rerun took {took:.1f} s")
+
+
+# -- --final: the source ends read-only ------------------------------------------------------------
+def test_final_sync_leaves_the_source_read_only(vm: Vm, tree: str, tmp_path: Path) -> None:
+    tag = tree
+    root = f"srcpool/{tag}"
+    children = ["", "/c1", "/c1/c2"]
+    for child in children:
+        _make(vm, root + child, 1)
+    vm.ssh(f"zfs snapshot -r {root}@s1")
+    config = _two_hosts_config(vm, tmp_path)
+    dest = f"openzfs-dst:dstpool/{tag}"
+    rc, events, stderr = _send(vm, config, "-r", f"openzfs-vm:{root}@s1", dest)
+    assert rc == 0, stderr + str(events[-3:])
+    assert "source_readonly_since" not in _one(events, "done")
+    for child in children:  # a plain sync leaves the source writable
+        assert _prop(vm, root + child, "readonly") == "off"
+        vm.ssh(f"head -c 512K /dev/urandom > /{root}{child}/f1")
+
+    before = time.time()
+    rc, events, stderr = _send(vm, config, "-r", f"openzfs-vm:{root}", dest, "--snapshot",
+                               "--final")
+    assert rc == 0, stderr + str(events[-3:])
+    plan = _one(events, "tree_plan")
+    snap = str(plan["snapshot"])
+    assert snap.startswith("zmigrate-") and plan["readonly_command"]
+    assert [d["action"] for d in plan["datasets"]] == ["incremental"] * 3
+    done = _one(events, "done")
+    assert done["verified"] is True and done["snapshot"] == snap
+    assert float(str(done["source_readonly_since"])) >= before - 5
+    assert set(done["datasets"].values()) == {"verified"}
+    for child in children:
+        ds = root + child
+        got = vm.ssh(f"zfs get -H -o value,source readonly {ds}").stdout.split()
+        assert got == ["on", "local"], (ds, got)
+        # Read-only for real: nothing can change the source after the final snapshot.
+        r = vm.ssh(f"touch /{ds}/after-final", check=False)
+        assert r.returncode != 0 and "Read-only file system" in r.stderr, (ds, r.stderr)
+        assert _guid(vm, f"{ds}@{snap}") == _guid(vm, f"dstpool/{tag}{child}@{snap}")
+        # The snapshot was taken after readonly=on: nothing was written between the two.
+        assert _prop(vm, ds, "written") == "0", ds
+    _same_guids(vm, tag, children, "s1")
+    print(f"\nFINAL SYNC: {len(children)} source datasets readonly=on (local), "
+          f"@{snap} on both sides with equal guids")
