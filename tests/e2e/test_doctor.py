@@ -180,12 +180,13 @@ def test_the_write_stage_runs_by_default_within_a_safe_share_and_leaves_nothing(
     assert r.returncode == 0, r.stderr + r.stdout
     report = json.loads(r.stdout.splitlines()[-1])
     write = next(s for s in report["stages"] if s["name"] == "destination_write")
-    assert write["error"] is None and isinstance(write["rate"], float), write
+    assert write["error"] is None and isinstance(write["rate"], float), json.dumps(write)
     # It wrote into the destination's pool with the most free space (the lab's "hosts" share
     # one zfs-fuse, so any pool of this machine), never more than a tenth of its free space.
     pool = write["dataset"].split("/", 1)[0]
     assert before[pool] == max(before.values())
-    assert 0 < write["bytes"] <= write["limit"] <= 0.1 * write["free"] + 1
+    # (mbuffer counts in tenths of a MiB: its total may round past the limit a little)
+    assert 0 < write["bytes"] <= 1.01 * write["limit"] <= 1.01 * (0.1 * write["free"] + 1)
     assert report["unmeasured"] == [] and report["expected_rate"] is not None
     assert report["expected_rate"] == min(s["rate"] for s in report["stages"] if s["in_path"])
     assert TEMP_PREFIX not in zfs("list", "-H", "-o", "name", "-r", pool)
@@ -215,5 +216,7 @@ def test_without_a_source_snapshot_the_doctor_claims_no_end_to_end_rate(
     assert report["expected_rate"] is None
     assert report["upper_bound"] == next(s["rate"] for s in report["stages"]
                                          if s["name"] == "network")
-    assert any(u.startswith("source read: ") for u in report["unmeasured"])
-    assert any("--no-write-test" in u for u in report["unmeasured"])
+    assert set(report["unmeasured"]) == {"source_read", "destination_write"}
+    notes = {s["name"]: [n["kind"] for n in s["notes"]] for s in report["stages"]}
+    assert notes["source_read"] == ["needs_snapshot"]
+    assert notes["destination_write"] == ["left_out"]

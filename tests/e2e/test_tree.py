@@ -23,7 +23,9 @@ from lab.util import (
 )
 from lab.zfsfuse import Pool
 
-from zmigrate.engine.tree import snapshot_name
+from zmigrate.engine.events import PlanReady
+from zmigrate.engine.plan import Options, Plan
+from zmigrate.engine.tree import TreeJob, TreeRequest, snapshot_name
 
 pytestmark = pytest.mark.lab
 
@@ -305,3 +307,31 @@ def test_parallel_sends_small_siblings_at_once_parents_first(
     assert 2 <= peak <= 3
     _copy_matches(root, copy, "s1", rels)
     assert events[-1]["event"] == "done" and events[-1]["bytes"] > 6 * 1024 * 1024
+
+
+def test_review_shows_the_exact_commands_of_a_snapshot_taken_now(
+        lab_hosts: tuple[Any, Any], tree: tuple[Pool, Pool, str]) -> None:
+    """Before the snapshot exists, each dataset's commands are planned as if it did; the run
+    then runs those very commands (the listener's port aside, picked when each one starts)."""
+    src, dst, root = tree
+    shost, dhost = lab_hosts
+    job = TreeJob(shost, dhost, TreeRequest(root, f"{dst.name}/copy", None,
+                                            options=Options(buffer_size=16 * 1024 * 1024)))
+    plan = job.prepare()
+    assert plan.snapshot_command and plan.snapshot.startswith("zmigrate-")
+    reviewed = {e.source: job.dataset_plan(e) for e in plan.entries}
+    for e in plan.entries:
+        lines = " ".join(line for _h, line in reviewed[e.source].commands())
+        assert f"{e.source}@{plan.snapshot}" in lines, lines
+    assert "@old1" in " ".join(x for _h, x in reviewed[f"{root}/a"].commands())  # its history
+    ran: dict[str, Plan] = {}
+    job.subscribe(lambda ev: ran.setdefault(ev.plan.source_snapshot.split("@")[0], ev.plan)
+                  if isinstance(ev, PlanReady) else None)
+    job.run()
+
+    def sans_port(p: Plan) -> list[str]:
+        return [line.replace(str(p.port), "PORT") for _h, line in p.commands()]
+
+    assert {k: sans_port(p) for k, p in ran.items()} == \
+        {k: sans_port(p) for k, p in reviewed.items()}
+    _copy_matches(root, f"{dst.name}/copy", plan.snapshot, tuple(rel[1:] for rel in TREE))

@@ -60,9 +60,3 @@ def test_review_lists_each_datasets_exact_commands() -> None:
     assert by["tank/a"] == ["# on dst\nzfs receive backup/a", "# on src\nzfs send backup/a"]
     assert by["tank/a/b"] == ["# decided when it runs: its parent is not there yet"]
     assert by["tank/a/c"] == []
-
-
-def test_review_with_snapshot_now_waits_for_the_snapshot() -> None:
-    _tree, rows = plan_with_commands(FakeJob(plan("zfs snapshot -r tank/a@s")))  # type: ignore[arg-type]
-    assert all(c == ["# its zfs send | mbuffer | zfs receive, once @s exists"]
-               for e, c in rows if e.action != "skip")

@@ -437,12 +437,18 @@ class TreeJob(Work):
     def dataset_plan(self, entry: TreeEntry) -> Plan:
         """The plan (and so the exact commands) one dataset's job would run."""
         assert self.plan is not None
+        plan = self.plan
         with self._lock:
             if not self._known_complete:
                 self._known = self._read_known(fresh=self._known is None)
                 self._known_complete = True
-        job = self._job_for(self.plan, entry)
-        job.parent_pending = entry.source != self.plan.root
+        job = self._job_for(plan, entry)
+        job.parent_pending = entry.source != plan.root
+        if plan.snapshot_command and job.known is not None:
+            # Planned as if the snapshot to be taken first existed (it will, as the newest):
+            # its commands name snapshots, never guids, so they are the ones that will run.
+            job.known = replace(job.known, src_sets=tuple(
+                _with_new_snapshot(d, plan.snapshot) for d in job.known.src_sets))
         return job.prepare()
 
     # -- running ------------------------------------------------------------------------------
@@ -750,6 +756,15 @@ class TreeJob(Work):
         return problems
 
     _root_guids: tuple[int, int] = (0, 0)
+
+
+def _with_new_snapshot(ds: zfs.Dataset, short: str) -> zfs.Dataset:
+    """`ds` as it will be once `ds@short` is taken (newest, guid not yet known: 0)."""
+    if ds.snapshot(short) is not None:
+        return ds
+    txg = max((x.createtxg for x in ds.snapshots), default=0) + 1
+    snap = zfs.Snapshot(f"{ds.name}@{short}", 0, int(time.time()), txg, 0, ds.referenced)
+    return replace(ds, snapshots=[*ds.snapshots, snap])
 
 
 def describe_summary(plan: TreePlan, summary: Summary) -> str:

@@ -47,7 +47,7 @@ BUFFER = 64 * MiB  # enough to smooth a stage; the doctor measures rates, not bu
 DOCTOR_ENV = "ZMIGRATE_DOCTOR"
 TEMP_PREFIX = "zmigrate-doctor-"
 SSH_PROBE_TIMEOUT = 30.0
-WRITE_SHARE = 0.10  # of the destination's free space the write test may use
+WRITE_SHARE = 0.10  # of the destination's free space the write test writes (its quota: 9/8 + 64M)
 WRITE_CAP = 16 * 1024 * MiB  # and never more than this
 WRITE_MIN = 32 * MiB  # below this a measurement means little: the stage says why it did not run
 STAGES = ("source_read", "network", "ssh", "destination_write")  # in the order they run
@@ -147,6 +147,7 @@ class Doctor:
             raise ZmigrateError(f"unknown stage {', '.join(sorted(unknown))}",
                                 fix="choose from " + ", ".join(STAGES))
         # An explicit stage list is the user's choice; otherwise every stage asked for runs.
+        self.explicit = bool(stages)
         self.only = frozenset(stages) if stages else frozenset(
             name for name, on in zip(STAGES, (True, True, ssh_test, write_test), strict=True)
             if on)
@@ -199,7 +200,7 @@ class Doctor:
         if "destination_write" in self.only and self.parent is None:
             self._pick_parent()
         for name in STAGES:
-            if name in self.not_run and not self._cancel.is_set():
+            if name in self.not_run and not self._cancel.is_set() and not self.explicit:
                 # A stage on the path that does not run is shown, and said why.
                 result = StageResult(name, TITLES[name], None, 0.0, 0, True, skipped=True,
                                      notes=(self.not_run[name],))
@@ -222,13 +223,18 @@ class Doctor:
     def _pick_parent(self) -> None:
         """No destination dataset given: the write test goes under the pool root with the most
         free space (one `zfs list` of the pools)."""
-        r = self.dst.execute(self.dst.privileged(
-            ["zfs", "list", "-Hp", "-d", "0", "-o", "name,available"]), timeout=60)
+        # `zpool list`, then the roots' space: `zfs list -d` is newer than some zfs (zfs-fuse).
+        r = self.dst.execute(self.dst.privileged(["zpool", "list", "-H", "-o", "name"]),
+                             timeout=60)
+        names = [shell.dataset(n.strip()) for n in r.stdout.splitlines() if n.strip()]
         pools: list[tuple[int, str]] = []
-        for line in r.stdout.splitlines():
-            name, _, avail = line.partition("\t")
-            if avail.strip().isdigit():
-                pools.append((int(avail), name.strip()))
+        if r.ok and names:
+            r = self.dst.execute(self.dst.privileged(
+                ["zfs", "get", "-Hp", "-o", "name,value", "available", *names]), timeout=60)
+            for line in r.stdout.splitlines():
+                name, _, avail = line.partition("\t")
+                if avail.strip().isdigit():
+                    pools.append((int(avail), name.strip()))
         if not r.ok or not pools:
             self.not_run["destination_write"] = Note(NoteKind.NO_POOL)
             self.only = self.only - {"destination_write"}
@@ -445,8 +451,10 @@ class Doctor:
                                notes=(why,), details=details)
         try:
             # The quota is the second guard: the test stops at `limit` by itself.
-            dst.execute(dst.privileged(["zfs", "create", "-o", f"quota={limit + 2 * BLOCK}",
-                                        ds]), timeout=120).check(f"creating {ds}")
+            # Metadata and indirect blocks count against a quota too: leave them room.
+            quota = limit + limit // 8 + 64 * MiB
+            dst.execute(dst.privileged(["zfs", "create", "-o", f"quota={quota}", ds]),
+                        timeout=120).check(f"creating {ds}")
             r = dst.execute(dst.privileged(["zfs", "get", "-H", "-o", "value",
                                             "mounted,mountpoint", ds]), timeout=60)
             mounted, _, mnt = r.stdout.strip().partition("\n")
@@ -497,7 +505,8 @@ class Doctor:
         measured = [s for s in stages if s.rate is not None]
         path = [s for s in measured if s.in_path]
         slowest = min(path, key=lambda s: s.rate or 0.0, default=None)
-        unmeasured = tuple(dict.fromkeys(s.name for s in stages if s.in_path and s.rate is None))
+        unmeasured = tuple(dict.fromkeys(
+            [s.name for s in stages if s.in_path and s.rate is None] + list(self.not_run)))
         advice = advise(stages, slowest, self.transport)
         return DoctorReport(
             run_id=self.run_id, source=self.src.label, destination=self.dst.label,

@@ -33,12 +33,6 @@ def plan_with_commands(job: TreeJob) -> tuple[TreePlan, list[tuple[TreeEntry, li
         if entry.action == "skip":
             out.append((entry, []))
             continue
-        if plan.snapshot_command:
-            # The engine plans a dataset's stream from its snapshot, which does not exist
-            # until the command above runs.
-            out.append((entry, [f"# its zfs send | mbuffer | zfs receive, once @{plan.snapshot}"
-                                " exists"]))
-            continue
         if i >= COMMANDS_FOR:
             out.append((entry, ["# (its commands are decided when it runs)"]))
             continue
