@@ -5,7 +5,10 @@ within 25 %; the live verdict names the same stage within the first 20 s.
 Each scenario states its expected bottleneck and the rate it allows:
 - network: 400 Mbit/s (about 46 MiB/s of payload), a destination pool that writes faster.
 - destination: a free 1 Gbit/s link into a pool whose datasets compress with gzip-9 (zfs-fuse
-  writes incompressible data there at about 40-50 MiB/s on the lab's two cores).
+  writes incompressible data there at about 40-60 MiB/s on the lab's two cores).
+- ssh, CPU-starved: the ssh transport from lab-near, whose ssh gets 6 % of one core (a cgroup
+  cpu quota, as on a NAS whose one weak core encrypts): it carries far less than the 1 Gbit/s
+  link and the pool take.
 """
 
 from __future__ import annotations
@@ -53,12 +56,14 @@ def source(make_pool: PoolFactory) -> str:
     return f"{ds}@s"
 
 
-def _scenario(far: ShapedLab, snapshot: str, dst: Pool, expected: str) -> dict[str, Any]:
-    doctor = _cli(far, "doctor", f"lab-src:{snapshot}", f"lab-far:{dst.name}", "--seconds", "8",
-                  "--json")
+def _scenario(far: ShapedLab, snapshot: str, dst: Pool, expected: str, *,
+              source: str = "lab-src", extra: tuple[str, ...] = ()) -> dict[str, Any]:
+    doctor = _cli(far, "doctor", f"{source}:{snapshot}", f"lab-far:{dst.name}", "--seconds", "8",
+                  "--json", *extra)
     assert doctor.returncode == 0, doctor.stderr + doctor.stdout
     report = _events(doctor.stdout)[-1]
-    sent = _cli(far, "send", snapshot, f"lab-far:{dst.name}/copy", "--json", "--no-history")
+    sent = _cli(far, "send", f"{source}:{snapshot}", f"lab-far:{dst.name}/copy", "--json",
+                "--no-history", *extra)
     assert sent.returncode == 0, sent.stderr + sent.stdout
     events = _events(sent.stdout)
     done = events[-1]
@@ -76,7 +81,9 @@ def _scenario(far: ShapedLab, snapshot: str, dst: Pool, expected: str) -> dict[s
 
 def _check(result: dict[str, Any], stage: str, kind: str) -> None:
     report, rate = result["report"], result["rate"]
-    assert report["bottleneck"] == stage, report
+    errors = {s["name"]: s["error"] for s in report["stages"] if s["error"]}
+    assert report["bottleneck"] == stage and not errors, (report["bottleneck"], errors)
+    assert report["expected_rate"] is not None, report["unmeasured"]
     assert abs(report["expected_rate"] - rate) <= TOLERANCE * rate, (report["expected_rate"],
                                                                       rate)
     first = result["verdicts"][0] if result["verdicts"] else None
@@ -97,3 +104,15 @@ def test_a_slow_destination_pool_is_named_and_its_rate_predicted(
     dst = make_pool("shgz", size_mb=4096)
     zfs("set", "compression=gzip-9", dst.name)
     _check(_scenario(far, source, dst, "destination"), "destination_write", "destination")
+
+
+def test_a_cpu_starved_ssh_transport_is_named_and_its_rate_predicted(
+        far: ShapedLab, source: str, make_pool: PoolFactory) -> None:
+    far.shape("1gbit")
+    if far.near_port is None:
+        far.start_near(cpu_percent=6)
+    dst = make_pool("shssh", size_mb=4096)
+    result = _scenario(far, source, dst, "ssh", source="lab-near",
+                       extra=("--transport", "ssh", *far.ssh_options()))
+    _check(result, "ssh_default", "network")
+    assert "ssh" in result["verdicts"][0]["text"]

@@ -1,5 +1,7 @@
 """A host at the far end of a real-looking link: "lab-far", an sshd in a network namespace joined
-to this machine by a veth pair with a real MTU, its egress from here shaped by `tc ... tbf`.
+to this machine by a veth pair with a real MTU, its egress from here shaped by `tc ... tbf`; and,
+on request, "lab-near": a source on this machine whose `ssh` runs under a CPU quota (a cgroup v1
+`cpu.cfs_quota_us`), like an old NAS whose one weak core encrypts the stream.
 
     root ns  10.215.K.1/30 --veth (MTU 1500, tbf RATE one way)-- 10.215.K.2/30  zmsf* (lab-far)
 
@@ -18,10 +20,11 @@ from pathlib import Path
 
 from .netns import IP, NSENTER, NsHost
 from .sshd import SSHD, USER, Lab, SshdLab, _keygen, _sshd_config, keygen_fingerprint
-from .util import run, wait_until
+from .util import free_port, run, tcp_accepts, wait_until
 from .zfsfuse import LabUnavailableError
 
 TC = "/usr/sbin/tc"
+CGROUP_CPU = Path("/sys/fs/cgroup/cpu")
 
 
 @dataclass
@@ -40,6 +43,8 @@ class ShapedLab:
     far: NsHost | None = None
     ssh_config: Path = field(default_factory=Path)
     known_hosts: Path = field(default_factory=Path)
+    cgroup: Path | None = None
+    near_port: int | None = None
 
     @property
     def near_link(self) -> str:
@@ -110,6 +115,48 @@ class ShapedLab:
                                       f"{log_path.read_text()}")
         return NsHost(alias, address, ns, pub, keygen_fingerprint(Path(f"{host_key}.pub")))
 
+    def start_near(self, cpu_percent: int) -> None:
+        """lab-near: an sshd on 127.0.0.1 whose sessions' `ssh` (a wrapper first in their PATH)
+        joins a cgroup of `cpu_percent` of one core before it runs; nothing else is held back."""
+        assert self.far is not None
+        group = CGROUP_CPU / f"zmsn{self.suffix}"
+        group.mkdir()
+        self.cgroup = group
+        (group / "cpu.cfs_period_us").write_text("100000")
+        (group / "cpu.cfs_quota_us").write_text(str(cpu_percent * 1000))
+        bindir = self.root / "lab-near-bin"
+        bindir.mkdir()
+        wrapper = bindir / "ssh"
+        wrapper.write_text(f"#!/bin/sh\necho $$ > {group / 'cgroup.procs'}\n"
+                           "exec /usr/bin/ssh \"$@\"\n")
+        wrapper.chmod(0o755)
+        host_key = self.root / "ssh_host_lab-near_ed25519_key"
+        pub = _keygen(host_key, "zmigrate-lab-near")
+        port = free_port()
+        cfg = _sshd_config(self.root, "lab-near", port, host_key,
+                           self.lab.identity.parent / "authorized_keys",
+                           extra=(f"SetEnv PATH={bindir}:/usr/sbin:/usr/bin:/sbin:/bin",))
+        with (self.root / "sshd_lab-near.log").open("ab") as log:
+            proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(cfg)], stdin=subprocess.DEVNULL,
+                                    stdout=log, stderr=log, start_new_session=True)
+        self.procs.append(proc)
+        if not wait_until(lambda: tcp_accepts(port), 15) or proc.poll() is not None:
+            raise LabUnavailableError("sshd lab-near did not come up: "
+                                      + (self.root / "sshd_lab-near.log").read_text())
+        self.near_port = port
+        with self.known_hosts.open("a") as f:
+            f.write(f"[127.0.0.1]:{port} {pub}\n")
+        with self.ssh_config.open("a") as f:
+            f.write(f"\nHost lab-near\n    HostName 127.0.0.1\n    Port {port}\n"
+                    f"    User {USER}\n    IdentityFile {self.lab.identity}\n"
+                    "    IdentitiesOnly yes\n")
+
+    def ssh_options(self) -> list[str]:
+        """`--ssh-option`s with which a lab host's own ssh reaches lab-far (ssh transport)."""
+        return [f"--ssh-option=IdentityFile={self.lab.identity}",
+                f"--ssh-option=UserKnownHostsFile={self.known_hosts}",
+                "--ssh-option=IdentitiesOnly=yes"]
+
     def env(self) -> dict[str, str]:
         env = self.lab.env()
         env["ZMIGRATE_SSH_CONFIG"] = str(self.ssh_config)
@@ -124,3 +171,8 @@ class ShapedLab:
         if self.namespace:
             run([IP, "netns", "del", self.namespace], check=False, timeout=30)
         run([IP, "link", "del", self.near_link], check=False, timeout=30)
+        if self.cgroup is not None:
+            # Empty once its processes are gone (sessions end with their sshd).
+            wait_until(lambda: not (self.cgroup / "cgroup.procs").read_text().strip(), 10, 0.1)
+            self.cgroup.rmdir()
+            self.cgroup = None

@@ -31,7 +31,8 @@ UNREACHABLE_FIX = ("the two hosts may not reach each other (another network, NAT
                    "use --transport relay (through this computer) or --transport ssh")
 STOP_GRACE = 2.0
 PROGRESS_PERIOD = 0.5
-FINAL_LINES_WAIT = 10.0  # seconds for mbuffer's summary and hash to arrive after its exit
+FINAL_LINES_WAIT = 30.0  # seconds for mbuffer's summary and hash to arrive after its exit (a slow
+# emulated guest under load took more than 10)
 Emit = Callable[[object], None]
 
 

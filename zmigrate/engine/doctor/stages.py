@@ -47,6 +47,7 @@ BUFFER = 64 * MiB  # enough to smooth a stage; the doctor measures rates, not bu
 DOCTOR_ENV = "ZMIGRATE_DOCTOR"
 TEMP_PREFIX = "zmigrate-doctor-"
 SSH_PROBE_TIMEOUT = 30.0
+SUMMARY_WAIT = 5.0  # seconds to wait for mbuffer's summary line after it exited
 WRITE_SHARE = 0.10  # of the destination's free space the write test writes (its quota: 9/8 + 64M)
 WRITE_CAP = 16 * 1024 * MiB  # and never more than this
 WRITE_MIN = 32 * MiB  # below this a measurement means little: the stage says why it did not run
@@ -335,7 +336,14 @@ class Doctor:
         if self._cancel.is_set():
             error = error or "cancelled"
         meter = spawned[measured].meter if len(spawned) > measured else _Meter()
+        if completed:
+            # Its exit status can come before the last of its stderr: wait for the summary.
+            deadline = time.monotonic() + SUMMARY_WAIT
+            while meter.summary_rate is None and time.monotonic() < deadline:
+                time.sleep(0.05)
         rate = None if error else meter.rate(began, completed)
+        if rate is None and error is None:
+            error = "mbuffer reported no figures: " + meter.error()
         cpu = tuple(cpu_between(h.label, before.get(h.label), after.get(h.label))
                     for h in self._hosts())
         notes = (Note(NoteKind.RAN_TO_END, {"bytes": meter.total}),) if completed else ()
