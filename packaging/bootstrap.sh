@@ -41,7 +41,7 @@ stamp=.venv/.zmigrate-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   echo "== installing zmigrate into .venv"
   .venv/bin/pip install -q --upgrade pip
-  .venv/bin/pip install -q -e ".[test]"
+  .venv/bin/pip install -q -e ".[gui,test,dev]"
   touch "$stamp"
 fi
 
