@@ -41,6 +41,13 @@ else
     touch "$venv/.lock-$lock"
   fi
   PY="$venv/bin/python"
+  # pip's wheel cache might hand back a numpy built elsewhere with OpenBLAS: refuse that one.
+  if ! "$PY" -c "import numpy, pathlib, sys
+sys.exit(pathlib.Path(numpy.__file__).parent.with_name('numpy.libs').exists())"; then
+    echo "build.sh: $venv has a numpy with OpenBLAS (numpy.libs); rm -rf $venv and" \
+      "clear it from pip's cache (pip cache remove numpy)" >&2
+    exit 1
+  fi
 fi
 if ! "$PY" -c "import PyInstaller" 2>/dev/null; then
   echo "build.sh: PyInstaller is missing from $PY" >&2
