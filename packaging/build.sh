@@ -56,7 +56,8 @@ fi
 
 rm -rf dist/zmigrate
 # zmigrate itself is frozen from this checkout (the spec puts it on the path).
-PYTHONPATH="$root" "$PY" -m PyInstaller --noconfirm --clean --log-level WARN \
+# A fixed hash seed: the same module order in base_library.zip on every build.
+PYTHONHASHSEED=0 PYTHONPATH="$root" "$PY" -m PyInstaller --noconfirm --clean --log-level WARN \
   --distpath dist --workpath build/pyinstaller packaging/zmigrate.spec
 
 app=dist/zmigrate/zmigrate
