@@ -15,7 +15,8 @@
 #   /usr/share/doc/zmigrate/      copyright and changelog (packaging/debian/)
 # Depends: what the frozen app's binaries link from the system (dpkg-shlibdeps over every ELF
 # file: glibc, libstdc++, X11/xcb, Wayland, fontconfig, D-Bus, OpenSSL...), the commands
-# zmigrate runs (openssh-client; mbuffer for same-host transfers) and a font. Recommends: pv.
+# zmigrate runs (openssh-client; mbuffer for same-host transfers) and a font. Recommends: pv,
+# and libnotify-bin (notify-send: desktop notifications where there is no tray).
 # The version is the frozen app's (`zmigrate --version`); packaging/debian/changelog must have
 # an entry for it. SOURCE_DATE_EPOCH (default: the last commit's time) fixes every timestamp.
 set -euo pipefail
@@ -99,7 +100,7 @@ Architecture: $arch
 Maintainer: $MAINTAINER
 Installed-Size: $installed_kb
 Depends: $shlibs, openssh-client, mbuffer, fonts-dejavu-core | fonts-freefont-ttf | fonts-liberation2
-Recommends: pv
+Recommends: pv, libnotify-bin
 Section: admin
 Priority: optional
 Homepage: https://github.com/zmigrate/zmigrate
