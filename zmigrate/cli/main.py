@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -39,12 +40,35 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+# What the wizard needs beyond the engine: the `gui` extra (pyproject.toml).
+GUI_MODULES = ("PySide6", "pyqtgraph", "superqt")
+GUI_MISSING = (
+    "zmigrate: the desktop app is not installed here ({missing} missing); the command line is:\n"
+    "  zmigrate list|send|doctor|history ...   (zmigrate --help)\n"
+    "For the wizard, install the gui extra:\n"
+    "  pipx install 'zmigrate[gui]'   (from a checkout: pipx install '.[gui]')\n"
+    "  pip install 'zmigrate[gui]'    (into the environment zmigrate runs from)\n"
+    "or the Debian package (zmigrate_VERSION_amd64.deb), which includes it."
+)
+
+
+def gui_missing() -> tuple[str, ...]:
+    """The wizard's packages that cannot be imported here (empty when the GUI can start)."""
+    # (`list` is the list command's module here.)
+    return tuple(name for name in GUI_MODULES if importlib.util.find_spec(name) is None)
+
+
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
          err: TextIO | None = None) -> int:
     out = out or sys.stdout
     err = err or sys.stderr
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.self_test or args.command in (None, "gui"):
+        missing = gui_missing()
+        if missing:
+            print(GUI_MISSING.format(missing=", ".join(missing)), file=err)
+            return EXIT_USAGE
     if args.self_test:
         from ..gui.selftest import run as run_self_test
 
