@@ -1,7 +1,8 @@
 """The frozen app (packaging/build.sh's dist/zmigrate/zmigrate) moves datasets over the lab: the
 bundle holds everything a real transfer needs (paramiko and its cryptography, the engine, the
-history's SQLite), not only what the GUI's --self-test touches. Skipped until the app is built;
-.ci/run runs it after packaging/build.sh (ZMIGRATE_FROZEN names another build)."""
+history's SQLite), not only what the GUI's --self-test touches. Collected with
+ZMIGRATE_FROZEN_APP=1 (conftest.py): .ci/run runs it after packaging/build.sh; ZMIGRATE_FROZEN
+names another build. A missing build fails it."""
 
 from __future__ import annotations
 
@@ -18,10 +19,13 @@ from lab.zfsfuse import Pool
 ROOT = Path(__file__).resolve().parents[2]
 FROZEN = Path(os.environ.get("ZMIGRATE_FROZEN", ROOT / "dist" / "zmigrate" / "zmigrate"))
 
-pytestmark = [
-    pytest.mark.lab,
-    pytest.mark.skipif(not FROZEN.is_file(), reason=f"no frozen app at {FROZEN}: build.sh"),
-]
+pytestmark = pytest.mark.lab
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _built() -> None:
+    if not FROZEN.is_file():
+        pytest.fail(f"no frozen app at {FROZEN}: run packaging/build.sh first", pytrace=False)
 
 
 def _frozen(lab: Lab, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
