@@ -24,6 +24,7 @@ from .plan import Plan, Step, Transport
 from .rate import SmoothedRate, eta
 
 LISTEN_TIMEOUT = 20.0
+LISTENING_MARK = "@@zmigrate-listening"  # printed by the listener's own readiness probe
 # A tcp sender that has not reached the listener by then never will in useful time (a dropped
 # SYN is retried for minutes): the hosts do not reach each other.
 CONNECT_TIMEOUT = 10.0
@@ -100,6 +101,17 @@ def wait_listening(host: Host, port: int, seconds: float = 1.0) -> bool:
     return host.run(line, timeout=seconds + 30).ok
 
 
+def with_readiness_probe(line: str, port: int, seconds: float = LISTEN_TIMEOUT) -> str:
+    """`line` (a listener's pipeline) with a probe beside it, in its process group, that prints
+    LISTENING_MARK on stderr once `port` listens: the listener's own channel says it is ready,
+    one SSH session sooner than a separate check (about 0.1 s a dataset in a tree)."""
+    tries = max(1, round(seconds / 0.02))
+    probe = (f"( i=0; while [ $i -lt {tries} ]; do {capabilities.listening_grep(port)} && "
+             f"{{ echo {LISTENING_MARK} >&2; exit 0; }}; i=$((i+1)); "
+             "sleep 0.02 2>/dev/null || sleep 1; done ) &")
+    return f"{probe} {line}"
+
+
 def await_listener(host: Host, port: int, proc: Process, cancelled: threading.Event,
                    poll: float = 1.0) -> Literal["listening", "cancelled", "stopped", "timeout"]:
     """Wait up to LISTEN_TIMEOUT until `proc`, a listener on `host`, listens on `port`; or say
@@ -156,6 +168,7 @@ class StepRunner:
         )
         self._procs: list[Process] = []
         self._lock = threading.Lock()
+        self._listening = threading.Event()  # the listener's probe saw its port listen
         self.start_time = time.monotonic()
 
     # -- output handling ----------------------------------------------------------------------
@@ -194,6 +207,9 @@ class StepRunner:
                 self._check_final(st)
             return
         text = line.strip()
+        if text == LISTENING_MARK:
+            self._listening.set()
+            return
         if text.startswith("mbuffer: ") and mbuffer.parse_status(text[9:]):
             return
         # setsid -w reports a child ended by our own signal (tail -F, cancel): not news.
@@ -270,7 +286,7 @@ class StepRunner:
     def _wait_listening(self, proc: Process) -> None:
         port = self.plan.port
         assert port is not None
-        state = await_listener(self.dst, port, proc, self.cancelled)
+        state = self._await_mark(proc)
         if state == "listening":
             return
         if state == "cancelled":
@@ -279,6 +295,20 @@ class StepRunner:
             raise self._end_error(self.receive, "the receiver stopped before listening")
         raise TransferError(f"the receiver did not listen on port {port} within "
                             f"{LISTEN_TIMEOUT:.0f} s", host=self.dst.label)
+
+    def _await_mark(self, proc: Process) -> Literal["listening", "cancelled", "stopped",
+                                                    "timeout"]:
+        """Wait up to LISTEN_TIMEOUT for the listener's probe to say it listens."""
+        deadline = time.monotonic() + LISTEN_TIMEOUT
+        while time.monotonic() < deadline:
+            if self._listening.wait(0.01):
+                return "listening"
+            if self.cancelled.is_set():
+                return "cancelled"
+            if proc.poll() is not None:
+                # Its output may still be on its way: the mark, or why it stopped.
+                return "listening" if self._listening.wait(0.5) else "stopped"
+        return "cancelled" if self.cancelled.is_set() else "timeout"
 
     def _end_error(self, state: SideState, what: str) -> ZmigrateError:
         host = self.dst if state is self.receive and self.plan.transport is not Transport.LOCAL \
@@ -365,8 +395,10 @@ class StepRunner:
         try:
             relay = plan.transport is Transport.RELAY
             if step.destination_command:
-                rx = self._spawn(self.dst, step.destination_command, self.receive,
-                                 data_stdin=relay)
+                line = step.destination_command
+                if plan.transport is Transport.TCP and plan.port is not None:
+                    line = with_readiness_probe(line, plan.port)
+                rx = self._spawn(self.dst, line, self.receive, data_stdin=relay)
                 procs.append((rx, self.receive, "the receiver"))
             # The sender's session comes up while the listener does; it runs on begin().
             tx = self._spawn(self.src, step.source_command, self.send,

@@ -539,11 +539,16 @@ def _direct(r: Resolved, label: str, timeout: float) -> Opener:
         if r.proxy_command:
             return paramiko.ProxyCommand(r.proxy_command)
         try:
-            return socket.create_connection((r.hostname, r.port), timeout=timeout)
+            sock = socket.create_connection((r.hostname, r.port), timeout=timeout)
         except OSError as exc:
             raise ConnectError(f"cannot reach {r.hostname} port {r.port}: {exc}", host=label,
                                fix="check the host name, the port and that sshd runs there"
                                ) from exc
+        # Every command is a few small packets each way (open, exec, exit status, close): with
+        # Nagle's algorithm each waits for the peer's delayed ACK, 40 ms on Linux - OpenSSH's
+        # client sets TCP_NODELAY too. The stream itself never goes through this socket.
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return sock
     return open_stream
 
 
