@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from bench_lab import bench_lab  # noqa: E402
 from lab.shaped import ShapedLab  # noqa: E402
-from lab.util import free_port, wait_until, write_random_files, zfs  # noqa: E402
+from lab.util import LabCommandError, free_port, wait_until, write_random_files, zfs  # noqa: E402
 
 from zmigrate.engine.units import MiB  # noqa: E402
 
@@ -79,6 +79,17 @@ def with_zmigrate(far: ShapedLab, snapshot: str, target: str,
     done = events[-1]
     final = [e for e in events if e["event"] == "verdict" and e.get("final")]
     return done["seconds"], final[-1]["kind"] if final else "?"
+
+
+def _destroy(target: str) -> None:
+    """zfs-fuse calls a dataset busy for a moment after a receive: try again."""
+    for _ in range(20):
+        try:
+            zfs("destroy", "-r", target)
+            return
+        except LabCommandError:
+            time.sleep(0.5)
+    zfs("destroy", "-r", target)
 
 
 def main() -> int:
@@ -137,7 +148,7 @@ def _run(args: argparse.Namespace, far: ShapedLab, pools: object) -> int:
             took, kind = run(target)
             times[name].append(took)
             kinds[name] = kind
-            zfs("destroy", "-r", target)
+            _destroy(target)
             print(f"round {r + 1}: {name}: {args.mb / took:.0f} MiB/s", flush=True)
     size = args.mb * MiB
     base = statistics.median(times["hand-built mbuffer (tcp)"])
