@@ -162,6 +162,21 @@ def test_install_hints_follow_the_host_os() -> None:
     assert "base system" in bsd and "util-linux" not in bsd and "apt" not in bsd
 
 
+@pytest.mark.parametrize(("system", "need", "says", "never"), [
+    ("Linux 6.1.0-26-amd64", "zfs", "apt install zfsutils-linux", "pkg install"),
+    ("Linux 6.1.0-26-amd64", "mbuffer", "apt install mbuffer", "pkg install"),
+    ("FreeBSD 13.3-RELEASE-p1", "zfs", "kldload zfs", "apt"),
+    ("FreeBSD 13.3-RELEASE-p1", "mbuffer", "pkg install misc/mbuffer", "apt"),
+    ("SunOS 5.11", "zfs", "/usr/sbin", "apt"),
+    ("SunOS 5.11", "mbuffer", "pkg install mbuffer", "apt"),
+    ("", "mbuffer", "package manager", "apt"),
+])
+def test_zfs_and_mbuffer_fixes_are_ones_the_host_can_follow(system: str, need: str, says: str,
+                                                            never: str) -> None:
+    hint = capabilities.install_hint(system, need)
+    assert says in hint and never not in hint
+
+
 def _group_members(pgid: int) -> list[int]:
     out = []
     for entry in os.listdir("/proc"):

@@ -93,15 +93,37 @@ class HostTools:
 
 
 def install_hint(system: str, need: str) -> str:
-    """How a user of `system` (uname -s) gets `need` ("procps" or "sockets"), in their terms."""
+    """How a user of `system` (uname -s) gets `need` ("procps", "sockets", "zfs" or "mbuffer"),
+    in their terms: never a Linux package name on FreeBSD."""
     name = system.split()[0] if system else ""
     if name == "Linux":
         return {"procps": "install procps there (apt install procps, dnf install procps-ng)",
-                "sockets": "install iproute2 (ss) or net-tools (netstat) there"}[need]
+                "sockets": "install iproute2 (ss) or net-tools (netstat) there",
+                "zfs": "install OpenZFS there (Debian, Ubuntu, Proxmox: apt install "
+                       "zfsutils-linux) and load it (modprobe zfs); if it is installed, connect "
+                       "as root or tick sudo: zfs often lives in /usr/sbin, outside a user's PATH",
+                "mbuffer": "install it there: apt install mbuffer (dnf install mbuffer)"}[need]
+    if name == "FreeBSD":
+        if need == "mbuffer":
+            return "install it there: pkg install misc/mbuffer"
+        if need == "zfs":
+            return ("zfs is part of FreeBSD's base system: load it (kldload zfs, or "
+                    "zfs_enable=\"YES\" in /etc/rc.conf) and make sure the PATH of a "
+                    "non-interactive login holds /sbin")
+    if name in ("SunOS", "illumos"):
+        if need == "mbuffer":
+            return "install it there (OmniOS: pkg install mbuffer; pkgsrc: pkgin install mbuffer)"
+        if need == "zfs":
+            return ("zfs is part of the base system: make sure the PATH of a non-interactive "
+                    "login there holds /usr/sbin")
     if name in ("FreeBSD", "SunOS", "illumos"):
         # Base tools there: missing means the login's PATH lacks /bin:/usr/bin:/usr/sbin.
         return ("they are part of the base system: make sure the PATH of a non-interactive "
                 "login there holds /bin, /usr/bin and /usr/sbin")
+    if need == "zfs":
+        return "install ZFS there, or add its directory to a non-interactive login's PATH"
+    if need == "mbuffer":
+        return "install mbuffer there with the system's package manager"
     return "install them there or add their directory to a non-interactive login's PATH"
 
 

@@ -335,8 +335,7 @@ def make_plan(
             raise PreflightError(
                 "mbuffer is not installed",
                 host=site.host.label,
-                fix="install it there: apt install mbuffer (Debian/Ubuntu), "
-                "pkg install misc/mbuffer (FreeBSD), pkg install mbuffer (OmniOS)",
+                fix=capabilities.install_hint(site.caps.system, "mbuffer"),
                 reason=PreflightReason.MISSING_TOOL,
             )
         if not site.host.is_local and not site.caps.tools.can_stop():

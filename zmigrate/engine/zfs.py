@@ -305,7 +305,7 @@ def require_zfs(host: Host, caps: Capabilities) -> None:
         raise ZmigrateError(
             "zfs is not installed or not on the PATH",
             host=host.label,
-            fix="install ZFS there (OpenZFS: apt install zfsutils-linux) or check the PATH",
+            fix=capabilities.install_hint(caps.system, "zfs"),
         )
 
 

@@ -27,7 +27,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .. import shell, zfs
+from .. import capabilities, shell, zfs
 from ..errors import ZmigrateError
 from ..findings import Note, NoteKind
 from ..hosts import Host, Process
@@ -186,7 +186,7 @@ class Doctor:
         for caps, host in ((self.src_caps, self.src), (self.dst_caps, self.dst)):
             if not caps.mbuffer_version:
                 raise ZmigrateError("mbuffer is not installed", host=host.label,
-                                    fix="install it there: apt install mbuffer")
+                                    fix=capabilities.install_hint(caps.system, "mbuffer"))
         # Each step yields its rows as they finish (ssh yields one per cipher), so they are
         # emitted while the next one runs.
         steps: dict[str, Callable[[], Iterable[StageResult]]] = {

@@ -7,6 +7,7 @@ from concurrent.futures import Future
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QLineEdit, QWidget
 
+from ...engine import capabilities
 from ...engine.errors import ZmigrateError
 from ...engine.hosts import Host
 from ...engine.ssh import HostKeyDecision, HostKeyInfo, HostSpec, config_aliases, connect
@@ -211,11 +212,12 @@ class HostPanel(QWidget):
                  markup.escape(caps.describe()), *map(markup.escape, self.host.notes)]
         kind = "ok"
         if not caps.has_zfs:
-            lines.append("zfs was not found there: install ZFS, or check PATH for "
-                         "non-login shells.")
+            lines.append("zfs was not found there: "
+                         + markup.escape(capabilities.install_hint(caps.system, "zfs")) + ".")
             kind = "warn"
         if not caps.mbuffer_version:
-            lines.append("mbuffer was not found: install it (apt install mbuffer).")
+            lines.append("mbuffer was not found there: "
+                         + markup.escape(capabilities.install_hint(caps.system, "mbuffer")) + ".")
             kind = "warn"
         self.ui.status_label.setText("<br>".join(lines))
         style.set_role(self.ui.status_label, "")
