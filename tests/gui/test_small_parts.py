@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
+from pathlib import Path
+
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QTextDocument
 from PySide6.QtWidgets import QWizardPage
 from pytestqt.qtbot import QtBot
 
+from zmigrate.engine import zfs
+from zmigrate.engine.hosts import LocalHost
 from zmigrate.engine.ssh import HostSpec
 from zmigrate.gui import markup
 from zmigrate.gui.app import LastResortHook
@@ -105,3 +110,22 @@ def test_prose_labels_show_escaped_text_as_written(qtbot: QtBot, form: type,
         shown = QTextDocument()
         shown.setHtml(widget.text())
         assert shown.toPlainText() == text
+
+
+@pytest.mark.parametrize(("system", "fix"), [
+    ("Linux 6.1.0-26-amd64", "apt install zfsutils-linux"),
+    ("FreeBSD 14.1-RELEASE", "kldload zfs"),
+])
+def test_a_host_without_zfs_says_so_on_its_panel_with_a_fix_for_its_os(
+        qtbot: QtBot, system: str, fix: str) -> None:
+    probe = (Path(__file__).parent.parent / "data/zfs/zfs-fuse/probe.txt").read_text()
+    caps = dataclasses.replace(zfs.parse_probe(probe), has_zfs=False, mbuffer_version=None,
+                               system=system)
+    panel = HostPanel("source")
+    qtbot.addWidget(panel)
+    panel.host, panel.caps = LocalHost(), caps
+    panel._show_connected()
+    text = panel.ui.status_label.text()
+    assert "zfs was not found there" in text and fix in text
+    assert "mbuffer was not found there" in text
+    assert ("apt install" in text) == system.startswith("Linux")
