@@ -58,9 +58,9 @@ from zmigrate.engine.job import Job  # noqa: E402
 from zmigrate.engine.plan import Options, Plan, Site, Transport, make_plan  # noqa: E402
 from zmigrate.engine.ssh import HostKeyInfo, HostSpec  # noqa: E402
 from zmigrate.engine.tree import (  # noqa: E402
+    RECEIVED,
     SENDING,
     SKIPPED,
-    VERIFIED,
     WAITING,
     TreeEntry,
     TreeJob,
@@ -379,7 +379,8 @@ def shoot_tree(settings: Settings, one_plan: Plan) -> None:
     for i, e in enumerate(plan.entries[:current]):
         if e.action != "skip":
             bridge.on_event(DatasetState(e.source, e.destination, SENDING, i, n, e.size))
-            bridge.on_event(DatasetState(e.source, e.destination, VERIFIED, i, n, e.size,
+            # Arrived; verified with the others (one read per host) once all have.
+            bridge.on_event(DatasetState(e.source, e.destination, RECEIVED, i, n, e.size,
                                          e.size, 108.2 * MiB))
     e = plan.entries[current]
     bridge.on_event(DatasetState(e.source, e.destination, SENDING, current, n, e.size))
