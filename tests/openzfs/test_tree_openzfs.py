@@ -173,7 +173,7 @@ def test_rerun_after_a_crash_skips_the_done_and_resumes_the_cut_one(
                 return False
             step = int(str(sending[0]["index"])) + 1
             before = sum(int(str(e["bytes"])) for e in ev if e.get("event") == "dataset"
-                         and e["state"] == "verified")
+                         and e["state"] == "received")
             return any(e.get("event") == "progress" and e["step"] == step
                        and int(str(e["done"])) > before + 5 * MiB for e in ev)
         assert _wait(big_going, 180), log.read_text()[-3000:] + (
@@ -189,8 +189,9 @@ def test_rerun_after_a_crash_skips_the_done_and_resumes_the_cut_one(
             cli.wait(10)
         if cli.stderr:
             cli.stderr.close()
-    # What the crash left: root and a complete, big cut with its resumable state, z untouched.
-    assert _states(first)[f"{root}/a"][-1] == "verified"
+    # What the crash left: root and a complete (received; the kill came before the check of
+    # all received datasets at the end), big cut with its resumable state, z untouched.
+    assert _states(first)[f"{root}/a"][-1] == "received"
     assert _states(first)[f"{root}/big"][-1] == "sending"
     assert _wait(lambda: _leftovers(vm, tag, f":{port}") == [], 20), _leftovers(vm, tag)
     _same_guids(vm, tag, ["", "/a"], "s1")
@@ -213,8 +214,8 @@ def test_rerun_after_a_crash_skips_the_done_and_resumes_the_cut_one(
     assert set(plans) == {f"{root}/big", f"{root}/z"}
     states = _states(events)
     assert states[root] == ["skipped"] and states[f"{root}/a"] == ["skipped"]
-    assert states[f"{root}/big"] == ["waiting", "sending", "verified"]
-    assert states[f"{root}/z"] == ["waiting", "sending", "verified"]
+    assert states[f"{root}/big"] == ["waiting", "sending", "received", "verified"]
+    assert states[f"{root}/z"] == ["waiting", "sending", "received", "verified"]
     assert _prop(vm, f"dstpool/{tag}/a@s1", "createtxg") == dst_a_txg
     # The cut one continues from its token: only the rest is sent.
     big = plans[f"{root}/big"]
