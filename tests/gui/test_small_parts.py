@@ -129,3 +129,11 @@ def test_a_host_without_zfs_says_so_on_its_panel_with_a_fix_for_its_os(
     assert "zfs was not found there" in text and fix in text
     assert "mbuffer was not found there" in text
     assert ("apt install" in text) == system.startswith("Linux")
+
+
+def test_memory_capped_buffer_advice_names_the_wizards_control() -> None:
+    from zmigrate.engine.diagnosis import buffer_advice
+    from zmigrate.gui import words
+
+    text = words.advice(buffer_advice(500 * MiB, memory=2 * GiB))
+    assert "Buffer size" in text and "512M" in text and "--" not in text

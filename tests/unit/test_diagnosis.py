@@ -386,3 +386,14 @@ def test_a_finished_transfer_with_too_few_samples_was_too_short_to_judge() -> No
     assert v.kind is Bottleneck.NONE and v.final
     assert v.finding.kind is FindingKind.TOO_SHORT
     assert text(v) == "The transfer was too short to judge"
+
+
+def test_buffer_advice_stays_within_the_receivers_memory() -> None:
+    free = 2 * 1024 * MiB
+    capped = buffer_advice(500 * MiB, memory=free)
+    assert capped.count("size") == 512 * MiB  # a quarter of its free memory, not 2.5 GiB
+    assert capped.num("seconds") == pytest.approx(1.0) and capped.count("memory") == free
+    text = words.advice(capped)
+    assert "--buffer 512M" in text and "as its memory allows" in text and text[0].isupper()
+    roomy = buffer_advice(100 * MiB, memory=free)
+    assert roomy.count("size") == 512 * MiB and not roomy.has("memory")

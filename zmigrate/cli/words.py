@@ -96,6 +96,11 @@ def advice(a: Advice) -> str:
                     "to go faster")
         case k.RECEIVE_BUFFER:
             rate, seconds = a.num("rate"), a.num("seconds")
+            if a.has("memory"):
+                return (f"Give the receiver as large a buffer as its memory allows: "
+                        f"--buffer {size_arg(a.count('size'))} (a quarter of its "
+                        f"{format_size(a.num('memory'))} free) holds {seconds:g} s of stream at "
+                        f"{rate / MiB:.0f} MiB/s; 5 s would need more memory there")
             return (f"Give the receiver a buffer of at least {seconds:g} s of stream: "
                     f"{rate * seconds / MiB:.0f} MiB at {rate / MiB:.0f} MiB/s "
                     f"(--buffer {size_arg(a.count('size'))})")

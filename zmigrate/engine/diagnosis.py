@@ -31,7 +31,7 @@ from typing import Any
 
 from .events import PlanReady, Sample, Side
 from .findings import Advice, AdviceKind, Finding, FindingKind
-from .plan import Transport
+from .plan import MEMORY_SHARE, Transport
 from .units import MiB
 
 # -- thresholds (percent of buffer fill unless said otherwise) ----------------------------------
@@ -177,11 +177,20 @@ def suggested_buffer(rate: float, seconds: float = BUFFER_SECONDS) -> int:
     return max(1, math.ceil(rate * seconds / BUFFER_ROUND)) * BUFFER_ROUND
 
 
-def buffer_advice(rate: float, seconds: float = BUFFER_SECONDS) -> Advice:
+def buffer_advice(rate: float, seconds: float = BUFFER_SECONDS,
+                  memory: int | None = None) -> Advice:
     """The 5-second receive buffer rule as advice: hold `seconds` of stream at `rate` bytes/s
-    in a receive buffer of `size` bytes (suggested_buffer), e.g. 576 MiB for 115 MiB/s."""
-    return Advice(AdviceKind.RECEIVE_BUFFER,
-                  {"rate": rate, "seconds": seconds, "size": suggested_buffer(rate, seconds)})
+    in a receive buffer of `size` bytes (suggested_buffer), e.g. 576 MiB for 115 MiB/s.
+
+    With the receiver's available `memory`, the size stays within the share zmigrate would let
+    a buffer take there (plan.MEMORY_SHARE); `seconds` then says what that size holds."""
+    size = suggested_buffer(rate, seconds)
+    figures: dict[str, float | str] = {"rate": rate, "seconds": seconds, "size": size}
+    if memory:
+        cap = max(BUFFER_ROUND, int(memory * MEMORY_SHARE) // BUFFER_ROUND * BUFFER_ROUND)
+        if size > cap:
+            figures.update(size=cap, seconds=round(cap / max(rate, 1.0), 1), memory=memory)
+    return Advice(AdviceKind.RECEIVE_BUFFER, figures)
 
 
 CIPHER = "aes128-gcm@openssh.com"  # the fast cipher the live verdict suggests (field notes)

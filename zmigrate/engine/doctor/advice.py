@@ -20,7 +20,7 @@ def _cpu(kind: AdviceKind, stage: StageResult) -> Advice | None:
 
 
 def advise(stages: list[StageResult], slowest: StageResult | None,
-           transport: Transport) -> tuple[Advice, ...]:
+           transport: Transport, memory: int | None = None) -> tuple[Advice, ...]:
     """What to do, most telling first: a cleanup left to do by hand, a process that held a
     whole core, the slowest stage's own advice and its receive buffer, faster ciphers or tcp
     against ssh, CPU-bound ciphers, and why the ssh stages were skipped."""
@@ -46,7 +46,7 @@ def advise(stages: list[StageResult], slowest: StageResult | None,
             out.append(Advice(AdviceKind.SSH_SLOW, {"rate": rate}))
         elif slowest.name == "destination_write":
             out.append(Advice(AdviceKind.DESTINATION_POOL, {"rate": rate}))
-        out.append(buffer_advice(rate))
+        out.append(buffer_advice(rate, memory=memory))  # within the receiver's memory
     ssh_rows = [s for s in stages if s.name.startswith("ssh_") and s.rate is not None]
     default = by.get("ssh_default")
     fastest = max(ssh_rows, key=lambda s: s.rate or 0.0, default=None)

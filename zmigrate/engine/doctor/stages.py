@@ -515,7 +515,8 @@ class Doctor:
         slowest = min(path, key=lambda s: s.rate or 0.0, default=None)
         unmeasured = tuple(dict.fromkeys(
             [s.name for s in stages if s.in_path and s.rate is None] + list(self.not_run)))
-        advice = advise(stages, slowest, self.transport)
+        advice = advise(stages, slowest, self.transport,
+                        memory=self.dst_caps.mem_available if self.dst_caps else None)
         return DoctorReport(
             run_id=self.run_id, source=self.src.label, destination=self.dst.label,
             transport=self.transport, seconds=self.seconds,
