@@ -84,6 +84,32 @@ def addresses(src: Host, dst: Host, src_caps: zfs.Capabilities,
     return connect, m.group(1) if m else src_caps.ssh_server_ip
 
 
+def read_known(src: Host, dst: Host, src_caps: zfs.Capabilities, dst_caps: zfs.Capabilities,
+               source: str, destination: str, options: Options) -> Known:
+    """Everything a preflight reads for `source` (a dataset, or a tree's root) going to
+    `destination`, all at once: each read costs a round trip (one channel each on the hosts'
+    connections), and asked together they are most of the time to first byte."""
+    parent = destination.rsplit("/", 1)[0] if "/" in destination else destination
+    tcp = default_transport(src, dst, options) is Transport.TCP
+    # receive -s needs the pool's extensible_dataset feature, not only a zfs that knows -s.
+    check_feature = dst_caps.resumable and options.resumable is not False
+    with ThreadPoolExecutor(max_workers=6, thread_name_prefix="zmigrate-preflight") as pool:
+        src_f = pool.submit(lambda: zfs.inventory(src, src_caps, source)
+                            if src_caps.has_zfs else [])
+        parent_f = pool.submit(lambda: zfs.inventory_shallow(dst, dst_caps, parent)
+                               if dst_caps.has_zfs else [])
+        tree_f = pool.submit(lambda: zfs.inventory(dst, dst_caps, destination)
+                             if dst_caps.has_zfs else [])
+        addr_f = pool.submit(lambda: addresses(src, dst, src_caps, dst_caps) if tcp
+                             else ("", None))
+        ports_f = pool.submit(lambda: listening_ports(dst) if tcp else set())
+        feature_f = pool.submit(lambda: zfs.pool_feature(
+            dst, destination.split("/", 1)[0], "extensible_dataset") if check_feature else None)
+        dst_sets = parent_f.result() + [d for d in tree_f.result() if d.name != parent]
+        return Known(tuple(src_f.result()), tuple(dst_sets), frozenset(ports_f.result()),
+                     addr_f.result(), feature_f.result())
+
+
 def both(first: Callable[[], A], second: Callable[[], B]) -> tuple[A, B]:
     """Run two independent remote calls at once (each host has its own connection, and one
     round trip to each is most of a preflight's time); re-raise the first error."""
@@ -184,19 +210,14 @@ class Job(Work):
         transport = default_transport(self.src, self.dst, options)
         options = replace(options, transport=transport)
         tcp = transport is Transport.TCP
-        # receive -s needs the pool's extensible_dataset feature, not only a zfs that knows -s.
-        check_feature = dst_caps.resumable and options.resumable is not False
-        known = self.known
-        if known is not None:
-            src_sets = [d for d in known.src_sets if within(d.name, ds_name)]
-            dst_sets = [d for d in known.dst_sets
-                        if d.name == parent or within(d.name, req.destination)]
-            connect_address, allow_address = known.addresses if tcp else ("", None)
-            used = set(known.ports)
-            feature = known.feature
-        else:
-            src_sets, dst_sets, (connect_address, allow_address), used, feature = \
-                self._read_sites(ds_name, parent, tcp, check_feature)
+        known = self.known or read_known(self.src, self.dst, self.src_caps, dst_caps, ds_name,
+                                         req.destination, options)
+        src_sets = [d for d in known.src_sets if within(d.name, ds_name)]
+        dst_sets = [d for d in known.dst_sets
+                    if d.name == parent or within(d.name, req.destination)]
+        connect_address, allow_address = known.addresses if tcp else ("", None)
+        used = set(known.ports)
+        feature = known.feature
         if self.parent_pending and not any(d.name == parent for d in dst_sets):
             # A tree's dry run: the parent arrives earlier in the same run.
             dst_sets.append(zfs.Dataset(parent, "filesystem", 0, 0, 0, 0, 0))
@@ -224,6 +245,7 @@ class Job(Work):
         if options.resume and existing is not None and existing.resume_token:
             self.emit(StageChanged("preflight", "reading the resume token"))
             resume_info = zfs.resume_info(self.src, existing.resume_token)
+        check_feature = dst_caps.resumable and options.resumable is not False
         resumable = feature in ("enabled", "active") if check_feature else dst_caps.resumable
         src_site = Site(self.src, self.src_caps, src_sets)
         dst_site = Site(self.dst, self.dst_caps, dst_sets)
@@ -264,30 +286,6 @@ class Job(Work):
             moved = with_estimates(moved, [s.estimate or 0 for s in plan.steps])
         self.plan = moved
         return moved
-
-    def _read_sites(self, ds_name: str, parent: str, tcp: bool, check_feature: bool) -> tuple[
-            list[zfs.Dataset], list[zfs.Dataset], tuple[str, str | None], set[int], str | None]:
-        """The preflight's remote reads: both inventories, addresses, ports, pool feature."""
-        req = self.request
-        src_caps, dst_caps = self.src_caps, self.dst_caps
-        assert src_caps is not None and dst_caps is not None
-        # Every read is independent and each costs a round trip: ask them all at once (one
-        # channel each on the hosts' connections) - this is most of the time to first byte.
-        with ThreadPoolExecutor(max_workers=6, thread_name_prefix="zmigrate-preflight") as pool:
-            src_f = pool.submit(lambda: zfs.inventory(self.src, src_caps, ds_name)
-                                if src_caps.has_zfs else [])
-            parent_f = pool.submit(lambda: zfs.inventory_shallow(self.dst, dst_caps, parent)
-                                   if dst_caps.has_zfs else [])
-            tree_f = pool.submit(lambda: zfs.inventory(self.dst, dst_caps, req.destination)
-                                 if dst_caps.has_zfs else [])
-            addr_f = pool.submit(self.addresses if tcp else lambda: ("", None))
-            used_f = pool.submit(lambda: listening_ports(self.dst) if tcp else set())
-            feature_f = pool.submit(lambda: zfs.pool_feature(
-                self.dst, req.destination.split("/", 1)[0], "extensible_dataset")
-                if check_feature else None)
-            dst_sets = parent_f.result() + [d for d in tree_f.result() if d.name != parent]
-            return (src_f.result(), dst_sets, addr_f.result(), used_f.result(),
-                    feature_f.result())
 
     def _check_permissions(self, plan: Plan, ds_name: str, parent: str,
                            target: zfs.Dataset | None) -> None:

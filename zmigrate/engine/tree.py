@@ -39,8 +39,8 @@ from .events import (
     Summary,
 )
 from .hosts import Host
-from .job import Job, Known, Request, addresses, both, default_transport
-from .pipeline import free_port, listening_ports
+from .job import Job, Known, Request, both, default_transport, read_known, within
+from .pipeline import free_port
 from .plan import Options, Plan, Transport
 from .rate import eta
 from .units import format_size
@@ -315,7 +315,6 @@ class TreeJob(Work):
         self._live: dict[str, int] = {}  # bytes of the datasets in flight
         self._snapshot = request.snapshot or snapshot_name()
         self._known: Known | None = None  # both trees etc., read once for every dataset's job
-        self._known_complete = False  # _known holds ports, addresses and the feature too
         self._ports: set[int] = set()  # ports handed to this run's listeners
         self._received: dict[str, tuple[int, Summary]] = {}  # source -> (index, job summary)
         self._guids: dict[str, int] = {}  # destination dataset -> its verified snapshot's guid
@@ -345,13 +344,15 @@ class TreeJob(Work):
         zfs.require_zfs(self.src, src_caps)
         zfs.require_zfs(self.dst, dst_caps)
         self.emit(StageChanged("preflight", "reading both trees"))
-        src_sets, dst_sets, parent_sets = self._read_trees()
+        known = self._read_known()
+        src_sets = list(known.src_sets)
+        dst_sets = [d for d in known.dst_sets if within(d.name, req.destination)]
         if not src_sets:
             raise PreflightError(f"{req.root} does not exist", host=self.src.label,
                                  fix=f"run `zmigrate list {self.src.label}` to see what there is",
                                  reason=PreflightReason.NO_SOURCE)
         parent = posixpath.dirname(req.destination)
-        if parent and not dst_sets and not parent_sets:
+        if parent and not dst_sets and not any(d.name == parent for d in known.dst_sets):
             raise PreflightError(f"the destination's parent {parent} does not exist",
                                  host=self.dst.label,
                                  fix=f"create it first (zfs create -p {parent}) or pick another",
@@ -362,45 +363,15 @@ class TreeJob(Work):
         if req.mount_root is None and not unmounted:
             self._check_mountpoints(plan, src_sets)
         self.plan = plan
-        self._known = Known(tuple(src_sets), tuple(parent_sets + dst_sets))
+        self._known = known
         return plan
 
-    def _read_trees(self) -> tuple[list[zfs.Dataset], list[zfs.Dataset], list[zfs.Dataset]]:
-        """Both trees and the destination's parent: one read per host, all at once."""
-        req = self.request
-        src_caps, dst_caps = self.src_caps, self.dst_caps
-        assert src_caps is not None and dst_caps is not None
-        parent = posixpath.dirname(req.destination)
-        with ThreadPoolExecutor(max_workers=3, thread_name_prefix="zmigrate-preflight") as pool:
-            src_f = pool.submit(zfs.inventory, self.src, src_caps, req.root)
-            dst_f = pool.submit(zfs.inventory, self.dst, dst_caps, req.destination)
-            parent_f = pool.submit(lambda: zfs.inventory_shallow(self.dst, dst_caps, parent)
-                                   if parent else [])
-            return src_f.result(), dst_f.result(), parent_f.result()
-
-    def _read_known(self, fresh: bool) -> Known:
-        """What every dataset's job would read: both trees (again when `fresh`: after the
-        snapshot), the listening ports, the tcp addresses and the pool's resume feature."""
-        req = self.request
-        src_caps, dst_caps = self.src_caps, self.dst_caps
-        assert src_caps is not None and dst_caps is not None
-        tcp = default_transport(self.src, self.dst, req.options) is Transport.TCP
-        check_feature = dst_caps.resumable and req.options.resumable is not False
-        with ThreadPoolExecutor(max_workers=4, thread_name_prefix="zmigrate-preflight") as pool:
-            trees_f = pool.submit(self._read_trees) if fresh else None
-            ports_f = pool.submit(lambda: listening_ports(self.dst) if tcp else set())
-            addr_f = pool.submit(lambda: addresses(self.src, self.dst, src_caps, dst_caps)
-                                 if tcp else ("", None))
-            feature_f = pool.submit(lambda: zfs.pool_feature(
-                self.dst, req.destination.split("/", 1)[0], "extensible_dataset")
-                if check_feature else None)
-            base = self._known
-            assert base is not None
-            if trees_f is not None:
-                src_sets, dst_sets, parent_sets = trees_f.result()
-                base = Known(tuple(src_sets), tuple(parent_sets + dst_sets))
-            return replace(base, ports=frozenset(ports_f.result()), addresses=addr_f.result(),
-                           feature=feature_f.result())
+    def _read_known(self) -> Known:
+        """Both trees, the destination's parent, its ports, the tcp addresses and the pool's
+        resume feature: one read each, all at once, for every dataset's job."""
+        assert self.src_caps is not None and self.dst_caps is not None
+        return read_known(self.src, self.dst, self.src_caps, self.dst_caps, self.request.root,
+                          self.request.destination, self.request.options)
 
     def _check_mountpoints(self, plan: TreePlan, src_sets: Sequence[zfs.Dataset]) -> None:
         """Where this zfs mounts each new dataset on receive: refuse a directory in use."""
@@ -438,10 +409,6 @@ class TreeJob(Work):
         """The plan (and so the exact commands) one dataset's job would run."""
         assert self.plan is not None
         plan = self.plan
-        with self._lock:
-            if not self._known_complete:
-                self._known = self._read_known(fresh=self._known is None)
-                self._known_complete = True
         job = self._job_for(plan, entry)
         job.parent_pending = entry.source != plan.root
         if plan.snapshot_command and job.known is not None:
@@ -460,6 +427,7 @@ class TreeJob(Work):
             raise CancelledError("the transfer was cancelled")
 
     def _run(self) -> Summary:
+        prepared_before = self.plan is not None  # e.g. for Review, maybe long ago
         plan = self.plan or self.prepare()
         self.emit(TreePlanReady(plan))
         for name in plan.vanished:
@@ -477,10 +445,10 @@ class TreeJob(Work):
         if plan.snapshot_command:
             self.emit(StageChanged("preflight", f"taking the snapshot @{plan.snapshot}"))
             self.src.run(plan.snapshot_command, timeout=300).check("taking the snapshot")
-        # Once for every dataset (the snapshot just taken included), not once per dataset.
-        self.emit(StageChanged("preflight", "reading both trees"))
-        self._known = self._read_known(fresh=True)
-        self._known_complete = True
+        if plan.snapshot_command or prepared_before:
+            # Once for every dataset (the snapshot just taken included), not once per dataset.
+            self.emit(StageChanged("preflight", "reading both trees"))
+            self._known = self._read_known()
         totals = _Totals()
         t0 = time.monotonic()
         for e in plan.entries:
@@ -571,7 +539,7 @@ class TreeJob(Work):
             options = replace(options, properties=(*options.properties,
                                                    ("mountpoint", req.mount_root)))
         known = self._known
-        if known is not None and self._known_complete and options.port is None \
+        if known is not None and options.port is None \
                 and default_transport(self.src, self.dst, options) is Transport.TCP:
             # A port of its own for each listener, also with several datasets in flight.
             with self._lock:
@@ -581,7 +549,7 @@ class TreeJob(Work):
         job = Job(self.src, self.dst,
                   Request(f"{e.source}@{plan.snapshot}", e.destination, options),
                   src_caps=self.src_caps, dst_caps=self.dst_caps, t0=t0,
-                  known=known if self._known_complete else None, deferred=True)
+                  known=known, deferred=True)
         job.port_movable = req.options.port is None
         return job
 
