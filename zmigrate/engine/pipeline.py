@@ -112,17 +112,19 @@ def with_readiness_probe(line: str, port: int, seconds: float = LISTEN_TIMEOUT) 
     return f"{probe} {line}"
 
 
-def await_listener(host: Host, port: int, proc: Process, cancelled: threading.Event,
-                   poll: float = 1.0) -> Literal["listening", "cancelled", "stopped", "timeout"]:
-    """Wait up to LISTEN_TIMEOUT until `proc`, a listener on `host`, listens on `port`; or say
-    why not: cancelled, the listener stopped first, or the time ran out."""
+def await_listener(listens: Callable[[float], bool], proc: Process, cancelled: threading.Event,
+                   poll: float = 1.0, grace: float = 0.0
+                   ) -> Literal["listening", "cancelled", "stopped", "timeout"]:
+    """Wait up to LISTEN_TIMEOUT until `listens(seconds)` says `proc`, a listener, listens (it
+    may wait that long to find out); or say why not: cancelled, the listener stopped first (after
+    `grace` seconds more for word that it did listen), or the time ran out."""
     deadline = time.monotonic() + LISTEN_TIMEOUT
     while time.monotonic() < deadline:
         if cancelled.is_set():
             return "cancelled"
         if proc.poll() is not None:
-            return "stopped"
-        if wait_listening(host, port, poll):
+            return "listening" if grace and listens(grace) else "stopped"
+        if listens(poll):
             return "listening"
     return "cancelled" if cancelled.is_set() else "timeout"
 
@@ -286,7 +288,8 @@ class StepRunner:
     def _wait_listening(self, proc: Process) -> None:
         port = self.plan.port
         assert port is not None
-        state = self._await_mark(proc)
+        # The listener's probe prints the mark; output may still be on its way after an exit.
+        state = await_listener(self._listening.wait, proc, self.cancelled, poll=0.01, grace=0.5)
         if state == "listening":
             return
         if state == "cancelled":
@@ -295,20 +298,6 @@ class StepRunner:
             raise self._end_error(self.receive, "the receiver stopped before listening")
         raise TransferError(f"the receiver did not listen on port {port} within "
                             f"{LISTEN_TIMEOUT:.0f} s", host=self.dst.label)
-
-    def _await_mark(self, proc: Process) -> Literal["listening", "cancelled", "stopped",
-                                                    "timeout"]:
-        """Wait up to LISTEN_TIMEOUT for the listener's probe to say it listens."""
-        deadline = time.monotonic() + LISTEN_TIMEOUT
-        while time.monotonic() < deadline:
-            if self._listening.wait(0.01):
-                return "listening"
-            if self.cancelled.is_set():
-                return "cancelled"
-            if proc.poll() is not None:
-                # Its output may still be on its way: the mark, or why it stopped.
-                return "listening" if self._listening.wait(0.5) else "stopped"
-        return "cancelled" if self.cancelled.is_set() else "timeout"
 
     def _end_error(self, state: SideState, what: str) -> ZmigrateError:
         host = self.dst if state is self.receive and self.plan.transport is not Transport.LOCAL \

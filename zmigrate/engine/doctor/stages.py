@@ -33,7 +33,7 @@ from ..findings import Note, NoteKind
 from ..hosts import Host, Process
 from ..job import Job, Request
 from ..mbuffer import LineSplitter, parse_status, parse_summary
-from ..pipeline import await_listener, free_port, stop_processes
+from ..pipeline import await_listener, free_port, stop_processes, wait_listening
 from ..plan import Options, Transport, address_port
 from ..units import KiB, MiB, size_arg
 from .advice import advise
@@ -351,7 +351,8 @@ class Doctor:
                            details=details)
 
     def _wait_listening(self, listener: _Spawned, port: int) -> str | None:
-        state = await_listener(listener.host, port, listener.proc, self._cancel, poll=0.5)
+        state = await_listener(lambda t: wait_listening(listener.host, port, t), listener.proc,
+                               self._cancel, poll=0.5)
         if state == "stopped":
             return f"the listener stopped: {listener.meter.error()}"
         return f"nothing listened on port {port}" if state == "timeout" else None
