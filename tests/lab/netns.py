@@ -38,6 +38,34 @@ class NsHost:
         return f"{self.address} {self.public_key}"
 
 
+def start_ns_sshd(root: Path, lab: Lab, procs: list[subprocess.Popen[bytes]], alias: str,
+                  ns: str, address: str) -> NsHost:
+    """An sshd for `alias` in network namespace `ns` on `address`:22, taking the lab's user key;
+    its process joins `procs` (for the caller to stop)."""
+    host_key = root / f"ssh_host_{alias}_ed25519_key"
+    pub = _keygen(host_key, f"zmigrate-{alias}")
+    cfg = _sshd_config(root, alias, 22, host_key, lab.identity.parent / "authorized_keys",
+                       address=address)
+    log_path = root / f"sshd_{alias}.log"
+    with log_path.open("ab") as log:
+        # nsenter --net, not `ip netns exec`: that one also makes a mount namespace, in which
+        # zfs-fuse cannot mount what a receive creates.
+        proc = subprocess.Popen([NSENTER, f"--net=/run/netns/{ns}", SSHD, "-D", "-e", "-f",
+                                 str(cfg)],
+                                stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                start_new_session=True)
+    procs.append(proc)
+
+    def listening() -> bool:
+        out = run([IP, "netns", "exec", ns, "ss", "-Hltn"], check=False, timeout=10).stdout
+        return f"{address}:22 " in out + " "
+
+    if not wait_until(listening, 15) or proc.poll() is not None:
+        raise LabUnavailableError(f"sshd {alias} in {ns} did not come up: "
+                                  f"{log_path.read_text()}")
+    return NsHost(alias, address, ns, pub, keygen_fingerprint(Path(f"{host_key}.pub")))
+
+
 @dataclass
 class JumpLab:
     """Starts the two namespaces, veth pairs and sshd; `stop()` removes all of it."""
@@ -114,29 +142,7 @@ class JumpLab:
                 f"    ConnectTimeout 3\n{common}")
 
     def _sshd(self, alias: str, ns: str, address: str) -> NsHost:
-        host_key = self.root / f"ssh_host_{alias}_ed25519_key"
-        pub = _keygen(host_key, f"zmigrate-{alias}")
-        cfg = _sshd_config(self.root, alias, 22, host_key,
-                           self.lab.identity.parent / "authorized_keys", address=address)
-        log = (self.root / f"sshd_{alias}.log").open("ab")
-        with log:
-            # nsenter --net, not `ip netns exec`: that one also makes a mount namespace, in
-            # which zfs-fuse cannot mount what a receive creates.
-            proc = subprocess.Popen([NSENTER, f"--net=/run/netns/{ns}", SSHD, "-D", "-e", "-f",
-                                     str(cfg)],
-                                    stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                    start_new_session=True)
-        self.procs.append(proc)
-
-        def listening() -> bool:
-            out = run([IP, "netns", "exec", ns, "ss", "-Hltn"], check=False, timeout=10).stdout
-            return f"{address}:22 " in out + " "
-
-        if not wait_until(listening, 15) or proc.poll() is not None:
-            raise LabUnavailableError(f"sshd {alias} in {ns} did not come up: "
-                                      f"{(self.root / f'sshd_{alias}.log').read_text()}")
-        return NsHost(alias, address, ns, pub,
-                      keygen_fingerprint(Path(f"{host_key}.pub")))
+        return start_ns_sshd(self.root, self.lab, self.procs, alias, ns, address)
 
     def drop_silently(self, on: bool) -> None:
         """Route lab-behind's network to lab-jump, which does not forward: a connection from

@@ -27,8 +27,10 @@ fail - never skip - with a message naming the set-up command.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Protocol, TypeVar
 
 import pytest
 
@@ -110,9 +112,18 @@ def bare_host(request: pytest.FixtureRequest, lab: Lab,
         runner.stop()
 
 
-@pytest.fixture(scope="session")
-def shaped_lab(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ShapedLab]:
-    runner = ShapedLab(tmp_path_factory.mktemp("shaped"), lab)
+class _Runner(Protocol):
+    def start(self) -> object: ...
+    def stop(self) -> None: ...
+
+
+R = TypeVar("R", bound=_Runner)
+
+
+@contextlib.contextmanager
+def _running(runner: R) -> Iterator[R]:
+    """`runner` started (a lab that cannot come up fails the test, never skips it), then
+    stopped whatever happened."""
     problem = ""
     try:
         try:
@@ -124,22 +135,18 @@ def shaped_lab(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[S
         yield runner
     finally:
         runner.stop()
+
+
+@pytest.fixture(scope="session")
+def shaped_lab(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ShapedLab]:
+    with _running(ShapedLab(tmp_path_factory.mktemp("shaped"), lab)) as runner:
+        yield runner
 
 
 @pytest.fixture(scope="session")
 def jump_lab(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[JumpLab]:
-    runner = JumpLab(tmp_path_factory.mktemp("jump"), lab)
-    problem = ""
-    try:
-        try:
-            runner.start()
-        except (LabUnavailableError, LabCommandError) as exc:
-            problem = str(exc)
-        if problem:
-            pytest.fail(problem, pytrace=False)
+    with _running(JumpLab(tmp_path_factory.mktemp("jump"), lab)) as runner:
         yield runner
-    finally:
-        runner.stop()
 
 
 PASSWORD = "zmh-lab-password"

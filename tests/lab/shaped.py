@@ -18,8 +18,8 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .netns import IP, NSENTER, NsHost
-from .sshd import SSHD, USER, Lab, SshdLab, _keygen, _sshd_config, keygen_fingerprint
+from .netns import IP, NsHost, start_ns_sshd
+from .sshd import SSHD, USER, Lab, SshdLab, _keygen, _sshd_config
 from .util import free_port, run, tcp_accepts, wait_until
 from .zfsfuse import LabUnavailableError
 
@@ -69,7 +69,8 @@ class ShapedLab:
             self._ip("addr", "add", f"{self.net}.2/30", "dev", b, ns=ns)
             self._ip("link", "set", b, "mtu", str(self.mtu), "up", ns=ns)
             self.shape(self.rate)
-            self.far = self._sshd("lab-far", ns, f"{self.net}.2")
+            self.far = start_ns_sshd(self.root, self.lab, self.procs, "lab-far", ns,
+                                     f"{self.net}.2")
         except BaseException:
             self.stop()
             raise
@@ -91,29 +92,6 @@ class ShapedLab:
             run([TC, "qdisc", "add", "dev", self.near_link, "root", "tbf", "rate", rate,
                  "burst", "256kb", "latency", "50ms"], timeout=30)
         self.rate = rate
-
-    def _sshd(self, alias: str, ns: str, address: str) -> NsHost:
-        host_key = self.root / f"ssh_host_{alias}_ed25519_key"
-        pub = _keygen(host_key, f"zmigrate-{alias}")
-        cfg = _sshd_config(self.root, alias, 22, host_key,
-                           self.lab.identity.parent / "authorized_keys", address=address)
-        log_path = self.root / f"sshd_{alias}.log"
-        with log_path.open("ab") as log:
-            # nsenter --net only: zfs-fuse must mount what a receive creates where all see it.
-            proc = subprocess.Popen([NSENTER, f"--net=/run/netns/{ns}", SSHD, "-D", "-e", "-f",
-                                     str(cfg)],
-                                    stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                    start_new_session=True)
-        self.procs.append(proc)
-
-        def listening() -> bool:
-            out = run([IP, "netns", "exec", ns, "ss", "-Hltn"], check=False, timeout=10).stdout
-            return f"{address}:22 " in out + " "
-
-        if not wait_until(listening, 15) or proc.poll() is not None:
-            raise LabUnavailableError(f"sshd {alias} in {ns} did not come up: "
-                                      f"{log_path.read_text()}")
-        return NsHost(alias, address, ns, pub, keygen_fingerprint(Path(f"{host_key}.pub")))
 
     def start_near(self, cpu_percent: int) -> None:
         """lab-near: an sshd on 127.0.0.1 whose sessions' `ssh` (a wrapper first in their PATH)

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
 
 import pytest
+from every_kind import HZ, both, trace
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -27,30 +27,6 @@ from zmigrate.engine.events import PlanReady, Sample, Side
 from zmigrate.engine.findings import Advice, AdviceKind, FindingKind
 from zmigrate.engine.plan import Options, Plan, Transport
 from zmigrate.engine.units import MiB
-
-HZ = 2.0  # mbuffer prints its status twice a second
-
-Fill = Callable[[int], float]
-Rate = Callable[[int], float]
-
-
-def trace(side: Side, seconds: float, in_rate: Rate | float, out_rate: Rate | float,
-          fill: Fill | float, t0: float = 0.0) -> list[Sample]:
-    """Samples of one side at 2 Hz; rates in MiB/s (mbuffer's "MB" is MiB), totals follow out."""
-    def as_fn(v: Callable[[int], float] | float) -> Callable[[int], float]:
-        return v if callable(v) else (lambda _i: float(v))
-
-    fin, fout, ffill = as_fn(in_rate), as_fn(out_rate), as_fn(fill)
-    out: list[Sample] = []
-    total = 0.0
-    for i in range(int(seconds * HZ)):
-        total += fout(i) * MiB / HZ
-        out.append(Sample(t0 + i / HZ, side, fin(i) * MiB, fout(i) * MiB, round(total), ffill(i)))
-    return out
-
-
-def both(send: list[Sample], recv: list[Sample]) -> list[Sample]:
-    return sorted(send + recv, key=lambda s: s.t)
 
 
 def advice_text(v: Verdict) -> str:
