@@ -18,7 +18,7 @@ from zmigrate.engine.errors import PreflightError, TransferError, ZmigrateError
 from zmigrate.engine.events import Progress
 from zmigrate.engine.hosts import Host
 from zmigrate.engine.job import Job, Request, discard_partial, partial_receive
-from zmigrate.engine.plan import Options, PartialReceiveError
+from zmigrate.engine.plan import Options, PartialReceiveError, Transport
 from zmigrate.engine.ssh import HostSpec, connect
 from zmigrate.engine.units import MiB
 
@@ -180,6 +180,43 @@ def test_cancelled_transfer_resumes_with_only_the_rest(pair: Pair, vm: Vm, tag: 
     progress = [e for e in seen if isinstance(e, Progress)]
     assert progress[0].done >= plan.resumed_from and progress[0].total == full
     assert summary.verified and summary.extra["resumed_from"] == plan.resumed_from
+    assert _guid(vm, f"{src}@s1") == _guid(vm, f"{dst}@s1")
+    assert _prop(vm, dst, "receive_resume_token") == "-"
+
+
+def test_relay_cancelled_transfer_resumes_with_only_the_rest(pair: Pair, vm: Vm,
+                                                              tag: str) -> None:
+    """The relay transport (the stream goes through this machine) keeps a resumable partial
+    receive on cancel, and the next run sends only the rest, through the relay again."""
+    src, dst = f"srcpool/{tag}", f"dstpool/{tag}"
+    _data(vm, src, 24)
+    seen: list[object] = []
+    job = _job(pair, f"{src}@s1", dst, seen, rate_limit=3 * MiB, transport=Transport.RELAY)
+    job.start()
+    try:
+        assert _wait(lambda: any(isinstance(e, Progress) and e.done > 5 * MiB for e in seen),
+                     90), "the relay transfer did not get going"
+        job.cancel()
+        assert job.wait(30), "the relay job did not end after cancel"
+    finally:
+        if not job.done:
+            job.cancel()
+            job.wait(30)
+    assert job.plan is not None and job.plan.transport is Transport.RELAY
+    assert job.error is not None and "--resume" in str(job.error)
+    token = _prop(vm, dst, "receive_resume_token")
+    assert token not in ("", "-")
+    assert _wait(lambda: _leftovers(vm, tag) == [], 10), _leftovers(vm, tag)
+    job = _job(pair, f"{src}@s1", dst, resume=True, transport=Transport.RELAY)
+    summary = job.run()
+    plan = job.plan
+    assert plan is not None and plan.resume_token == token and plan.transport is Transport.RELAY
+    remaining, resumed_from = plan.estimate, plan.resumed_from
+    assert remaining is not None and resumed_from is not None and resumed_from > 4 * MiB
+    print(f"\nRELAY RESUME: already received {resumed_from} B, remaining {remaining} B, "
+          f"resumed run moved {summary.bytes} B")
+    assert summary.bytes <= remaining * 1.05
+    assert summary.verified
     assert _guid(vm, f"{src}@s1") == _guid(vm, f"{dst}@s1")
     assert _prop(vm, dst, "receive_resume_token") == "-"
 

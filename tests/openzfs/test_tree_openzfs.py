@@ -3,8 +3,9 @@
 Three end-to-end runs, each between the guest's two pools as two hosts (the aliases
 `openzfs-vm` and `openzfs-dst`, so a tcp transfer between two control sessions):
 
-* a tree with an encrypted child: that child is sent raw (zfs send -w) and arrives encrypted,
-  its key not loaded, its own encryption root, the snapshot's guid equal;
+* a tree with an encrypted child and grandchild: they go raw in one replication stream
+  (zfs send -R -w) and arrive encrypted, keys not loaded, one encryption root as on the source;
+  a child made later goes alone, and the run names the `zfs change-key -i` that re-joins it;
 * a crash (SIGKILL of zmigrate) in the middle of the third of four datasets: the same command
   again skips the two complete ones, resumes the third from its receive_resume_token and sends
   the fourth;
@@ -93,15 +94,17 @@ def _same_guids(vm: Vm, tag: str, children: list[str], snap: str) -> None:
         assert _guid(vm, src) == _guid(vm, dst), (src, dst)
 
 
-# -- an encrypted child is sent raw ----------------------------------------------------------------
-def test_tree_sends_its_encrypted_child_raw(vm: Vm, tree: str, tmp_path: Path) -> None:
+# -- an encrypted subtree is sent raw, keeping its encryption hierarchy ---------------------------
+def test_tree_sends_its_encrypted_subtree_raw_keeping_one_key(vm: Vm, tree: str,
+                                                               tmp_path: Path) -> None:
     tag = tree
     root, secret = f"srcpool/{tag}", f"srcpool/{tag}/secret"
     passphrase = f"lane-{tag}-passphrase"
+    keyfile = f"file:///root/{tag}.pass"
     vm.ssh(f"umask 077; printf %s {passphrase} > /root/{tag}.pass")
     _make(vm, root, 1)
     _make(vm, secret, 2, extra="-o encryption=on -o keyformat=passphrase "
-                               f"-o keylocation=file:///root/{tag}.pass")
+                               f"-o keylocation={keyfile}")
     _make(vm, f"{secret}/inner", 1)  # encrypted too: it inherits secret's key
     _make(vm, f"{root}/plain", 1)
     vm.ssh(f"zfs snapshot -r {root}@s1")
@@ -112,40 +115,55 @@ def test_tree_sends_its_encrypted_child_raw(vm: Vm, tree: str, tmp_path: Path) -
                                f"openzfs-dst:dstpool/{tag}")
     assert rc == 0, stderr + str(events[-3:])
     plans = _plans(events)
-    assert set(plans) == {root, secret, f"{secret}/inner", f"{root}/plain"}
-    for name in (secret, f"{secret}/inner"):
-        assert plans[name]["raw"] is True and "-w" in plans[name]["send_flags"], name
-        sender = [c["command"] for c in plans[name]["commands"]
-                  if c["host"] == "openzfs-vm" and "zfs send" in c["command"]]
-        assert sender and all(" -w " in f"{c} " for c in sender), sender
+    # secret goes with inner in one raw replication stream: inner has no job of its own.
+    assert set(plans) == {root, secret, f"{root}/plain"}
+    assert plans[secret]["raw"] is True and {"-w", "-R"} <= set(plans[secret]["send_flags"])
+    sender = [c["command"] for c in plans[secret]["commands"]
+              if c["host"] == "openzfs-vm" and "zfs send" in c["command"]]
+    assert sender and all(" -w " in f"{c} " and " -R " in f"{c} " for c in sender), sender
     for name in (root, f"{root}/plain"):
         assert plans[name]["raw"] is False and "-w" not in plans[name]["send_flags"], name
     done = _one(events, "done")
     assert done["verified"] is True
     assert set(done["datasets"].values()) == {"verified"}
+    assert "own_encryption_roots" not in done
     _same_guids(vm, tag, ["", "/secret", "/secret/inner", "/plain"], "s1")
-    # Raw: the copy is encrypted with the source's key, which never left the source.
+    # Raw: the copy is encrypted with the source's key, which never left the source, and keeps
+    # the source's hierarchy: inner uses secret's key, so one load-key opens both.
     copy = f"dstpool/{tag}/secret"
     for ds in (copy, f"{copy}/inner"):
         assert _prop(vm, ds, "encryption") not in ("off", "-", ""), ds
         assert _prop(vm, ds, "keystatus") == "unavailable", ds
-    assert _prop(vm, copy, "encryptionroot") == copy
-    # Each dataset is its own raw stream (not one -R stream), so OpenZFS makes inner an
-    # encryption root of its own on the destination, wrapped with the same key (`zfs
-    # change-key -i` re-joins it to secret once the keys are loaded there).
-    assert _prop(vm, f"{copy}/inner", "encryptionroot") == f"{copy}/inner"
+        assert _prop(vm, ds, "encryptionroot") == copy, ds
     assert _prop(vm, f"dstpool/{tag}", "encryption") == "off"
     assert _prop(vm, f"dstpool/{tag}/plain", "encryption") == "off"
-    # And it is the same key: the source's passphrase opens the copy, and the files match.
-    for ds in (copy, f"{copy}/inner"):
-        vm.ssh(f"zfs load-key -L file:///root/{tag}.pass {ds}")
+    vm.ssh(f"zfs load-key -L {keyfile} {copy}")
+    assert _prop(vm, f"{copy}/inner", "keystatus") == "available"
     mounted = f"/mnt/{tag}/secret"  # out of dstpool's own tree; the fixture removes it
     vm.ssh(f"zfs set mountpoint={mounted} {copy} && for d in {copy} {copy}/inner; do "
            f"[ \"$(zfs get -H -o value mounted $d)\" = yes ] || zfs mount $d || exit 1; done")
     got = vm.ssh(f"sha256sum {mounted}/f0 {mounted}/inner/f0").stdout.split()[::2]
     assert got == sums
-    print(f"\nENCRYPTED CHILD: sent raw; {copy} and {copy}/inner arrived encrypted, keys not "
-          "loaded, each its own encryption root; the source's passphrase opens both, files equal")
+    vm.ssh(f"zfs unmount {copy}/inner; zfs unmount {copy}; zfs unload-key -r {copy}")
+
+    # Catch-up with a child made since: it can only go alone (its parent's copy exists), so it
+    # arrives as an encryption root of its own. The run says so with the commands, and they work.
+    _make(vm, f"{secret}/later", 1)
+    vm.ssh(f"zfs snapshot -r {root}@s2")
+    rc, events, stderr = _send(vm, config, "-r", f"openzfs-vm:{root}@s2",
+                               f"openzfs-dst:dstpool/{tag}")
+    assert rc == 0, stderr + str(events[-3:])
+    done = _one(events, "done")
+    assert done["verified"] is True
+    later = f"{copy}/later"
+    assert done["own_encryption_roots"] == {later: copy}
+    assert _prop(vm, later, "encryptionroot") == later
+    vm.ssh(f"zfs load-key -L {keyfile} {copy} && zfs load-key -L {keyfile} {later} "
+           f"&& zfs change-key -i {later}")
+    assert _prop(vm, later, "encryptionroot") == copy
+    print(f"\nENCRYPTED SUBTREE: {secret} and its child went raw in one -R -w stream; the copy "
+          f"keeps one encryption root ({copy}), one load-key opens both, files equal; a child "
+          "made later arrived alone, was named with `zfs change-key -i`, and that re-joined it")
 
 
 # -- a crash in the middle of one dataset, then the same command again -----------------------------

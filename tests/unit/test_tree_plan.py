@@ -6,7 +6,14 @@ import pytest
 
 from zmigrate.engine.errors import InvalidNameError
 from zmigrate.engine.hosts import LocalHost
-from zmigrate.engine.tree import TreeRequest, pick, plan_tree, snapshot_name
+from zmigrate.engine.tree import (
+    TreeRequest,
+    _lost_key_parent,
+    own_roots_advice,
+    pick,
+    plan_tree,
+    snapshot_name,
+)
 from zmigrate.engine.zfs import Dataset, Snapshot
 
 
@@ -71,3 +78,70 @@ def test_snapshot_now_is_recursive_unless_children_are_left_out() -> None:
     assert part.readonly_command is not None
     assert part.readonly_command.count("zfs set readonly=on") == 5
     assert all(e.action == "full" for e in part.entries)
+
+
+def _enc(name: str, root: str, *snaps: tuple[str, int]) -> Dataset:
+    d = _ds(name, *snaps)
+    d.encryption, d.encryption_root = "aes-256-gcm", root
+    return d
+
+
+# tank (plain) / sec (encryption root) / sec/a, sec/a/x (its key) / sec/own (a root of its own)
+ENC = [_ds("tank", ("s1", 1)), _enc("tank/sec", "tank/sec", ("s1", 2)),
+       _enc("tank/sec/a", "tank/sec", ("s1", 3)), _enc("tank/sec/a/x", "tank/sec", ("s1", 4)),
+       _enc("tank/sec/own", "tank/sec/own", ("s1", 5)), _ds("tank/plain", ("s1", 6))]
+
+
+def test_a_new_encrypted_subtree_goes_as_one_raw_replication_stream() -> None:
+    host = LocalHost()
+    plan = plan_tree(host, host, TreeRequest("tank", "bk/t", "s1"), ENC, [], snapshot="s1",
+                     unmounted=True, raw_streams=True)
+    by = {e.source: e for e in plan.entries}
+    assert by["tank/sec"].replicate and by["tank/sec"].carried_by is None
+    # The inner encryption root rides in the outer one's stream: -R -w keeps both roots.
+    for name in ("tank/sec/a", "tank/sec/a/x", "tank/sec/own"):
+        assert by[name].carried_by == "tank/sec" and not by[name].replicate, name
+    for name in ("tank", "tank/plain"):
+        assert not by[name].replicate and by[name].carried_by is None, name
+    assert "zfs send -R -w" in plan.describe()
+    carried = {d["source"]: d["carried_by"] for d in plan.to_json()["datasets"]}
+    assert carried["tank/sec/a/x"] == "tank/sec" and carried["tank/plain"] is None
+    # Without raw streams on both hosts (or with --decrypt) each dataset goes alone.
+    alone = plan_tree(host, host, TreeRequest("tank", "bk/t", "s1"), ENC, [], snapshot="s1",
+                      unmounted=True)
+    assert not any(e.replicate or e.carried_by for e in alone.entries)
+
+
+@pytest.mark.parametrize("case", ["excluded", "already there", "half received"])
+def test_an_encrypted_subtree_not_wholly_new_goes_dataset_by_dataset(case: str) -> None:
+    host = LocalHost()
+    excludes: tuple[str, ...] = ("tank/sec/a/x",) if case == "excluded" else ()
+    dst: list[Dataset] = []
+    if case == "already there":
+        dst = [_enc("bk/t/sec/own", "bk/t/sec/own", ("s1", 5))]
+    if case == "half received":
+        half = _enc("bk/t/sec/a", "bk/t/sec/a")
+        half.resume_token = "1-abc-def"
+        dst = [half]
+    plan = plan_tree(host, host, TreeRequest("tank", "bk/t", "s1", excludes=excludes), ENC, dst,
+                     snapshot="s1", unmounted=True, raw_streams=True)
+    assert not any(e.replicate or e.carried_by for e in plan.entries), case
+    # The inner root's own subtree (just itself) needs no stream of its own.
+    assert all(e.action in ("full", "skip") for e in plan.entries)
+
+
+def test_a_copy_that_lost_its_parents_key_is_named_with_the_fix() -> None:
+    host = LocalHost()
+    plan = plan_tree(host, host, TreeRequest("tank", "bk/t", "s1"), ENC, [], snapshot="s1",
+                     unmounted=True)
+    src = {d.name: d for d in ENC}
+    own = _enc("bk/t/sec/a", "bk/t/sec/a")  # arrived alone: a root of its own
+    kept = _enc("bk/t/sec/a", "bk/t/sec")  # arrived in the -R -w stream
+    assert _lost_key_parent(plan, src["tank/sec/a"], own) == "bk/t/sec"
+    assert _lost_key_parent(plan, src["tank/sec/a"], kept) is None
+    assert _lost_key_parent(plan, src["tank/sec/own"], _enc("bk/t/sec/own",
+                                                             "bk/t/sec/own")) is None
+    assert _lost_key_parent(plan, src["tank/plain"], _ds("bk/t/plain")) is None
+    advice = own_roots_advice({"bk/t/sec/a": "bk/t/sec"}, "\n")
+    assert "zfs change-key -i bk/t/sec/a" in advice and "zfs load-key -r" in advice
+    assert own_roots_advice({}, "\n") == ""

@@ -195,8 +195,8 @@ def _run_tree(args: argparse.Namespace, job: TreeJob, out: TextIO, err: TextIO) 
         for e in plan.entries:
             print(f"\n# {e.source} -> {e.destination}: {e.action}"
                   + (f" ({e.reason})" if e.reason else ""), file=out)
-            if e.action == "skip":
-                continue
+            if e.action == "skip" or e.carried_by is not None:
+                continue  # a carried dataset's reason names the stream it arrives in
             if plan.snapshot_command:
                 print("#   (its commands are planned once the snapshot exists)", file=out)
                 continue

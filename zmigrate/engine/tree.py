@@ -96,6 +96,11 @@ class TreeEntry:
     action: str  # "full", "incremental", "skip"
     reason: str = ""  # why it is skipped, or which base an incremental starts from
     resume: bool = False  # the destination holds its interrupted receive: send only the rest
+    # An encryption root sent raw with all its descendants in one `zfs send -R -w` stream, so
+    # the copy keeps the source's encryption hierarchy (one stream per dataset would make each
+    # encrypted child an encryption root of its own). Its descendants are `carried_by` it.
+    replicate: bool = False
+    carried_by: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +136,13 @@ class TreePlan:
                 f"{'s' if n != 1 else ''}) to {self.destination_host}:{self.destination} "
                 f"up to @{self.snapshot}: {full} in full with their older snapshots, "
                 f"{len(sends) - full} incremental, {n - len(sends)} already there. ")
+        units = [e for e in self.entries if e.replicate]
+        for e in units:
+            k = sum(1 for x in self.entries if x.carried_by == e.source)
+            text += (f"The encrypted {e.source} goes raw with its {k} descendant(s) in one "
+                     "replication stream (zfs send -R -w), keeping its encryption hierarchy "
+                     "(not resumable: after an interruption, what had not arrived goes "
+                     "dataset by dataset and the run names the keys to re-join). ")
         if self.snapshot_command:
             text += f"The snapshot @{self.snapshot} is taken first. "
         if self.readonly_command:
@@ -157,7 +169,8 @@ class TreePlan:
             "readonly_command": self.readonly_command, "mount": self.mount,
             "datasets": [{"source": e.source, "destination": e.destination, "type": e.type,
                           "size": e.size, "action": e.action, "reason": e.reason,
-                          "resume": e.resume} for e in self.entries],
+                          "resume": e.resume, "replicate": e.replicate,
+                          "carried_by": e.carried_by} for e in self.entries],
             "vanished": list(self.vanished), "excluded": list(self.excluded),
             "total": self.total, "description": self.describe(),
             "commands": [{"host": h, "command": c} for h, c in self.commands()],
@@ -200,14 +213,51 @@ def pick(datasets: Sequence[zfs.Dataset], root: str,
     return out, excluded
 
 
+def _raw_units(entries: list[TreeEntry], picked: Sequence[zfs.Dataset],
+               src_sets: Sequence[zfs.Dataset]) -> list[TreeEntry]:
+    """Entries with each encryption root whose subtree is all picked and all new on the
+    destination marked to go as one raw replication stream, its descendants carried by it.
+
+    Why: a raw stream of one dataset arrives as an encryption root of its own, so a tree sent
+    dataset by dataset would need one `zfs load-key` per encrypted dataset; -R -w keeps the
+    source's hierarchy. An outer root's stream carries any inner one."""
+    by_name = {e.source: e for e in entries}
+    picked_names = {d.name for d in picked}
+    out = list(entries)
+    carried: set[str] = set()
+    for d in picked:
+        e = by_name.get(d.name)
+        if e is None or d.name in carried or d.encryption_root != d.name:
+            continue
+        below = [x.name for x in src_sets if x.name.startswith(d.name + "/")]
+        if not below or e.action != "full" or e.resume:
+            continue
+        members = [by_name.get(n) for n in below]
+        if any(n not in picked_names for n in below) or any(
+                m is None or m.action != "full" or m.resume for m in members):
+            continue  # part of it excluded, already there or half-received: one by one
+        carried.update(below)
+        for i, x in enumerate(out):
+            if x.source == d.name:
+                out[i] = replace(x, replicate=True,
+                                 reason=f"{x.reason}; raw, with its descendants in one stream")
+            elif x.source in below:
+                out[i] = replace(x, carried_by=d.name,
+                                 reason=f"in the raw replication stream of {d.name}")
+    return out
+
+
 def destination_name(source: str, root: str, destination: str) -> str:
     return destination + source[len(root):]
 
 
 def plan_tree(src_host: Host, dst_host: Host, request: TreeRequest,
               src_sets: Sequence[zfs.Dataset], dst_sets: Sequence[zfs.Dataset],
-              *, snapshot: str, unmounted: bool) -> TreePlan:
-    """Decide each dataset's fate from the two inventories (no remote call)."""
+              *, snapshot: str, unmounted: bool, raw_streams: bool = False) -> TreePlan:
+    """Decide each dataset's fate from the two inventories (no remote call).
+
+    `raw_streams`: both hosts send and receive raw, and encrypted datasets go raw; then a new
+    encryption root whose whole subtree is new on the destination goes as one -R -w stream."""
     picked, excluded = pick(src_sets, request.root, request.excludes)
     on_dst = {d.name: d for d in dst_sets}
     take = request.snapshot is None
@@ -238,6 +288,8 @@ def plan_tree(src_host: Host, dst_host: Host, request: TreeRequest,
         # so the estimate is the dataset's size until the job's own plan knows better.
         entries.append(TreeEntry(ds.name, target_name, ds.type, size, "incremental", base,
                                  resume=resume))
+    if raw_streams:
+        entries = _raw_units(entries, picked, src_sets)
     picked_names = {d.name for d in src_sets}
     vanished = tuple(sorted(
         d.name for d in dst_sets
@@ -318,6 +370,9 @@ class TreeJob(Work):
         self._ports: set[int] = set()  # ports handed to this run's listeners
         self._received: dict[str, tuple[int, Summary]] = {}  # source -> (index, job summary)
         self._guids: dict[str, int] = {}  # destination dataset -> its verified snapshot's guid
+        # Copies that became encryption roots of their own (each sent as its own raw stream),
+        # with the copy whose key they use on the source: `zfs change-key -i` re-joins them.
+        self.own_key_roots: dict[str, str] = {}
 
     thread_name = "zmigrate-tree"
 
@@ -358,8 +413,11 @@ class TreeJob(Work):
                                  fix=f"create it first (zfs create -p {parent}) or pick another",
                                  reason=PreflightReason.NO_PARENT)
         unmounted = dst_caps.receive_unmounted
+        opts = req.options
+        raw_streams = (src_caps.raw_send and dst_caps.raw_send and opts.raw is not False
+                       and not opts.decrypt and not opts.replicate)
         plan = plan_tree(self.src, self.dst, req, src_sets, dst_sets,
-                         snapshot=self._snapshot, unmounted=unmounted)
+                         snapshot=self._snapshot, unmounted=unmounted, raw_streams=raw_streams)
         if req.mount_root is None and not unmounted:
             self._check_mountpoints(plan, src_sets)
         self.plan = plan
@@ -471,6 +529,8 @@ class TreeJob(Work):
         }
         if self.readonly_since is not None:
             extra["source_readonly_since"] = self.readonly_since
+        if self.own_key_roots:
+            extra["own_encryption_roots"] = dict(self.own_key_roots)
         root_guid = self._root_guids
         return Summary(
             bytes=totals.done, seconds=elapsed,
@@ -491,20 +551,23 @@ class TreeJob(Work):
                     raise outcome
                 summary = outcome
             except CancelledError:
-                self.results[e.source] = FAILED
-                self.emit(DatasetState(e.source, e.destination, FAILED, i, n, e.size,
-                                       detail="cancelled"))
+                for k, x in [(i, e), *_carried(plan, e)]:
+                    self.results[x.source] = FAILED
+                    self.emit(DatasetState(x.source, x.destination, FAILED, k, n, x.size,
+                                           detail="cancelled"))
                 raise
             except ZmigrateError as exc:
-                self.results[e.source] = FAILED
-                self.emit(DatasetState(e.source, e.destination, FAILED, i, n, e.size,
-                                       detail=str(exc)))
+                for k, x in [(i, e), *_carried(plan, e)]:
+                    self.results[x.source] = FAILED
+                    self.emit(DatasetState(x.source, x.destination, FAILED, k, n, x.size,
+                                           detail=str(exc)))
                 if first_error is None:
                     first_error = exc
                 if self._cancel.is_set():
                     raise
                 # A child cannot be received under a parent that failed to arrive.
-                if any(x.source.startswith(e.source + "/") for x in plan.entries):
+                if any(x.source.startswith(e.source + "/") and x.carried_by is None
+                       for x in plan.entries):
                     raise
                 continue
             self.results[e.source] = RECEIVED
@@ -517,6 +580,12 @@ class TreeJob(Work):
             self.emit(DatasetState(e.source, e.destination, RECEIVED, i, n, e.size,
                                    bytes=summary.bytes, rate=summary.rate,
                                    detail="checked with the others at the end"))
+            for k, x in _carried(plan, e):
+                # Its bytes are counted in the stream of the dataset that carried it.
+                self.results[x.source] = RECEIVED
+                self._received[x.source] = (k, replace(summary, bytes=0, rate=0.0))
+                self.emit(DatasetState(x.source, x.destination, RECEIVED, k, n, x.size,
+                                       detail=f"arrived in the stream of {e.source}"))
         return first_error
 
     def _settle(self, plan: TreePlan) -> None:
@@ -532,7 +601,7 @@ class TreeJob(Work):
         # Unmounted where this zfs can (-u); else mounted where inherited, checked free.
         mount = req.mount_root is not None or not self.dst_caps.receive_unmounted
         options = replace(req.options, history=True, send_properties=True, resume=e.resume,
-                          mount=mount)
+                          mount=mount, replicate=req.options.replicate or e.replicate)
         if req.mount_root is not None and e.source == plan.root \
                 and self.dst_caps.receive_properties:
             # Children inherit from the root; a child with a mountpoint of its own keeps it.
@@ -580,8 +649,9 @@ class TreeJob(Work):
             self._jobs.add(job)
         if self._cancel.is_set():
             job.cancel()
-        self.emit(DatasetState(e.source, e.destination, SENDING, i, n, e.size,
-                               detail=e.reason))
+        for k, x in [(i, e), *_carried(plan, e)]:
+            self.emit(DatasetState(x.source, x.destination, SENDING, k, n, x.size,
+                                   detail=x.reason))
         try:
             summary = job.run()
         finally:
@@ -597,7 +667,8 @@ class TreeJob(Work):
         it ends (a Summary or the exception). One at a time unless request.parallel > 1: then
         up to that many small datasets at once, a big one (>= SMALL) alone. Stops starting new
         datasets once cancelled or once a dataset failed (the caller decides what follows)."""
-        todo = [(i, e) for i, e in enumerate(plan.entries) if e.action != "skip"]
+        todo = [(i, e) for i, e in enumerate(plan.entries)
+                if e.action != "skip" and e.carried_by is None]
         width = max(1, self.request.parallel)
         if width == 1:
             for i, e in todo:
@@ -622,8 +693,9 @@ class TreeJob(Work):
                     if not ready:
                         break
                     i, e = ready[0]
-                    big = e.size >= SMALL
-                    if running and (big or any(x.size >= SMALL for _, x in running.values())):
+                    big = _stream_size(plan, e) >= SMALL
+                    if running and (big or any(_stream_size(plan, x) >= SMALL
+                                               for _, x in running.values())):
                         break  # a big dataset runs alone
                     pending.remove((i, e))
                     running[pool.submit(self._send_one, plan, i, e, totals, t0)] = (i, e)
@@ -706,9 +778,12 @@ class TreeJob(Work):
                 problems[e.destination] = f"@{plan.snapshot} is missing or differs"
                 continue
             self._guids[e.destination] = copy.guid
+            assert s is not None and d is not None
+            key_from = _lost_key_parent(plan, s, d)
+            if key_from is not None:
+                self.own_key_roots[e.destination] = key_from
             if e.source == plan.root:
                 guids = (snap.guid, copy.guid)
-            assert s is not None and d is not None
             missing = [x.short for x in s.snapshots if x.createtxg <= snap.createtxg
                        and d.snapshot(x.short) is None]
             if e.action == "full" and missing:
@@ -724,6 +799,28 @@ class TreeJob(Work):
         return problems
 
     _root_guids: tuple[int, int] = (0, 0)
+
+
+def _lost_key_parent(plan: TreePlan, s: zfs.Dataset, d: zfs.Dataset) -> str | None:
+    """The copy whose key `d` should use, when `d` became an encryption root of its own
+    while the source `s` uses an ancestor's key that was copied too; else None."""
+    root = s.encryption_root
+    if root is None or root == s.name or not within(root, plan.root):
+        return None
+    if d.encryption_root != d.name:
+        return None
+    return destination_name(root, plan.root, plan.destination)
+
+
+def _carried(plan: TreePlan, e: TreeEntry) -> list[tuple[int, TreeEntry]]:
+    """The datasets (index, entry) that arrive in `e`'s replication stream."""
+    if not e.replicate:
+        return []
+    return [(k, x) for k, x in enumerate(plan.entries) if x.carried_by == e.source]
+
+
+def _stream_size(plan: TreePlan, e: TreeEntry) -> int:
+    return e.size + sum(x.size for _, x in _carried(plan, e))
 
 
 def _with_new_snapshot(ds: zfs.Dataset, short: str) -> zfs.Dataset:
@@ -750,7 +847,21 @@ def describe_summary(plan: TreePlan, summary: Summary) -> str:
                  "copy is exactly the source at that snapshot (zfs set readonly=off to undo)")
     if plan.vanished:
         text += "\ngone from the source, kept on the destination: " + ", ".join(plan.vanished)
+    text += own_roots_advice(summary.extra.get("own_encryption_roots", {}), "\n")
     return text
+
+
+def own_roots_advice(own: dict[str, str], sep: str) -> str:
+    """What to run so copies that became encryption roots of their own use their parent's key
+    again, as on the source (needs the keys loaded, so zmigrate cannot do it for the user)."""
+    if not own:
+        return ""
+    lines = [f"{sep}encrypted: {len(own)} dataset(s) of the copy are encryption roots of their "
+             "own (each arrived in its own raw stream) while on the source they use an "
+             "ancestor's key. Once the keys are loaded (zfs load-key -r), re-join them:"]
+    lines += [f"{sep}  zfs change-key -i {shell.join([ds])}   # use {parent}'s key"
+              for ds, parent in sorted(own.items())]
+    return "".join(lines)
 
 
 __all__ = [

@@ -17,7 +17,8 @@ from .errors import CommandError, ZmigrateError
 from .hosts import Host
 
 BASE_PROPERTIES = ("type", "guid", "used", "referenced", "available", "creation", "createtxg")
-OPENZFS_PROPERTIES = ("receive_resume_token", "written", "encryption", "keystatus")
+OPENZFS_PROPERTIES = ("receive_resume_token", "written", "encryption", "keystatus",
+                      "encryptionroot")
 # What each zfs operation needs under `zfs allow` delegation (OpenZFS on Linux and FreeBSD).
 PERMISSIONS: dict[str, tuple[str, ...]] = {
     "send": ("send",),
@@ -77,6 +78,7 @@ class Dataset:
     encryption: str | None = None
     keystatus: str | None = None
     bookmarks: list[Snapshot] = field(default_factory=list)
+    encryption_root: str | None = None  # the dataset whose key this one uses (itself: a root)
 
     @property
     def newest(self) -> Snapshot | None:
@@ -130,6 +132,7 @@ def build_inventory(props: dict[str, dict[str, str]]) -> list[Dataset]:
             token = p.get("receive_resume_token", "-")
             enc = p.get("encryption", "-")
             key = p.get("keystatus", "-")
+            eroot = p.get("encryptionroot", "-")
             datasets[name] = Dataset(
                 name=name,
                 type=kind,
@@ -141,6 +144,7 @@ def build_inventory(props: dict[str, dict[str, str]]) -> list[Dataset]:
                 resume_token=None if token in ("-", "") else token,
                 encryption=None if enc in ("-", "", "off") else enc,
                 keystatus=None if key in ("-", "") else key,
+                encryption_root=None if eroot in ("-", "") else eroot,
             )
         elif kind in ("snapshot", "bookmark"):
             snaps.append(

@@ -9,6 +9,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFileDialog, QWidget
 
 from ...engine.events import Side
+from ...engine.tree import own_roots_advice
 from ...engine.units import format_size
 from .. import forms, markup, style
 from ..dialogs.confirm import after_stop
@@ -158,6 +159,11 @@ class DonePage(Page):
                 ui.reason_label.setText(
                     ui.reason_label.text() + "<br>Gone from the source, kept on the "
                     "destination: " + markup.escape(", ".join(plan.vanished)))
+            own = summary.extra.get("own_encryption_roots")
+            if isinstance(own, dict) and own:
+                advice = own_roots_advice({str(k): str(v) for k, v in own.items()}, "\n")
+                ui.reason_label.setText(ui.reason_label.text() + "<br>" + "<br>".join(
+                    markup.escape(line) for line in advice.strip("\n").split("\n")))
         lines = []
         words = {"verified": "✓ verified (guid equal, snapshots present, properties equal)",
                  "skipped": "✓ already complete (same guid), skipped",

@@ -33,6 +33,10 @@ def plan_with_commands(job: TreeJob) -> tuple[TreePlan, list[tuple[TreeEntry, li
         if entry.action == "skip":
             out.append((entry, []))
             continue
+        if entry.carried_by is not None:
+            out.append((entry, [f"# arrives in the raw replication stream of "
+                                f"{entry.carried_by}"]))
+            continue
         if i >= COMMANDS_FOR:
             out.append((entry, ["# (its commands are decided when it runs)"]))
             continue
