@@ -5,11 +5,19 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from pytestqt.qtbot import QtBot
 
 from zmigrate.engine.errors import PreflightError
-from zmigrate.engine.tree import TreeEntry, TreePlan
+from zmigrate.engine.events import Summary
+from zmigrate.engine.hosts import LocalHost
+from zmigrate.engine.tree import TreeEntry, TreeJob, TreePlan, TreeRequest
+from zmigrate.engine.zfs import Dataset
+from zmigrate.gui.models.tree_pick import TreePick
 from zmigrate.gui.pages.destination_page import tree_state
+from zmigrate.gui.pages.done_page import DonePage
 from zmigrate.gui.pages.review_page import plan_with_commands
+from zmigrate.gui.session import Session
+from zmigrate.gui.settings import Settings
 
 pytestmark = pytest.mark.gui
 
@@ -60,3 +68,34 @@ def test_review_lists_each_datasets_exact_commands() -> None:
     assert by["tank/a"] == ["# on dst\nzfs receive backup/a", "# on src\nzfs send backup/a"]
     assert by["tank/a/b"] == ["# decided when it runs: its parent is not there yet"]
     assert by["tank/a/c"] == []
+
+
+def test_review_names_the_stream_a_carried_dataset_arrives_in() -> None:
+    entries = (TreeEntry("tank/a", "backup/a", "filesystem", 10, "full", replicate=True),
+               TreeEntry("tank/a/x", "backup/a/x", "filesystem", 5, "full",
+                         carried_by="tank/a"))
+    tree = TreePlan("src", "dst", "tank/a", "backup/a", "s", None, None, entries, (), (),
+                    "The copy is received unmounted (zfs receive -u)")
+    _, rows = plan_with_commands(FakeJob(tree))  # type: ignore[arg-type]
+    by = {e.source: c for e, c in rows}
+    assert by["tank/a"] == ["# on dst\nzfs receive backup/a", "# on src\nzfs send backup/a"]
+    assert by["tank/a/x"] == ["# arrives in the raw replication stream of tank/a"]
+    assert "zfs send -R -w" in tree.describe() and "1 descendant(s)" in tree.describe()
+
+
+def test_done_names_the_copies_that_became_encryption_roots_with_the_fix(
+        qtbot: QtBot, settings: Settings) -> None:
+    host = LocalHost()
+    session = Session()
+    session.tree = TreePick.of([Dataset("tank/a", "filesystem", 1, 1, 1, 1, 0)], "tank/a")
+    session.tree_job = TreeJob(host, host, TreeRequest("tank/a", "backup/a", "s"))
+    session.tree_plan = plan()
+    session.summary = Summary(10, 1.0, 10.0, None, 5, 5, None, ("s",), extra={
+        "datasets": {"tank/a": "verified"},
+        "own_encryption_roots": {"backup/a/later": "backup/a"}})
+    done = DonePage(session, settings)
+    qtbot.addWidget(done)
+    done.initializePage()
+    text = done.ui.reason_label.text()
+    assert "zfs change-key -i backup/a/later" in text, text
+    assert "zfs load-key -r" in text
