@@ -27,6 +27,7 @@ WRITE_TEST = "Also test writing on the destination"  # ui/doctor_dialog.ui: writ
 SOURCE_PAGE = "the What to send page"  # ui/source_page.ui: the page's title
 CLEARTEXT = "cleartext: trusted networks only"
 DD = "`dd if=/dev/zero bs=1M count=10240 | mbuffer -o /POOL/benchfile` with compression off"
+SECRET_KEPT = "Kept in memory for this session only, never stored."  # the password dialog
 
 
 def _pct(value: float) -> str:

@@ -8,14 +8,14 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QLineEdit, QWidget
 
 from ...engine import capabilities
-from ...engine.errors import ZmigrateError
+from ...engine.errors import AuthError, ZmigrateError
 from ...engine.hosts import Host
 from ...engine.ssh import HostKeyDecision, HostKeyInfo, HostSpec, config_aliases, connect
 from ...engine.zfs import Capabilities, probe
-from .. import forms, markup, style
+from .. import forms, markup, style, words
 from ..dialogs.host_key_dialog import HostKeyDialog
 from ..generated.ui_host_panel import Ui_HostPanel
-from ..prompts import GuiPrompts, PromptRelay
+from ..prompts import GuiPrompts, Login, PromptRelay, RememberingPrompts, SecretMemory
 from ..settings import RecentHost
 from ..tasks import run_task
 
@@ -23,9 +23,28 @@ THIS_COMPUTER = "This computer"
 AUTH_AGENT, AUTH_KEY, AUTH_PASSWORD = range(3)
 
 
-def connect_and_probe(spec: HostSpec, prompts: GuiPrompts) -> tuple[Host, Capabilities]:
-    """Open the session and probe the host (runs on a worker thread)."""
-    host = connect(spec, prompts)
+def login_of(spec: HostSpec) -> Login:
+    """What tells one login from another for the password memory (never the password)."""
+    return (spec.host, spec.user, spec.port, spec.identity)
+
+
+def connect_and_probe(spec: HostSpec, prompts: GuiPrompts,
+                      secrets: SecretMemory) -> tuple[Host, Capabilities]:
+    """Open the session and probe the host (runs on a worker thread).
+
+    A password given earlier this session for the same login is used again without asking;
+    if the host refuses it now, it is forgotten and the user asked once more.
+    """
+    asking = RememberingPrompts(prompts, secrets, login_of(spec))
+    try:
+        host = connect(spec, asking)
+    except AuthError:
+        if not asking.forget_recalled():
+            raise
+        # A remembered password no longer works (changed on the host): ask instead.
+        asking = RememberingPrompts(prompts, secrets, login_of(spec))
+        host = connect(spec, asking)
+    asking.keep()
     try:
         caps = probe(host)
     except BaseException:
@@ -47,7 +66,8 @@ class HostPanel(QWidget):
     connect_requested = Signal()
     host_released = Signal(object)
 
-    def __init__(self, side: str, parent: QWidget | None = None) -> None:
+    def __init__(self, side: str, parent: QWidget | None = None, *,
+                 secrets: SecretMemory | None = None) -> None:
         super().__init__(parent)
         self.ui = Ui_HostPanel()
         forms.setup(self.ui, self)
@@ -57,6 +77,9 @@ class HostPanel(QWidget):
         self.busy = False
         self.connected_spec: HostSpec | None = None
         self.host_key_dialog: HostKeyDialog | None = None
+        self.secret_dialog: QInputDialog | None = None
+        # Passwords typed this session (shared with the other side by the page), never stored.
+        self.secrets = secrets if secrets is not None else SecretMemory()
         self._generation = 0
         self.relay = PromptRelay(self)
         self.prompts = GuiPrompts(self.relay)
@@ -183,7 +206,7 @@ class HostPanel(QWidget):
         self._generation += 1
         generation = self._generation
         self._set_busy(True, f"Connecting to {markup.escape(spec.label)}…")
-        run_task(lambda: connect_and_probe(spec, self.prompts),
+        run_task(lambda: connect_and_probe(spec, self.prompts, self.secrets),
                  lambda result: self._on_connected(generation, spec, *result),
                  lambda exc: self._on_failed(generation, exc))
 
@@ -281,14 +304,17 @@ class HostPanel(QWidget):
 
     def _on_secret_asked(self, prompt: str, fut: Future[object]) -> None:
         dialog = QInputDialog(self)
+        self.secret_dialog = dialog
         dialog.setWindowTitle("Password needed")
-        dialog.setLabelText(prompt)
+        dialog.setLabelText(f"{prompt}\n{words.SECRET_KEPT}")
         dialog.setTextEchoMode(QLineEdit.EchoMode.Password)
         dialog.setAccessibleName(prompt)
 
         def done(result: int) -> None:
             if not fut.done():
                 fut.set_result(dialog.textValue() if result else None)
+            if self.secret_dialog is dialog:
+                self.secret_dialog = None
             dialog.deleteLater()
 
         dialog.finished.connect(done)
@@ -299,6 +325,8 @@ class HostPanel(QWidget):
         self.prompts.close()
         if self.host_key_dialog is not None:
             self.host_key_dialog.reject()
+        if self.secret_dialog is not None:
+            self.secret_dialog.reject()
 
     # for tests and callers that know better
     def answer_host_key(self, decision: HostKeyDecision) -> None:
@@ -312,3 +340,14 @@ class HostPanel(QWidget):
             dialog.ui.once_button.click()
         else:
             dialog.ui.remember_button.click()
+
+    def answer_secret(self, secret: str | None) -> None:
+        """Answer the open password dialog: type and OK, or Cancel for None."""
+        dialog = self.secret_dialog
+        if dialog is None:
+            return
+        if secret is None:
+            dialog.reject()
+        else:
+            dialog.setTextValue(secret)
+            dialog.accept()

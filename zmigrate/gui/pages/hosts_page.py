@@ -8,6 +8,7 @@ from ...engine.hosts import Host
 from ...engine.ssh import HostSpec
 from .. import forms, style
 from ..generated.ui_hosts_page import Ui_HostsPage
+from ..prompts import SecretMemory
 from ..session import Session
 from ..settings import Settings
 from ..tasks import run_task
@@ -29,8 +30,10 @@ class HostsPage(Page):
         self.ui = Ui_HostsPage()
         forms.setup(self.ui, self)
         style.set_role(self.ui.hint_label, "muted")
-        self.source = HostPanel("source")
-        self.destination = HostPanel("destination")
+        # One memory for both sides: the same host on both asks its password once.
+        self.secrets = SecretMemory()
+        self.source = HostPanel("source", secrets=self.secrets)
+        self.destination = HostPanel("destination", secrets=self.secrets)
         for host_widget, panel in ((self.ui.source_panel_host, self.source),
                                    (self.ui.destination_panel_host, self.destination)):
             forms.embed(host_widget, panel)
@@ -90,5 +93,8 @@ class HostsPage(Page):
         return True
 
     def close_prompts(self) -> None:
+        """Answer open questions with "no" and forget this session's passwords: the wizard is
+        closing."""
         for panel in self.panels():
             panel.close_prompts()
+        self.secrets.clear()
