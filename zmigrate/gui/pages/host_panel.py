@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from concurrent.futures import Future
 
 from PySide6.QtCore import Signal
@@ -21,6 +22,23 @@ from ..tasks import run_task
 
 THIS_COMPUTER = "This computer"
 AUTH_AGENT, AUTH_KEY, AUTH_PASSWORD = range(3)
+
+
+# `user@host:port`, or `user@[v6 address]:port`: the port after the last colon.
+_PORT_RE = re.compile(r"(?:\[([^\]]+)\]|([^:\[\]]+)):(\d+)")
+
+
+def split_port(text: str) -> tuple[str, int | None]:
+    """`user@host:port` as ("user@host", port); text without a port as it is. An IPv6 address
+    takes brackets for a port: [2001:db8::1]:2222."""
+    user, at, host = text.rpartition("@")
+    m = _PORT_RE.fullmatch(host)
+    if m is None:
+        return text, None
+    port = int(m.group(3))
+    if not 0 < port < 65536:
+        raise ZmigrateError(f"port {port} is not valid", fix="a port is a number from 1 to 65535")
+    return user + at + (m.group(1) or m.group(2)), port
 
 
 def login_of(spec: HostSpec) -> Login:
@@ -96,6 +114,7 @@ class HostPanel(QWidget):
         self.ui.connect_button.clicked.connect(self.connect_requested)
         line = self.ui.host_combo.lineEdit()
         if line is not None:
+            line.setPlaceholderText(words.HOST_PLACEHOLDER)
             line.returnPressed.connect(self.connect_requested)
         self.ui.auth_combo.currentIndexChanged.connect(self._on_auth_changed)
         self.ui.key_browse_button.clicked.connect(self._on_browse_key)
@@ -133,6 +152,11 @@ class HostPanel(QWidget):
         combo.blockSignals(False)
         if last is not None:
             self.apply_entry(last)
+
+    def knows_hosts(self) -> bool:
+        """Whether the list offers more than This computer (an SSH config alias or a recent
+        host): else the user is new here and the page says what to type."""
+        return self.ui.host_combo.count() > 1
 
     def apply_entry(self, entry: RecentHost) -> None:
         """Fill the form from a remembered host."""
@@ -178,11 +202,13 @@ class HostPanel(QWidget):
             raise ZmigrateError("no host given", fix="pick a host from the list or type one")
         if text.lower() in ("local", THIS_COMPUTER.lower()):
             return HostSpec("local", sudo=self.ui.sudo_check.isChecked())
+        text, typed_port = split_port(text)
         spec = HostSpec.parse(text, sudo=self.ui.sudo_check.isChecked())
         user = self.ui.user_edit.text().strip()
         if user:
             spec.user = user
-        spec.port = self.ui.port_spin.value() or None
+        # A port typed with the host is the one meant; else the Port field, else the config's.
+        spec.port = typed_port or self.ui.port_spin.value() or None
         auth = self.ui.auth_combo.currentIndex()
         if auth == AUTH_KEY and self.ui.key_edit.text().strip():
             spec.identity = self.ui.key_edit.text().strip()
