@@ -15,20 +15,25 @@ from __future__ import annotations
 import math
 import os
 import random
+import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("PYQTGRAPH_QT_LIB", "PySide6")
+# The zmigrate of this checkout, not whichever one is installed (a worktree's own pages).
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from PySide6.QtCore import QCoreApplication, QSettings  # noqa: E402
 from PySide6.QtWidgets import QWidget  # noqa: E402
 
+from zmigrate.engine.capabilities import HostTools  # noqa: E402
 from zmigrate.engine.diagnosis import Diagnoser  # noqa: E402
 from zmigrate.engine.doctor import (  # noqa: E402
     DoctorReport,
@@ -83,8 +88,46 @@ rng = random.Random(7)
 
 
 def caps(mem_gib: float, version: str) -> Capabilities:
+    """A Debian host as the probe finds it: util-linux, procps and iproute2, /proc readable."""
+    free = int(mem_gib * GiB)
+    tools = HostTools(frozenset({"setsid", "ss", "flock", "ps", "pkill", "pgrep"}), probed=True,
+                      job_control=True, mem_available=free, mem_total=free * 2,
+                      memory_source="/proc/meminfo", cpu_source="/proc/stat")
     return Capabilities("openzfs", version, True, True, True, True, "20230301", True, True, True,
-                        True, int(mem_gib * GiB), "Linux 6.1.0", 0, "10.0.0.5", "10.0.0.7")
+                        True, free, "Linux 6.1.0", 0, "10.0.0.5", "10.0.0.7", tools=tools)
+
+
+@contextmanager
+def environment(**values: str) -> Iterator[None]:
+    """os.environ with `values` set, then as it was."""
+    before = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def shoot_first_run(tmp: Path) -> None:
+    """The Hosts page of someone new: no ~/.ssh/config, no recent host; an agent runs and
+    ~/.ssh/id_ed25519 exists (the page reads both when it is made)."""
+    home = tmp / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_ed25519").write_text("")
+    settings = Settings(QSettings(str(tmp / "first-run.ini"), QSettings.Format.IniFormat))
+    with environment(HOME=str(home), ZMIGRATE_SSH_CONFIG=str(home / ".ssh" / "config"),
+                     SSH_AUTH_SOCK=str(tmp / "agent.sock")):
+        w = MigrationWizard(settings)
+    w.resize(1060, 760)
+    w.show()
+    shoot(w, "first-run")
+    w.shutdown()
+    w.deleteLater()
+    settle()
 
 
 def snaps(name: str, count: int, start_txg: int, size: int) -> list[Snapshot]:
@@ -403,6 +446,12 @@ def shoot_tree(settings: Settings, one_plan: Plan) -> None:
 def main() -> int:
     app = make_app([])
     app.setStyleSheet(app.styleSheet())
+    tmp = Path(tempfile.mkdtemp(prefix="zmigrate-screenshots-"))
+    shoot_first_run(tmp)
+    # The other pages' user has both hosts in ~/.ssh/config (whatever this machine's says).
+    config = tmp / "ssh_config"
+    config.write_text("Host tank.lan\n    User root\n\nHost backup-01\n    User zfsrecv\n")
+    os.environ["ZMIGRATE_SSH_CONFIG"] = str(config)
     settings = Settings(QSettings(str(OUT / ".screenshots.ini"), QSettings.Format.IniFormat))
     w = MigrationWizard(settings)
     w.resize(1060, 760)
@@ -539,6 +588,7 @@ def main() -> int:
     settle()
     shoot_tree(settings, plan)
     (OUT / ".screenshots.ini").unlink(missing_ok=True)
+    shutil.rmtree(tmp, ignore_errors=True)
     return 0
 
 

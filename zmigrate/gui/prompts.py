@@ -65,3 +65,78 @@ class GuiPrompts(Prompts):
         for fut in pending:
             if not fut.done():
                 fut.set_result(None)
+
+
+Login = tuple[str, str | None, int | None, str | None]  # host, user, port, key file
+
+
+class SecretMemory:
+    """Passwords and passphrases typed during this session, in memory only: never written to
+    settings, history or disk. Reconnecting to a host (both sides, every page) takes its
+    password from here instead of asking again. Thread-safe: connects run on worker threads."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._secrets: dict[tuple[Login, str], str] = {}
+
+    def get(self, key: tuple[Login, str]) -> str | None:
+        with self._lock:
+            return self._secrets.get(key)
+
+    def put(self, key: tuple[Login, str], secret: str) -> None:
+        with self._lock:
+            self._secrets[key] = secret
+
+    def forget(self, key: tuple[Login, str]) -> None:
+        with self._lock:
+            self._secrets.pop(key, None)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._secrets.clear()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._secrets)
+
+
+class RememberingPrompts(Prompts):
+    """The prompts of one connection attempt to `login`: a secret already given for the same
+    login and question is answered from `memory`; a new one is asked through `inner`.
+
+    The caller settles the attempt: `keep()` after the login worked (the new secrets are
+    remembered), `forget_recalled()` after it was refused (a remembered one is wrong now).
+    """
+
+    def __init__(self, inner: Prompts, memory: SecretMemory, login: Login) -> None:
+        self.inner = inner
+        self.memory = memory
+        self.login = login
+        self.recalled: list[tuple[Login, str]] = []
+        self.asked: dict[tuple[Login, str], str] = {}
+
+    def unknown_host_key(self, info: HostKeyInfo) -> HostKeyDecision:
+        return self.inner.unknown_host_key(info)
+
+    def secret(self, prompt: str) -> str | None:
+        # The prompt names the resolved user@host (and jump hosts have their own), the login
+        # what was typed: the same host on another port or key is another entry.
+        key = (self.login, prompt)
+        remembered = self.memory.get(key)
+        if remembered is not None:
+            self.recalled.append(key)
+            return remembered
+        answer = self.inner.secret(prompt)
+        if answer is not None:
+            self.asked[key] = answer
+        return answer
+
+    def keep(self) -> None:
+        for key, secret in self.asked.items():
+            self.memory.put(key, secret)
+
+    def forget_recalled(self) -> bool:
+        """Forget the remembered secrets this attempt used; True if there were any."""
+        for key in self.recalled:
+            self.memory.forget(key)
+        return bool(self.recalled)

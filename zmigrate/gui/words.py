@@ -1,4 +1,5 @@
-"""The wizard's words for the engine's findings, advice and doctor notes.
+"""The wizard's words for the engine's findings, advice and doctor notes, and the Hosts page's
+first-run guidance.
 
 The engine says what it found as data (engine/findings.py); here it is worded for someone in the
 wizard: the controls as the forms (ui/*.ui) label them - the Transport and tuning page's Direct
@@ -8,7 +9,7 @@ destination" - never a command-line flag. Every sentence starts with a capital l
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import assert_never
 
 from ..engine.diagnosis import Bottleneck, Verdict
@@ -27,6 +28,14 @@ WRITE_TEST = "Also test writing on the destination"  # ui/doctor_dialog.ui: writ
 SOURCE_PAGE = "the What to send page"  # ui/source_page.ui: the page's title
 CLEARTEXT = "cleartext: trusted networks only"
 DD = "`dd if=/dev/zero bs=1M count=10240 | mbuffer -o /POOL/benchfile` with compression off"
+# ui/host_panel.ui: the Hosts page's controls
+LOG_IN_WITH = "Log in with"  # auth_label
+KEY_FILE = "Key file"  # auth_combo's second choice
+PASSWORD = "Password"  # auth_combo's third choice
+HOST_PLACEHOLDER = "user@host, user@host:port or an SSH alias"  # host_combo, when empty
+SECRET_KEPT = "Kept in memory for this session only, never stored."  # the password dialog
+# ui/hosts_page.ui: what of hint_label's usual text the first-run guidance does not say
+HOST_KEYS_HINT = "Unknown host keys are shown to you before anything is sent."
 
 
 def _pct(value: float) -> str:
@@ -240,6 +249,31 @@ def note(n: Note) -> str:
             return f"At most {format_size(n.num('limit'))} (a tenth of the free space)"
         case _:
             assert_never(n.kind)
+
+
+# -- the Hosts page -----------------------------------------------------------------------------
+def first_run_html(tried: Sequence[str], agent: bool, found: Sequence[str]) -> str:
+    """The Hosts page when nothing is known yet (no ~/.ssh/config host, no recent one): what to
+    type, that This computer is there, and where keys come from.
+
+    Args:
+        tried: the default key files' names in ~/.ssh, as the login tries them.
+        agent: an SSH agent runs (SSH_AUTH_SOCK is set).
+        found: the names in `tried` that exist.
+    """
+    where = ("<b>Where:</b> type <code>user@host</code> or <code>user@host:port</code> as the "
+             "Host, or an alias from ~/.ssh/config. <b>This computer</b> is first in the list, "
+             "for pools on this machine.")
+    keys = f"{', '.join(tried[:-1])} or {tried[-1]}" if len(tried) > 1 else "".join(tried)
+    login = f"<b>Log in:</b> your SSH agent and ~/.ssh/{markup.escape(keys)} are tried first"
+    here = (["the agent"] if agent else []) + list(found)
+    if here:
+        login += (f" (here: {markup.escape(', '.join(here))}). Another key: <i>{KEY_FILE}</i> "
+                  f"under <i>{LOG_IN_WITH}</i>.")
+    else:
+        login += (f"; none is here yet: choose <i>{KEY_FILE}</i> or <i>{PASSWORD}</i> under "
+                  f"<i>{LOG_IN_WITH}</i>.")
+    return f"{where}<br>{login} A password is asked once per session and never stored."
 
 
 # -- rich text ----------------------------------------------------------------------------------

@@ -184,7 +184,7 @@ class Ui_HostPanel(object):
         self.host_combo.setAccessibleName(QCoreApplication.translate("HostPanel", u"Host", None))
 #endif // QT_CONFIG(accessibility)
 #if QT_CONFIG(accessibility)
-        self.host_combo.setAccessibleDescription(QCoreApplication.translate("HostPanel", u"SSH config alias, host name, or This computer", None))
+        self.host_combo.setAccessibleDescription(QCoreApplication.translate("HostPanel", u"user@host, user@host:port, an SSH config alias, or This computer", None))
 #endif // QT_CONFIG(accessibility)
         self.user_label.setText(QCoreApplication.translate("HostPanel", u"&User:", None))
         self.user_edit.setPlaceholderText(QCoreApplication.translate("HostPanel", u"from SSH config", None))

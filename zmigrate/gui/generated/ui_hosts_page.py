@@ -14,9 +14,9 @@ from PySide6.QtGui import (QBrush, QColor, QConicalGradient, QCursor,
     QFont, QFontDatabase, QGradient, QIcon,
     QImage, QKeySequence, QLinearGradient, QPainter,
     QPalette, QPixmap, QRadialGradient, QTransform)
-from PySide6.QtWidgets import (QApplication, QGroupBox, QHBoxLayout, QLabel,
-    QPushButton, QSizePolicy, QVBoxLayout, QWidget,
-    QWizardPage)
+from PySide6.QtWidgets import (QApplication, QFrame, QGroupBox, QHBoxLayout,
+    QLabel, QPushButton, QSizePolicy, QVBoxLayout,
+    QWidget, QWizardPage)
 
 class Ui_HostsPage(object):
     def setupUi(self, HostsPage):
@@ -25,6 +25,23 @@ class Ui_HostsPage(object):
         self.page_layout = QVBoxLayout(HostsPage)
         self.page_layout.setSpacing(12)
         self.page_layout.setObjectName(u"page_layout")
+        self.first_run_frame = QFrame(HostsPage)
+        self.first_run_frame.setObjectName(u"first_run_frame")
+        self.first_run_frame.setFrameShape(QFrame.Shape.StyledPanel)
+        self.first_run_layout = QVBoxLayout(self.first_run_frame)
+        self.first_run_layout.setObjectName(u"first_run_layout")
+        self.first_run_layout.setContentsMargins(12, 8, 12, 8)
+        self.first_run_label = QLabel(self.first_run_frame)
+        self.first_run_label.setObjectName(u"first_run_label")
+        self.first_run_label.setTextFormat(Qt.TextFormat.RichText)
+        self.first_run_label.setWordWrap(True)
+        self.first_run_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+
+        self.first_run_layout.addWidget(self.first_run_label)
+
+
+        self.page_layout.addWidget(self.first_run_frame)
+
         self.sides_layout = QHBoxLayout()
         self.sides_layout.setSpacing(16)
         self.sides_layout.setObjectName(u"sides_layout")
@@ -83,6 +100,10 @@ class Ui_HostsPage(object):
     def retranslateUi(self, HostsPage):
         HostsPage.setTitle(QCoreApplication.translate("HostsPage", u"Hosts", None))
         HostsPage.setSubTitle(QCoreApplication.translate("HostsPage", u"Connect to the host that has the data and the one that receives it. They may be the same machine.", None))
+        self.first_run_label.setText("")
+#if QT_CONFIG(accessibility)
+        self.first_run_label.setAccessibleName(QCoreApplication.translate("HostsPage", u"First steps", None))
+#endif // QT_CONFIG(accessibility)
         self.source_group.setTitle(QCoreApplication.translate("HostsPage", u"Source: sends", None))
         self.destination_group.setTitle(QCoreApplication.translate("HostsPage", u"Destination: receives", None))
         self.hint_label.setText(QCoreApplication.translate("HostsPage", u"Hosts come from your SSH config, recent transfers, or type user@host. Keys and the SSH agent are tried first; unknown host keys are shown to you before anything is sent.", None))

@@ -2,20 +2,21 @@
 
 from __future__ import annotations
 
+import re
 from concurrent.futures import Future
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QLineEdit, QWidget
 
 from ...engine import capabilities
-from ...engine.errors import ZmigrateError
+from ...engine.errors import AuthError, ZmigrateError
 from ...engine.hosts import Host
 from ...engine.ssh import HostKeyDecision, HostKeyInfo, HostSpec, config_aliases, connect
 from ...engine.zfs import Capabilities, probe
-from .. import forms, markup, style
+from .. import forms, markup, style, words
 from ..dialogs.host_key_dialog import HostKeyDialog
 from ..generated.ui_host_panel import Ui_HostPanel
-from ..prompts import GuiPrompts, PromptRelay
+from ..prompts import GuiPrompts, Login, PromptRelay, RememberingPrompts, SecretMemory
 from ..settings import RecentHost
 from ..tasks import run_task
 
@@ -23,9 +24,45 @@ THIS_COMPUTER = "This computer"
 AUTH_AGENT, AUTH_KEY, AUTH_PASSWORD = range(3)
 
 
-def connect_and_probe(spec: HostSpec, prompts: GuiPrompts) -> tuple[Host, Capabilities]:
-    """Open the session and probe the host (runs on a worker thread)."""
-    host = connect(spec, prompts)
+# `user@host:port`, or `user@[v6 address]:port`: the port after the last colon.
+_PORT_RE = re.compile(r"(?:\[([^\]]+)\]|([^:\[\]]+)):(\d+)")
+
+
+def split_port(text: str) -> tuple[str, int | None]:
+    """`user@host:port` as ("user@host", port); text without a port as it is. An IPv6 address
+    takes brackets for a port: [2001:db8::1]:2222."""
+    user, at, host = text.rpartition("@")
+    m = _PORT_RE.fullmatch(host)
+    if m is None:
+        return text, None
+    port = int(m.group(3))
+    if not 0 < port < 65536:
+        raise ZmigrateError(f"port {port} is not valid", fix="a port is a number from 1 to 65535")
+    return user + at + (m.group(1) or m.group(2)), port
+
+
+def login_of(spec: HostSpec) -> Login:
+    """What tells one login from another for the password memory (never the password)."""
+    return (spec.host, spec.user, spec.port, spec.identity)
+
+
+def connect_and_probe(spec: HostSpec, prompts: GuiPrompts,
+                      secrets: SecretMemory) -> tuple[Host, Capabilities]:
+    """Open the session and probe the host (runs on a worker thread).
+
+    A password given earlier this session for the same login is used again without asking;
+    if the host refuses it now, it is forgotten and the user asked once more.
+    """
+    asking = RememberingPrompts(prompts, secrets, login_of(spec))
+    try:
+        host = connect(spec, asking)
+    except AuthError:
+        if not asking.forget_recalled():
+            raise
+        # A remembered password no longer works (changed on the host): ask instead.
+        asking = RememberingPrompts(prompts, secrets, login_of(spec))
+        host = connect(spec, asking)
+    asking.keep()
     try:
         caps = probe(host)
     except BaseException:
@@ -47,7 +84,8 @@ class HostPanel(QWidget):
     connect_requested = Signal()
     host_released = Signal(object)
 
-    def __init__(self, side: str, parent: QWidget | None = None) -> None:
+    def __init__(self, side: str, parent: QWidget | None = None, *,
+                 secrets: SecretMemory | None = None) -> None:
         super().__init__(parent)
         self.ui = Ui_HostPanel()
         forms.setup(self.ui, self)
@@ -57,6 +95,9 @@ class HostPanel(QWidget):
         self.busy = False
         self.connected_spec: HostSpec | None = None
         self.host_key_dialog: HostKeyDialog | None = None
+        self.secret_dialog: QInputDialog | None = None
+        # Passwords typed this session (shared with the other side by the page), never stored.
+        self.secrets = secrets if secrets is not None else SecretMemory()
         self._generation = 0
         self.relay = PromptRelay(self)
         self.prompts = GuiPrompts(self.relay)
@@ -73,6 +114,7 @@ class HostPanel(QWidget):
         self.ui.connect_button.clicked.connect(self.connect_requested)
         line = self.ui.host_combo.lineEdit()
         if line is not None:
+            line.setPlaceholderText(words.HOST_PLACEHOLDER)
             line.returnPressed.connect(self.connect_requested)
         self.ui.auth_combo.currentIndexChanged.connect(self._on_auth_changed)
         self.ui.key_browse_button.clicked.connect(self._on_browse_key)
@@ -110,6 +152,11 @@ class HostPanel(QWidget):
         combo.blockSignals(False)
         if last is not None:
             self.apply_entry(last)
+
+    def knows_hosts(self) -> bool:
+        """Whether the list offers more than This computer (an SSH config alias or a recent
+        host): else the user is new here and the page says what to type."""
+        return self.ui.host_combo.count() > 1
 
     def apply_entry(self, entry: RecentHost) -> None:
         """Fill the form from a remembered host."""
@@ -155,11 +202,13 @@ class HostPanel(QWidget):
             raise ZmigrateError("no host given", fix="pick a host from the list or type one")
         if text.lower() in ("local", THIS_COMPUTER.lower()):
             return HostSpec("local", sudo=self.ui.sudo_check.isChecked())
+        text, typed_port = split_port(text)
         spec = HostSpec.parse(text, sudo=self.ui.sudo_check.isChecked())
         user = self.ui.user_edit.text().strip()
         if user:
             spec.user = user
-        spec.port = self.ui.port_spin.value() or None
+        # A port typed with the host is the one meant; else the Port field, else the config's.
+        spec.port = typed_port or self.ui.port_spin.value() or None
         auth = self.ui.auth_combo.currentIndex()
         if auth == AUTH_KEY and self.ui.key_edit.text().strip():
             spec.identity = self.ui.key_edit.text().strip()
@@ -183,7 +232,7 @@ class HostPanel(QWidget):
         self._generation += 1
         generation = self._generation
         self._set_busy(True, f"Connecting to {markup.escape(spec.label)}…")
-        run_task(lambda: connect_and_probe(spec, self.prompts),
+        run_task(lambda: connect_and_probe(spec, self.prompts, self.secrets),
                  lambda result: self._on_connected(generation, spec, *result),
                  lambda exc: self._on_failed(generation, exc))
 
@@ -281,14 +330,17 @@ class HostPanel(QWidget):
 
     def _on_secret_asked(self, prompt: str, fut: Future[object]) -> None:
         dialog = QInputDialog(self)
+        self.secret_dialog = dialog
         dialog.setWindowTitle("Password needed")
-        dialog.setLabelText(prompt)
+        dialog.setLabelText(f"{prompt}\n{words.SECRET_KEPT}")
         dialog.setTextEchoMode(QLineEdit.EchoMode.Password)
         dialog.setAccessibleName(prompt)
 
         def done(result: int) -> None:
             if not fut.done():
                 fut.set_result(dialog.textValue() if result else None)
+            if self.secret_dialog is dialog:
+                self.secret_dialog = None
             dialog.deleteLater()
 
         dialog.finished.connect(done)
@@ -299,6 +351,8 @@ class HostPanel(QWidget):
         self.prompts.close()
         if self.host_key_dialog is not None:
             self.host_key_dialog.reject()
+        if self.secret_dialog is not None:
+            self.secret_dialog.reject()
 
     # for tests and callers that know better
     def answer_host_key(self, decision: HostKeyDecision) -> None:
@@ -312,3 +366,14 @@ class HostPanel(QWidget):
             dialog.ui.once_button.click()
         else:
             dialog.ui.remember_button.click()
+
+    def answer_secret(self, secret: str | None) -> None:
+        """Answer the open password dialog: type and OK, or Cancel for None."""
+        dialog = self.secret_dialog
+        if dialog is None:
+            return
+        if secret is None:
+            dialog.reject()
+        else:
+            dialog.setTextValue(secret)
+            dialog.accept()

@@ -2,17 +2,32 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 from PySide6.QtWidgets import QWidget
 
 from ...engine.hosts import Host
 from ...engine.ssh import HostSpec
-from .. import forms, style
+from .. import forms, style, words
 from ..generated.ui_hosts_page import Ui_HostsPage
+from ..prompts import SecretMemory
 from ..session import Session
 from ..settings import Settings
 from ..tasks import run_task
 from .base import Page
 from .host_panel import HostPanel
+
+# The default key files a login tries, as the first-run guidance names them (ssh-keygen makes
+# id_ed25519 today; the rarer kinds the login also tries would only lengthen the sentence).
+DEFAULT_KEYS = ("id_ed25519", "id_ecdsa", "id_rsa")
+
+
+def first_run_html() -> str:
+    """The first-run guidance, naming the agent and default keys this user has."""
+    ssh_dir = Path("~/.ssh").expanduser()  # where paramiko, which logs in, looks ($HOME)
+    found = [name for name in DEFAULT_KEYS if (ssh_dir / name).is_file()]
+    return words.first_run_html(DEFAULT_KEYS, bool(os.environ.get("SSH_AUTH_SOCK")), found)
 
 
 def _same_login(a: HostSpec, b: HostSpec) -> bool:
@@ -29,8 +44,10 @@ class HostsPage(Page):
         self.ui = Ui_HostsPage()
         forms.setup(self.ui, self)
         style.set_role(self.ui.hint_label, "muted")
-        self.source = HostPanel("source")
-        self.destination = HostPanel("destination")
+        # One memory for both sides: the same host on both asks its password once.
+        self.secrets = SecretMemory()
+        self.source = HostPanel("source", secrets=self.secrets)
+        self.destination = HostPanel("destination", secrets=self.secrets)
         for host_widget, panel in ((self.ui.source_panel_host, self.source),
                                    (self.ui.destination_panel_host, self.destination)):
             forms.embed(host_widget, panel)
@@ -42,6 +59,12 @@ class HostsPage(Page):
         self.source.fill_hosts(recent, settings.last_host("source"))
         self.destination.fill_hosts(recent, settings.last_host("destination"))
         self.setTabOrder(self.source.ui.connect_button, self.destination.ui.host_combo)
+        self.first_run = not self.source.knows_hosts()
+        self.ui.first_run_frame.setVisible(self.first_run)
+        if self.first_run:
+            self.ui.first_run_label.setText(first_run_html())
+            style.set_banner(self.ui.first_run_frame, "info")
+            self.ui.hint_label.setText(words.HOST_KEYS_HINT)
 
     def panels(self) -> tuple[HostPanel, HostPanel]:
         return self.source, self.destination
@@ -90,5 +113,8 @@ class HostsPage(Page):
         return True
 
     def close_prompts(self) -> None:
+        """Answer open questions with "no" and forget this session's passwords: the wizard is
+        closing."""
         for panel in self.panels():
             panel.close_prompts()
+        self.secrets.clear()
