@@ -72,11 +72,12 @@ def _job(pair: Pair, snapshot: str, dest: str, seen: list[object] | None = None,
 
 
 def _interrupted(pair: Pair, vm: Vm, tag: str, action: Callable[[Job], None],
-                 dst: Host | None = None) -> tuple[Job, float]:
-    """Start a rate-limited full send of srcpool/TAG@s1, run `action` after ~5 MiB, wait."""
+                 dst: Host | None = None, **kw: object) -> tuple[Job, float]:
+    """Start a rate-limited full send of srcpool/TAG@s1 (with options `kw`), run `action`
+    after ~5 MiB, wait."""
     seen: list[object] = []
     job = _job(pair, f"srcpool/{tag}@s1", f"dstpool/{tag}", seen, dst=dst,
-               rate_limit=3 * MiB)
+               rate_limit=3 * MiB, **kw)
     job.start()
     try:
         assert _wait(lambda: any(isinstance(e, Progress) and e.done > 5 * MiB for e in seen),
@@ -190,18 +191,7 @@ def test_relay_cancelled_transfer_resumes_with_only_the_rest(pair: Pair, vm: Vm,
     receive on cancel, and the next run sends only the rest, through the relay again."""
     src, dst = f"srcpool/{tag}", f"dstpool/{tag}"
     _data(vm, src, 24)
-    seen: list[object] = []
-    job = _job(pair, f"{src}@s1", dst, seen, rate_limit=3 * MiB, transport=Transport.RELAY)
-    job.start()
-    try:
-        assert _wait(lambda: any(isinstance(e, Progress) and e.done > 5 * MiB for e in seen),
-                     90), "the relay transfer did not get going"
-        job.cancel()
-        assert job.wait(30), "the relay job did not end after cancel"
-    finally:
-        if not job.done:
-            job.cancel()
-            job.wait(30)
+    job, _ = _interrupted(pair, vm, tag, lambda j: j.cancel(), transport=Transport.RELAY)
     assert job.plan is not None and job.plan.transport is Transport.RELAY
     assert job.error is not None and "--resume" in str(job.error)
     token = _prop(vm, dst, "receive_resume_token")
