@@ -28,11 +28,11 @@ from lab.zfsfuse import Pool
 pytestmark = [pytest.mark.lab, pytest.mark.timeout(300)]
 
 
-def _send(jump_lab: JumpLab, *args: str) -> tuple[subprocess.CompletedProcess[str],
-                                                    list[dict[str, Any]]]:
+def _send(env: dict[str, str], *args: str) -> tuple[subprocess.CompletedProcess[str],
+                                                   list[dict[str, Any]]]:
     r = subprocess.run([sys.executable, "-m", "zmigrate", "send", *args, "--transport", "ssh",
                         "--json", "--no-history"], capture_output=True, text=True, timeout=240,
-                       env=jump_lab.env(), stdin=subprocess.DEVNULL)
+                       env=env, stdin=subprocess.DEVNULL)
     return r, [json.loads(x) for x in r.stdout.splitlines() if x.strip()]
 
 
@@ -51,9 +51,16 @@ def _dataset(pool: Pool, name: str, mb: int) -> str:
     return ds
 
 
-def test_ssh_transport_through_the_jump_host(jump_lab: JumpLab,
-                                             pools: tuple[Pool, Pool]) -> None:
+@pytest.mark.parametrize("chain", ["lab-jump", "lab-jump,lab-jump-b"])
+def test_ssh_transport_through_the_jump_host(chain: str, jump_lab: JumpLab,
+                                             pools: tuple[Pool, Pool], tmp_path: Path) -> None:
+    """One jump host, or two (lab-jump then lab-jump-b, the same host under another alias:
+    the second hop's ProxyCommand nests inside the first's)."""
     assert jump_lab.jump is not None and jump_lab.behind is not None
+    env = jump_lab.env()
+    config = tmp_path / "ssh_config"
+    config.write_text(jump_lab.config_text(jump_line=f"ProxyJump {chain}"))
+    env["ZMIGRATE_SSH_CONFIG"] = str(config)
     behind, jump = jump_lab.behind.address, jump_lab.jump.address
     options = _options(jump_lab.lab.identity, jump_lab.known_hosts)
     # lab-src is this machine's network: neither a socket nor its ssh reaches lab-behind.
@@ -68,13 +75,15 @@ def test_ssh_transport_through_the_jump_host(jump_lab: JumpLab,
     src, dst = pools
     ds = _dataset(src, "far", 8)
     dest = f"{dst.name}/far"
-    r, events = _send(jump_lab, f"lab-src:{ds}@s", f"lab-behind:{dest}", *options)
+    r, events = _send(env, f"lab-src:{ds}@s", f"lab-behind:{dest}", *options)
     assert r.returncode == 0, r.stderr + r.stdout
     plan = next(e for e in events if e["event"] == "plan")
     assert plan["transport"] == "ssh"
-    assert f"via the jump host(s) root@{jump}" in plan["description"]
+    hops = ", ".join(f"root@{jump}" for _ in chain.split(","))
+    assert f"via the jump host(s) {hops}," in plan["description"]
     [(host, command)] = [(c["host"], c["command"]) for c in plan["commands"]]
-    assert host == "lab-src" and "ProxyCommand=ssh" in command and " -J " not in command
+    assert host == "lab-src" and " -J " not in command
+    assert command.count("ProxyCommand=ssh") == len(chain.split(","))
     assert f"-W {behind}:22 root@{jump}" in command
     done = next(e for e in events if e["event"] == "done")
     assert done["verified"] is True
@@ -97,7 +106,7 @@ def test_what_the_source_lacks_is_named_with_its_fix(lacks: str, jump_lab: JumpL
     src, dst = pools
     ds = _dataset(src, "nope", 2)
     t0 = time.monotonic()
-    r, events = _send(jump_lab, f"lab-src:{ds}@s", f"lab-behind:{dst.name}/nope",
+    r, events = _send(jump_lab.env(), f"lab-src:{ds}@s", f"lab-behind:{dst.name}/nope",
                       *_options(identity, known))
     took = time.monotonic() - t0
     assert r.returncode != 0
