@@ -28,6 +28,7 @@ from .events import Observer, PlanReady, StageChanged, Summary
 from .hosts import Host
 from .pipeline import StepResult, StepRunner, check_hashes, free_port, listening_ports
 from .plan import Options, Plan, Site, Transport, make_plan, with_estimates
+from .route import Endpoint, SshRoute
 from .units import format_size
 from .work import Work
 
@@ -235,8 +236,10 @@ class Job(Work):
             else:
                 port = free_port(self.dst, used=used)
         elif transport is Transport.SSH and options.ssh_target is None:
-            target, ssh_options = self.ssh_target()
-            options = replace(options, ssh_target=target, ssh_options=ssh_options)
+            route = self.ssh_route()
+            target, ssh_options = route.target_and_options()
+            options = replace(options, ssh_target=target, ssh_options=ssh_options,
+                              ssh_route=route)
         self._src_sets = src_sets
         existing = next((d for d in dst_sets if d.name == req.destination), None)
         self._dst_before = (existing is not None,
@@ -348,18 +351,21 @@ class Job(Work):
         assert self.src_caps is not None and self.dst_caps is not None
         return addresses(self.src, self.dst, self.src_caps, self.dst_caps)
 
-    def ssh_target(self) -> tuple[str, tuple[str, ...]]:
-        """How the source's own ssh reaches the destination: resolved from our SSH config."""
+    def ssh_route(self) -> SshRoute:
+        """How the source's own ssh reaches the destination, resolved from our SSH config: the
+        same HostName, User, Port and ProxyJump chain as our control session, with the user's
+        --ssh-option on every hop."""
         from .ssh import HostSpec, jump_chain, resolve
 
-        spec = HostSpec.parse(self.dst.label)
-        r = resolve(spec)
-        extra: tuple[str, ...] = ("-p", str(r.port)) if r.port != 22 else ()
-        hops = jump_chain(r)
-        if hops:
-            # The destination is behind jump hosts for us: the source's ssh takes the same way.
-            extra += ("-J", ",".join(f"{h.user}@{h.hostname}:{h.port}" for _, h in hops))
-        return f"{r.user}@{r.hostname}", extra + self.request.options.ssh_options
+        r = resolve(HostSpec.parse(self.dst.label))
+        # The destination is behind jump hosts for us: the source's ssh takes the same way.
+        jumps = tuple(Endpoint(h.user, h.hostname, h.port) for _, h in jump_chain(r))
+        return SshRoute(Endpoint(r.user, r.hostname, r.port), jumps,
+                        self.request.options.ssh_options)
+
+    def ssh_target(self) -> tuple[str, tuple[str, ...]]:
+        """(`user@host`, ssh options) with which the source's own ssh reaches the destination."""
+        return self.ssh_route().target_and_options()
 
     def _run(self) -> Summary:
         given = self._given_plan

@@ -22,12 +22,14 @@ from .events import LogLine, Progress, Sample, Side, StageChanged
 from .hosts import Host, Process
 from .plan import Plan, Step, Transport
 from .rate import SmoothedRate, eta
+from .route import diagnose, route_error
 
 LISTEN_TIMEOUT = 20.0
 LISTENING_MARK = "@@zmigrate-listening"  # printed by the listener's own readiness probe
 # A tcp sender that has not reached the listener by then never will in useful time (a dropped
 # SYN is retried for minutes): the hosts do not reach each other.
 CONNECT_TIMEOUT = 10.0
+SSH_FAILED = 255  # ssh's exit status for its own errors (the remote command's is passed on)
 UNREACHABLE_FIX = ("the two hosts may not reach each other (another network, NAT, a firewall): "
                    "use --transport relay (through this computer) or --transport ssh")
 STOP_GRACE = 2.0
@@ -489,6 +491,14 @@ class StepRunner:
                     and not (send_status not in (None, 0) and _cut_off(self.receive)):
                 first_error = self._end_error(self.receive,
                                               f"the receiver failed ({exit_text(recv_status)})")
+            route = self.plan.options.ssh_route
+            if self.plan.transport is Transport.SSH and route is not None \
+                    and send_status == SSH_FAILED and not self._connected():
+                # ssh's own failure, before any byte arrived: its stderr mixes every hop's
+                # words, so log in to each hop in turn to say which one and why.
+                failure = diagnose(self.src, route)
+                if failure is not None:
+                    raise route_error(failure, route, self.src.label) from first_error
             raise first_error
         seconds = time.monotonic() - self.start_time
         self._await_final()

@@ -14,6 +14,7 @@ from enum import Enum
 from . import capabilities, shell, units, zfs
 from .errors import InvalidNameError, PreflightError, PreflightReason
 from .hosts import Host
+from .route import SshRoute
 from .units import GiB, KiB, size_arg
 
 DEFAULT_BLOCK = 128 * KiB
@@ -55,6 +56,9 @@ class Options:
     verify_hash: bool = False
     ssh_options: tuple[str, ...] = ()
     ssh_target: str | None = None
+    # The way ssh_target and ssh_options were made (jump hosts included), when zmigrate made
+    # them: what a failed login of the source's ssh is diagnosed with.
+    ssh_route: SshRoute | None = None
     connect_address: str | None = None
     allow_address: str | None = None
     # OpenZFS 2.x (each used only where both hosts support it):
@@ -179,7 +183,9 @@ class Plan:
             what += f" with its {len(self.children)} child dataset(s) and properties (-R)"
         how = {
             Transport.TCP: f"directly over TCP port {self.port} (cleartext: trusted networks only)",
-            Transport.SSH: "through the source host's ssh to the destination",
+            Transport.SSH: "through the source host's ssh to the destination" + (
+                " via the jump host(s) " + ", ".join(j.label for j in self.options.ssh_route.jumps)
+                if self.options.ssh_route and self.options.ssh_route.jumps else ""),
             Transport.LOCAL: "on the same host, without network",
             Transport.RELAY: "relayed through this computer (both SSH control sessions)",
         }[self.transport]

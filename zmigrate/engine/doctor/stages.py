@@ -35,6 +35,7 @@ from ..job import Job, Request
 from ..mbuffer import LineSplitter, parse_status, parse_summary
 from ..pipeline import await_listener, free_port, stop_processes, wait_listening
 from ..plan import Options, Transport, address_port
+from ..route import SshRoute, diagnose
 from ..units import KiB, MiB, size_arg
 from .advice import advise
 from .cpu import CPU_SCRIPT, CpuSnapshot, cpu_between, parse_cpu
@@ -392,20 +393,28 @@ class Doctor:
         return self._measure("network", title, in_path, [(self.dst, receiver), (self.src, sender)],
                              0, listen_port=port, details={"port": port, "connect": connect})
 
-    def _ssh_target(self) -> tuple[str, tuple[str, ...]]:
+    def _ssh_route(self) -> tuple[str, tuple[str, ...], SshRoute | None]:
+        """(target, options, the route they were made from: None when the caller gave them)."""
         if self.options.ssh_target:
-            return self.options.ssh_target, self.options.ssh_options
-        return self._job().ssh_target()
+            return self.options.ssh_target, self.options.ssh_options, self.options.ssh_route
+        route = self._job().ssh_route()
+        target, opts = route.target_and_options()
+        return target, opts, route
 
     def _ssh_stages(self) -> Iterator[StageResult]:
         in_path_default = self.transport is Transport.SSH
-        target, opts = self._ssh_target()
+        target, opts, route = self._ssh_route()
         base = ["ssh", "-o", "BatchMode=yes", "-o", "ConnectTimeout=10", *opts]
         probe = self.src.run(shell.join([*base, target, "true"]) + " </dev/null",
                              timeout=SSH_PROBE_TIMEOUT)
         if not probe.ok:
             lines = [x for x in probe.stderr.strip().splitlines() if x.strip()]
             reason = lines[-1] if lines else f"exit {probe.status}"
+            # Through jump hosts the last line is the outer ssh's; which hop failed, and why,
+            # takes a login to each in turn.
+            failure = diagnose(self.src, route) if route is not None else None
+            if failure is not None:
+                reason = failure.cause
             yield StageResult("ssh", "ssh from source to destination", None, 0.0, 0,
                               in_path_default, skipped=True,
                               notes=(Note(NoteKind.SSH_UNREACHABLE, {"reason": reason}),),
