@@ -12,6 +12,7 @@ from zmigrate.engine import zfs
 from zmigrate.engine.errors import PreflightError
 from zmigrate.engine.hosts import LocalHost
 from zmigrate.engine.plan import Options, Site, Transport, make_plan, safe_buffer
+from zmigrate.engine.route import Endpoint, SshRoute
 from zmigrate.engine.units import GiB, MiB
 
 CAPS = zfs.parse_probe((Path(__file__).parent.parent / "data/zfs/zfs-fuse/probe.txt").read_text())
@@ -167,3 +168,20 @@ def test_ssh_and_local_transports() -> None:
     # -e: a failed receive ends the mbuffer at once (with --hash it would read on to the end).
     assert p.commands() == [("src", "zfs send tank/home@d | mbuffer -s 128k -m 1G -e --hash md5 | "
                                     "zfs receive backup/home")]
+
+
+def test_a_proxy_command_that_stays_here_is_named_in_the_plan() -> None:
+    routed = SshRoute(Endpoint("root", "192.0.2.7"), proxied=True)
+    p = plan(None, dst_exists=False, transport=Transport.SSH, ssh_target="root@192.0.2.7",
+             ssh_route=routed)
+    assert any("ProxyCommand" in w and "--transport relay" in w and "root@192.0.2.7" in w
+               for w in p.warnings), p.warnings
+    direct = plan(None, dst_exists=False, transport=Transport.SSH,
+                  ssh_target="root@192.0.2.7", ssh_route=SshRoute(Endpoint("root", "192.0.2.7")))
+    assert not any("ProxyCommand" in w for w in direct.warnings)
+    # The user's own ProxyCommand option goes to the source's ssh: nothing to warn about.
+    theirs = SshRoute(Endpoint("root", "192.0.2.7"), options=("-oProxyCommand=nc %h %p",),
+                      proxied=True)
+    own = plan(None, dst_exists=False, transport=Transport.SSH, ssh_target="root@192.0.2.7",
+               ssh_route=theirs)
+    assert not any("ProxyCommand" in w for w in own.warnings)

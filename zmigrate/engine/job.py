@@ -361,7 +361,8 @@ class Job(Work):
         # The destination is behind jump hosts for us: the source's ssh takes the same way.
         jumps = tuple(Endpoint(h.user, h.hostname, h.port) for _, h in jump_chain(r))
         return SshRoute(Endpoint(r.user, r.hostname, r.port), jumps,
-                        self.request.options.ssh_options)
+                        self.request.options.ssh_options,
+                        proxied=bool(r.proxy_command) and not jumps)
 
     def ssh_target(self) -> tuple[str, tuple[str, ...]]:
         """(`user@host`, ssh options) with which the source's own ssh reaches the destination."""

@@ -687,6 +687,12 @@ def _assemble(
                    and (site is src or transport is not Transport.LOCAL)]
         notes = [*notes, f"{', '.join(lacking)}: this mbuffer has no --hash, so the stream's md5 "
                  "is not compared (the guids and the stream's own checksums still are)"]
+    route = options.ssh_route
+    if transport is Transport.SSH and route is not None and route.proxied \
+            and not route.user_routed:
+        notes = [*notes, f"this computer reaches {dst.host.label} through a ProxyCommand, which "
+                 f"runs here and cannot be carried to the source: the source's ssh connects to "
+                 f"{route.target.label} directly (if it cannot, use --transport relay)"]
     warnings = tuple(
         f"{h}: {n}" for h, n in ((src.host.label, note_src), (dst.host.label, note_dst)) if n
     ) + tuple(notes)

@@ -71,6 +71,9 @@ class SshRoute:
     target: Endpoint
     jumps: tuple[Endpoint, ...] = ()
     options: tuple[str, ...] = ()
+    # This computer reaches the destination through a ProxyCommand of its own config: that
+    # runs here and cannot be carried to the source, whose ssh then connects directly.
+    proxied: bool = False
 
     @property
     def hops(self) -> tuple[Endpoint, ...]:
