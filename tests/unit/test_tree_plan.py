@@ -145,3 +145,18 @@ def test_a_copy_that_lost_its_parents_key_is_named_with_the_fix() -> None:
     advice = own_roots_advice({"bk/t/sec/a": "bk/t/sec"}, "\n")
     assert "zfs change-key -i bk/t/sec/a" in advice and "zfs load-key -r" in advice
     assert own_roots_advice({}, "\n") == ""
+
+
+def test_a_full_copy_counts_the_snapshots_it_carries_not_newer_ones() -> None:
+    """Up to an existing snapshot, one made after it stays behind; snapshotting now adds one."""
+    host = LocalHost()
+    src = [_ds("tank", ("mon", 1), ("tue", 2)),
+           _ds("tank/db", ("mon", 3), ("tue", 4), ("before-upgrade", 5))]
+    plan = plan_tree(host, host, TreeRequest("tank", "bk/t", "tue"), src, [], snapshot="tue",
+                     unmounted=True)
+    assert {e.source: e.reason for e in plan.entries} == {
+        "tank": "with 2 snapshot(s)", "tank/db": "with 2 snapshot(s)"}
+    now = plan_tree(host, host, TreeRequest("tank", "bk/t"), src, [], snapshot="zmigrate-1",
+                    unmounted=True)
+    assert {e.source: e.reason for e in now.entries} == {
+        "tank": "with 3 snapshot(s)", "tank/db": "with 4 snapshot(s)"}

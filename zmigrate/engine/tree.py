@@ -278,9 +278,12 @@ def plan_tree(src_host: Host, dst_host: Host, request: TreeRequest,
             continue
         resume = bool(target is not None and target.resume_token)
         if target is None or (not target.snapshots and resume):
+            # What the full copy carries: the snapshots up to the one sent (a newer one
+            # stays behind), or all of them and the one taken now.
+            count = (len(ds.snapshots) + 1 if snap is None
+                     else ds.snapshots.index(snap) + 1)
             entries.append(TreeEntry(ds.name, target_name, ds.type, size, "full",
-                                     f"with {len(ds.snapshots) + (1 if take else 0)} snapshot(s)",
-                                     resume=resume))
+                                     f"with {count} snapshot(s)", resume=resume))
             continue
         common = [s for s in ds.snapshots if s.guid in {t.guid for t in target.snapshots}]
         base = f"from @{common[-1].short}" if common else "no snapshot in common"
