@@ -127,6 +127,23 @@ def test_source_page_picks_a_tree_with_totals_and_snapshot_now(
     assert s.take_snapshot and s.tree_snapshot is None
 
 
+def test_the_older_snapshots_are_those_before_the_one_sent(
+        qtbot: QtBot, settings: Settings) -> None:
+    """Up to an existing snapshot, it and the newer ones are not "older"; snapshot now makes
+    every existing one older."""
+    data = [ds("pool", MiB, [("mon", 3000), ("tue", 2000)]),
+            ds("pool/db", MiB, [("mon", 3000), ("tue", 2000), ("before-upgrade", 1000)])]
+    pick = TreePick.of(data, "pool")
+    assert pick.older_snapshots("tue") == 2
+    assert pick.older_snapshots(None) == 5
+    page = source_page(qtbot, settings, data)
+    assert page.choose("pool")
+    assert page.session.tree_snapshot == "tue"
+    assert "Their 2 older snapshots travel" in page.ui.selection_label.text()
+    page.ui.snapshot_now_radio.setChecked(True)
+    assert "Their 5 older snapshots travel" in page.ui.selection_label.text()
+
+
 def test_a_dataset_without_snapshot_no_longer_dead_ends(
         qtbot: QtBot, settings: Settings) -> None:
     page = source_page(qtbot, settings, tank())

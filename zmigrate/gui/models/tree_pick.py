@@ -70,6 +70,15 @@ class TreePick:
         return (sum(d.referenced for d in picked), len(picked),
                 sum(len(d.snapshots) for d in picked))
 
+    def older_snapshots(self, upto: str | None) -> int:
+        """How many snapshots of the picked datasets come before @`upto` (all of them when
+        None: a snapshot taken now is newer than every one); a later one stays behind."""
+        count = 0
+        for d in self.picked():
+            snap = d.snapshot(upto) if upto is not None else None
+            count += d.snapshots.index(snap) if snap is not None else len(d.snapshots)
+        return count
+
     def common_snapshot(self) -> str | None:
         """The newest snapshot name every picked dataset has, or None."""
         picked = self.picked()

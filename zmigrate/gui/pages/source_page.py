@@ -199,8 +199,9 @@ class SourcePage(Page):
                     "the transfer starts")
         else:
             what = f"<b>@{markup.escape(s.tree_snapshot or '')}</b>"
-        history = (f" Their {snaps} older snapshot{'s' if snaps != 1 else ''} travel with the "
-                   "full copy (history)." if snaps else "")
+        older = pick.older_snapshots(None if s.take_snapshot else s.tree_snapshot)
+        history = (f" Their {older} older snapshot{'s' if older != 1 else ''} travel with the "
+                   "full copy (history)." if older else "")
         self.ui.selection_label.setText(
             f"Sending <b>{root}</b>" + (" with its children" if pick.has_children else "")
             + f" up to {what}.{history}")
