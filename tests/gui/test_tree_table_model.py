@@ -5,10 +5,16 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import Qt
 from pytestqt.modeltest import ModelTester
+from pytestqt.qtbot import QtBot
 
-from zmigrate.engine.events import DatasetState
+from zmigrate.engine.events import DatasetState, Progress
 from zmigrate.engine.tree import FAILED, SENDING, SKIPPED, VERIFIED, WAITING
+from zmigrate.engine.zfs import Dataset
+from zmigrate.gui.models.tree_pick import TreePick
 from zmigrate.gui.models.tree_table_model import STATE_ROLE, Column, TreeTableModel
+from zmigrate.gui.pages.transfer_page import TransferPage
+from zmigrate.gui.session import Session
+from zmigrate.gui.settings import Settings
 
 pytestmark = pytest.mark.gui
 
@@ -63,3 +69,23 @@ def test_every_row_change_is_signalled() -> None:
     model.apply(DatasetState(NAMES[2], "x", SENDING, 2, 3, 3 * MiB))
     assert seen == [2]
     assert model.rows[2].size == 3 * MiB
+
+
+def test_transfer_line_counts_datasets_done_and_in_flight_not_the_last_reporter(
+        qtbot: QtBot, settings: Settings) -> None:
+    """With datasets sent in parallel, "dataset N of M" named only the last one to report
+    (N could be 3 while 1 was done): the line says how many are done and how many in flight."""
+    session = Session()
+    session.tree = TreePick.of([Dataset(n, "filesystem", 1, MiB, MiB, 1, 0) for n in NAMES],
+                               NAMES[0])
+    page = TransferPage(session, settings)
+    qtbot.addWidget(page)
+    waiting(page.datasets)
+    page.datasets.apply(DatasetState(NAMES[0], "b/0", VERIFIED, 0, 3, MiB))
+    for k in (1, 2):
+        page.datasets.apply(DatasetState(NAMES[k], f"b/{k}", SENDING, k, 3, MiB))
+    page.last_progress = Progress(4.0, 2 * MiB, 6 * MiB, MiB, 4.0, 3, 3)
+    page._show_progress()
+    text = page.ui.progress_label.text()
+    assert "1 of 3 datasets done, 2 sending" in text, text
+    assert "dataset 3 of 3" not in text

@@ -130,6 +130,14 @@ class TreeTableModel(QAbstractTableModel):
         """Dataset → state word (what tests and Done read)."""
         return {r.dataset: r.state for r in self.rows}
 
+    def count_line(self) -> str:
+        """How far the tree is, e.g. "2 of 6 datasets done, 2 sending"."""
+        done = sum(1 for r in self.rows if r.state in ("received", "verified", "skipped"))
+        sending = sum(1 for r in self.rows if r.state == "sending")
+        total = sum(1 for r in self.rows if r.state != "vanished")
+        return (f"{done} of {total} dataset{'s' if total != 1 else ''} done"
+                + (f", {sending} sending" if sending else ""))
+
     def sending(self) -> str | None:
         """The dataset being sent now, if any."""
         return next((r.dataset for r in self.rows if r.state == "sending"), None)

@@ -234,7 +234,8 @@ class TransferPage(Page):
         if eta is not None and not self.is_done:
             parts.append(f"about {elapsed(eta)} left")
         if tree and not self.is_done:
-            parts.append(f"dataset {p.step} of {p.steps}")
+            # Several datasets may be in flight: `step` is only the one that reported last.
+            parts.append(self.datasets.count_line())
         elif p.steps > 1 and not self.is_done:
             parts.append(f"step {p.step} of {p.steps}")
         self.ui.progress_label.setText("  ·  ".join(parts))
