@@ -16,6 +16,7 @@ from wizard_driver import (
 )
 
 from zmigrate.engine.tree import SNAPSHOT_PREFIX
+from zmigrate.gui import words
 from zmigrate.gui.pages.base import PageId
 from zmigrate.gui.wizard import MigrationWizard
 
@@ -113,7 +114,7 @@ def test_mountpoint_collision_is_shown_before_anything_runs(
     assert page.tree_plan is None and not page.isComplete()
     text = page.ui.state_label.text()
     assert "mount over" in text and str(busy) in text, text
-    assert "--mount-root" in text
+    assert words.MOUNTED_UNDER in text and "--mount-root" not in text
     # Nothing ran: no dataset on the destination, the directory untouched.
     assert not any(d.name.startswith(f"{dst_pool.name}/copy")
                    for d in w.session.dst_datasets or [])

@@ -36,6 +36,13 @@ HOST_PLACEHOLDER = "user@host, user@host:port or an SSH alias"  # host_combo, wh
 SECRET_KEPT = "Kept in memory for this session only, never stored."  # the password dialog
 # ui/hosts_page.ui: what of hint_label's usual text the first-run guidance does not say
 HOST_KEYS_HINT = "Unknown host keys are shown to you before anything is sent."
+# ui/destination_page.ui: unmounted_radio, as the form has it and where the destination's zfs
+# has no receive -u (the engine receives the copy's root under its parent, then unmounts all)
+UNMOUNTED = "Received &unmounted (-u), mountpoints kept"
+NO_UNMOUNTED = "Received under its parent, then &unmounted (this zfs has no -u)"
+MOUNTED_UNDER = "Mounted under"  # mount_root_radio
+MOUNT_COLLISION_FIX = (f"Pick another parent or name whose mountpoint is free, or choose "
+                       f"{MOUNTED_UNDER} and type a directory of your choice")
 
 
 def _pct(value: float) -> str:

@@ -20,7 +20,7 @@ from ...engine.shell import dataset as check_dataset
 from ...engine.tree import TreePlan
 from ...engine.units import format_size
 from ...engine.zfs import Capabilities, Dataset, ResumeInfo, Snapshot
-from .. import forms, markup, style
+from .. import forms, markup, style, words
 from ..generated.ui_destination_page import Ui_DestinationPage
 from ..session import Session
 from ..settings import Settings
@@ -343,6 +343,9 @@ class DestinationPage(Page):
     def _apply_guess(self) -> None:
         s = self.session
         self.ui.mount_frame.setVisible(s.tree is not None)
+        # The first choice says what really happens on this destination's zfs.
+        no_u = s.dst_caps is not None and not s.dst_caps.receive_unmounted
+        self.ui.unmounted_radio.setText(words.NO_UNMOUNTED if no_u else words.UNMOUNTED)
         if s.dst_datasets is None or (s.snapshot is None and s.tree is None):
             return
         picked = s.tree if s.tree is not None else s.snapshot
@@ -455,6 +458,9 @@ class DestinationPage(Page):
         def failed(exc: Exception) -> None:
             if generation == self._tree_generation:
                 self._tree_done()
+                if isinstance(exc, PreflightError) \
+                        and exc.reason is PreflightReason.MOUNT_COLLISION:
+                    exc.fix = words.MOUNT_COLLISION_FIX  # this page's choices, not the flag
                 self._set_tree_state(None, State("error", markup.error_html(exc)))
 
         self._tree_pending = lambda: run_task(job.prepare, ok, failed)
