@@ -434,6 +434,8 @@ def shoot_tree(settings: Settings, one_plan: Plan) -> None:
             event = Progress(event.elapsed, done, plan.total, event.rate,
                              (plan.total - done) / event.rate if event.rate else None,
                              current + 1, n)
+        elif isinstance(event, StageChanged):
+            event = replace(event, dataset=e.source)  # as the tree relays its datasets' stages
         bridge.on_event(event)
     w.transfer_page.refresher.refresh() if w.transfer_page.refresher else None
     w.transfer_page._show_progress()

@@ -89,3 +89,19 @@ def test_transfer_line_counts_datasets_done_and_in_flight_not_the_last_reporter(
     text = page.ui.progress_label.text()
     assert "1 of 3 datasets done, 2 sending" in text, text
     assert "dataset 3 of 3" not in text
+
+
+def test_a_stage_line_names_the_dataset_it_came_from(qtbot: QtBot, settings: Settings) -> None:
+    """Two datasets in flight: the stage of the second is not put under the first's name."""
+    session = Session()
+    session.tree = TreePick.of([Dataset(n, "filesystem", 1, MiB, MiB, 1, 0) for n in NAMES],
+                               NAMES[0])
+    page = TransferPage(session, settings)
+    qtbot.addWidget(page)
+    waiting(page.datasets)
+    for k in (1, 2):
+        page.datasets.apply(DatasetState(NAMES[k], f"b/{k}", SENDING, k, 3, MiB))
+    page._on_stage("sending", "step 1/1: full", NAMES[2])
+    assert page.ui.stage_label.text() == f"{NAMES[2]} · Sending: step 1/1: full"
+    page._on_stage("verifying", "checking every dataset on the destination")  # the tree's own
+    assert page.ui.stage_label.text() == "Verifying: checking every dataset on the destination"

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from zmigrate.engine.errors import InvalidNameError
+from zmigrate.engine.events import StageChanged, Summary
 from zmigrate.engine.hosts import LocalHost
 from zmigrate.engine.tree import (
+    TreeJob,
     TreeRequest,
     _lost_key_parent,
+    _Totals,
     own_roots_advice,
     pick,
     plan_tree,
@@ -160,3 +165,38 @@ def test_a_full_copy_counts_the_snapshots_it_carries_not_newer_ones() -> None:
                     unmounted=True)
     assert {e.source: e.reason for e in now.entries} == {
         "tank": "with 3 snapshot(s)", "tank/db": "with 4 snapshot(s)"}
+
+
+class _StagedJob:
+    """Stands in for one dataset's Job: reports a stage, then ends."""
+
+    parent_pending = False
+
+    def __init__(self) -> None:
+        self.observers: list[Any] = []
+
+    def subscribe(self, observer: Any) -> None:
+        self.observers.append(observer)
+
+    def cancel(self) -> None:
+        pass
+
+    def run(self) -> Summary:
+        for obs in self.observers:
+            obs(StageChanged("sending", "step 1/1: full"))
+        return Summary(1, 1.0, 1.0, None, 1, 1, None)
+
+
+def test_a_datasets_stages_say_whose_they_are(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With datasets in flight at once, a stage line must name its own dataset (the GUI put
+    the first one sending in front of another's "full" step)."""
+    host = LocalHost()
+    job = TreeJob(host, host, TreeRequest("tank", "bk/t", "s1"))
+    plan = plan_tree(host, host, job.request, SRC[:3], [], snapshot="s1", unmounted=True)
+    monkeypatch.setattr(job, "_job_for", lambda *_a, **_k: _StagedJob())
+    seen: list[object] = []
+    job.subscribe(seen.append)
+    entry = plan.entries[1]
+    job._send_one(plan, 1, entry, _Totals(), 0.0)
+    stages = [e for e in seen if isinstance(e, StageChanged)]
+    assert stages == [StageChanged("sending", "step 1/1: full", dataset=entry.source)]

@@ -57,6 +57,9 @@ class StageChanged:
 
     stage: str
     detail: str = ""
+    # A tree's dataset whose own job moved on (several may be in flight); "" for the tree's
+    # own stages and a single dataset's job.
+    dataset: str = ""
 
 
 @dataclass(frozen=True, slots=True)

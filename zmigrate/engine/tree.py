@@ -641,7 +641,7 @@ class TreeJob(Work):
                                    eta(grand, done, event.rate), i + 1, n))
             elif isinstance(event, (Finished, Failed)):
                 return  # the tree reports its own end
-            elif isinstance(event, Sample):
+            elif isinstance(event, (Sample, StageChanged)):
                 self.emit(replace(event, dataset=e.source))
             else:
                 self.emit(event)

@@ -29,12 +29,12 @@ class JobBridge(QObject):
     follow are re-emitted as signals, queued to the GUI thread.
 
     Signals:
-        stage_changed(stage, detail), log_line(LogLine), progress(Progress),
+        stage_changed(stage, detail, dataset), log_line(LogLine), progress(Progress),
         verdict(diagnosis.Verdict), finished(Summary), failed(Failed),
         dataset_state(DatasetState): a tree job's dataset changed state
     """
 
-    stage_changed = Signal(str, str)
+    stage_changed = Signal(str, str, str)
     log_line = Signal(object)
     progress = Signal(object)
     verdict = Signal(object)
@@ -98,7 +98,7 @@ class JobBridge(QObject):
                     self._sending.discard(event.dataset)
             self.dataset_state.emit(event)
         elif isinstance(event, StageChanged):
-            self.stage_changed.emit(event.stage, event.detail)
+            self.stage_changed.emit(event.stage, event.detail, event.dataset)
         elif isinstance(event, Finished):
             self.finished.emit(event.summary)
         elif isinstance(event, Failed):

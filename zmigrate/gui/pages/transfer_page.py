@@ -155,14 +155,14 @@ class TransferPage(Page):
         self.ended.emit()
 
     # -- events -------------------------------------------------------------------------------
-    def _on_stage(self, stage: str, detail: str) -> None:
+    def _on_stage(self, stage: str, detail: str, dataset: str = "") -> None:
         if self.stopping:
             return
         words = STAGES.get(stage, stage.capitalize())
         text = f"{words}: {detail}" if detail else words
-        sending = self.datasets.sending() if self.session.tree is not None else None
-        # A tree's datasets each report their own stages: say whose.
-        self.ui.stage_label.setText(f"{sending} · {text}" if sending else text)
+        # A tree's datasets each report their own stages, named (several may be in flight);
+        # the tree's own stages (reading, the final check) belong to none of them.
+        self.ui.stage_label.setText(f"{dataset} · {text}" if dataset else text)
 
     def _on_log_line(self, line: LogLine) -> None:
         who = "sender" if line.side is Side.SEND else "receiver"
