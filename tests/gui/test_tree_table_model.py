@@ -89,6 +89,10 @@ def test_transfer_line_counts_datasets_done_and_in_flight_not_the_last_reporter(
     text = page.ui.progress_label.text()
     assert "1 of 3 datasets done, 2 sending" in text, text
     assert "dataset 3 of 3" not in text
+    # The tree's rate is both in flight; a row shows its own.
+    page._on_progress(Progress(5.0, 3 * MiB, 6 * MiB, 2 * MiB, 1.5, 2, 3, MiB))
+    row = page.datasets.row_of(NAMES[1])
+    assert row is not None and row.rate == MiB
 
 
 def test_a_stage_line_names_the_dataset_it_came_from(qtbot: QtBot, settings: Settings) -> None:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import pytest
 
 from zmigrate.engine.errors import InvalidNameError
-from zmigrate.engine.events import StageChanged, Summary
+from zmigrate.engine.events import Progress, StageChanged, Summary
 from zmigrate.engine.hosts import LocalHost
 from zmigrate.engine.tree import (
     TreeJob,
@@ -200,3 +201,51 @@ def test_a_datasets_stages_say_whose_they_are(monkeypatch: pytest.MonkeyPatch) -
     job._send_one(plan, 1, entry, _Totals(), 0.0)
     stages = [e for e in seen if isinstance(e, StageChanged)]
     assert stages == [StageChanged("sending", "step 1/1: full", dataset=entry.source)]
+
+
+class _FlowingJob(_StagedJob):
+    """Stands in for a dataset's Job sending at 1 MiB/s alongside another (both report twice,
+    the second time once both are in flight)."""
+
+    def __init__(self, barrier: threading.Barrier) -> None:
+        super().__init__()
+        self.barrier = barrier
+
+    def run(self) -> Summary:
+        for k in (1, 2):
+            self.barrier.wait(5)
+            for obs in self.observers:
+                obs(Progress(float(k), k * 2**20, 4 * 2**20, 2.0**20, None))
+        self.barrier.wait(5)
+        return Summary(2 * 2**20, 2.0, 2.0**20, None, 1, 1, None)
+
+
+def test_a_trees_rate_and_time_left_count_every_dataset_in_flight(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two datasets at 1 MiB/s each: the tree goes at 2 MiB/s (not the last reporter's 1),
+    each row keeps its own rate."""
+    host = LocalHost()
+    job = TreeJob(host, host, TreeRequest("tank", "bk/t", "s1"))
+    src = [_ds("tank", ("s1", 1)), _ds("tank/a", ("s1", 2)), _ds("tank/b", ("s1", 3))]
+    plan = plan_tree(host, host, job.request, src, [], snapshot="s1", unmounted=True)
+    barrier = threading.Barrier(2)
+    monkeypatch.setattr(job, "_job_for", lambda *_a, **_k: _FlowingJob(barrier))
+    seen: list[object] = []
+    lock = threading.Lock()
+
+    def observe(event: object) -> None:
+        with lock:
+            seen.append(event)
+
+    job.subscribe(observe)
+    totals = _Totals()
+    threads = [threading.Thread(target=job._send_one, args=(plan, i, plan.entries[i], totals,
+                                                            0.0)) for i in (1, 2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    last = [e for e in seen if isinstance(e, Progress)][-2:]
+    assert [e.rate for e in last] == [2.0 * 2**20] * 2
+    assert [e.step_rate for e in last] == [2.0**20] * 2
+    assert last[-1].done == 4 * 2**20  # both datasets' bytes

@@ -73,7 +73,10 @@ class LogLine:
 
 @dataclass(frozen=True, slots=True)
 class Progress:
-    """Bytes through the receiving end so far; `total` and `eta` are None when unknown."""
+    """Bytes through the receiving end so far; `total` and `eta` are None when unknown.
+
+    A tree's: `done`, `rate` and `eta` are the whole tree's (every dataset in flight), `step`
+    the dataset that reported and `step_rate` its own rate."""
 
     elapsed: float
     done: int
@@ -82,6 +85,7 @@ class Progress:
     eta: float | None
     step: int = 1
     steps: int = 1
+    step_rate: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -368,6 +368,7 @@ class TreeJob(Work):
         self._jobs: set[Job] = set()
         self._lock = threading.Lock()  # guards _jobs and the live byte counts of --parallel
         self._live: dict[str, int] = {}  # bytes of the datasets in flight
+        self._rates: dict[str, float] = {}  # their current rates: the tree's is their sum
         self._snapshot = request.snapshot or snapshot_name()
         self._known: Known | None = None  # both trees etc., read once for every dataset's job
         self._ports: set[int] = set()  # ports handed to this run's listeners
@@ -635,10 +636,12 @@ class TreeJob(Work):
             if isinstance(event, Progress):
                 with self._lock:
                     self._live[e.source] = event.done
+                    self._rates[e.source] = event.rate
                     done = totals.done + sum(self._live.values())
+                    rate = sum(self._rates.values())  # with --parallel, all in flight
                 grand = max(total, done)
-                self.emit(Progress(time.monotonic() - t0, done, grand, event.rate,
-                                   eta(grand, done, event.rate), i + 1, n))
+                self.emit(Progress(time.monotonic() - t0, done, grand, rate,
+                                   eta(grand, done, rate), i + 1, n, event.rate))
             elif isinstance(event, (Finished, Failed)):
                 return  # the tree reports its own end
             elif isinstance(event, (Sample, StageChanged)):
@@ -660,6 +663,7 @@ class TreeJob(Work):
         finally:
             with self._lock:
                 self._jobs.discard(job)
+                self._rates.pop(e.source, None)
         if e.source == plan.root and e.action == "full":
             self._place_root(plan)
         return summary

@@ -171,8 +171,10 @@ class TransferPage(Page):
     def _on_progress(self, progress: Progress) -> None:
         self.last_progress = progress
         if self.session.tree is not None:
-            # A tree's progress is the whole tree's; `step` names the dataset that reported.
-            self.datasets.set_live_rate(progress.step - 1, progress.rate)
+            # A tree's progress is the whole tree's; `step` names the dataset that reported,
+            # `step_rate` is its own rate.
+            rate = progress.step_rate if progress.step_rate is not None else progress.rate
+            self.datasets.set_live_rate(progress.step - 1, rate)
 
     def _on_dataset_state(self, state: DatasetState) -> None:
         row = self.datasets.apply(state)
