@@ -20,7 +20,8 @@ from zmigrate.gui.generated.ui_done_page import Ui_DonePage
 from zmigrate.gui.generated.ui_review_page import Ui_ReviewPage
 from zmigrate.gui.generated.ui_transport_page import Ui_TransportPage
 from zmigrate.gui.pages.host_panel import THIS_COMPUTER, HostPanel
-from zmigrate.gui.pages.transport_page import suggest_buffer
+from zmigrate.gui.pages.transport_page import TransportPage, suggest_buffer
+from zmigrate.gui.session import Session
 from zmigrate.gui.settings import RecentHost, Settings
 
 pytestmark = pytest.mark.gui
@@ -137,3 +138,20 @@ def test_memory_capped_buffer_advice_names_the_wizards_control() -> None:
 
     text = words.advice(buffer_advice(500 * MiB, memory=2 * GiB))
     assert "Buffer size" in text and "512M" in text and "--" not in text
+
+
+def test_the_suggested_buffer_follows_the_rate_limit_until_the_user_picks_one(
+        qtbot: QtBot, settings: Settings) -> None:
+    """It stayed at 512M (5 s at 1 GbE) with a 1 MiB/s limit while the hint said 16M."""
+    page = TransportPage(Session(), settings)
+    qtbot.addWidget(page)
+    page.initializePage()
+    combo = page.ui.buffer_combo
+    assert combo.currentText() == "512M"
+    page.ui.rate_edit.setText("1M")
+    assert combo.currentText() == "16M" and "Suggested 16M" in page.ui.buffer_hint.text()
+    page.ui.rate_edit.setText("")
+    assert combo.currentText() == "512M"
+    combo.setCurrentText("1G")  # the user's choice stays
+    page.ui.rate_edit.setText("1M")
+    assert combo.currentText() == "1G"

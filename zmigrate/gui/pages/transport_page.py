@@ -61,6 +61,7 @@ class TransportPage(Page):
             w.toggled.connect(self._on_changed)
         ui.buffer_combo.currentTextChanged.connect(self._on_changed)
         ui.block_combo.currentTextChanged.connect(self._on_changed)
+        self._suggested = ""  # the buffer size last suggested (shown unless the user chose)
         ui.rate_edit.textChanged.connect(self._on_rate_changed)
         ui.block_combo.setCurrentText(settings.value("block", size_arg(DEFAULT_BLOCK)))
         ui.rate_edit.setText(settings.value("rate_limit", ""))
@@ -152,6 +153,11 @@ class TransportPage(Page):
         combo = self.ui.buffer_combo
         current = combo.currentText() or self._user_buffer
         size, why = suggest_buffer(self._rate_or_none(), self._free_memory())
+        if current == self._suggested:
+            # Not the user's choice but the last suggestion: it follows the rate limit (a
+            # 512M buffer at 1 MiB/s is memory held for nothing on both hosts).
+            current = size_arg(size)
+        self._suggested = size_arg(size)
         combo.blockSignals(True)
         combo.clear()
         choices = [size, 64 * MiB, 256 * MiB, 1024 * MiB, 2048 * MiB]
