@@ -7,12 +7,14 @@ from typing import Any
 import pytest
 from pytestqt.qtbot import QtBot
 
-from zmigrate.engine.errors import PreflightError
-from zmigrate.engine.events import Summary
+from zmigrate.engine.errors import PreflightError, ZmigrateError
+from zmigrate.engine.events import DatasetState, Summary
 from zmigrate.engine.hosts import LocalHost
-from zmigrate.engine.tree import TreeEntry, TreeJob, TreePlan, TreeRequest
+from zmigrate.engine.tree import FAILED, VERIFIED, TreeEntry, TreeJob, TreePlan, TreeRequest
+from zmigrate.engine.units import MiB
 from zmigrate.engine.zfs import Dataset
 from zmigrate.gui.models.tree_pick import TreePick
+from zmigrate.gui.models.tree_table_model import TreeTableModel
 from zmigrate.gui.pages.destination_page import tree_state
 from zmigrate.gui.pages.done_page import DonePage
 from zmigrate.gui.pages.review_page import plan_with_commands
@@ -99,3 +101,36 @@ def test_done_names_the_copies_that_became_encryption_roots_with_the_fix(
     text = done.ui.reason_label.text()
     assert "zfs change-key -i backup/a/later" in text, text
     assert "zfs load-key -r" in text
+
+
+def test_done_after_a_tree_failed_part_way_says_what_arrived_and_hides_empty_facts(
+        qtbot: QtBot, settings: Settings) -> None:
+    """Five datasets verified, the sixth failed: the facts said "—" for everything (even
+    "Sent"), five rows of dashes squeezing the plots."""
+    host = LocalHost()
+    session = Session()
+    session.tree = TreePick.of([Dataset("tank/a", "filesystem", 1, 1, 1, 1, 0)], "tank/a")
+    session.tree_job = TreeJob(host, host, TreeRequest("tank/a", "backup/a", "s"))
+    session.tree_plan = plan()
+    session.error = ZmigrateError("the source could not reach the listener", host="src")
+    done = DonePage(session, settings)
+    qtbot.addWidget(done)
+    model = TreeTableModel()
+    for i, (name, state) in enumerate((("tank/a", VERIFIED), ("tank/a/b", VERIFIED),
+                                       ("tank/a/c", FAILED))):
+        model.apply(DatasetState(name, name.replace("tank", "backup"), state, i, 3, MiB,
+                                 bytes=3 * MiB if state == VERIFIED else 0))
+    done.lend_datasets(model)
+    done.show()
+    done.initializePage()
+    ui = done.ui
+    assert ui.bytes_value.text() == "6 MiB in 2 of 3 datasets"
+    assert ui.bytes_value.isVisible()
+    assert not ui.duration_value.isVisible() and not ui.rate_value.isVisible()
+    assert not ui.check_caption.isVisible()
+    assert "✗ failed" in ui.datasets_label.text()
+    # A later success shows every fact again.
+    session.error = None
+    session.summary = Summary(10, 1.0, 10.0, None, 5, 5, None, ("s",))
+    done.initializePage()
+    assert ui.duration_value.isVisible() and ui.rate_value.isVisible()

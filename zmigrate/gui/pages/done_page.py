@@ -183,9 +183,23 @@ class DonePage(Page):
     def _fill_facts(self) -> None:
         s, ui = self.session, self.ui
         summary = s.summary
+        names = ("bytes", "duration", "rate", "snapshots", "check")
+        for row in range(ui.facts_layout.rowCount()):
+            ui.facts_layout.setRowVisible(row, True)
         if summary is None:
-            for name in ("bytes", "duration", "rate", "snapshots", "check"):
+            for name in names:
                 getattr(ui, f"{name}_value").setText("—")
+            rows = self.datasets.rows if s.tree is not None and self.datasets else []
+            got = sum(r.bytes for r in rows if r.state in ("received", "verified"))
+            if got:
+                # A tree that failed part way: what did arrive, not a dash.
+                arrived = sum(1 for r in rows if r.state in ("received", "verified"))
+                ui.bytes_value.setText(f"{format_size(got)} in {arrived} of {len(rows)} "
+                                       "datasets")
+            # Rows of dashes only push the plots out of sight: hide them.
+            for name in names:
+                if getattr(ui, f"{name}_value").text() == "—":
+                    ui.facts_layout.setRowVisible(getattr(ui, f"{name}_value"), False)
             return
         ui.bytes_value.setText(f"{format_size(summary.bytes)} ({summary.bytes:,} bytes)")
         ui.duration_value.setText(elapsed(summary.seconds))
