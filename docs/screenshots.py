@@ -94,7 +94,8 @@ def caps(mem_gib: float, version: str) -> Capabilities:
                       job_control=True, mem_available=free, mem_total=free * 2,
                       memory_source="/proc/meminfo", cpu_source="/proc/stat")
     return Capabilities("openzfs", version, True, True, True, True, "20230301", True, True, True,
-                        True, free, "Linux 6.1.0", 0, "10.0.0.5", "10.0.0.7", tools=tools)
+                        True, free, "Linux 6.1.0", 0, "10.0.0.5", "10.0.0.7", tools=tools,
+                        receive_unmounted=True, receive_properties=True)  # OpenZFS 2.x
 
 
 @contextmanager
