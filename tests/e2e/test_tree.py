@@ -338,3 +338,24 @@ def test_review_shows_the_exact_commands_of_a_snapshot_taken_now(
     assert {k: sans_port(p) for k, p in ran.items()} == \
         {k: sans_port(p) for k, p in reviewed.items()}
     _copy_matches(root, f"{dst.name}/copy", plan.snapshot, tuple(rel[1:] for rel in TREE))
+
+
+@pytest.mark.parametrize("host", ["lab-src", "local"])
+def test_old_pool_to_new_pool_on_one_host(lab: Lab, tree: tuple[Pool, Pool, str],
+                                          host: str) -> None:
+    """The home-lab move from an old pool to a new one in the same box: over one SSH host
+    (lab-src to lab-src) or on this computer, the stream goes through one local pipeline."""
+    src, dst, root = tree
+    zfs("snapshot", "-r", f"{root}@s1")
+    copy = f"{dst.name}/moved"
+    r = _cli(lab, "send", "-r", f"{host}:{root}@s1", f"{host}:{copy}", "--json",
+             "--buffer", "16M")
+    assert r.returncode == 0, r.stderr + r.stdout
+    events = _events(r.stdout)
+    rels = tuple(rel[1:] for rel in TREE)
+    plans = [e for e in events if e["event"] == "plan"]
+    assert plans and all(p["transport"] == "local" for p in plans), plans
+    assert events[-1]["datasets"] == {root + rel: "verified" for rel in rels}
+    _copy_matches(root, copy, "s1", rels)
+    assert _snapshots(f"{copy}/a") == ["old1", "old2", "s1"]
+    assert _local(f"{copy}/b")["compression"] == "gzip"

@@ -238,11 +238,26 @@ class SshdLab:
                     link.symlink_to(entry.resolve())
         (bindir / "sh").unlink(missing_ok=True)
         (bindir / "sh").symlink_to(sh)
+        return self._start_with_path(lab, alias, str(bindir))
+
+    def start_wrapped(self, lab: Lab, alias: str, wrappers: dict[str, str]) -> LabHost:
+        """Another lab host, `alias`, whose sessions find the programs named in `wrappers`
+        first as those shell scripts (e.g. a `zfs` that is slow to start a send)."""
+        bindir = self.root / f"{alias}-bin"
+        bindir.mkdir(parents=True, exist_ok=True)
+        for name, script in wrappers.items():
+            (bindir / name).write_text(script)
+            (bindir / name).chmod(0o755)
+        return self._start_with_path(lab, alias, f"{bindir}:/usr/sbin:/usr/bin:/sbin:/bin")
+
+    def _start_with_path(self, lab: Lab, alias: str, path: str) -> LabHost:
+        """An sshd whose sessions' PATH is `path`, added to the lab's ssh_config and
+        known_hosts as `alias`."""
         host_key = self.root / f"ssh_host_{alias}_ed25519_key"
         pub = _keygen(host_key, f"zmigrate-{alias}")
         port, proc, cfg, log = self._start_one(
             alias, host_key, lab.identity.parent / "authorized_keys",
-            extra=(f"SetEnv PATH={bindir}",))
+            extra=(f"SetEnv PATH={path}",))
         host = LabHost(
             alias=alias, address=ADDRESS, port=port, user=USER,
             host_key_fingerprint=keygen_fingerprint(Path(f"{host_key}.pub")), sshd_pid=proc.pid,

@@ -5,6 +5,7 @@ The fixtures in tests/data/zfs/openzfs-2.3 come from the QEMU guest of ../shared
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from zmigrate.engine import zfs
 from zmigrate.engine.errors import PreflightError
 from zmigrate.engine.hosts import LocalHost
 from zmigrate.engine.plan import Options, PartialReceiveError, Site, make_plan
+from zmigrate.engine.tree import TreeRequest, plan_tree
 
 DATA = Path(__file__).parent.parent / "data" / "zfs" / "openzfs-2.3"
 
@@ -157,3 +159,25 @@ def test_plan_replicate_with_properties_and_bookmark_base() -> None:
     with pytest.raises(zfs.ZmigrateError, match="not valid"):
         make_plan(src, dst, "srcpool/a@s3", "dstpool/r",
                   Options(connect_address="h", exclude_properties=("x;rm",)), port=1)
+
+
+def test_catch_up_size_from_written_is_near_the_real_stream() -> None:
+    """A tree's catch-up estimate (each snapshot's `written` since the common one), against the
+    size OpenZFS itself gave for that very stream (`zfs send -nvP -I @s1 srcpool/a@s3`)."""
+    src = [d for d in _inventory() if d.name == "srcpool/a"]
+    a = src[0]
+    assert [s.written for s in a.snapshots] == [31580160, 5316608, 65536]
+    assert a.written == 0
+    copy = replace(a, name="bk/a", snapshots=[replace(a.snapshots[0], name="bk/a@s1")])
+    host = LocalHost()
+    plan = plan_tree(host, host, TreeRequest("srcpool/a", "bk/a", "s3"), src, [copy],
+                     snapshot="s3", unmounted=True)
+    (entry,) = plan.entries
+    assert entry.action == "incremental" and entry.reason == "from @s1"
+    real = int(_read("send-nvP-incremental.txt").split("size")[-1].split()[0])
+    assert real == 5321120
+    assert abs(entry.size - real) / real < 0.02, (entry.size, real)
+    # A snapshot taken now adds what was written since the newest one (here: nothing).
+    now = plan_tree(host, host, TreeRequest("srcpool/a", "bk/a"), src, [copy],
+                    snapshot="zmigrate-1", unmounted=True)
+    assert now.entries[0].size == entry.size

@@ -26,6 +26,12 @@ from .route import diagnose, route_error
 
 LISTEN_TIMEOUT = 20.0
 LISTENING_MARK = "@@zmigrate-listening"  # printed by the listener's own readiness probe
+# Printed by the same probe once the port stops listening: mbuffer -I closes its listening
+# socket when it accepts the sender (one that it rejects leaves it open), so the source has
+# connected - even before `zfs send` has written its first byte.
+CONNECTED_MARK = "@@zmigrate-connected"
+# How long the probe keeps watching for that connection (the step fails long before).
+CONNECTED_WATCH = 600.0
 # A tcp sender that has not reached the listener by then never will in useful time (a dropped
 # SYN is retried for minutes): the hosts do not reach each other.
 CONNECT_TIMEOUT = 10.0
@@ -105,12 +111,17 @@ def wait_listening(host: Host, port: int, seconds: float = 1.0) -> bool:
 
 def with_readiness_probe(line: str, port: int, seconds: float = LISTEN_TIMEOUT) -> str:
     """`line` (a listener's pipeline) with a probe beside it, in its process group, that prints
-    LISTENING_MARK on stderr once `port` listens: the listener's own channel says it is ready,
-    one SSH session sooner than a separate check (about 0.1 s a dataset in a tree)."""
+    LISTENING_MARK on stderr once `port` listens - the listener's own channel says it is ready,
+    one SSH session sooner than a separate check (about 0.1 s a dataset in a tree) - and then
+    CONNECTED_MARK once it no longer listens, the sender having connected."""
     tries = max(1, round(seconds / 0.02))
-    probe = (f"( i=0; while [ $i -lt {tries} ]; do {capabilities.listening_grep(port)} && "
-             f"{{ echo {LISTENING_MARK} >&2; exit 0; }}; i=$((i+1)); "
-             "sleep 0.02 2>/dev/null || sleep 1; done ) &")
+    watch = max(1, round(CONNECTED_WATCH / 0.1))
+    grep = capabilities.listening_grep(port)
+    probe = (f"( i=0; while [ $i -lt {tries} ]; do {grep} && break; i=$((i+1)); "
+             "sleep 0.02 2>/dev/null || sleep 1; done; [ $i -lt "
+             f"{tries} ] || exit 1; echo {LISTENING_MARK} >&2; i=0; "
+             f"while [ $i -lt {watch} ]; do {grep} || {{ echo {CONNECTED_MARK} >&2; exit 0; }}; "
+             "i=$((i+1)); sleep 0.1 2>/dev/null || sleep 1; done ) &")
     return f"{probe} {line}"
 
 
@@ -173,6 +184,7 @@ class StepRunner:
         self._procs: list[Process] = []
         self._lock = threading.Lock()
         self._listening = threading.Event()  # the listener's probe saw its port listen
+        self._peer_connected = threading.Event()  # ... and then the sender connect
         self.start_time = time.monotonic()
 
     # -- output handling ----------------------------------------------------------------------
@@ -213,6 +225,9 @@ class StepRunner:
         text = line.strip()
         if text == LISTENING_MARK:
             self._listening.set()
+            return
+        if text == CONNECTED_MARK:
+            self._peer_connected.set()
             return
         if text.startswith("mbuffer: ") and mbuffer.parse_status(text[9:]):
             return
@@ -429,9 +444,12 @@ class StepRunner:
             pass
 
     def _connected(self) -> bool:
-        """Whether the stream has reached the receiver (bytes counted, or its end reported)."""
+        """Whether the sender reached the receiver: the listener's probe saw it connect, or
+        bytes arrived, or the receiver reported its end. A `zfs send` slow to write its first
+        byte (a busy pool) is connected all the same."""
         last = self.receive.last
-        return (last is not None and last.total > 0) or self.receive.summary is not None
+        return (self._peer_connected.is_set() or (last is not None and last.total > 0)
+                or self.receive.summary is not None)
 
     def _follow(self, procs: list[tuple[Process, SideState, str]]) -> StepResult:
         next_progress = 0.0

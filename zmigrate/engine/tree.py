@@ -213,6 +213,19 @@ def pick(datasets: Sequence[zfs.Dataset], root: str,
     return out, excluded
 
 
+def _delta(ds: zfs.Dataset, base: zfs.Snapshot, snap: zfs.Snapshot | None) -> int | None:
+    """About the size of the incremental stream from `base` up to `snap` (None: a snapshot
+    taken now): what was written after `base`, from each snapshot's `written` and, for one
+    taken now, the dataset's own. None where the host does not say (zfs-fuse): then the
+    dataset's size stands in, an upper bound."""
+    after = [s for s in ds.snapshots if s.createtxg > base.createtxg
+             and (snap is None or s.createtxg <= snap.createtxg)]
+    parts = [s.written for s in after] + ([ds.written] if snap is None else [])
+    if any(p is None for p in parts):
+        return None
+    return sum(p for p in parts if p is not None)
+
+
 def _raw_units(entries: list[TreeEntry], picked: Sequence[zfs.Dataset],
                src_sets: Sequence[zfs.Dataset]) -> list[TreeEntry]:
     """Entries with each encryption root whose subtree is all picked and all new on the
@@ -287,9 +300,9 @@ def plan_tree(src_host: Host, dst_host: Host, request: TreeRequest,
             continue
         common = [s for s in ds.snapshots if s.guid in {t.guid for t in target.snapshots}]
         base = f"from @{common[-1].short}" if common else "no snapshot in common"
-        # The delta is at most what was written since the base; `written` is not read here,
-        # so the estimate is the dataset's size until the job's own plan knows better.
-        entries.append(TreeEntry(ds.name, target_name, ds.type, size, "incremental", base,
+        delta = _delta(ds, common[-1], snap) if common else None
+        entries.append(TreeEntry(ds.name, target_name, ds.type,
+                                 size if delta is None else delta, "incremental", base,
                                  resume=resume))
     if raw_streams:
         entries = _raw_units(entries, picked, src_sets)

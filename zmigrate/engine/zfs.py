@@ -52,6 +52,9 @@ class Snapshot:
     createtxg: int
     used: int
     referenced: int
+    # Bytes written between the snapshot before it and this one (OpenZFS; None elsewhere): an
+    # incremental stream from that one is about this size.
+    written: int | None = None
 
     @property
     def dataset(self) -> str:
@@ -79,6 +82,7 @@ class Dataset:
     keystatus: str | None = None
     bookmarks: list[Snapshot] = field(default_factory=list)
     encryption_root: str | None = None  # the dataset whose key this one uses (itself: a root)
+    written: int | None = None  # bytes written since the newest snapshot (OpenZFS)
 
     @property
     def newest(self) -> Snapshot | None:
@@ -101,6 +105,11 @@ class Dataset:
     @property
     def depth(self) -> int:
         return self.name.count("/")
+
+
+def _maybe_int(value: str | None) -> int | None:
+    """A numeric property, or None where the host does not have it ('-', missing)."""
+    return int(value) if value is not None and value.isdigit() else None
 
 
 def _int(value: str) -> int:
@@ -145,6 +154,7 @@ def build_inventory(props: dict[str, dict[str, str]]) -> list[Dataset]:
                 encryption=None if enc in ("-", "", "off") else enc,
                 keystatus=None if key in ("-", "") else key,
                 encryption_root=None if eroot in ("-", "") else eroot,
+                written=_maybe_int(p.get("written")),
             )
         elif kind in ("snapshot", "bookmark"):
             snaps.append(
@@ -155,6 +165,7 @@ def build_inventory(props: dict[str, dict[str, str]]) -> list[Dataset]:
                     createtxg=_int(p.get("createtxg", "0")),
                     used=_int(p.get("used", "0")),
                     referenced=_int(p.get("referenced", "0")),
+                    written=_maybe_int(p.get("written")),
                 )
             )
     for s in sorted(snaps, key=lambda s: (s.createtxg, s.creation, s.name)):
