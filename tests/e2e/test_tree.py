@@ -359,3 +359,23 @@ def test_old_pool_to_new_pool_on_one_host(lab: Lab, tree: tuple[Pool, Pool, str]
     _copy_matches(root, copy, "s1", rels)
     assert _snapshots(f"{copy}/a") == ["old1", "old2", "s1"]
     assert _local(f"{copy}/b")["compression"] == "gzip"
+
+
+def test_mount_root_on_a_zfs_without_receive_o_checks_where_the_root_lands_first(
+        lab: Lab, tree: tuple[Pool, Pool, str], tmp_path: Path) -> None:
+    """zfs-fuse cannot set the mountpoint as it receives: the copy's root first mounts at its
+    own (sent) mountpoint, so that directory is checked too, before anything runs."""
+    src, dst, root = tree
+    busy = tmp_path / "srv-root"
+    zfs("set", f"mountpoint={busy}", root)
+    assert any(busy.iterdir())
+    zfs("snapshot", "-r", f"{root}@s1")
+    copy = f"{dst.name}/copy"
+    r = _cli(lab, "send", "-r", f"lab-src:{root}@s1", f"lab-dst:{copy}", "--json",
+             "--no-history", "--mount-root", str(tmp_path / "restored"))
+    assert r.returncode == 1, r.stdout + r.stderr
+    error = _events(r.stdout)[-1]
+    assert error["event"] == "error"
+    assert f"{copy} would mount on {busy}" in error["message"]
+    assert "zfs receive -o" in error["fix"]
+    assert not dataset_exists(copy), "nothing ran"

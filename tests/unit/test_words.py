@@ -13,10 +13,10 @@ import pytest
 from every_kind import reports, verdicts
 
 from zmigrate.cli import words
-from zmigrate.cli.common import event_to_json
+from zmigrate.cli.common import event_to_json, stage_line
 from zmigrate.cli.doctor import format_table
 from zmigrate.engine.diagnosis import Bottleneck
-from zmigrate.engine.events import Finished, Summary
+from zmigrate.engine.events import Finished, StageChanged, Summary
 from zmigrate.engine.findings import AdviceKind, FindingKind, NoteKind
 
 VERDICTS = verdicts()
@@ -99,3 +99,11 @@ def test_json_carries_the_words_next_to_the_data() -> None:
     assert ssh["note"] == "The source cannot ssh to the destination: Permission denied (publickey)."
     assert ssh["notes"] == [{"kind": "ssh_unreachable",
                              "figures": {"reason": "Permission denied (publickey)."}}]
+
+
+def test_a_stage_line_names_the_dataset_of_a_tree() -> None:
+    assert stage_line(StageChanged("sending", "step 1/1: full", "tank/a")) == \
+        "[tank/a] sending: step 1/1: full"
+    assert stage_line(StageChanged("verifying", "checking every dataset")) == \
+        "verifying: checking every dataset"
+    assert event_to_json(StageChanged("sending", "", "tank/a"))["dataset"] == "tank/a"

@@ -98,8 +98,7 @@ class LiveLine:
             self.fill[event.side] = event.fill
         elif isinstance(event, StageChanged):
             self.clear()
-            print(f"{event.stage}: {event.detail}" if event.detail else event.stage,
-                  file=self.out)
+            print(stage_line(event), file=self.out)
         elif isinstance(event, LogLine):
             self.clear()
             print(f"[{event.host}] {event.text}", file=self.out)
@@ -158,7 +157,8 @@ def event_to_json(event: object) -> dict[str, Any] | None:
     if isinstance(event, Progress):
         return {"event": "progress", **asdict(event)}
     if isinstance(event, StageChanged):
-        return {"event": "stage", "stage": event.stage, "detail": event.detail}
+        return {"event": "stage", "stage": event.stage, "detail": event.detail,
+                "dataset": event.dataset or None}
     if isinstance(event, LogLine):
         return {"event": "log", "host": event.host, "side": event.side.value, "text": event.text}
     if isinstance(event, Finished):
@@ -210,11 +210,18 @@ def dataset_line(event: DatasetState) -> str:
             f"{event.state}{detail}")
 
 
+def stage_line(event: StageChanged) -> str:
+    """`[dataset] stage: detail` (the dataset only for a tree's datasets: several may be in
+    flight)."""
+    text = f"{event.stage}: {event.detail}" if event.detail else event.stage
+    return f"[{event.dataset}] {text}" if event.dataset else text
+
+
 def plain(event: object, err: TextIO) -> None:
     if isinstance(event, DatasetState):
         print(dataset_line(event), file=err)
     elif isinstance(event, StageChanged):
-        print(f"{event.stage}: {event.detail}" if event.detail else event.stage, file=err)
+        print(stage_line(event), file=err)
     elif isinstance(event, LogLine):
         print(f"[{event.host}] {event.text}", file=err)
 

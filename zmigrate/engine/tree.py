@@ -437,6 +437,10 @@ class TreeJob(Work):
                          snapshot=self._snapshot, unmounted=unmounted, raw_streams=raw_streams)
         if req.mount_root is None and not unmounted:
             self._check_mountpoints(plan, src_sets)
+        elif req.mount_root is not None and not dst_caps.receive_properties:
+            # Without receive -o the copy's root lands where its own mountpoint says (or its
+            # new parent's) before it is set to the chosen root; its children follow it there.
+            self._check_mountpoints(plan, src_sets, only_root=True)
         self.plan = plan
         self._known = known
         return plan
@@ -448,10 +452,13 @@ class TreeJob(Work):
         return read_known(self.src, self.dst, self.src_caps, self.dst_caps, self.request.root,
                           self.request.destination, self.request.options)
 
-    def _check_mountpoints(self, plan: TreePlan, src_sets: Sequence[zfs.Dataset]) -> None:
-        """Where this zfs mounts each new dataset on receive: refuse a directory in use."""
+    def _check_mountpoints(self, plan: TreePlan, src_sets: Sequence[zfs.Dataset],
+                           only_root: bool = False) -> None:
+        """Where this zfs mounts each new dataset (or just the root) on receive: refuse a
+        directory in use."""
         assert self.dst_caps is not None
-        new = [e for e in plan.to_send if e.action == "full" and e.type == "filesystem"]
+        new = [e for e in plan.to_send if e.action == "full" and e.type == "filesystem"
+               and (not only_root or e.source == plan.root)]
         if not new:
             return
         parent = posixpath.dirname(plan.destination) or plan.destination
@@ -475,8 +482,12 @@ class TreeJob(Work):
                 "the copy would mount over directories the destination already uses: "
                 + "; ".join(clash),
                 host=self.dst.label,
-                fix="pick a destination whose mountpoint is free, or --mount-root PATH to "
-                "mount the copy under a directory of your choice",
+                fix=("this zfs cannot set the mountpoint as it receives (no zfs receive -o), "
+                     "so the copy's root mounts there before it moves under the mount root: "
+                     "empty that directory on the destination, or leave the mount root out"
+                     if only_root else
+                     "pick a destination whose mountpoint is free, or --mount-root PATH to "
+                     "mount the copy under a directory of your choice"),
                 reason=PreflightReason.MOUNT_COLLISION,
             )
 
