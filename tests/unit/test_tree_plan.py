@@ -249,3 +249,12 @@ def test_a_trees_rate_and_time_left_count_every_dataset_in_flight(
     assert [e.rate for e in last] == [2.0 * 2**20] * 2
     assert [e.step_rate for e in last] == [2.0**20] * 2
     assert last[-1].done == 4 * 2**20  # both datasets' bytes
+
+
+def test_the_plan_paragraph_leaves_out_the_counts_that_are_zero() -> None:
+    host = LocalHost()
+    plan = plan_tree(host, host, TreeRequest("tank", "bk/t", "s1"), ENC, [], snapshot="s1",
+                     unmounted=True)
+    text = plan.describe()
+    assert "6 in full with their older snapshots." in text
+    assert "incremental" not in text and "already there" not in text

@@ -132,10 +132,12 @@ class TreePlan:
         """One paragraph of what will happen."""
         n, sends = len(self.entries), self.to_send
         full = sum(1 for e in sends if e.action == "full")
+        counts = [(full, "in full with their older snapshots"),
+                  (len(sends) - full, "incremental"), (n - len(sends), "already there")]
         text = (f"Copy the tree {self.source_host}:{self.root} ({n} dataset"
                 f"{'s' if n != 1 else ''}) to {self.destination_host}:{self.destination} "
-                f"up to @{self.snapshot}: {full} in full with their older snapshots, "
-                f"{len(sends) - full} incremental, {n - len(sends)} already there. ")
+                f"up to @{self.snapshot}: "
+                + ", ".join(f"{k} {what}" for k, what in counts if k) + ". ")
         units = [e for e in self.entries if e.replicate]
         for e in units:
             k = sum(1 for x in self.entries if x.carried_by == e.source)

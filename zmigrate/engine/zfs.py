@@ -218,7 +218,7 @@ class Capabilities:
     def describe(self) -> str:
         zfs = f"{self.dialect} {self.zfs_version or ''}".strip() if self.has_zfs else "no zfs"
         mb = f"mbuffer {self.mbuffer_version}" if self.mbuffer_version else "no mbuffer"
-        mem = f", {self.mem_available / 2**30:.1f} GiB free" if self.mem_available else ""
+        mem = f", {self.mem_available / 2**30:.1f} GiB memory free" if self.mem_available else ""
         system = self.system.split()[0] if self.system else "unknown OS"
         return (f"{zfs}; {mb}{'; pv' if self.pv else ''}{mem}; {system}: "
                 f"{self.tools.describe()}")
