@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from every_kind import verdicts
+from pytestqt.qtbot import QtBot
+
+from zmigrate.engine.diagnosis import Verdict
 from zmigrate.engine.events import DatasetState, Sample, Side
 from zmigrate.engine.hosts import LocalHost
 from zmigrate.engine.samples import SampleStore
@@ -42,3 +48,29 @@ def test_a_single_datasets_samples_all_go_to_the_plots() -> None:
     for t in range(3):
         bridge.on_event(Sample(t, Side.SEND, 1.0, 1.0, t, 10.0))
     assert len(store.data(Side.SEND).t) == 3
+
+
+def test_the_verdict_shown_is_about_the_dataset_the_plots_follow(qtbot: QtBot) -> None:
+    """A tiny dataset's "too short" verdict goes once the plots move on to the next one; a
+    verdict of a dataset the plots do not follow never shows."""
+    host = LocalHost()
+    job = TreeJob(host, host, TreeRequest("tank/t", "backup/t", "s1", parallel=2))
+    bridge = JobBridge(job, SampleStore())
+    shown: list[Verdict | None] = []
+    bridge.verdict.connect(shown.append)
+    bridge.verdict_cleared.connect(lambda: shown.append(None))
+    short, network = verdicts()["too short"], verdicts()["network over tcp"]
+    bridge.on_event(_state("tank/t/a", "sending"))
+    bridge.on_event(_state("tank/t/b", "sending"))
+    bridge.on_event(_sample(0, "tank/t/a"))  # the plots follow a
+    bridge.on_event(_sample(0.5, "tank/t/b"))
+    bridge.on_event(replace(network, dataset="tank/t/b"))  # not followed: not shown
+    bridge.on_event(replace(short, dataset="tank/t/a"))
+    assert shown == [replace(short, dataset="tank/t/a")]
+    bridge.on_event(_state("tank/t/a", "received"))
+    bridge.on_event(_sample(1.5, "tank/t/b"))  # the plots move on to b
+    assert shown[-1] is None
+    bridge.on_event(replace(network, dataset="tank/t/b"))
+    assert shown[-1] == replace(network, dataset="tank/t/b")
+    assert replace(network, dataset="tank/t/b").to_json()["dataset"] == "tank/t/b"
+    assert "dataset" not in network.to_json()

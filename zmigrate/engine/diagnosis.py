@@ -75,6 +75,7 @@ class Verdict:
     confidence: float = 0.0
     final: bool = False
     t: float = 0.0
+    dataset: str = ""  # a tree's dataset whose transfer this judges ("" for a single one)
 
     def to_json(self) -> dict[str, Any]:
         """The data of the --json form: rates in bytes/s, sizes in bytes, times in seconds.
@@ -91,6 +92,7 @@ class Verdict:
             "confidence": round(self.confidence, 3),
             "final": self.final,
             "t": self.t,
+            **({"dataset": self.dataset} if self.dataset else {}),
         }
 
     @classmethod

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from . import shell, zfs
+from .diagnosis import Verdict
 from .errors import (
     CancelledError,
     InvalidNameError,
@@ -670,7 +671,7 @@ class TreeJob(Work):
                                    eta(grand, done, rate), i + 1, n, event.rate))
             elif isinstance(event, (Finished, Failed)):
                 return  # the tree reports its own end
-            elif isinstance(event, (Sample, StageChanged)):
+            elif isinstance(event, (Sample, StageChanged, Verdict)):
                 self.emit(replace(event, dataset=e.source))
             else:
                 self.emit(event)

@@ -30,7 +30,9 @@ class JobBridge(QObject):
 
     Signals:
         stage_changed(stage, detail, dataset), log_line(LogLine), progress(Progress),
-        verdict(diagnosis.Verdict), finished(Summary), failed(Failed),
+        verdict(diagnosis.Verdict): for a tree, only of the dataset the plots follow;
+        verdict_cleared(): a tree's plots now follow another dataset, so the verdict shown is
+            not about it; finished(Summary), failed(Failed),
         dataset_state(DatasetState): a tree job's dataset changed state
     """
 
@@ -38,6 +40,7 @@ class JobBridge(QObject):
     log_line = Signal(object)
     progress = Signal(object)
     verdict = Signal(object)
+    verdict_cleared = Signal()
     finished = Signal(object)
     failed = Signal(object)
     dataset_state = Signal(object)
@@ -74,10 +77,14 @@ class JobBridge(QObject):
         if not sample.dataset:
             return True
         with self._lock:
-            if self._following is None or (self._following != sample.dataset
-                                           and self._following not in self._sending):
+            switched = self._following is not None and self._following != sample.dataset \
+                and self._following not in self._sending
+            if self._following is None or switched:
                 self._following = sample.dataset
-            return self._following == sample.dataset
+            follows = self._following == sample.dataset
+        if switched:
+            self.verdict_cleared.emit()
+        return follows
 
     def on_event(self, event: object) -> None:
         """Observer: called on the job's thread (or by tests replaying a trace)."""
@@ -104,5 +111,8 @@ class JobBridge(QObject):
         elif isinstance(event, Failed):
             self.failed.emit(event)
         elif isinstance(event, Verdict):
-            self.verdict.emit(event)
+            with self._lock:
+                ours = not event.dataset or event.dataset == self._following
+            if ours:
+                self.verdict.emit(event)
         # Other event kinds are for other faces; ignore them.

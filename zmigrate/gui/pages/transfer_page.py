@@ -133,6 +133,7 @@ class TransferPage(Page):
         bridge.log_line.connect(self._on_log_line)
         bridge.progress.connect(self._on_progress)
         bridge.verdict.connect(self._on_verdict)
+        bridge.verdict_cleared.connect(self._on_verdict_cleared)
         bridge.finished.connect(self._on_finished)
         bridge.failed.connect(self._on_failed)
         self.refresher = PlotRefresher(bridge.store, self.plots.update_from, self)
@@ -182,6 +183,11 @@ class TransferPage(Page):
             self.ui.stage_label.setText(
                 f"Sending {state.dataset} ({state.index + 1} of {state.count})")
             self.ui.datasets_view.scrollTo(self.datasets.index(row, 0))
+
+    def _on_verdict_cleared(self) -> None:
+        """The plots moved on to another dataset: its own verdict comes once it is judged."""
+        self.session.verdict = None
+        self.ui.verdict_frame.hide()
 
     def _on_verdict(self, verdict: Verdict) -> None:
         self.session.verdict = verdict
