@@ -119,10 +119,17 @@ def test_mountpoint_collision_is_shown_before_anything_runs(
     assert not any(d.name.startswith(f"{dst_pool.name}/copy")
                    for d in w.session.dst_datasets or [])
     assert (busy / "mine.txt").exists()
-    # Mounting it under a directory of the user's choice is the way on.
+    # Mounted under a directory of the user's choice: this zfs (no receive -o) still mounts
+    # the copy's root under its parent first, so that stays refused, saying why.
     page.ui.mount_root_radio.setChecked(True)
     page.ui.mount_root_edit.setText(str(dst_pool.mountpoint.parent / "elsewhere"))
     page.ui.mount_root_edit.editingFinished.emit()
+    qtbot.waitUntil(lambda: not page.checking_tree, timeout=30_000)
+    assert not page.isComplete()
+    text = page.ui.state_label.text()
+    assert "mount over" in text and "root under its parent before it moves" in text, text
+    # Another name whose mountpoint is free is the way on.
+    page.ui.name_edit.setText("copy2")
     qtbot.waitUntil(lambda: not page.checking_tree, timeout=30_000)
     assert page.isComplete(), page.ui.state_label.text()
     assert "mounted under" in page.ui.state_label.text()

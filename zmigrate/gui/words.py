@@ -43,6 +43,11 @@ NO_UNMOUNTED = "Received under its parent, then &unmounted (this zfs has no -u)"
 MOUNTED_UNDER = "Mounted under"  # mount_root_radio
 MOUNT_COLLISION_FIX = (f"Pick another parent or name whose mountpoint is free, or choose "
                        f"{MOUNTED_UNDER} and type a directory of your choice")
+# With "Mounted under" on a zfs that cannot set the mountpoint as it receives (no -o): the
+# copy's root mounts under its parent first, then moves.
+MOUNT_COLLISION_ROOT_FIX = ("This zfs mounts the copy's root under its parent before it moves "
+                            f"it under the {MOUNTED_UNDER.lower()} directory: pick another "
+                            "parent or name whose mountpoint is free")
 
 
 def _pct(value: float) -> str:

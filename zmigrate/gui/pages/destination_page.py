@@ -460,7 +460,10 @@ class DestinationPage(Page):
                 self._tree_done()
                 if isinstance(exc, PreflightError) \
                         and exc.reason is PreflightReason.MOUNT_COLLISION:
-                    exc.fix = words.MOUNT_COLLISION_FIX  # this page's choices, not the flag
+                    # This page's choices, not the flag.
+                    exc.fix = (words.MOUNT_COLLISION_ROOT_FIX
+                               if self.ui.mount_root_radio.isChecked()
+                               else words.MOUNT_COLLISION_FIX)
                 self._set_tree_state(None, State("error", markup.error_html(exc)))
 
         self._tree_pending = lambda: run_task(job.prepare, ok, failed)
