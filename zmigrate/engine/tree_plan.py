@@ -1,0 +1,317 @@
+"""A tree transfer's plan, decided from the two inventories before anything changes.
+
+Which datasets (`pick`: the root and its descendants less the excluded), what each gets (in
+full with its older snapshots, the delta from the newest common snapshot, skipped, carried in an
+encrypted subtree's raw replication stream), its size for progress and ETA, the snapshot to
+take, and what vanished on the source. No remote call: `TreeJob` reads, this decides.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from . import shell, zfs
+from .errors import InvalidNameError, PreflightError, PreflightReason
+from .hosts import Host
+from .plan import Options
+
+SNAPSHOT_PREFIX = "zmigrate-"
+
+
+def snapshot_name(now: float | None = None) -> str:
+    """`zmigrate-YYYYMMDD-HHMMSS` in UTC: sorts by time, and says who made it."""
+    return SNAPSHOT_PREFIX + time.strftime("%Y%m%d-%H%M%S", time.gmtime(now))
+
+
+@dataclass(frozen=True, slots=True)
+class TreeRequest:
+    """What to move: `root` and its children (less `excludes` and their descendants) on the
+    source into `destination` on the destination, each up to `snapshot`.
+
+    `snapshot` is a short snapshot name every picked dataset goes up to; None takes one now
+    (`snapshot_name()`). `final` sets readonly=on on the picked source datasets before that
+    snapshot, so the copy is exactly the source. `mount_root` mounts the copy under that
+    directory; None receives it unmounted where the destination can (`zfs receive -u`).
+    """
+
+    root: str
+    destination: str
+    snapshot: str | None = None
+    excludes: tuple[str, ...] = ()
+    final: bool = False
+    mount_root: str | None = None
+    options: Options = field(default_factory=Options)
+    # Datasets in flight at once. Only datasets under SMALL bytes share the link; a bigger one
+    # runs alone, so big streams do not fight for it and its plot stays its own.
+    parallel: int = 1
+
+
+# A dataset referencing less than this is "small" for --parallel.
+SMALL = 64 * 2**20
+
+
+@dataclass(frozen=True, slots=True)
+class TreeEntry:
+    """One dataset of the tree and what the run does with it."""
+
+    source: str
+    destination: str
+    type: str
+    size: int  # bytes the dataset references on the source (the full stream's rough size)
+    action: str  # "full", "incremental", "skip"
+    reason: str = ""  # why it is skipped, or which base an incremental starts from
+    resume: bool = False  # the destination holds its interrupted receive: send only the rest
+    # An encryption root sent raw with all its descendants in one `zfs send -R -w` stream, so
+    # the copy keeps the source's encryption hierarchy (one stream per dataset would make each
+    # encrypted child an encryption root of its own). Its descendants are `carried_by` it.
+    replicate: bool = False
+    carried_by: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TreePlan:
+    """The whole run, decided before anything changes on either host."""
+
+    source_host: str
+    destination_host: str
+    root: str
+    destination: str
+    snapshot: str  # short name
+    snapshot_command: str | None  # run on the source first (None: the snapshot exists)
+    readonly_command: str | None  # --final: run on the source before the snapshot
+    entries: tuple[TreeEntry, ...]
+    vanished: tuple[str, ...]  # on the destination, gone from the source: reported, kept
+    excluded: tuple[str, ...]
+    mount: str  # how the copy is mounted, in words
+    transport: str = "tcp"  # as the datasets' jobs will choose it (tcp between two hosts)
+
+    @property
+    def to_send(self) -> list[TreeEntry]:
+        return [e for e in self.entries if e.action != "skip"]
+
+    @property
+    def total(self) -> int:
+        return sum(e.size for e in self.to_send)
+
+    def describe(self) -> str:
+        """One paragraph of what will happen."""
+        n, sends = len(self.entries), self.to_send
+        full = sum(1 for e in sends if e.action == "full")
+        counts = [(full, "in full with their older snapshots"),
+                  (len(sends) - full, "incremental"), (n - len(sends), "already there")]
+        text = (f"Copy the tree {self.source_host}:{self.root} ({n} dataset"
+                f"{'s' if n != 1 else ''}) to {self.destination_host}:{self.destination} "
+                f"up to @{self.snapshot}: "
+                + ", ".join(f"{k} {what}" for k, what in counts if k) + ". ")
+        units = [e for e in self.entries if e.replicate]
+        for e in units:
+            k = sum(1 for x in self.entries if x.carried_by == e.source)
+            text += (f"The encrypted {e.source} goes raw with its {k} descendant(s) in one "
+                     "replication stream (zfs send -R -w), keeping its encryption hierarchy "
+                     "(not resumable: after an interruption, what had not arrived goes "
+                     "dataset by dataset and the run names the keys to re-join). ")
+        if self.snapshot_command:
+            text += f"The snapshot @{self.snapshot} is taken first. "
+        if self.readonly_command:
+            text += "Final sync: the source datasets are set readonly=on first. "
+        text += self.mount + "."
+        if self.vanished:
+            text += (" Gone from the source, kept on the destination: "
+                     + ", ".join(self.vanished) + ".")
+        return text
+
+    def commands(self) -> list[tuple[str, str]]:
+        """The tree's own commands (each dataset's come from its job's plan)."""
+        out = []
+        if self.readonly_command:
+            out.append((self.source_host, self.readonly_command))
+        if self.snapshot_command:
+            out.append((self.source_host, self.snapshot_command))
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "event": "tree_plan", "root": self.root, "destination": self.destination,
+            "snapshot": self.snapshot, "snapshot_command": self.snapshot_command,
+            "readonly_command": self.readonly_command, "mount": self.mount,
+            "datasets": [{"source": e.source, "destination": e.destination, "type": e.type,
+                          "size": e.size, "action": e.action, "reason": e.reason,
+                          "resume": e.resume, "replicate": e.replicate,
+                          "carried_by": e.carried_by} for e in self.entries],
+            "vanished": list(self.vanished), "excluded": list(self.excluded),
+            "total": self.total, "description": self.describe(),
+            "commands": [{"host": h, "command": c} for h, c in self.commands()],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class TreePlanReady:
+    """The tree's plan, before anything runs."""
+
+    plan: TreePlan
+
+    def to_json(self) -> dict[str, Any]:
+        return self.plan.to_json()
+
+
+def pick(datasets: Sequence[zfs.Dataset], root: str,
+         excludes: Sequence[str] = ()) -> tuple[list[zfs.Dataset], list[str]]:
+    """`root` and its descendants, parents first, less each excluded dataset and its children.
+
+    Returns (picked, excluded names). An exclude outside the tree, or the root itself, is an
+    error: a typo must not silently copy what the user meant to leave out.
+    """
+    names = {d.name for d in datasets}
+    if root not in names:
+        raise PreflightError(f"{root} does not exist", fix="check the name with zmigrate list",
+                             reason=PreflightReason.NO_SOURCE)
+    for ex in excludes:
+        if ex == root:
+            raise InvalidNameError(f"--exclude {ex} is the root of the tree itself")
+        if ex not in names or not ex.startswith(root + "/"):
+            raise InvalidNameError(f"--exclude {ex} is not a dataset under {root}")
+    inside = [d for d in datasets if d.name == root or d.name.startswith(root + "/")]
+    out = [d for d in inside if not any(d.name == ex or d.name.startswith(ex + "/")
+                                        for ex in excludes)]
+    # Parents before children: sort by path components, not by string (a/b-c before a/b/c
+    # would not matter, but a/b must precede a/b/c).
+    out.sort(key=lambda d: d.name.split("/"))
+    excluded = sorted(d.name for d in inside if d not in out)
+    return out, excluded
+
+
+def _delta(ds: zfs.Dataset, base: zfs.Snapshot, snap: zfs.Snapshot | None) -> int | None:
+    """About the size of the incremental stream from `base` up to `snap` (None: a snapshot
+    taken now): what was written after `base`, from each snapshot's `written` and, for one
+    taken now, the dataset's own. None where the host does not say (zfs-fuse): then the
+    dataset's size stands in, an upper bound."""
+    after = [s for s in ds.snapshots if s.createtxg > base.createtxg
+             and (snap is None or s.createtxg <= snap.createtxg)]
+    parts = [s.written for s in after] + ([ds.written] if snap is None else [])
+    if any(p is None for p in parts):
+        return None
+    return sum(p for p in parts if p is not None)
+
+
+def _raw_units(entries: list[TreeEntry], picked: Sequence[zfs.Dataset],
+               src_sets: Sequence[zfs.Dataset]) -> list[TreeEntry]:
+    """Entries with each encryption root whose subtree is all picked and all new on the
+    destination marked to go as one raw replication stream, its descendants carried by it.
+
+    Why: a raw stream of one dataset arrives as an encryption root of its own, so a tree sent
+    dataset by dataset would need one `zfs load-key` per encrypted dataset; -R -w keeps the
+    source's hierarchy. An outer root's stream carries any inner one."""
+    by_name = {e.source: e for e in entries}
+    picked_names = {d.name for d in picked}
+    out = list(entries)
+    carried: set[str] = set()
+    for d in picked:
+        e = by_name.get(d.name)
+        if e is None or d.name in carried or d.encryption_root != d.name:
+            continue
+        below = [x.name for x in src_sets if x.name.startswith(d.name + "/")]
+        if not below or e.action != "full" or e.resume:
+            continue
+        members = [by_name.get(n) for n in below]
+        if any(n not in picked_names for n in below) or any(
+                m is None or m.action != "full" or m.resume for m in members):
+            continue  # part of it excluded, already there or half-received: one by one
+        carried.update(below)
+        for i, x in enumerate(out):
+            if x.source == d.name:
+                out[i] = replace(x, replicate=True,
+                                 reason=f"{x.reason}; raw, with its descendants in one stream")
+            elif x.source in below:
+                out[i] = replace(x, carried_by=d.name,
+                                 reason=f"in the raw replication stream of {d.name}")
+    return out
+
+
+def destination_name(source: str, root: str, destination: str) -> str:
+    return destination + source[len(root):]
+
+
+def plan_tree(src_host: Host, dst_host: Host, request: TreeRequest,
+              src_sets: Sequence[zfs.Dataset], dst_sets: Sequence[zfs.Dataset],
+              *, snapshot: str, unmounted: bool, raw_streams: bool = False) -> TreePlan:
+    """Decide each dataset's fate from the two inventories (no remote call).
+
+    `raw_streams`: both hosts send and receive raw, and encrypted datasets go raw; then a new
+    encryption root whose whole subtree is new on the destination goes as one -R -w stream."""
+    picked, excluded = pick(src_sets, request.root, request.excludes)
+    on_dst = {d.name: d for d in dst_sets}
+    take = request.snapshot is None
+    entries: list[TreeEntry] = []
+    for ds in picked:
+        target_name = destination_name(ds.name, request.root, request.destination)
+        target = on_dst.get(target_name)
+        snap = ds.snapshot(snapshot)
+        size = ds.referenced
+        if snap is None and not take:
+            entries.append(TreeEntry(ds.name, target_name, ds.type, size, "skip",
+                                     f"has no @{snapshot}"))
+            continue
+        if target is not None and snap is not None and any(
+                s.guid == snap.guid for s in target.snapshots):
+            entries.append(TreeEntry(ds.name, target_name, ds.type, 0, "skip",
+                                     f"@{snapshot} is already there"))
+            continue
+        resume = bool(target is not None and target.resume_token)
+        if target is None or (not target.snapshots and resume):
+            # What the full copy carries: the snapshots up to the one sent (a newer one
+            # stays behind), or all of them and the one taken now.
+            count = (len(ds.snapshots) + 1 if snap is None
+                     else ds.snapshots.index(snap) + 1)
+            entries.append(TreeEntry(ds.name, target_name, ds.type, size, "full",
+                                     f"with {count} snapshot(s)", resume=resume))
+            continue
+        common = [s for s in ds.snapshots if s.guid in {t.guid for t in target.snapshots}]
+        base = f"from @{common[-1].short}" if common else "no snapshot in common"
+        delta = _delta(ds, common[-1], snap) if common else None
+        entries.append(TreeEntry(ds.name, target_name, ds.type,
+                                 size if delta is None else delta, "incremental", base,
+                                 resume=resume))
+    if raw_streams:
+        entries = _raw_units(entries, picked, src_sets)
+    picked_names = {d.name for d in src_sets}
+    vanished = tuple(sorted(
+        d.name for d in dst_sets
+        if (d.name == request.destination or d.name.startswith(request.destination + "/"))
+        and request.root + d.name[len(request.destination):] not in picked_names))
+    snapshot_command = None
+    if take:
+        names = [f"{d.name}@{snapshot}" for d in picked]
+        if not excluded:
+            snapshot_command = shell.join(src_host.privileged(
+                ["zfs", "snapshot", "-r", shell.snapshot(f"{request.root}@{snapshot}")]))
+        else:
+            # `zfs snapshot a@s b@s` is atomic on OpenZFS; zfs-fuse takes one name per call.
+            snapshot_command = " && ".join(
+                shell.join(src_host.privileged(["zfs", "snapshot", shell.snapshot(n)]))
+                for n in names)
+    readonly_command = None
+    if request.final:
+        readonly_command = " && ".join(
+            shell.join(src_host.privileged(["zfs", "set", "readonly=on", shell.dataset(d.name)]))
+            for d in picked)
+    if request.mount_root is not None:
+        mount = f"The copy is mounted under {request.mount_root}"
+    elif unmounted:
+        mount = ("The copy is received unmounted (zfs receive -u), its mountpoint properties "
+                 "kept")
+    else:
+        mount = ("This zfs cannot receive unmounted (-u): the copy's root is received where "
+                 "its parent mounts it (checked to be free), then set mountpoint=none, so its "
+                 "children never mount")
+    return TreePlan(
+        source_host=src_host.label, destination_host=dst_host.label, root=request.root,
+        destination=request.destination, snapshot=snapshot, snapshot_command=snapshot_command,
+        readonly_command=readonly_command, entries=tuple(entries), vanished=vanished,
+        excluded=tuple(excluded), mount=mount,
+        transport=(request.options.transport.value if request.options.transport
+                   else "local" if src_host is dst_host or src_host.label == dst_host.label
+                   else "tcp"),
+    )
