@@ -596,21 +596,25 @@ def describe_summary(plan: TreePlan, summary: Summary) -> str:
 
 
 def own_roots_advice(own: dict[str, str], sep: str) -> str:
+    """`own_roots_lines`, each after `sep` ("" for none)."""
+    return "".join(sep + line for line in own_roots_lines(own))
+
+
+def own_roots_lines(own: dict[str, str]) -> list[str]:
     """What to run so copies that became encryption roots of their own use their parent's key
     again, as on the source (needs the keys loaded, so zmigrate cannot do it for the user)."""
     if not own:
-        return ""
-    lines = [f"{sep}encrypted: {len(own)} dataset(s) of the copy are encryption roots of their "
-             "own (each arrived in its own raw stream) while on the source they use an "
-             "ancestor's key. Once the keys are loaded (zfs load-key -r), re-join them:"]
-    lines += [f"{sep}  zfs change-key -i {shell.join([ds])}   # use {parent}'s key"
-              for ds, parent in sorted(own.items())]
-    return "".join(lines)
+        return []
+    return [f"encrypted: {len(own)} dataset(s) of the copy are encryption roots of their own "
+            "(each arrived in its own raw stream) while on the source they use an ancestor's "
+            "key. Once the keys are loaded (zfs load-key -r), re-join them:",
+            *(f"  zfs change-key -i {shell.join([ds])}   # use {parent}'s key"
+              for ds, parent in sorted(own.items()))]
 
 
 # The plan's names too, so `engine.tree` stays the one import for a tree's callers.
 __all__ = [
     "FAILED", "RECEIVED", "SENDING", "SKIPPED", "SMALL", "SNAPSHOT_PREFIX", "VERIFIED", "WAITING",
     "TreeEntry", "TreeJob", "TreePlan", "TreePlanReady", "TreeRequest", "describe_summary",
-    "destination_name", "own_roots_advice", "pick", "plan_tree", "snapshot_name",
+    "destination_name", "own_roots_advice", "own_roots_lines", "pick", "plan_tree", "snapshot_name",
 ]

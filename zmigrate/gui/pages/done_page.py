@@ -9,7 +9,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFileDialog, QWidget
 
 from ...engine.events import Side
-from ...engine.tree import own_roots_advice
+from ...engine.tree import own_roots_lines
 from ...engine.units import format_size
 from .. import forms, markup, style
 from ..dialogs.confirm import after_stop
@@ -161,9 +161,9 @@ class DonePage(Page):
                     "destination: " + markup.escape(", ".join(plan.vanished)))
             own = summary.extra.get("own_encryption_roots")
             if isinstance(own, dict) and own:
-                advice = own_roots_advice({str(k): str(v) for k, v in own.items()}, "\n")
+                rejoin = own_roots_lines({str(k): str(v) for k, v in own.items()})
                 ui.reason_label.setText(ui.reason_label.text() + "<br>" + "<br>".join(
-                    markup.escape(line) for line in advice.strip("\n").split("\n")))
+                    markup.escape(line) for line in rejoin))
         lines = []
         words = {"verified": "✓ verified (guid equal, snapshots present, properties equal)",
                  "skipped": "✓ already complete (same guid), skipped",
