@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
@@ -36,25 +37,35 @@ from zmigrate.engine.units import MiB  # noqa: E402
 BLOCK, BUFFER = "128k", "16M"
 
 
-def hand_loop(names: list[str], root: str, target: str) -> float:
-    """One mbuffer pipeline per dataset, parents first, as a shell loop would run them."""
+# How the hand loop starts a line on a host ("lab-src" or "lab-dst"): an argv.
+On = Callable[[str, str], list[str]]
+
+
+def here(_host: str, line: str) -> list[str]:
+    """On this machine, where both lab hosts are (the no-ssh floor)."""
+    return ["sh", "-c", line]
+
+
+def hand_loop(names: list[str], root: str, target: str, on: On = here) -> float:
+    """One mbuffer pipeline per dataset, parents first, as a shell loop would run them, each
+    line started by `on`."""
     t0 = time.monotonic()
     for name in names:
         dest = target + name[len(root):]
         port = free_port()
-        rx = subprocess.Popen(  # noqa: S602 - fixed bench pipeline over lab names
-            f"mbuffer -q -s {BLOCK} -m {BUFFER} -I 127.0.0.1:{port} | zfs receive {dest}",
-            shell=True, stderr=subprocess.DEVNULL)
+        rx = subprocess.Popen(
+            on("lab-dst", f"mbuffer -q -s {BLOCK} -m {BUFFER} -I 127.0.0.1:{port} "
+                          f"| zfs receive {dest}"), stderr=subprocess.DEVNULL)
         wait_until(lambda port=port: port_listening(port), 10, 0.01)
-        subprocess.run(  # noqa: S602
-            f"zfs send -p {name}@bench | mbuffer -q -s {BLOCK} -m {BUFFER} -O 127.0.0.1:{port}",
-            shell=True, check=True, stderr=subprocess.DEVNULL)
+        subprocess.run(
+            on("lab-src", f"zfs send -p {name}@bench | mbuffer -q -s {BLOCK} -m {BUFFER} "
+                          f"-O 127.0.0.1:{port}"), check=True, stderr=subprocess.DEVNULL)
         if rx.wait(120) != 0:
             raise RuntimeError(f"the hand-built receive into {dest} failed")
         if name == root:
             # As zmigrate does on zfs-fuse: the copy's root does not mount, so no child's
             # mount point directory modifies a parent.
-            zfs("set", "mountpoint=none", dest)
+            subprocess.run(on("lab-dst", f"zfs set mountpoint=none {dest}"), check=True)
     return time.monotonic() - t0
 
 
@@ -69,23 +80,7 @@ def ssh_hand_loop(lab: Lab, names: list[str], root: str, target: str) -> float:
     try:
         for alias in ("lab-src", "lab-dst"):
             subprocess.run([*base, alias, "true"], check=True, timeout=30)
-        t0 = time.monotonic()
-        for name in names:
-            dest = target + name[len(root):]
-            port = free_port()
-            rx = subprocess.Popen(
-                [*base, "lab-dst", f"mbuffer -q -s {BLOCK} -m {BUFFER} -I 127.0.0.1:{port} "
-                 f"| zfs receive {dest}"], stderr=subprocess.DEVNULL)
-            wait_until(lambda port=port: port_listening(port), 10, 0.01)
-            subprocess.run(
-                [*base, "lab-src", f"zfs send -p {name}@bench | mbuffer -q -s {BLOCK} "
-                 f"-m {BUFFER} -O 127.0.0.1:{port}"], check=True, stderr=subprocess.DEVNULL)
-            if rx.wait(120) != 0:
-                raise RuntimeError(f"the hand-built receive into {dest} failed")
-            if name == root:
-                subprocess.run([*base, "lab-dst", f"zfs set mountpoint=none {dest}"],
-                               check=True)
-        return time.monotonic() - t0
+        return hand_loop(names, root, target, lambda host, line: [*base, host, line])
     finally:
         for alias in ("lab-src", "lab-dst"):
             subprocess.run([*base, "-O", "exit", alias], capture_output=True, timeout=30)
