@@ -1,8 +1,9 @@
 """The command line's words for the engine's findings, advice and doctor notes.
 
-The engine says what it found as data (engine/findings.py); here it is worded for someone at a
-terminal: the flags of `zmigrate send` and `zmigrate doctor` (`--bwlimit`, `--transport tcp`,
-`--buffer`, `--ssh-option`, `--write-test`). Every sentence starts with a capital letter. The
+The engine says what it found as data (engine/findings.py); the kinds both faces word alike
+come from engine/plain_words.py, the rest is worded here for someone at a terminal: the flags
+of `zmigrate send` and `zmigrate doctor` (`--bwlimit`, `--transport tcp`, `--buffer`,
+`--ssh-option`, `--write-test`). Every sentence starts with a capital letter. The
 --json events carry these words as `text`, `advice` and `note`, next to the data.
 """
 
@@ -10,17 +11,13 @@ from __future__ import annotations
 
 from typing import Any, assert_never
 
+from ..engine import plain_words
 from ..engine.diagnosis import Verdict
 from ..engine.doctor import DoctorReport, StageResult
 from ..engine.findings import Advice, AdviceKind, Finding, FindingKind, Note, NoteKind
 from ..engine.history import JobRecord
+from ..engine.plain_words import DD, pct
 from ..engine.units import MiB, format_rate, format_size, size_arg
-
-DD = "`dd if=/dev/zero bs=1M count=10240 | mbuffer -o /POOL/benchfile` with compression off"
-
-
-def _pct(value: float) -> str:
-    return f"{value:.0f}%"
 
 
 def _via(transport: str) -> str:
@@ -36,10 +33,6 @@ def finding(f: Finding) -> str:
     """A verdict's headline."""
     k = FindingKind
     match f.kind:
-        case k.NOT_ENOUGH_DATA:
-            return "Not enough data yet"
-        case k.TOO_SHORT:
-            return "The transfer was too short to judge"
         case k.RATE_LIMITED:
             return f"The transfer runs at the --bwlimit cap of {format_rate(f.num('rate_limit'))}"
         case k.RECEIVE_SWINGS:
@@ -47,22 +40,16 @@ def finding(f: Finding) -> str:
                     f"swings between full ({f.num('full_share'):.0%} of the time) and empty "
                     f"({f.num('empty_share'):.0%})")
         case k.RECEIVE_FULL:
-            return (f"The receive buffer is {_pct(f.num('fill'))} full on average: zfs receive "
+            return (f"The receive buffer is {pct(f.num('fill'))} full on average: zfs receive "
                     f"on the destination is the slowest stage at {format_rate(f.num('rate'))}")
         case k.RECEIVE_FILLING:
-            return (f"The receive buffer fills up (from {_pct(f.num('fill_min'))} to "
-                    f"{_pct(f.num('fill_max'))}): zfs receive on the destination takes less than "
+            return (f"The receive buffer fills up (from {pct(f.num('fill_min'))} to "
+                    f"{pct(f.num('fill_max'))}): zfs receive on the destination takes less than "
                     f"arrives, about {format_rate(f.num('rate'))}")
         case k.RECEIVE_DRAINING:
-            return (f"The receive buffer holds a backlog (up to {_pct(f.num('fill_max'))}) that "
+            return (f"The receive buffer holds a backlog (up to {pct(f.num('fill_max'))}) that "
                     "zfs receive on the destination drains after the stream has arrived, at "
                     f"about {format_rate(f.num('rate'))}")
-        case k.BUFFER_EMPTY:
-            return (f"The buffer is {_pct(f.num('fill'))} full on average: zfs send is the "
-                    f"slowest stage at {format_rate(f.num('rate'))}")
-        case k.BUFFER_BALANCED:
-            return (f"The buffer is {_pct(f.num('fill'))} full on average: send and receive "
-                    "keep about the same pace")
         case k.RECEIVE_STARVED:
             return (f"The receive buffer ran empty {f.count('empties')}x while zfs receive "
                     f"drains in bursts (out up to {format_rate(f.num('out_peak'))}, fed at "
@@ -70,19 +57,16 @@ def finding(f: Finding) -> str:
         case k.SEND_FULL:
             where = ("the receive buffer is near empty" if f.has("receive_fill")
                      else "there are no receiver figures")
-            return (f"The send buffer is {_pct(f.num('fill'))} full and {where}: "
+            return (f"The send buffer is {pct(f.num('fill'))} full and {where}: "
                     f"{_via(f.word('transport'))} carries only {format_rate(f.num('rate'))}")
         case k.BOTH_EMPTY:
-            receive = (f", receive {_pct(f.num('receive_fill'))}" if f.has("receive_fill")
+            receive = (f", receive {pct(f.num('receive_fill'))}" if f.has("receive_fill")
                        else "")
-            return (f"Both buffers are near empty (send {_pct(f.num('send_fill'))}{receive}): "
+            return (f"Both buffers are near empty (send {pct(f.num('send_fill'))}{receive}): "
                     f"zfs send on the source is the slowest stage at {format_rate(f.num('rate'))}")
-        case k.RECEIVER_WAITS:
-            return ("The receiver waits for data; without the sender's figures the source and "
-                    "the network cannot be told apart")
-        case k.BALANCED:
-            return ("No stage clearly holds the transfer back: the buffers are part full on "
-                    "both ends")
+        case (k.NOT_ENOUGH_DATA | k.TOO_SHORT | k.BUFFER_EMPTY | k.BUFFER_BALANCED |
+                k.RECEIVER_WAITS | k.BALANCED):
+            return plain_words.finding(f)
         case _:
             assert_never(f.kind)
 
@@ -131,67 +115,25 @@ def advice(a: Advice) -> str:
         case k.SSH_SLOW:
             return (f"SSH carries {format_rate(a.num('rate'))}: use --transport tcp instead of "
                     "ssh on trusted networks")
-        case k.CIPHER_CPU_BOUND:
-            return (f"The cipher is CPU-bound: {a.word('process')} used {a.num('cpu'):.0f}% of "
-                    f"a core on {a.word('host')} during \"{a.word('stage')}\"")
         case k.SSH_UNREACHABLE:
             return (f"The source cannot ssh to the destination: {a.word('reason')} (only "
                     "--transport ssh needs it)")
-        case k.RELAY_PATH:
-            return ("The stream goes through this computer, up one SSH session and down the "
-                    "other: its link and its CPU (two ciphers) set the pace")
         case k.RELAY_BYPASS:
             return ("If the hosts can reach each other, --transport tcp (or ssh) skips this "
                     "computer")
-        case k.RELAY_NEARBY:
-            return "Run zmigrate on a machine near both hosts (same network, wired)"
-        case k.NETWORK_LINK:
-            return (f"TCP between the hosts carries {format_rate(a.num('rate'))}: check the link "
-                    "speed (ethtool IFACE)")
-        case k.JUMBO_FRAMES:
-            return "Jumbo frames: ip link set dev IFACE mtu 9000 on both ends"
-        case k.NIC_RINGS:
-            return "Larger NIC rings: ethtool -G IFACE rx 2048 tx 2048"
-        case k.TRANSPORT_CPU:
-            return ("Check the CPU of the transport processes (ssh, mbuffer) and the interrupt "
-                    "load: one core at 100 % caps the stream")
         case k.RUN_DOCTOR:
             return "Measure each stage alone: zmigrate doctor SRC DST"
         case k.SOURCE_READ:
             return (f"The source reads at about {format_rate(a.num('rate'))}: time "
                     "`zfs send SNAPSHOT > /dev/null` (or through `mbuffer -o /dev/null`) on the "
                     "source; if it is no faster, the pool is the limit")
-        case k.SOURCE_DISKS:
-            return ("Check the source disks with `zpool iostat -v 1`: all busy means the pool "
-                    "layout is the cap (in the field notes one wide raidz read 95 MB/s, the same "
-                    "disks as 4 raidz groups about 170 MB/s)")
-        case k.SOURCE_POOL:
-            return (f"The source pool reads at {format_rate(a.num('rate'))}: check its disks "
-                    "with `zpool iostat -v 1`; a pool of more vdevs reads faster (field notes: "
-                    "one wide raidz 95 MB/s, the same disks as 4-6 raidz groups about 170 MB/s)")
-        case k.SOURCE_QUIET:
-            return "Avoid other reads on the source pool while the transfer runs"
-        case k.DESTINATION_SLOW:
-            return (f"The destination pool takes only about {format_rate(a.num('rate'))}: "
-                    "watch `zpool iostat -v 1` there")
         case k.WRITE_TEST:
             return f"Measure its write speed alone: zmigrate doctor SRC DST --write-test, or {DD}"
-        case k.DESTINATION_VDEVS:
-            return ("More vdevs write faster (field notes: one 46-disk mirror set 63 MB/s, raidz "
-                    "groups 250-340 MB/s); keep other writes and dedup off that pool during the "
-                    "transfer")
-        case k.DESTINATION_POOL:
-            return (f"The destination pool writes at {format_rate(a.num('rate'))}: check its "
-                    "disks with `zpool iostat -v 1`; more vdevs write faster, keep dedup and "
-                    "other writes off it during the transfer")
-        case k.CPU_BOUND:
-            return (f"One process, not the hardware, sets the pace: {a.word('process')} used "
-                    f"{a.num('cpu'):.0f}% of a core on {a.word('host')} during "
-                    f"\"{a.word('stage')}\"")
-        case k.CLEANUP_FAILED:
-            dataset = a.word("dataset")
-            return (f"The write test's dataset {dataset} is left on {a.word('host')}: "
-                    f"destroy it there with zfs destroy -r {dataset}")
+        case (k.CIPHER_CPU_BOUND | k.RELAY_PATH | k.RELAY_NEARBY | k.NETWORK_LINK |
+                k.JUMBO_FRAMES | k.NIC_RINGS | k.TRANSPORT_CPU | k.SOURCE_DISKS | k.SOURCE_POOL |
+                k.SOURCE_QUIET | k.DESTINATION_SLOW | k.DESTINATION_VDEVS | k.DESTINATION_POOL |
+                k.CPU_BOUND | k.CLEANUP_FAILED):
+            return plain_words.advice(a)
         case _:
             assert_never(a.kind)
 
@@ -202,24 +144,16 @@ def note(n: Note) -> str:
     match n.kind:
         case k.NEEDS_SNAPSHOT:
             return "Give the source as HOST:pool/dataset@snapshot to time it"
-        case k.RAN_TO_END:
-            return f"Ran to its end after {format_size(n.num('bytes'))}"
-        case k.FROM_CACHE:
-            return "Small snapshot: may come from cache"
         case k.WRITE_SYNC:
             return f"From /dev/urandom, incl. {n.num('seconds'):.1f} s sync"
-        case k.SSH_UNREACHABLE:
-            return f"The source cannot ssh to the destination: {n.word('reason')}"
         case k.LEFT_OUT:
             return "Left out (--no-write-test or --stage)"
-        case k.NO_POOL:
-            return "No pool on the destination to write into"
         case k.NO_ROOM:
             return (f"Only {format_size(n.num('free'))} free under {n.word('parent')}: the test "
                     f"writes at most {n.num('share'):.0%} of it and needs "
                     f"{format_size(n.num('minimum'))}; give HOST:pool/dataset with more room")
-        case k.WRITE_LIMIT:
-            return f"At most {format_size(n.num('limit'))} (a tenth of the free space)"
+        case k.RAN_TO_END | k.FROM_CACHE | k.SSH_UNREACHABLE | k.NO_POOL | k.WRITE_LIMIT:
+            return plain_words.note(n)
         case _:
             assert_never(n.kind)
 

@@ -2,9 +2,10 @@
 
 The engine judges (diagnosis.py, doctor/); each face words the judgement in its own terms:
 zmigrate.cli.words names the command's flags (`--bwlimit`, `--transport tcp`), zmigrate.gui.words
-the wizard's controls (Rate limit, Direct TCP). A figure is a number (bytes, bytes/s, seconds,
-percent, a share of 1) or a plain name (a cipher, a host, a dataset, a stage's title); which
-figures a kind carries is listed next to it.
+the wizard's controls (Rate limit, Direct TCP); the kinds that name neither (a command to run
+on a host, a cause) both take from plain_words.py, written once. A figure is a number (bytes,
+bytes/s, seconds, percent, a share of 1) or a plain name (a cipher, a host, a dataset, a stage's
+title); which figures a kind carries is listed next to it.
 
 - `Finding` is a verdict's headline: what the buffers show and which stage is slowest.
 - `Advice` is one thing to do about it.

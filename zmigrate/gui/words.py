@@ -1,9 +1,10 @@
 """The wizard's words for the engine's findings, advice and doctor notes, and the Hosts page's
 first-run guidance.
 
-The engine says what it found as data (engine/findings.py); here it is worded for someone in the
-wizard: the controls as the forms (ui/*.ui) label them - the Transport and tuning page's Direct
-TCP, Through SSH, Buffer size, Rate limit and Doctor…, the doctor's "Also test writing on the
+The engine says what it found as data (engine/findings.py); the kinds both faces word alike
+come from engine/plain_words.py, the rest is worded here for someone in the wizard: the
+controls as the forms (ui/*.ui) label them - the Transport and tuning page's Direct TCP, Through
+SSH, Buffer size, Rate limit and Doctor…, the doctor's "Also test writing on the
 destination" - never a command-line flag. Every sentence starts with a capital letter.
 """
 
@@ -12,9 +13,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import assert_never
 
+from ..engine import plain_words
 from ..engine.diagnosis import Bottleneck, Verdict
 from ..engine.findings import Advice, AdviceKind, Finding, FindingKind, Note, NoteKind
 from ..engine.history import JobRecord
+from ..engine.plain_words import DD, pct
 from ..engine.units import MiB, format_rate, format_size, size_arg
 from . import markup
 
@@ -27,7 +30,6 @@ DOCTOR = "Doctor…"  # doctor_button
 WRITE_TEST = "Also test writing on the destination"  # ui/doctor_dialog.ui: write_check
 SOURCE_PAGE = "the What to send page"  # ui/source_page.ui: the page's title
 CLEARTEXT = "cleartext: trusted networks only"
-DD = "`dd if=/dev/zero bs=1M count=10240 | mbuffer -o /POOL/benchfile` with compression off"
 # ui/host_panel.ui: the Hosts page's controls
 LOG_IN_WITH = "Log in with"  # auth_label
 KEY_FILE = "Key file"  # auth_combo's second choice
@@ -50,10 +52,6 @@ MOUNT_COLLISION_ROOT_FIX = ("This zfs mounts the copy's root under its parent be
                             "parent or name whose mountpoint is free")
 
 
-def _pct(value: float) -> str:
-    return f"{value:.0f}%"
-
-
 def _via(transport: str) -> str:
     if transport == "ssh":
         return "SSH"
@@ -73,10 +71,6 @@ def finding(f: Finding) -> str:
     """A verdict's headline."""
     k = FindingKind
     match f.kind:
-        case k.NOT_ENOUGH_DATA:
-            return "Not enough data yet"
-        case k.TOO_SHORT:
-            return "The transfer was too short to judge"
         case k.RATE_LIMITED:
             return (f"The transfer runs at its {RATE_LIMIT} of "
                     f"{format_rate(f.num('rate_limit'))}")
@@ -85,23 +79,17 @@ def finding(f: Finding) -> str:
                     f"swings between full ({f.num('full_share'):.0%} of the time) and empty "
                     f"({f.num('empty_share'):.0%})")
         case k.RECEIVE_FULL:
-            return (f"The receiver's buffer is {_pct(f.num('fill'))} full on average: zfs "
+            return (f"The receiver's buffer is {pct(f.num('fill'))} full on average: zfs "
                     "receive on the destination is the slowest stage at "
                     f"{format_rate(f.num('rate'))}")
         case k.RECEIVE_FILLING:
-            return (f"The receiver's buffer fills up (from {_pct(f.num('fill_min'))} to "
-                    f"{_pct(f.num('fill_max'))}): zfs receive on the destination takes less than "
+            return (f"The receiver's buffer fills up (from {pct(f.num('fill_min'))} to "
+                    f"{pct(f.num('fill_max'))}): zfs receive on the destination takes less than "
                     f"arrives, about {format_rate(f.num('rate'))}")
         case k.RECEIVE_DRAINING:
-            return (f"The receiver's buffer holds a backlog (up to {_pct(f.num('fill_max'))}) "
+            return (f"The receiver's buffer holds a backlog (up to {pct(f.num('fill_max'))}) "
                     "that zfs receive on the destination drains after the stream has arrived, "
                     f"at about {format_rate(f.num('rate'))}")
-        case k.BUFFER_EMPTY:
-            return (f"The buffer is {_pct(f.num('fill'))} full on average: zfs send is the "
-                    f"slowest stage at {format_rate(f.num('rate'))}")
-        case k.BUFFER_BALANCED:
-            return (f"The buffer is {_pct(f.num('fill'))} full on average: send and receive "
-                    "keep about the same pace")
         case k.RECEIVE_STARVED:
             return (f"The receiver's buffer ran empty {f.count('empties')} times while zfs "
                     f"receive drains in bursts (out up to {format_rate(f.num('out_peak'))}, "
@@ -109,19 +97,16 @@ def finding(f: Finding) -> str:
         case k.SEND_FULL:
             where = ("the receiver's is near empty" if f.has("receive_fill")
                      else "there are no figures from the receiver")
-            return (f"The sender's buffer is {_pct(f.num('fill'))} full and {where}: "
+            return (f"The sender's buffer is {pct(f.num('fill'))} full and {where}: "
                     f"{_via(f.word('transport'))} carries only {format_rate(f.num('rate'))}")
         case k.BOTH_EMPTY:
-            receive = (f", receiver {_pct(f.num('receive_fill'))}" if f.has("receive_fill")
+            receive = (f", receiver {pct(f.num('receive_fill'))}" if f.has("receive_fill")
                        else "")
-            return (f"Both buffers are near empty (sender {_pct(f.num('send_fill'))}{receive}): "
+            return (f"Both buffers are near empty (sender {pct(f.num('send_fill'))}{receive}): "
                     f"zfs send on the source is the slowest stage at {format_rate(f.num('rate'))}")
-        case k.RECEIVER_WAITS:
-            return ("The receiver waits for data; without the sender's figures the source and "
-                    "the network cannot be told apart")
-        case k.BALANCED:
-            return ("No stage clearly holds the transfer back: the buffers are part full on "
-                    "both ends")
+        case (k.NOT_ENOUGH_DATA | k.TOO_SHORT | k.BUFFER_EMPTY | k.BUFFER_BALANCED |
+                k.RECEIVER_WAITS | k.BALANCED):
+            return plain_words.finding(f)
         case _:
             assert_never(f.kind)
 
@@ -168,30 +153,12 @@ def advice(a: Advice) -> str:
         case k.SSH_SLOW:
             return (f"SSH carries {format_rate(a.num('rate'))}: choose {TCP} instead of {SSH} "
                     f"on {PAGE} on trusted networks")
-        case k.CIPHER_CPU_BOUND:
-            return (f"The cipher is CPU-bound: {a.word('process')} used {a.num('cpu'):.0f}% of "
-                    f"a core on {a.word('host')} during \"{a.word('stage')}\"")
         case k.SSH_UNREACHABLE:
             return (f"The source cannot ssh to the destination: {a.word('reason')} (only "
                     f"{SSH} needs it)")
-        case k.RELAY_PATH:
-            return ("The stream goes through this computer, up one SSH session and down the "
-                    "other: its link and its CPU (two ciphers) set the pace")
         case k.RELAY_BYPASS:
             return (f"If the hosts can reach each other, {TCP} (or {SSH}) on {PAGE} skips "
                     "this computer")
-        case k.RELAY_NEARBY:
-            return "Run zmigrate on a machine near both hosts (same network, wired)"
-        case k.NETWORK_LINK:
-            return (f"TCP between the hosts carries {format_rate(a.num('rate'))}: check the link "
-                    "speed (ethtool IFACE)")
-        case k.JUMBO_FRAMES:
-            return "Jumbo frames: ip link set dev IFACE mtu 9000 on both ends"
-        case k.NIC_RINGS:
-            return "Larger NIC rings: ethtool -G IFACE rx 2048 tx 2048"
-        case k.TRANSPORT_CPU:
-            return ("Check the CPU of the transport processes (ssh, mbuffer) and the interrupt "
-                    "load: one core at 100 % caps the stream")
         case k.RUN_DOCTOR:
             return f"Measure each stage alone: {DOCTOR} on {PAGE}"
         case k.SOURCE_READ:
@@ -199,38 +166,14 @@ def advice(a: Advice) -> str:
                     "`zfs send SNAPSHOT > /dev/null` (or through `mbuffer -o /dev/null`) on the "
                     f"source, or run {DOCTOR} on {PAGE}; if it is no faster, the pool is the "
                     "limit")
-        case k.SOURCE_DISKS:
-            return ("Check the source disks with `zpool iostat -v 1`: all busy means the pool "
-                    "layout is the cap (in the field notes one wide raidz read 95 MB/s, the same "
-                    "disks as 4 raidz groups about 170 MB/s)")
-        case k.SOURCE_POOL:
-            return (f"The source pool reads at {format_rate(a.num('rate'))}: check its disks "
-                    "with `zpool iostat -v 1`; a pool of more vdevs reads faster (field notes: "
-                    "one wide raidz 95 MB/s, the same disks as 4-6 raidz groups about 170 MB/s)")
-        case k.SOURCE_QUIET:
-            return "Avoid other reads on the source pool while the transfer runs"
-        case k.DESTINATION_SLOW:
-            return (f"The destination pool takes only about {format_rate(a.num('rate'))}: "
-                    "watch `zpool iostat -v 1` there")
         case k.WRITE_TEST:
             return (f"Measure its write speed alone: {DOCTOR} on {PAGE} with \"{WRITE_TEST}\", "
                     f"or {DD}")
-        case k.DESTINATION_VDEVS:
-            return ("More vdevs write faster (field notes: one 46-disk mirror set 63 MB/s, raidz "
-                    "groups 250-340 MB/s); keep other writes and dedup off that pool during the "
-                    "transfer")
-        case k.DESTINATION_POOL:
-            return (f"The destination pool writes at {format_rate(a.num('rate'))}: check its "
-                    "disks with `zpool iostat -v 1`; more vdevs write faster, keep dedup and "
-                    "other writes off it during the transfer")
-        case k.CPU_BOUND:
-            return (f"One process, not the hardware, sets the pace: {a.word('process')} used "
-                    f"{a.num('cpu'):.0f}% of a core on {a.word('host')} during "
-                    f"\"{a.word('stage')}\"")
-        case k.CLEANUP_FAILED:
-            dataset = a.word("dataset")
-            return (f"The write test's dataset {dataset} is left on {a.word('host')}: "
-                    f"destroy it there with zfs destroy -r {dataset}")
+        case (k.CIPHER_CPU_BOUND | k.RELAY_PATH | k.RELAY_NEARBY | k.NETWORK_LINK |
+                k.JUMBO_FRAMES | k.NIC_RINGS | k.TRANSPORT_CPU | k.SOURCE_DISKS | k.SOURCE_POOL |
+                k.SOURCE_QUIET | k.DESTINATION_SLOW | k.DESTINATION_VDEVS | k.DESTINATION_POOL |
+                k.CPU_BOUND | k.CLEANUP_FAILED):
+            return plain_words.advice(a)
         case _:
             assert_never(a.kind)
 
@@ -241,24 +184,16 @@ def note(n: Note) -> str:
     match n.kind:
         case k.NEEDS_SNAPSHOT:
             return f"Choose a snapshot on {SOURCE_PAGE} to time it"
-        case k.RAN_TO_END:
-            return f"Ran to its end after {format_size(n.num('bytes'))}"
-        case k.FROM_CACHE:
-            return "Small snapshot: may come from cache"
         case k.WRITE_SYNC:
             return f"From /dev/urandom, including {n.num('seconds'):.1f} s of sync"
-        case k.SSH_UNREACHABLE:
-            return f"The source cannot ssh to the destination: {n.word('reason')}"
         case k.LEFT_OUT:
             return "Not run: “Also test writing on the destination” is off"
-        case k.NO_POOL:
-            return "No pool on the destination to write into"
         case k.NO_ROOM:
             return (f"Only {format_size(n.num('free'))} free under {n.word('parent')}: the test "
                     f"writes at most {n.num('share'):.0%} of it and needs "
                     f"{format_size(n.num('minimum'))}")
-        case k.WRITE_LIMIT:
-            return f"At most {format_size(n.num('limit'))} (a tenth of the free space)"
+        case k.RAN_TO_END | k.FROM_CACHE | k.SSH_UNREACHABLE | k.NO_POOL | k.WRITE_LIMIT:
+            return plain_words.note(n)
         case _:
             assert_never(n.kind)
 
