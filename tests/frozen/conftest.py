@@ -6,25 +6,10 @@ plain run has no frozen app to test and says so at the end instead of skipping."
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
-import pytest
+from lane_gate import lane_gate
 
-NOT_RUN = pytest.StashKey[list[str]]()
-
-
-def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
-    if collection_path.name.startswith("test_") and os.environ.get("ZMIGRATE_FROZEN_APP") != "1":
-        config.stash.setdefault(NOT_RUN, []).append(collection_path.name)
-        return True
-    return None
-
-
-def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter,
-                            config: pytest.Config) -> None:
-    files = config.stash.get(NOT_RUN, [])
-    if files:
-        terminalreporter.write_sep("=", "frozen-app lane NOT RUN", yellow=True)
-        terminalreporter.write_line(
-            f"{', '.join(sorted(files))} tests the app packaging/build.sh freezes: build it, then "
-            "run ZMIGRATE_FROZEN_APP=1 pytest tests/frozen (.ci/run does both).")
+pytest_ignore_collect, pytest_terminal_summary = lane_gate(
+    "frozen-app lane", lambda _config: os.environ.get("ZMIGRATE_FROZEN_APP") == "1",
+    lambda files: f"{', '.join(files)} tests the app packaging/build.sh freezes: build it, then "
+    "run ZMIGRATE_FROZEN_APP=1 pytest tests/frozen (.ci/run does both).")

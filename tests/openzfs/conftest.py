@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from lane_gate import lane_gate
 
 from zmigrate.engine import zfs
 from zmigrate.engine.ssh import HostSpec, connect
@@ -37,27 +38,12 @@ def _requested(config: pytest.Config) -> bool:
         "openzfs" in markexpr and "not openzfs" not in markexpr)
 
 
-NOT_RUN = pytest.StashKey[list[str]]()
-
-
-def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
-    """Leave this directory out unless the VM lane was requested (and say so at the end)."""
-    if collection_path.name.startswith("test_") and not _requested(config):
-        config.stash.setdefault(NOT_RUN, []).append(collection_path.name)
-        return True
-    return None
-
-
-def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter,
-                            config: pytest.Config) -> None:
-    """A plain run names the OpenZFS lane as not run, and how to run it."""
-    files = config.stash.get(NOT_RUN, [])
-    if files:
-        terminalreporter.write_sep("=", "OpenZFS lane NOT RUN", yellow=True)
-        terminalreporter.write_line(
-            f"{len(files)} file(s) in tests/openzfs were not collected ({', '.join(sorted(files))})"
-            ": they need the OpenZFS QEMU guest. Run them with packaging/openzfs-lane.sh "
-            "(or ZMIGRATE_OPENZFS=1 / -m openzfs).")
+# This directory is left out unless the VM lane was requested, and the end of the run says so.
+pytest_ignore_collect, pytest_terminal_summary = lane_gate(
+    "OpenZFS lane", _requested,
+    lambda files: f"{len(files)} file(s) in tests/openzfs were not collected ({', '.join(files)})"
+    ": they need the OpenZFS QEMU guest. Run them with packaging/openzfs-lane.sh "
+    "(or ZMIGRATE_OPENZFS=1 / -m openzfs).")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
