@@ -66,8 +66,33 @@ def start_ns_sshd(root: Path, lab: Lab, procs: list[subprocess.Popen[bytes]], al
     return NsHost(alias, address, ns, pub, keygen_fingerprint(Path(f"{host_key}.pub")))
 
 
+class NamespaceLab:
+    """What a lab of sshd in network namespaces shares: `ip` here or in a namespace, the env
+    that points zmigrate at its own ssh_config and known_hosts, and stopping its sshd."""
+
+    lab: Lab
+    procs: list[subprocess.Popen[bytes]]
+    ssh_config: Path
+    known_hosts: Path
+
+    def _ip(self, *args: str, ns: str | None = None) -> None:
+        run([IP, *(["-n", ns] if ns else []), *args], timeout=30)
+
+    def env(self) -> dict[str, str]:
+        env = self.lab.env()
+        env["ZMIGRATE_SSH_CONFIG"] = str(self.ssh_config)
+        env["ZMIGRATE_KNOWN_HOSTS"] = str(self.known_hosts)
+        return env
+
+    def _stop_sshds(self) -> None:
+        for proc in self.procs:
+            if proc.poll() is None:
+                SshdLab._stop(proc)
+        self.procs.clear()
+
+
 @dataclass
-class JumpLab:
+class JumpLab(NamespaceLab):
     """Starts the two namespaces, veth pairs and sshd; `stop()` removes all of it."""
 
     root: Path
@@ -82,10 +107,6 @@ class JumpLab:
     behind: NsHost | None = None
     ssh_config: Path = field(default_factory=Path)
     known_hosts: Path = field(default_factory=Path)
-
-    def _ip(self, *args: str, ns: str | None = None) -> None:
-        argv = [IP, *(["-n", ns] if ns else []), *args]
-        run(argv, timeout=30)
 
     def start(self) -> JumpLab:
         self.root.mkdir(parents=True, exist_ok=True)
@@ -152,17 +173,8 @@ class JumpLab:
         else:
             self._ip("route", "replace", "unreachable", f"{self.inner}.0/30")
 
-    def env(self) -> dict[str, str]:
-        env = self.lab.env()
-        env["ZMIGRATE_SSH_CONFIG"] = str(self.ssh_config)
-        env["ZMIGRATE_KNOWN_HOSTS"] = str(self.known_hosts)
-        return env
-
     def stop(self) -> None:
-        for proc in self.procs:
-            if proc.poll() is None:
-                SshdLab._stop(proc)
-        self.procs.clear()
+        self._stop_sshds()
         for ns in reversed(self.namespaces):
             run([IP, "netns", "del", ns], check=False, timeout=30)
         self.namespaces.clear()

@@ -18,8 +18,8 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .netns import IP, NsHost, start_ns_sshd
-from .sshd import SSHD, USER, Lab, SshdLab, _keygen, _sshd_config
+from .netns import IP, NamespaceLab, NsHost, start_ns_sshd
+from .sshd import SSHD, USER, Lab, _keygen, _sshd_config
 from .util import free_port, run, tcp_accepts, wait_until
 from .zfsfuse import LabUnavailableError
 
@@ -28,7 +28,7 @@ CGROUP_CPU = Path("/sys/fs/cgroup/cpu")
 
 
 @dataclass
-class ShapedLab:
+class ShapedLab(NamespaceLab):
     """`start()` makes the namespace, the veth pair, the shaping and lab-far's sshd; `stop()`
     removes all of it. `rate` is tc's notation (e.g. "400mbit"); None leaves the link free."""
 
@@ -49,9 +49,6 @@ class ShapedLab:
     @property
     def near_link(self) -> str:
         return f"zmsa{self.suffix}"
-
-    def _ip(self, *args: str, ns: str | None = None) -> None:
-        run([IP, *(["-n", ns] if ns else []), *args], timeout=30)
 
     def start(self) -> ShapedLab:
         self.root.mkdir(parents=True, exist_ok=True)
@@ -135,22 +132,14 @@ class ShapedLab:
                 f"--ssh-option=UserKnownHostsFile={self.known_hosts}",
                 "--ssh-option=IdentitiesOnly=yes"]
 
-    def env(self) -> dict[str, str]:
-        env = self.lab.env()
-        env["ZMIGRATE_SSH_CONFIG"] = str(self.ssh_config)
-        env["ZMIGRATE_KNOWN_HOSTS"] = str(self.known_hosts)
-        return env
-
     def stop(self) -> None:
-        for proc in self.procs:
-            if proc.poll() is None:
-                SshdLab._stop(proc)
-        self.procs.clear()
+        self._stop_sshds()
         if self.namespace:
             run([IP, "netns", "del", self.namespace], check=False, timeout=30)
         run([IP, "link", "del", self.near_link], check=False, timeout=30)
         if self.cgroup is not None:
+            procs = self.cgroup / "cgroup.procs"
             # Empty once its processes are gone (sessions end with their sshd).
-            wait_until(lambda: not (self.cgroup / "cgroup.procs").read_text().strip(), 10, 0.1)
+            wait_until(lambda: not procs.read_text().strip(), 10, 0.1)
             self.cgroup.rmdir()
             self.cgroup = None
