@@ -15,7 +15,14 @@ from PySide6.QtCore import QSettings  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 from pytestqt.qtbot import QtBot  # noqa: E402
 
+from zmigrate.engine.hosts import LocalHost  # noqa: E402
+from zmigrate.engine.job import Job, Request  # noqa: E402
+from zmigrate.engine.samples import SampleStore  # noqa: E402
 from zmigrate.gui import style  # noqa: E402
+from zmigrate.gui.job_bridge import JobBridge  # noqa: E402
+from zmigrate.gui.pages.done_page import DonePage  # noqa: E402
+from zmigrate.gui.pages.transfer_page import TransferPage  # noqa: E402
+from zmigrate.gui.session import Session  # noqa: E402
 from zmigrate.gui.settings import Settings  # noqa: E402
 from zmigrate.gui.wizard import MigrationWizard  # noqa: E402
 
@@ -45,3 +52,21 @@ def history_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     path = tmp_path / "history"
     monkeypatch.setenv("ZMIGRATE_DATA_DIR", str(path))
     return path
+
+
+@pytest.fixture
+def pages(qtbot: QtBot, settings: Settings) -> tuple[Session, TransferPage, DonePage, JobBridge]:
+    """The Transfer and Done pages of one job's session, the Transfer page attached to its
+    bridge (events are fed with `bridge.on_event`; nothing runs)."""
+    session = Session()
+    host = LocalHost()
+    session.store = SampleStore()
+    session.job = Job(host, host, Request("tank/data@one", "backup/data"))
+    transfer = TransferPage(session, settings)
+    done = DonePage(session, settings)
+    qtbot.addWidget(transfer)
+    qtbot.addWidget(done)
+    transfer.show()
+    bridge = JobBridge(session.job, session.store, transfer)
+    transfer.attach(bridge)
+    return session, transfer, done, bridge

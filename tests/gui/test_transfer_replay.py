@@ -12,33 +12,13 @@ from replay_trace import load_trace
 from zmigrate.engine.diagnosis import Bottleneck
 from zmigrate.engine.errors import TransferError
 from zmigrate.engine.events import Failed, Finished, LogLine, Sample, Side
-from zmigrate.engine.hosts import LocalHost
-from zmigrate.engine.job import Job, Request
 from zmigrate.engine.plan import Transport
-from zmigrate.engine.samples import SampleStore
 from zmigrate.gui.job_bridge import JobBridge
 from zmigrate.gui.pages.done_page import DonePage
 from zmigrate.gui.pages.transfer_page import TransferPage
 from zmigrate.gui.session import Session
-from zmigrate.gui.settings import Settings
 
 pytestmark = pytest.mark.gui
-
-
-@pytest.fixture
-def pages(qtbot: QtBot, settings: Settings) -> tuple[Session, TransferPage, DonePage, JobBridge]:
-    session = Session()
-    host = LocalHost()
-    session.store = SampleStore()
-    session.job = Job(host, host, Request("tank/data@one", "backup/data"))
-    transfer = TransferPage(session, settings)
-    done = DonePage(session, settings)
-    qtbot.addWidget(transfer)
-    qtbot.addWidget(done)
-    transfer.show()
-    bridge = JobBridge(session.job, session.store, transfer)
-    transfer.attach(bridge)
-    return session, transfer, done, bridge
 
 
 def test_real_trace_fills_plots_progress_and_done_page(

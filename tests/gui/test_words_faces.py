@@ -21,16 +21,13 @@ from zmigrate.engine.diagnosis import Bottleneck
 from zmigrate.engine.doctor import DoctorReport, StageStarted
 from zmigrate.engine.findings import AdviceKind, FindingKind, NoteKind
 from zmigrate.engine.hosts import Host, LocalHost
-from zmigrate.engine.job import Job, Request
 from zmigrate.engine.plan import Options
-from zmigrate.engine.samples import SampleStore
 from zmigrate.gui import markup, words
 from zmigrate.gui.dialogs.doctor_dialog import DoctorDialog
 from zmigrate.gui.job_bridge import JobBridge
 from zmigrate.gui.pages.done_page import DonePage
 from zmigrate.gui.pages.transfer_page import TransferPage
 from zmigrate.gui.session import Session
-from zmigrate.gui.settings import Settings
 
 pytestmark = pytest.mark.gui
 
@@ -80,22 +77,6 @@ def test_the_cases_cover_every_kind() -> None:
         AdviceKind.TCP_FASTER, AdviceKind.CIPHER_CPU_BOUND, AdviceKind.SSH_UNREACHABLE,
         AdviceKind.CLEANUP_FAILED, AdviceKind.RECEIVE_BUFFER}
     assert {n.kind for r in REPORTS.values() for s in r.stages for n in s.notes} == set(NoteKind)
-
-
-@pytest.fixture
-def pages(qtbot: QtBot, settings: Settings) -> tuple[Session, TransferPage, DonePage, JobBridge]:
-    session = Session()
-    host = LocalHost()
-    session.store = SampleStore()
-    session.job = Job(host, host, Request("tank/data@one", "backup/data"))
-    transfer = TransferPage(session, settings)
-    done = DonePage(session, settings)
-    qtbot.addWidget(transfer)
-    qtbot.addWidget(done)
-    transfer.show()
-    bridge = JobBridge(session.job, session.store, transfer)
-    transfer.attach(bridge)
-    return session, transfer, done, bridge
 
 
 @pytest.mark.parametrize("name", list(VERDICTS))
