@@ -71,16 +71,22 @@ def test_every_row_change_is_signalled() -> None:
     assert model.rows[2].size == 3 * MiB
 
 
-def test_transfer_line_counts_datasets_done_and_in_flight_not_the_last_reporter(
-        qtbot: QtBot, settings: Settings) -> None:
-    """With datasets sent in parallel, "dataset N of M" named only the last one to report
-    (N could be 3 while 1 was done): the line says how many are done and how many in flight."""
+def tree_transfer_page(qtbot: QtBot, settings: Settings) -> TransferPage:
+    """The Transfer page of a session with the tree NAMES, every dataset waiting."""
     session = Session()
     session.tree = TreePick.of([Dataset(n, "filesystem", 1, MiB, MiB, 1, 0) for n in NAMES],
                                NAMES[0])
     page = TransferPage(session, settings)
     qtbot.addWidget(page)
     waiting(page.datasets)
+    return page
+
+
+def test_transfer_line_counts_datasets_done_and_in_flight_not_the_last_reporter(
+        qtbot: QtBot, settings: Settings) -> None:
+    """With datasets sent in parallel, "dataset N of M" named only the last one to report
+    (N could be 3 while 1 was done): the line says how many are done and how many in flight."""
+    page = tree_transfer_page(qtbot, settings)
     page.datasets.apply(DatasetState(NAMES[0], "b/0", VERIFIED, 0, 3, MiB))
     for k in (1, 2):
         page.datasets.apply(DatasetState(NAMES[k], f"b/{k}", SENDING, k, 3, MiB))
@@ -97,12 +103,7 @@ def test_transfer_line_counts_datasets_done_and_in_flight_not_the_last_reporter(
 
 def test_a_stage_line_names_the_dataset_it_came_from(qtbot: QtBot, settings: Settings) -> None:
     """Two datasets in flight: the stage of the second is not put under the first's name."""
-    session = Session()
-    session.tree = TreePick.of([Dataset(n, "filesystem", 1, MiB, MiB, 1, 0) for n in NAMES],
-                               NAMES[0])
-    page = TransferPage(session, settings)
-    qtbot.addWidget(page)
-    waiting(page.datasets)
+    page = tree_transfer_page(qtbot, settings)
     for k in (1, 2):
         page.datasets.apply(DatasetState(NAMES[k], f"b/{k}", SENDING, k, 3, MiB))
     page._on_stage("sending", "step 1/1: full", NAMES[2])
