@@ -139,6 +139,7 @@ def snaps(name: str, count: int, start_txg: int, size: int) -> list[Snapshot]:
 
 def source_inventory() -> list[Dataset]:
     out = [Dataset("tank", "filesystem", 1, 2200 * GiB, 96 * 1024, 1400 * GiB, NOW - 900 * 86400)]
+    out[0].snapshots = snaps("tank", 14, 500, 96 * 1024)
     for i, (name, size) in enumerate([("tank/home", 320), ("tank/home/anna", 120),
                                       ("tank/home/ben", 84), ("tank/media", 1100),
                                       ("tank/media/photos", 410), ("tank/projects", 74),
@@ -154,6 +155,8 @@ def destination_inventory(src: list[Dataset]) -> list[Dataset]:
     out = [Dataset("backup", "filesystem", 2, 3100 * GiB, 96 * 1024, 4200 * GiB, NOW - 400 * 86400),
            Dataset("backup/tank", "filesystem", 3, 2100 * GiB, 96 * 1024, 4200 * GiB,
                    NOW - 400 * 86400)]
+    out[1].snapshots = [Snapshot("backup/" + s.name, s.guid, s.creation, s.createtxg, s.used,
+                                 s.referenced) for s in src[0].snapshots[:-3]]
     for ds in src[1:]:
         if ds.name in ("tank/projects", "tank/vm/win11"):
             continue
@@ -395,8 +398,15 @@ def shoot_tree(settings: Settings, one_plan: Plan) -> None:
     def prepare(_job: TreeJob) -> TreePlan:
         return plan
 
-    def dataset_plan(_job: TreeJob, _entry: TreeEntry) -> Plan:
-        return one_plan
+    def dataset_plan(_job: TreeJob, entry: TreeEntry) -> Plan:
+        """Each dataset's own commands from the real planner, up to its newest snapshot."""
+        ds = next(d for d in src_sets if d.name == entry.source)
+        if ds.newest is None:
+            return one_plan
+        return make_plan(Site(src_host, src_caps, src_sets), Site(dst_host, dst_caps, dst_sets),
+                         ds.newest.name, entry.destination,
+                         Options(transport=Transport.TCP, buffer_size=512 * MiB, history=True),
+                         connect_address="10.0.0.7", allow_address="10.0.0.5", port=40871)
 
     TreeJob.prepare = prepare  # type: ignore[method-assign, assignment]
     TreeJob.dataset_plan = dataset_plan  # type: ignore[method-assign, assignment]
