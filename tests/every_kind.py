@@ -16,7 +16,8 @@ from zmigrate.engine.doctor import Doctor, DoctorReport, HostCpu, ProcessCpu, St
 from zmigrate.engine.events import PlanReady, Sample, Side
 from zmigrate.engine.findings import Note, NoteKind
 from zmigrate.engine.hosts import LocalHost
-from zmigrate.engine.plan import Options, Plan, Transport
+from zmigrate.engine.plan import Options, Plan
+from zmigrate.engine.transports import Transport
 from zmigrate.engine.units import GiB, MiB
 
 HZ = 2.0  # mbuffer's status lines per second

@@ -18,7 +18,8 @@ from zmigrate.engine import pipeline
 from zmigrate.engine.errors import TransferError
 from zmigrate.engine.hosts import LocalHost
 from zmigrate.engine.job import Job, Request
-from zmigrate.engine.plan import Options, Transport
+from zmigrate.engine.plan import Options
+from zmigrate.engine.transports import Transport
 from zmigrate.engine.units import MiB
 
 pytestmark = pytest.mark.lab

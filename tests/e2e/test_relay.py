@@ -28,7 +28,8 @@ from lab.zfsfuse import Pool
 from zmigrate.engine.events import Progress, Sample, Side
 from zmigrate.engine.hosts import Host
 from zmigrate.engine.job import Job, Request
-from zmigrate.engine.plan import Options, Transport
+from zmigrate.engine.plan import Options
+from zmigrate.engine.transports import Transport
 from zmigrate.engine.units import MiB
 
 pytestmark = [pytest.mark.lab, pytest.mark.timeout(300)]

@@ -34,7 +34,8 @@ from zmigrate.engine.errors import CancelledError, PreflightError, TransferError
 from zmigrate.engine.events import Progress, Sample, Side, StageChanged
 from zmigrate.engine.hosts import Host, LocalHost, Process
 from zmigrate.engine.job import Job, Request
-from zmigrate.engine.plan import Options, Transport
+from zmigrate.engine.plan import Options
+from zmigrate.engine.transports import Transport
 from zmigrate.engine.units import MiB
 
 pytestmark = pytest.mark.lab

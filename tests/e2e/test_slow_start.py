@@ -16,8 +16,9 @@ from lab.zfsfuse import Pool
 from zmigrate.engine.events import Progress
 from zmigrate.engine.job import Job, Request
 from zmigrate.engine.pipeline import CONNECT_TIMEOUT
-from zmigrate.engine.plan import Options, Transport
+from zmigrate.engine.plan import Options
 from zmigrate.engine.ssh import HostSpec, connect
+from zmigrate.engine.transports import Transport
 from zmigrate.engine.units import MiB
 
 pytestmark = [pytest.mark.lab, pytest.mark.timeout(300)]

@@ -10,7 +10,8 @@ from zmigrate.engine.diagnosis import Diagnoser
 from zmigrate.engine.errors import TransferError
 from zmigrate.engine.events import Failed, Finished, PlanReady, Progress, Sample, Side, Summary
 from zmigrate.engine.history import History, Recorder
-from zmigrate.engine.plan import Options, Plan, Step, Transport
+from zmigrate.engine.plan import Options, Plan, Step
+from zmigrate.engine.transports import Transport
 from zmigrate.engine.units import MiB
 
 

@@ -27,7 +27,8 @@ from zmigrate.engine.doctor import (
     advise,
 )
 from zmigrate.engine.hosts import Host, LocalHost
-from zmigrate.engine.plan import Options, Transport
+from zmigrate.engine.plan import Options
+from zmigrate.engine.transports import Transport
 from zmigrate.engine.units import MiB
 from zmigrate.engine.zfs import Snapshot
 from zmigrate.gui.dialogs.doctor_dialog import DoctorDialog, five_second_buffer

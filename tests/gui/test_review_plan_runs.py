@@ -12,7 +12,8 @@ from pytestqt.qtbot import QtBot
 from wizard_driver import WAIT_LOAD, WAIT_TRANSFER, start_transfer, to_destination, to_source
 
 from zmigrate.engine.events import PlanReady
-from zmigrate.engine.plan import Plan, Transport
+from zmigrate.engine.plan import Plan
+from zmigrate.engine.transports import Transport
 from zmigrate.gui.pages.base import PageId
 from zmigrate.gui.wizard import MigrationWizard
 

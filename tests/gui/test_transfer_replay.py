@@ -12,7 +12,7 @@ from replay_trace import load_trace
 from zmigrate.engine.diagnosis import Bottleneck
 from zmigrate.engine.errors import TransferError
 from zmigrate.engine.events import Failed, Finished, LogLine, Sample, Side
-from zmigrate.engine.plan import Transport
+from zmigrate.engine.transports import Transport
 from zmigrate.gui.job_bridge import JobBridge
 from zmigrate.gui.pages.done_page import DonePage
 from zmigrate.gui.pages.transfer_page import TransferPage

@@ -26,8 +26,8 @@ from zmigrate.engine.errors import TransferError
 from zmigrate.engine.events import Progress
 from zmigrate.engine.hosts import Host
 from zmigrate.engine.job import Job, Request
-from zmigrate.engine.plan import Transport
 from zmigrate.engine.ssh import HostSpec, connect
+from zmigrate.engine.transports import Transport
 from zmigrate.engine.units import MiB
 
 from .test_openzfs import _data, _guid, _leftovers, _opts, _prop, _wait

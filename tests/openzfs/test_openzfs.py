@@ -18,8 +18,9 @@ from zmigrate.engine.errors import PreflightError, TransferError, ZmigrateError
 from zmigrate.engine.events import Progress
 from zmigrate.engine.hosts import Host
 from zmigrate.engine.job import Job, Request, discard_partial, partial_receive
-from zmigrate.engine.plan import Options, PartialReceiveError, Transport
+from zmigrate.engine.plan import Options, PartialReceiveError
 from zmigrate.engine.ssh import HostSpec, connect
+from zmigrate.engine.transports import Transport
 from zmigrate.engine.units import MiB
 
 from .vm import Pair, Vm, connect_dst

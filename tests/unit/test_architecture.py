@@ -130,3 +130,32 @@ def test_no_shell_true_outside_tests_and_bench() -> None:
     offenders = [str(p) for p in PACKAGE.rglob("*.py")
                  if "generated" not in p.parts and "shell=True" in p.read_text()]
     assert offenders == []
+
+
+def _compares_with_transport_member(node: ast.AST) -> bool:
+    """`x is Transport.TCP`, `x == Transport.SSH.value`, `x in (Transport.LOCAL, ...)`."""
+    if not isinstance(node, ast.Compare):
+        return False
+    sides = [node.left, *node.comparators]
+    return any("Transport." in ast.unparse(side) for side in sides)
+
+
+def test_only_the_transports_room_branches_on_a_transport() -> None:
+    """Outside engine/transports/, code asks the transport's carrier; it never compares with a
+    Transport member (adding a transport then touches its own module, not every room)."""
+    room = PACKAGE / "engine" / "transports"
+    found = sorted(
+        f"{path.relative_to(PACKAGE.parent)}:{node.lineno}: {ast.unparse(node)}"
+        for path in modules().values() if room not in path.parents
+        for node in ast.walk(ast.parse(path.read_text()))
+        if _compares_with_transport_member(node)
+    )
+    assert found == []
+
+
+def test_the_transport_rule_sees_a_comparison() -> None:
+    """The rule above catches what it is meant to (so an empty finding means something)."""
+    for line in ("t is Transport.TCP", "t == Transport.SSH.value", "t in (Transport.LOCAL,)",
+                 "Transport.RELAY != t"):
+        assert _compares_with_transport_member(ast.parse(line).body[0].value)  # type: ignore[attr-defined]
+    assert not _compares_with_transport_member(ast.parse("t = Transport.TCP").body[0])

@@ -25,7 +25,8 @@ from zmigrate.engine.diagnosis import (
 )
 from zmigrate.engine.events import PlanReady, Sample, Side
 from zmigrate.engine.findings import Advice, AdviceKind, FindingKind
-from zmigrate.engine.plan import Options, Plan, Transport
+from zmigrate.engine.plan import Options, Plan
+from zmigrate.engine.transports import Transport
 from zmigrate.engine.units import MiB
 
 

@@ -35,7 +35,8 @@ from zmigrate.engine.events import (
     Summary,
 )
 from zmigrate.engine.history import History, HistoryError, Recorder, SampleRow
-from zmigrate.engine.plan import Options, Plan, Step, Transport
+from zmigrate.engine.plan import Options, Plan, Step
+from zmigrate.engine.transports import Transport
 
 DAY = 86400.0
 

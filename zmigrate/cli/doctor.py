@@ -18,8 +18,9 @@ from ..engine.doctor import (
 )
 from ..engine.errors import ZmigrateError
 from ..engine.hosts import Host
-from ..engine.plan import Options, Transport
+from ..engine.plan import Options
 from ..engine.ssh import HostSpec
+from ..engine.transports import Transport
 from ..engine.units import format_rate
 from . import words
 from .common import (

@@ -12,8 +12,9 @@ from ..engine.events import PlanReady, json_default
 from ..engine.history import Recorder
 from ..engine.hosts import Host
 from ..engine.job import Job, Request
-from ..engine.plan import Options, Transport
+from ..engine.plan import Options
 from ..engine.ssh import HostSpec
+from ..engine.transports import Transport
 from ..engine.tree import TreeJob, TreeRequest, describe_summary
 from ..engine.units import parse_size
 from .common import (

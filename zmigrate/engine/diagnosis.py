@@ -29,9 +29,12 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from . import transports
 from .events import PlanReady, Sample, Side
 from .findings import Advice, AdviceKind, Finding, FindingKind
-from .plan import MEMORY_SHARE, Transport
+from .plan import MEMORY_SHARE
+from .transports import CIPHER, Transport
+from .transports.base import WIRE_ADVICE
 from .units import MiB
 
 # -- thresholds (percent of buffer fill unless said otherwise) ----------------------------------
@@ -195,21 +198,12 @@ def buffer_advice(rate: float, seconds: float = BUFFER_SECONDS,
     return Advice(AdviceKind.RECEIVE_BUFFER, figures)
 
 
-CIPHER = "aes128-gcm@openssh.com"  # the fast cipher the live verdict suggests (field notes)
-
-
 def _network_advice(transport: Transport | None) -> tuple[Advice, ...]:
-    ssh = (Advice(AdviceKind.USE_TCP), Advice(AdviceKind.TRY_CIPHER, {"cipher": CIPHER}))
-    wire = tuple(Advice(k) for k in (AdviceKind.JUMBO_FRAMES, AdviceKind.NIC_RINGS,
-                                     AdviceKind.TRANSPORT_CPU, AdviceKind.RUN_DOCTOR))
-    if transport is Transport.RELAY:
-        return tuple(Advice(k) for k in (AdviceKind.RELAY_PATH, AdviceKind.RELAY_BYPASS,
-                                         AdviceKind.RELAY_NEARBY))
-    if transport is Transport.TCP:
-        return wire
-    if transport is Transport.SSH:
-        return ssh + wire
-    return (Advice(AdviceKind.USE_TCP_IF_SSH), ssh[1], *wire)
+    if transport is not None:
+        return transports.carrier(transport).network_advice()
+    # Not known: what ssh would need, and the wire's own advice.
+    return (Advice(AdviceKind.USE_TCP_IF_SSH), Advice(AdviceKind.TRY_CIPHER, {"cipher": CIPHER}),
+            *(Advice(k) for k in WIRE_ADVICE))
 
 
 def _source_advice(rate: float) -> tuple[Advice, ...]:

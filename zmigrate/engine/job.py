@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
-from . import shell, zfs
+from . import shell, transports, zfs
 from .diagnosis import Diagnoser
 from .errors import (
     CancelledError,
@@ -27,8 +27,9 @@ from .errors import (
 from .events import Observer, PlanReady, StageChanged, Summary
 from .hosts import Host
 from .pipeline import StepResult, StepRunner, check_hashes, free_port, listening_ports
-from .plan import Options, Plan, Site, Transport, make_plan, with_estimates
+from .plan import Options, Plan, Site, make_plan, with_estimates
 from .route import Endpoint, SshRoute
+from .transports import Transport
 from .units import format_size
 from .work import Work
 
@@ -67,9 +68,7 @@ class Known:
 
 def default_transport(src: Host, dst: Host, options: Options) -> Transport:
     """The transport asked for, else local on one host and tcp between two."""
-    if options.transport is not None:
-        return options.transport
-    return Transport.LOCAL if src is dst or src.label == dst.label else Transport.TCP
+    return transports.chosen(options.transport, src is dst or src.label == dst.label)
 
 
 def addresses(src: Host, dst: Host, src_caps: zfs.Capabilities,
@@ -91,7 +90,7 @@ def read_known(src: Host, dst: Host, src_caps: zfs.Capabilities, dst_caps: zfs.C
     `destination`, all at once: each read costs a round trip (one channel each on the hosts'
     connections), and asked together they are most of the time to first byte."""
     parent = destination.rsplit("/", 1)[0] if "/" in destination else destination
-    tcp = default_transport(src, dst, options) is Transport.TCP
+    tcp = transports.carrier(default_transport(src, dst, options)).listens
     # receive -s needs the pool's extensible_dataset feature, not only a zfs that knows -s.
     check_feature = dst_caps.resumable and options.resumable is not False
     with ThreadPoolExecutor(max_workers=6, thread_name_prefix="zmigrate-preflight") as pool:
@@ -210,7 +209,8 @@ class Job(Work):
         options = req.options
         transport = default_transport(self.src, self.dst, options)
         options = replace(options, transport=transport)
-        tcp = transport is Transport.TCP
+        carrier = transports.carrier(transport)
+        tcp = carrier.listens
         known = self.known or read_known(self.src, self.dst, self.src_caps, dst_caps, ds_name,
                                          req.destination, options)
         src_sets = [d for d in known.src_sets if within(d.name, ds_name)]
@@ -235,7 +235,7 @@ class Job(Work):
                 port = options.port
             else:
                 port = free_port(self.dst, used=used)
-        elif transport is Transport.SSH and options.ssh_target is None:
+        elif carrier.source_ssh and options.ssh_target is None:
             route = self.ssh_route()
             target, ssh_options = route.target_and_options()
             options = replace(options, ssh_target=target, ssh_options=ssh_options,

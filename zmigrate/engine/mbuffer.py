@@ -1,4 +1,5 @@
-"""Parse mbuffer's status output (status lines, summary, hash, version).
+"""mbuffer's command line (`command`), and its status output parsed (status lines, summary,
+hash, version).
 
 Pure functions, no I/O. mbuffer computes everything in kiB and always scales by
 1024, so every unit prefix is a binary multiple whether it is spelt the old way
@@ -11,9 +12,10 @@ import math
 import re
 from dataclasses import dataclass
 
-from .units import NUMBER, scale
+from .units import NUMBER, scale, size_arg
 
 __all__ = [
+    "command",
     "LineSplitter",
     "Status",
     "Summary",
@@ -178,3 +180,34 @@ class LineSplitter:
         """Return the remaining partial piece, if any, and reset."""
         tail, self._tail = self._tail, b""
         return [tail.decode("utf-8", "replace")] if tail else []
+
+
+def command(block: int, size: int, *, hash_: bool, rate: int | None = None,
+            listen: str | None = None, send_to: str | None = None,
+            start_percent: int | None = None, log: str | None = None,
+            quiet: bool = False, stop_on_error: bool = False) -> list[str]:
+    """An mbuffer command line; sizes in bytes.
+
+    `stop_on_error` (-e, only with the hash): with --hash, mbuffer has a second output (the
+    hash) and, when its real output breaks (the ssh or `zfs receive` after it died), goes on
+    reading its whole input into the hash - as long as the rest of `zfs send` takes.
+    """
+    argv = ["mbuffer"]
+    if quiet:
+        argv.append("-q")
+    if log:
+        argv += ["-l", log]
+    argv += ["-s", size_arg(block), "-m", size_arg(size)]
+    if start_percent:
+        argv += ["-P", str(start_percent)]
+    if rate:
+        argv += ["-r", size_arg(rate)]
+    if listen:
+        argv += ["-I", listen]
+    if send_to:
+        argv += ["-O", send_to]
+    if hash_:
+        if stop_on_error:
+            argv.append("-e")
+        argv += ["--hash", "md5"]
+    return argv

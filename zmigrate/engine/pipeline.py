@@ -20,18 +20,11 @@ from . import capabilities, mbuffer, shell
 from .errors import CancelledError, PortInUseError, TransferError, ZmigrateError
 from .events import LogLine, Progress, Sample, Side, StageChanged
 from .hosts import Host, Process
-from .plan import Plan, Step, Transport
+from .plan import Plan, Step
 from .rate import SmoothedRate, eta
 from .route import diagnose, route_error
+from .transports.tcp import CONNECTED_MARK, LISTEN_TIMEOUT, LISTENING_MARK
 
-LISTEN_TIMEOUT = 20.0
-LISTENING_MARK = "@@zmigrate-listening"  # printed by the listener's own readiness probe
-# Printed by the same probe once the port stops listening: mbuffer -I closes its listening
-# socket when it accepts the sender (one that it rejects leaves it open), so the source has
-# connected - even before `zfs send` has written its first byte.
-CONNECTED_MARK = "@@zmigrate-connected"
-# How long the probe keeps watching for that connection (the step fails long before).
-CONNECTED_WATCH = 600.0
 # A tcp sender that has not reached the listener by then never will in useful time (a dropped
 # SYN is retried for minutes): the hosts do not reach each other.
 CONNECT_TIMEOUT = 10.0
@@ -109,22 +102,6 @@ def wait_listening(host: Host, port: int, seconds: float = 1.0) -> bool:
     return host.run(line, timeout=seconds + 30).ok
 
 
-def with_readiness_probe(line: str, port: int, seconds: float = LISTEN_TIMEOUT) -> str:
-    """`line` (a listener's pipeline) with a probe beside it, in its process group, that prints
-    LISTENING_MARK on stderr once `port` listens - the listener's own channel says it is ready,
-    one SSH session sooner than a separate check (about 0.1 s a dataset in a tree) - and then
-    CONNECTED_MARK once it no longer listens, the sender having connected."""
-    tries = max(1, round(seconds / 0.02))
-    watch = max(1, round(CONNECTED_WATCH / 0.1))
-    grep = capabilities.listening_grep(port)
-    probe = (f"( i=0; while [ $i -lt {tries} ]; do {grep} && break; i=$((i+1)); "
-             "sleep 0.02 2>/dev/null || sleep 1; done; [ $i -lt "
-             f"{tries} ] || exit 1; echo {LISTENING_MARK} >&2; i=0; "
-             f"while [ $i -lt {watch} ]; do {grep} || {{ echo {CONNECTED_MARK} >&2; exit 0; }}; "
-             "i=$((i+1)); sleep 0.1 2>/dev/null || sleep 1; done ) &")
-    return f"{probe} {line}"
-
-
 def await_listener(listens: Callable[[float], bool], proc: Process, cancelled: threading.Event,
                    poll: float = 1.0, grace: float = 0.0
                    ) -> Literal["listening", "cancelled", "stopped", "timeout"]:
@@ -178,9 +155,8 @@ class StepRunner:
         self._smooth = SmoothedRate()  # the rate users read (progress), not the plots'
         self._smoothed_from: mbuffer.Status | None = None
         self.send = SideState(Side.SEND, src.label)
-        self.receive = SideState(
-            Side.RECEIVE, src.label if plan.transport is Transport.LOCAL else dst.label
-        )
+        self.carrier = plan.carrier
+        self.receive = SideState(Side.RECEIVE, self.carrier.receiving_host(src, dst).label)
         self._procs: list[Process] = []
         self._lock = threading.Lock()
         self._listening = threading.Event()  # the listener's probe saw its port listen
@@ -317,7 +293,7 @@ class StepRunner:
                             f"{LISTEN_TIMEOUT:.0f} s", host=self.dst.label)
 
     def _end_error(self, state: SideState, what: str) -> ZmigrateError:
-        host = self.dst if state is self.receive and self.plan.transport is not Transport.LOCAL \
+        host = self.carrier.receiving_host(self.src, self.dst) if state is self.receive \
             else self.src
         if not host.alive():
             return TransferError(
@@ -399,27 +375,21 @@ class StepRunner:
         rx: Process | None = None
         tail_proc: Process | None = None
         try:
-            relay = plan.transport is Transport.RELAY
+            carrier = self.carrier
             if step.destination_command:
-                line = step.destination_command
-                if plan.transport is Transport.TCP and plan.port is not None:
-                    line = with_readiness_probe(line, plan.port)
-                rx = self._spawn(self.dst, line, self.receive, data_stdin=relay)
+                line = carrier.listener_line(step.destination_command, plan.port)
+                rx = self._spawn(self.dst, line, self.receive, data_stdin=carrier.relays)
                 procs.append((rx, self.receive, "the receiver"))
             # The sender's session comes up while the listener does; it runs on begin().
             tx = self._spawn(self.src, step.source_command, self.send,
-                             both=plan.transport is Transport.LOCAL, gated=True,
-                             relay_to=rx if relay else None)
-            sender = "the sender" + (" (relayed through this computer)" if relay else "")
-            if plan.transport is Transport.SSH:
-                # Its exit status is the ssh's: a killed ssh or a lost connection shows here.
-                sender += f" (through ssh to {plan.options.ssh_target or self.dst.label})"
-            procs.insert(0, (tx, self.send, sender))
+                             both=not carrier.two_ends, gated=True,
+                             relay_to=rx if carrier.relays else None)
+            procs.insert(0, (tx, self.send, carrier.sender_label(plan, self.dst.label)))
             if step.receive_log:
                 tail_proc = self._spawn(
                     self.dst, shell.join(["tail", "-n", "+1", "-F", step.receive_log])
                     + " 2>/dev/null", self.receive)
-            if rx is not None and plan.transport is Transport.TCP:
+            if rx is not None and carrier.listens:
                 self._wait_listening(rx)
             self.start_time = time.monotonic()
             tx.begin()
@@ -456,7 +426,7 @@ class StepRunner:
         failed_at: float | None = None
         first_error: ZmigrateError | None = None
         connect_by = time.monotonic() + CONNECT_TIMEOUT \
-            if self.plan.transport is Transport.TCP else None
+            if self.carrier.listens else None
         while True:
             if self.cancelled.is_set():
                 self.stop()
@@ -510,7 +480,7 @@ class StepRunner:
                 first_error = self._end_error(self.receive,
                                               f"the receiver failed ({exit_text(recv_status)})")
             route = self.plan.options.ssh_route
-            if self.plan.transport is Transport.SSH and route is not None \
+            if self.carrier.source_ssh and route is not None \
                     and send_status == SSH_FAILED and not self._connected():
                 # ssh's own failure, before any byte arrived: its stderr mixes every hop's
                 # words, so log in to each hop in turn to say which one and why.

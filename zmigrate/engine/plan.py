@@ -9,30 +9,19 @@ from __future__ import annotations
 import re
 import secrets
 from dataclasses import dataclass, field, replace
-from enum import Enum
 
-from . import capabilities, shell, units, zfs
+from . import capabilities, shell, transports, units, zfs
 from .errors import InvalidNameError, PreflightError, PreflightReason
 from .hosts import Host
 from .route import SshRoute
-from .units import GiB, KiB, size_arg
+from .transports import Carrier, StreamSpec, Transport
+from .units import GiB, KiB
 
 DEFAULT_BLOCK = 128 * KiB
 DEFAULT_BUFFER = 1 * GiB
 # Never ask mbuffer for more than this share of what the host has available.
 MEMORY_SHARE = 0.25
 MIN_BLOCKS = 8
-
-
-class Transport(str, Enum):
-    """How the stream travels from the source to the destination."""
-
-    TCP = "tcp"  # mbuffer -O on the source to mbuffer -I on the destination (cleartext)
-    SSH = "ssh"  # the source host's own ssh to the destination
-    LOCAL = "local"  # both ends on one host, no network
-    # Through this computer: the source's stream comes up its control session and goes down
-    # the destination's, so hosts that cannot reach each other still migrate (encrypted twice).
-    RELAY = "relay"
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +134,11 @@ class Plan:
         return tuple(s for step in self.steps for s in step.arrives)
 
     @property
+    def carrier(self) -> Carrier:
+        """The transport's behaviour (engine/transports/)."""
+        return transports.carrier(self.transport)
+
+    @property
     def destination_snapshot(self) -> str:
         return f"{self.destination_dataset}@{self.source_snapshot.split('@', 1)[1]}"
 
@@ -181,14 +175,7 @@ class Plan:
                     f"({units.format_size(self.resumed_from)} already there)")
         if self.replicate:
             what += f" with its {len(self.children)} child dataset(s) and properties (-R)"
-        how = {
-            Transport.TCP: f"directly over TCP port {self.port} (cleartext: trusted networks only)",
-            Transport.SSH: "through the source host's ssh to the destination" + (
-                " via the jump host(s) " + ", ".join(j.label for j in self.options.ssh_route.jumps)
-                if self.options.ssh_route and self.options.ssh_route.jumps else ""),
-            Transport.LOCAL: "on the same host, without network",
-            Transport.RELAY: "relayed through this computer (both SSH control sessions)",
-        }[self.transport]
+        how = self.carrier.describe(self)
         size = ""
         if self.estimate is not None:
             size = f", about {units.format_size(self.estimate)}" + (
@@ -251,41 +238,6 @@ def safe_buffer(requested: int, block: int, caps: zfs.Capabilities) -> tuple[int
     return size, note
 
 
-def mbuffer_argv(block: int, size: int, *, hash_: bool, rate: int | None = None,
-                 listen: str | None = None, send_to: str | None = None,
-                 start_percent: int | None = None, log: str | None = None,
-                 quiet: bool = False, stop_on_error: bool = False) -> list[str]:
-    """An mbuffer command line; sizes in bytes.
-
-    `stop_on_error` (-e, only with the hash): with --hash, mbuffer has a second output (the
-    hash) and, when its real output breaks (the ssh or `zfs receive` after it died), goes on
-    reading its whole input into the hash - as long as the rest of `zfs send` takes.
-    """
-    argv = ["mbuffer"]
-    if quiet:
-        argv.append("-q")
-    if log:
-        argv += ["-l", log]
-    argv += ["-s", size_arg(block), "-m", size_arg(size)]
-    if start_percent:
-        argv += ["-P", str(start_percent)]
-    if rate:
-        argv += ["-r", size_arg(rate)]
-    if listen:
-        argv += ["-I", listen]
-    if send_to:
-        argv += ["-O", send_to]
-    if hash_:
-        if stop_on_error:
-            argv.append("-e")
-        argv += ["--hash", "md5"]
-    return argv
-
-
-def address_port(address: str, port: int) -> str:
-    return f"[{address}]:{port}" if ":" in address else f"{address}:{port}"
-
-
 def _estimate(src: zfs.Dataset, base: zfs.Snapshot | None, snap: zfs.Snapshot) -> int:
     """A rough stream size for hosts without `send -nvP`."""
     if base is None:
@@ -332,10 +284,9 @@ def make_plan(
             raise PreflightError("zfs is not installed or not on the PATH", host=host.label,
                                  fix="install ZFS there, or check PATH for non-login shells",
                                  reason=PreflightReason.MISSING_TOOL)
-    transport = options.transport or (
-        Transport.LOCAL if src.host.label == dst.host.label else Transport.TCP
-    )
-    needs = [src] if transport is Transport.LOCAL else [src, dst]
+    transport = transports.chosen(options.transport, src.host.label == dst.host.label)
+    carrier = transports.carrier(transport)
+    needs = [src, dst] if carrier.two_ends else [src]
     for site in needs:
         if not site.caps.mbuffer_version:
             raise PreflightError(
@@ -352,15 +303,7 @@ def make_plan(
                 fix=capabilities.install_hint(site.caps.system, "procps"),
                 reason=PreflightReason.MISSING_TOOL,
             )
-    if transport is Transport.TCP and not dst.caps.tools.can_see_listener():
-        raise PreflightError(
-            "neither ss, netstat nor sockstat is there, so zmigrate cannot tell when the "
-            "tcp listener is up",
-            host=dst.host.label,
-            fix=capabilities.install_hint(dst.caps.system, "sockets")
-            + "; or use --transport ssh",
-            reason=PreflightReason.MISSING_TOOL,
-        )
+    carrier.check(dst.host, dst.caps)
 
     source = src.find(ds_name)
     if source is None:
@@ -649,8 +592,7 @@ def _resume_plan(src: Site, dst: Site, snapshot: str, destination: str, options:
                  connect_address: str | None, allow_address: str | None,
                  port: int | None) -> Plan:
     """The plan that sends only the rest of an interrupted stream (zfs send -t TOKEN)."""
-    transport = options.transport or (
-        Transport.LOCAL if src.host.label == dst.host.label else Transport.TCP)
+    transport = transports.chosen(options.transport, src.host.label == dst.host.label)
     snap = source.snapshot(snapshot.split("@", 1)[1])
     assert snap is not None
     base = None
@@ -668,6 +610,39 @@ def _resume_plan(src: Site, dst: Site, snapshot: str, destination: str, options:
                    raw=info.raw)
 
 
+def _stream_hash(src: Site, dst: Site, options: Options, carrier: Carrier
+                 ) -> tuple[bool, list[str]]:
+    """Whether both mbuffers compute the stream's md5 (--hash), and a note where one cannot."""
+    ends = [src, dst] if carrier.two_ends else [src]
+    lacking = [site.host.label for site in ends if not site.caps.mbuffer_hash]
+    if not options.verify_hash:
+        return False, []
+    if lacking:
+        return False, [f"{', '.join(lacking)}: this mbuffer has no --hash, so the stream's md5 "
+                       "is not compared (the guids and the stream's own checksums still are)"]
+    return True, []
+
+
+def _listener_address(options: Options, carrier: Carrier, connect_address: str | None,
+                      allow_address: str | None, port: int | None, dst_label: str
+                      ) -> tuple[str | None, str | None]:
+    """(connect, allow) for a transport whose destination listens; refuse what is missing."""
+    if not carrier.listens:
+        return connect_address, allow_address
+    connect_address = options.connect_address or connect_address
+    allow_address = options.allow_address or allow_address
+    if not connect_address:
+        raise PreflightError(
+            "cannot tell which address the source should use to reach the destination",
+            fix="give it with --connect-address",
+            reason=PreflightReason.NO_ADDRESS,
+        )
+    if port is None:
+        raise PreflightError("no free port was found on the destination", host=dst_label,
+                             fix="give one with --port", reason=PreflightReason.NO_PORT)
+    return connect_address, allow_address
+
+
 def _assemble(
     src: Site, dst: Site, snapshot: str, destination: str, options: Options,
     source: zfs.Dataset,
@@ -677,38 +652,17 @@ def _assemble(
     notes: list[str], transport: Transport, resume: zfs.ResumeInfo | None = None,
 ) -> Plan:
     """Buffers, addresses and the exact command lines of every step."""
+    carrier = transports.carrier(transport)
     src_buffer, note_src = safe_buffer(options.buffer_size, options.block_size, src.caps)
     dst_buffer, note_dst = safe_buffer(options.buffer_size, options.block_size, dst.caps)
-    hash_ = options.verify_hash and src.caps.mbuffer_hash and (
-        transport is Transport.LOCAL or dst.caps.mbuffer_hash
-    )
-    if options.verify_hash and not hash_:
-        lacking = [site.host.label for site in (src, dst) if not site.caps.mbuffer_hash
-                   and (site is src or transport is not Transport.LOCAL)]
-        notes = [*notes, f"{', '.join(lacking)}: this mbuffer has no --hash, so the stream's md5 "
-                 "is not compared (the guids and the stream's own checksums still are)"]
-    route = options.ssh_route
-    if transport is Transport.SSH and route is not None and route.proxied \
-            and not route.user_routed:
-        notes = [*notes, f"this computer reaches {dst.host.label} through a ProxyCommand, which "
-                 f"runs here and cannot be carried to the source: the source's ssh connects to "
-                 f"{route.target.label} directly (if it cannot, use --transport relay)"]
+    hash_, hash_notes = _stream_hash(src, dst, options, carrier)
+    notes = [*notes, *hash_notes, *carrier.notes(options, dst.host.label)]
     warnings = tuple(
         f"{h}: {n}" for h, n in ((src.host.label, note_src), (dst.host.label, note_dst)) if n
     ) + tuple(notes)
-    if transport is Transport.TCP:
-        connect_address = options.connect_address or connect_address
-        allow_address = options.allow_address or allow_address
-        if not connect_address:
-            raise PreflightError(
-                "cannot tell which address the source should use to reach the destination",
-                fix="give it with --connect-address",
-                reason=PreflightReason.NO_ADDRESS,
-            )
-        if port is None:
-            raise PreflightError("no free port was found on the destination",
-                                 host=dst.host.label, fix="give one with --port",
-                                 reason=PreflightReason.NO_PORT)
+    connect_address, allow_address = _listener_address(
+        options, carrier, connect_address, allow_address, port, dst.host.label)
+    receiver = carrier.receiving_host(src.host, dst.host)
     steps: list[Step] = []
     for i, (b, s, arrives) in enumerate(steps_spec):
         if resume is not None:
@@ -722,54 +676,15 @@ def _assemble(
             )
             estimate = _estimate(source, b, s)
         # Only the first step may need -F; later steps continue what the first created.
-        recv_force = force_receive and i == 0
-        receive_log = None
-        if transport is Transport.LOCAL:
-            recv = zfs.receive_argv(src.host, destination, force=recv_force,
-                                    extra=receive_extra_args)
-            # One pipeline, one status: a failed receive must end the mbuffer (-e) at once.
-            mb = mbuffer_argv(options.block_size, src_buffer, hash_=hash_,
-                              rate=options.rate_limit, stop_on_error=True)
-            src_cmd = shell.pipe(shell.join(send), shell.join(mb), shell.join(recv))
-            dst_cmd = None
-        elif transport is Transport.TCP:
-            assert connect_address is not None and port is not None
-            listen = address_port(allow_address, port) if allow_address else str(port)
-            recv = zfs.receive_argv(dst.host, destination, force=recv_force,
-                                    extra=receive_extra_args)
-            dst_mb = mbuffer_argv(options.block_size, dst_buffer, hash_=hash_, listen=listen,
-                                  start_percent=10)
-            src_mb = mbuffer_argv(options.block_size, src_buffer, hash_=hash_,
-                                  rate=options.rate_limit,
-                                  send_to=address_port(connect_address, port))
-            dst_cmd = shell.pipe(shell.join(dst_mb), shell.join(recv))
-            src_cmd = shell.pipe(shell.join(send), shell.join(src_mb))
-        elif transport is Transport.RELAY:
-            recv = zfs.receive_argv(dst.host, destination, force=recv_force,
-                                    extra=receive_extra_args)
-            # mbuffer reads stdin and writes stdout by default: the two control sessions.
-            dst_mb = mbuffer_argv(options.block_size, dst_buffer, hash_=hash_, start_percent=10)
-            src_mb = mbuffer_argv(options.block_size, src_buffer, hash_=hash_,
-                                  rate=options.rate_limit, stop_on_error=True)
-            dst_cmd = shell.pipe(shell.join(dst_mb), shell.join(recv))
-            src_cmd = shell.pipe(shell.join(send), shell.join(src_mb))
-        else:
-            receive_log = f"/tmp/zmigrate-{secrets.token_hex(6)}.log"
-            recv = zfs.receive_argv(dst.host, destination, force=recv_force,
-                                    extra=receive_extra_args)
-            # Only the source's pipeline is watched: a dead ssh or a failed receive must end
-            # both mbuffers at once (-e), not after the rest of the stream.
-            dst_mb = mbuffer_argv(options.block_size, dst_buffer, hash_=hash_, quiet=True,
-                                  log=receive_log, start_percent=10, stop_on_error=True)
-            remote = shell.pipe(shell.join(dst_mb), shell.join(recv))
-            target_host = options.ssh_target or dst.host.label
-            ssh_argv = ["ssh", "-o", "BatchMode=yes", *options.ssh_options, target_host, remote]
-            src_mb = mbuffer_argv(options.block_size, src_buffer, hash_=hash_,
-                                  rate=options.rate_limit, stop_on_error=True)
-            src_cmd = shell.pipe(shell.join(send), shell.join(src_mb), shell.join(ssh_argv))
-            dst_cmd = None
-        steps.append(Step(b.name if b else None, s.name, arrives, estimate, src_cmd, dst_cmd,
-                          receive_log, resume.token if resume else None))
+        recv = zfs.receive_argv(receiver, destination, force=force_receive and i == 0,
+                                extra=receive_extra_args)
+        ends = carrier.ends(StreamSpec(
+            send, recv, options.block_size, src_buffer, dst_buffer, hash_,
+            rate_limit=options.rate_limit, connect_address=connect_address,
+            allow_address=allow_address, port=port,
+            ssh_target=options.ssh_target or dst.host.label, ssh_options=options.ssh_options))
+        steps.append(Step(b.name if b else None, s.name, arrives, estimate, ends.source,
+                          ends.destination, ends.receive_log, resume.token if resume else None))
 
     estimates = [st.estimate for st in steps]
     total = sum(e for e in estimates if e is not None) if all(
@@ -784,7 +699,7 @@ def _assemble(
         transport=transport,
         options=options,
         steps=tuple(steps),
-        port=port if transport is Transport.TCP else None,
+        port=port if carrier.listens else None,
         source_buffer=src_buffer,
         destination_buffer=dst_buffer,
         estimate=total,

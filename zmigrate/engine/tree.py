@@ -20,7 +20,7 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
 
-from . import shell, zfs
+from . import shell, transports, zfs
 from .diagnosis import Verdict
 from .errors import CancelledError, InvalidNameError, PreflightError, PreflightReason, ZmigrateError
 from .events import (
@@ -36,7 +36,7 @@ from .events import (
 from .hosts import Host
 from .job import Job, Known, Request, both, default_transport, read_known, within
 from .pipeline import free_port
-from .plan import Plan, Transport
+from .plan import Plan
 from .rate import eta
 from .tree_plan import (
     SMALL,
@@ -350,7 +350,7 @@ class TreeJob(Work):
                                                    ("mountpoint", req.mount_root)))
         known = self._known
         if known is not None and options.port is None \
-                and default_transport(self.src, self.dst, options) is Transport.TCP:
+                and transports.carrier(default_transport(self.src, self.dst, options)).listens:
             # A port of its own for each listener, also with several datasets in flight.
             with self._lock:
                 port = free_port(self.dst, used=set(known.ports) | self._ports)

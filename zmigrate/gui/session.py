@@ -10,8 +10,9 @@ from ..engine.errors import ZmigrateError
 from ..engine.events import Summary
 from ..engine.hosts import Host
 from ..engine.job import Job
-from ..engine.plan import Options, Plan, Transport
+from ..engine.plan import Options, Plan
 from ..engine.samples import SampleStore
+from ..engine.transports import Transport, chosen
 from ..engine.tree import TreeJob, TreePlan, TreeRequest
 from ..engine.zfs import Capabilities, Dataset, Snapshot
 from .models.tree_pick import TreePick
@@ -65,7 +66,7 @@ class Session:
 
     @property
     def default_transport(self) -> Transport:
-        return Transport.LOCAL if self.same_host else Transport.TCP
+        return chosen(None, self.same_host)
 
     def adopt(self, host: Host) -> None:
         """Take ownership of a freshly connected host."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ..diagnosis import buffer_advice
 from ..findings import Advice, AdviceKind, NoteKind, unique
-from ..plan import Transport
+from ..transports import Transport, carrier
 from .results import StageResult
 
 
@@ -56,7 +56,8 @@ def advise(stages: list[StageResult], slowest: StageResult | None,
             "cipher": str(fastest.details.get("cipher")), "rate": fastest.rate,
             "default_rate": default.rate}))
     net = by.get("network")
-    if transport is Transport.SSH and net is not None and net.rate and fastest is not None \
+    on_ssh = carrier(transport).doctor_stage == "ssh"
+    if on_ssh and net is not None and net.rate and fastest is not None \
             and fastest.rate and net.rate > 1.5 * fastest.rate:
         out.append(Advice(AdviceKind.TCP_FASTER, {"tcp_rate": net.rate,
                                                    "ssh_rate": fastest.rate}))

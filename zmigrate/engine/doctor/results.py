@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..findings import Advice, Note
-from ..plan import Transport
+from ..transports import Transport
 
 CPU_BOUND = 90.0  # percent of one core: a process at this is the limit of its stage
 Emit = Callable[[object], None]

@@ -34,8 +34,10 @@ from ..hosts import Host, Process
 from ..job import Job, Request
 from ..mbuffer import LineSplitter, parse_status, parse_summary
 from ..pipeline import await_listener, free_port, stop_processes, wait_listening
-from ..plan import Options, Transport, address_port
+from ..plan import Options
 from ..route import SshRoute, diagnose
+from ..transports import carrier, chosen
+from ..transports.tcp import address_port
 from ..units import KiB, MiB, size_arg
 from .advice import advise
 from .cpu import CPU_SCRIPT, CpuSnapshot, cpu_between, parse_cpu
@@ -155,7 +157,7 @@ class Doctor:
             if on)
         options = options or Options()
         self.options = options
-        self.transport = options.transport or Transport.TCP
+        self.transport = chosen(options.transport, same_host=False)
         self.ciphers = tuple(ciphers)
         self._emit = emit or (lambda _e: None)
         self.run_id = secrets.token_hex(4)
@@ -379,7 +381,7 @@ class Doctor:
 
     def _network(self) -> StageResult:
         title = "network (tcp, mbuffer)"
-        in_path = self.transport is Transport.TCP
+        in_path = carrier(self.transport).doctor_stage == "network"
         try:
             connect, allow = self._job().addresses()
             connect = self.options.connect_address or connect
@@ -402,7 +404,7 @@ class Doctor:
         return target, opts, route
 
     def _ssh_stages(self) -> Iterator[StageResult]:
-        in_path_default = self.transport is Transport.SSH
+        in_path_default = carrier(self.transport).doctor_stage == "ssh"
         target, opts, route = self._ssh_route()
         base = ["ssh", "-o", "BatchMode=yes", "-o", "ConnectTimeout=10", *opts]
         probe = self.src.run(shell.join([*base, target, "true"]) + " </dev/null",

@@ -7,7 +7,7 @@ from PySide6.QtWidgets import QWidget, QWizard
 
 from ...engine.errors import ZmigrateError
 from ...engine.job import Job, Request
-from ...engine.plan import Plan, Transport
+from ...engine.plan import Plan
 from ...engine.tree import TreeEntry, TreeJob, TreePlan
 from ...engine.units import format_size
 from .. import forms, markup, style
@@ -170,8 +170,7 @@ class ReviewPage(Page):
         if plan.estimate:
             exact = "" if plan.estimate_exact else " (approximate)"
             self.ui.size_label.setText(f"Size: {format_size(plan.estimate)}{exact}")
-            rate = plan.options.rate_limit or (GIGABIT_RATE if plan.transport is not
-                                               Transport.LOCAL else None)
+            rate = plan.options.rate_limit or (GIGABIT_RATE if plan.carrier.two_ends else None)
             if rate:
                 basis = "at the rate limit" if plan.options.rate_limit else "at 1 GbE"
                 self.ui.time_label.setText(

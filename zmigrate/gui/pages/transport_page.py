@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QRadioButton, QWidget
 
 from ...engine.diagnosis import BUFFER_SECONDS
-from ...engine.plan import DEFAULT_BLOCK, MEMORY_SHARE, Options, Transport
+from ...engine.plan import DEFAULT_BLOCK, MEMORY_SHARE, Options
+from ...engine.transports import Transport, carrier
 from ...engine.units import MiB, format_size, parse_size, size_arg
 from .. import forms, markup, style
 from ..dialogs.doctor_dialog import DoctorDialog, DoctorFactory
@@ -81,14 +82,9 @@ class TransportPage(Page):
         same = s.same_host
         ui.local_radio.setEnabled(same)
         remembered = self.settings.value("transport", "")
-        if same:
-            ui.local_radio.setChecked(True)
-        elif remembered == Transport.SSH.value:
-            ui.ssh_radio.setChecked(True)
-        elif remembered == Transport.RELAY.value:
-            ui.relay_radio.setChecked(True)
-        else:
-            ui.tcp_radio.setChecked(True)
+        between = {t.value: t for t in (Transport.TCP, Transport.SSH, Transport.RELAY)}
+        chosen = Transport.LOCAL if same else between.get(remembered, Transport.TCP)
+        self._radios()[chosen].setChecked(True)
         self._fill_buffers()
         self._on_changed()
         ready = s.src_host is not None and s.dst_host is not None and s.snapshot is not None
@@ -116,7 +112,7 @@ class TransportPage(Page):
             options = self.options()
         except ValueError:
             options = s.options
-        if options.transport in (Transport.LOCAL, Transport.RELAY):
+        if options.transport is None or not carrier(options.transport).doctor_stage:
             # The doctor measures the tcp and ssh paths between the hosts.
             options = replace(options, transport=Transport.TCP)
         dialog = DoctorDialog(s.src_host, s.dst_host,
@@ -183,12 +179,15 @@ class TransportPage(Page):
         self._fill_buffers()
         self._on_changed()
 
+    def _radios(self) -> dict[Transport, QRadioButton]:
+        ui = self.ui
+        return {Transport.TCP: ui.tcp_radio, Transport.SSH: ui.ssh_radio,
+                Transport.RELAY: ui.relay_radio, Transport.LOCAL: ui.local_radio}
+
     def transport(self) -> Transport:
-        if self.ui.local_radio.isChecked():
-            return Transport.LOCAL
-        if self.ui.relay_radio.isChecked():
-            return Transport.RELAY
-        return Transport.SSH if self.ui.ssh_radio.isChecked() else Transport.TCP
+        """The transport whose radio button is checked (tcp when none is)."""
+        return next((t for t, radio in self._radios().items() if radio.isChecked()),
+                    Transport.TCP)
 
     def options(self) -> Options:
         """The options the form describes; raises ValueError naming the bad field."""

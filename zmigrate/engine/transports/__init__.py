@@ -1,0 +1,34 @@
+"""How the stream travels between the hosts: one module per transport, behind `Carrier`.
+
+`carrier(transport)` gives the object the planner, the step runner, the job, the verdict and
+the doctor ask; `chosen(asked, same_host)` picks the default. To add a transport: a value in
+`Transport`, a module here with a `Carrier` subclass and its `CARRIER`, an entry in `_CARRIERS`
+(docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+from . import local, relay, ssh, tcp
+from .base import CIPHER, Carrier, Ends, StreamSpec, Transport
+
+_CARRIERS: dict[Transport, Carrier] = {
+    Transport.TCP: tcp.CARRIER,
+    Transport.SSH: ssh.CARRIER,
+    Transport.RELAY: relay.CARRIER,
+    Transport.LOCAL: local.CARRIER,
+}
+
+
+def carrier(transport: Transport) -> Carrier:
+    """The carrier of `transport`."""
+    return _CARRIERS[transport]
+
+
+def chosen(asked: Transport | None, same_host: bool) -> Transport:
+    """The transport asked for, else local on one host and tcp between two."""
+    if asked is not None:
+        return asked
+    return Transport.LOCAL if same_host else Transport.TCP
+
+
+__all__ = ["CIPHER", "Carrier", "Ends", "StreamSpec", "Transport", "carrier", "chosen"]

@@ -1,0 +1,111 @@
+"""The interface every transport implements, and what a step gives it to build its ends.
+
+A `Carrier` says how one way of carrying the stream differs from the others: which host
+receives, the commands of each end, whether the destination listens on a port, whether this
+computer relays the bytes, how the way is described and advised on. The planner, the step
+runner, the job, the verdict and the doctor ask the carrier; none of them branches on which
+transport it is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import TYPE_CHECKING, ClassVar
+
+from ..findings import Advice, AdviceKind
+
+if TYPE_CHECKING:
+    from ..hosts import Host
+    from ..plan import Options, Plan
+    from ..zfs import Capabilities
+
+
+class Transport(str, Enum):
+    """How the stream travels from the source to the destination."""
+
+    TCP = "tcp"  # mbuffer -O on the source to mbuffer -I on the destination (cleartext)
+    SSH = "ssh"  # the source host's own ssh to the destination
+    LOCAL = "local"  # both ends on one host, no network
+    # Through this computer: the source's stream comes up its control session and goes down
+    # the destination's, so hosts that cannot reach each other still migrate (encrypted twice).
+    RELAY = "relay"
+
+
+@dataclass(frozen=True, slots=True)
+class StreamSpec:
+    """What one step's ends are made of: the zfs commands and the buffers around the wire."""
+
+    send: list[str]  # zfs send argv, run on the source
+    receive: list[str]  # zfs receive argv, built for the carrier's receiving host
+    block: int
+    source_buffer: int
+    destination_buffer: int
+    hash: bool  # both mbuffers compute the stream's md5
+    rate_limit: int | None = None
+    connect_address: str | None = None  # tcp: where the source connects
+    allow_address: str | None = None  # tcp: the only sender the listener accepts
+    port: int | None = None  # tcp: the listener's port
+    ssh_target: str = ""  # ssh: the destination as the source's ssh names it
+    ssh_options: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Ends:
+    """The shell line each host runs for a step."""
+
+    source: str
+    destination: str | None  # None where the source's pipeline carries the receive
+    receive_log: str | None = None  # the receiving mbuffer's log file, followed with tail -F
+
+
+class Carrier:
+    """One transport. Subclasses set the class attributes and build `ends`."""
+
+    transport: ClassVar[Transport]
+    # Two hosts, an mbuffer on each; False: one pipeline on the source reports for both sides.
+    two_ends: ClassVar[bool] = True
+    # The destination listens on a TCP port that the source connects to.
+    listens: ClassVar[bool] = False
+    # The source's own ssh logs in to the destination (a route of jump hosts, options).
+    source_ssh: ClassVar[bool] = False
+    # This computer writes the sender's stdout into the receiver's stdin.
+    relays: ClassVar[bool] = False
+    # The doctor's stage that measures this way of carrying the stream ("" for none).
+    doctor_stage: ClassVar[str] = ""
+
+    def receiving_host(self, src: Host, dst: Host) -> Host:
+        """The host that runs `zfs receive`."""
+        return dst if self.two_ends else src
+
+    def check(self, dst: Host, dst_caps: Capabilities) -> None:
+        """Refuse (PreflightError) what this transport cannot do with these hosts."""
+
+    def notes(self, options: Options, dst_label: str) -> list[str]:
+        """What the plan should say about this transport's choices (warnings)."""
+        return []
+
+    def describe(self, plan: Plan) -> str:
+        """How the stream goes, as the plan's paragraph says it."""
+        raise NotImplementedError
+
+    def ends(self, spec: StreamSpec) -> Ends:
+        """The commands of both ends for one step."""
+        raise NotImplementedError
+
+    def sender_label(self, plan: Plan, dst_label: str) -> str:
+        """How errors name the sending end."""
+        return "the sender"
+
+    def listener_line(self, line: str, port: int | None) -> str:
+        """The destination's line as started (tcp adds its readiness probe)."""
+        return line
+
+    def network_advice(self) -> tuple[Advice, ...]:
+        """What to try when the verdict finds the way between the hosts slow."""
+        return tuple(Advice(k) for k in WIRE_ADVICE)
+
+
+WIRE_ADVICE = (AdviceKind.JUMBO_FRAMES, AdviceKind.NIC_RINGS, AdviceKind.TRANSPORT_CPU,
+               AdviceKind.RUN_DOCTOR)
+CIPHER = "aes128-gcm@openssh.com"  # the fast cipher the live verdict suggests (field notes)

@@ -1,0 +1,29 @@
+"""local: both ends on one host, one pipeline `zfs send | mbuffer | zfs receive`, no network."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar
+
+from .. import mbuffer, shell
+from .base import Carrier, Ends, StreamSpec, Transport
+
+if TYPE_CHECKING:
+    from ..plan import Plan
+
+
+class Local(Carrier):
+    transport: ClassVar[Transport] = Transport.LOCAL
+    two_ends: ClassVar[bool] = False
+
+    def describe(self, plan: Plan) -> str:
+        return "on the same host, without network"
+
+    def ends(self, spec: StreamSpec) -> Ends:
+        # One pipeline, one status: a failed receive must end the mbuffer (-e) at once.
+        mb = mbuffer.command(spec.block, spec.source_buffer, hash_=spec.hash,
+                             rate=spec.rate_limit, stop_on_error=True)
+        return Ends(shell.pipe(shell.join(spec.send), shell.join(mb), shell.join(spec.receive)),
+                    None)
+
+
+CARRIER = Local()

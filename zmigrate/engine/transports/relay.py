@@ -1,0 +1,43 @@
+"""relay: through this computer, up the source's control session and down the destination's.
+
+For hosts that cannot reach each other (two networks, NAT, a firewall): the stream is encrypted
+twice and crosses this computer's links, which then set the pace.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar
+
+from .. import mbuffer, shell
+from ..findings import Advice, AdviceKind
+from .base import Carrier, Ends, StreamSpec, Transport
+
+if TYPE_CHECKING:
+    from ..plan import Plan
+
+
+class Relay(Carrier):
+    transport: ClassVar[Transport] = Transport.RELAY
+    relays: ClassVar[bool] = True
+
+    def describe(self, plan: Plan) -> str:
+        return "relayed through this computer (both SSH control sessions)"
+
+    def ends(self, spec: StreamSpec) -> Ends:
+        # mbuffer reads stdin and writes stdout by default: the two control sessions.
+        dst_mb = mbuffer.command(spec.block, spec.destination_buffer, hash_=spec.hash,
+                                 start_percent=10)
+        src_mb = mbuffer.command(spec.block, spec.source_buffer, hash_=spec.hash,
+                                 rate=spec.rate_limit, stop_on_error=True)
+        return Ends(shell.pipe(shell.join(spec.send), shell.join(src_mb)),
+                    shell.pipe(shell.join(dst_mb), shell.join(spec.receive)))
+
+    def sender_label(self, plan: Plan, dst_label: str) -> str:
+        return "the sender (relayed through this computer)"
+
+    def network_advice(self) -> tuple[Advice, ...]:
+        return tuple(Advice(k) for k in (AdviceKind.RELAY_PATH, AdviceKind.RELAY_BYPASS,
+                                         AdviceKind.RELAY_NEARBY))
+
+
+CARRIER = Relay()

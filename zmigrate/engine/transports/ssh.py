@@ -1,0 +1,63 @@
+"""ssh: the source host's own ssh carries the stream to the destination (encrypted).
+
+Works wherever the source can log in to the destination (jump hosts included, the way this
+computer's ~/.ssh/config takes); the cipher costs a core at high rates. Only the source's
+pipeline is watched: the receiving mbuffer logs to a file that is followed with `tail -F`.
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import TYPE_CHECKING, ClassVar
+
+from .. import mbuffer, shell
+from ..findings import Advice, AdviceKind
+from .base import CIPHER, Carrier, Ends, StreamSpec, Transport
+
+if TYPE_CHECKING:
+    from ..plan import Options, Plan
+
+
+class Ssh(Carrier):
+    transport: ClassVar[Transport] = Transport.SSH
+    source_ssh: ClassVar[bool] = True
+    doctor_stage: ClassVar[str] = "ssh"
+
+    def notes(self, options: Options, dst_label: str) -> list[str]:
+        route = options.ssh_route
+        if route is not None and route.proxied and not route.user_routed:
+            return [f"this computer reaches {dst_label} through a ProxyCommand, which runs here "
+                    "and cannot be carried to the source: the source's ssh connects to "
+                    f"{route.target.label} directly (if it cannot, use --transport relay)"]
+        return []
+
+    def describe(self, plan: Plan) -> str:
+        route = plan.options.ssh_route
+        via = (" via the jump host(s) " + ", ".join(j.label for j in route.jumps)
+               if route and route.jumps else "")
+        return "through the source host's ssh to the destination" + via
+
+    def ends(self, spec: StreamSpec) -> Ends:
+        receive_log = f"/tmp/zmigrate-{secrets.token_hex(6)}.log"
+        # Only the source's pipeline is watched: a dead ssh or a failed receive must end
+        # both mbuffers at once (-e), not after the rest of the stream.
+        dst_mb = mbuffer.command(spec.block, spec.destination_buffer, hash_=spec.hash,
+                                 quiet=True, log=receive_log, start_percent=10,
+                                 stop_on_error=True)
+        remote = shell.pipe(shell.join(dst_mb), shell.join(spec.receive))
+        ssh_argv = ["ssh", "-o", "BatchMode=yes", *spec.ssh_options, spec.ssh_target, remote]
+        src_mb = mbuffer.command(spec.block, spec.source_buffer, hash_=spec.hash,
+                                 rate=spec.rate_limit, stop_on_error=True)
+        return Ends(shell.pipe(shell.join(spec.send), shell.join(src_mb), shell.join(ssh_argv)),
+                    None, receive_log)
+
+    def sender_label(self, plan: Plan, dst_label: str) -> str:
+        # Its exit status is the ssh's: a killed ssh or a lost connection shows here.
+        return f"the sender (through ssh to {plan.options.ssh_target or dst_label})"
+
+    def network_advice(self) -> tuple[Advice, ...]:
+        return (Advice(AdviceKind.USE_TCP), Advice(AdviceKind.TRY_CIPHER, {"cipher": CIPHER}),
+                *super().network_advice())
+
+
+CARRIER = Ssh()
