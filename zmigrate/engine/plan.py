@@ -270,6 +270,60 @@ def make_plan(
     """
     ds_name, short = shell.split_snapshot(snapshot)
     shell.dataset(destination)
+    _refuse_pool_root(dst, destination, ds_name)
+    transport = transports.chosen(options.transport, src.host.label == dst.host.label)
+    _check_tools(src, dst, transports.carrier(transport))
+    source, snap = _source_snapshot(src, snapshot)
+    parent = destination.rsplit("/", 1)[0]
+    if dst.find(parent) is None:
+        raise PreflightError(f"the destination's parent {parent} does not exist",
+                             host=dst.host.label, fix=f"create it first: zfs create -p {parent}",
+                             reason=PreflightReason.NO_PARENT)
+    notes: list[str] = []
+    target, discard = _partial_receive(dst, destination, snapshot, snap, options, resume_info,
+                                       notes)
+    if target is not None and target.resume_token and options.resume:
+        assert resume_info is not None
+        return _resume_plan(src, dst, snapshot, destination, options, resume_info, source,
+                            notes, connect_address, allow_address, port)
+    base = _base(source, snap, target, destination, options, dst.host.label)
+    steps_spec = _steps(source, snap, base.snapshot, options)
+    flags, raw, flag_notes = send_flags(src, dst, source, options)
+    notes += flag_notes
+    if options.mount and needs_unmounted(dst):
+        notes.append(f"{dst.host.label}: only root may mount on Linux, so the copy is received "
+                     "unmounted (zfs receive -u)")
+    can_resume = dst.caps.resumable if resumable is None else resumable
+    recv_resumable = bool(can_resume and options.resumable is not False
+                          and not options.replicate)
+    plan = _assemble(
+        src, dst, snapshot, destination, options, source, steps_spec, flags,
+        receive_extra(dst, options, resumable=recv_resumable),
+        base.force_receive, connect_address, allow_address, port, notes, transport,
+    )
+    rollback = None
+    if base.rollback_to is not None:
+        # `receive -F` alone keeps destination snapshots newer than the base on some
+        # implementations (zfs-fuse); an explicit rollback -r destroys exactly what we announced.
+        rollback = shell.join(dst.host.privileged(["zfs", "rollback", "-r", base.rollback_to]))
+    return replace(
+        plan,
+        kind="full" if base.snapshot is None else "incremental",
+        base=base.snapshot.short if base.snapshot else None,
+        destroys=base.destroys,
+        rollback=rollback,
+        discard=discard,
+        resumable=recv_resumable,
+        send_flags=tuple(flags),
+        raw=raw,
+        replicate=options.replicate,
+        bookmark=_bookmark(src, source, snapshot, options),
+        children=tuple(d.name for d in src.datasets
+                       if d.name.startswith(ds_name + "/")) if options.replicate else (),
+    )
+
+
+def _refuse_pool_root(dst: Site, destination: str, ds_name: str) -> None:
     if "/" not in destination:
         raise PreflightError(
             f"the destination {destination} is a pool root",
@@ -278,16 +332,16 @@ def make_plan(
             ds_name.rsplit("/", 1)[-1],
             reason=PreflightReason.POOL_ROOT,
         )
-    for side, caps in (("source", src.caps), ("destination", dst.caps)):
-        host = src.host if side == "source" else dst.host
-        if not caps.has_zfs:
-            raise PreflightError("zfs is not installed or not on the PATH", host=host.label,
+
+
+def _check_tools(src: Site, dst: Site, carrier: Carrier) -> None:
+    """zfs on both hosts; mbuffer and a way to stop processes where the transport runs one."""
+    for site in (src, dst):
+        if not site.caps.has_zfs:
+            raise PreflightError("zfs is not installed or not on the PATH", host=site.host.label,
                                  fix="install ZFS there, or check PATH for non-login shells",
                                  reason=PreflightReason.MISSING_TOOL)
-    transport = transports.chosen(options.transport, src.host.label == dst.host.label)
-    carrier = transports.carrier(transport)
-    needs = [src, dst] if carrier.two_ends else [src]
-    for site in needs:
+    for site in [src, dst] if carrier.two_ends else [src]:
         if not site.caps.mbuffer_version:
             raise PreflightError(
                 "mbuffer is not installed",
@@ -305,6 +359,10 @@ def make_plan(
             )
     carrier.check(dst.host, dst.caps)
 
+
+def _source_snapshot(src: Site, snapshot: str) -> tuple[zfs.Dataset, zfs.Snapshot]:
+    """The source dataset and the snapshot to send, both checked to exist."""
+    ds_name, short = shell.split_snapshot(snapshot)
     source = src.find(ds_name)
     if source is None:
         raise PreflightError(f"the source dataset {ds_name} does not exist", host=src.host.label,
@@ -319,185 +377,174 @@ def make_plan(
             + ", ".join(s.short for s in source.snapshots[-5:]),
             reason=PreflightReason.NO_SOURCE,
         )
-    parent = destination.rsplit("/", 1)[0]
-    if dst.find(parent) is None:
-        raise PreflightError(f"the destination's parent {parent} does not exist",
-                             host=dst.host.label, fix=f"create it first: zfs create -p {parent}",
-                             reason=PreflightReason.NO_PARENT)
+    return source, snap
 
+
+def _partial_receive(dst: Site, destination: str, snapshot: str, snap: zfs.Snapshot,
+                     options: Options, resume_info: zfs.ResumeInfo | None, notes: list[str]
+                     ) -> tuple[zfs.Dataset | None, str | None]:
+    """What to do with an interrupted receive on the destination: (the destination as the plan
+    sees it, the discard command). Resuming keeps the target (with its token); discarding a
+    partial first receive leaves no target; with neither asked, refuse."""
     target = dst.find(destination)
-    notes: list[str] = []
-    resume_token: str | None = None
-    discard: str | None = None
-    if target is not None and target.resume_token:
+    if target is None or not target.resume_token:
         if options.resume:
-            if resume_info is None or resume_info.token != target.resume_token:
-                raise PreflightError("the resume token of the destination was not decoded",
-                                     host=dst.host.label, fix="prepare the job again",
-                                     reason=PreflightReason.PARTIAL_MISMATCH)
-            if resume_info.toguid != snap.guid:
-                raise PreflightError(
-                    f"the partial receive on {destination} is of {resume_info.toname}, "
-                    f"not of {snapshot}",
-                    host=dst.host.label,
-                    fix=f"resume it by sending {resume_info.toname} with --resume, or drop it "
-                    "with --discard-partial",
-                    reason=PreflightReason.PARTIAL_MISMATCH,
-                )
-            resume_token = target.resume_token
-        elif options.discard_partial:
-            discard = shell.join(zfs.discard_partial_argv(dst.host, destination))
-            if not target.snapshots:
-                target = None  # a partial first receive: discarding removes the dataset
-        else:
-            raise PartialReceiveError(
-                f"{destination} holds an interrupted transfer (receive_resume_token)",
+            notes.append(f"{dst.host.label}: no interrupted transfer to resume; sending normally")
+        return target, None
+    if options.resume:
+        if resume_info is None or resume_info.token != target.resume_token:
+            raise PreflightError("the resume token of the destination was not decoded",
+                                 host=dst.host.label, fix="prepare the job again",
+                                 reason=PreflightReason.PARTIAL_MISMATCH)
+        if resume_info.toguid != snap.guid:
+            raise PreflightError(
+                f"the partial receive on {destination} is of {resume_info.toname}, "
+                f"not of {snapshot}",
                 host=dst.host.label,
-                fix="resume it with --resume (sends only the rest), or discard it with "
-                "--discard-partial (zfs receive -A) and send again",
-                dataset=destination, token=target.resume_token or "",
+                fix=f"resume it by sending {resume_info.toname} with --resume, or drop it "
+                "with --discard-partial",
+                reason=PreflightReason.PARTIAL_MISMATCH,
             )
-    elif options.resume:
-        notes.append(f"{dst.host.label}: no interrupted transfer to resume; sending normally")
-    if resume_token is not None:
-        assert resume_info is not None
-        return _resume_plan(src, dst, snapshot, destination, options, resume_info, source,
-                            notes, connect_address, allow_address, port)
-    base: zfs.Snapshot | None = None
+        return target, None
+    if options.discard_partial:
+        discard = shell.join(zfs.discard_partial_argv(dst.host, destination))
+        # A partial first receive: discarding removes the dataset.
+        return (target if target.snapshots else None), discard
+    raise PartialReceiveError(
+        f"{destination} holds an interrupted transfer (receive_resume_token)",
+        host=dst.host.label,
+        fix="resume it with --resume (sends only the rest), or discard it with "
+        "--discard-partial (zfs receive -A) and send again",
+        dataset=destination, token=target.resume_token or "",
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Base:
+    """Where the stream starts: nothing (a full send) or a snapshot both sides hold, and what
+    the destination must lose first to take it."""
+
+    snapshot: zfs.Snapshot | None = None
     destroys: tuple[str, ...] = ()
     rollback_to: str | None = None
-    force_receive = False
+    force_receive: bool = False
+
+
+def _base(source: zfs.Dataset, snap: zfs.Snapshot, target: zfs.Dataset | None,
+          destination: str, options: Options, dst_label: str) -> _Base:
+    """The incremental base (by guid) into `target`, or a full send; refuse what would destroy
+    data the user did not agree to lose."""
     if target is None:
         if options.base is not None:
             raise PreflightError(
                 f"the base @{options.base} is missing on the destination: "
                 f"{destination} does not exist",
-                host=dst.host.label,
+                host=dst_label,
                 fix="leave out --base to send in full",
                 reason=PreflightReason.BASE_MISSING,
             )
-    elif not target.snapshots:
+        return _Base()
+    if not target.snapshots:
         if not options.force:
             raise PreflightError(
                 f"the destination {destination} already exists (with no snapshots)",
-                host=dst.host.label,
+                host=dst_label,
                 fix="choose another destination name, or pass --force to overwrite it",
                 reason=PreflightReason.NOT_EMPTY,
             )
-        force_receive = True
-    else:
-        by_guid = {s.guid: s for s in target.snapshots}
-        if snap.guid in by_guid:
-            raise PreflightError(
-                f"{destination}@{by_guid[snap.guid].short} already holds {snapshot}: "
-                "nothing to send",
-                host=dst.host.label,
-                fix="take a new snapshot on the source and send that",
-                reason=PreflightReason.ALREADY_THERE,
-            )
-        candidates = [s for s in source.snapshots if s.createtxg <= snap.createtxg]
-        if options.base is not None:
-            chosen = source.snapshot(options.base)
-            if chosen is None or chosen.guid not in by_guid:
-                raise PreflightError(
-                    f"the base @{options.base} is missing on the destination {destination}",
-                    host=dst.host.label,
-                    fix="leave out --base to use the newest common snapshot",
-                    reason=PreflightReason.BASE_MISSING,
-                )
-            base = chosen
-        else:
-            common = [s for s in candidates if s.guid in by_guid]
-            marks = [b for b in source.bookmarks
-                     if b.guid in by_guid and b.createtxg <= snap.createtxg]
-            if marks and (not common or marks[-1].createtxg > common[-1].createtxg):
-                # The common snapshot was pruned on the source; its bookmark still works (-i).
-                common = [marks[-1]]
-            if not common:
-                raise PreflightError(
-                    f"the destination {destination} exists and has no snapshot in common "
-                    f"with {ds_name}",
-                    host=dst.host.label,
-                    fix="choose another destination name; zmigrate will not destroy it",
-                    reason=PreflightReason.NO_COMMON_SNAPSHOT,
-                )
-            base = common[-1]
-        dst_base = by_guid[base.guid]
-        newer = [s.short for s in target.snapshots if s.createtxg > dst_base.createtxg]
-        if newer:
-            if not options.force:
-                raise PreflightError(
-                    f"the destination has diverged: it has snapshots newer than the common "
-                    f"@{base.short}: " + ", ".join("@" + n for n in newer),
-                    host=dst.host.label,
-                    fix="pass --force to roll it back to @" + base.short
-                    + " (this destroys " + ", ".join("@" + n for n in newer) + ")",
-                    reason=PreflightReason.DIVERGED,
-                )
-            destroys = tuple(newer)
-            rollback_to = f"{destination}@{dst_base.short}"
-        force_receive = options.force
+        return _Base(force_receive=True)
+    by_guid = {s.guid: s for s in target.snapshots}
+    if snap.guid in by_guid:
+        raise PreflightError(
+            f"{destination}@{by_guid[snap.guid].short} already holds "
+            f"{source.name}@{snap.short}: nothing to send",
+            host=dst_label,
+            fix="take a new snapshot on the source and send that",
+            reason=PreflightReason.ALREADY_THERE,
+        )
+    base = _common(source, snap, by_guid, destination, options, dst_label)
+    dst_base = by_guid[base.guid]
+    newer = [s.short for s in target.snapshots if s.createtxg > dst_base.createtxg]
+    if newer and not options.force:
+        raise PreflightError(
+            f"the destination has diverged: it has snapshots newer than the common "
+            f"@{base.short}: " + ", ".join("@" + n for n in newer),
+            host=dst_label,
+            fix="pass --force to roll it back to @" + base.short
+            + " (this destroys " + ", ".join("@" + n for n in newer) + ")",
+            reason=PreflightReason.DIVERGED,
+        )
+    return _Base(base, tuple(newer), f"{destination}@{dst_base.short}" if newer else None,
+                 options.force)
 
-    steps_spec: list[tuple[zfs.Snapshot | None, zfs.Snapshot, tuple[str, ...]]] = []
+
+def _common(source: zfs.Dataset, snap: zfs.Snapshot, by_guid: dict[int, zfs.Snapshot],
+            destination: str, options: Options, dst_label: str) -> zfs.Snapshot:
+    """The base both sides hold: the user's --base, else the newest common snapshot (or the
+    bookmark of one pruned on the source)."""
+    if options.base is not None:
+        chosen = source.snapshot(options.base)
+        if chosen is None or chosen.guid not in by_guid:
+            raise PreflightError(
+                f"the base @{options.base} is missing on the destination {destination}",
+                host=dst_label,
+                fix="leave out --base to use the newest common snapshot",
+                reason=PreflightReason.BASE_MISSING,
+            )
+        return chosen
+    common = [s for s in source.snapshots
+              if s.createtxg <= snap.createtxg and s.guid in by_guid]
+    marks = [b for b in source.bookmarks
+             if b.guid in by_guid and b.createtxg <= snap.createtxg]
+    if marks and (not common or marks[-1].createtxg > common[-1].createtxg):
+        # The common snapshot was pruned on the source; its bookmark still works (-i).
+        common = [marks[-1]]
+    if not common:
+        raise PreflightError(
+            f"the destination {destination} exists and has no snapshot in common "
+            f"with {source.name}",
+            host=dst_label,
+            fix="choose another destination name; zmigrate will not destroy it",
+            reason=PreflightReason.NO_COMMON_SNAPSHOT,
+        )
+    return common[-1]
+
+
+StepSpec = tuple[zfs.Snapshot | None, zfs.Snapshot, tuple[str, ...]]
+
+
+def _steps(source: zfs.Dataset, snap: zfs.Snapshot, base: zfs.Snapshot | None,
+           options: Options) -> list[StepSpec]:
+    """(base, snapshot, the snapshots it creates) for each stream, in order."""
     if base is None and options.replicate:
         # -R carries every older snapshot of the dataset (and of its children) in one stream.
-        steps_spec.append((None, snap, tuple(s.short for s in source.snapshots
-                                             if s.createtxg <= snap.createtxg)))
-    elif base is None:
+        return [(None, snap, tuple(s.short for s in source.snapshots
+                                   if s.createtxg <= snap.createtxg))]
+    if base is None:
         first = source.snapshots[0] if options.history else snap
-        steps_spec.append((None, first, (first.short,)))
+        steps: list[StepSpec] = [(None, first, (first.short,))]
         if first is not snap:
             arrives = tuple(s.short for s in source.snapshots
                             if first.createtxg < s.createtxg <= snap.createtxg)
-            steps_spec.append((first, snap, arrives))
-    else:
-        between = tuple(s.short for s in source.snapshots
-                        if base.createtxg < s.createtxg <= snap.createtxg)
-        use_i = options.intermediates and not zfs.is_bookmark(base.name)
-        steps_spec.append((base, snap, between if use_i else (snap.short,)))
+            steps.append((first, snap, arrives))
+        return steps
+    between = tuple(s.short for s in source.snapshots
+                    if base.createtxg < s.createtxg <= snap.createtxg)
+    use_i = options.intermediates and not zfs.is_bookmark(base.name)
+    return [(base, snap, between if use_i else (snap.short,))]
 
-    flags, raw, flag_notes = send_flags(src, dst, source, options)
-    notes += flag_notes
-    if options.mount and needs_unmounted(dst):
-        notes.append(f"{dst.host.label}: only root may mount on Linux, so the copy is received "
-                     "unmounted (zfs receive -u)")
-    can_resume = dst.caps.resumable if resumable is None else resumable
-    recv_resumable = bool(can_resume and options.resumable is not False
-                          and not options.replicate)
-    children = tuple(d.name for d in src.datasets
-                     if d.name.startswith(ds_name + "/")) if options.replicate else ()
-    bookmark = None
-    if options.bookmark:
-        if not src.caps.bookmarks:
-            raise PreflightError("this host cannot make bookmarks", host=src.host.label,
-                                 fix="leave out --bookmark", reason=PreflightReason.UNSUPPORTED)
-        mark = f"{ds_name}#{short}"
-        if not any(b.name == mark for b in source.bookmarks):
-            bookmark = shell.join(zfs.bookmark_argv(src.host, snapshot, mark))
-    plan = _assemble(
-        src, dst, snapshot, destination, options, source, steps_spec, flags,
-        receive_extra(dst, options, resumable=recv_resumable),
-        force_receive, connect_address, allow_address, port, notes, transport,
-    )
-    rollback = None
-    if rollback_to is not None:
-        # `receive -F` alone keeps destination snapshots newer than the base on some
-        # implementations (zfs-fuse); an explicit rollback -r destroys exactly what we announced.
-        rollback = shell.join(dst.host.privileged(["zfs", "rollback", "-r", rollback_to]))
-    return replace(
-        plan,
-        kind="full" if base is None else "incremental",
-        base=base.short if base else None,
-        destroys=destroys,
-        rollback=rollback,
-        discard=discard,
-        resumable=recv_resumable,
-        send_flags=tuple(flags),
-        raw=raw,
-        replicate=options.replicate,
-        bookmark=bookmark,
-        children=children,
-    )
+
+def _bookmark(src: Site, source: zfs.Dataset, snapshot: str, options: Options) -> str | None:
+    """The `zfs bookmark` to run on the source after success (--bookmark), if not there yet."""
+    if not options.bookmark:
+        return None
+    if not src.caps.bookmarks:
+        raise PreflightError("this host cannot make bookmarks", host=src.host.label,
+                             fix="leave out --bookmark", reason=PreflightReason.UNSUPPORTED)
+    mark = snapshot.replace("@", "#", 1)
+    if any(b.name == mark for b in source.bookmarks):
+        return None
+    return shell.join(zfs.bookmark_argv(src.host, snapshot, mark))
 
 
 def send_flags(src: Site, dst: Site, source: zfs.Dataset,
@@ -645,8 +692,7 @@ def _listener_address(options: Options, carrier: Carrier, connect_address: str |
 
 def _assemble(
     src: Site, dst: Site, snapshot: str, destination: str, options: Options,
-    source: zfs.Dataset,
-    steps_spec: list[tuple[zfs.Snapshot | None, zfs.Snapshot, tuple[str, ...]]],
+    source: zfs.Dataset, steps_spec: list[StepSpec],
     flags: list[str], receive_extra_args: list[str], force_receive: bool,
     connect_address: str | None, allow_address: str | None, port: int | None,
     notes: list[str], transport: Transport, resume: zfs.ResumeInfo | None = None,
