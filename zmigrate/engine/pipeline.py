@@ -6,52 +6,30 @@ process groups) on cancel or when one end fails.
 
 from __future__ import annotations
 
-import collections
 import random
-import re
-import signal
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
 from . import capabilities, mbuffer, shell
-from .errors import CancelledError, PortInUseError, TransferError, ZmigrateError
-from .events import LogLine, Progress, Sample, Side, StageChanged
+from .errors import CancelledError, TransferError, ZmigrateError
+from .events import Progress, Side, StageChanged
 from .hosts import Host, Process
 from .plan import Plan, Step
 from .rate import SmoothedRate, eta
 from .route import diagnose, route_error
-from .transports.tcp import CONNECTED_MARK, LISTEN_TIMEOUT, LISTENING_MARK
+from .step_errors import UNREACHABLE_FIX, cut_off, end_error, exit_text, rejected_address
+from .step_watch import Emit, SideState, StreamWatch
+from .transports.tcp import LISTEN_TIMEOUT
 
 # A tcp sender that has not reached the listener by then never will in useful time (a dropped
 # SYN is retried for minutes): the hosts do not reach each other.
 CONNECT_TIMEOUT = 10.0
 SSH_FAILED = 255  # ssh's exit status for its own errors (the remote command's is passed on)
-UNREACHABLE_FIX = ("the two hosts may not reach each other (another network, NAT, a firewall): "
-                   "use --transport relay (through this computer) or --transport ssh")
 STOP_GRACE = 2.0
 PROGRESS_PERIOD = 0.5
-FINAL_LINES_WAIT = 30.0  # seconds for mbuffer's summary and hash to arrive after its exit (a slow
-# emulated guest under load took more than 10)
-Emit = Callable[[object], None]
-
-
-@dataclass
-class SideState:
-    """What one mbuffer has told us so far."""
-
-    side: Side
-    host: str
-    splitter: mbuffer.LineSplitter = field(default_factory=mbuffer.LineSplitter)
-    last: mbuffer.Status | None = None
-    summary: mbuffer.Summary | None = None
-    hash: str | None = None
-    tail: collections.deque[str] = field(default_factory=lambda: collections.deque(maxlen=40))
-    empty_events: int = 0
-    # Set once mbuffer's last lines are in: its summary, and its hash when one was asked for.
-    final: threading.Event = field(default_factory=threading.Event)
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +116,24 @@ def stop_processes(procs: Sequence[Process]) -> None:
             p.wait(2)
 
 
+def relay_into(receiver: Process) -> tuple[Callable[[bytes], None], Callable[[], None]]:
+    """The sender's stdout, written into the receiver's stdin as it comes (a full receiver
+    window holds the sender back: paramiko stops reading, so sshd stops sending); its end
+    closes the receiver's stdin. A receiver that went away drops the rest: its exit status
+    says why, and the step stops both ends."""
+    broken = threading.Event()
+
+    def forward(data: bytes) -> None:
+        if broken.is_set():
+            return
+        try:
+            receiver.write(data)
+        except Exception:  # noqa: BLE001 - a closed channel or pipe, whatever the kind
+            broken.set()
+
+    return forward, receiver.close_input
+
+
 class StepRunner:
     """Runs one Step to its end, or until cancelled."""
 
@@ -157,120 +153,25 @@ class StepRunner:
         self.send = SideState(Side.SEND, src.label)
         self.carrier = plan.carrier
         self.receive = SideState(Side.RECEIVE, self.carrier.receiving_host(src, dst).label)
+        self.watch = StreamWatch(self.send, self.receive, emit, t0, plan.stream_hash)
         self._procs: list[Process] = []
         self._lock = threading.Lock()
-        self._listening = threading.Event()  # the listener's probe saw its port listen
-        self._peer_connected = threading.Event()  # ... and then the sender connect
         self.start_time = time.monotonic()
-
-    # -- output handling ----------------------------------------------------------------------
-    def _on_output(self, state: SideState, data: bytes, both: bool = False) -> None:
-        for piece in state.splitter.feed(data):
-            self._on_line(state, piece, both)
-
-    def _on_line(self, state: SideState, line: str, both: bool = False) -> None:
-        status = mbuffer.parse_status(line)
-        if status is not None:
-            t = time.monotonic() - self.t0
-            targets = (self.send, self.receive) if both else (state,)
-            for st in targets:
-                if st.side is Side.RECEIVE and st.last is not None and st.last.fill > 0 \
-                        and status.fill == 0:
-                    st.empty_events += 1
-                st.last = status
-                self.emit(Sample(t, st.side, status.in_rate, status.out_rate, status.total,
-                                 status.fill))
-            return
-        summary = mbuffer.parse_summary(line)
-        if summary is not None:
-            t = time.monotonic() - self.t0
-            for st in (self.send, self.receive) if both else (state,):
-                st.summary = summary
-                self._check_final(st)
-                if st.last is None:
-                    # Done before mbuffer's first status line: the summary is this side's
-                    # one point, so even a one-second transfer plots something per side.
-                    self.emit(Sample(t, st.side, summary.rate, summary.rate, summary.total, 0.0))
-            return
-        digest = mbuffer.parse_hash(line)
-        if digest is not None:
-            for st in (self.send, self.receive) if both else (state,):
-                st.hash = digest
-                self._check_final(st)
-            return
-        text = line.strip()
-        if text == LISTENING_MARK:
-            self._listening.set()
-            return
-        if text == CONNECTED_MARK:
-            self._peer_connected.set()
-            return
-        if text.startswith("mbuffer: ") and mbuffer.parse_status(text[9:]):
-            return
-        # setsid -w reports a child ended by our own signal (tail -F, cancel): not news.
-        if text and "No controlling terminal" not in text \
-                and not text.startswith("setsid: child "):
-            state.tail.append(text)
-            self.emit(LogLine(state.host, state.side, text))
-
-    def _check_final(self, st: SideState) -> None:
-        if st.summary is not None and (st.hash is not None or not self.plan.stream_hash):
-            st.final.set()
-
-    def _await_final(self) -> None:
-        """Wait (bounded) for both mbuffers' last lines before the step is judged.
-
-        A process's exit can be seen before its output is all read - a log followed by
-        `tail -F`, an SSH channel whose status overtakes its stderr - so a result built at
-        once may lack the hash: with --hash that must fail the job, not pass it unchecked.
-        """
-        deadline = time.monotonic() + FINAL_LINES_WAIT
-        for st in (self.send, self.receive):
-            st.final.wait(max(0.0, deadline - time.monotonic()))
-        if not self.plan.stream_hash:
-            return
-        for st, end in ((self.send, "the sender"), (self.receive, "the receiver")):
-            if st.hash is None:
-                what = "no hash" if st.summary is not None else "neither summary nor hash"
-                raise TransferError(
-                    f"the stream hash was asked for, but {end}'s mbuffer reported {what} "
-                    f"within {FINAL_LINES_WAIT:.0f} s of its end",
-                    host=st.host,
-                    fix="the data arrived but could not be checked; run it again, or without "
-                    "the hash check",
-                )
 
     # -- processes ----------------------------------------------------------------------------
     def _spawn(self, host: Host, line: str, state: SideState, both: bool = False,
                gated: bool = False, data_stdin: bool = False,
                relay_to: Process | None = None) -> Process:
-        on_stdout: Callable[[bytes], None] = lambda d: self._on_output(state, d, both)  # noqa: E731
+        on_stdout: Callable[[bytes], None] = lambda d: self.watch.output(state, d, both)  # noqa: E731
         on_end: Callable[[], None] | None = None
         if relay_to is not None:
-            on_stdout, on_end = self._relay(relay_to)
-        proc = host.spawn(line, on_stderr=lambda d: self._on_output(state, d, both),
+            on_stdout, on_end = relay_into(relay_to)
+        proc = host.spawn(line, on_stderr=lambda d: self.watch.output(state, d, both),
                           on_stdout=on_stdout, gated=gated, data_stdin=data_stdin,
                           on_stdout_end=on_end)
         with self._lock:
             self._procs.append(proc)
         return proc
-
-    def _relay(self, receiver: Process) -> tuple[Callable[[bytes], None], Callable[[], None]]:
-        """The sender's stdout, written into the receiver's stdin as it comes (a full receiver
-        window holds the sender back: paramiko stops reading, so sshd stops sending); its end
-        closes the receiver's stdin. A receiver that went away drops the rest: its exit status
-        says why, and the step stops both ends."""
-        broken = threading.Event()
-
-        def forward(data: bytes) -> None:
-            if broken.is_set():
-                return
-            try:
-                receiver.write(data)
-            except Exception:  # noqa: BLE001 - a closed channel or pipe, whatever the kind
-                broken.set()
-
-        return forward, receiver.close_input
 
     def stop(self) -> None:
         """Stop every process of this step: TERM to each group, then KILL what is left."""
@@ -282,7 +183,8 @@ class StepRunner:
         port = self.plan.port
         assert port is not None
         # The listener's probe prints the mark; output may still be on its way after an exit.
-        state = await_listener(self._listening.wait, proc, self.cancelled, poll=0.01, grace=0.5)
+        state = await_listener(self.watch.listening.wait, proc, self.cancelled, poll=0.01,
+                               grace=0.5)
         if state == "listening":
             return
         if state == "cancelled":
@@ -291,56 +193,6 @@ class StepRunner:
             raise self._end_error(self.receive, "the receiver stopped before listening")
         raise TransferError(f"the receiver did not listen on port {port} within "
                             f"{LISTEN_TIMEOUT:.0f} s", host=self.dst.label)
-
-    def _end_error(self, state: SideState, what: str) -> ZmigrateError:
-        host = self.carrier.receiving_host(self.src, self.dst) if state is self.receive \
-            else self.src
-        if not host.alive():
-            return TransferError(
-                f"{what}: the SSH control session was lost",
-                host=host.label,
-                fix="check the network and that sshd still runs there; the remote processes end "
-                "with the session",
-            )
-        # zfs receive -s explains how to resume by hand: zmigrate offers that itself.
-        noise = ("summary:", "partially received snapshot is saved",
-                 "a resuming stream can be generated", "zfs send -t ",
-                 "warning: permanently added")
-        # A status line cut off by a kill runs into the shell's "Killed": keep only the latter.
-        tail = [re.sub(r"^(mbuffer: )?in @ .*?% full", "", x).strip() for x in state.tail]
-        lines = [x for x in tail if x and not x.lower().startswith(noise)]
-        detail = "; ".join(lines[-3:]) if lines else "no error message"
-        fix = None
-        low = detail.lower()
-        if "connection refused" in low or "unable to connect" in low \
-                or "no route to host" in low or "network is unreachable" in low:
-            fix = UNREACHABLE_FIX
-        elif "permission denied" in low or "must be superuser" in low:
-            fix = "run as root, enable sudo for this host, or delegate with `zfs allow`"
-        elif "modified since" in low:
-            fix = "the destination changed after its last snapshot: pass --force to roll it back"
-        elif "out of space" in low or "no space" in low or "quota exceeded" in low:
-            fix = "free space on the destination pool"
-        elif "checksum mismatch" in low:
-            fix = ("the stream was damaged between the two hosts (network, NIC or memory) and zfs "
-                   "receive refused it. Run it again; if it recurs, check the "
-                   "link or use --transport ssh, whose MAC catches damage in flight")
-        elif "incomplete stream" in low or "failed to read from stream" in low:
-            fix = ("the stream was cut off: a process of the transfer or the connection died; "
-                   "run it again")
-        if "address already in use" in low:
-            # Another process holds the port picked for the listener: the step can go again.
-            return PortInUseError(f"{what}: {detail}", host=state.host,
-                                  fix="give another --port, or leave it out to pick a free one")
-        return TransferError(f"{what}: {detail}", host=state.host, fix=fix)
-
-    def _rejected_address(self) -> str | None:
-        """The address the destination's mbuffer refused ("rejected connection from X")."""
-        for line in reversed(self.receive.tail):
-            m = re.search(r"rejected connection from (\S+)", line)
-            if m:
-                return m.group(1)
-        return None
 
     def _progress(self) -> None:
         now = time.monotonic()
@@ -406,6 +258,11 @@ class StepRunner:
                 except ZmigrateError:
                     pass
 
+    def _end_error(self, state: SideState, what: str) -> ZmigrateError:
+        host = self.carrier.receiving_host(self.src, self.dst) if state is self.receive \
+            else self.src
+        return end_error(state, what, host)
+
     def _kill_one(self, proc: Process) -> None:
         try:
             proc.kill()
@@ -418,15 +275,33 @@ class StepRunner:
         bytes arrived, or the receiver reported its end. A `zfs send` slow to write its first
         byte (a busy pool) is connected all the same."""
         last = self.receive.last
-        return (self._peer_connected.is_set() or (last is not None and last.total > 0)
+        return (self.watch.peer_connected.is_set() or (last is not None and last.total > 0)
                 or self.receive.summary is not None)
 
     def _follow(self, procs: list[tuple[Process, SideState, str]]) -> StepResult:
+        """Watch the step's processes to their end; its result, or why it failed."""
+        first_error = self._watch(procs)
+        self._progress()
+        if first_error is not None:
+            raise self._explain(procs, first_error)
+        seconds = time.monotonic() - self.start_time
+        self.watch.await_final()
+        self._progress()  # with the receiver's summary, if it came only now
+        recv_sum = self.receive.summary
+        send_sum = self.send.summary
+        nbytes = (recv_sum.total if recv_sum else None) or (send_sum.total if send_sum else 0)
+        empty = recv_sum.empty if recv_sum and recv_sum.empty is not None \
+            else self.receive.empty_events
+        return StepResult(nbytes, seconds, send_sum, recv_sum, self.send.hash,
+                          self.receive.hash, empty)
+
+    def _watch(self, procs: list[tuple[Process, SideState, str]]) -> ZmigrateError | None:
+        """Until every process ended (or one failed 5 s ago): progress, the connect deadline
+        of a listening transport, cancel. The first end's failure, if any."""
         next_progress = 0.0
         failed_at: float | None = None
         first_error: ZmigrateError | None = None
-        connect_by = time.monotonic() + CONNECT_TIMEOUT \
-            if self.carrier.listens else None
+        connect_by = time.monotonic() + CONNECT_TIMEOUT if self.carrier.listens else None
         while True:
             if self.cancelled.is_set():
                 self.stop()
@@ -434,7 +309,7 @@ class StepRunner:
             if connect_by is not None and time.monotonic() > connect_by:
                 connect_by = None
                 if not self._connected() and first_error is None \
-                        and self._rejected_address() is None \
+                        and rejected_address(self.receive) is None \
                         and all(p.poll() is None for p, _, _ in procs):
                     self.stop()
                     raise TransferError(
@@ -447,82 +322,51 @@ class StepRunner:
                     first_error = self._end_error(state, f"{what} failed ({exit_text(status)})")
                     failed_at = time.monotonic()
             if all(s is not None for s in statuses):
-                break
+                return first_error
             if first_error is not None and failed_at is not None \
                     and time.monotonic() - failed_at > 5:
                 # One end failed; the other may wait forever on a half-open connection.
-                break
+                return first_error
             now = time.monotonic()
             if now >= next_progress:
                 self._progress()
                 next_progress = now + PROGRESS_PERIOD
             self.cancelled.wait(0.02)  # wakes at once on cancel()
-        self._progress()
-        rejected = self._rejected_address()
-        if rejected is not None and first_error is not None:
+
+    def _explain(self, procs: list[tuple[Process, SideState, str]],
+                 first_error: ZmigrateError) -> ZmigrateError:
+        """The error that says best why the step failed."""
+        rejected = rejected_address(self.receive)
+        if rejected is not None:
             # The listener only takes the source's address as we expected it; behind NAT or on
             # a second network it sees another one. Name it, and never take it silently.
-            raise TransferError(
+            return TransferError(
                 f"the destination's mbuffer rejected the connection from {rejected}: it only "
                 "accepts the source's address as zmigrate expected it",
                 host=self.dst.label,
                 fix=f"if {rejected} is the source as the destination sees it (NAT, a second "
                 f"network), run again with --allow-address {rejected}",
             )
-        if first_error is not None:
-            # Prefer the receiver's explanation: zfs receive says why a stream was refused -
-            # unless the sender failed too and the receiver only saw its stream cut off (then
-            # the sender's end is where it happened, e.g. a killed sender mbuffer).
-            recv_status = procs[-1][0].poll()
-            send_status = procs[0][0].poll()  # the sender always comes first
-            if recv_status not in (None, 0) and procs[-1][1] is self.receive \
-                    and not (send_status not in (None, 0) and _cut_off(self.receive)):
-                first_error = self._end_error(self.receive,
-                                              f"the receiver failed ({exit_text(recv_status)})")
-            route = self.plan.options.ssh_route
-            if self.carrier.source_ssh and route is not None \
-                    and send_status == SSH_FAILED and not self._connected():
-                # ssh's own failure, before any byte arrived: its stderr mixes every hop's
-                # words, so log in to each hop in turn to say which one and why.
-                failure = diagnose(self.src, route)
-                if failure is not None:
-                    raise route_error(failure, route, self.src.label) from first_error
-            raise first_error
-        seconds = time.monotonic() - self.start_time
-        self._await_final()
-        self._progress()  # with the receiver's summary, if it came only now
-        recv_sum = self.receive.summary
-        send_sum = self.send.summary
-        nbytes = (recv_sum.total if recv_sum else None) or (send_sum.total if send_sum else 0)
-        empty = recv_sum.empty if recv_sum and recv_sum.empty is not None \
-            else self.receive.empty_events
-        return StepResult(nbytes, seconds, send_sum, recv_sum, self.send.hash,
-                          self.receive.hash, empty)
-
-
-CUT_OFF = ("incomplete stream", "failed to read from stream", "premature end",
-           "invalid backup stream")
-
-
-def _cut_off(state: SideState) -> bool:
-    """Whether this end only reports that its stream ended early (a consequence, not a cause):
-    a process of its own that was killed is a cause."""
-    lines = [line.lower() for line in state.tail]
-    return any(k in line for line in lines for k in CUT_OFF) \
-        and not any(line.endswith("killed") for line in lines)
-
-
-def exit_text(status: int) -> str:
-    """`exit N`, naming the signal when a shell reports death by one (128 + N)."""
-    if 128 < status < 128 + 65:
-        try:
-            name = signal.Signals(status - 128).name
-        except ValueError:
-            return f"exit {status}"
-        return f"exit {status}: killed by {name}"
-    if status == -1:
-        return "no exit status"
-    return f"exit {status}"
+        # Prefer the receiver's explanation: zfs receive says why a stream was refused -
+        # unless the sender failed too and the receiver only saw its stream cut off (then
+        # the sender's end is where it happened, e.g. a killed sender mbuffer).
+        recv_status = procs[-1][0].poll()
+        send_status = procs[0][0].poll()  # the sender always comes first
+        if recv_status not in (None, 0) and procs[-1][1] is self.receive \
+                and not (send_status not in (None, 0) and cut_off(self.receive)):
+            first_error = self._end_error(self.receive,
+                                          f"the receiver failed ({exit_text(recv_status)})")
+        route = self.plan.options.ssh_route
+        if self.carrier.source_ssh and route is not None \
+                and send_status == SSH_FAILED and not self._connected():
+            # ssh's own failure, before any byte arrived: its stderr mixes every hop's
+            # words, so log in to each hop in turn to say which one and why.
+            failure = diagnose(self.src, route)
+            if failure is not None:
+                error = route_error(failure, route, self.src.label)
+                error.__cause__ = first_error
+                return error
+        return first_error
 
 
 def check_hashes(result: StepResult, host: str) -> bool | None:
