@@ -13,11 +13,13 @@ from collections.abc import Callable
 
 from zmigrate.engine.diagnosis import Diagnoser, Verdict, diagnose
 from zmigrate.engine.doctor import Doctor, DoctorReport, HostCpu, ProcessCpu, StageResult
-from zmigrate.engine.events import PlanReady, Sample, Side
-from zmigrate.engine.findings import Note, NoteKind
+from zmigrate.engine.events import PlanReady, Sample, Side, Stalled
+from zmigrate.engine.findings import Figure, Note, NoteKind
 from zmigrate.engine.hosts import LocalHost
+from zmigrate.engine.mbuffer import Status
 from zmigrate.engine.plan import Options, Plan
-from zmigrate.engine.transports import Transport
+from zmigrate.engine.stall import SideView, StallWatch, StallWhere
+from zmigrate.engine.transports import Transport, carrier
 from zmigrate.engine.units import GiB, MiB
 
 HZ = 2.0  # mbuffer's status lines per second
@@ -50,9 +52,10 @@ def mirror(send: list[Sample]) -> list[Sample]:
 
 
 def plan(transport: Transport | None, *, rate_limit: int | None = None,
-         receive_buffer: int = 512 * MiB) -> Plan:
+         receive_buffer: int = 512 * MiB, stall_timeout: float | None = None) -> Plan:
     return Plan("src", "dst", "tank/data@s", "backup/data", "full", None,
-                transport or Transport.TCP, Options(rate_limit=rate_limit), (), None,
+                transport or Transport.TCP,
+                Options(rate_limit=rate_limit, stall_timeout=stall_timeout), (), 24680,
                 receive_buffer, receive_buffer, None, False)
 
 
@@ -94,6 +97,46 @@ def network() -> list[Sample]:
                 trace(Side.RECEIVE, 20, 40, 40, lambda i: i % 2))
 
 
+def stalled(send_fill: float, recv_fill: float, transport: Transport = Transport.TCP, *,
+            silent: str = "", looked: dict[str, Figure] | None = None,
+            timeout: float | None = None, cleared: bool = False) -> Verdict:
+    """A stream whose mbuffers stop moving (rates 0, as the captured stall lines show) for 31 s,
+    through the real StallWatch and Diagnoser; `silent` names a side ("send", "receive", "both")
+    that prints nothing meanwhile, `looked` what a look at the named host found."""
+    p = plan(transport, stall_timeout=timeout)
+    way = carrier(transport)
+    watch = StallWatch(0.0, 30.0, single=not way.two_ends, path=way.stall_path(p, "src", "dst"))
+    emitted: list[object] = []
+    diagnoser = Diagnoser(emitted.append)
+    diagnoser(PlanReady(p))
+
+    def view(host: str, side: str, fill: float, lines: int, age: float) -> SideView:
+        quiet = silent in (side, "both")
+        return SideView(host, Status(0.0, 0.0, 4 * MiB, fill), 1 if quiet else lines,
+                        31.0 if quiet else age)
+
+    stall = None
+    for i in range(1, 63):
+        stall = watch.check(i / 2, view("src", "send", send_fill, i, 0.5),
+                            view("dst", "receive", recv_fill, i, 0.5)) or stall
+    assert stall is not None
+    if looked is not None:
+        side = stall.figures.get("side")
+        stall = watch.refine(looked, (StallWhere.SOURCE if side == "send" else
+                                      StallWhere.DESTINATION) if looked.get("state") else None)
+        assert stall is not None
+    diagnoser(Stalled(31.0, stall.where.value, stall.host, stall.seconds, dict(stall.figures)))
+    if cleared:
+        moving = SideView("dst", Status(MiB, MiB, 5 * MiB, 0.0), 100, 0.5)
+        end = watch.check(80.0, moving, moving)
+        assert end is not None and end.cleared
+        diagnoser(Stalled(80.0, end.where.value, end.host, end.seconds, dict(end.figures),
+                          cleared=True))
+    verdict = emitted[-1]
+    assert isinstance(verdict, Verdict)
+    return verdict
+
+
 def verdicts() -> dict[str, Verdict]:
     """One verdict per case, named."""
     source = both(trace(Side.SEND, 30, 180, 180, lambda i: i % 3),
@@ -126,6 +169,19 @@ def verdicts() -> dict[str, Verdict]:
         "receiver waits": replay(trace(Side.RECEIVE, 30, 60, 60, 0)),
         "balanced": replay(both(trace(Side.SEND, 30, 80, 80, 50),
                                 trace(Side.RECEIVE, 30, 80, 80, 40))),
+        "stalled on a tcp port": stalled(98, 0),
+        "stalled in the source's ssh": stalled(98, 0, Transport.SSH, timeout=120),
+        "stalled in the relay": stalled(98, 0, Transport.RELAY),
+        "stalled at zfs receive": stalled(98, 25, looked={"answers": 1, "state": "disk",
+                                                           "pool_health": "SUSPENDED"}),
+        "stalled, receiver stopped": stalled(98, 25, silent="receive",
+                                             looked={"answers": 1, "state": "stopped"}),
+        "stalled, receiver silent": stalled(98, 0, silent="receive", looked={"answers": 0}),
+        "stalled, sender silent": stalled(98, 0, silent="send"),
+        "stalled, both silent": stalled(98, 0, silent="both"),
+        "stalled at zfs send": stalled(0, 0, timeout=20),
+        "stalled locally": stalled(50, 50, Transport.LOCAL),
+        "stall cleared": stalled(98, 0, cleared=True),
     }
 
 

@@ -138,6 +138,30 @@ MD5 = "626115eee9fcaefa18f29b5e79d4b28c"  # md5sum of the 20 MiB input used for 
 
 # file -> (number of status lines, first status, last status, summary, hash, other lines)
 CAPTURES: dict[str, tuple[int, Status | None, Status | None, Summary | None, str | None, int]] = {
+    "r20230301-stall-input-idle.err": (
+        9,
+        _status(11.4 * MiB, 11.4 * MiB, 8192 * KiB, 0.0),
+        _status(0.0, 0.0, 8192 * KiB, 0.0),
+        _summary(12.0 * MiB, 5.1, 2416 * KiB),
+        None,
+        0,
+    ),
+    "r20230301-stall-output-blocked.err": (
+        11,
+        _status(17.0 * MiB, 5790 * KiB, 4096 * KiB, 25.0),
+        _status(0.0, 0.0, 12.0 * MiB, 0.0),
+        _summary(12.0 * MiB, 6.1, 2016 * KiB),
+        None,
+        0,
+    ),
+    "r20230301-stall-output-blocked-full.err": (
+        7,
+        _status(11.4 * MiB, 0.0, 0.0, 98.0),
+        _status(0.0, 0.0, 0.0, 98.0),
+        _summary(40.0 * MiB, 4.1, 9919 * KiB),
+        None,
+        0,
+    ),
     "r20230301-fast.err": (
         0,
         None,

@@ -65,7 +65,7 @@ def finding(f: Finding) -> str:
             return (f"Both buffers are near empty (send {pct(f.num('send_fill'))}{receive}): "
                     f"zfs send on the source is the slowest stage at {format_rate(f.num('rate'))}")
         case (k.NOT_ENOUGH_DATA | k.TOO_SHORT | k.BUFFER_EMPTY | k.BUFFER_BALANCED |
-                k.RECEIVER_WAITS | k.BALANCED):
+                k.RECEIVER_WAITS | k.BALANCED | k.STALLED | k.STALL_CLEARED):
             return plain_words.finding(f)
         case _:
             assert_never(f.kind)
@@ -129,6 +129,13 @@ def advice(a: Advice) -> str:
                     "source; if it is no faster, the pool is the limit")
         case k.WRITE_TEST:
             return f"Measure its write speed alone: zmigrate doctor SRC DST --write-test, or {DD}"
+        case k.STALL_WAIT:
+            if a.num("timeout"):
+                return (f"The job gives up after {plain_words.duration(a.num('timeout'))} "
+                        "without a byte (--stall-timeout); it goes on by itself if bytes move "
+                        "before")
+            return ("The transfer goes on by itself when bytes move again; Ctrl-C stops it, and "
+                    "--stall-timeout SECONDS gives up by itself")
         case (k.CIPHER_CPU_BOUND | k.RELAY_PATH | k.RELAY_NEARBY | k.NETWORK_LINK |
                 k.JUMBO_FRAMES | k.NIC_RINGS | k.TRANSPORT_CPU | k.SOURCE_DISKS | k.SOURCE_POOL |
                 k.SOURCE_QUIET | k.DESTINATION_SLOW | k.DESTINATION_VDEVS | k.DESTINATION_POOL |

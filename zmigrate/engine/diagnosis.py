@@ -30,7 +30,7 @@ from enum import StrEnum
 from typing import Any
 
 from . import transports
-from .events import PlanReady, Sample, Side
+from .events import PlanReady, Sample, Side, Stalled
 from .findings import Advice, AdviceKind, Finding, FindingKind
 from .plan import MEMORY_SHARE
 from .transports import CIPHER, Transport
@@ -53,6 +53,7 @@ FULL_COVERAGE = 10.0  # seconds of samples after which confidence is no longer s
 BUFFER_SECONDS = 5.0  # zfs receive gaps: hold 5 s of stream on the receiver (field notes)
 BUFFER_ROUND = 64 * MiB  # round the suggested receive buffer up to a multiple of this
 HISTORY_MAX = 1200  # samples per side kept for the final verdict (decimated beyond that)
+STILL = 10.0  # seconds of status lines without a byte moving: no rate verdict on those (a stall)
 
 
 class Bottleneck(StrEnum):
@@ -63,6 +64,7 @@ class Bottleneck(StrEnum):
     DESTINATION = "destination"
     BURSTY_RECEIVE = "bursty_receive"
     RATE_LIMITED = "rate_limited"
+    STALLED = "stalled"  # no byte moves at all (stall.py says where)
     NONE = "none"  # balanced, or not enough data yet
 
 
@@ -398,6 +400,19 @@ def diagnose(samples: Sequence[Sample], *, rate_limit: int | None = None, window
     return Verdict(kind, finding, advice, evidence, _confidence(base, span), final, t)
 
 
+def stall_verdict(event: Stalled, timeout: float | None = None) -> Verdict:
+    """The live verdict on a stall (or on its end): where the stream stopped, and what
+    zmigrate does meanwhile (waits, or gives up after `timeout` seconds)."""
+    figures = {**event.figures, "where": event.where, "host": event.host,
+               "seconds": round(event.seconds, 1)}
+    if event.cleared:
+        return Verdict(Bottleneck.NONE, Finding(FindingKind.STALL_CLEARED, figures), (),
+                       {"seconds": round(event.seconds, 1)}, 0.0, False, event.t, event.dataset)
+    return Verdict(Bottleneck.STALLED, Finding(FindingKind.STALLED, figures),
+                   (Advice(AdviceKind.STALL_WAIT, {"timeout": timeout or 0}),),
+                   {"seconds": round(event.seconds, 1)}, 0.9, False, event.t, event.dataset)
+
+
 class Diagnoser:
     """Job observer: collects samples and emits a Verdict every `period` seconds of sample time.
 
@@ -423,14 +438,20 @@ class Diagnoser:
         self._next_emit: float | None = None
         self._final: Verdict | None = None
         self._lock = threading.Lock()
+        self.stall_timeout: float | None = None
+        self._stalled = False
 
     def __call__(self, event: object) -> None:
         if isinstance(event, PlanReady):
             plan = event.plan
             self.transport = plan.transport
             self.receive_buffer = plan.destination_buffer
+            self.stall_timeout = plan.options.stall_timeout
             if self.rate_limit is None:
                 self.rate_limit = plan.options.rate_limit
+            return
+        if isinstance(event, Stalled):
+            self._on_stalled(event)
             return
         if not isinstance(event, Sample):
             return
@@ -443,9 +464,28 @@ class Diagnoser:
                 self._next_emit = event.t + self.period
             elif event.t >= self._next_emit:
                 self._next_emit = event.t + self.period
-                verdict = self._diagnose(list(self._recent), final=False)
+                if not self._stalled and not self._still(event.t):
+                    verdict = self._diagnose(list(self._recent), final=False)
         if verdict is not None:
             self._emit(verdict)  # outside the lock: observers may call back into us
+
+    def _still(self, t: float) -> bool:
+        """Whether no byte moved on either side for the last STILL seconds: no stage is slow
+        then, the stream stands (the stall verdict says where, once it is one)."""
+        if not self._recent or self._recent[0].t > t - STILL:
+            return False
+        return all(s.in_rate <= 0 and s.out_rate <= 0 for s in self._recent if s.t >= t - STILL)
+
+    def _on_stalled(self, event: Stalled) -> None:
+        with self._lock:
+            if self._final is not None:
+                return
+            self._stalled = not event.cleared
+            if event.cleared:
+                # Judge the stream that moves again, not the stall's samples.
+                self._recent.clear()
+                self._next_emit = None
+        self._emit(stall_verdict(event, self.stall_timeout))
 
     def _add(self, s: Sample) -> None:
         self._recent.append(s)

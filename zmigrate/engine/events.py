@@ -86,6 +86,26 @@ class Progress:
     step: int = 1
     steps: int = 1
     step_rate: float | None = None
+    # Seconds without a byte moving, while the stream is stalled (then `eta` is None).
+    stalled: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Stalled:
+    """The stream stopped: no byte moved through any stage for `seconds`; or, `cleared`, it
+    moves again after `seconds` without.
+
+    `where` is a stall.StallWhere value (path, destination, source, host, control), `host` the
+    host it names, `figures` what says so (fills, the carrier's path, a process state); a tree's
+    dataset in `dataset`."""
+
+    t: float
+    where: str
+    host: str
+    seconds: float
+    figures: dict[str, Any] = field(default_factory=dict)
+    cleared: bool = False
+    dataset: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +158,6 @@ class Failed:
     cancelled: bool = False
 
 
-Event = PlanReady | StageChanged | Sample | LogLine | Progress | Finished | Failed
+Event = PlanReady | StageChanged | Sample | LogLine | Progress | Stalled | Finished | Failed
 # Observers take any event object: later features add event kinds (verdicts) of their own.
 Observer = Callable[[Any], None]

@@ -40,6 +40,11 @@ class FindingKind(StrEnum):
     BOTH_EMPTY = "both_empty"  # send_fill, receive_fill if known, rate: zfs send is slowest
     RECEIVER_WAITS = "receiver_waits"  # (receiver figures only, near empty)
     BALANCED = "balanced"  # (no stage clearly holds the transfer back)
+    # where (stall.StallWhere), host, seconds; as the place needs: fill (%), side, the
+    # carrier's path figures (path, source, destination, port), answers (1/0), state
+    # (stopped, disk), pool_health
+    STALLED = "stalled"
+    STALL_CLEARED = "stall_cleared"  # where, host, seconds: the stream moves again
 
 
 class AdviceKind(StrEnum):
@@ -78,6 +83,8 @@ class AdviceKind(StrEnum):
     WRITE_TEST = "write_test"  # measure the pool's writes alone
     DESTINATION_VDEVS = "destination_vdevs"
     DESTINATION_POOL = "destination_pool"  # rate (measured by the doctor)
+    # A stalled stream.
+    STALL_WAIT = "stall_wait"  # timeout (seconds, 0 for none): what zmigrate does meanwhile
     # The doctor's own.
     CPU_BOUND = "cpu_bound"  # process, cpu, host, stage: one process sets the pace
     CLEANUP_FAILED = "cleanup_failed"  # dataset, host: the write test's dataset is left

@@ -21,6 +21,7 @@ from .plan import Plan, Step
 from .rate import SmoothedRate, eta
 from .route import diagnose, route_error
 from .step_errors import UNREACHABLE_FIX, cut_off, end_error, exit_text, rejected_address
+from .step_stall import StallMonitor
 from .step_watch import Emit, SideState, StreamWatch
 from .transports.tcp import LISTEN_TIMEOUT
 
@@ -30,6 +31,9 @@ CONNECT_TIMEOUT = 10.0
 SSH_FAILED = 255  # ssh's exit status for its own errors (the remote command's is passed on)
 STOP_GRACE = 2.0
 PROGRESS_PERIOD = 0.5
+# The receiver prints twice a second (a followed log a little later): no line for longer means
+# nothing arrived meanwhile, and the rate people read falls towards 0.
+RATE_QUIET = 2.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,6 +161,23 @@ class StepRunner:
         self._procs: list[Process] = []
         self._lock = threading.Lock()
         self.start_time = time.monotonic()
+        self._ends: dict[str, Process] = {}
+        options = plan.options
+        self.stall = StallMonitor(
+            self.send, self.receive, emit, t0, after=options.stall_after,
+            timeout=options.stall_timeout, single=not self.carrier.two_ends,
+            path=self.carrier.stall_path(plan, src.label, dst.label), hosts=self._end_of)
+
+    def _end_of(self, side: str) -> tuple[Host, int | None, str | None]:
+        """A side's host, its process group there (None: not known), and its pool."""
+        proc = self._ends.get(side) or self._ends.get("send")
+        if side == "send":
+            return self.src, proc.pgid if proc else None, \
+                self.plan.source_snapshot.split("/")[0].split("@")[0]
+        host = self.carrier.receiving_host(self.src, self.dst)
+        pgid = proc.pgid if proc is not None and (side in self._ends
+                                                  or not self.carrier.two_ends) else None
+        return host, pgid, self.plan.destination_dataset.split("/")[0]
 
     # -- processes ----------------------------------------------------------------------------
     def _spawn(self, host: Host, line: str, state: SideState, both: bool = False,
@@ -215,8 +236,14 @@ class StepRunner:
             if recv is not None and recv is not self._smoothed_from:
                 self._smoothed_from = recv
                 self._smooth.add(now, recv.in_rate)
+            else:
+                self._smooth.decay(now, RATE_QUIET)
             rate = self._smooth.value or 0.0
-            eta_s = eta(total, done, rate)
+            stalled = self.stall.stalled_for(now)
+            eta_s = None if stalled is not None else eta(total, done, rate, now - self.t0)
+            self.emit(Progress(now - self.t0, done, total, rate, eta_s, self.index + 1,
+                               len(self.plan.steps), stalled=stalled))
+            return
         self.emit(Progress(now - self.t0, done, total, rate, eta_s, self.index + 1,
                            len(self.plan.steps)))
 
@@ -232,11 +259,13 @@ class StepRunner:
                 line = carrier.listener_line(step.destination_command, plan.port)
                 rx = self._spawn(self.dst, line, self.receive, data_stdin=carrier.relays)
                 procs.append((rx, self.receive, "the receiver"))
+                self._ends["receive"] = rx
             # The sender's session comes up while the listener does; it runs on begin().
             tx = self._spawn(self.src, step.source_command, self.send,
                              both=not carrier.two_ends, gated=True,
                              relay_to=rx if carrier.relays else None)
             procs.insert(0, (tx, self.send, carrier.sender_label(plan, self.dst.label)))
+            self._ends["send"] = tx
             if step.receive_log:
                 tail_proc = self._spawn(
                     self.dst, shell.join(["tail", "-n", "+1", "-F", step.receive_log])
@@ -244,6 +273,7 @@ class StepRunner:
             if rx is not None and carrier.listens:
                 self._wait_listening(rx)
             self.start_time = time.monotonic()
+            self.stall.restart(self.start_time)
             tx.begin()
             self.emit(StageChanged("sending", step.title(self.index, len(plan.steps))))
             return self._follow(procs)
@@ -329,6 +359,10 @@ class StepRunner:
                 return first_error
             now = time.monotonic()
             if now >= next_progress:
+                self.stall.tick(now)
+                if self.stall.timed_out(now) and first_error is None:
+                    self.stop()
+                    raise self.stall.error(now)
                 self._progress()
                 next_progress = now + PROGRESS_PERIOD
             self.cancelled.wait(0.02)  # wakes at once on cancel()

@@ -39,8 +39,95 @@ def finding(f: Finding) -> str:
         case k.BALANCED:
             return ("No stage clearly holds the transfer back: the buffers are part full on "
                     "both ends")
+        case k.STALLED:
+            return (f"Stalled: no byte has moved for {duration(f.num('seconds'))}; "
+                    f"{stall_place(f)}")
+        case k.STALL_CLEARED:
+            return (f"The stream moves again after {duration(f.num('seconds'))} without a byte "
+                    f"({stall_short(f)})")
         case _:
             raise ValueError(f"{f.kind} is worded by each face")
+
+
+def duration(seconds: float) -> str:
+    """`35 s`, `2 min 05 s`, `1 h 02 min`."""
+    s = round(seconds)
+    if s < 120:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min {s % 60:02d} s"
+    return f"{s // 3600} h {s % 3600 // 60:02d} min"
+
+
+def stall_path(f: Finding) -> str:
+    """The way between the hosts as its transport names it (the carrier's figures)."""
+    path = f.word("path") if f.has("path") else ""
+    if path == "tcp":
+        return (f"nothing reaches {f.word('destination')}:{f.count('port')} from "
+                f"{f.word('source')} — a firewall, a NAT, or the link between them")
+    if path == "ssh":
+        return (f"the source's ssh to {f.word('destination')} carries nothing from "
+                f"{f.word('source')} — the link, a firewall, or that ssh connection hangs")
+    if path == "relay":
+        return ("nothing crosses this computer's links: the stream goes up one SSH session "
+                "and down the other, and neither carries it")
+    return "nothing crosses the way between the hosts"
+
+
+def _held(f: Finding) -> str:
+    """What a look at the host found: the process state, the pool's health."""
+    notes = []
+    if f.has("state") and f.word("state") == "stopped":
+        notes.append("its process is stopped (state T: it was sent SIGSTOP; "
+                     f"`kill -CONT` on {f.word('host')} lets it go on)")
+    elif f.has("state") and f.word("state") == "disk":
+        notes.append("its process waits on the pool's disks (state D)")
+    if f.has("pool_health") and f.word("pool_health") not in ("", "ONLINE"):
+        notes.append(f"the pool is {f.word('pool_health')}: `zpool status` on "
+                     f"{f.word('host')} says why")
+    return "; " + "; ".join(notes) if notes else ""
+
+
+def stall_place(f: Finding) -> str:
+    """Where a stalled stream stopped, and what says so."""
+    where, host = f.word("where"), f.word("host")
+    fill = pct(f.num("fill")) if f.has("fill") else ""
+    match where:
+        case "path":
+            held = f"the send buffer holds {fill} and " if fill else ""
+            return held + stall_path(f)
+        case "destination":
+            held = (f"the receive buffer on {host} holds {fill} and zfs receive takes none"
+                    if fill else f"zfs receive on {host} takes nothing")
+            return f"{held} — the destination pool or zfs receive{_held(f)}"
+        case "source":
+            return (f"nothing leaves zfs send on {host} and both buffers are empty — the "
+                    f"source pool{_held(f)}")
+        case "host":
+            answers = ""
+            if f.has("answers"):
+                answers = ("; it does not answer on its SSH session" if not f.num("answers")
+                           else "; it still answers on its SSH session")
+            return (f"no status has come from {host} — that host or its SSH "
+                    f"session{answers}")
+        case _:
+            return f"no status has come from either host ({host}) — this computer's link to them"
+
+
+def stall_short(f: Finding) -> str:
+    """Where a stall was, in a few words."""
+    where, host = f.word("where"), f.word("host")
+    match where:
+        case "path":
+            return "the way between the hosts"
+        case "destination":
+            return f"zfs receive on {host}"
+        case "source":
+            return f"zfs send on {host}"
+        case "host":
+            return host
+        case _:
+            return "this computer's link to both hosts"
 
 
 def advice(a: Advice) -> str:

@@ -65,6 +65,10 @@ class Options:
     exclude_properties: tuple[str, ...] = ()  # receive -x name
     mount: bool = True  # False: receive -u
     bookmark: bool = False  # bookmark the sent snapshot on the source afterwards
+    # A stall: no byte moves for stall_after seconds (reported); for stall_timeout seconds
+    # (None: never) the job gives up as a failure, its resume token kept where it has one.
+    stall_after: float = 30.0
+    stall_timeout: float | None = None
 
 
 class PartialReceiveError(PreflightError):

@@ -33,9 +33,26 @@ class SmoothedRate:
         self._t = t
         return self.value
 
+    def decay(self, t: float, quiet: float) -> float | None:
+        """No reading for more than `quiet` seconds by `t`: the stream carried nothing meanwhile,
+        so take a reading of 0 (the figure falls towards 0 instead of freezing)."""
+        if self.value is not None and self._t is not None and t - self._t > quiet:
+            self.add(t, 0.0)
+        return self.value
 
-def eta(total: int | None, done: int, rate: float | None) -> float | None:
-    """Seconds left at `rate`, or None when the total or a rate is unknown."""
+
+# An ETA beyond this many times the time spent so far says nothing (a rate decaying towards 0
+# gives 1e17 s): "unknown" is the honest figure.
+ETA_HORIZON = 100.0
+
+
+def eta(total: int | None, done: int, rate: float | None,
+        elapsed: float | None = None) -> float | None:
+    """Seconds left at `rate`, or None when the total or a rate is unknown, or when it is more
+    than ETA_HORIZON times `elapsed` (the seconds so far, if given)."""
     if not total or not rate or rate <= 0:
         return None
-    return max(0.0, (total - done) / rate)
+    left = max(0.0, (total - done) / rate)
+    if elapsed is not None and left > ETA_HORIZON * max(elapsed, 1.0):
+        return None
+    return left

@@ -31,6 +31,8 @@ class SideState:
     hash: str | None = None
     tail: collections.deque[str] = field(default_factory=lambda: collections.deque(maxlen=40))
     empty_events: int = 0
+    lines: int = 0  # status lines so far
+    last_at: float | None = None  # when the last one came (monotonic)
     # Set once mbuffer's last lines are in: its summary, and its hash when one was asked for.
     final: threading.Event = field(default_factory=threading.Event)
 
@@ -64,6 +66,8 @@ class StreamWatch:
                         and status.fill == 0:
                     st.empty_events += 1
                 st.last = status
+                st.lines += 1
+                st.last_at = time.monotonic()
                 self.emit(Sample(t, st.side, status.in_rate, status.out_rate, status.total,
                                  status.fill))
             return

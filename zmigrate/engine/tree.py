@@ -31,6 +31,7 @@ from .events import (
     Progress,
     Sample,
     StageChanged,
+    Stalled,
     Summary,
 )
 from .hosts import Host
@@ -377,11 +378,14 @@ class TreeJob(Work):
                     done = totals.done + sum(self._live.values())
                     rate = sum(self._rates.values())  # with --parallel, all in flight
                 grand = max(total, done)
-                self.emit(Progress(time.monotonic() - t0, done, grand, rate,
-                                   eta(grand, done, rate), i + 1, n, event.rate))
+                elapsed = time.monotonic() - t0
+                # A stalled dataset's stream holds the tree's: no ETA meanwhile.
+                left = None if event.stalled is not None else eta(grand, done, rate, elapsed)
+                self.emit(Progress(elapsed, done, grand, rate, left, i + 1, n, event.rate,
+                                   stalled=event.stalled))
             elif isinstance(event, (Finished, Failed)):
                 return  # the tree reports its own end
-            elif isinstance(event, (Sample, StageChanged, Verdict)):
+            elif isinstance(event, (Sample, StageChanged, Stalled, Verdict)):
                 self.emit(replace(event, dataset=e.source))
             else:
                 self.emit(event)

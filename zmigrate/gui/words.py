@@ -27,6 +27,7 @@ SSH = "Through SSH"  # ssh_radio's name
 BUFFER = "Buffer size"  # buffer_combo's label
 RATE_LIMIT = "Rate limit"  # rate_edit's label
 DOCTOR = "Doctor…"  # doctor_button
+STALLS = "If the transfer stalls"  # stall_combo's label
 WRITE_TEST = "Also test writing on the destination"  # ui/doctor_dialog.ui: write_check
 SOURCE_PAGE = "the What to send page"  # ui/source_page.ui: the page's title
 CLEARTEXT = "cleartext: trusted networks only"
@@ -105,7 +106,7 @@ def finding(f: Finding) -> str:
             return (f"Both buffers are near empty (sender {pct(f.num('send_fill'))}{receive}): "
                     f"zfs send on the source is the slowest stage at {format_rate(f.num('rate'))}")
         case (k.NOT_ENOUGH_DATA | k.TOO_SHORT | k.BUFFER_EMPTY | k.BUFFER_BALANCED |
-                k.RECEIVER_WAITS | k.BALANCED):
+                k.RECEIVER_WAITS | k.BALANCED | k.STALLED | k.STALL_CLEARED):
             return plain_words.finding(f)
         case _:
             assert_never(f.kind)
@@ -169,6 +170,13 @@ def advice(a: Advice) -> str:
         case k.WRITE_TEST:
             return (f"Measure its write speed alone: {DOCTOR} on {PAGE} with \"{WRITE_TEST}\", "
                     f"or {DD}")
+        case k.STALL_WAIT:
+            if a.num("timeout"):
+                return (f"The transfer gives up after {plain_words.duration(a.num('timeout'))} "
+                        f"without a byte (\"{STALLS}\" on {PAGE}); it goes on by itself if bytes "
+                        "move before")
+            return ("The transfer goes on by itself when bytes move again; Stop ends it, and "
+                    f"\"{STALLS}\" on {PAGE} can make it give up by itself")
         case (k.CIPHER_CPU_BOUND | k.RELAY_PATH | k.RELAY_NEARBY | k.NETWORK_LINK |
                 k.JUMBO_FRAMES | k.NIC_RINGS | k.TRANSPORT_CPU | k.SOURCE_DISKS | k.SOURCE_POOL |
                 k.SOURCE_QUIET | k.DESTINATION_SLOW | k.DESTINATION_VDEVS | k.DESTINATION_POOL |
@@ -253,6 +261,8 @@ def bottleneck(kind: Bottleneck) -> str:
             return "Bursty zfs receive"
         case b.RATE_LIMITED:
             return f"The {RATE_LIMIT} you set"
+        case b.STALLED:
+            return "Stalled: no byte moved"
         case b.NONE:
             return "No clear bottleneck"
         case _:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, ClassVar
 
-from ..findings import Advice, AdviceKind
+from ..findings import Advice, AdviceKind, Figure
 
 if TYPE_CHECKING:
     from ..hosts import Host
@@ -100,6 +100,11 @@ class Carrier:
     def listener_line(self, line: str, port: int | None) -> str:
         """The destination's line as started (tcp adds its readiness probe)."""
         return line
+
+    def stall_path(self, plan: Plan, src: str, dst: str) -> dict[str, Figure]:
+        """How a stall verdict names the way between the hosts when it carries nothing: the
+        figures `path` (this transport's name) and what that way is made of; {} for none."""
+        return {}
 
     def network_advice(self) -> tuple[Advice, ...]:
         """What to try when the verdict finds the way between the hosts slow."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, ClassVar
 
 from .. import mbuffer, shell
-from ..findings import Advice, AdviceKind
+from ..findings import Advice, AdviceKind, Figure
 from .base import Carrier, Ends, StreamSpec, Transport
 
 if TYPE_CHECKING:
@@ -34,6 +34,10 @@ class Relay(Carrier):
 
     def sender_label(self, plan: Plan, dst_label: str) -> str:
         return "the sender (relayed through this computer)"
+
+    def stall_path(self, plan: Plan, src: str, dst: str) -> dict[str, Figure]:
+        # Both control sessions: this computer's links carry the stream.
+        return {"path": self.transport.value, "source": src, "destination": dst}
 
     def network_advice(self) -> tuple[Advice, ...]:
         return tuple(Advice(k) for k in (AdviceKind.RELAY_PATH, AdviceKind.RELAY_BYPASS,

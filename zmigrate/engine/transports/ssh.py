@@ -11,7 +11,7 @@ import secrets
 from typing import TYPE_CHECKING, ClassVar
 
 from .. import mbuffer, shell
-from ..findings import Advice, AdviceKind
+from ..findings import Advice, AdviceKind, Figure
 from .base import CIPHER, Carrier, Ends, StreamSpec, Transport
 
 if TYPE_CHECKING:
@@ -54,6 +54,11 @@ class Ssh(Carrier):
     def sender_label(self, plan: Plan, dst_label: str) -> str:
         # Its exit status is the ssh's: a killed ssh or a lost connection shows here.
         return f"the sender (through ssh to {plan.options.ssh_target or dst_label})"
+
+    def stall_path(self, plan: Plan, src: str, dst: str) -> dict[str, Figure]:
+        # The source's own ssh session to the destination (through its jump hosts, if any).
+        return {"path": self.transport.value, "source": src,
+                "destination": plan.options.ssh_target or dst}
 
     def network_advice(self) -> tuple[Advice, ...]:
         return (Advice(AdviceKind.USE_TCP), Advice(AdviceKind.TRY_CIPHER, {"cipher": CIPHER}),

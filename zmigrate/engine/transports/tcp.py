@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from .. import capabilities, mbuffer, shell
 from ..errors import PreflightError, PreflightReason
+from ..findings import Figure
 from .base import Carrier, Ends, StreamSpec, Transport
 
 if TYPE_CHECKING:
@@ -79,6 +80,11 @@ class Tcp(Carrier):
                                  send_to=address_port(spec.connect_address, spec.port))
         return Ends(shell.pipe(shell.join(spec.send), shell.join(src_mb)),
                     shell.pipe(shell.join(dst_mb), shell.join(spec.receive)))
+
+    def stall_path(self, plan: Plan, src: str, dst: str) -> dict[str, Figure]:
+        # The listener's port on the destination, as the source reaches it.
+        return {"path": self.transport.value, "source": src, "destination": dst,
+                "port": plan.port or 0}
 
     def listener_line(self, line: str, port: int | None) -> str:
         return with_readiness_probe(line, port) if port is not None else line

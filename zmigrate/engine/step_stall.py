@@ -1,0 +1,153 @@
+"""A step's stalled stream: when it stalls, where (stall.py, from both mbuffers' words, and a
+look at the host it names), the events that say so, and the error when it stalls too long."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+from . import shell
+from .errors import TransferError, ZmigrateError
+from .events import Stalled
+from .findings import Figure, Finding, FindingKind
+from .hosts import Host
+from .plain_words import duration, stall_place
+from .stall import SideView, Stall, StallWatch, StallWhere
+from .step_watch import Emit, SideState
+
+LOOK_TIMEOUT = 15.0  # seconds for a stalled host to answer a look at its processes
+# ps on Linux and the BSDs names the state `stat`, on illumos `s`.
+_PS = "ps -A -o pgid= -o stat= -o comm= 2>/dev/null || ps -A -o pgid= -o s= -o comm="
+_POOL_MARK = "@@zmigrate-pool"
+
+
+def look_line(host: Host, pool: str | None) -> str:
+    """The shell line that lists the processes' groups and states, then the pool's health."""
+    line = _PS
+    if pool:
+        argv = host.privileged(["zpool", "list", "-H", "-o", "health", shell.dataset(pool)])
+        line = f"{{ {line}; }}; echo {_POOL_MARK}; {shell.join(argv)} 2>/dev/null"
+    return line
+
+
+def parse_look(text: str, pgid: int | None) -> dict[str, Figure]:
+    """`state` (stopped, disk) of the group `pgid`'s processes and the pool's `pool_health`,
+    from `look_line`'s output."""
+    procs, _, pool = text.partition(_POOL_MARK)
+    states = set()
+    for line in procs.splitlines():
+        parts = line.split()
+        if pgid is not None and len(parts) >= 2 and parts[0] == str(pgid):
+            states.add(parts[1][:1])
+    figures: dict[str, Figure] = {"answers": 1}
+    if "T" in states:
+        figures["state"] = "stopped"
+    elif "D" in states:
+        figures["state"] = "disk"
+    health = pool.strip().split()
+    if health:
+        figures["pool_health"] = health[0]
+    return figures
+
+
+class StallMonitor:
+    """Follows one step's two sides for a stall (`tick`, a few times a second) and emits
+    `Stalled` when it begins, moves on to another place, or clears.
+
+    `hosts` gives, per side, the host, its process group (None unknown) and its pool, for a
+    look at a host the stall names (in a thread of its own: a dead session may take long)."""
+
+    def __init__(self, send: SideState, receive: SideState, emit: Emit, t0: float, *,
+                 after: float, timeout: float | None, single: bool,
+                 path: dict[str, Figure],
+                 hosts: Callable[[str], tuple[Host, int | None, str | None]]) -> None:
+        self.send = send
+        self.receive = receive
+        self.emit = emit
+        self.t0 = t0
+        self.timeout = timeout
+        self.hosts = hosts
+        self.watch = StallWatch(time.monotonic(), after, single=single, path=path)
+        self._looked: dict[str, Figure] | None = None
+        self._lock = threading.Lock()
+        self.last: Stall | None = None
+
+    def restart(self, now: float) -> None:
+        """The stream begins now: the clock of the first stall starts here."""
+        self.watch.last_moved = now
+
+    def _view(self, st: SideState, now: float) -> SideView:
+        age = None if st.last_at is None else now - st.last_at
+        return SideView(st.host, st.last, st.lines, age)
+
+    def stalled_for(self, now: float) -> float | None:
+        return self.watch.stalled_for(now)
+
+    def tick(self, now: float) -> None:
+        change = self.watch.check(now, self._view(self.send, now), self._view(self.receive, now))
+        if change is not None:
+            with self._lock:
+                self._looked = None  # a look at the stall before this one
+            if not change.cleared:
+                self._look(change)
+        else:
+            with self._lock:
+                looked, self._looked = self._looked, None
+            if looked is not None:
+                change = self._refined(looked)
+        if change is not None:
+            self.last = change
+            self.emit(Stalled(now - self.t0, change.where.value, change.host, change.seconds,
+                              dict(change.figures), change.cleared))
+
+    def _refined(self, looked: dict[str, Figure]) -> Stall | None:
+        """The stall with what the look found: a stopped or disk-bound process makes a silent
+        host's stall that process's (its side's end)."""
+        stall = self.watch.stall
+        if stall is None:
+            return None
+        where = None
+        if stall.where is StallWhere.HOST and looked.get("state"):
+            where = StallWhere.SOURCE if stall.figures.get("side") == "send" \
+                else StallWhere.DESTINATION
+        return self.watch.refine(looked, where)
+
+    def _look(self, stall: Stall) -> None:
+        """Ask the host a stall names about its processes and pool, off the watch's thread."""
+        if stall.where in (StallWhere.PATH, StallWhere.CONTROL):
+            return  # both hosts still talk, or neither: nothing to ask one of them
+        side = "send" if stall.where is StallWhere.SOURCE or stall.figures.get("side") == "send" \
+            else "receive"
+        host, pgid, pool = self.hosts(side)
+
+        def look() -> None:
+            found: dict[str, Figure]
+            try:
+                r = host.run(look_line(host, pool), timeout=LOOK_TIMEOUT)
+                found = parse_look(r.stdout, pgid) if r.stdout.strip() else {"answers": 0}
+            except ZmigrateError:
+                found = {"answers": 0}
+            with self._lock:
+                self._looked = found
+
+        threading.Thread(target=look, name="zmigrate-stall-look", daemon=True).start()
+
+    def timed_out(self, now: float) -> bool:
+        stalled = self.stalled_for(now)
+        return self.timeout is not None and stalled is not None and stalled >= self.timeout
+
+    def error(self, now: float) -> TransferError:
+        """The job's error when the stall lasted its timeout: where, and what to do."""
+        stall = self.watch.stall
+        assert stall is not None and self.timeout is not None
+        figures = {**stall.figures, "where": stall.where.value, "host": stall.host,
+                   "seconds": now - self.watch.last_moved}
+        place = stall_place(Finding(FindingKind.STALLED, figures))
+        return TransferError(
+            f"the transfer stalled: no byte moved for {duration(self.timeout)} (the stall "
+            f"timeout); {place}",
+            host=stall.host,
+            fix="both ends were stopped; once the stream can flow again, run the same "
+                "transfer again",
+        )
