@@ -11,7 +11,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict
-from typing import Any, Protocol, TextIO
+from typing import Any, Protocol, TextIO, cast
 
 from ..engine.diagnosis import Verdict
 from ..engine.errors import CancelledError, InvalidNameError, PreflightError, ZmigrateError
@@ -28,6 +28,7 @@ from ..engine.events import (
     Summary,
     json_default,
 )
+from ..engine.findings import FindingKind
 from ..engine.hosts import Host
 from ..engine.job import Job
 from ..engine.ssh import HostKeyDecision, HostKeyInfo, HostSpec, Prompts, connect
@@ -75,6 +76,25 @@ def connect_host(host_text: str, sudo: bool, prompts: Prompts) -> Host:
     return connect(HostSpec.parse(host_text, sudo=sudo), prompts)
 
 
+def seconds(text: str) -> float:
+    """A positive number of seconds (an argparse type)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r}: give a number of seconds above 0")
+    return value
+
+
+def stall_news(event: object) -> Verdict | None:
+    """A verdict that says the stream stalled or moves again (news even off a terminal)."""
+    if isinstance(event, Verdict) and event.finding.kind in (FindingKind.STALLED,
+                                                             FindingKind.STALL_CLEARED):
+        return event
+    return None
+
+
 def fmt_time(seconds: float | None) -> str:
     if seconds is None:
         return "--:--"
@@ -82,6 +102,16 @@ def fmt_time(seconds: float | None) -> str:
     if s >= 3600:
         return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
     return f"{s // 60}:{s % 60:02d}"
+
+
+def time_left(p: Progress) -> str:
+    """`ETA 1:05`, `stalled 1:20` (seconds without a byte) or `ETA unknown`."""
+    if p.stalled is not None:
+        return f"stalled {fmt_time(p.stalled)}"
+    if p.eta is None:
+        # Not yet (no rate), or too far out to mean anything.
+        return "ETA unknown" if p.total and p.rate > 0 else "ETA --:--"
+    return f"ETA {fmt_time(p.eta)}"
 
 
 class LiveLine:
@@ -105,6 +135,9 @@ class LiveLine:
         elif isinstance(event, DatasetState):
             self.clear()
             print(dataset_line(event), file=self.out)
+        elif stall_news(event) is not None:
+            self.clear()
+            print("\n".join(words.verdict_lines(cast(Verdict, event))), file=self.out)
         elif isinstance(event, Progress):
             now = time.monotonic()
             if now - self.last_draw < 0.25:
@@ -115,7 +148,7 @@ class LiveLine:
             step = f" step {event.step}/{event.steps}" if event.steps > 1 else ""
             text = (f"{format_rate(event.rate)}  buffers send {self.fill[Side.SEND]:3.0f}% "
                     f"recv {self.fill[Side.RECEIVE]:3.0f}%  {format_size(event.done)}{total}"
-                    f"{pct}  ETA {fmt_time(event.eta)}{step}{self.extra}")
+                    f"{pct}  {time_left(event)}{step}{self.extra}")
             self.out.write("\r\x1b[K" + text)
             self.out.flush()
 
@@ -218,7 +251,10 @@ def stage_line(event: StageChanged) -> str:
 
 
 def plain(event: object, err: TextIO) -> None:
-    if isinstance(event, DatasetState):
+    news = stall_news(event)
+    if news is not None:
+        print("\n".join(words.verdict_lines(news)), file=err)
+    elif isinstance(event, DatasetState):
         print(dataset_line(event), file=err)
     elif isinstance(event, StageChanged):
         print(stage_line(event), file=err)

@@ -14,6 +14,7 @@ from ..engine.hosts import Host
 from ..engine.job import Job, Request
 from ..engine.plan import Options
 from ..engine.ssh import HostSpec
+from ..engine.stall import STALL_AFTER
 from ..engine.transports import Transport
 from ..engine.tree import TreeJob, TreeRequest, describe_summary
 from ..engine.units import parse_size
@@ -27,6 +28,7 @@ from .common import (
     plain,
     print_json,
     run_job,
+    seconds,
     split_location,
     ssh_option,
 )
@@ -57,6 +59,12 @@ def add_parser(sub: Any) -> None:
     sp.add_argument("--hash", action="store_true",
                     help="also compare the stream's md5 at both ends (about 1.7 s of CPU per GiB "
                     "on each host; zfs receive checks the stream's own checksums anyway)")
+    sp.add_argument("--stall-after", type=seconds, default=STALL_AFTER, metavar="SECONDS",
+                    help="report a stall after this long without a byte moving, and where the "
+                    f"stream stopped (default {STALL_AFTER:.0f})")
+    sp.add_argument("--stall-timeout", type=seconds, metavar="SECONDS",
+                    help="give up (a failure) after this long without a byte moving; the "
+                    "partial receive is kept where the destination can resume (default: wait)")
     sp.add_argument("--resume", action="store_true",
                     help="continue the destination's interrupted transfer (zfs send -t): "
                     "only the rest is sent")
@@ -246,6 +254,8 @@ def _options(args: argparse.Namespace) -> Options:
         exclude_properties=tuple(args.exclude_property),
         mount=not args.no_mount,
         bookmark=args.bookmark,
+        stall_after=args.stall_after,
+        stall_timeout=args.stall_timeout,
     )
 
 

@@ -68,6 +68,8 @@ class StallMonitor:
         self.t0 = t0
         self.timeout = timeout
         self.hosts = hosts
+        # A stall is reported by its timeout at the latest: the error then names where it is.
+        after = min(after, timeout) if timeout else after
         self.watch = StallWatch(time.monotonic(), after, single=single, path=path)
         self._looked: dict[str, Figure] | None = None
         self._lock = threading.Lock()

@@ -144,20 +144,34 @@ class Ui_TransportPage(object):
 
         self.tuning_layout.setWidget(3, QFormLayout.ItemRole.FieldRole, self.rate_edit)
 
+        self.stall_label = QLabel(self.tuning_group)
+        self.stall_label.setObjectName(u"stall_label")
+
+        self.tuning_layout.setWidget(4, QFormLayout.ItemRole.LabelRole, self.stall_label)
+
+        self.stall_combo = QComboBox(self.tuning_group)
+        self.stall_combo.addItem("")
+        self.stall_combo.addItem("")
+        self.stall_combo.addItem("")
+        self.stall_combo.addItem("")
+        self.stall_combo.setObjectName(u"stall_combo")
+
+        self.tuning_layout.setWidget(4, QFormLayout.ItemRole.FieldRole, self.stall_combo)
+
         self.intermediates_check = QCheckBox(self.tuning_group)
         self.intermediates_check.setObjectName(u"intermediates_check")
 
-        self.tuning_layout.setWidget(4, QFormLayout.ItemRole.SpanningRole, self.intermediates_check)
+        self.tuning_layout.setWidget(5, QFormLayout.ItemRole.SpanningRole, self.intermediates_check)
 
         self.readonly_check = QCheckBox(self.tuning_group)
         self.readonly_check.setObjectName(u"readonly_check")
 
-        self.tuning_layout.setWidget(5, QFormLayout.ItemRole.SpanningRole, self.readonly_check)
+        self.tuning_layout.setWidget(6, QFormLayout.ItemRole.SpanningRole, self.readonly_check)
 
         self.hash_check = QCheckBox(self.tuning_group)
         self.hash_check.setObjectName(u"hash_check")
 
-        self.tuning_layout.setWidget(6, QFormLayout.ItemRole.SpanningRole, self.hash_check)
+        self.tuning_layout.setWidget(7, QFormLayout.ItemRole.SpanningRole, self.hash_check)
 
 
         self.page_layout.addWidget(self.tuning_group)
@@ -195,6 +209,7 @@ class Ui_TransportPage(object):
         self.block_label.setBuddy(self.block_combo)
         self.port_label.setBuddy(self.port_spin)
         self.rate_label.setBuddy(self.rate_edit)
+        self.stall_label.setBuddy(self.stall_combo)
 #endif // QT_CONFIG(shortcut)
 
         self.retranslateUi(TransportPage)
@@ -269,6 +284,18 @@ class Ui_TransportPage(object):
 #endif // QT_CONFIG(accessibility)
 #if QT_CONFIG(accessibility)
         self.rate_edit.setAccessibleDescription(QCoreApplication.translate("TransportPage", u"Bytes per second, e.g. 50M; empty for none", None))
+#endif // QT_CONFIG(accessibility)
+        self.stall_label.setText(QCoreApplication.translate("TransportPage", u"If the transfer &stalls:", None))
+        self.stall_combo.setItemText(0, QCoreApplication.translate("TransportPage", u"Keep waiting", None))
+        self.stall_combo.setItemText(1, QCoreApplication.translate("TransportPage", u"Give up after 1 minute", None))
+        self.stall_combo.setItemText(2, QCoreApplication.translate("TransportPage", u"Give up after 5 minutes", None))
+        self.stall_combo.setItemText(3, QCoreApplication.translate("TransportPage", u"Give up after 15 minutes", None))
+
+#if QT_CONFIG(tooltip)
+        self.stall_combo.setToolTip(QCoreApplication.translate("TransportPage", u"When no byte has moved for 30 s the transfer page says where the stream stopped. Keep waiting: it goes on by itself when bytes move again. Give up: the transfer ends as a failure after that long without a byte (a resumable destination keeps what arrived).", None))
+#endif // QT_CONFIG(tooltip)
+#if QT_CONFIG(accessibility)
+        self.stall_combo.setAccessibleName(QCoreApplication.translate("TransportPage", u"If the transfer stalls", None))
 #endif // QT_CONFIG(accessibility)
         self.intermediates_check.setText(QCoreApplication.translate("TransportPage", u"Send &intermediate snapshots of an incremental", None))
 #if QT_CONFIG(accessibility)

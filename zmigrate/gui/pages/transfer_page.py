@@ -12,7 +12,7 @@ from collections.abc import Callable
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QMessageBox, QWidget
 
-from ...engine.diagnosis import Verdict
+from ...engine.diagnosis import Bottleneck, Verdict
 from ...engine.events import DatasetState, Failed, LogLine, Observer, Progress, Side, Summary
 from ...engine.history import Recorder
 from ...engine.samples import SampleStore
@@ -191,6 +191,9 @@ class TransferPage(Page):
 
     def _on_verdict(self, verdict: Verdict) -> None:
         self.session.verdict = verdict
+        # A stalled stream is a warning: nothing moves until its cause is dealt with.
+        style.set_banner(self.ui.verdict_frame,
+                         "warn" if verdict.kind is Bottleneck.STALLED else "info")
         self.ui.verdict_label.setText(verdict_html(verdict))
         self.ui.verdict_frame.show()
 
@@ -239,8 +242,12 @@ class TransferPage(Page):
         if rate > 0 or summary is not None:  # the engine's smoothed rate: 0 until it settles
             parts.append(f"{format_size(rate)}/s" + (" on average" if summary else ""))
         parts.append(f"elapsed {elapsed(summary.seconds if summary else p.elapsed)}")
-        if eta is not None and not self.is_done:
+        if p.stalled is not None and not self.is_done:
+            parts.append(f"stalled for {elapsed(p.stalled)}")
+        elif eta is not None and not self.is_done:
             parts.append(f"about {elapsed(eta)} left")
+        elif total and rate > 0 and not self.is_done:
+            parts.append("time left unknown")
         if tree and not self.is_done:
             # Several datasets may be in flight: `step` is only the one that reported last.
             parts.append(self.datasets.count_line())

@@ -20,6 +20,10 @@ from .base import Page
 GIGABIT_RATE = 110 * 10**6  # what 1 GbE delivers in practice, bytes/s
 
 
+# stall_combo's choices (ui/transport_page.ui): keep waiting, or give up after 1, 5, 15 min.
+STALL_CHOICES: tuple[float | None, ...] = (None, 60.0, 300.0, 900.0)
+
+
 def suggest_buffer(rate: float | None, free_memory: list[int]) -> tuple[int, str]:
     """A buffer that holds ~5 s of stream at the expected rate, within the hosts' free memory.
 
@@ -69,6 +73,8 @@ class TransportPage(Page):
         ui.readonly_check.setChecked(settings.value("readonly", True))
         ui.intermediates_check.setChecked(settings.value("intermediates", True))
         ui.hash_check.setChecked(settings.value("verify_hash", False))
+        ui.stall_combo.setCurrentIndex(max(0, min(len(STALL_CHOICES) - 1,
+                                                  settings.value("stall_choice", 0))))
         self._user_buffer = settings.value("buffer", "")
         self.error = ""
         style.set_role(ui.doctor_hint, "muted")
@@ -214,7 +220,8 @@ class TransportPage(Page):
             block_size=block, port=ui.port_spin.value() or None, rate_limit=rate,
             readonly=ui.readonly_check.isChecked(),
             intermediates=ui.intermediates_check.isChecked(),
-            verify_hash=ui.hash_check.isChecked(), force=self.session.force)
+            verify_hash=ui.hash_check.isChecked(), force=self.session.force,
+            stall_timeout=STALL_CHOICES[max(0, ui.stall_combo.currentIndex())])
 
     def _on_changed(self) -> None:
         ui = self.ui
@@ -247,5 +254,6 @@ class TransportPage(Page):
         st.set_value("readonly", options.readonly)
         st.set_value("intermediates", options.intermediates)
         st.set_value("verify_hash", options.verify_hash)
+        st.set_value("stall_choice", self.ui.stall_combo.currentIndex())
         st.sync()
         return True
