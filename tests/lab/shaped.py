@@ -90,6 +90,26 @@ class ShapedLab(NamespaceLab):
                  "burst", "256kb", "latency", "50ms"], timeout=30)
         self.rate = rate
 
+    def starve_port(self, port: int) -> None:
+        """Starve what goes to `port` on lab-far while all else passes (its ssh sessions stay
+        up): an htb class of 8 bit/s that a u32 filter sends that port's packets to, as a
+        firewall that silently stops one flow would. `restore()` frees it. (This kernel has
+        no netem and no tc actions to drop with; a 1500-byte packet takes 25 min here.)"""
+        dev = self.near_link
+        run([TC, "qdisc", "del", "dev", dev, "root"], check=False, timeout=30)
+        run([TC, "qdisc", "add", "dev", dev, "root", "handle", "1:", "htb", "default", "10"],
+            timeout=30)
+        run([TC, "class", "add", "dev", dev, "parent", "1:", "classid", "1:10", "htb", "rate",
+             self.rate or "10gbit"], timeout=30)
+        run([TC, "class", "add", "dev", dev, "parent", "1:", "classid", "1:20", "htb", "rate",
+             "8bit", "ceil", "8bit"], timeout=30)
+        run([TC, "filter", "add", "dev", dev, "parent", "1:", "protocol", "ip", "prio", "1",
+             "u32", "match", "ip", "dport", str(port), "0xffff", "flowid", "1:20"], timeout=30)
+
+    def restore(self) -> None:
+        """The link as `shape` left it: the starved port flows again."""
+        self.shape(self.rate)
+
     def start_near(self, cpu_percent: int) -> None:
         """lab-near: an sshd on 127.0.0.1 whose sessions' `ssh` (a wrapper first in their PATH)
         joins a cgroup of `cpu_percent` of one core before it runs; nothing else is held back."""

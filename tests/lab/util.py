@@ -229,3 +229,13 @@ def doctor_processes(run_id: str) -> list[str]:
             argv = cmd.rstrip(b"\0").split(b"\0")
             found.append(f"{entry.name}: " + b" ".join(argv).decode(errors="replace"))
     return found
+
+
+def receive_group(dataset: str) -> int | None:
+    """The process group of the `zfs receive` into `dataset` (it holds the receiving mbuffer
+    too), or None while there is none."""
+    for pid, argv in proc_cmdlines().items():
+        if is_zfs_stream(argv) and any(w in ("receive", "recv") for w in argv) \
+                and dataset in argv:
+            return process_group(pid)
+    return None
