@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from .units import NUMBER, scale, size_arg
 
 __all__ = [
+    "RECEIVE_START",
     "command",
     "LineSplitter",
     "Status",
@@ -63,6 +64,11 @@ _HASH_RE = re.compile(
 _VERSION_RE = re.compile(r"\bmbuffer\s+version\s+(?P<v>[^\s,]+)", re.IGNORECASE)
 
 _SEPARATORS = re.compile(rb"[\r\n]")
+
+# The receiving mbuffer starts writing into zfs receive once its buffer is this full (-P), and
+# again each time it ran empty: a fill below it with nothing going out waits for input.
+RECEIVE_START = 10
+
 
 @dataclass(frozen=True, slots=True)
 class Status:

@@ -26,7 +26,7 @@ class Relay(Carrier):
     def ends(self, spec: StreamSpec) -> Ends:
         # mbuffer reads stdin and writes stdout by default: the two control sessions.
         dst_mb = mbuffer.command(spec.block, spec.destination_buffer, hash_=spec.hash,
-                                 start_percent=10)
+                                 start_percent=mbuffer.RECEIVE_START)
         src_mb = mbuffer.command(spec.block, spec.source_buffer, hash_=spec.hash,
                                  rate=spec.rate_limit, stop_on_error=True)
         return Ends(shell.pipe(shell.join(spec.send), shell.join(src_mb)),

@@ -74,7 +74,7 @@ class Tcp(Carrier):
         listen = address_port(spec.allow_address, spec.port) if spec.allow_address \
             else str(spec.port)
         dst_mb = mbuffer.command(spec.block, spec.destination_buffer, hash_=spec.hash,
-                                 listen=listen, start_percent=10)
+                                 listen=listen, start_percent=mbuffer.RECEIVE_START)
         src_mb = mbuffer.command(spec.block, spec.source_buffer, hash_=spec.hash,
                                  rate=spec.rate_limit,
                                  send_to=address_port(spec.connect_address, spec.port))
