@@ -132,12 +132,16 @@ def test_a_stall_timeout_ends_the_job_and_leaves_nothing_running(
         far.restore()
 
 
+@pytest.mark.parametrize("transport", ["tcp", "ssh", "relay"])
 def test_a_held_zfs_receive_names_the_destination_not_the_network(
-        lab: Lab, pools: tuple[Pool, Pool]) -> None:
+        lab: Lab, pools: tuple[Pool, Pool], transport: str) -> None:
+    """Every way of carrying the stream: over ssh the receive is not a group zmigrate started
+    (the source's ssh did), and its look finds it by the receive log its mbuffer writes."""
     src, dst = pools
     snap = _source(src, 200)
+    ssh = [f"--ssh-option={o}" for o in lab.ssh_options()[1::2]] if transport == "ssh" else []
     run = Send(lab.env(), f"lab-src:{snap}", f"lab-dst:{dst.name}/copy", "--buffer", "32M",
-               "--bwlimit", "15M", "--stall-after", "15")
+               "--bwlimit", "15M", "--stall-after", "15", "--transport", transport, *ssh)
     _, plan = run.wait_for(lambda e: e["event"] == "plan", 180)
     run.wait_for(progress_past(30 * MiB), 120)
     group = receive_group(f"{dst.name}/copy")

@@ -56,8 +56,10 @@ class Send:
                         return at, event
                 left = deadline - time.monotonic()
                 if left <= 0 or not self._reader.is_alive():
+                    verdicts = [e for _, e in self.events if e["event"] == "verdict"]
                     raise AssertionError(f"no such event within {timeout:.0f} s; last events: "
-                                         f"{[e for _, e in self.events[-5:]]}; stderr: "
+                                         f"{[e for _, e in self.events[-3:]]}; verdicts: "
+                                         f"{verdicts[-4:]}; stderr: "
                                          f"{self.stderr[-2000:]}")
                 self._cond.wait(min(left, 1.0))
 

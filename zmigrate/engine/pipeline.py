@@ -120,22 +120,38 @@ def stop_processes(procs: Sequence[Process]) -> None:
             p.wait(2)
 
 
-def relay_into(receiver: Process) -> tuple[Callable[[bytes], None], Callable[[], None]]:
+class Relay:
     """The sender's stdout, written into the receiver's stdin as it comes (a full receiver
     window holds the sender back: paramiko stops reading, so sshd stops sending); its end
     closes the receiver's stdin. A receiver that went away drops the rest: its exit status
-    says why, and the step stops both ends."""
-    broken = threading.Event()
+    says why, and the step stops both ends.
 
-    def forward(data: bytes) -> None:
-        if broken.is_set():
+    `blocked()` says how long a write into the receiver has waited: the sender's channel then
+    carries nothing, its status lines included (stdout and stderr share one SSH window), so a
+    stall is the receiver's, not a silent source."""
+
+    def __init__(self, receiver: Process) -> None:
+        self.receiver = receiver
+        self.broken = threading.Event()
+        self._since: float | None = None
+
+    def forward(self, data: bytes) -> None:
+        if self.broken.is_set():
             return
+        self._since = time.monotonic()
         try:
-            receiver.write(data)
+            self.receiver.write(data)
         except Exception:  # noqa: BLE001 - a closed channel or pipe, whatever the kind
-            broken.set()
+            self.broken.set()
+        finally:
+            self._since = None
 
-    return forward, receiver.close_input
+    def end(self) -> None:
+        self.receiver.close_input()
+
+    def blocked(self) -> float | None:
+        since = self._since
+        return None if since is None else time.monotonic() - since
 
 
 class StepRunner:
@@ -162,22 +178,29 @@ class StepRunner:
         self._lock = threading.Lock()
         self.start_time = time.monotonic()
         self._ends: dict[str, Process] = {}
+        self._relay: Relay | None = None
         options = plan.options
         self.stall = StallMonitor(
             self.send, self.receive, emit, t0, after=options.stall_after,
             timeout=options.stall_timeout, single=not self.carrier.two_ends,
-            path=self.carrier.stall_path(plan, src.label, dst.label), hosts=self._end_of)
+            path=self.carrier.stall_path(plan, src.label, dst.label), hosts=self._end_of,
+            held=self._relay_blocked)
 
-    def _end_of(self, side: str) -> tuple[Host, int | None, str | None]:
-        """A side's host, its process group there (None: not known), and its pool."""
+    def _relay_blocked(self) -> float | None:
+        """How long this computer has waited to write the stream into the receiver."""
+        return self._relay.blocked() if self._relay is not None else None
+
+    def _end_of(self, side: str) -> tuple[Host, int | None, str | None, str | None]:
+        """A side's host, its process group there (None: not known), its pool, and what
+        names its processes where the group is not ours (the ssh transport's receive log)."""
         proc = self._ends.get(side) or self._ends.get("send")
         if side == "send":
             return self.src, proc.pgid if proc else None, \
-                self.plan.source_snapshot.split("/")[0].split("@")[0]
+                self.plan.source_snapshot.split("/")[0].split("@")[0], None
         host = self.carrier.receiving_host(self.src, self.dst)
         pgid = proc.pgid if proc is not None and (side in self._ends
                                                   or not self.carrier.two_ends) else None
-        return host, pgid, self.plan.destination_dataset.split("/")[0]
+        return host, pgid, self.plan.destination_dataset.split("/")[0], self.step.receive_log
 
     # -- processes ----------------------------------------------------------------------------
     def _spawn(self, host: Host, line: str, state: SideState, both: bool = False,
@@ -186,7 +209,8 @@ class StepRunner:
         on_stdout: Callable[[bytes], None] = lambda d: self.watch.output(state, d, both)  # noqa: E731
         on_end: Callable[[], None] | None = None
         if relay_to is not None:
-            on_stdout, on_end = relay_into(relay_to)
+            self._relay = Relay(relay_to)
+            on_stdout, on_end = self._relay.forward, self._relay.end
         proc = host.spawn(line, on_stderr=lambda d: self.watch.output(state, d, both),
                           on_stdout=on_stdout, gated=gated, data_stdin=data_stdin,
                           on_stdout_end=on_end)

@@ -18,7 +18,7 @@ from .step_watch import Emit, SideState
 
 LOOK_TIMEOUT = 15.0  # seconds for a stalled host to answer a look at its processes
 # ps on Linux and the BSDs names the state `stat`, on illumos `s`.
-_PS = "ps -A -o pgid= -o stat= -o comm= 2>/dev/null || ps -A -o pgid= -o s= -o comm="
+_PS = "ps -A -o pgid= -o stat= -o args= 2>/dev/null || ps -A -o pgid= -o s= -o args="
 _POOL_MARK = "@@zmigrate-pool"
 
 
@@ -31,15 +31,21 @@ def look_line(host: Host, pool: str | None) -> str:
     return line
 
 
-def parse_look(text: str, pgid: int | None) -> dict[str, Figure]:
-    """`state` (stopped, disk) of the group `pgid`'s processes and the pool's `pool_health`,
-    from `look_line`'s output."""
-    procs, _, pool = text.partition(_POOL_MARK)
-    states = set()
-    for line in procs.splitlines():
-        parts = line.split()
-        if pgid is not None and len(parts) >= 2 and parts[0] == str(pgid):
-            states.add(parts[1][:1])
+def parse_look(text: str, pgid: int | None, marker: str | None = None) -> dict[str, Figure]:
+    """`state` (stopped, disk) of the job's processes on a host and the pool's `pool_health`,
+    from `look_line`'s output. The job's processes: the group `pgid`, and the groups of the
+    processes whose command line holds `marker` (the receive log of a group zmigrate did not
+    start itself: the source's ssh started it)."""
+    # The last mark: ps lists the look's own command line, mark included, before it.
+    procs, _, pool = text.rpartition(_POOL_MARK)
+    if not _:
+        procs, pool = text, ""
+    rows = [line.split(None, 2) for line in procs.splitlines()]
+    rows = [r for r in rows if len(r) >= 2]
+    groups = {str(pgid)} if pgid is not None else set()
+    if marker:
+        groups |= {r[0] for r in rows if len(r) == 3 and marker in r[2]}
+    states = {r[1][:1] for r in rows if r[0] in groups}
     figures: dict[str, Figure] = {"answers": 1}
     if "T" in states:
         figures["state"] = "stopped"
@@ -55,19 +61,23 @@ class StallMonitor:
     """Follows one step's two sides for a stall (`tick`, a few times a second) and emits
     `Stalled` when it begins, moves on to another place, or clears.
 
-    `hosts` gives, per side, the host, its process group (None unknown) and its pool, for a
-    look at a host the stall names (in a thread of its own: a dead session may take long)."""
+    `held` says how long this computer has waited to hand the stream to the receiver (the
+    relay), if it does. `hosts` gives, per side, the host, its process group (None unknown), its
+    pool and a word of its processes' command lines (`parse_look`'s marker), for a look at a
+    host the stall names (in a thread of its own: a dead session may take long)."""
 
     def __init__(self, send: SideState, receive: SideState, emit: Emit, t0: float, *,
                  after: float, timeout: float | None, single: bool,
                  path: dict[str, Figure],
-                 hosts: Callable[[str], tuple[Host, int | None, str | None]]) -> None:
+                 hosts: Callable[[str], tuple[Host, int | None, str | None, str | None]],
+                 held: Callable[[], float | None] = lambda: None) -> None:
         self.send = send
         self.receive = receive
         self.emit = emit
         self.t0 = t0
         self.timeout = timeout
         self.hosts = hosts
+        self.held = held
         # A stall is reported by its timeout at the latest: the error then names where it is.
         after = min(after, timeout) if timeout else after
         self.watch = StallWatch(time.monotonic(), after, single=single, path=path)
@@ -81,6 +91,11 @@ class StallMonitor:
 
     def _view(self, st: SideState, now: float) -> SideView:
         age = None if st.last_at is None else now - st.last_at
+        held = self.held() if st is self.send else None
+        if held is not None and held >= 1.0:
+            # The relay waits to write the sender's stream into the receiver: the sender's
+            # silence is ours (its status shares the held channel), not its host's.
+            age = 0.0
         return SideView(st.host, st.last, st.lines, age)
 
     def stalled_for(self, now: float) -> float | None:
@@ -121,13 +136,14 @@ class StallMonitor:
             return  # both hosts still talk, or neither: nothing to ask one of them
         side = "send" if stall.where is StallWhere.SOURCE or stall.figures.get("side") == "send" \
             else "receive"
-        host, pgid, pool = self.hosts(side)
+        host, pgid, pool, marker = self.hosts(side)
 
         def look() -> None:
             found: dict[str, Figure]
             try:
                 r = host.run(look_line(host, pool), timeout=LOOK_TIMEOUT)
-                found = parse_look(r.stdout, pgid) if r.stdout.strip() else {"answers": 0}
+                found = parse_look(r.stdout, pgid, marker) if r.stdout.strip() \
+                    else {"answers": 0}
             except ZmigrateError:
                 found = {"answers": 0}
             with self._lock:
