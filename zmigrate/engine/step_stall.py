@@ -37,8 +37,8 @@ def parse_look(text: str, pgid: int | None, marker: str | None = None) -> dict[s
     processes whose command line holds `marker` (the receive log of a group zmigrate did not
     start itself: the source's ssh started it)."""
     # The last mark: ps lists the look's own command line, mark included, before it.
-    procs, _, pool = text.rpartition(_POOL_MARK)
-    if not _:
+    procs, mark, pool = text.rpartition(_POOL_MARK)
+    if not mark:
         procs, pool = text, ""
     rows = [line.split(None, 2) for line in procs.splitlines()]
     rows = [r for r in rows if len(r) >= 2]
