@@ -169,6 +169,37 @@ def test_a_held_zfs_receive_names_the_destination_not_the_network(
     assert not _leftovers(plan["port"], src, dst)
 
 
+def test_a_stall_in_a_tree_names_its_dataset(lab: Lab, pools: tuple[Pool, Pool]) -> None:
+    """A tree's datasets each run their own watch: the stall comes with the dataset whose
+    stream stopped, the tree's progress has no ETA meanwhile, and the tree ends verified."""
+    src, dst = pools
+    root = f"{src.name}/tree"
+    zfs("create", root)
+    zfs("create", f"{root}/child")
+    write_random_files(src.mountpoint / "tree", 60, files=4)
+    write_random_files(src.mountpoint / "tree" / "child", 60, files=4)
+    zfs("snapshot", "-r", f"{root}@s1")
+    run = Send(lab.env(), "-r", f"lab-src:{root}@s1", f"lab-dst:{dst.name}/copy", "--buffer",
+               "32M", "--bwlimit", "15M", "--stall-after", "10")
+    run.wait_for(progress_past(20 * MiB), 180)
+    group = receive_group(f"{dst.name}/copy")
+    assert group is not None
+    os.killpg(group, signal.SIGSTOP)
+    try:
+        at, named = run.wait_for(
+            lambda e: stalls()(e) and e["finding"]["figures"]["where"] == "destination", 60)
+        assert named["dataset"] in (root, f"{root}/child"), named
+        assert named["finding"]["figures"]["host"] == "lab-dst"
+        time.sleep(2)
+        during = run.between(at, time.monotonic(), "progress")
+        assert during and all(e["eta"] is None and e["stalled"] for e in during), during
+    finally:
+        os.killpg(group, signal.SIGCONT)
+    assert run.finish(300) == 0, run.stderr
+    assert run.of("done")[-1]["verified"], run.of("done")
+    assert not honest_eta(run.of("progress"))
+
+
 def test_the_cli_line_shows_the_stall_and_its_timeout_stops_a_held_receive(
         lab: Lab, pools: tuple[Pool, Pool]) -> None:
     """On a terminal: the live line says "stalled M:SS" and the finding is printed; a stall

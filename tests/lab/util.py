@@ -232,10 +232,10 @@ def doctor_processes(run_id: str) -> list[str]:
 
 
 def receive_group(dataset: str) -> int | None:
-    """The process group of the `zfs receive` into `dataset` (it holds the receiving mbuffer
-    too), or None while there is none."""
+    """The process group of a `zfs receive` into `dataset` or a dataset under it (it holds the
+    receiving mbuffer too), or None while there is none."""
     for pid, argv in proc_cmdlines().items():
         if is_zfs_stream(argv) and any(w in ("receive", "recv") for w in argv) \
-                and dataset in argv:
+                and any(w == dataset or w.startswith(dataset + "/") for w in argv):
             return process_group(pid)
     return None
