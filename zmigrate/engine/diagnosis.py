@@ -482,9 +482,14 @@ class Diagnoser:
                 return
             self._stalled = not event.cleared
             if event.cleared:
-                # Judge the stream that moves again, not the stall's samples.
+                # Judge the stream that moves again, not the stall's samples; nor does the
+                # final verdict (a stall is no stage's pace).
                 self._recent.clear()
                 self._next_emit = None
+                start = event.t - event.seconds
+                for side in Side:
+                    self._history[side] = [s for s in self._history[side]
+                                           if not start < s.t < event.t]
         self._emit(stall_verdict(event, self.stall_timeout))
 
     def _add(self, s: Sample) -> None:

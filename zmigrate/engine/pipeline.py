@@ -254,6 +254,7 @@ class StepRunner:
             rate = summary.rate if summary.rate > 0 else \
                 summary.total / max(now - self.start_time, 1e-3)
             eta_s: float | None = 0.0
+            stalled = None
         else:
             done = self.done_before + (recv.total if recv else 0)
             # Smoothed, never the instantaneous bursts of zfs receive.
@@ -265,11 +266,8 @@ class StepRunner:
             rate = self._smooth.value or 0.0
             stalled = self.stall.stalled_for(now)
             eta_s = None if stalled is not None else eta(total, done, rate, now - self.t0)
-            self.emit(Progress(now - self.t0, done, total, rate, eta_s, self.index + 1,
-                               len(self.plan.steps), stalled=stalled))
-            return
         self.emit(Progress(now - self.t0, done, total, rate, eta_s, self.index + 1,
-                           len(self.plan.steps)))
+                           len(self.plan.steps), stalled=stalled))
 
     def run(self) -> StepResult:
         """Start both ends, follow them to the end, and return what the mbuffers reported."""
