@@ -21,7 +21,7 @@ from .plan import Plan, Step
 from .rate import SmoothedRate, eta
 from .route import diagnose, route_error
 from .step_errors import UNREACHABLE_FIX, cut_off, end_error, exit_text, rejected_address
-from .step_stall import StallMonitor
+from .step_stall import StallMonitor, StepEnds
 from .step_watch import Emit, SideState, StreamWatch
 from .transports.tcp import LISTEN_TIMEOUT
 
@@ -177,30 +177,16 @@ class StepRunner:
         self._procs: list[Process] = []
         self._lock = threading.Lock()
         self.start_time = time.monotonic()
-        self._ends: dict[str, Process] = {}
-        self._relay: Relay | None = None
+        self.ends = StepEnds(src, self.carrier.receiving_host(src, dst),
+                             plan.source_snapshot.split("/")[0].split("@")[0],
+                             plan.destination_dataset.split("/")[0], step.receive_log,
+                             self.carrier.two_ends)
         options = plan.options
         self.stall = StallMonitor(
             self.send, self.receive, emit, t0, after=options.stall_after,
             timeout=options.stall_timeout, single=not self.carrier.two_ends,
-            path=self.carrier.stall_path(plan, src.label, dst.label), hosts=self._end_of,
-            held=self._relay_blocked)
-
-    def _relay_blocked(self) -> float | None:
-        """How long this computer has waited to write the stream into the receiver."""
-        return self._relay.blocked() if self._relay is not None else None
-
-    def _end_of(self, side: str) -> tuple[Host, int | None, str | None, str | None]:
-        """A side's host, its process group there (None: not known), its pool, and what
-        names its processes where the group is not ours (the ssh transport's receive log)."""
-        proc = self._ends.get(side) or self._ends.get("send")
-        if side == "send":
-            return self.src, proc.pgid if proc else None, \
-                self.plan.source_snapshot.split("/")[0].split("@")[0], None
-        host = self.carrier.receiving_host(self.src, self.dst)
-        pgid = proc.pgid if proc is not None and (side in self._ends
-                                                  or not self.carrier.two_ends) else None
-        return host, pgid, self.plan.destination_dataset.split("/")[0], self.step.receive_log
+            path=self.carrier.stall_path(plan, src.label, dst.label), hosts=self.ends.of,
+            held=self.ends.held)
 
     # -- processes ----------------------------------------------------------------------------
     def _spawn(self, host: Host, line: str, state: SideState, both: bool = False,
@@ -209,8 +195,9 @@ class StepRunner:
         on_stdout: Callable[[bytes], None] = lambda d: self.watch.output(state, d, both)  # noqa: E731
         on_end: Callable[[], None] | None = None
         if relay_to is not None:
-            self._relay = Relay(relay_to)
-            on_stdout, on_end = self._relay.forward, self._relay.end
+            relay = Relay(relay_to)
+            on_stdout, on_end = relay.forward, relay.end
+            self.ends.held_for = relay.blocked
         proc = host.spawn(line, on_stderr=lambda d: self.watch.output(state, d, both),
                           on_stdout=on_stdout, gated=gated, data_stdin=data_stdin,
                           on_stdout_end=on_end)
@@ -281,13 +268,13 @@ class StepRunner:
                 line = carrier.listener_line(step.destination_command, plan.port)
                 rx = self._spawn(self.dst, line, self.receive, data_stdin=carrier.relays)
                 procs.append((rx, self.receive, "the receiver"))
-                self._ends["receive"] = rx
+                self.ends.procs["receive"] = rx
             # The sender's session comes up while the listener does; it runs on begin().
             tx = self._spawn(self.src, step.source_command, self.send,
                              both=not carrier.two_ends, gated=True,
                              relay_to=rx if carrier.relays else None)
             procs.insert(0, (tx, self.send, carrier.sender_label(plan, self.dst.label)))
-            self._ends["send"] = tx
+            self.ends.procs["send"] = tx
             if step.receive_log:
                 tail_proc = self._spawn(
                     self.dst, shell.join(["tail", "-n", "+1", "-F", step.receive_log])

@@ -6,12 +6,13 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from . import shell
 from .errors import TransferError, ZmigrateError
 from .events import Stalled
 from .findings import Figure, Finding, FindingKind
-from .hosts import Host
+from .hosts import Host, Process
 from .plain_words import duration, stall_place
 from .stall import SideView, Stall, StallWatch, StallWhere
 from .step_watch import Emit, SideState
@@ -55,6 +56,35 @@ def parse_look(text: str, pgid: int | None, marker: str | None = None) -> dict[s
     if health:
         figures["pool_health"] = health[0]
     return figures
+
+
+@dataclass
+class StepEnds:
+    """A step's two ends as a look at a stalled host needs them: the hosts, pools, the
+    processes as they start (`procs`: send, receive) and, through the relay, how long this
+    computer has waited to hand the stream to the receiver (`held_for`)."""
+
+    src: Host
+    receiver: Host
+    source_pool: str
+    destination_pool: str
+    receive_log: str | None  # names the receive's processes where their group is not ours
+    two_ends: bool
+    procs: dict[str, Process] = field(default_factory=dict)
+    held_for: Callable[[], float | None] = lambda: None
+
+    def of(self, side: str) -> tuple[Host, int | None, str | None, str | None]:
+        """A side's host, its process group there (None: not known), its pool, and what
+        names its processes where the group is not ours (the ssh transport's receive log)."""
+        proc = self.procs.get(side) or self.procs.get("send")
+        if side == "send":
+            return self.src, proc.pgid if proc else None, self.source_pool, None
+        ours = proc is not None and (side in self.procs or not self.two_ends)
+        return (self.receiver, proc.pgid if ours and proc else None, self.destination_pool,
+                self.receive_log)
+
+    def held(self) -> float | None:
+        return self.held_for()
 
 
 class StallMonitor:
