@@ -11,12 +11,19 @@ pipeline keeps its stdin open to us: a watchdog in its group reads it and signal
 when it reaches EOF. A pipeline spawned `gated` first waits for one line on that stdin
 (`Process.begin()`), so its session's start-up (100-150 ms even on loopback) overlaps other work
 instead of delaying the stream.
+
+Every group carries the run's tag (`Host.tag`, `zmigrate-job-<12 hex>`) in the argv of its
+shells, first in their script so that even illumos' 80-character `ps` args show it; and while
+the run is connected, a heartbeat line on each lifeline makes the watchdog rewrite a lease file
+(`LEASE_DIR/<tag>.<pgid>`). A later run tells a group whose run is gone (its lease stands still)
+from one whose run still works (engine/leftovers.py).
 """
 
 from __future__ import annotations
 
 import io
 import os
+import secrets
 import signal
 import subprocess
 import threading
@@ -38,8 +45,18 @@ OutputCallback = Callable[[bytes], None]
 # a non-interactive shell points a background job's stdin at /dev/null), then TERMs the whole
 # group. EOF comes when zmigrate closes the channel, dies, or loses the connection - and after the
 # pipeline's own end, when sshd closes the stdin of a finished session (it then only ends itself).
-_WATCHDOG = ('exec 3<&0; (cat <&3 >/dev/null 2>&1; kill -TERM -$g) </dev/null >/dev/null 2>&1 & '
-             'exec sh -c "$1" 3<&- </dev/null')
+# Each heartbeat line on that stdin rewrites the group's lease (builtins only: no process per
+# beat); the lease goes with a group that ends by itself. The pipeline's shell carries the tag
+# ($0) first in its script, for `ps` to show.
+_WATCHDOG = ('exec 3<&0; (n=0; while IFS= read -r _ <&3; do n=$((n+1)); echo $n >"$L"; done; '
+             'rm -f "$L"; kill -TERM -$g) </dev/null >/dev/null 2>&1 & '
+             'exec sh -c ": $0; $1" "$0" 3<&- </dev/null')
+_DATA = 'exec sh -c ": $0; $1" "$0"'
+TAG_PREFIX = "zmigrate-job-"
+# Where the leases are: the login user's own directory (no shared /tmp name to plant a link on).
+LEASE_DIR = '"${HOME:-/tmp}/.cache/zmigrate/leases"'
+_LEASE = f'D={LEASE_DIR}; L="$D/$0.$g"; [ -d "$D" ] || mkdir -p "$D" 2>/dev/null; '
+HEARTBEAT = 1.5  # seconds between heartbeat lines on each lifeline
 # A gated pipeline waits for one line on stdin before it runs (`Process.begin()`), so the slow
 # part of starting it - an SSH session, a login shell - overlaps other work, and the pipeline
 # itself starts one write later. `read` takes the line byte by byte and leaves the rest of the
@@ -56,8 +73,8 @@ _PGID_PS = 'g=$(ps -o pgid= -p $$); g=$(echo $g); echo "$g"; '
 # job-control job. The job's stdin is the lifeline, passed on fd 4 because a background job's
 # stdin is /dev/null without job control; the shell's own "Done" notice goes to /dev/null.
 _OUTER = ('if command -v setsid >/dev/null 2>&1 && setsid -w true 2>/dev/null; then '
-          'exec setsid -w sh -c "$1" zmigrate "$3"; fi; '
-          'set -m 2>/dev/null; exec 4<&0; sh -c "$2" zmigrate "$3" <&4 4<&- & '
+          'exec setsid -w sh -c "$1" "$0" "$3"; fi; '
+          'set -m 2>/dev/null; exec 4<&0; sh -c "$2" "$0" "$3" <&4 4<&- & '
           'exec 2>/dev/null 4<&-; wait $!')
 
 
@@ -96,11 +113,16 @@ class Process(ABC):
 
     host: Host
     command: str
+    pipeline: str = ""  # the line as the caller gave it (`command` may be its wrapper)
 
     @property
     @abstractmethod
     def pgid(self) -> int | None:
         """The remote process group id, once the pipeline has reported it."""
+
+    def pgid_now(self) -> int | None:
+        """The group id if the pipeline has reported it already (never waits)."""
+        return self.pgid
 
     @abstractmethod
     def poll(self) -> int | None:
@@ -127,6 +149,10 @@ class Process(ABC):
         pgid = self.pgid
         if pgid is not None and self.poll() is None:
             self.host.kill_group(pgid, sig)
+
+    def heartbeat(self) -> bool:
+        """Send one heartbeat line on the lifeline, never blocking; False once it is gone."""
+        return False
 
 
 @dataclass
@@ -163,6 +189,12 @@ class Host(ABC):
     def __init__(self, label: str, *, sudo: bool = False) -> None:
         self.label = label
         self.sudo = sudo
+        # This run's mark on every process group it starts here (see the module's docstring).
+        self.tag = TAG_PREFIX + secrets.token_hex(6)
+        self._beating: list[Process] = []
+        self._beat_lock = threading.Lock()
+        self._beat_thread: threading.Thread | None = None
+        self._closed = threading.Event()
 
     @property
     def title(self) -> str:
@@ -223,6 +255,24 @@ class Host(ABC):
         """Whether commands can still be run here (False once an SSH session dropped)."""
         return True
 
+    def _keep_beating(self, proc: Process) -> None:
+        """Send `proc`'s lifeline a heartbeat line every HEARTBEAT seconds while it runs."""
+        with self._beat_lock:
+            self._beating.append(proc)
+            if self._beat_thread is None:
+                self._beat_thread = threading.Thread(target=self._beat, daemon=True,
+                                                     name=f"zmigrate-heartbeat-{self.label}")
+                self._beat_thread.start()
+
+    def _beat(self) -> None:
+        while not self._closed.wait(HEARTBEAT):
+            with self._beat_lock:
+                procs = list(self._beating)
+            gone = [p for p in procs if not p.heartbeat()]
+            if gone:
+                with self._beat_lock:
+                    self._beating = [p for p in self._beating if p not in gone]
+
     def __enter__(self) -> Host:
         return self
 
@@ -233,12 +283,21 @@ class Host(ABC):
         return f"<{type(self).__name__} {self.label}>"
 
 
-def wrap_in_group(line: str, *, gated: bool = False, data_stdin: bool = False) -> str:
+def group_body(tag: str, pgid: str, *, gated: bool = False, data_stdin: bool = False) -> str:
+    """The script of a group's first shell (its $0 is `tag`, its $1 the pipeline): the tag
+    first, `pgid` (how it learns its group id), the lease, the gate and the watchdog."""
+    shell.check_tag(tag)
+    if data_stdin:
+        return f": {tag}; {pgid}{_DATA}"
+    return f": {tag}; {pgid}{_LEASE}{_GATE if gated else ''}{_WATCHDOG}"
+
+
+def wrap_in_group(line: str, *, tag: str, gated: bool = False, data_stdin: bool = False) -> str:
     """The shell line that runs `line` in a process group of its own (setsid, else job control,
-    else the SSH session's group) and prints that group's id first."""
-    gate = _GATE if gated else ""
-    body = 'exec sh -c "$1"' if data_stdin else gate + _WATCHDOG
-    return shell.join(["sh", "-c", _OUTER, "zmigrate", _PGID + body, _PGID_PS + body, line])
+    else the SSH session's group), marked with `tag`, and prints that group's id first."""
+    bodies = [group_body(tag, pgid, gated=gated, data_stdin=data_stdin)
+              for pgid in (_PGID, _PGID_PS)]
+    return shell.join(["sh", "-c", _OUTER, tag, *bodies, line])
 
 
 class _GroupReader:
@@ -277,6 +336,7 @@ class LocalProcess(Process):
                  threads: list[threading.Thread]) -> None:
         self.host = host
         self.command = command
+        self.pipeline = command
         self._popen = popen
         self._threads = threads
 
@@ -307,7 +367,19 @@ class LocalProcess(Process):
                 stdin.write(b"go\n")
                 stdin.flush()
             except OSError:
-                pass  # it ended already: poll() tells how
+                return  # it ended already: poll() tells how
+            self.host._keep_beating(self)
+
+    def heartbeat(self) -> bool:
+        stdin = self._popen.stdin
+        if stdin is None or stdin.closed or self._popen.returncode is not None:
+            return False
+        try:
+            stdin.write(b"\n")
+            stdin.flush()
+        except (OSError, ValueError):
+            return False
+        return True
 
     def write(self, data: bytes) -> None:
         stdin = self._popen.stdin
@@ -389,9 +461,9 @@ class LocalHost(Host):
         data_stdin: bool = False,
         on_stdout_end: Callable[[], None] | None = None,
     ) -> Process:
-        body = 'exec sh -c "$1"' if data_stdin else (_GATE if gated else "") + _WATCHDOG
+        body = group_body(self.tag, "g=$$; ", gated=gated, data_stdin=data_stdin)
         popen = subprocess.Popen(
-            ["sh", "-c", "g=$$; " + body, "zmigrate", line],
+            ["sh", "-c", body, self.tag, line],
             # The gate's line, then the watchdog's lifeline (closed last) - or the data.
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -407,7 +479,10 @@ class LocalHost(Host):
                                  name=f"zmigrate-local-pump-{popen.pid}")
             t.start()
             threads.append(t)
-        return LocalProcess(self, line, popen, threads)
+        proc = LocalProcess(self, line, popen, threads)
+        if not gated and not data_stdin:
+            self._keep_beating(proc)
+        return proc
 
     def kill_group(self, pgid: int, sig: int = signal.SIGTERM) -> None:
         if self.sudo:
@@ -435,7 +510,7 @@ class LocalHost(Host):
         return False
 
     def close(self) -> None:
-        pass
+        self._closed.set()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -459,11 +534,26 @@ class SshProcess(Process):
         self._reader.ready.wait(10)
         return self._reader.pgid
 
+    def pgid_now(self) -> int | None:
+        return self._reader.pgid
+
     def begin(self) -> None:
         try:
             self._channel.sendall(b"go\n")
         except OSError:
-            pass  # the channel is gone: poll() tells how
+            return  # the channel is gone: poll() tells how
+        self.host._keep_beating(self)
+
+    def heartbeat(self) -> bool:
+        chan = self._channel
+        try:
+            if chan.closed or chan.exit_status_ready() or not self.host.alive():
+                return False
+            if chan.send_ready():  # a full window (a dead link) skips a beat, never blocks
+                chan.send(b"\n")
+        except (OSError, EOFError):
+            return False
+        return True
 
     def write(self, data: bytes) -> None:
         self._channel.sendall(data)
@@ -612,20 +702,25 @@ class SshHost(Host):
         data_stdin: bool = False,
         on_stdout_end: Callable[[], None] | None = None,
     ) -> Process:
-        wrapped = wrap_in_group(line, gated=gated, data_stdin=data_stdin)
+        wrapped = wrap_in_group(line, tag=self.tag, gated=gated, data_stdin=data_stdin)
         reader = _GroupReader(on_stdout)
         chan = self._open(wrapped, keep_stdin=True)  # the watchdog's lifeline, or the data
         threads = self._reader_threads(
             chan, reader.feed, on_stderr or (lambda _d: None), "zmigrate-ssh-spawn",
             out_end=on_stdout_end,
         )
-        return SshProcess(self, wrapped, chan, reader, threads)
+        proc = SshProcess(self, wrapped, chan, reader, threads)
+        proc.pipeline = line
+        if not gated and not data_stdin:
+            self._keep_beating(proc)
+        return proc
 
     def alive(self) -> bool:
         transport = self.client.get_transport()
         return bool(transport is not None and transport.is_active())
 
     def close(self) -> None:
+        self._closed.set()
         self.client.close()
         for jump in reversed(self.jumps):
             jump.close()
