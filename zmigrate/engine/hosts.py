@@ -57,6 +57,13 @@ TAG_PREFIX = "zmigrate-job-"
 LEASE_DIR = '"${HOME:-/tmp}/.cache/zmigrate/leases"'
 _LEASE = f'D={LEASE_DIR}; L="$D/$0.$g"; [ -d "$D" ] || mkdir -p "$D" 2>/dev/null; '
 HEARTBEAT = 1.5  # seconds between heartbeat lines on each lifeline
+# A control session is lost when the host has neither answered a keepalive nor sent anything
+# else for LOST_AFTER seconds (asked every ALIVE_EVERY), like OpenSSH's ServerAliveInterval 3 /
+# ServerAliveCountMax 5: on a dead link TCP alone retries for a quarter of an hour, and nothing
+# would be told meanwhile. Anything heard counts, so an answer queued behind a stream (relay)
+# on a slow link is not taken for a loss.
+ALIVE_EVERY = 3.0
+LOST_AFTER = 15.0
 # A gated pipeline waits for one line on stdin before it runs (`Process.begin()`), so the slow
 # part of starting it - an SSH session, a login shell - overlaps other work, and the pipeline
 # itself starts one write later. `read` takes the line byte by byte and leaves the rest of the
@@ -265,13 +272,16 @@ class Host(ABC):
                 self._beat_thread.start()
 
     def _beat(self) -> None:
+        """The heartbeat thread: it ends with the host, or when no lifeline is left."""
         while not self._closed.wait(HEARTBEAT):
             with self._beat_lock:
                 procs = list(self._beating)
             gone = [p for p in procs if not p.heartbeat()]
-            if gone:
-                with self._beat_lock:
-                    self._beating = [p for p in self._beating if p not in gone]
+            with self._beat_lock:
+                self._beating = [p for p in self._beating if p not in gone]
+                if not self._beating:
+                    self._beat_thread = None
+                    return
 
     def __enter__(self) -> Host:
         return self
@@ -590,6 +600,16 @@ class SshProcess(Process):
         return self._status
 
 
+def _ask_alive(transport: paramiko.Transport, answered: threading.Event) -> None:
+    """One keepalive that wants an answer (sshd answers an unknown request with a failure)."""
+    try:
+        transport.global_request("keepalive@openssh.com", wait=True)
+    except Exception:  # noqa: BLE001, S110 - a transport that died: the watcher sees it
+        pass
+    finally:
+        answered.set()
+
+
 class SshHost(Host):
     """A remote host reached through one paramiko transport shared by every command.
 
@@ -603,6 +623,30 @@ class SshHost(Host):
         self.jumps = list(jumps)  # ProxyJump connections, first hop first; closed with us
         self.via = via
         self._lock = threading.Lock()
+        self.lost_after: float | None = None  # set when the host stopped answering
+        self._heard = time.monotonic()  # when a channel last received anything
+        threading.Thread(target=self._watch_alive, daemon=True,
+                         name=f"zmigrate-alive-{label}").start()
+
+    def _watch_alive(self) -> None:
+        """Close the session once the host has left a keepalive unanswered for LOST_AFTER
+        seconds: every command and process on it then learns that it is lost."""
+        asked: threading.Event | None = None
+        asked_at = 0.0
+        while not self._closed.wait(ALIVE_EVERY):
+            transport = self.client.get_transport()
+            if transport is None or not transport.is_active():
+                return
+            if asked is not None and not asked.is_set():
+                now = time.monotonic()
+                if now - asked_at > LOST_AFTER and now - self._heard > LOST_AFTER:
+                    self.lost_after = time.monotonic() - asked_at
+                    transport.close()
+                    return
+                continue
+            asked, asked_at = threading.Event(), time.monotonic()
+            threading.Thread(target=_ask_alive, args=(transport, asked), daemon=True,
+                             name=f"zmigrate-keepalive-{self.label}").start()
 
     def _transport(self) -> paramiko.Transport:
         transport = self.client.get_transport()
@@ -630,10 +674,9 @@ class SshHost(Host):
             chan.shutdown_write()
         return chan
 
-    @staticmethod
-    def _reader_threads(chan: paramiko.Channel, out: OutputCallback, err: OutputCallback,
-                        name: str, out_end: Callable[[], None] | None = None,
-                        ) -> list[threading.Thread]:
+    def _reader_threads(self, chan: paramiko.Channel, out: OutputCallback,
+                        err: OutputCallback, name: str,
+                        out_end: Callable[[], None] | None = None) -> list[threading.Thread]:
         def pump(recv: Callable[[int], bytes], sink: OutputCallback,
                  at_end: Callable[[], None] | None) -> None:
             while True:
@@ -643,6 +686,7 @@ class SshHost(Host):
                     break
                 if not data:
                     break
+                self._heard = time.monotonic()
                 sink(data)
             if at_end is not None:
                 at_end()
