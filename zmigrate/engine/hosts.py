@@ -46,9 +46,10 @@ OutputCallback = Callable[[bytes], None]
 # group. EOF comes when zmigrate closes the channel, dies, or loses the connection - and after the
 # pipeline's own end, when sshd closes the stdin of a finished session (it then only ends itself).
 # Each heartbeat line on that stdin rewrites the group's lease (builtins only: no process per
-# beat); the lease goes with a group that ends by itself. The pipeline's shell carries the tag
-# ($0) first in its script, for `ps` to show.
-_WATCHDOG = ('exec 3<&0; (n=0; while IFS= read -r _ <&3; do n=$((n+1)); echo $n >"$L"; done; '
+# beat); the lease goes with the group (one killed with KILL leaves it: the next scan removes
+# it). The pipeline's shell carries the tag ($0) first in its script, for `ps` to show.
+_WATCHDOG = ('exec 3<&0; (trap \'rm -f "$L"; exit 143\' TERM; n=0; '
+             'while IFS= read -r _ <&3; do n=$((n+1)); echo $n >"$L"; done; '
              'rm -f "$L"; kill -TERM -$g) </dev/null >/dev/null 2>&1 & '
              'exec sh -c ": $0; $1" "$0" 3<&- </dev/null')
 _DATA = 'exec sh -c ": $0; $1" "$0"'
