@@ -8,7 +8,7 @@ run is connected, a lease the run's heartbeat rewrites (hosts.py). The next run 
 at a process name alone - that name its destination:
 
 - a group whose lease stood still for `WATCH` seconds belongs to a run that is gone (it died,
-  or cannot reach this host any more): `settle` stops it and says so (a StageChanged);
+  or cannot reach this host any more): `settle` stops it and says so (StageChanged of `STAGE`);
 - a group whose lease moved belongs to a live run: the job refuses, naming its PID;
 - a group without a lease (another user's run, or a HOME where the lease cannot be written)
   cannot be judged: the job refuses too, and never stops what it cannot judge.
@@ -41,6 +41,9 @@ _PS_RE = re.compile(r"^\s*(\d+)\s+(\d+)\s?(.*)$")
 _WRAPPERS = ("sh", "bash", "dash", "ksh", "setsid", "sudo")
 
 State = Literal["dead", "live", "unknown"]
+# The stage of the events that say what was stopped: the faces show every event of this stage
+# during a preflight (the CLI's stage lines, the wizard's Review page).
+STAGE = "cleanup"
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,12 +238,6 @@ def stop_line(host: Host, pgids: list[int]) -> str:
     return f"{term}; sleep 1; {kill}; true"
 
 
-def check_line(leftover: Leftover) -> str:
-    """The command that lists a leftover's processes on its host."""
-    cond = " || ".join(f"$2 == {p}" for p in leftover.pgids)
-    return f"ps -A -o pid,pgid,args | awk '{cond}'"
-
-
 def refusal(host: Host, leftover: Leftover, destination: str) -> PreflightError:
     """Why a job will not start while another run's groups touch its destination."""
     kill = shell.join(host.privileged(["pkill", "-TERM", "-g",
@@ -267,7 +264,7 @@ def settle(host: Host, found: tuple[Leftover, ...], destination: str,
         if leftover.state != "dead":
             raise refusal(host, leftover, destination)
     for leftover in found:
-        emit(StageChanged("preflight", f"stopping what an earlier zmigrate run left on "
+        emit(StageChanged(STAGE, f"stopping what an earlier zmigrate run left on "
                           f"{host.label} ({leftover.tag}, whose connection is gone): "
                           f"{leftover.describe()}"))
         try:
@@ -277,11 +274,11 @@ def settle(host: Host, found: tuple[Leftover, ...], destination: str,
                 f"could not stop what an earlier zmigrate run left there: {exc.message}",
                 host=host.label, reason=PreflightReason.BUSY,
                 fix=f"stop them by hand: `{stop_line(host, leftover.pgids)}`") from exc
-        emit(StageChanged("preflight", f"stopped {len(leftover.work())} leftover process(es) "
+        emit(StageChanged(STAGE, f"stopped {len(leftover.work())} leftover process(es) "
                           f"of {leftover.tag} on {host.label}"))
     return bool(found)
 
 
-__all__ = ["WATCH", "Group", "HostRead", "Leftover", "PsLine", "check_line", "judge", "names",
+__all__ = ["STAGE", "WATCH", "Group", "HostRead", "Leftover", "PsLine", "judge", "names",
            "parse_leases", "parse_ps", "parse_read", "read", "read_line", "refusal", "settle",
            "stop_line", "tagged_groups"]
