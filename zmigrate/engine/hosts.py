@@ -192,6 +192,7 @@ class Host(ABC):
     is_local: bool = False
 
     via: tuple[str, ...] = ()  # the jump hosts it is reached through (ProxyJump), first first
+    lost_after: float | None = None  # how long it had been silent when its session was closed
     notes: tuple[str, ...] = ()  # how it was reached, where the user should know (config parser)
 
     def __init__(self, label: str, *, sudo: bool = False) -> None:
@@ -624,30 +625,30 @@ class SshHost(Host):
         self.jumps = list(jumps)  # ProxyJump connections, first hop first; closed with us
         self.via = via
         self._lock = threading.Lock()
-        self.lost_after: float | None = None  # set when the host stopped answering
         self._heard = time.monotonic()  # when a channel last received anything
         threading.Thread(target=self._watch_alive, daemon=True,
                          name=f"zmigrate-alive-{label}").start()
 
     def _watch_alive(self) -> None:
-        """Close the session once the host has left a keepalive unanswered for LOST_AFTER
-        seconds: every command and process on it then learns that it is lost."""
+        """Close the session once the host has left a keepalive unanswered, and sent nothing,
+        for LOST_AFTER seconds: every command and process on it then learns that it is lost.
+        It looks every second, so the loss is told within a second of that."""
         asked: threading.Event | None = None
         asked_at = 0.0
-        while not self._closed.wait(ALIVE_EVERY):
+        while not self._closed.wait(1.0):
             transport = self.client.get_transport()
             if transport is None or not transport.is_active():
                 return
+            now = time.monotonic()
             if asked is not None and not asked.is_set():
-                now = time.monotonic()
                 if now - asked_at > LOST_AFTER and now - self._heard > LOST_AFTER:
-                    self.lost_after = time.monotonic() - asked_at
+                    self.lost_after = now - asked_at
                     transport.close()
                     return
-                continue
-            asked, asked_at = threading.Event(), time.monotonic()
-            threading.Thread(target=_ask_alive, args=(transport, asked), daemon=True,
-                             name=f"zmigrate-keepalive-{self.label}").start()
+            elif now - asked_at >= ALIVE_EVERY:
+                asked, asked_at = threading.Event(), now
+                threading.Thread(target=_ask_alive, args=(transport, asked), daemon=True,
+                                 name=f"zmigrate-keepalive-{self.label}").start()
 
     def _transport(self) -> paramiko.Transport:
         transport = self.client.get_transport()

@@ -43,8 +43,9 @@ def lost_error(what: str, host: Host, procs: Sequence[Process]) -> TransferError
     check = f"ps -A -o pid,pgid,args | grep '[{host.tag[0]}]{host.tag[1:]}'"
     kill = shell.join(host.privileged(["pkill", "-TERM", "-g", ",".join(map(str, pgids))]))
     stop = f"; to stop them by hand: `{kill}`" if pgids else ""
+    silent = f" (it answered nothing for {host.lost_after:.0f} s)" if host.lost_after else ""
     return TransferError(
-        f"{what}: the SSH control session to {host.label} was lost{left}",
+        f"{what}: the SSH control session to {host.label} was lost{silent}{left}",
         host=host.label,
         fix=f"they keep running until {host.label}'s sshd notices the dead connection "
         "(ClientAliveInterval × ClientAliveCountMax in its sshd_config; with the default "
