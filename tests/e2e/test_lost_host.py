@@ -6,6 +6,8 @@
   manual clean-up and says it stopped those leftovers first.
 - A second run into a destination a live run is still receiving into is refused, naming that
   run's PID; the live run is left alone.
+- A tree run stops what a gone run left under its destination; a group whose run keeps no lease
+  is refused as one that cannot be judged, and left running.
 """
 
 from __future__ import annotations
@@ -26,6 +28,11 @@ from lab.shaped import ShapedLab
 from lab.sshd import Lab
 from lab.util import wait_until, write_random_files, zfs
 from lab.zfsfuse import PoolFactory
+
+from zmigrate.engine import shell
+from zmigrate.engine.hosts import HEARTBEAT, Host
+from zmigrate.engine.pipeline import free_port
+from zmigrate.engine.ssh import HostSpec, connect
 
 pytestmark = [pytest.mark.lab, pytest.mark.timeout(600)]
 
@@ -205,3 +212,69 @@ def test_a_live_runs_receive_is_refused_with_its_pid(
     finally:
         live.proc.send_signal(2)
         live.proc.wait(60)
+
+
+def _listener(host: Host, dataset: str, *, data_stdin: bool = False) -> int:
+    """A real tcp listener (`mbuffer -I | zfs receive DATASET`) started by `host`'s run, as a
+    job starts one; its process group id."""
+    port = free_port(host)
+    proc = host.spawn(shell.pipe(shell.join(["mbuffer", "-q", "-I", f"127.0.0.1:{port}"]),
+                                 shell.join(["zfs", "receive", dataset])),
+                      data_stdin=data_stdin)
+    pgid = proc.pgid
+    assert pgid is not None
+    return pgid
+
+
+def test_a_tree_run_stops_what_a_gone_run_left_under_its_destination(
+        lab_env: Lab, make_pool: PoolFactory) -> None:
+    """The run that left it cannot reach the host any more: its session stays open (so the
+    host keeps the listener, as across a dead link) but its heartbeat has stopped."""
+    src = make_pool("lhtree", size_mb=128)
+    zfs("create", f"{src.name}/top")
+    zfs("create", f"{src.name}/top/child")
+    write_random_files(src.mountpoint / "top" / "child", 2, files=2)
+    zfs("snapshot", "-r", f"{src.name}/top@s")
+    dst = make_pool("lhtreedst", size_mb=128)
+    lab = lab_env
+    gone = connect(HostSpec("lab-dst"))
+    try:
+        pgid = _listener(gone, f"{dst.name}/copy/child")
+        time.sleep(3 * HEARTBEAT)  # its lease is written
+        gone._closed.set()  # its heartbeat stops
+        r = subprocess.run(_cmd("send", "-r", f"lab-src:{src.name}/top@s",
+                                f"lab-dst:{dst.name}/copy", "--json", "--no-history"),
+                           capture_output=True, text=True, env=lab.env(),
+                           stdin=subprocess.DEVNULL, timeout=300)
+        assert r.returncode == 0, r.stderr + r.stdout[-2000:]
+        stages = [e["detail"] for e in _events(r.stdout) if e["event"] == "stage"]
+        assert any(f"({gone.tag}, whose connection is gone)" in s and "zfs receive" in s
+                   for s in stages), stages
+        assert not gone.group_alive(pgid)
+        assert zfs("list", "-H", "-o", "name", f"{dst.name}/copy/child").strip()
+    finally:
+        gone.close()
+
+
+def test_a_group_without_a_lease_is_refused_never_stopped(
+        lab_env: Lab, slow_source: str, make_pool: PoolFactory) -> None:
+    """A group whose run keeps no lease zmigrate can read (here: a data-fed group, as the relay
+    transport's receiver) cannot be judged: the job refuses, names its PID, stops nothing."""
+    dst = make_pool("lhunknown", size_mb=128)
+    lab = lab_env
+    other = connect(HostSpec("lab-dst"))
+    try:
+        pgid = _listener(other, f"{dst.name}/copy", data_stdin=True)
+        r = subprocess.run(_cmd("send", f"lab-src:{slow_source}", f"lab-dst:{dst.name}/copy",
+                                "--json", "--no-history"), capture_output=True, text=True,
+                           env=lab.env(), stdin=subprocess.DEVNULL, timeout=120)
+        error = next(e for e in _events(r.stdout) if e["event"] == "error")
+        assert r.returncode != 0 and error["reason"] == "busy", error
+        assert "cannot tell whether that run is still connected" in error["message"]
+        pids = {int(p) for p in re.findall(r"PID (\d+)", error["message"])}
+        assert pids and {pgid} == {g for p, g, _ in _processes() if p in pids}, error
+        kill = re.search(r"`pkill -TERM -g ([\d,]+)`", error["fix"])
+        assert kill is not None and str(pgid) in kill.group(1).split(","), error["fix"]
+        assert other.group_alive(pgid)
+    finally:
+        other.close()
