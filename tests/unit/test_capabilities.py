@@ -195,7 +195,7 @@ def test_wrap_in_group_without_setsid(tmp_path: Path, shell: str) -> None:
     """No setsid on the PATH, started as sshd starts a command (a new session): with a sh that
     has job control (bash, like FreeBSD's sh) the pipeline gets its own group, with dash it stays
     in the session's group; either way the printed group holds the pipeline and a kill of that
-    group leaves nothing."""
+    group leaves nothing; and the group carries the run's tag."""
     bindir = tmp_path / "bin"
     bindir.mkdir()
     (bindir / "sh").symlink_to(shell)
@@ -204,7 +204,8 @@ def test_wrap_in_group_without_setsid(tmp_path: Path, shell: str) -> None:
             if Path(d, tool).exists():
                 (bindir / tool).symlink_to(Path(d, tool))
                 break
-    line = wrap_in_group("sleep 300 & sleep 301; wait")
+    tag = "zmigrate-job-00112233aabb"
+    line = wrap_in_group("sleep 300 & sleep 301; wait", tag=tag)
     proc = subprocess.Popen([str(bindir / "sh"), "-c", line], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, env={"PATH": str(bindir)},
                             start_new_session=True)
@@ -226,6 +227,10 @@ def test_wrap_in_group_without_setsid(tmp_path: Path, shell: str) -> None:
         while len(sleeps()) < 2 and time.monotonic() < deadline:
             time.sleep(0.02)
         assert len(sleeps()) == 2, _group_members(pgid)
+        # The group carries the tag where even illumos' ps (80 characters of args) shows it.
+        heads = [" ".join(Path(f"/proc/{p}/cmdline").read_text().split("\x00"))[:80]
+                 for p in _group_members(pgid)]
+        assert any(tag in h for h in heads), heads
         own_group = pgid != proc.pid
         assert own_group == (shell == "/bin/bash")
         os.killpg(pgid, signal.SIGTERM)

@@ -84,6 +84,7 @@ class PreflightReason(Enum):
     NO_SPACE = "no_space"  # not enough room on the destination
     PERMISSION = "permission"  # the user lacks a ZFS permission
     MOUNT_COLLISION = "mount_collision"  # a received dataset would mount over a used directory
+    BUSY = "busy"  # another zmigrate run's processes still work on the destination
 
 
 class PreflightError(ZmigrateError):

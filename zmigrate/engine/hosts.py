@@ -11,12 +11,19 @@ pipeline keeps its stdin open to us: a watchdog in its group reads it and signal
 when it reaches EOF. A pipeline spawned `gated` first waits for one line on that stdin
 (`Process.begin()`), so its session's start-up (100-150 ms even on loopback) overlaps other work
 instead of delaying the stream.
+
+Every group carries the run's tag (`Host.tag`, `zmigrate-job-<12 hex>`) in the argv of its
+shells, first in their script so that even illumos' 80-character `ps` args show it; and while
+the run is connected, a heartbeat line on each lifeline makes the watchdog rewrite a lease file
+(`LEASE_DIR/<tag>.<pgid>`). A later run tells a group whose run is gone (its lease stands still)
+from one whose run still works (engine/leftovers.py).
 """
 
 from __future__ import annotations
 
 import io
 import os
+import secrets
 import signal
 import subprocess
 import threading
@@ -38,8 +45,26 @@ OutputCallback = Callable[[bytes], None]
 # a non-interactive shell points a background job's stdin at /dev/null), then TERMs the whole
 # group. EOF comes when zmigrate closes the channel, dies, or loses the connection - and after the
 # pipeline's own end, when sshd closes the stdin of a finished session (it then only ends itself).
-_WATCHDOG = ('exec 3<&0; (cat <&3 >/dev/null 2>&1; kill -TERM -$g) </dev/null >/dev/null 2>&1 & '
-             'exec sh -c "$1" 3<&- </dev/null')
+# Each heartbeat line on that stdin rewrites the group's lease (builtins only: no process per
+# beat); the lease goes with the group (one killed with KILL leaves it: the next scan removes
+# it). The pipeline's shell carries the tag ($0) first in its script, for `ps` to show.
+_WATCHDOG = ('exec 3<&0; (trap \'rm -f "$L"; exit 143\' TERM; n=0; '
+             'while IFS= read -r _ <&3; do n=$((n+1)); echo $n >"$L"; done; '
+             'rm -f "$L"; kill -TERM -$g) </dev/null >/dev/null 2>&1 & '
+             'exec sh -c ": $0; $1" "$0" 3<&- </dev/null')
+_DATA = 'exec sh -c ": $0; $1" "$0"'
+TAG_PREFIX = "zmigrate-job-"
+# Where the leases are: the login user's own directory (no shared /tmp name to plant a link on).
+LEASE_DIR = '"${HOME:-/tmp}/.cache/zmigrate/leases"'
+_LEASE = f'D={LEASE_DIR}; L="$D/$0.$g"; [ -d "$D" ] || mkdir -p "$D" 2>/dev/null; '
+HEARTBEAT = 1.5  # seconds between heartbeat lines on each lifeline
+# A control session is lost when the host has neither answered a keepalive nor sent anything
+# else for LOST_AFTER seconds (asked every ALIVE_EVERY), like OpenSSH's ServerAliveInterval 3 /
+# ServerAliveCountMax 5: on a dead link TCP alone retries for a quarter of an hour, and nothing
+# would be told meanwhile. Anything heard counts, so an answer queued behind a stream (relay)
+# on a slow link is not taken for a loss.
+ALIVE_EVERY = 3.0
+LOST_AFTER = 15.0
 # A gated pipeline waits for one line on stdin before it runs (`Process.begin()`), so the slow
 # part of starting it - an SSH session, a login shell - overlaps other work, and the pipeline
 # itself starts one write later. `read` takes the line byte by byte and leaves the rest of the
@@ -56,8 +81,8 @@ _PGID_PS = 'g=$(ps -o pgid= -p $$); g=$(echo $g); echo "$g"; '
 # job-control job. The job's stdin is the lifeline, passed on fd 4 because a background job's
 # stdin is /dev/null without job control; the shell's own "Done" notice goes to /dev/null.
 _OUTER = ('if command -v setsid >/dev/null 2>&1 && setsid -w true 2>/dev/null; then '
-          'exec setsid -w sh -c "$1" zmigrate "$3"; fi; '
-          'set -m 2>/dev/null; exec 4<&0; sh -c "$2" zmigrate "$3" <&4 4<&- & '
+          'exec setsid -w sh -c "$1" "$0" "$3"; fi; '
+          'set -m 2>/dev/null; exec 4<&0; sh -c "$2" "$0" "$3" <&4 4<&- & '
           'exec 2>/dev/null 4<&-; wait $!')
 
 
@@ -96,11 +121,16 @@ class Process(ABC):
 
     host: Host
     command: str
+    pipeline: str = ""  # the line as the caller gave it (`command` may be its wrapper)
 
     @property
     @abstractmethod
     def pgid(self) -> int | None:
         """The remote process group id, once the pipeline has reported it."""
+
+    def pgid_now(self) -> int | None:
+        """The group id if the pipeline has reported it already (never waits)."""
+        return self.pgid
 
     @abstractmethod
     def poll(self) -> int | None:
@@ -127,6 +157,10 @@ class Process(ABC):
         pgid = self.pgid
         if pgid is not None and self.poll() is None:
             self.host.kill_group(pgid, sig)
+
+    def heartbeat(self) -> bool:
+        """Send one heartbeat line on the lifeline, never blocking; False once it is gone."""
+        return False
 
 
 @dataclass
@@ -158,11 +192,18 @@ class Host(ABC):
     is_local: bool = False
 
     via: tuple[str, ...] = ()  # the jump hosts it is reached through (ProxyJump), first first
+    lost_after: float | None = None  # how long it had been silent when its session was closed
     notes: tuple[str, ...] = ()  # how it was reached, where the user should know (config parser)
 
     def __init__(self, label: str, *, sudo: bool = False) -> None:
         self.label = label
         self.sudo = sudo
+        # This run's mark on every process group it starts here (see the module's docstring).
+        self.tag = TAG_PREFIX + secrets.token_hex(6)
+        self._beating: list[Process] = []
+        self._beat_lock = threading.Lock()
+        self._beat_thread: threading.Thread | None = None
+        self._closed = threading.Event()
 
     @property
     def title(self) -> str:
@@ -223,6 +264,27 @@ class Host(ABC):
         """Whether commands can still be run here (False once an SSH session dropped)."""
         return True
 
+    def _keep_beating(self, proc: Process) -> None:
+        """Send `proc`'s lifeline a heartbeat line every HEARTBEAT seconds while it runs."""
+        with self._beat_lock:
+            self._beating.append(proc)
+            if self._beat_thread is None:
+                self._beat_thread = threading.Thread(target=self._beat, daemon=True,
+                                                     name=f"zmigrate-heartbeat-{self.label}")
+                self._beat_thread.start()
+
+    def _beat(self) -> None:
+        """The heartbeat thread: it ends with the host, or when no lifeline is left."""
+        while not self._closed.wait(HEARTBEAT):
+            with self._beat_lock:
+                procs = list(self._beating)
+            gone = [p for p in procs if not p.heartbeat()]
+            with self._beat_lock:
+                self._beating = [p for p in self._beating if p not in gone]
+                if not self._beating:
+                    self._beat_thread = None
+                    return
+
     def __enter__(self) -> Host:
         return self
 
@@ -233,12 +295,21 @@ class Host(ABC):
         return f"<{type(self).__name__} {self.label}>"
 
 
-def wrap_in_group(line: str, *, gated: bool = False, data_stdin: bool = False) -> str:
+def group_body(tag: str, pgid: str, *, gated: bool = False, data_stdin: bool = False) -> str:
+    """The script of a group's first shell (its $0 is `tag`, its $1 the pipeline): the tag
+    first, `pgid` (how it learns its group id), the lease, the gate and the watchdog."""
+    shell.check_tag(tag)
+    if data_stdin:
+        return f": {tag}; {pgid}{_DATA}"
+    return f": {tag}; {pgid}{_LEASE}{_GATE if gated else ''}{_WATCHDOG}"
+
+
+def wrap_in_group(line: str, *, tag: str, gated: bool = False, data_stdin: bool = False) -> str:
     """The shell line that runs `line` in a process group of its own (setsid, else job control,
-    else the SSH session's group) and prints that group's id first."""
-    gate = _GATE if gated else ""
-    body = 'exec sh -c "$1"' if data_stdin else gate + _WATCHDOG
-    return shell.join(["sh", "-c", _OUTER, "zmigrate", _PGID + body, _PGID_PS + body, line])
+    else the SSH session's group), marked with `tag`, and prints that group's id first."""
+    bodies = [group_body(tag, pgid, gated=gated, data_stdin=data_stdin)
+              for pgid in (_PGID, _PGID_PS)]
+    return shell.join(["sh", "-c", _OUTER, tag, *bodies, line])
 
 
 class _GroupReader:
@@ -277,6 +348,7 @@ class LocalProcess(Process):
                  threads: list[threading.Thread]) -> None:
         self.host = host
         self.command = command
+        self.pipeline = command
         self._popen = popen
         self._threads = threads
 
@@ -307,7 +379,19 @@ class LocalProcess(Process):
                 stdin.write(b"go\n")
                 stdin.flush()
             except OSError:
-                pass  # it ended already: poll() tells how
+                return  # it ended already: poll() tells how
+            self.host._keep_beating(self)
+
+    def heartbeat(self) -> bool:
+        stdin = self._popen.stdin
+        if stdin is None or stdin.closed or self._popen.returncode is not None:
+            return False
+        try:
+            stdin.write(b"\n")
+            stdin.flush()
+        except (OSError, ValueError):
+            return False
+        return True
 
     def write(self, data: bytes) -> None:
         stdin = self._popen.stdin
@@ -389,9 +473,9 @@ class LocalHost(Host):
         data_stdin: bool = False,
         on_stdout_end: Callable[[], None] | None = None,
     ) -> Process:
-        body = 'exec sh -c "$1"' if data_stdin else (_GATE if gated else "") + _WATCHDOG
+        body = group_body(self.tag, "g=$$; ", gated=gated, data_stdin=data_stdin)
         popen = subprocess.Popen(
-            ["sh", "-c", "g=$$; " + body, "zmigrate", line],
+            ["sh", "-c", body, self.tag, line],
             # The gate's line, then the watchdog's lifeline (closed last) - or the data.
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -407,7 +491,10 @@ class LocalHost(Host):
                                  name=f"zmigrate-local-pump-{popen.pid}")
             t.start()
             threads.append(t)
-        return LocalProcess(self, line, popen, threads)
+        proc = LocalProcess(self, line, popen, threads)
+        if not gated and not data_stdin:
+            self._keep_beating(proc)
+        return proc
 
     def kill_group(self, pgid: int, sig: int = signal.SIGTERM) -> None:
         if self.sudo:
@@ -435,7 +522,7 @@ class LocalHost(Host):
         return False
 
     def close(self) -> None:
-        pass
+        self._closed.set()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -459,11 +546,26 @@ class SshProcess(Process):
         self._reader.ready.wait(10)
         return self._reader.pgid
 
+    def pgid_now(self) -> int | None:
+        return self._reader.pgid
+
     def begin(self) -> None:
         try:
             self._channel.sendall(b"go\n")
         except OSError:
-            pass  # the channel is gone: poll() tells how
+            return  # the channel is gone: poll() tells how
+        self.host._keep_beating(self)
+
+    def heartbeat(self) -> bool:
+        chan = self._channel
+        try:
+            if chan.closed or chan.exit_status_ready() or not self.host.alive():
+                return False
+            if chan.send_ready():  # a full window (a dead link) skips a beat, never blocks
+                chan.send(b"\n")
+        except (OSError, EOFError):
+            return False
+        return True
 
     def write(self, data: bytes) -> None:
         self._channel.sendall(data)
@@ -500,6 +602,16 @@ class SshProcess(Process):
         return self._status
 
 
+def _ask_alive(transport: paramiko.Transport, answered: threading.Event) -> None:
+    """One keepalive that wants an answer (sshd answers an unknown request with a failure)."""
+    try:
+        transport.global_request("keepalive@openssh.com", wait=True)
+    except Exception:  # noqa: BLE001, S110 - a transport that died: the watcher sees it
+        pass
+    finally:
+        answered.set()
+
+
 class SshHost(Host):
     """A remote host reached through one paramiko transport shared by every command.
 
@@ -513,6 +625,30 @@ class SshHost(Host):
         self.jumps = list(jumps)  # ProxyJump connections, first hop first; closed with us
         self.via = via
         self._lock = threading.Lock()
+        self._heard = time.monotonic()  # when a channel last received anything
+        threading.Thread(target=self._watch_alive, daemon=True,
+                         name=f"zmigrate-alive-{label}").start()
+
+    def _watch_alive(self) -> None:
+        """Close the session once the host has left a keepalive unanswered, and sent nothing,
+        for LOST_AFTER seconds: every command and process on it then learns that it is lost.
+        It looks every second, so the loss is told within a second of that."""
+        asked: threading.Event | None = None
+        asked_at = 0.0
+        while not self._closed.wait(1.0):
+            transport = self.client.get_transport()
+            if transport is None or not transport.is_active():
+                return
+            now = time.monotonic()
+            if asked is not None and not asked.is_set():
+                if now - asked_at > LOST_AFTER and now - self._heard > LOST_AFTER:
+                    self.lost_after = now - asked_at
+                    transport.close()
+                    return
+            elif now - asked_at >= ALIVE_EVERY:
+                asked, asked_at = threading.Event(), now
+                threading.Thread(target=_ask_alive, args=(transport, asked), daemon=True,
+                                 name=f"zmigrate-keepalive-{self.label}").start()
 
     def _transport(self) -> paramiko.Transport:
         transport = self.client.get_transport()
@@ -540,10 +676,9 @@ class SshHost(Host):
             chan.shutdown_write()
         return chan
 
-    @staticmethod
-    def _reader_threads(chan: paramiko.Channel, out: OutputCallback, err: OutputCallback,
-                        name: str, out_end: Callable[[], None] | None = None,
-                        ) -> list[threading.Thread]:
+    def _reader_threads(self, chan: paramiko.Channel, out: OutputCallback,
+                        err: OutputCallback, name: str,
+                        out_end: Callable[[], None] | None = None) -> list[threading.Thread]:
         def pump(recv: Callable[[int], bytes], sink: OutputCallback,
                  at_end: Callable[[], None] | None) -> None:
             while True:
@@ -553,6 +688,7 @@ class SshHost(Host):
                     break
                 if not data:
                     break
+                self._heard = time.monotonic()
                 sink(data)
             if at_end is not None:
                 at_end()
@@ -612,20 +748,25 @@ class SshHost(Host):
         data_stdin: bool = False,
         on_stdout_end: Callable[[], None] | None = None,
     ) -> Process:
-        wrapped = wrap_in_group(line, gated=gated, data_stdin=data_stdin)
+        wrapped = wrap_in_group(line, tag=self.tag, gated=gated, data_stdin=data_stdin)
         reader = _GroupReader(on_stdout)
         chan = self._open(wrapped, keep_stdin=True)  # the watchdog's lifeline, or the data
         threads = self._reader_threads(
             chan, reader.feed, on_stderr or (lambda _d: None), "zmigrate-ssh-spawn",
             out_end=on_stdout_end,
         )
-        return SshProcess(self, wrapped, chan, reader, threads)
+        proc = SshProcess(self, wrapped, chan, reader, threads)
+        proc.pipeline = line
+        if not gated and not data_stdin:
+            self._keep_beating(proc)
+        return proc
 
     def alive(self) -> bool:
         transport = self.client.get_transport()
         return bool(transport is not None and transport.is_active())
 
     def close(self) -> None:
+        self._closed.set()
         self.client.close()
         for jump in reversed(self.jumps):
             jump.close()

@@ -36,6 +36,7 @@ from .job_preflight import addresses as addresses
 from .job_preflight import check_room, exact_size, listener_port, probe_both, ssh_route
 from .job_preflight import default_transport as default_transport
 from .job_preflight import read_known as read_known
+from .job_preflight import read_settled as read_settled
 from .pipeline import StepResult, StepRunner, check_hashes, free_port, listening_ports
 from .plan import Options, Plan, Site, make_plan, with_estimates
 from .route import SshRoute
@@ -141,8 +142,8 @@ class Job(Work):
         options = replace(options, transport=transport)
         carrier = transports.carrier(transport)
         tcp = carrier.listens
-        known = self.known or read_known(self.src, self.dst, self.src_caps, dst_caps, ds_name,
-                                         req.destination, options)
+        known = self.known or read_settled(self.src, self.dst, self.src_caps, dst_caps,
+                                           ds_name, req.destination, options, self.emit)
         src_sets = [d for d in known.src_sets if within(d.name, ds_name)]
         dst_sets = [d for d in known.dst_sets
                     if d.name == parent or within(d.name, req.destination)]

@@ -4,14 +4,15 @@ transport's addresses and port, the route of the source's own ssh, exact stream 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from . import shell, transports, zfs
+from . import leftovers, shell, transports, zfs
 from .errors import PreflightError, PreflightReason
 from .hosts import Host
 from .job_checks import both
-from .pipeline import free_port, listening_ports
+from .pipeline import free_port
 from .plan import Options, Plan
 from .route import Endpoint, SshRoute
 from .transports import Transport
@@ -24,13 +25,15 @@ class Known:
 
     `src_sets` covers the source dataset and its descendants; `dst_sets` the destination's
     parent and tree; `ports` the destination's listening ports; `addresses` the tcp transport's
-    (connect, allow) pair; `feature` the destination pool's extensible_dataset state."""
+    (connect, allow) pair; `feature` the destination pool's extensible_dataset state;
+    `leftovers` what earlier zmigrate runs left working on the destination (leftovers.py)."""
 
     src_sets: tuple[zfs.Dataset, ...]
     dst_sets: tuple[zfs.Dataset, ...]
     ports: frozenset[int] = frozenset()
     addresses: tuple[str, str | None] = ("", None)
     feature: str | None = None
+    leftovers: tuple[leftovers.Leftover, ...] = ()
 
 
 def default_transport(src: Host, dst: Host, options: Options) -> Transport:
@@ -69,12 +72,33 @@ def read_known(src: Host, dst: Host, src_caps: zfs.Capabilities, dst_caps: zfs.C
                              if dst_caps.has_zfs else [])
         addr_f = pool.submit(lambda: addresses(src, dst, src_caps, dst_caps) if tcp
                              else ("", None))
-        ports_f = pool.submit(lambda: listening_ports(dst) if tcp else set())
+        # The ports and what earlier runs left there: one command.
+        host_f = pool.submit(lambda: leftovers.read(dst, destination, ports=tcp))
         feature_f = pool.submit(lambda: zfs.pool_feature(
             dst, destination.split("/", 1)[0], "extensible_dataset") if check_feature else None)
         dst_sets = parent_f.result() + [d for d in tree_f.result() if d.name != parent]
-        return Known(tuple(src_f.result()), tuple(dst_sets), frozenset(ports_f.result()),
-                     addr_f.result(), feature_f.result())
+        host = host_f.result()
+        return Known(tuple(src_f.result()), tuple(dst_sets), host.ports,
+                     addr_f.result(), feature_f.result(), host.leftovers)
+
+
+def read_settled(src: Host, dst: Host, src_caps: zfs.Capabilities, dst_caps: zfs.Capabilities,
+                 source: str, destination: str, options: Options,
+                 emit: Callable[[object], None]) -> Known:
+    """`read_known`, with what a gone zmigrate run left working on the destination stopped
+    first (read again then: the destination as it is without them), or a refusal if the run
+    may still be live (leftovers.settle)."""
+    known = read_known(src, dst, src_caps, dst_caps, source, destination, options)
+    if not leftovers.settle(dst, known.leftovers, destination, emit):
+        return known
+    known = read_known(src, dst, src_caps, dst_caps, source, destination, options)
+    if known.leftovers:
+        left = known.leftovers[0]
+        raise PreflightError(
+            f"what an earlier zmigrate run left there still runs after being stopped: "
+            f"{left.describe()}", host=dst.label, reason=PreflightReason.BUSY,
+            fix=f"stop it by hand (`{leftovers.stop_line(dst, left.pgids)}`), then run again")
+    return known
 
 
 def listener_port(dst: Host, options: Options, used: set[int]) -> int:

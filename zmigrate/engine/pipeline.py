@@ -300,7 +300,9 @@ class StepRunner:
     def _end_error(self, state: SideState, what: str) -> ZmigrateError:
         host = self.carrier.receiving_host(self.src, self.dst) if state is self.receive \
             else self.src
-        return end_error(state, what, host)
+        with self._lock:
+            procs = [p for p in self._procs if p.host is host]
+        return end_error(state, what, host, procs)
 
     def _kill_one(self, proc: Process) -> None:
         try:

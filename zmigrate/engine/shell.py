@@ -31,6 +31,16 @@ def _check_common(name: str, kind: str) -> None:
         raise InvalidNameError(f"{kind} name {name!r} has a '.' or '..' component")
 
 
+_TAG_RE = re.compile(r"^zmigrate-job-[0-9a-f]{12}$")
+
+
+def check_tag(tag: str) -> str:
+    """Return `tag` if it is a run's process-group tag (`zmigrate-job-` and 12 hex digits)."""
+    if not _TAG_RE.match(tag):
+        raise InvalidNameError(f"process tag {tag!r} is not valid")
+    return tag
+
+
 def dataset(name: str) -> str:
     """Return `name` if it is a valid dataset name (pool/a/b), else raise InvalidNameError."""
     _check_common(name, "dataset")

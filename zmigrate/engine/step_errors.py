@@ -5,27 +5,62 @@ from __future__ import annotations
 
 import re
 import signal
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from . import shell
 from .errors import PortInUseError, TransferError, ZmigrateError
 
 if TYPE_CHECKING:
-    from .hosts import Host
+    from .hosts import Host, Process
     from .step_watch import SideState
 
 UNREACHABLE_FIX = ("the two hosts may not reach each other (another network, NAT, a firewall): "
                    "use --transport relay (through this computer) or --transport ssh")
 
 
-def end_error(state: SideState, what: str, host: Host) -> ZmigrateError:
-    """Why an end failed, from its last words; `host` is the host it ran on."""
+_PROGRAMS = re.compile(r"\b(mbuffer|zfs (?:receive|recv|send)|tail|ssh|cat|pv)\b")
+
+
+def programs(line: str) -> str:
+    """The programs of a pipeline, in order: `mbuffer | zfs receive`."""
+    found: list[str] = []
+    for m in _PROGRAMS.finditer(line):
+        name = m.group(1).replace("zfs recv", "zfs receive")
+        if name not in found:
+            found.append(name)
+    return " | ".join(found) or line[:60]
+
+
+def lost_error(what: str, host: Host, procs: Sequence[Process]) -> TransferError:
+    """The control session to `host` is gone: which of the job's process groups there could
+    not be stopped, what becomes of them, and how to check on them."""
+    groups = [(p.pgid_now(), programs(p.pipeline or p.command)) for p in procs]
+    pgids = [g for g, _ in groups if g is not None]
+    listed = ", ".join(f"process group {g} ({name})" if g is not None else name
+                       for g, name in groups)
+    left = (f"; zmigrate could not stop its processes there: {listed}" if groups else "")
+    check = f"ps -A -o pid,pgid,args | grep '[{host.tag[0]}]{host.tag[1:]}'"
+    kill = shell.join(host.privileged(["pkill", "-TERM", "-g", ",".join(map(str, pgids))]))
+    stop = f"; to stop them by hand: `{kill}`" if pgids else ""
+    silent = f" (it answered nothing for {host.lost_after:.0f} s)" if host.lost_after else ""
+    return TransferError(
+        f"{what}: the SSH control session to {host.label} was lost{silent}{left}",
+        host=host.label,
+        fix=f"they keep running until {host.label}'s sshd notices the dead connection "
+        "(ClientAliveInterval × ClientAliveCountMax in its sshd_config; with the default "
+        "ClientAliveInterval 0, only TCP keepalive, after about two hours) or until the link "
+        f"comes back and resets it; the next zmigrate run to {host.label} stops them before "
+        f"it starts. To see them there: `{check}`{stop}",
+    )
+
+
+def end_error(state: SideState, what: str, host: Host,
+              procs: Sequence[Process] = ()) -> ZmigrateError:
+    """Why an end failed, from its last words; `host` is the host it ran on, `procs` the
+    step's processes there."""
     if not host.alive():
-        return TransferError(
-            f"{what}: the SSH control session was lost",
-            host=host.label,
-            fix="check the network and that sshd still runs there; the remote processes end "
-            "with the session",
-        )
+        return lost_error(what, host, procs)
     # zfs receive -s explains how to resume by hand: zmigrate offers that itself.
     noise = ("summary:", "partially received snapshot is saved",
              "a resuming stream can be generated", "zfs send -t ",

@@ -35,7 +35,7 @@ from .events import (
     Summary,
 )
 from .hosts import Host
-from .job import Job, Known, Request, both, default_transport, read_known, within
+from .job import Job, Known, Request, both, default_transport, read_settled, within
 from .pipeline import free_port
 from .plan import Plan
 from .rate import eta
@@ -163,8 +163,8 @@ class TreeJob(Work):
         """Both trees, the destination's parent, its ports, the tcp addresses and the pool's
         resume feature: one read each, all at once, for every dataset's job."""
         assert self.src_caps is not None and self.dst_caps is not None
-        return read_known(self.src, self.dst, self.src_caps, self.dst_caps, self.request.root,
-                          self.request.destination, self.request.options)
+        return read_settled(self.src, self.dst, self.src_caps, self.dst_caps, self.request.root,
+                            self.request.destination, self.request.options, self.emit)
 
     def _check_mountpoints(self, plan: TreePlan, src_sets: Sequence[zfs.Dataset],
                            only_root: bool = False) -> None:

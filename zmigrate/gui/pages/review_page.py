@@ -5,7 +5,9 @@ from __future__ import annotations
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QWidget, QWizard
 
+from ...engine import leftovers
 from ...engine.errors import ZmigrateError
+from ...engine.events import StageChanged
 from ...engine.job import Job, Request
 from ...engine.plan import Plan
 from ...engine.tree import TreeEntry, TreeJob, TreePlan
@@ -74,6 +76,24 @@ class ReviewPage(Page):
         style.set_role(self.ui.busy_label, "muted")
         self._generation = 0
         self.preparing = False
+        # What the preflight stopped on a host (an earlier run's leftovers), shown with the plan.
+        self.cleanup_notes: list[str] = []
+
+    def _collect_cleanup(self, job: Job | TreeJob) -> None:
+        """Keep what the coming preflight says it stopped (said on the task's thread)."""
+        notes: list[str] = []
+        self.cleanup_notes = notes
+
+        def collect(event: object) -> None:
+            if isinstance(event, StageChanged) and event.stage == leftovers.STAGE:
+                notes.append(event.detail)
+
+        job.subscribe(collect)
+
+    def _show_notes(self, warnings: list[str]) -> None:
+        notes = [*self.cleanup_notes, *warnings]
+        if notes:
+            self.ui.warnings_label.setText("<br>".join(markup.escape(w) for w in notes))
 
     def initializePage(self) -> None:
         s = self.session
@@ -93,6 +113,7 @@ class ReviewPage(Page):
         self.ui.busy_bar.show()
         self.ui.busy_label.setText("Checking both hosts: free port, space, estimated size…")
         job = s.job
+        self._collect_cleanup(job)
         run_task(job.prepare, lambda plan: self._on_plan(generation, job, plan),
                  lambda exc: self._on_failed(generation, exc))
         self.completeChanged.emit()
@@ -110,6 +131,7 @@ class ReviewPage(Page):
         self._clear()
         self.ui.busy_bar.show()
         self.ui.busy_label.setText("Planning the tree: both inventories, collisions…")
+        self._collect_cleanup(job)
         run_task(lambda: plan_with_commands(job),
                  lambda result: self._on_tree_plan(generation, job, *result),
                  lambda exc: self._on_failed(generation, exc))
@@ -129,6 +151,7 @@ class ReviewPage(Page):
                 if job.request.parallel > 1 else "one dataset at a time")
             + "; each is verified (guid, snapshots, properties)."))
         self.ui.size_label.setText(f"Size: about {format_size(plan.total)}")
+        self._show_notes([])
         rate = options.rate_limit or (GIGABIT_RATE if not s.same_host else None)
         if rate and plan.total:
             self.ui.time_label.setText(f"Time: about {elapsed(plan.total / rate)} at "
@@ -177,9 +200,7 @@ class ReviewPage(Page):
                     f"Time: about {elapsed(plan.estimate / rate)} {basis}")
         else:
             self.ui.size_label.setText("Size: unknown until it runs")
-        if plan.warnings:
-            self.ui.warnings_label.setText(
-                "<br>".join(markup.escape(w) for w in plan.warnings))
+        self._show_notes(list(plan.warnings))
         lines = []
         for host, line in plan.commands():
             lines.append(f"# on {host}")

@@ -1,0 +1,138 @@
+"""engine/leftovers.py: `ps` and lease output read into the leftovers of earlier runs, judged
+live, gone or unknown; and the tag and lease that hosts.py gives every process group."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from zmigrate.engine import leftovers
+from zmigrate.engine.errors import PreflightError, PreflightReason
+from zmigrate.engine.hosts import LocalHost
+from zmigrate.engine.leftovers import (
+    judge,
+    names,
+    parse_leases,
+    parse_ps,
+    parse_read,
+    read_line,
+    tagged_groups,
+)
+from zmigrate.engine.step_errors import lost_error
+
+DATA = Path(__file__).parent.parent / "data" / "ps"
+LIVE, GONE = "zmigrate-job-803e9864115a", "zmigrate-job-4092071bbf46"
+
+
+def _read(name: str) -> str:
+    return (DATA / name).read_text()
+
+
+def test_linux_read_tells_a_live_run_from_a_gone_one() -> None:
+    read = parse_read(_read("linux-procps-read.txt"), "tank/copy")
+    assert 2024 in read.ports
+    states = {x.tag: x.state for x in read.leftovers}
+    assert states == {LIVE: "live", GONE: "dead"}
+    gone = next(x for x in read.leftovers if x.tag == GONE)
+    assert gone.pgids == [11496]
+    # The work, not the wrapping shells: what the user recognises, with its PID.
+    assert gone.describe() == "PID 11502 sleep 41, PID 11505 cat"
+
+
+def test_leftovers_of_other_destinations_are_none_of_a_jobs_business() -> None:
+    read = parse_read(_read("linux-procps-read.txt"), "tank/other")
+    assert read.leftovers == ()
+    # The script watches only when something tagged names the destination: no second look.
+    assert parse_read(_read("linux-procps-read.txt").split("@@ps2")[0], "tank/copy").leftovers == ()
+
+
+def test_freebsd_groups_are_found_by_their_tag_never_by_a_name() -> None:
+    groups = {g.pgid: g for g in tagged_groups(parse_ps(_read("freebsd-sample.txt")))}
+    # The sshd session's group (the wrapper) and the job-control group of the pipeline; the
+    # untagged mbuffer | zfs receive of group 2400 is somebody else's.
+    assert set(groups) == {2302, 2305}
+    assert {p.pid for p in groups[2305].processes} == {2305, 2306, 2307, 2308}
+    assert all(g.tag == "zmigrate-job-5e192d56a2e6" for g in groups.values())
+
+
+def test_illumos_80_character_args_still_show_the_tag() -> None:
+    lines = parse_ps(_read("illumos-sample.txt"))
+    assert max(len(p.args) for p in lines) <= 80
+    groups = {g.pgid: g for g in tagged_groups(lines)}
+    # The outer wrapper's tag is past its 80 characters: only the group's own shells show it.
+    assert set(groups) == {4413}
+    assert [p.program for p in groups[4413].processes] == ["sh", "sh", "mbuffer", "zfs"]
+    leftover = leftovers.Leftover("zmigrate-job-0a1b2c3d4e5f", (groups[4413],), "dead")
+    assert "PID 4416 /usr/sbin/zfs receive -s rpool/backup/copy" in leftover.describe()
+    assert names(groups[4413].processes[-1].args, "rpool/backup/copy")
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    ("zfs receive -F pool/copy", True),
+    ("sh -c mbuffer -I 1 | zfs receive -s 'pool/copy'", True),
+    ("zfs receive pool/copy/child", True),
+    ("zfs send pool/copy@s", True),
+    ("zfs receive pool/copy2", False),
+    ("zfs receive xpool/copy", False),
+    ("zfs receive pool/cop", False),
+])
+def test_a_destination_is_named_as_a_whole(args: str, expected: bool) -> None:
+    assert names(args, "pool/copy") is expected
+
+
+def test_a_run_without_a_lease_cannot_be_judged() -> None:
+    groups = tagged_groups(parse_ps(_read("freebsd-sample.txt")))
+    assert judge(groups, {}, {}) == "unknown"
+    key = ("zmigrate-job-5e192d56a2e6", 2305)
+    assert judge(groups, {key: "3"}, {key: "3"}) == "dead"
+    assert judge(groups, {key: "3"}, {key: "5"}) == "live"
+    assert judge(groups, {}, {key: "1"}) == "live"  # its first beat came while watched
+    assert parse_leases("zmigrate-job-5e192d56a2e6.2305 7\nnot-a-lease 1\n") == {key: "7"}
+
+
+def test_the_scan_never_takes_itself_for_a_tagged_group() -> None:
+    line = read_line("pool/my copy", True)
+    assert re.search(r"zmigrate-job-[0-9a-f]{12}", line) is None
+    assert "W='pool/my copy'" in line
+
+
+def test_a_live_or_unknown_run_is_refused_with_its_pid() -> None:
+    groups = tuple(g for g in tagged_groups(parse_ps(_read("freebsd-sample.txt")))
+                   if g.pgid == 2305)
+    host = LocalHost("nas")
+    for state in ("live", "unknown"):
+        found = (leftovers.Leftover("zmigrate-job-5e192d56a2e6", groups, state),)
+        with pytest.raises(PreflightError) as err:
+            leftovers.settle(host, found, "tank/copy", lambda _e: None)
+        assert err.value.reason is PreflightReason.BUSY
+        assert "PID 2308 zfs receive -s tank/copy" in err.value.message
+        assert err.value.fix is not None and "pkill -TERM -g 2305" in err.value.fix
+
+
+def test_a_group_carries_the_tag_and_a_lease_that_moves_while_beating() -> None:
+    host = LocalHost()
+    proc = host.spawn("sleep 30")
+    try:
+        pgid = proc.pgid
+        assert pgid is not None
+        lease = Path.home() / ".cache" / "zmigrate" / "leases" / f"{host.tag}.{pgid}"
+        deadline = time.monotonic() + 10
+        while not (lease.exists() and lease.read_text().strip() not in ("", "1")) \
+                and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert int(lease.read_text()) >= 2
+        error = lost_error("the receiver failed", host, [proc])
+        assert f"process group {pgid} (sleep 30)" in error.message
+        assert error.fix is not None and f"pkill -TERM -g {pgid}" in error.fix
+        assert f"grep '[z]{host.tag[1:]}'" in error.fix
+    finally:
+        proc.kill()
+        proc.wait(5)
+        host.close()
+    deadline = time.monotonic() + 5
+    while lease.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not lease.exists(), "a group's lease goes with it"
