@@ -159,3 +159,14 @@ def test_the_transport_rule_sees_a_comparison() -> None:
                  "Transport.RELAY != t"):
         assert _compares_with_transport_member(ast.parse(line).body[0].value)  # type: ignore[attr-defined]
     assert not _compares_with_transport_member(ast.parse("t = Transport.TCP").body[0])
+
+
+def test_test_modules_outside_packages_have_unique_names() -> None:
+    """pytest's default import mode imports a test folder without __init__.py by basename: two
+    `test_x.py` in such folders stop the whole collection ("import file mismatch")."""
+    tests = Path(__file__).parents[1]
+    seen: dict[str, list[str]] = {}
+    for path in tests.rglob("test_*.py"):
+        if not (path.parent / "__init__.py").exists():
+            seen.setdefault(path.name, []).append(str(path.relative_to(tests)))
+    assert {name: paths for name, paths in seen.items() if len(paths) > 1} == {}
