@@ -1,0 +1,112 @@
+"""The doctor's compression stage, and what it predicts.
+
+On the source: the first SAMPLE bytes of `zfs send SNAP` into a file (so the read does not pace
+it), then that file through an mbuffer into the compressor zmigrate would run: the mbuffer's
+rate is the compressor's (stream bytes a second on the source's CPU, all its threads), `wc -c`
+of its output gives the ratio. With the link's measured rate, `predict` says what a transfer
+would carry with and without compression.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from .. import shell, zfs
+from ..findings import Advice, AdviceKind, Note, NoteKind
+from ..transports import Compression, Compressor, Transport, carrier, compressor
+from ..units import MiB
+from .results import StageResult
+
+if TYPE_CHECKING:
+    from .stages import Doctor
+
+SAMPLE = 256 * MiB  # of the stream: enough for the ratio of its first files and a steady rate
+PAYS = 1.15  # compression is advised when it predicts at least this much more
+TITLE = "compression ({tool}, on the source)"
+
+
+def tool_for(asked: Compression | None) -> Compressor:
+    """The compressor the stage measures: the one asked for, zstd by default."""
+    return compressor(asked) or compressor(Compression.ZSTD)  # type: ignore[return-value]
+
+
+def compress_stage(doctor: Doctor, asked: Compression | None, in_path: bool,
+                   read_rate: float | None) -> StageResult:
+    """Measure the compressor on a sample of the snapshot's stream, on the source: at most
+    what the source reads in half the stage's time (`read_rate`, measured just before), so
+    reading and compressing fit in twice that time."""
+    tool = tool_for(asked)
+    title = TITLE.format(tool=tool.name)
+    caps = doctor.src_caps
+    if caps is not None and tool.tool not in caps.tools.tools:
+        return StageResult("compress", title, None, 0.0, 0, in_path, skipped=True,
+                           notes=(Note(NoteKind.NO_COMPRESSOR, {"tool": tool.tool}),))
+    assert doctor.snapshot is not None
+    sample = f"/tmp/zmigrate-doctor-{doctor.run_id}.sample"
+    send = shell.join(zfs.send_argv(doctor.src, doctor.snapshot)) + " 2>/dev/null"
+    size = SAMPLE if not read_rate else max(
+        16 * MiB, min(SAMPLE, int(read_rate * doctor.seconds / 2)))
+    head = shell.join(["head", "-c", str(size)])
+    rm = shell.join(["rm", "-f", sample])
+    # The compressed size goes to stdout as a bare number; the file goes in any case.
+    line = (f"{send} | {head} > {shell.join([sample])}; "
+            + shell.pipe(shell.join(doctor.mbuffer_argv("-i", sample)),
+                         shell.join(tool.compress), "wc -c")
+            + f"; status=$?; {rm}; exit $status")
+    try:
+        result = doctor.measure_stage("compress", title, in_path, [(doctor.src, line)],
+                                      details={"tool": tool.name, "sample": size},
+                                      seconds=2 * doctor.seconds)
+    finally:
+        doctor.src.run(rm, timeout=30)
+    output = result.details.pop("output", [])
+    compressed = next((int(x) for x in reversed(output) if x.isdigit()), None)
+    result = replace(result, details={**result.details, "compressed": compressed})
+    if result.rate is None or not isinstance(compressed, int) or compressed <= 0 \
+            or result.bytes <= 0:
+        return result
+    ratio = result.bytes / compressed
+    return replace(result, notes=(
+        *(n for n in result.notes if n.kind is not NoteKind.RAN_TO_END),
+        Note(NoteKind.COMPRESS_SAMPLE, {"tool": tool.name, "ratio": round(ratio, 3),
+                                        "sample": result.bytes})),
+        details={**result.details, "ratio": round(ratio, 3)})
+
+
+@dataclass(frozen=True, slots=True)
+class Prediction:
+    """What a transfer would carry without and with compression (bytes/s of the stream)."""
+
+    without: float
+    with_: float
+    link: float  # the wire's own rate, 0 when the doctor did not measure the way it goes
+    ratio: float
+    rate: float  # the compressor's
+
+
+def predict(path: list[StageResult], stage: StageResult, transport: Transport
+            ) -> Prediction | None:
+    """The slowest of the stages on the path, without and with compression: with it, the wire
+    carries `ratio` times more of the stream and the compressor is one more stage. None when
+    the compressor or the path was not measured."""
+    ratio = stage.details.get("ratio")
+    if stage.rate is None or not isinstance(ratio, float) or ratio <= 0:
+        return None
+    wire_name = carrier(transport).doctor_stage
+    wire_names = {"ssh_default"} if wire_name == "ssh" else {wire_name}
+    rates = [(s.name, s.rate) for s in path if s.rate is not None and s.name != "compress"]
+    if not rates:
+        return None
+    wire = [r for n, r in rates if n in wire_names]
+    others = [r for n, r in rates if n not in wire_names]
+    without = min(r for _, r in rates)
+    with_ = min([*others, *(r * ratio for r in wire), stage.rate])
+    return Prediction(without, with_, wire[0] if wire else 0.0, ratio, stage.rate)
+
+
+def compress_advice(p: Prediction, tool: str, host: str) -> Advice:
+    """On (it predicts clearly more) or off, with the figures."""
+    kind = AdviceKind.COMPRESS_ON if p.with_ >= PAYS * p.without else AdviceKind.COMPRESS_OFF
+    return Advice(kind, {"tool": tool, "ratio": p.ratio, "rate": p.rate, "host": host,
+                         "predicted": p.with_, "current": p.without, "link": p.link})
