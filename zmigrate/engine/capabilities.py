@@ -21,6 +21,10 @@ PROBE_SECTIONS = {
     "meminfo": "grep -E '^(MemTotal|MemAvailable|MemFree):' /proc/meminfo 2>/dev/null",
     "sysctlmem": "[ -r /proc/meminfo ] || "
                  "sysctl hw.physmem hw.pagesize vm.stats.vm.v_free_count 2>/dev/null",
+    # Which machine (kernel boot) this is: two "hosts" that print the same share one CPU
+    # (containers, network namespaces), which the doctor's predictions must count once.
+    "boot": "cat /proc/sys/kernel/random/boot_id 2>/dev/null || "
+            "{ hostname; sysctl -n kern.boottime; } 2>/dev/null",
     "cpu": "if [ -r /proc/stat ]; then echo /proc/stat; "
            "elif sysctl -n kern.cp_time >/dev/null 2>&1; then echo kern.cp_time; fi",
 }
@@ -49,6 +53,7 @@ class HostTools:
     mem_total: int | None = None
     memory_source: str | None = None  # "/proc/meminfo", "sysctl" or None
     cpu_source: str | None = None  # "/proc/stat", "kern.cp_time" or None
+    machine: str | None = None  # this boot of this machine (boot_id; hostname and boot time)
 
     @property
     def setsid(self) -> bool:
@@ -198,6 +203,7 @@ def parse_tools(sections: dict[str, str]) -> HostTools:
         mem_total=total,
         memory_source=source,
         cpu_source=cpu,
+        machine=" ".join(sections.get("boot", "").split()) or None,
     )
 
 

@@ -85,11 +85,61 @@ class Prediction:
     rate: float  # the compressor's
 
 
-def predict(path: list[StageResult], stage: StageResult, transport: Transport
-            ) -> Prediction | None:
+@dataclass(frozen=True, slots=True)
+class Machines:
+    """Which CPU each host's stages share: the source's and the destination's labels, their
+    cores, and whether they are one machine (both print the same boot id)."""
+
+    source: str
+    destination: str
+    source_cores: int | None
+    destination_cores: int | None
+    shared: bool = False
+
+
+# The processes whose CPU a stage's bytes cost in a transfer, by the host they run on (the
+# write test's dd makes random data a transfer does not have).
+_COSTS = (("source_read", "source", ()), ("compress", "source", ()),
+          ("destination_write", "destination", ("dd",)))
+
+
+def cpu_cost(stage: StageResult, host: str, leave_out: tuple[str, ...] = ()) -> float | None:
+    """Core-seconds one byte of the stage cost on `host`: its busiest processes' CPU over the
+    stage, per byte; None where it was not read."""
+    cpu = next((h for h in stage.cpu if h.host == host), None)
+    if cpu is None or not cpu.top or stage.bytes <= 0:
+        return None
+    share = sum(p.cpu for p in cpu.top if p.name not in leave_out) / 100.0
+    return share * stage.seconds / stage.bytes
+
+
+def cpu_limit(path: list[StageResult], machines: Machines, compressing: bool) -> float | None:
+    """The rate the hosts' cores allow when every measured stage runs at once: per machine, its
+    cores over the CPU a byte costs on it (zfs send and the compressor on the source, zfs
+    receive's writes on the destination; one sum where both are one machine). The
+    decompressor's share (a few times cheaper than the compressor) is not counted."""
+    costs: dict[str, float] = {}
+    cores = {"source": machines.source_cores, "destination": machines.destination_cores}
+    for name, side, leave_out in _COSTS:
+        stage = next((s for s in path if s.name == name), None)
+        if stage is None or (name == "compress" and not compressing):
+            continue
+        host = machines.source if side == "source" else machines.destination
+        cost = cpu_cost(stage, host, leave_out)
+        key = "source" if machines.shared else side
+        if cost is not None:
+            costs[key] = costs.get(key, 0.0) + cost
+    limits = [(cores[key] or 0) / cost for key, cost in costs.items() if cost > 0
+              and cores[key]]
+    return min(limits) if limits else None
+
+
+def predict(path: list[StageResult], stage: StageResult, transport: Transport,
+            machines: Machines | None = None) -> Prediction | None:
     """The slowest of the stages on the path, without and with compression: with it, the wire
-    carries `ratio` times more of the stream and the compressor is one more stage. None when
-    the compressor or the path was not measured."""
+    carries `ratio` times more of the stream and the compressor is one more stage; and no more
+    than the hosts' cores allow with every stage running at once (`cpu_limit`). None when the
+    compressor or the path was not measured."""
     ratio = stage.details.get("ratio")
     if stage.rate is None or not isinstance(ratio, float) or ratio <= 0:
         return None
@@ -100,9 +150,13 @@ def predict(path: list[StageResult], stage: StageResult, transport: Transport
         return None
     wire = [r for n, r in rates if n in wire_names]
     others = [r for n, r in rates if n not in wire_names]
-    without = min(r for _, r in rates)
-    with_ = min([*others, *(r * ratio for r in wire), stage.rate])
-    return Prediction(without, with_, wire[0] if wire else 0.0, ratio, stage.rate)
+    without = [r for _, r in rates]
+    with_ = [*others, *(r * ratio for r in wire), stage.rate]
+    if machines is not None:
+        measured = [*path, stage]
+        without += [x for x in [cpu_limit(measured, machines, False)] if x is not None]
+        with_ += [x for x in [cpu_limit(measured, machines, True)] if x is not None]
+    return Prediction(min(without), min(with_), wire[0] if wire else 0.0, ratio, stage.rate)
 
 
 def compress_advice(p: Prediction, tool: str, host: str) -> Advice:

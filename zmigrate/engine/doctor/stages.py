@@ -40,7 +40,7 @@ from ..transports import carrier, chosen
 from ..transports.tcp import address_port
 from ..units import KiB, MiB, size_arg
 from .advice import advise
-from .compress import compress_advice, compress_stage, predict
+from .compress import Machines, compress_advice, compress_stage, predict
 from .cpu import CPU_SCRIPT, CpuSnapshot, cpu_between, parse_cpu
 from .results import DoctorReport, Emit, StageResult, StageStarted
 
@@ -226,6 +226,19 @@ class Doctor:
                 stages.append(result)
                 self._emit(result)
         return self._report(stages)
+
+    def _machines(self, stages: list[StageResult]) -> Machines:
+        """Each host's cores, and whether both are one machine (their CPU is shared)."""
+        cores: dict[str, int | None] = {}
+        for stage in stages:
+            for h in stage.cpu:
+                cores[h.host] = cores.get(h.host) or h.cores
+        src, dst = self.src_caps, self.dst_caps
+        shared = self.dst is self.src or (
+            src is not None and dst is not None and src.tools.machine is not None
+            and src.tools.machine == dst.tools.machine)
+        return Machines(self.src.label, self.dst.label, cores.get(self.src.label),
+                        cores.get(self.dst.label), shared)
 
     def _pick_parent(self) -> None:
         """No destination dataset given: the write test goes under the pool root with the most
@@ -557,7 +570,8 @@ class Doctor:
         unmeasured = tuple(dict.fromkeys(
             [s.name for s in stages if s.in_path and s.rate is None] + list(self.not_run)))
         squeeze = next((s for s in measured if s.name == "compress"), None)
-        prediction = predict(path, squeeze, self.transport) if squeeze else None
+        prediction = predict(path, squeeze, self.transport, self._machines(stages)) \
+            if squeeze else None
         expected = slowest.rate if slowest else None
         if prediction is not None and squeeze is not None and squeeze.in_path:
             # Compressing (doctor --compress): the wire carries `ratio` times more stream and
