@@ -80,6 +80,10 @@ class HostTools:
         """Whether a cancelled pipeline can be found and stopped (ps, pkill, pgrep)."""
         return not self.probed or {"ps", "pkill", "pgrep"} <= self.tools
 
+    def same_machine(self, other: HostTools) -> bool:
+        """Whether `other` was probed on this very machine (its CPU is this one's)."""
+        return self.machine is not None and self.machine == other.machine
+
     def can_see_listener(self) -> bool:
         return not self.probed or self.socket_tool is not None
 

@@ -334,11 +334,9 @@ def _judge(send: _Stats | None, recv: _Stats | None, single: bool, ctx: _Context
         base = 0.55 + 0.4 * max(0.0, send.fill_mean - LOW) / (100 - LOW)
         return (Bottleneck.NETWORK, Finding(FindingKind.SEND_FULL, figures),
                 _network_advice(ctx.transport), base if recv else base * 0.6)
-    # 6. Both ends near empty: nothing waits downstream, the sender's read is the pace (or,
-    #    compressing, the compressor between zfs send and the sender's mbuffer).
-    if ctx.compress and send is not None and recv is not None and send.fill_mean <= LOW \
-            and recv.fill_mean <= LOW:
-        return _compressor(send, recv, ctx.compress)
+    # 6. Both ends near empty: the sender's read is the pace (or its compressor's, if any).
+    if (squeezed := _compressor(send, recv, ctx.compress)) is not None:
+        return squeezed
     if send is not None and send.fill_mean <= LOW and (recv is None or recv.fill_mean <= LOW):
         base = 0.55 + 0.35 * (LOW - send.fill_mean) / LOW
         both: dict[str, float | str] = {"send_fill": send.fill_mean, "rate": send.in_mean}
@@ -351,11 +349,14 @@ def _judge(send: _Stats | None, recv: _Stats | None, single: bool, ctx: _Context
     return (Bottleneck.NONE, Finding(FindingKind.BALANCED), (), 0.3)
 
 
-def _compressor(send: _Stats, recv: _Stats, tool: str
-                ) -> tuple[Bottleneck, Finding, tuple[Advice, ...], float]:
-    """Both near empty while compressing: the sender's mbuffer, after the compressor, gets
-    compressed bytes slowly, so the stage before the wire is the limit. The rate is the
-    receiver's (stream bytes): the sender's counts compressed ones."""
+def _compressor(send: _Stats | None, recv: _Stats | None, tool: str
+                ) -> tuple[Bottleneck, Finding, tuple[Advice, ...], float] | None:
+    """Both near empty while compressing (`tool`): the sender's mbuffer, after the
+    compressor, gets compressed bytes slowly, so the stage before the wire is the limit. The
+    rate is the receiver's (stream bytes): the sender's counts compressed ones."""
+    if not tool or send is None or recv is None or send.fill_mean > LOW \
+            or recv.fill_mean > LOW:
+        return None
     return (Bottleneck.COMPRESSOR,
             Finding(FindingKind.COMPRESSOR_SLOW, {
                 "tool": tool, "send_fill": send.fill_mean, "receive_fill": recv.fill_mean,

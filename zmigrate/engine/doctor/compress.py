@@ -96,6 +96,16 @@ class Machines:
     destination_cores: int | None
     shared: bool = False
 
+    @classmethod
+    def of(cls, source: str, destination: str, stages: list[StageResult],
+           shared: bool) -> Machines:
+        """The hosts' cores as the stages' CPU figures found them."""
+        cores: dict[str, int | None] = {}
+        for stage in stages:
+            for h in stage.cpu:
+                cores[h.host] = cores.get(h.host) or h.cores
+        return cls(source, destination, cores.get(source), cores.get(destination), shared)
+
 
 # The processes whose CPU a stage's bytes cost in a transfer, by the host they run on (the
 # write test's dd makes random data a transfer does not have).
@@ -157,6 +167,33 @@ def predict(path: list[StageResult], stage: StageResult, transport: Transport,
         without += [x for x in [cpu_limit(measured, machines, False)] if x is not None]
         with_ += [x for x in [cpu_limit(measured, machines, True)] if x is not None]
     return Prediction(min(without), min(with_), wire[0] if wire else 0.0, ratio, stage.rate)
+
+
+@dataclass(frozen=True, slots=True)
+class WithCompression:
+    """What the compression stage changes in the doctor's report: its advice; and, where the
+    transfer compresses (doctor --compress), the expected rate and the stage that sets it."""
+
+    advice: Advice | None = None
+    expected: float | None = None
+    slowest: StageResult | None = None
+
+
+def with_compression(stages: list[StageResult], path: list[StageResult],
+                     slowest: StageResult | None, transport: Transport,
+                     machines: Machines) -> WithCompression:
+    """The compression stage's part of the report (nothing where it was not measured)."""
+    squeeze = next((s for s in stages if s.name == "compress" and s.rate is not None), None)
+    prediction = predict(path, squeeze, transport, machines) if squeeze else None
+    if squeeze is None or prediction is None:
+        return WithCompression()
+    advice = compress_advice(prediction, str(squeeze.details["tool"]), machines.source)
+    if not squeeze.in_path:
+        return WithCompression(advice)
+    # Compressing: the wire carries `ratio` times more stream and the compressor is one more
+    # stage; the slowest of them (or the cores) sets the pace.
+    return WithCompression(advice, prediction.with_,
+                           squeeze if prediction.with_ == squeeze.rate else slowest)
 
 
 def compress_advice(p: Prediction, tool: str, host: str) -> Advice:

@@ -40,7 +40,7 @@ from ..transports import carrier, chosen
 from ..transports.tcp import address_port
 from ..units import KiB, MiB, size_arg
 from .advice import advise
-from .compress import Machines, compress_advice, compress_stage, predict
+from .compress import Machines, compress_stage, with_compression
 from .cpu import CPU_SCRIPT, CpuSnapshot, cpu_between, parse_cpu
 from .results import DoctorReport, Emit, StageResult, StageStarted
 
@@ -226,19 +226,6 @@ class Doctor:
                 stages.append(result)
                 self._emit(result)
         return self._report(stages)
-
-    def _machines(self, stages: list[StageResult]) -> Machines:
-        """Each host's cores, and whether both are one machine (their CPU is shared)."""
-        cores: dict[str, int | None] = {}
-        for stage in stages:
-            for h in stage.cpu:
-                cores[h.host] = cores.get(h.host) or h.cores
-        src, dst = self.src_caps, self.dst_caps
-        shared = self.dst is self.src or (
-            src is not None and dst is not None and src.tools.machine is not None
-            and src.tools.machine == dst.tools.machine)
-        return Machines(self.src.label, self.dst.label, cores.get(self.src.label),
-                        cores.get(self.dst.label), shared)
 
     def _pick_parent(self) -> None:
         """No destination dataset given: the write test goes under the pool root with the most
@@ -569,28 +556,23 @@ class Doctor:
         slowest = min(path, key=lambda s: s.rate or 0.0, default=None)
         unmeasured = tuple(dict.fromkeys(
             [s.name for s in stages if s.in_path and s.rate is None] + list(self.not_run)))
-        squeeze = next((s for s in measured if s.name == "compress"), None)
-        prediction = predict(path, squeeze, self.transport, self._machines(stages)) \
-            if squeeze else None
-        expected = slowest.rate if slowest else None
-        if prediction is not None and squeeze is not None and squeeze.in_path:
-            # Compressing (doctor --compress): the wire carries `ratio` times more stream and
-            # the compressor is one more stage; the slowest of them sets the pace.
-            expected = prediction.with_
-            if prediction.with_ == squeeze.rate:
-                slowest = squeeze
+        same = self.dst is self.src or (self.src_caps is not None and self.dst_caps is not None
+                                        and self.src_caps.tools.same_machine(self.dst_caps.tools))
+        squeeze = with_compression(stages, path, slowest, self.transport,
+                                   Machines.of(self.src.label, self.dst.label, stages, same))
+        if squeeze.slowest is not None:
+            slowest = squeeze.slowest
         advice = advise(stages, slowest, self.transport,
                         memory=self.dst_caps.mem_available if self.dst_caps else None,
-                        compress=compress_advice(prediction, str(squeeze.details["tool"]),
-                                                 self.src.label)
-                        if prediction is not None and squeeze is not None else None)
+                        compress=squeeze.advice)
         return DoctorReport(
             run_id=self.run_id, source=self.src.label, destination=self.dst.label,
             transport=self.transport, seconds=self.seconds,
             stages=tuple(stages),
             bottleneck=slowest.name if slowest else None,
             # A stage it could not see may be slower still: then no end-to-end figure.
-            expected_rate=expected if slowest and not unmeasured else None,
+            expected_rate=(squeeze.expected or slowest.rate) if slowest and not unmeasured
+            else None,
             advice=advice, cancelled=self._cancel.is_set(), unmeasured=unmeasured,
         )
 
