@@ -93,3 +93,20 @@ def test_a_host_without_the_compressor_is_named_with_its_install_command(
              "--no-history")
     assert r.returncode == 0, r.stderr
     assert snapshot_guid(f"{dst.name}/copy@a") == snapshot_guid(f"{ds}@a")
+
+
+def test_a_tree_is_compressed_dataset_by_dataset(lab: Lab, pools: tuple[Pool, Pool]) -> None:
+    src, dst = pools
+    root = _text_snapshot(src, "logs", 6)
+    zfs("create", "-o", "compression=off", f"{root}/child")
+    write_text_files(src.mountpoint / "logs" / "child", 4, files=2)
+    zfs("snapshot", "-r", f"{root}@b")
+    copy = f"{dst.name}/tree"
+    r = _cli(lab, "send", "-r", f"lab-src:{root}@b", f"lab-dst:{copy}", "--compress", "zstd",
+             "--json", "--no-history", "--buffer", "16M")
+    assert r.returncode == 0, r.stderr + r.stdout
+    events = _events(r.stdout)
+    plans = [e for e in events if e["event"] == "plan"]
+    assert plans and all(p["compress"] == "zstd" for p in plans), plans
+    for rel in ("", "/child"):
+        assert snapshot_guid(f"{copy}{rel}@b") == snapshot_guid(f"{root}{rel}@b"), rel
