@@ -63,6 +63,9 @@ def test_zstd_multiplies_the_rate_of_a_slow_link_as_the_doctor_predicts(
     report = _events(doctor.stdout)[-1]
     print("\nstages: " + ", ".join(f"{s['name']} {(s['rate'] or 0) / MB:.1f}"
                                    for s in report["stages"]))
+    print("busy: " + ", ".join(f"{s['name']} " + "/".join(f"{c['busy']}" for c in s["cpu"])
+                               + ("".join(f" {n['kind']}" for n in s["notes"]))
+                               for s in report["stages"]))
     advice = {a["kind"]: a for a in report["advice_items"]}
     assert "compress_on" in advice, report["advice_items"]
     figures = advice["compress_on"]["figures"]

@@ -10,9 +10,15 @@ import pytest
 from test_plan import CAPS, sites
 
 from zmigrate.engine.doctor import HostCpu, ProcessCpu, StageResult
-from zmigrate.engine.doctor.compress import Machines, compress_advice, cpu_limit, predict
+from zmigrate.engine.doctor.compress import (
+    Machines,
+    children_cpu,
+    compress_advice,
+    cpu_limit,
+    predict,
+)
 from zmigrate.engine.errors import PreflightError, PreflightReason
-from zmigrate.engine.findings import AdviceKind
+from zmigrate.engine.findings import AdviceKind, Note, NoteKind
 from zmigrate.engine.plan import Options, Plan, make_plan
 from zmigrate.engine.transports import Compression, Transport, carrier
 from zmigrate.engine.transports.compress import Stream, decide
@@ -82,28 +88,40 @@ def test_the_md5_is_not_compared_on_a_compressed_stream_and_the_plan_says_why() 
     assert any("md5 is not compared" in w for w in p.warnings)
 
 
-def _stage(name: str, mib: float, host: str, cpu: float, **details: object) -> StageResult:
+def _stage(name: str, mib: float, host: str, busy: float, **details: object) -> StageResult:
+    """A stage of 10 s that kept `host` `busy` % busy."""
     rate = mib * MiB
     return StageResult(name, name, rate, 10.0, int(rate * 10), True,
-                       (HostCpu(host, None, 2, (ProcessCpu(host, 1, "p", cpu),)),),
+                       (HostCpu(host, busy, 2, (ProcessCpu(host, 1, "zfs", 50.0),)),),
                        details=dict(details))
 
 
-def test_the_prediction_multiplies_the_link_and_stays_within_the_cores() -> None:
-    read = _stage("source_read", 600, "src", 100)  # 1/600 core-s a MiB
-    squeeze = _stage("compress", 140, "src", 180, ratio=4.0, tool="zstd")
-    net = _stage("network", 46, "src", 10)
-    write = _stage("destination_write", 300, "dst", 100)
-    apart = Machines("src", "dst", 2, 2, shared=False)
+def test_the_compressors_cpu_is_read_from_the_shells_times() -> None:
+    # `times` before and after the compressing pipeline (dash's format), the size between.
+    lines = ["0m0.004000s 0m0.008000s", "0m0.120000s 0m0.310000s", "70123456",
+             "0m0.004000s 0m0.012000s", "0m3.620000s 0m0.530000s"]
+    assert children_cpu(lines) == pytest.approx(3.72)
+    assert children_cpu(lines[:3]) is None
+
+
+def test_the_prediction_multiplies_the_link_and_shares_a_busy_cpu() -> None:
+    read = _stage("source_read", 600, "src", 95)
+    squeeze = _stage("compress", 140, "src", 95, ratio=4.0, tool="zstd", cpu_seconds=18.0)
+    net = _stage("network", 46, "src", 40)
+    write = _stage("destination_write", 300, "dst", 95)
+    apart = Machines("src", "dst", shared=False)
     p = predict([read, net, write], squeeze, Transport.TCP, apart)
     assert p is not None and p.without == 46 * MiB and p.link == 46 * MiB
-    # The source's two cores: zfs send and zstd at once allow ~2 / (1/600 + 1.8/140) MiB/s.
-    assert p.with_ == pytest.approx(2 / (1 / 600 + 1.8 / 140) * MiB, rel=0.01)
-    one = dataclasses.replace(apart, shared=True)  # both hosts on one machine: one sum
-    shared = cpu_limit([read, squeeze, write], one, True)
-    assert shared == pytest.approx(2 / (1 / 600 + 1.8 / 140 + 1 / 300) * MiB, rel=0.01)
+    # zfs send and zstd each kept 95 % of the source's CPU busy: at once, their shares add.
+    assert p.with_ == pytest.approx(1 / (0.95 / 600 + 0.95 / 140) * MiB, rel=0.01)
+    # Both hosts one machine: the write shares it too.
+    shared = cpu_limit([read, squeeze, write], dataclasses.replace(apart, shared=True), True)
+    assert shared == pytest.approx(1 / (0.95 / 600 + 0.95 / 140 + 0.95 / 300) * MiB, rel=0.01)
+    # A read that ran to its end (from cache) is left out: then the compressor is alone.
+    cached = dataclasses.replace(read, notes=(Note(NoteKind.RAN_TO_END, {"bytes": 1}),))
+    assert cpu_limit([cached, squeeze, write], apart, True) is None
     advice = compress_advice(p, "zstd", "src")
     assert advice.kind is AdviceKind.COMPRESS_ON and advice.num("ratio") == 4.0
-    fast = _stage("network", 1100, "src", 10)
+    fast = _stage("network", 1100, "src", 40)
     p = predict([read, fast, write], squeeze, Transport.TCP, apart)
     assert p is not None and compress_advice(p, "zstd", "src").kind is AdviceKind.COMPRESS_OFF

@@ -9,6 +9,7 @@ would carry with and without compression.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -24,6 +25,23 @@ if TYPE_CHECKING:
 SAMPLE = 256 * MiB  # of the stream: enough for the ratio of its first files and a steady rate
 PAYS = 1.15  # compression is advised when it predicts at least this much more
 TITLE = "compression ({tool}, on the source)"
+
+
+_TIMES = re.compile(r"^(\d+)m([\d.]+)s\s+(\d+)m([\d.]+)s$")
+
+
+def children_cpu(lines: list[str]) -> float | None:
+    """CPU seconds (user + system) the last pipeline's processes used, from two `times` outputs
+    around it: the growth of the second of each pair of lines (the shell's children's time;
+    the first is the shell's own)."""
+    found = [m for m in (_TIMES.match(x.strip()) for x in lines) if m]
+    if len(found) < 4:
+        return None
+
+    def seconds(m: re.Match[str]) -> float:
+        return int(m[1]) * 60 + float(m[2]) + int(m[3]) * 60 + float(m[4])
+
+    return max(0.0, seconds(found[-1]) - seconds(found[-3]))
 
 
 def tool_for(asked: Compression | None) -> Compressor:
@@ -49,11 +67,13 @@ def compress_stage(doctor: Doctor, asked: Compression | None, in_path: bool,
         16 * MiB, min(SAMPLE, int(read_rate * doctor.seconds / 2)))
     head = shell.join(["head", "-c", str(size)])
     rm = shell.join(["rm", "-f", sample])
-    # The compressed size goes to stdout as a bare number; the file goes in any case.
-    line = (f"{send} | {head} > {shell.join([sample])}; "
+    # The compressed size goes to stdout as a bare number, then what the compressing
+    # pipeline's processes used of the CPU (`times`, second line: the children's user and
+    # system time); the file goes in any case.
+    line = (f"{send} | {head} > {shell.join([sample])}; times; "
             + shell.pipe(shell.join(doctor.mbuffer_argv("-i", sample)),
                          shell.join(tool.compress), "wc -c")
-            + f"; status=$?; {rm}; exit $status")
+            + f"; status=$?; times; {rm}; exit $status")
     try:
         result = doctor.measure_stage("compress", title, in_path, [(doctor.src, line)],
                                       details={"tool": tool.name, "sample": size},
@@ -62,7 +82,9 @@ def compress_stage(doctor: Doctor, asked: Compression | None, in_path: bool,
         doctor.src.run(rm, timeout=30)
     output = result.details.pop("output", [])
     compressed = next((int(x) for x in reversed(output) if x.isdigit()), None)
-    result = replace(result, details={**result.details, "compressed": compressed})
+    cpu = children_cpu(output)
+    result = replace(result, details={**result.details, "compressed": compressed,
+                                      "cpu_seconds": cpu})
     if result.rate is None or not isinstance(compressed, int) or compressed <= 0 \
             or result.bytes <= 0:
         return result
@@ -87,60 +109,40 @@ class Prediction:
 
 @dataclass(frozen=True, slots=True)
 class Machines:
-    """Which CPU each host's stages share: the source's and the destination's labels, their
-    cores, and whether they are one machine (both print the same boot id)."""
+    """Which CPU each host's stages share: the source's and the destination's labels, and
+    whether they are one machine (both print the same boot id)."""
 
     source: str
     destination: str
-    source_cores: int | None
-    destination_cores: int | None
     shared: bool = False
 
-    @classmethod
-    def of(cls, source: str, destination: str, stages: list[StageResult],
-           shared: bool) -> Machines:
-        """The hosts' cores as the stages' CPU figures found them."""
-        cores: dict[str, int | None] = {}
-        for stage in stages:
-            for h in stage.cpu:
-                cores[h.host] = cores.get(h.host) or h.cores
-        return cls(source, destination, cores.get(source), cores.get(destination), shared)
 
-
-# The processes whose CPU a stage's bytes cost in a transfer, by the host they run on (the
-# write test's dd makes random data a transfer does not have).
-_COSTS = (("source_read", "source", ()), ("compress", "source", ()),
-          ("destination_write", "destination", ("dd",)))
-
-
-def cpu_cost(stage: StageResult, host: str, leave_out: tuple[str, ...] = ()) -> float | None:
-    """Core-seconds one byte of the stage cost on `host`: its busiest processes' CPU over the
-    stage, per byte; None where it was not read."""
-    cpu = next((h for h in stage.cpu if h.host == host), None)
-    if cpu is None or not cpu.top or stage.bytes <= 0:
-        return None
-    share = sum(p.cpu for p in cpu.top if p.name not in leave_out) / 100.0
-    return share * stage.seconds / stage.bytes
+def _busy(stage: StageResult, host: str) -> float | None:
+    """The share (0..1) of all of `host`'s cores busy during the stage."""
+    return next((h.busy / 100.0 for h in stage.cpu if h.host == host and h.busy is not None),
+                None)
 
 
 def cpu_limit(path: list[StageResult], machines: Machines, compressing: bool) -> float | None:
-    """The rate the hosts' cores allow when every measured stage runs at once: per machine, its
-    cores over the CPU a byte costs on it (zfs send and the compressor on the source, zfs
-    receive's writes on the destination; one sum where both are one machine). The
-    decompressor's share (a few times cheaper than the compressor) is not counted."""
-    costs: dict[str, float] = {}
-    cores = {"source": machines.source_cores, "destination": machines.destination_cores}
-    for name, side, leave_out in _COSTS:
-        stage = next((s for s in path if s.name == name), None)
-        if stage is None or (name == "compress" and not compressing):
+    """The rate a machine's CPU allows when its stages run at once: a stage that kept a share
+    `busy` of the machine busy at `rate` needs busy/rate of it per byte a second, and those
+    shares add up to at most the whole machine. On the source: the compressor, and zfs send
+    unless its read ran to its end (then it came from cache and says little); on the
+    destination: the write test; one machine where both hosts are. None where no machine has
+    two such stages (one alone runs at its own rate)."""
+    shares: dict[str, list[float]] = {}
+    for name, side in (("source_read", "source"), ("compress", "source"),
+                       ("destination_write", "destination")):
+        stage = next((s for s in path if s.name == name and s.rate), None)
+        if stage is None or stage.rate is None or (name == "compress" and not compressing) \
+                or (name == "source_read"
+                    and any(n.kind is NoteKind.RAN_TO_END for n in stage.notes)):
             continue
-        host = machines.source if side == "source" else machines.destination
-        cost = cpu_cost(stage, host, leave_out)
-        key = "source" if machines.shared else side
-        if cost is not None:
-            costs[key] = costs.get(key, 0.0) + cost
-    limits = [(cores[key] or 0) / cost for key, cost in costs.items() if cost > 0
-              and cores[key]]
+        busy = _busy(stage, machines.source if side == "source" else machines.destination)
+        if busy:
+            shares.setdefault("source" if machines.shared else side, []).append(
+                busy / stage.rate)
+    limits = [1.0 / sum(each) for each in shares.values() if len(each) > 1]
     return min(limits) if limits else None
 
 

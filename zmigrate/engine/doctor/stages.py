@@ -378,7 +378,7 @@ class Doctor:
                     for h in self._hosts())
         notes = (Note(NoteKind.RAN_TO_END, {"bytes": meter.total}),) if completed else ()
         if keep_output:
-            details["output"] = list(meter.tail)[-5:]
+            details["output"] = list(meter.tail)[-8:]
         return StageResult(name, title, rate, elapsed, meter.total, in_path, cpu, notes, error,
                            details=details)
 
@@ -559,7 +559,7 @@ class Doctor:
         same = self.dst is self.src or (self.src_caps is not None and self.dst_caps is not None
                                         and self.src_caps.tools.same_machine(self.dst_caps.tools))
         squeeze = with_compression(stages, path, slowest, self.transport,
-                                   Machines.of(self.src.label, self.dst.label, stages, same))
+                                   Machines(self.src.label, self.dst.label, same))
         if squeeze.slowest is not None:
             slowest = squeeze.slowest
         advice = advise(stages, slowest, self.transport,
