@@ -174,15 +174,16 @@ class TransportPage(Page):
                                     f"{BUFFER_SECONDS:.0f} s at the expected rate.")
 
     def _suggest_compression(self) -> None:
-        """Set the compression control to the user's last choice, else the suggestion, and say
-        what is suggested and why."""
+        """Say what is suggested for compression and why; the control keeps the user's last
+        choice (none at first): whether it pays depends on the link, which only the Doctor
+        measures."""
         s = self.session
         choice, why = suggest_compression(
             self.transport(), s.source_dataset,
             [(h.label, c) for h, c in ((s.src_host, s.src_caps), (s.dst_host, s.dst_caps))
              if h is not None])
         ui = self.ui
-        ui.compress_combo.setCurrentText(self._compress_choice or choice.value)
+        ui.compress_combo.setCurrentText(self._compress_choice or Compression.NONE.value)
         ui.compress_hint.setText(f"Suggested {choice.value}: {markup.escape(why)}.")
 
     def _compression(self) -> Compression | None:
