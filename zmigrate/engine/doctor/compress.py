@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING
 
 from .. import shell, zfs
 from ..findings import Advice, AdviceKind, Note, NoteKind
-from ..transports import Compression, Compressor, Transport, carrier, compressor
+from ..transports import Compression, Compressor, Transport, carrier
+from ..transports.compress import COMPRESSORS
 from ..units import MiB
 from .results import StageResult
 
@@ -46,7 +47,7 @@ def children_cpu(lines: list[str]) -> float | None:
 
 def tool_for(asked: Compression | None) -> Compressor:
     """The compressor the stage measures: the one asked for, zstd by default."""
-    return compressor(asked) or compressor(Compression.ZSTD)  # type: ignore[return-value]
+    return COMPRESSORS.get(asked or Compression.ZSTD, COMPRESSORS[Compression.ZSTD])
 
 
 def compress_stage(doctor: Doctor, asked: Compression | None, in_path: bool,
