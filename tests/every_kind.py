@@ -52,22 +52,24 @@ def mirror(send: list[Sample]) -> list[Sample]:
 
 
 def plan(transport: Transport | None, *, rate_limit: int | None = None,
-         receive_buffer: int = 512 * MiB, stall_timeout: float | None = None) -> Plan:
+         receive_buffer: int = 512 * MiB, stall_timeout: float | None = None,
+         compress: str = "") -> Plan:
     return Plan("src", "dst", "tank/data@s", "backup/data", "full", None,
                 transport or Transport.TCP,
                 Options(rate_limit=rate_limit, stall_timeout=stall_timeout), (), 24680,
-                receive_buffer, receive_buffer, None, False)
+                receive_buffer, receive_buffer, None, False, compress=compress)
 
 
 def replay(samples: list[Sample], transport: Transport | None = Transport.TCP, *,
-           rate_limit: int | None = None, receive_buffer: int = 512 * MiB) -> Verdict:
+           rate_limit: int | None = None, receive_buffer: int = 512 * MiB,
+           compress: str = "") -> Verdict:
     """The job's events through the real Diagnoser: its plan (unless the transport is not
     known), then the samples; its final verdict."""
     emitted: list[object] = []
     diagnoser = Diagnoser(emitted.append)
     if transport is not None:
         diagnoser(PlanReady(plan(transport, rate_limit=rate_limit,
-                                 receive_buffer=receive_buffer)))
+                                 receive_buffer=receive_buffer, compress=compress)))
     for s in samples:
         diagnoser(s)
     verdict = diagnoser.finish()
@@ -166,6 +168,10 @@ def verdicts() -> dict[str, Verdict]:
         "network, transport unknown": replay(network(), None),
         "network, sender only": replay(trace(Side.SEND, 30, 100, 100, 100)),
         "source": replay(source),
+        # Compressing: the sender's mbuffer (after zstd) gets compressed bytes slowly.
+        "compressor": replay(both(trace(Side.SEND, 30, 60, 60, lambda i: i % 3),
+                                  trace(Side.RECEIVE, 30, 110, 110, lambda i: i % 2)),
+                             compress="zstd"),
         "receiver waits": replay(trace(Side.RECEIVE, 30, 60, 60, 0)),
         "balanced": replay(both(trace(Side.SEND, 30, 80, 80, 50),
                                 trace(Side.RECEIVE, 30, 80, 80, 40))),
@@ -249,6 +255,26 @@ def reports() -> dict[str, DoctorReport]:
             stage(f"ssh_{FAST}", f"ssh, {FAST}", 214, False, cipher=FAST,
                   cpu=_cpu("tank.lan", "ssh", 97.0)),
         ], Transport.SSH),
+        "compression pays on a slow link": report([
+            stage("source_read", SOURCE_TITLE, 400, True),
+            stage("compress", "compression (zstd, on the source)", 180, False,
+                  notes=(Note(NoteKind.COMPRESS_SAMPLE, {"tool": "zstd", "ratio": 1.9,
+                                                         "sample": 256 * MiB}),),
+                  tool="zstd", ratio=1.9, compressed=135 * MiB),
+            stage("network", NETWORK_TITLE, 47, True),
+        ]),
+        "compression costs on a fast link": report([
+            stage("source_read", SOURCE_TITLE, 400, True),
+            stage("compress", "compression (zstd, on the source)", 180, False,
+                  tool="zstd", ratio=1.3, compressed=197 * MiB),
+            stage("network", NETWORK_TITLE, 940, True),
+        ]),
+        "no compressor on the source": report([
+            stage("source_read", SOURCE_TITLE, 400, True),
+            stage("compress", "compression (zstd, on the source)", None, False, skipped=True,
+                  notes=(Note(NoteKind.NO_COMPRESSOR, {"tool": "zstd"}),)),
+            stage("network", NETWORK_TITLE, 940, True),
+        ]),
         "slow destination, its dataset left": report([
             stage("source_read", SOURCE_TITLE, 400, True),
             stage("network", NETWORK_TITLE, 940, True),

@@ -57,11 +57,16 @@ def test_every_stage_reports_a_rate_and_the_slowest_is_the_bottleneck(
              "--write-test", "--cipher", FAST, "--json", *_ssh_options(lab))
     assert r.returncode == 0, r.stderr + r.stdout
     events = [json.loads(line) for line in r.stdout.splitlines() if line.strip()]
-    assert [e["event"] for e in events] == ["doctor_stage"] * 5 + ["doctor_report"]
+    assert [e["event"] for e in events] == ["doctor_stage"] * 6 + ["doctor_report"]
     report = events[-1]
     stages = report["stages"]
     assert [s["name"] for s in stages] == [
-        "source_read", "network", "ssh_default", f"ssh_{FAST}", "destination_write"]
+        "source_read", "compress", "network", "ssh_default", f"ssh_{FAST}", "destination_write"]
+    # The compressor is measured on the snapshot's random data: it gains nothing, so it is
+    # advised off (not on the path: no --compress).
+    squeeze = stages[1]
+    assert squeeze["tool"] == "zstd" and 0.9 < squeeze["ratio"] < 1.1, squeeze
+    assert "compress_off" in {a["kind"] for a in report["advice_items"]}
     assert [s["name"] for s in events[:-1]] == [s["name"] for s in stages]  # as they finished
     for s in stages:
         assert s["error"] is None, s

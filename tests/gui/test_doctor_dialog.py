@@ -145,7 +145,7 @@ def test_doctor_on_the_lab_then_cancel(qtbot: QtBot, lab_hosts: tuple[Host, Host
     report = blocker.args[0]
     assert isinstance(report, DoctorReport), dialog.ui.status_label.text()
     chart = dialog.chart
-    assert chart.names[:2] == ["source_read", "network"]
+    assert chart.names[:3] == ["source_read", "compress", "network"]
     assert chart.names[-1] == "destination_write"
     measured = {n: r for n, r in zip(chart.names, chart.rates, strict=True) if r}
     assert {"source_read", "network", "destination_write"} <= set(measured)
@@ -155,6 +155,9 @@ def test_doctor_on_the_lab_then_cancel(qtbot: QtBot, lab_hosts: tuple[Host, Host
     assert [chart.color(i) for i in range(len(chart.names))].count(BOTTLENECK_COLOR) == 1
     assert "end to end" in dialog.ui.expected_label.text()
     assert "Advice" in dialog.ui.advice_label.text()
+    # zstd on the snapshot's random data gains nothing: the wizard's words say leave it off.
+    assert "Compressing with zstd: 1.0x smaller" in dialog.ui.advice_label.text()
+    assert "Compression in transit" in dialog.ui.advice_label.text()
     assert not any(TEMP_PREFIX in n for n in zfs("list", "-H", "-o", "name", "-r",
                                                   pools[1].name).split())
 

@@ -14,13 +14,14 @@ from pytestqt.qtbot import QtBot
 from zmigrate.engine import zfs
 from zmigrate.engine.hosts import LocalHost
 from zmigrate.engine.ssh import HostSpec
+from zmigrate.engine.transports import Compression, Transport
 from zmigrate.gui import markup
 from zmigrate.gui.app import LastResortHook
 from zmigrate.gui.generated.ui_done_page import Ui_DonePage
 from zmigrate.gui.generated.ui_review_page import Ui_ReviewPage
 from zmigrate.gui.generated.ui_transport_page import Ui_TransportPage
 from zmigrate.gui.pages.host_panel import THIS_COMPUTER, HostPanel
-from zmigrate.gui.pages.transport_page import TransportPage, suggest_buffer
+from zmigrate.gui.pages.transport_page import TransportPage, suggest_buffer, suggest_compression
 from zmigrate.gui.session import Session
 from zmigrate.gui.settings import RecentHost, Settings
 
@@ -155,3 +156,35 @@ def test_the_suggested_buffer_follows_the_rate_limit_until_the_user_picks_one(
     combo.setCurrentText("1G")  # the user's choice stays
     page.ui.rate_edit.setText("1M")
     assert combo.currentText() == "1G"
+
+
+def test_compression_is_suggested_where_it_pays_and_both_hosts_have_the_tool(
+        qtbot: QtBot, settings: Settings) -> None:
+    caps = zfs.probe(LocalHost("src"))  # this machine's real probe: it has zstd and lz4
+    assert {"zstd", "lz4"} <= caps.tools.tools
+    stored = zfs.Dataset("tank/logs", "filesystem", 1, 0, 0, 0, 0, compression="off")
+    session = Session(src_host=LocalHost("src"), src_caps=caps, dst_host=LocalHost("dst"),
+                      dst_caps=caps, source_dataset=stored)
+    page = TransportPage(session, settings)
+    qtbot.addWidget(page)
+    page.initializePage()
+    ui = page.ui
+    # Suggested, not chosen: whether it pays depends on the link.
+    assert ui.compress_combo.currentText() == "none" and ui.compress_combo.isEnabled()
+    assert "Suggested zstd" in ui.compress_hint.text() and "compression=off" in \
+        ui.compress_hint.text()
+    assert page.options().compress is None
+    ui.compress_combo.setCurrentText("zstd")
+    assert page.options().compress is Compression.ZSTD
+    ui.local_radio.setEnabled(True)
+    ui.local_radio.setChecked(True)  # one host: nothing crosses a link
+    assert not ui.compress_combo.isEnabled() and page.options().compress is None
+    assert "one host" in ui.compress_hint.text()
+    # A destination without zstd: none, and the hint names the host and the install command.
+    no_zstd = dataclasses.replace(caps, tools=dataclasses.replace(
+        caps.tools, tools=caps.tools.tools - {"zstd"}))
+    choice, why = suggest_compression(Transport.TCP, stored, [("src", caps), ("dst", no_zstd)])
+    assert choice is Compression.NONE and "zstd is not on dst" in why and "install" in why
+    lz4 = dataclasses.replace(stored, compression="lz4")
+    choice, why = suggest_compression(Transport.SSH, lz4, [("src", caps), ("dst", caps)])
+    assert choice is Compression.NONE and "compression=lz4" in why

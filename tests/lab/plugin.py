@@ -11,6 +11,7 @@ Fixtures:
     bare_host (session, two params) -> LabHost: another sshd, alias lab-bare (its sh has job
         control, FreeBSD-like) or lab-bare-dash (dash), in the lab's ssh_config, whose sessions'
         PATH holds no setsid, ss or flock.
+    nozstd_host (session) -> LabHost: lab-nozstd, an sshd whose sessions' PATH lacks zstd.
     jump_lab (session) -> JumpLab: network namespaces with lab-jump (reachable) and lab-behind
         (reachable only from lab-jump); its own ssh_config and known_hosts (lab hosts included).
     shaped_lab (session) -> ShapedLab: lab-far, an sshd in a network namespace behind a veth
@@ -103,6 +104,25 @@ def bare_host(request: pytest.FixtureRequest, lab: Lab,
     try:
         try:
             host = runner.start_bare(lab, alias, f"/bin/{request.param}")
+        except (LabUnavailableError, LabCommandError) as exc:
+            problem = str(exc)
+        if problem:
+            pytest.fail(problem, pytrace=False)
+        yield host
+    finally:
+        runner.stop()
+
+
+@pytest.fixture(scope="session")
+def nozstd_host(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabHost]:
+    """lab-nozstd: a lab host whose sessions' PATH has everything but zstd (like a host where
+    nobody installed it)."""
+    runner = SshdLab(tmp_path_factory.mktemp("nozstd"))
+    problem = ""
+    try:
+        try:
+            host = runner.start_bare(lab, "lab-nozstd", "/bin/bash",
+                                     without=frozenset({"zstd"}))
         except (LabUnavailableError, LabCommandError) as exc:
             problem = str(exc)
         if problem:

@@ -219,8 +219,10 @@ class SshdLab:
         ssh_config.write_text("\n".join(blocks))
         return Lab(ssh_config, known_hosts, identity, src, dst)
 
-    def start_bare(self, lab: Lab, alias: str = "lab-bare", sh: str = "/bin/bash") -> LabHost:
-        """Another lab host, `alias`, whose sessions' PATH holds no setsid, ss or flock.
+    def start_bare(self, lab: Lab, alias: str = "lab-bare", sh: str = "/bin/bash",
+                   without: frozenset[str] = BARE_WITHOUT) -> LabHost:
+        """Another lab host, `alias`, whose sessions' PATH holds no setsid, ss or flock (or
+        none of the programs `without` names).
 
         Like a FreeBSD or TrueNAS CORE host: its PATH is a directory of links to every program of
         /usr/sbin, /usr/bin, /sbin and /bin but those three, and its `sh` is `sh`: by default one
@@ -232,7 +234,7 @@ class SshdLab:
         for d in ("/usr/sbin", "/usr/bin", "/sbin", "/bin"):
             for entry in sorted(Path(d).iterdir()):
                 link = bindir / entry.name
-                if entry.name in BARE_WITHOUT or link.is_symlink() or link.exists():
+                if entry.name in without or link.is_symlink() or link.exists():
                     continue
                 if entry.is_file() and os.access(entry, os.X_OK):
                     link.symlink_to(entry.resolve())

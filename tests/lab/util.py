@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import random
 import socket
 import subprocess
 import time
@@ -71,6 +72,55 @@ def write_random_files(root: Path, total_mb: int, files: int = 20) -> None:
             while left > 0:
                 n = min(chunk, left)
                 f.write(os.urandom(n))
+                left -= n
+
+
+_HEX = b"0123456789abcdef"
+_HEX_TABLE = bytes(_HEX[b % 16] for b in range(256))
+_LEVELS = (b"INFO", b"DEBUG", b"WARN", b"INFO", b"ERROR")
+_PATHS = (b"/api/v1/items/", b"/api/v1/users/", b"/static/js/app-", b"/api/v2/orders/",
+          b"/health?probe=")
+
+
+def _log_lines(size: int, random_chars: int) -> bytes:
+    """`size` bytes of log-like lines: a template of words and numbers, and a random hex id of
+    `random_chars` characters (4 bits each) that sets how well they compress."""
+    rnd = os.urandom(size).translate(_HEX_TABLE)
+    out: list[bytes] = []
+    total = pos = i = 0
+    while total < size:
+        line = b"2026-11-24T19:%02d:%02d.%03d %s [worker-%d] GET %s%d id=%s status=%d\n" % (
+            i % 60, i * 7 % 60, i * 13 % 1000, _LEVELS[i % 5], i % 13, _PATHS[i % 5],
+            i * 31 % 9973, rnd[pos:pos + random_chars], 200 if i % 17 else 404)
+        pos = (pos + random_chars) % (size - random_chars)
+        out.append(line)
+        total += len(line)
+        i += 1
+    return b"".join(out)[:size]
+
+
+def write_text_files(root: Path, total_mb: int, files: int = 8, random_chars: int = 24) -> None:
+    """Fill `root` with `files` files of text-like, compressible data (log lines), `total_mb`
+    MiB in all: zstd -3 makes them about 4x smaller (2x with random_chars=64), lz4 about 2x.
+
+    Each MiB is a slice of 8 MiB of lines at a random offset with its hex digits permuted
+    afresh, so no MiB repeats another within a compressor's window."""
+    base = _log_lines(8 * 1024 * 1024, random_chars)
+    chunk = 1024 * 1024
+    total = total_mb * chunk
+    each, extra = divmod(total, files)
+    root.mkdir(parents=True, exist_ok=True)
+    rng = random.Random()
+    for i in range(files):
+        with (root / f"t{i:03d}.log").open("wb") as f:
+            left = each + (1 if i < extra else 0)
+            while left > 0:
+                n = min(chunk, left)
+                digits = list(_HEX)
+                rng.shuffle(digits)
+                table = bytes.maketrans(_HEX, bytes(digits))
+                at = rng.randrange(0, len(base) - n)
+                f.write(base[at:at + n].translate(table))
                 left -= n
 
 

@@ -178,6 +178,7 @@ def event_to_json(event: object) -> dict[str, Any] | None:
             "raw": p.raw,
             "replicate": p.replicate,
             "send_flags": list(p.send_flags),
+            "compress": p.compress or None,
             "snapshots": list(p.arrives),
             "destroys": list(p.destroys),
             "commands": [{"host": h, "command": c} for h, c in p.commands()],

@@ -20,7 +20,7 @@ from ..engine.errors import ZmigrateError
 from ..engine.hosts import Host
 from ..engine.plan import Options
 from ..engine.ssh import HostSpec
-from ..engine.transports import Transport
+from ..engine.transports import Compression, Transport
 from ..engine.units import format_rate
 from . import words
 from .common import (
@@ -57,6 +57,10 @@ def add_parser(sub: Any) -> None:
                     help="ssh cipher to try (repeatable; default: "
                     + ", ".join(FAST_CIPHERS) + ")")
     dp.add_argument("--no-ssh", action="store_true", help="skip the ssh stages")
+    dp.add_argument("--compress", choices=[c.value for c in Compression if c.value != "none"],
+                    help="the transfer would compress in transit with this tool: its stage "
+                    "counts for the bottleneck and the expected rate (without it, zstd is "
+                    "measured on a sample of the snapshot and advised on or off)")
     dp.add_argument("--stage", action="append", default=[], choices=STAGES,
                     help="run only this stage (repeatable)")
     add_path_options(dp)
@@ -132,6 +136,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         ssh_options=tuple(ssh_option(o) for o in args.ssh_option),
         connect_address=args.connect_address,
         allow_address=args.allow_address,
+        compress=Compression(args.compress) if args.compress else None,
     )
     prompts = TerminalPrompts()
     hosts: list[Host] = []

@@ -15,7 +15,7 @@ from ..engine.job import Job, Request
 from ..engine.plan import Options
 from ..engine.ssh import HostSpec
 from ..engine.stall import STALL_AFTER
-from ..engine.transports import Transport
+from ..engine.transports import Compression, Transport
 from ..engine.tree import TreeJob, TreeRequest, describe_summary
 from ..engine.units import parse_size
 from .common import (
@@ -76,6 +76,14 @@ def add_parser(sub: Any) -> None:
                     help="send raw (-w); the default for encrypted datasets")
     sp.add_argument("--decrypt", action="store_true",
                     help="send an encrypted dataset decrypted: the copy is NOT encrypted")
+    sp.add_argument("--compress", choices=[c.value for c in Compression],
+                    help="compress the stream in transit between two hosts (tcp, ssh, relay): "
+                    "zstd (-T0 -3) or lz4 on the source, the decompressor before zfs receive; "
+                    "pays on links slower than the source's compressor with compression=off "
+                    "data (`zmigrate doctor` measures both); both hosts need the tool")
+    sp.add_argument("--compress-always", action="store_true",
+                    help="also compress raw (-w) streams and compressed blocks sent as stored "
+                    "(-c), which gain next to nothing")
     sp.add_argument("--no-compressed", action="store_true",
                     help="do not send compressed blocks as they are (-c)")
     sp.add_argument("-R", "--replicate", action="store_true",
@@ -249,6 +257,8 @@ def _options(args: argparse.Namespace) -> Options:
         raw=True if args.raw else (False if args.decrypt else None),
         decrypt=args.decrypt,
         compressed=False if args.no_compressed else None,
+        compress=Compression(args.compress) if args.compress else None,
+        compress_always=args.compress_always,
         replicate=args.replicate,
         properties=tuple(_property(p) for p in args.property),
         exclude_properties=tuple(args.exclude_property),

@@ -65,7 +65,8 @@ def finding(f: Finding) -> str:
             return (f"Both buffers are near empty (send {pct(f.num('send_fill'))}{receive}): "
                     f"zfs send on the source is the slowest stage at {format_rate(f.num('rate'))}")
         case (k.NOT_ENOUGH_DATA | k.TOO_SHORT | k.BUFFER_EMPTY | k.BUFFER_BALANCED |
-                k.RECEIVER_WAITS | k.BALANCED | k.STALLED | k.STALL_CLEARED):
+                k.RECEIVER_WAITS | k.BALANCED | k.STALLED | k.STALL_CLEARED |
+                k.COMPRESSOR_SLOW):
             return plain_words.finding(f)
         case _:
             assert_never(f.kind)
@@ -118,6 +119,14 @@ def advice(a: Advice) -> str:
         case k.SSH_UNREACHABLE:
             return (f"The source cannot ssh to the destination: {a.word('reason')} (only "
                     "--transport ssh needs it)")
+        case k.COMPRESS_ON:
+            return (f"{plain_words.compress_gain(a)}: send with --compress {a.word('tool')}")
+        case k.COMPRESS_OFF:
+            return (f"{plain_words.compress_gain(a)}, no faster than without it "
+                    f"({format_rate(a.num('current'))}): leave --compress out")
+        case k.COMPRESS_LIGHTER:
+            return (f"The compressor ({a.word('tool')}) cannot keep up with the stream: try "
+                    "--compress lz4 (faster, less gain) or leave --compress out")
         case k.RELAY_BYPASS:
             return ("If the hosts can reach each other, --transport tcp (or ssh) skips this "
                     "computer")
@@ -159,7 +168,8 @@ def note(n: Note) -> str:
             return (f"Only {format_size(n.num('free'))} free under {n.word('parent')}: the test "
                     f"writes at most {n.num('share'):.0%} of it and needs "
                     f"{format_size(n.num('minimum'))}; give HOST:pool/dataset with more room")
-        case k.RAN_TO_END | k.FROM_CACHE | k.SSH_UNREACHABLE | k.NO_POOL | k.WRITE_LIMIT:
+        case (k.RAN_TO_END | k.FROM_CACHE | k.SSH_UNREACHABLE | k.NO_POOL | k.WRITE_LIMIT
+              | k.COMPRESS_SAMPLE | k.NO_COMPRESSOR):
             return plain_words.note(n)
         case _:
             assert_never(n.kind)

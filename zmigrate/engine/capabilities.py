@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 # Probe sections (run inside zfs's one-round-trip probe script; each prints under `@@name`).
 PROBE_SECTIONS = {
-    "tools": "for t in setsid ss netstat sockstat flock ps pkill pgrep; do "
+    "tools": "for t in setsid ss netstat sockstat flock ps pkill pgrep zstd lz4; do "
              "command -v $t >/dev/null 2>&1 && echo $t; done",
     # Job control without a tty: FreeBSD sh and bash allow it in a non-interactive shell, dash
     # turns it off ("can't access tty") - and then `$-` has no "m".
@@ -21,6 +21,10 @@ PROBE_SECTIONS = {
     "meminfo": "grep -E '^(MemTotal|MemAvailable|MemFree):' /proc/meminfo 2>/dev/null",
     "sysctlmem": "[ -r /proc/meminfo ] || "
                  "sysctl hw.physmem hw.pagesize vm.stats.vm.v_free_count 2>/dev/null",
+    # Which machine (kernel boot) this is: two "hosts" that print the same share one CPU
+    # (containers, network namespaces), which the doctor's predictions must count once.
+    "boot": "cat /proc/sys/kernel/random/boot_id 2>/dev/null || "
+            "{ hostname; sysctl -n kern.boottime; } 2>/dev/null",
     "cpu": "if [ -r /proc/stat ]; then echo /proc/stat; "
            "elif sysctl -n kern.cp_time >/dev/null 2>&1; then echo kern.cp_time; fi",
 }
@@ -49,6 +53,7 @@ class HostTools:
     mem_total: int | None = None
     memory_source: str | None = None  # "/proc/meminfo", "sysctl" or None
     cpu_source: str | None = None  # "/proc/stat", "kern.cp_time" or None
+    machine: str | None = None  # this boot of this machine (boot_id; hostname and boot time)
 
     @property
     def setsid(self) -> bool:
@@ -75,6 +80,10 @@ class HostTools:
         """Whether a cancelled pipeline can be found and stopped (ps, pkill, pgrep)."""
         return not self.probed or {"ps", "pkill", "pgrep"} <= self.tools
 
+    def same_machine(self, other: HostTools) -> bool:
+        """Whether `other` was probed on this very machine (its CPU is this one's)."""
+        return self.machine is not None and self.machine == other.machine
+
     def can_see_listener(self) -> bool:
         return not self.probed or self.socket_tool is not None
 
@@ -92,10 +101,32 @@ class HostTools:
         return "; ".join(parts)
 
 
+# zstd and lz4 (compression in transit): FreeBSD has both in its base system from 12.0 (lz4
+# from 11), so missing there means an old release or a PATH without /usr/bin.
+COMPRESSOR_HINTS = {
+    "zstd": {"Linux": "install it there: apt install zstd (dnf install zstd)",
+             "FreeBSD": "zstd is part of FreeBSD's base system from 12.0: make sure the PATH of "
+                        "a non-interactive login holds /usr/bin, or pkg install zstd",
+             "SunOS": "install it there (OmniOS: pkg install compress/zstd; pkgsrc: pkgin "
+                      "install zstd)",
+             "": "install zstd there with the system's package manager"},
+    "lz4": {"Linux": "install it there: apt install lz4 (dnf install lz4)",
+            "FreeBSD": "lz4 is part of FreeBSD's base system: make sure the PATH of a "
+                       "non-interactive login holds /usr/bin, or pkg install lz4",
+            "SunOS": "install it there (OmniOS: pkg install compress/lz4; pkgsrc: pkgin "
+                     "install lz4)",
+            "": "install lz4 there with the system's package manager"},
+}
+for _hints in COMPRESSOR_HINTS.values():
+    _hints["illumos"] = _hints["SunOS"]
+
+
 def install_hint(system: str, need: str) -> str:
-    """How a user of `system` (uname -s) gets `need` ("procps", "sockets", "zfs" or "mbuffer"),
-    in their terms: never a Linux package name on FreeBSD."""
+    """How a user of `system` (uname -s) gets `need` ("procps", "sockets", "zfs", "mbuffer",
+    "zstd" or "lz4"), in their terms: never a Linux package name on FreeBSD."""
     name = system.split()[0] if system else ""
+    if need in COMPRESSOR_HINTS:
+        return COMPRESSOR_HINTS[need].get(name, COMPRESSOR_HINTS[need][""])
     if name == "Linux":
         return {"procps": "install procps there (apt install procps, dnf install procps-ng)",
                 "sockets": "install iproute2 (ss) or net-tools (netstat) there",
@@ -176,6 +207,7 @@ def parse_tools(sections: dict[str, str]) -> HostTools:
         mem_total=total,
         memory_source=source,
         cpu_source=cpu,
+        machine=" ".join(sections.get("boot", "").split()) or None,
     )
 
 

@@ -10,7 +10,10 @@ stage *before* it is the slower one. So:
 - receiver swings between full and empty, or runs empty again and again while it drains far
   faster than it is fed and the sender still has a backlog -> zfs receive is bursty (one big
   read per transaction group): give it about 5 s of stream in its buffer;
-- the sender's read rate sits at the rate limit -> the limit is the user's own cap.
+- the sender's read rate sits at the rate limit -> the limit is the user's own cap;
+- compressing in transit, both empty -> the stage before the wire, the compressor (or zfs send
+  before it), is the limit: the sender's mbuffer sits after the compressor
+  (transports/compress.py), so it counts compressed bytes and runs empty when they come slowly.
 
 Pure engine code: no Qt, no I/O. `diagnose` judges a list of samples; `Diagnoser` is the job
 observer that keeps a bounded history and emits a `Verdict` every few seconds of sample time.
@@ -65,6 +68,7 @@ class Bottleneck(StrEnum):
     BURSTY_RECEIVE = "bursty_receive"
     RATE_LIMITED = "rate_limited"
     STALLED = "stalled"  # no byte moves at all (stall.py says where)
+    COMPRESSOR = "compressor"  # compressing in transit: the stage before the wire
     NONE = "none"  # balanced, or not enough data yet
 
 
@@ -223,6 +227,7 @@ class _Context:
     rate_limit: int | None
     transport: Transport | None
     receive_buffer: int | None
+    compress: str = ""  # the compressor in transit ("" none)
 
 
 def _confidence(base: float, span: float) -> float:
@@ -331,7 +336,9 @@ def _judge(send: _Stats | None, recv: _Stats | None, single: bool, ctx: _Context
         base = 0.55 + 0.4 * max(0.0, send.fill_mean - LOW) / (100 - LOW)
         return (Bottleneck.NETWORK, Finding(FindingKind.SEND_FULL, figures),
                 _network_advice(ctx.transport), base if recv else base * 0.6)
-    # 6. Both ends near empty: nothing waits downstream, the sender's read is the pace.
+    # 6. Both ends near empty: the sender's read is the pace (or its compressor's, if any).
+    if (squeezed := _compressor(send, recv, ctx.compress)) is not None:
+        return squeezed
     if send is not None and send.fill_mean <= LOW and (recv is None or recv.fill_mean <= LOW):
         base = 0.55 + 0.35 * (LOW - send.fill_mean) / LOW
         both: dict[str, float | str] = {"send_fill": send.fill_mean, "rate": send.in_mean}
@@ -342,6 +349,23 @@ def _judge(send: _Stats | None, recv: _Stats | None, single: bool, ctx: _Context
     if send is None and recv is not None and recv.fill_mean <= LOW:
         return (Bottleneck.NONE, Finding(FindingKind.RECEIVER_WAITS), (), 0.2)
     return (Bottleneck.NONE, Finding(FindingKind.BALANCED), (), 0.3)
+
+
+def _compressor(send: _Stats | None, recv: _Stats | None, tool: str
+                ) -> tuple[Bottleneck, Finding, tuple[Advice, ...], float] | None:
+    """Both near empty while compressing (`tool`): the sender's mbuffer, after the
+    compressor, gets compressed bytes slowly, so the stage before the wire is the limit. The
+    rate is the receiver's (stream bytes): the sender's counts compressed ones."""
+    if not tool or send is None or recv is None or send.fill_mean > LOW \
+            or recv.fill_mean > LOW:
+        return None
+    return (Bottleneck.COMPRESSOR,
+            Finding(FindingKind.COMPRESSOR_SLOW, {
+                "tool": tool, "send_fill": send.fill_mean, "receive_fill": recv.fill_mean,
+                "rate": recv.rate}),
+            (Advice(AdviceKind.COMPRESS_LIGHTER, {"tool": tool}),
+             Advice(AdviceKind.SOURCE_READ, {"rate": recv.rate})),
+            0.5 + 0.35 * max(0.0, LOW - send.fill_mean) / LOW)
 
 
 def _bursty_advice(peak: float, ctx: _Context) -> tuple[Advice, ...]:
@@ -364,7 +388,8 @@ def _is_single(send: Sequence[Sample], recv: Sequence[Sample]) -> bool:
 
 def diagnose(samples: Sequence[Sample], *, rate_limit: int | None = None, window: float = 30.0,
              final: bool = False, transport: Transport | None = None,
-             receive_buffer: int | None = None, receive_empties: int | None = None) -> Verdict:
+             receive_buffer: int | None = None, receive_empties: int | None = None,
+             compress: str = "") -> Verdict:
     """Judge what limits a transfer from its mbuffer samples.
 
     Args:
@@ -373,6 +398,7 @@ def diagnose(samples: Sequence[Sample], *, rate_limit: int | None = None, window
         window: only the last `window` seconds are judged, unless `final`.
         final: judge every sample given (the whole transfer) and mark the verdict final.
         transport, receive_buffer: from the plan, to tailor the advice.
+        compress: the plan's compressor in transit: the sender's figures are compressed bytes.
         receive_empties: times the receive buffer ran empty, when counted elsewhere over
             samples that were since thinned out.
     """
@@ -383,7 +409,7 @@ def diagnose(samples: Sequence[Sample], *, rate_limit: int | None = None, window
     recv_s = [s for s in samples if s.side is Side.RECEIVE]
     single = _is_single(send_s, recv_s)
     send, recv = _stats(send_s), _stats([] if single else recv_s)
-    ctx = _Context(rate_limit, transport, receive_buffer)
+    ctx = _Context(rate_limit, transport, receive_buffer, compress)
     evidence = _evidence(send, recv, ctx, receive_empties)
     if single:
         # One buffer between zfs send and zfs receive: judge it as the receiver's buffer
@@ -429,6 +455,7 @@ class Diagnoser:
         self.window = window
         self.transport: Transport | None = None
         self.receive_buffer: int | None = None
+        self.compress = ""
         self._recent: deque[Sample] = deque()
         self._history: dict[Side, list[Sample]] = {Side.SEND: [], Side.RECEIVE: []}
         self._stride = 1
@@ -447,6 +474,7 @@ class Diagnoser:
             self.transport = plan.transport
             self.receive_buffer = plan.destination_buffer
             self.stall_timeout = plan.options.stall_timeout
+            self.compress = plan.compress
             if self.rate_limit is None:
                 self.rate_limit = plan.options.rate_limit
             return
@@ -515,7 +543,8 @@ class Diagnoser:
         samples.sort(key=lambda s: s.t)
         return diagnose(samples, rate_limit=self.rate_limit, window=self.window, final=final,
                         transport=self.transport, receive_buffer=self.receive_buffer,
-                        receive_empties=self._empties if final else None)
+                        receive_empties=self._empties if final else None,
+                        compress=self.compress)
 
     def finish(self) -> Verdict:
         """The verdict over the whole transfer; emitted once, returned on every call."""

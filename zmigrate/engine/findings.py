@@ -38,6 +38,9 @@ class FindingKind(StrEnum):
     RECEIVE_STARVED = "receive_starved"  # empties, out_peak, in_rate
     SEND_FULL = "send_full"  # fill, rate, transport ("" unknown), receive_fill if known
     BOTH_EMPTY = "both_empty"  # send_fill, receive_fill if known, rate: zfs send is slowest
+    # tool, send_fill, receive_fill if known, rate: both empty while compressing in transit:
+    # the stage before the wire (the compressor, or zfs send before it) is the slowest
+    COMPRESSOR_SLOW = "compressor_slow"
     RECEIVER_WAITS = "receiver_waits"  # (receiver figures only, near empty)
     BALANCED = "balanced"  # (no stage clearly holds the transfer back)
     # where (stall.StallWhere), host, seconds; as the place needs: fill (%), side, the
@@ -67,6 +70,12 @@ class AdviceKind(StrEnum):
     RELAY_PATH = "relay_path"  # the relay's link and CPU set the pace
     RELAY_BYPASS = "relay_bypass"  # hosts that reach each other need no relay
     RELAY_NEARBY = "relay_nearby"  # run zmigrate near both hosts
+    # Compression in transit (measured by the doctor): tool, ratio (stream/compressed), rate
+    # (the compressor's, stream bytes/s on the source's CPU), host, predicted (the transfer's
+    # rate with it), current (without it), link (the wire's rate, 0 when not measured).
+    COMPRESS_ON = "compress_on"  # it pays: the predicted rate is clearly higher
+    COMPRESS_OFF = "compress_off"  # it does not: the same figures
+    COMPRESS_LIGHTER = "compress_lighter"  # tool: the compressor cannot keep up (live verdict)
     # The network.
     NETWORK_LINK = "network_link"  # rate: tcp between the hosts (measured by the doctor)
     JUMBO_FRAMES = "jumbo_frames"
@@ -102,6 +111,8 @@ class NoteKind(StrEnum):
     NO_POOL = "no_pool"  # the write test found no pool on the destination
     NO_ROOM = "no_room"  # free, parent, share, minimum: too little space for a safe write test
     WRITE_LIMIT = "write_limit"  # limit: the write test writes at most this much
+    COMPRESS_SAMPLE = "compress_sample"  # tool, ratio, sample: the compressor on a stream sample
+    NO_COMPRESSOR = "no_compressor"  # tool: not installed on the source, not measured
 
 
 class _Figures:

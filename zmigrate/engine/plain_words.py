@@ -33,6 +33,10 @@ def finding(f: Finding) -> str:
         case k.BUFFER_BALANCED:
             return (f"The buffer is {pct(f.num('fill'))} full on average: send and receive "
                     "keep about the same pace")
+        case k.COMPRESSOR_SLOW:
+            return (f"Both buffers run near empty while the stream is compressed with "
+                    f"{f.word('tool')}: the stage before the wire - the compressor, or zfs send "
+                    f"before it - is the slowest at {format_rate(f.num('rate'))}")
         case k.RECEIVER_WAITS:
             return ("The receiver waits for data; without the sender's figures the source and "
                     "the network cannot be told apart")
@@ -130,6 +134,17 @@ def stall_short(f: Finding) -> str:
             return "this computer's link to both hosts"
 
 
+def compress_gain(a: Advice) -> str:
+    """The doctor's compression figures: `zstd: 1.9x smaller, 180 MiB/s on zb-src's CPU: the
+    link's 47 MiB/s becomes ~89 MiB/s` (the link's part where the link was measured)."""
+    text = (f"Compressing with {a.word('tool')}: {a.num('ratio'):.1f}x smaller, "
+            f"{format_rate(a.num('rate'))} on {a.word('host')}'s CPU")
+    if a.num("link"):
+        return (text + f": the link's {format_rate(a.num('link'))} becomes "
+                f"~{format_rate(a.num('predicted'))}")
+    return text + f": the transfer would go at ~{format_rate(a.num('predicted'))}"
+
+
 def advice(a: Advice) -> str:
     """Advice of a kind both faces word alike; ValueError for a kind each face words itself."""
     k = AdviceKind
@@ -195,6 +210,11 @@ def note(n: Note) -> str:
             return "Small snapshot: may come from cache"
         case k.SSH_UNREACHABLE:
             return f"The source cannot ssh to the destination: {n.word('reason')}"
+        case k.COMPRESS_SAMPLE:
+            return (f"Compressing with {n.word('tool')}: the first "
+                    f"{format_size(n.num('sample'))} of the stream {n.num('ratio'):.1f}x smaller")
+        case k.NO_COMPRESSOR:
+            return f"Not measured: the source has no {n.word('tool')}"
         case k.NO_POOL:
             return "No pool on the destination to write into"
         case k.WRITE_LIMIT:

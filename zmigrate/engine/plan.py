@@ -14,7 +14,8 @@ from . import capabilities, shell, transports, units, zfs
 from .errors import InvalidNameError, PreflightError, PreflightReason
 from .hosts import Host
 from .route import SshRoute
-from .transports import Carrier, StreamSpec, Transport
+from .transports import Carrier, Compression, Compressor, StreamSpec, Transport
+from .transports import compress as compression
 from .units import GiB, KiB
 
 DEFAULT_BLOCK = 128 * KiB
@@ -69,6 +70,9 @@ class Options:
     # (None: never) the job gives up as a failure, its resume token kept where it has one.
     stall_after: float = 30.0
     stall_timeout: float | None = None
+    # Compression in transit (transports/compress.py): None and NONE send the stream as is.
+    compress: Compression | None = None
+    compress_always: bool = False  # also raw streams and compressed blocks (send -w, -c)
 
 
 class PartialReceiveError(PreflightError):
@@ -132,6 +136,7 @@ class Plan:
     bookmark: str | None = None  # run on the source after success: `zfs bookmark`
     children: tuple[str, ...] = ()  # source child datasets carried by -R
     stream_hash: bool = False  # both mbuffers compute the stream's md5 (--hash)
+    compress: str = ""  # the compressor in transit ("zstd", "lz4"), "" for none
 
     @property
     def arrives(self) -> tuple[str, ...]:
@@ -180,6 +185,8 @@ class Plan:
         if self.replicate:
             what += f" with its {len(self.children)} child dataset(s) and properties (-R)"
         how = self.carrier.describe(self)
+        if self.compress:
+            how += f", compressed in transit with {self.compress}"
         size = ""
         if self.estimate is not None:
             size = f", about {units.format_size(self.estimate)}" + (
@@ -294,6 +301,8 @@ def make_plan(
     steps_spec = _steps(source, snap, base.snapshot, options)
     flags, raw, flag_notes = send_flags(src, dst, source, options)
     notes += flag_notes
+    squeeze = _compressor(src, dst, options, transport, compression.Stream(
+        raw, "-c" in flags, source.compression), notes)
     if options.mount and needs_unmounted(dst):
         notes.append(f"{dst.host.label}: only root may mount on Linux, so the copy is received "
                      "unmounted (zfs receive -u)")
@@ -304,6 +313,7 @@ def make_plan(
         src, dst, snapshot, destination, options, source, steps_spec, flags,
         receive_extra(dst, options, resumable=recv_resumable),
         base.force_receive, connect_address, allow_address, port, notes, transport,
+        compress=squeeze,
     )
     rollback = None
     if base.rollback_to is not None:
@@ -652,22 +662,39 @@ def _resume_plan(src: Site, dst: Site, snapshot: str, destination: str, options:
                      if s.guid == info.fromguid), None)
     extra = receive_extra(dst, replace(options, properties=(), exclude_properties=()),
                           resumable=True)
+    squeeze = _compressor(src, dst, options, transport,
+                          compression.Stream(raw=info.raw), notes)
     plan = _assemble(src, dst, snapshot, destination, options, source,
                      [(base, snap, (snap.short,))], [], extra, False, connect_address,
-                     allow_address, port, notes, transport, resume=info)
+                     allow_address, port, notes, transport, resume=info, compress=squeeze)
     return replace(plan, kind="full" if info.fromguid is None else "incremental",
                    base=base.short if base else None, resume_token=info.token,
                    resumed_from=info.received, resumable=True,
                    raw=info.raw)
 
 
-def _stream_hash(src: Site, dst: Site, options: Options, carrier: Carrier
-                 ) -> tuple[bool, list[str]]:
+def _compressor(src: Site, dst: Site, options: Options, transport: Transport,
+                stream: compression.Stream, notes: list[str]) -> Compressor | None:
+    """The compressor in transit, if any (its notes added to `notes`); a missing tool refuses."""
+    chosen, why = compression.decide(
+        options.compress, options.compress_always, transports.carrier(transport), stream,
+        [(src.host.label, src.caps), (dst.host.label, dst.caps)])
+    notes += why
+    return chosen
+
+
+def _stream_hash(src: Site, dst: Site, options: Options, carrier: Carrier,
+                 compress: Compressor | None = None) -> tuple[bool, list[str]]:
     """Whether both mbuffers compute the stream's md5 (--hash), and a note where one cannot."""
     ends = [src, dst] if carrier.two_ends else [src]
     lacking = [site.host.label for site in ends if not site.caps.mbuffer_hash]
     if not options.verify_hash:
         return False, []
+    if compress is not None:
+        # The sender's mbuffer sees the compressed bytes, the receiver's the stream as sent.
+        return False, ["compressed in transit, the two mbuffers see different bytes, so the "
+                       "stream's md5 is not compared (the guids and the stream's own checksums "
+                       "still are)"]
     if lacking:
         return False, [f"{', '.join(lacking)}: this mbuffer has no --hash, so the stream's md5 "
                        "is not compared (the guids and the stream's own checksums still are)"]
@@ -700,12 +727,13 @@ def _assemble(
     flags: list[str], receive_extra_args: list[str], force_receive: bool,
     connect_address: str | None, allow_address: str | None, port: int | None,
     notes: list[str], transport: Transport, resume: zfs.ResumeInfo | None = None,
+    compress: Compressor | None = None,
 ) -> Plan:
     """Buffers, addresses and the exact command lines of every step."""
     carrier = transports.carrier(transport)
     src_buffer, note_src = safe_buffer(options.buffer_size, options.block_size, src.caps)
     dst_buffer, note_dst = safe_buffer(options.buffer_size, options.block_size, dst.caps)
-    hash_, hash_notes = _stream_hash(src, dst, options, carrier)
+    hash_, hash_notes = _stream_hash(src, dst, options, carrier, compress)
     notes = [*notes, *hash_notes, *carrier.notes(options, dst.host.label)]
     warnings = tuple(
         f"{h}: {n}" for h, n in ((src.host.label, note_src), (dst.host.label, note_dst)) if n
@@ -732,7 +760,8 @@ def _assemble(
             send, recv, options.block_size, src_buffer, dst_buffer, hash_,
             rate_limit=options.rate_limit, connect_address=connect_address,
             allow_address=allow_address, port=port,
-            ssh_target=options.ssh_target or dst.host.label, ssh_options=options.ssh_options))
+            ssh_target=options.ssh_target or dst.host.label, ssh_options=options.ssh_options,
+            compress=compress))
         steps.append(Step(b.name if b else None, s.name, arrives, estimate, ends.source,
                           ends.destination, ends.receive_log, resume.token if resume else None))
 
@@ -756,6 +785,7 @@ def _assemble(
         estimate_exact=resume is not None and resume.remaining is not None,
         warnings=warnings,
         stream_hash=bool(hash_),
+        compress=compress.name if compress else "",
     )
 
 

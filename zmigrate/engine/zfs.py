@@ -16,7 +16,8 @@ from .capabilities import HostTools
 from .errors import CommandError, ZmigrateError
 from .hosts import Host
 
-BASE_PROPERTIES = ("type", "guid", "used", "referenced", "available", "creation", "createtxg")
+BASE_PROPERTIES = ("type", "guid", "used", "referenced", "available", "creation", "createtxg",
+                   "compression")
 OPENZFS_PROPERTIES = ("receive_resume_token", "written", "encryption", "keystatus",
                       "encryptionroot")
 # What each zfs operation needs under `zfs allow` delegation (OpenZFS on Linux and FreeBSD).
@@ -83,6 +84,7 @@ class Dataset:
     bookmarks: list[Snapshot] = field(default_factory=list)
     encryption_root: str | None = None  # the dataset whose key this one uses (itself: a root)
     written: int | None = None  # bytes written since the newest snapshot (OpenZFS)
+    compression: str | None = None  # how it is stored: "off", "lz4", "zstd"...
 
     @property
     def newest(self) -> Snapshot | None:
@@ -155,6 +157,7 @@ def build_inventory(props: dict[str, dict[str, str]]) -> list[Dataset]:
                 keystatus=None if key in ("-", "") else key,
                 encryption_root=None if eroot in ("-", "") else eroot,
                 written=_maybe_int(p.get("written")),
+                compression=p.get("compression") or None,
             )
         elif kind in ("snapshot", "bookmark"):
             snaps.append(

@@ -28,6 +28,7 @@ BUFFER = "Buffer size"  # buffer_combo's label
 RATE_LIMIT = "Rate limit"  # rate_edit's label
 DOCTOR = "Doctor…"  # doctor_button
 STALLS = "If the transfer stalls"  # stall_combo's label
+COMPRESS = "Compression in transit"  # compress_combo's label
 WRITE_TEST = "Also test writing on the destination"  # ui/doctor_dialog.ui: write_check
 SOURCE_PAGE = "the What to send page"  # ui/source_page.ui: the page's title
 CLEARTEXT = "cleartext: trusted networks only"
@@ -106,7 +107,8 @@ def finding(f: Finding) -> str:
             return (f"Both buffers are near empty (sender {pct(f.num('send_fill'))}{receive}): "
                     f"zfs send on the source is the slowest stage at {format_rate(f.num('rate'))}")
         case (k.NOT_ENOUGH_DATA | k.TOO_SHORT | k.BUFFER_EMPTY | k.BUFFER_BALANCED |
-                k.RECEIVER_WAITS | k.BALANCED | k.STALLED | k.STALL_CLEARED):
+                k.RECEIVER_WAITS | k.BALANCED | k.STALLED | k.STALL_CLEARED |
+                k.COMPRESSOR_SLOW):
             return plain_words.finding(f)
         case _:
             assert_never(f.kind)
@@ -157,6 +159,15 @@ def advice(a: Advice) -> str:
         case k.SSH_UNREACHABLE:
             return (f"The source cannot ssh to the destination: {a.word('reason')} (only "
                     f"{SSH} needs it)")
+        case k.COMPRESS_ON:
+            return (f"{plain_words.compress_gain(a)}: choose {a.word('tool')} under "
+                    f"\"{COMPRESS}\" on {PAGE}")
+        case k.COMPRESS_OFF:
+            return (f"{plain_words.compress_gain(a)}, no faster than without it "
+                    f"({format_rate(a.num('current'))}): leave \"{COMPRESS}\" at none")
+        case k.COMPRESS_LIGHTER:
+            return (f"The compressor ({a.word('tool')}) cannot keep up with the stream: choose "
+                    f"lz4 (faster, less gain) or none under \"{COMPRESS}\" on {PAGE}")
         case k.RELAY_BYPASS:
             return (f"If the hosts can reach each other, {TCP} (or {SSH}) on {PAGE} skips "
                     "this computer")
@@ -200,7 +211,8 @@ def note(n: Note) -> str:
             return (f"Only {format_size(n.num('free'))} free under {n.word('parent')}: the test "
                     f"writes at most {n.num('share'):.0%} of it and needs "
                     f"{format_size(n.num('minimum'))}")
-        case k.RAN_TO_END | k.FROM_CACHE | k.SSH_UNREACHABLE | k.NO_POOL | k.WRITE_LIMIT:
+        case (k.RAN_TO_END | k.FROM_CACHE | k.SSH_UNREACHABLE | k.NO_POOL | k.WRITE_LIMIT
+              | k.COMPRESS_SAMPLE | k.NO_COMPRESSOR):
             return plain_words.note(n)
         case _:
             assert_never(n.kind)
@@ -263,6 +275,8 @@ def bottleneck(kind: Bottleneck) -> str:
             return f"The {RATE_LIMIT} you set"
         case b.STALLED:
             return "Stalled: no byte moved"
+        case b.COMPRESSOR:
+            return "The compressor (before the wire)"
         case b.NONE:
             return "No clear bottleneck"
         case _:

@@ -20,10 +20,12 @@ def _cpu(kind: AdviceKind, stage: StageResult) -> Advice | None:
 
 
 def advise(stages: list[StageResult], slowest: StageResult | None,
-           transport: Transport, memory: int | None = None) -> tuple[Advice, ...]:
+           transport: Transport, memory: int | None = None,
+           compress: Advice | None = None) -> tuple[Advice, ...]:
     """What to do, most telling first: a cleanup left to do by hand, a process that held a
-    whole core, the slowest stage's own advice and its receive buffer, faster ciphers or tcp
-    against ssh, CPU-bound ciphers, and why the ssh stages were skipped."""
+    whole core, the slowest stage's own advice and its receive buffer, compression in transit
+    on or off (`compress`, from doctor/compress.py), faster ciphers or tcp against ssh,
+    CPU-bound ciphers, and why the ssh stages were skipped."""
     out: list[Advice] = []
     by = {s.name: s for s in stages}
     for s in stages:
@@ -47,6 +49,8 @@ def advise(stages: list[StageResult], slowest: StageResult | None,
         elif slowest.name == "destination_write":
             out.append(Advice(AdviceKind.DESTINATION_POOL, {"rate": rate}))
         out.append(buffer_advice(rate, memory=memory))  # within the receiver's memory
+    if compress is not None:
+        out.append(compress)
     ssh_rows = [s for s in stages if s.name.startswith("ssh_") and s.rate is not None]
     default = by.get("ssh_default")
     fastest = max(ssh_rows, key=lambda s: s.rate or 0.0, default=None)

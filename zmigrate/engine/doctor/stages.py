@@ -40,6 +40,7 @@ from ..transports import carrier, chosen
 from ..transports.tcp import address_port
 from ..units import KiB, MiB, size_arg
 from .advice import advise
+from .compress import Machines, compress_stage, with_compression
 from .cpu import CPU_SCRIPT, CpuSnapshot, cpu_between, parse_cpu
 from .results import DoctorReport, Emit, StageResult, StageStarted
 
@@ -54,7 +55,8 @@ SUMMARY_WAIT = 5.0  # seconds to wait for mbuffer's summary line after it exited
 WRITE_SHARE = 0.10  # of the destination's free space the write test writes (its quota: 9/8 + 64M)
 WRITE_CAP = 16 * 1024 * MiB  # and never more than this
 WRITE_MIN = 32 * MiB  # below this a measurement means little: the stage says why it did not run
-STAGES = ("source_read", "network", "ssh", "destination_write")  # in the order they run
+# in the order they run
+STAGES = ("source_read", "compress", "network", "ssh", "destination_write")
 TITLES = {"source_read": "source read (zfs send)",
           "destination_write": "destination write (temp dataset)"}
 
@@ -153,8 +155,8 @@ class Doctor:
         # An explicit stage list is the user's choice; otherwise every stage asked for runs.
         self.explicit = bool(stages)
         self.only = frozenset(stages) if stages else frozenset(
-            name for name, on in zip(STAGES, (True, True, ssh_test, write_test), strict=True)
-            if on)
+            name for name, on in zip(STAGES, (True, True, True, ssh_test, write_test),
+                                     strict=True) if on)
         options = options or Options()
         self.options = options
         self.transport = chosen(options.transport, same_host=False)
@@ -194,6 +196,7 @@ class Doctor:
         # emitted while the next one runs.
         steps: dict[str, Callable[[], Iterable[StageResult]]] = {
             "source_read": lambda: [self._source_read()],
+            "compress": lambda: self._compress(stages),
             "network": lambda: [self._network()],
             "ssh": self._ssh_stages,
             "destination_write": lambda: [self._destination_write()],
@@ -290,11 +293,35 @@ class Doctor:
     def _hosts(self) -> list[Host]:
         return [self.src] if self.dst is self.src else [self.src, self.dst]
 
+    def measure_stage(self, name: str, title: str, in_path: bool,
+                      start: list[tuple[Host, str]], *, details: dict[str, Any] | None = None,
+                      seconds: float | None = None) -> StageResult:
+        """`_measure` of the first pipeline, for a stage measured in another module; its last
+        lines of plain output in `details["output"]`."""
+        return self._measure(name, title, in_path, start, 0, details=details, seconds=seconds,
+                             keep_output=True)
+
+    @staticmethod
+    def mbuffer_argv(*extra: str) -> list[str]:
+        """The doctor's mbuffer (its block and buffer) with `extra` arguments."""
+        return Doctor._mbuffer(*extra)
+
+    def _compress(self, stages: list[StageResult]) -> list[StageResult]:
+        """The compression stage (doctor/compress.py), where the stream would cross a link."""
+        if self.snapshot is None or not carrier(self.transport).crosses_link:
+            return []
+        read = next((s.rate for s in stages if s.name == "source_read"), None)
+        return [compress_stage(self, self.options.compress, bool(self.options.compress),
+                               read)]
+
     def _measure(self, name: str, title: str, in_path: bool, start: list[tuple[Host, str]],
                  measured: int, *, listen_port: int | None = None,
-                 details: dict[str, Any] | None = None) -> StageResult:
+                 details: dict[str, Any] | None = None, seconds: float | None = None,
+                 keep_output: bool = False) -> StageResult:
         """Run the pipelines `start` (the first one a listener when `listen_port` is given) for
-        `seconds`, or until the measured one ends, and read its rate."""
+        `seconds` (the doctor's by default), or until the measured one ends, and read its
+        rate."""
+        limit = seconds or self.seconds
         self._emit(StageStarted(name, title, self.seconds))
         details = dict(details or {})
         details["commands"] = [{"host": h.label, "command": line} for h, line in start]
@@ -315,7 +342,7 @@ class Doctor:
             began = time.monotonic()
             target = spawned[measured] if len(spawned) > measured else None
             while error is None and target is not None and not self._cancel.is_set():
-                if time.monotonic() - began >= self.seconds:
+                if time.monotonic() - began >= limit:
                     break
                 statuses = [sp.proc.poll() for sp in spawned]
                 if statuses[measured] is not None:
@@ -350,6 +377,8 @@ class Doctor:
         cpu = tuple(cpu_between(h.label, before.get(h.label), after.get(h.label))
                     for h in self._hosts())
         notes = (Note(NoteKind.RAN_TO_END, {"bytes": meter.total}),) if completed else ()
+        if keep_output:
+            details["output"] = list(meter.tail)[-8:]
         return StageResult(name, title, rate, elapsed, meter.total, in_path, cpu, notes, error,
                            details=details)
 
@@ -523,19 +552,27 @@ class Doctor:
     # -- the verdict --------------------------------------------------------------------------
     def _report(self, stages: list[StageResult]) -> DoctorReport:
         measured = [s for s in stages if s.rate is not None]
-        path = [s for s in measured if s.in_path]
+        path = [s for s in measured if s.in_path and s.name != "compress"]
         slowest = min(path, key=lambda s: s.rate or 0.0, default=None)
         unmeasured = tuple(dict.fromkeys(
             [s.name for s in stages if s.in_path and s.rate is None] + list(self.not_run)))
+        same = self.dst is self.src or (self.src_caps is not None and self.dst_caps is not None
+                                        and self.src_caps.tools.same_machine(self.dst_caps.tools))
+        squeeze = with_compression(stages, path, slowest, self.transport,
+                                   Machines(self.src.label, self.dst.label, same))
+        if squeeze.slowest is not None:
+            slowest = squeeze.slowest
         advice = advise(stages, slowest, self.transport,
-                        memory=self.dst_caps.mem_available if self.dst_caps else None)
+                        memory=self.dst_caps.mem_available if self.dst_caps else None,
+                        compress=squeeze.advice)
         return DoctorReport(
             run_id=self.run_id, source=self.src.label, destination=self.dst.label,
             transport=self.transport, seconds=self.seconds,
             stages=tuple(stages),
             bottleneck=slowest.name if slowest else None,
             # A stage it could not see may be slower still: then no end-to-end figure.
-            expected_rate=slowest.rate if slowest and not unmeasured else None,
+            expected_rate=(squeeze.expected or slowest.rate) if slowest and not unmeasured
+            else None,
             advice=advice, cancelled=self._cancel.is_set(), unmeasured=unmeasured,
         )
 

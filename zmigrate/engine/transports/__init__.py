@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from . import local, relay, ssh, tcp
 from .base import CIPHER, Carrier, Ends, StreamSpec, Transport
+from .compress import Compression, Compressor, compressor
 
 _CARRIERS: dict[Transport, Carrier] = {
     Transport.TCP: tcp.CARRIER,
@@ -31,4 +32,5 @@ def chosen(asked: Transport | None, same_host: bool) -> Transport:
     return Transport.LOCAL if same_host else Transport.TCP
 
 
-__all__ = ["CIPHER", "Carrier", "Ends", "StreamSpec", "Transport", "carrier", "chosen"]
+__all__ = ["CIPHER", "Carrier", "Compression", "Compressor", "Ends", "StreamSpec", "Transport",
+           "carrier", "chosen", "compressor"]

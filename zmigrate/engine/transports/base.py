@@ -13,7 +13,9 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, ClassVar
 
+from .. import shell
 from ..findings import Advice, AdviceKind, Figure
+from .compress import Compressor
 
 if TYPE_CHECKING:
     from ..hosts import Host
@@ -48,6 +50,24 @@ class StreamSpec:
     port: int | None = None  # tcp: the listener's port
     ssh_target: str = ""  # ssh: the destination as the source's ssh names it
     ssh_options: tuple[str, ...] = ()
+    # Compression in transit (transports/compress.py): None sends the stream as it is.
+    compress: Compressor | None = None
+
+    def source_side(self, source_mbuffer: list[str], *after: str) -> str:
+        """`zfs send [| compressor] | mbuffer [| after...]`: the source's mbuffer buffers what
+        crosses the wire, compressed or not."""
+        stages = [shell.join(self.send)]
+        if self.compress is not None:
+            stages.append(shell.join(self.compress.compress))
+        return shell.pipe(*stages, shell.join(source_mbuffer), *after)
+
+    def receive_side(self, destination_mbuffer: list[str], *before: str) -> str:
+        """`[before... |] [decompressor |] mbuffer | zfs receive`: the destination's mbuffer
+        feeds `zfs receive` the stream as sent, and counts its bytes (progress)."""
+        stages = list(before)
+        if self.compress is not None:
+            stages.append(shell.join(self.compress.decompress))
+        return shell.pipe(*stages, shell.join(destination_mbuffer), shell.join(self.receive))
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +93,8 @@ class Carrier:
     relays: ClassVar[bool] = False
     # The doctor's stage that measures this way of carrying the stream ("" for none).
     doctor_stage: ClassVar[str] = ""
+    # The stream crosses a link between two hosts, so compressing it in transit can pay.
+    crosses_link: ClassVar[bool] = True
 
     def receiving_host(self, src: Host, dst: Host) -> Host:
         """The host that runs `zfs receive`."""

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 class Local(Carrier):
     transport: ClassVar[Transport] = Transport.LOCAL
     two_ends: ClassVar[bool] = False
+    crosses_link: ClassVar[bool] = False
 
     def describe(self, plan: Plan) -> str:
         return "on the same host, without network"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
-from .. import mbuffer, shell
+from .. import mbuffer
 from ..findings import Advice, AdviceKind, Figure
 from .base import Carrier, Ends, StreamSpec, Transport
 
@@ -29,8 +29,7 @@ class Relay(Carrier):
                                  start_percent=mbuffer.RECEIVE_START)
         src_mb = mbuffer.command(spec.block, spec.source_buffer, hash_=spec.hash,
                                  rate=spec.rate_limit, stop_on_error=True)
-        return Ends(shell.pipe(shell.join(spec.send), shell.join(src_mb)),
-                    shell.pipe(shell.join(dst_mb), shell.join(spec.receive)))
+        return Ends(spec.source_side(src_mb), spec.receive_side(dst_mb))
 
     def sender_label(self, plan: Plan, dst_label: str) -> str:
         return "the sender (relayed through this computer)"

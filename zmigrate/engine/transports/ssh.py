@@ -44,12 +44,11 @@ class Ssh(Carrier):
         dst_mb = mbuffer.command(spec.block, spec.destination_buffer, hash_=spec.hash,
                                  quiet=True, log=receive_log, start_percent=mbuffer.RECEIVE_START,
                                  stop_on_error=True)
-        remote = shell.pipe(shell.join(dst_mb), shell.join(spec.receive))
+        remote = spec.receive_side(dst_mb)
         ssh_argv = ["ssh", "-o", "BatchMode=yes", *spec.ssh_options, spec.ssh_target, remote]
         src_mb = mbuffer.command(spec.block, spec.source_buffer, hash_=spec.hash,
                                  rate=spec.rate_limit, stop_on_error=True)
-        return Ends(shell.pipe(shell.join(spec.send), shell.join(src_mb), shell.join(ssh_argv)),
-                    None, receive_log)
+        return Ends(spec.source_side(src_mb, shell.join(ssh_argv)), None, receive_log)
 
     def sender_label(self, plan: Plan, dst_label: str) -> str:
         # Its exit status is the ssh's: a killed ssh or a lost connection shows here.

@@ -27,6 +27,7 @@ LISTENING_MARK = "@@zmigrate-listening"  # printed by the listener's own readine
 CONNECTED_MARK = "@@zmigrate-connected"
 # How long the probe keeps watching for that connection (the step fails long before).
 CONNECTED_WATCH = 600.0
+WIRE_BLOCKS = 64  # the compressed stream's receiving mbuffer: 8 MiB of 128 KiB blocks
 
 
 def address_port(address: str, port: int) -> str:
@@ -73,13 +74,20 @@ class Tcp(Carrier):
         assert spec.connect_address is not None and spec.port is not None
         listen = address_port(spec.allow_address, spec.port) if spec.allow_address \
             else str(spec.port)
-        dst_mb = mbuffer.command(spec.block, spec.destination_buffer, hash_=spec.hash,
-                                 listen=listen, start_percent=mbuffer.RECEIVE_START)
         src_mb = mbuffer.command(spec.block, spec.source_buffer, hash_=spec.hash,
                                  rate=spec.rate_limit,
                                  send_to=address_port(spec.connect_address, spec.port))
-        return Ends(shell.pipe(shell.join(spec.send), shell.join(src_mb)),
-                    shell.pipe(shell.join(dst_mb), shell.join(spec.receive)))
+        if spec.compress is None:
+            dst_mb = mbuffer.command(spec.block, spec.destination_buffer, hash_=spec.hash,
+                                     listen=listen, start_percent=mbuffer.RECEIVE_START)
+            return Ends(spec.source_side(src_mb), spec.receive_side(dst_mb))
+        # Compressed: a small quiet mbuffer takes the wire (-I), the decompressor follows it,
+        # and the destination's own mbuffer, after it, buffers and counts the stream's bytes.
+        wire = mbuffer.command(spec.block, spec.block * WIRE_BLOCKS, hash_=False,
+                               listen=listen, quiet=True)
+        dst_mb = mbuffer.command(spec.block, spec.destination_buffer, hash_=spec.hash,
+                                 start_percent=mbuffer.RECEIVE_START)
+        return Ends(spec.source_side(src_mb), spec.receive_side(dst_mb, shell.join(wire)))
 
     def stall_path(self, plan: Plan, src: str, dst: str) -> dict[str, Figure]:
         # The listener's port on the destination, as the source reaches it.

@@ -173,6 +173,33 @@ class Ui_TransportPage(object):
 
         self.tuning_layout.setWidget(7, QFormLayout.ItemRole.SpanningRole, self.hash_check)
 
+        self.compress_label = QLabel(self.tuning_group)
+        self.compress_label.setObjectName(u"compress_label")
+
+        self.tuning_layout.setWidget(8, QFormLayout.ItemRole.LabelRole, self.compress_label)
+
+        self.compress_layout = QHBoxLayout()
+        self.compress_layout.setObjectName(u"compress_layout")
+        self.compress_combo = QComboBox(self.tuning_group)
+        self.compress_combo.addItem("")
+        self.compress_combo.addItem("")
+        self.compress_combo.addItem("")
+        self.compress_combo.setObjectName(u"compress_combo")
+        self.compress_combo.setMinimumSize(QSize(120, 0))
+
+        self.compress_layout.addWidget(self.compress_combo)
+
+        self.compress_hint = QLabel(self.tuning_group)
+        self.compress_hint.setObjectName(u"compress_hint")
+        self.compress_hint.setTextFormat(Qt.RichText)
+        self.compress_hint.setWordWrap(True)
+
+        self.compress_layout.addWidget(self.compress_hint)
+
+        self.compress_layout.setStretch(1, 1)
+
+        self.tuning_layout.setLayout(8, QFormLayout.ItemRole.FieldRole, self.compress_layout)
+
 
         self.page_layout.addWidget(self.tuning_group)
 
@@ -210,6 +237,7 @@ class Ui_TransportPage(object):
         self.port_label.setBuddy(self.port_spin)
         self.rate_label.setBuddy(self.rate_edit)
         self.stall_label.setBuddy(self.stall_combo)
+        self.compress_label.setBuddy(self.compress_combo)
 #endif // QT_CONFIG(shortcut)
 
         self.retranslateUi(TransportPage)
@@ -311,6 +339,24 @@ class Ui_TransportPage(object):
 #endif // QT_CONFIG(tooltip)
 #if QT_CONFIG(accessibility)
         self.hash_check.setAccessibleName(QCoreApplication.translate("TransportPage", u"Compare stream MD5", None))
+#endif // QT_CONFIG(accessibility)
+        self.compress_label.setText(QCoreApplication.translate("TransportPage", u"Compression in transit (&z):", None))
+        self.compress_combo.setItemText(0, QCoreApplication.translate("TransportPage", u"none", None))
+        self.compress_combo.setItemText(1, QCoreApplication.translate("TransportPage", u"zstd", None))
+        self.compress_combo.setItemText(2, QCoreApplication.translate("TransportPage", u"lz4", None))
+
+#if QT_CONFIG(accessibility)
+        self.compress_combo.setAccessibleName(QCoreApplication.translate("TransportPage", u"Compression in transit", None))
+#endif // QT_CONFIG(accessibility)
+#if QT_CONFIG(accessibility)
+        self.compress_combo.setAccessibleDescription(QCoreApplication.translate("TransportPage", u"none, zstd or lz4: compress the stream on the source, decompress before zfs receive", None))
+#endif // QT_CONFIG(accessibility)
+#if QT_CONFIG(tooltip)
+        self.compress_combo.setToolTip(QCoreApplication.translate("TransportPage", u"Compresses the stream on the source and decompresses it before zfs receive. It pays on links slower than the source's compressor, with data stored uncompressed; on a fast LAN it costs CPU for nothing. The Doctor measures both. Both hosts need the tool.", None))
+#endif // QT_CONFIG(tooltip)
+        self.compress_hint.setText("")
+#if QT_CONFIG(accessibility)
+        self.compress_hint.setAccessibleName(QCoreApplication.translate("TransportPage", u"Compression suggestion", None))
 #endif // QT_CONFIG(accessibility)
         self.doctor_button.setText(QCoreApplication.translate("TransportPage", u"Do&ctor\u2026", None))
 #if QT_CONFIG(accessibility)

@@ -6,10 +6,12 @@ from dataclasses import replace
 
 from PySide6.QtWidgets import QRadioButton, QWidget
 
+from ...engine import capabilities
 from ...engine.diagnosis import BUFFER_SECONDS
 from ...engine.plan import DEFAULT_BLOCK, MEMORY_SHARE, Options
-from ...engine.transports import Transport, carrier
+from ...engine.transports import Compression, Transport, carrier
 from ...engine.units import MiB, format_size, parse_size, size_arg
+from ...engine.zfs import Capabilities, Dataset
 from .. import forms, markup, style
 from ..dialogs.doctor_dialog import DoctorDialog, DoctorFactory
 from ..generated.ui_transport_page import Ui_TransportPage
@@ -47,6 +49,29 @@ def suggest_buffer(rate: float | None, free_memory: list[int]) -> tuple[int, str
     return size, why
 
 
+def suggest_compression(transport: Transport, dataset: Dataset | None,
+                        hosts: list[tuple[str, Capabilities | None]]) -> tuple[Compression, str]:
+    """Compression in transit for this transfer, and why in words: zstd for a dataset stored
+    uncompressed going between two hosts that both have it; none otherwise (one host, a raw
+    or compressed-block stream, a missing tool - named with its install command)."""
+    if not carrier(transport).crosses_link:
+        return Compression.NONE, "both ends are on one host: nothing crosses a link"
+    if dataset is not None and dataset.encrypted:
+        return Compression.NONE, "the stream of an encrypted dataset is raw: it does not compress"
+    stored = dataset.compression if dataset is not None else None
+    if stored not in (None, "", "off"):
+        return Compression.NONE, (f"the dataset is stored compressed (compression={stored}): "
+                                  "its blocks gain little from compressing again")
+    for label, caps in hosts:
+        if caps is not None and "zstd" not in caps.tools.tools:
+            return Compression.NONE, (f"zstd is not on {label} "
+                                      f"({capabilities.install_hint(caps.system, 'zstd')})")
+    why = ("the dataset is stored uncompressed (compression=off)" if stored == "off"
+           else "compressible data travels smaller")
+    return Compression.ZSTD, (f"{why}: zstd pays on links slower than the source's CPU "
+                              "compresses (below 1 Gbit/s, typically); the Doctor measures both")
+
+
 class TransportPage(Page):
     """Transport radio buttons with their notes, buffer/block/port/rate and readonly."""
 
@@ -65,6 +90,13 @@ class TransportPage(Page):
         for w in (ui.tcp_radio, ui.ssh_radio, ui.relay_radio, ui.local_radio):
             w.toggled.connect(self._on_changed)
         ui.buffer_combo.currentTextChanged.connect(self._on_changed)
+        ui.compress_combo.currentTextChanged.connect(self._on_changed)
+        # The user's own choice (activated: by hand only) outlives the suggestion.
+        self._compress_choice: str = settings.value("compress", "")
+        ui.compress_combo.activated.connect(
+            lambda _i: setattr(self, "_compress_choice", ui.compress_combo.currentText()))
+        for w in (ui.tcp_radio, ui.ssh_radio, ui.relay_radio, ui.local_radio):
+            w.toggled.connect(self._suggest_compression)
         ui.block_combo.currentTextChanged.connect(self._on_changed)
         self._suggested = ""  # the buffer size last suggested (shown unless the user chose)
         ui.rate_edit.textChanged.connect(self._on_rate_changed)
@@ -92,6 +124,7 @@ class TransportPage(Page):
         chosen = Transport.LOCAL if same else between.get(remembered, Transport.TCP)
         self._radios()[chosen].setChecked(True)
         self._fill_buffers()
+        self._suggest_compression()
         self._on_changed()
         ready = s.src_host is not None and s.dst_host is not None and s.snapshot is not None
         ui.doctor_button.setEnabled(ready)
@@ -145,6 +178,25 @@ class TransportPage(Page):
         self.ui.buffer_combo.setCurrentText(size_arg(size))
         self.ui.buffer_hint.setText(f"From the doctor: {size_arg(size)} holds "
                                     f"{BUFFER_SECONDS:.0f} s at the expected rate.")
+
+    def _suggest_compression(self) -> None:
+        """Say what is suggested for compression and why; the control keeps the user's last
+        choice (none at first): whether it pays depends on the link, which only the Doctor
+        measures."""
+        s = self.session
+        choice, why = suggest_compression(
+            self.transport(), s.source_dataset,
+            [(h.label, c) for h, c in ((s.src_host, s.src_caps), (s.dst_host, s.dst_caps))
+             if h is not None])
+        ui = self.ui
+        ui.compress_combo.setCurrentText(self._compress_choice or Compression.NONE.value)
+        ui.compress_hint.setText(f"Suggested {choice.value}: {markup.escape(why)}.")
+
+    def _compression(self) -> Compression | None:
+        if not carrier(self.transport()).crosses_link:
+            return None
+        chosen = Compression(self.ui.compress_combo.currentText())
+        return None if chosen is Compression.NONE else chosen
 
     def _free_memory(self) -> list[int]:
         s = self.session
@@ -221,13 +273,15 @@ class TransportPage(Page):
             readonly=ui.readonly_check.isChecked(),
             intermediates=ui.intermediates_check.isChecked(),
             verify_hash=ui.hash_check.isChecked(), force=self.session.force,
-            stall_timeout=STALL_CHOICES[max(0, ui.stall_combo.currentIndex())])
+            stall_timeout=STALL_CHOICES[max(0, ui.stall_combo.currentIndex())],
+            compress=self._compression())
 
     def _on_changed(self) -> None:
         ui = self.ui
         tcp = ui.tcp_radio.isChecked()
         ui.port_spin.setEnabled(tcp)
         ui.tcp_note.setEnabled(tcp)
+        ui.compress_combo.setEnabled(carrier(self.transport()).crosses_link)
         try:
             self.options()
             self.error = ""
@@ -255,5 +309,7 @@ class TransportPage(Page):
         st.set_value("intermediates", options.intermediates)
         st.set_value("verify_hash", options.verify_hash)
         st.set_value("stall_choice", self.ui.stall_combo.currentIndex())
+        # Remembered only when the user moved it off the suggestion, like the buffer size.
+        st.set_value("compress", self._compress_choice)
         st.sync()
         return True

@@ -1,0 +1,127 @@
+"""Compression in transit, decided and placed: the compressor before the sender's mbuffer, the
+decompressor before the receiver's; refused, left out or insisted on as the stream and the hosts
+allow; and what the doctor predicts of it."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from test_plan import CAPS, sites
+
+from zmigrate.engine.doctor import HostCpu, ProcessCpu, StageResult
+from zmigrate.engine.doctor.compress import (
+    Machines,
+    children_cpu,
+    compress_advice,
+    cpu_limit,
+    predict,
+)
+from zmigrate.engine.errors import PreflightError, PreflightReason
+from zmigrate.engine.findings import AdviceKind, Note, NoteKind
+from zmigrate.engine.plan import Options, Plan, make_plan
+from zmigrate.engine.transports import Compression, Transport, carrier
+from zmigrate.engine.transports.compress import Stream, decide
+from zmigrate.engine.units import MiB
+
+WITH_TOOLS = dataclasses.replace(CAPS, tools=dataclasses.replace(
+    CAPS.tools, tools=CAPS.tools.tools | {"zstd", "lz4"}))
+
+
+def _plan(transport: Transport, tool: Compression, dst_caps: object = WITH_TOOLS,
+          **opts: object) -> Plan:
+    src, dst = sites(None, dst_exists=False, caps=WITH_TOOLS)
+    dst = dataclasses.replace(dst, caps=dst_caps)
+    return make_plan(src, dst, "tank/home@d", "backup/home",
+                     Options(transport=transport, compress=tool, **opts),  # type: ignore[arg-type]
+                     connect_address="192.0.2.7", allow_address="192.0.2.5", port=40001)
+
+
+def test_tcp_compresses_before_the_senders_mbuffer_and_decompresses_after_the_wire() -> None:
+    p = _plan(Transport.TCP, Compression.ZSTD)
+    (_, dst_cmd), (_, src_cmd) = p.commands()
+    assert src_cmd == ("zfs send tank/home@d | zstd -T0 -3 -q -c | "
+                       "mbuffer -s 128k -m 1G -O 192.0.2.7:40001")
+    assert dst_cmd == ("mbuffer -q -s 128k -m 8M -I 192.0.2.5:40001 | zstd -d -q -c | "
+                       "mbuffer -s 128k -m 1G -P 10 | zfs receive backup/home")
+    assert p.compress == "zstd" and "compressed in transit with zstd" in p.describe()
+
+
+@pytest.mark.parametrize("transport", [Transport.SSH, Transport.RELAY])
+def test_ssh_and_relay_place_the_stage_the_same_way(transport: Transport) -> None:
+    p = _plan(transport, Compression.LZ4)
+    # ssh: one line on the source (the receive inside its ssh); relay: one on each host.
+    line = " | ".join(c for h, c in sorted(p.commands(), key=lambda hc: hc[0] != "src"))
+    assert line.index("zfs send") < line.index("lz4 -q -c") < line.index("mbuffer") \
+        < line.index("lz4 -d -q -c") < line.rindex("mbuffer") < line.index("zfs receive")
+
+
+def test_a_missing_tool_is_refused_naming_the_host_and_its_install_command() -> None:
+    with pytest.raises(PreflightError) as e:
+        _plan(Transport.TCP, Compression.ZSTD, dst_caps=CAPS)
+    assert e.value.reason is PreflightReason.MISSING_TOOL and e.value.host == "dst"
+    assert "zstd is not installed" in str(e.value) and "apt install zstd" in str(e.value)
+
+
+def test_none_local_raw_and_compressed_blocks_are_left_alone_unless_insisted() -> None:
+    ends = [("src", WITH_TOOLS), ("dst", WITH_TOOLS)]
+    tcp, local = carrier(Transport.TCP), carrier(Transport.LOCAL)
+    assert decide(Compression.NONE, False, tcp, Stream(), ends) == (None, [])
+    chosen, notes = decide(Compression.ZSTD, False, local, Stream(), ends)
+    assert chosen is None and "one host" in notes[0]
+    chosen, notes = decide(Compression.ZSTD, False, tcp, Stream(raw=True), ends)
+    assert chosen is None and "raw" in notes[0] and "--compress-always" in notes[0]
+    as_stored = Stream(as_stored=True, compression="lz4")
+    chosen, notes = decide(Compression.ZSTD, False, tcp, as_stored, ends)
+    assert chosen is None and "compression=lz4" in notes[0]
+    chosen, notes = decide(Compression.ZSTD, True, tcp, as_stored, ends)
+    assert chosen is not None and chosen.name == "zstd" and notes == []
+    # Sent as stored but stored uncompressed: compressing pays.
+    off = Stream(as_stored=True, compression="off")
+    chosen, _ = decide(Compression.ZSTD, False, tcp, off, ends)
+    assert chosen is not None
+
+
+def test_the_md5_is_not_compared_on_a_compressed_stream_and_the_plan_says_why() -> None:
+    p = _plan(Transport.TCP, Compression.ZSTD, verify_hash=True)
+    assert not p.stream_hash and all("--hash" not in c for _, c in p.commands())
+    assert any("md5 is not compared" in w for w in p.warnings)
+
+
+def _stage(name: str, mib: float, host: str, busy: float, **details: object) -> StageResult:
+    """A stage of 10 s that kept `host` `busy` % busy."""
+    rate = mib * MiB
+    return StageResult(name, name, rate, 10.0, int(rate * 10), True,
+                       (HostCpu(host, busy, 2, (ProcessCpu(host, 1, "zfs", 50.0),)),),
+                       details=dict(details))
+
+
+def test_the_compressors_cpu_is_read_from_the_shells_times() -> None:
+    # `times` before and after the compressing pipeline (dash's format), the size between.
+    lines = ["0m0.004000s 0m0.008000s", "0m0.120000s 0m0.310000s", "70123456",
+             "0m0.004000s 0m0.012000s", "0m3.620000s 0m0.530000s"]
+    assert children_cpu(lines) == pytest.approx(3.72)
+    assert children_cpu(lines[:3]) is None
+
+
+def test_the_prediction_multiplies_the_link_and_shares_a_busy_cpu() -> None:
+    read = _stage("source_read", 600, "src", 95)
+    squeeze = _stage("compress", 140, "src", 95, ratio=4.0, tool="zstd", cpu_seconds=18.0)
+    net = _stage("network", 46, "src", 40)
+    write = _stage("destination_write", 300, "dst", 95)
+    apart = Machines("src", "dst", shared=False)
+    p = predict([read, net, write], squeeze, Transport.TCP, apart)
+    assert p is not None and p.without == 46 * MiB and p.link == 46 * MiB
+    # zfs send and zstd each kept 95 % of the source's CPU busy: at once, their shares add.
+    assert p.with_ == pytest.approx(1 / (0.95 / 600 + 0.95 / 140) * MiB, rel=0.01)
+    # Both hosts one machine: the write shares it too.
+    shared = cpu_limit([read, squeeze, write], dataclasses.replace(apart, shared=True), True)
+    assert shared == pytest.approx(1 / (0.95 / 600 + 0.95 / 140 + 0.95 / 300) * MiB, rel=0.01)
+    # A read that ran to its end (from cache) is left out: then the compressor is alone.
+    cached = dataclasses.replace(read, notes=(Note(NoteKind.RAN_TO_END, {"bytes": 1}),))
+    assert cpu_limit([cached, squeeze, write], apart, True) is None
+    advice = compress_advice(p, "zstd", "src")
+    assert advice.kind is AdviceKind.COMPRESS_ON and advice.num("ratio") == 4.0
+    fast = _stage("network", 1100, "src", 40)
+    p = predict([read, fast, write], squeeze, Transport.TCP, apart)
+    assert p is not None and compress_advice(p, "zstd", "src").kind is AdviceKind.COMPRESS_OFF

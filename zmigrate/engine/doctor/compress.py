@@ -1,0 +1,206 @@
+"""The doctor's compression stage, and what it predicts.
+
+On the source: the first SAMPLE bytes of `zfs send SNAP` into a file (so the read does not pace
+it), then that file through an mbuffer into the compressor zmigrate would run: the mbuffer's
+rate is the compressor's (stream bytes a second on the source's CPU, all its threads), `wc -c`
+of its output gives the ratio. With the link's measured rate, `predict` says what a transfer
+would carry with and without compression.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from .. import shell, zfs
+from ..findings import Advice, AdviceKind, Note, NoteKind
+from ..transports import Compression, Compressor, Transport, carrier
+from ..transports.compress import COMPRESSORS
+from ..units import MiB
+from .results import StageResult
+
+if TYPE_CHECKING:
+    from .stages import Doctor
+
+SAMPLE = 256 * MiB  # of the stream: enough for the ratio of its first files and a steady rate
+PAYS = 1.15  # compression is advised when it predicts at least this much more
+TITLE = "compression ({tool}, on the source)"
+
+
+_TIMES = re.compile(r"^(\d+)m([\d.]+)s\s+(\d+)m([\d.]+)s$")
+
+
+def children_cpu(lines: list[str]) -> float | None:
+    """CPU seconds (user + system) the last pipeline's processes used, from two `times` outputs
+    around it: the growth of the second of each pair of lines (the shell's children's time;
+    the first is the shell's own)."""
+    found = [m for m in (_TIMES.match(x.strip()) for x in lines) if m]
+    if len(found) < 4:
+        return None
+
+    def seconds(m: re.Match[str]) -> float:
+        return int(m[1]) * 60 + float(m[2]) + int(m[3]) * 60 + float(m[4])
+
+    return max(0.0, seconds(found[-1]) - seconds(found[-3]))
+
+
+def tool_for(asked: Compression | None) -> Compressor:
+    """The compressor the stage measures: the one asked for, zstd by default."""
+    return COMPRESSORS.get(asked or Compression.ZSTD, COMPRESSORS[Compression.ZSTD])
+
+
+def compress_stage(doctor: Doctor, asked: Compression | None, in_path: bool,
+                   read_rate: float | None) -> StageResult:
+    """Measure the compressor on a sample of the snapshot's stream, on the source: at most
+    what the source reads in half the stage's time (`read_rate`, measured just before), so
+    reading and compressing fit in twice that time."""
+    tool = tool_for(asked)
+    title = TITLE.format(tool=tool.name)
+    caps = doctor.src_caps
+    if caps is not None and tool.tool not in caps.tools.tools:
+        return StageResult("compress", title, None, 0.0, 0, in_path, skipped=True,
+                           notes=(Note(NoteKind.NO_COMPRESSOR, {"tool": tool.tool}),))
+    assert doctor.snapshot is not None
+    sample = f"/tmp/zmigrate-doctor-{doctor.run_id}.sample"
+    send = shell.join(zfs.send_argv(doctor.src, doctor.snapshot)) + " 2>/dev/null"
+    size = SAMPLE if not read_rate else max(
+        16 * MiB, min(SAMPLE, int(read_rate * doctor.seconds / 2)))
+    head = shell.join(["head", "-c", str(size)])
+    rm = shell.join(["rm", "-f", sample])
+    # The compressed size goes to stdout as a bare number, then what the compressing
+    # pipeline's processes used of the CPU (`times`, second line: the children's user and
+    # system time); the file goes in any case.
+    line = (f"{send} | {head} > {shell.join([sample])}; times; "
+            + shell.pipe(shell.join(doctor.mbuffer_argv("-i", sample)),
+                         shell.join(tool.compress), "wc -c")
+            + f"; status=$?; times; {rm}; exit $status")
+    try:
+        result = doctor.measure_stage("compress", title, in_path, [(doctor.src, line)],
+                                      details={"tool": tool.name, "sample": size},
+                                      seconds=2 * doctor.seconds)
+    finally:
+        doctor.src.run(rm, timeout=30)
+    output = result.details.pop("output", [])
+    compressed = next((int(x) for x in reversed(output) if x.isdigit()), None)
+    cpu = children_cpu(output)
+    result = replace(result, details={**result.details, "compressed": compressed,
+                                      "cpu_seconds": cpu})
+    if result.rate is None or not isinstance(compressed, int) or compressed <= 0 \
+            or result.bytes <= 0:
+        return result
+    ratio = result.bytes / compressed
+    return replace(result, notes=(
+        *(n for n in result.notes if n.kind is not NoteKind.RAN_TO_END),
+        Note(NoteKind.COMPRESS_SAMPLE, {"tool": tool.name, "ratio": round(ratio, 3),
+                                        "sample": result.bytes})),
+        details={**result.details, "ratio": round(ratio, 3)})
+
+
+@dataclass(frozen=True, slots=True)
+class Prediction:
+    """What a transfer would carry without and with compression (bytes/s of the stream)."""
+
+    without: float
+    with_: float
+    link: float  # the wire's own rate, 0 when the doctor did not measure the way it goes
+    ratio: float
+    rate: float  # the compressor's
+
+
+@dataclass(frozen=True, slots=True)
+class Machines:
+    """Which CPU each host's stages share: the source's and the destination's labels, and
+    whether they are one machine (both print the same boot id)."""
+
+    source: str
+    destination: str
+    shared: bool = False
+
+
+def _busy(stage: StageResult, host: str) -> float | None:
+    """The share (0..1) of all of `host`'s cores busy during the stage."""
+    return next((h.busy / 100.0 for h in stage.cpu if h.host == host and h.busy is not None),
+                None)
+
+
+def cpu_limit(path: list[StageResult], machines: Machines, compressing: bool) -> float | None:
+    """The rate a machine's CPU allows when its stages run at once: a stage that kept a share
+    `busy` of the machine busy at `rate` needs busy/rate of it per byte a second, and those
+    shares add up to at most the whole machine. On the source: the compressor, and zfs send
+    unless its read ran to its end (then it came from cache and says little); on the
+    destination: the write test; one machine where both hosts are. None where no machine has
+    two such stages (one alone runs at its own rate)."""
+    shares: dict[str, list[float]] = {}
+    for name, side in (("source_read", "source"), ("compress", "source"),
+                       ("destination_write", "destination")):
+        stage = next((s for s in path if s.name == name and s.rate), None)
+        if stage is None or stage.rate is None or (name == "compress" and not compressing) \
+                or (name == "source_read"
+                    and any(n.kind is NoteKind.RAN_TO_END for n in stage.notes)):
+            continue
+        busy = _busy(stage, machines.source if side == "source" else machines.destination)
+        if busy:
+            shares.setdefault("source" if machines.shared else side, []).append(
+                busy / stage.rate)
+    limits = [1.0 / sum(each) for each in shares.values() if len(each) > 1]
+    return min(limits) if limits else None
+
+
+def predict(path: list[StageResult], stage: StageResult, transport: Transport,
+            machines: Machines | None = None) -> Prediction | None:
+    """The slowest of the stages on the path, without and with compression: with it, the wire
+    carries `ratio` times more of the stream and the compressor is one more stage; and no more
+    than the hosts' cores allow with every stage running at once (`cpu_limit`). None when the
+    compressor or the path was not measured."""
+    ratio = stage.details.get("ratio")
+    if stage.rate is None or not isinstance(ratio, float) or ratio <= 0:
+        return None
+    wire_name = carrier(transport).doctor_stage
+    wire_names = {"ssh_default"} if wire_name == "ssh" else {wire_name}
+    rates = [(s.name, s.rate) for s in path if s.rate is not None and s.name != "compress"]
+    if not rates:
+        return None
+    wire = [r for n, r in rates if n in wire_names]
+    others = [r for n, r in rates if n not in wire_names]
+    without = [r for _, r in rates]
+    with_ = [*others, *(r * ratio for r in wire), stage.rate]
+    if machines is not None:
+        measured = [*path, stage]
+        without += [x for x in [cpu_limit(measured, machines, False)] if x is not None]
+        with_ += [x for x in [cpu_limit(measured, machines, True)] if x is not None]
+    return Prediction(min(without), min(with_), wire[0] if wire else 0.0, ratio, stage.rate)
+
+
+@dataclass(frozen=True, slots=True)
+class WithCompression:
+    """What the compression stage changes in the doctor's report: its advice; and, where the
+    transfer compresses (doctor --compress), the expected rate and the stage that sets it."""
+
+    advice: Advice | None = None
+    expected: float | None = None
+    slowest: StageResult | None = None
+
+
+def with_compression(stages: list[StageResult], path: list[StageResult],
+                     slowest: StageResult | None, transport: Transport,
+                     machines: Machines) -> WithCompression:
+    """The compression stage's part of the report (nothing where it was not measured)."""
+    squeeze = next((s for s in stages if s.name == "compress" and s.rate is not None), None)
+    prediction = predict(path, squeeze, transport, machines) if squeeze else None
+    if squeeze is None or prediction is None:
+        return WithCompression()
+    advice = compress_advice(prediction, str(squeeze.details["tool"]), machines.source)
+    if not squeeze.in_path:
+        return WithCompression(advice)
+    # Compressing: the wire carries `ratio` times more stream and the compressor is one more
+    # stage; the slowest of them (or the cores) sets the pace.
+    return WithCompression(advice, prediction.with_,
+                           squeeze if prediction.with_ == squeeze.rate else slowest)
+
+
+def compress_advice(p: Prediction, tool: str, host: str) -> Advice:
+    """On (it predicts clearly more) or off, with the figures."""
+    kind = AdviceKind.COMPRESS_ON if p.with_ >= PAYS * p.without else AdviceKind.COMPRESS_OFF
+    return Advice(kind, {"tool": tool, "ratio": p.ratio, "rate": p.rate, "host": host,
+                         "predicted": p.with_, "current": p.without, "link": p.link})
