@@ -16,9 +16,9 @@ from __future__ import annotations
 import posixpath
 import threading
 import time
-from collections.abc import Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, replace
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 
 from . import shell, transports, zfs
 from .diagnosis import Verdict
@@ -38,7 +38,6 @@ from .hosts import Host
 from .job import Job, Known, Request, both, default_transport, read_settled, within
 from .pipeline import free_port
 from .plan import Plan
-from .rate import eta
 from .tree_plan import (
     SMALL,
     SNAPSHOT_PREFIX,
@@ -51,6 +50,7 @@ from .tree_plan import (
     plan_tree,
     snapshot_name,
 )
+from .tree_schedule import Totals, TreeProgress, carried, schedule
 from .units import format_size
 from .work import Work
 
@@ -59,13 +59,6 @@ from .work import Work
 WAITING, SENDING, RECEIVED, VERIFIED, SKIPPED, FAILED = (
     "waiting", "sending", "received", "verified", "skipped", "failed")
 
-
-
-@dataclass(slots=True)
-class _Totals:
-    done: int = 0  # bytes of finished datasets
-    seconds: float = 0.0
-    empties: int = 0
 
 
 class TreeJob(Work):
@@ -93,9 +86,7 @@ class TreeJob(Work):
         self.results: dict[str, str] = {}  # source dataset -> final state
         self.readonly_since: float | None = None
         self._jobs: set[Job] = set()
-        self._lock = threading.Lock()  # guards _jobs and the live byte counts of --parallel
-        self._live: dict[str, int] = {}  # bytes of the datasets in flight
-        self._rates: dict[str, float] = {}  # their current rates: the tree's is their sum
+        self._lock = threading.Lock()  # guards _jobs and _ports (--parallel)
         self._snapshot = request.snapshot or snapshot_name()
         self._known: Known | None = None  # both trees etc., read once for every dataset's job
         self._ports: set[int] = set()  # ports handed to this run's listeners
@@ -249,7 +240,7 @@ class TreeJob(Work):
             # Once for every dataset (the snapshot just taken included), not once per dataset.
             self.emit(StageChanged("preflight", "reading both trees"))
             self._known = self._read_known()
-        totals = _Totals()
+        totals = Totals()
         t0 = time.monotonic()
         for e in plan.entries:
             if e.action == "skip":
@@ -282,24 +273,27 @@ class TreeJob(Work):
             hash_match=None, snapshots_sent=(plan.snapshot,), extra=extra,
         )
 
-    def _send_all(self, plan: TreePlan, totals: _Totals, t0: float) -> ZmigrateError | None:
+    def _send_all(self, plan: TreePlan, totals: Totals, t0: float) -> ZmigrateError | None:
         """Send every dataset to send; returns the first failure of a dataset that others do
         not depend on (the rest still went), raises when nothing more can go."""
         n = len(plan.entries)
         first_error: ZmigrateError | None = None
-        for i, e, outcome in self._schedule(plan, totals, t0):
+        progress = TreeProgress(plan, totals, t0)
+        outcomes = schedule(plan, self.request.parallel,
+                            lambda i, e: self._send_one(plan, i, e, progress), self._cancel)
+        for i, e, outcome in outcomes:
             try:
                 if isinstance(outcome, BaseException):
                     raise outcome
                 summary = outcome
             except CancelledError:
-                for k, x in [(i, e), *_carried(plan, e)]:
+                for k, x in [(i, e), *carried(plan, e)]:
                     self.results[x.source] = FAILED
                     self.emit(DatasetState(x.source, x.destination, FAILED, k, n, x.size,
                                            detail="cancelled"))
                 raise
             except ZmigrateError as exc:
-                for k, x in [(i, e), *_carried(plan, e)]:
+                for k, x in [(i, e), *carried(plan, e)]:
                     self.results[x.source] = FAILED
                     self.emit(DatasetState(x.source, x.destination, FAILED, k, n, x.size,
                                            detail=str(exc)))
@@ -314,20 +308,17 @@ class TreeJob(Work):
                 continue
             self.results[e.source] = RECEIVED
             self._received[e.source] = (i, summary)
-            with self._lock:
-                self._live.pop(e.source, None)
-                totals.done += summary.bytes
-            totals.seconds += summary.seconds
-            totals.empties += summary.receive_empty_count or 0
+            progress.finished(e.source, summary)
             self.emit(DatasetState(e.source, e.destination, RECEIVED, i, n, e.size,
                                    bytes=summary.bytes, rate=summary.rate,
                                    detail="checked with the others at the end"))
-            for k, x in _carried(plan, e):
+            for k, x in carried(plan, e):
                 # Its bytes are counted in the stream of the dataset that carried it.
                 self.results[x.source] = RECEIVED
                 self._received[x.source] = (k, replace(summary, bytes=0, rate=0.0))
                 self.emit(DatasetState(x.source, x.destination, RECEIVED, k, n, x.size,
                                        detail=f"arrived in the stream of {e.source}"))
+        self._check_cancel()
         return first_error
 
     def _settle(self, plan: TreePlan) -> None:
@@ -364,25 +355,14 @@ class TreeJob(Work):
         job.port_movable = req.options.port is None
         return job
 
-    def _send_one(self, plan: TreePlan, i: int, e: TreeEntry, totals: _Totals,
-                  t0: float) -> Summary:
-        job = self._job_for(plan, e, t0)
+    def _send_one(self, plan: TreePlan, i: int, e: TreeEntry,
+                  progress: TreeProgress) -> Summary:
+        job = self._job_for(plan, e, progress.t0)
         n = len(plan.entries)
-        total = plan.total
 
         def relay(event: object) -> None:
             if isinstance(event, Progress):
-                with self._lock:
-                    self._live[e.source] = event.done
-                    self._rates[e.source] = event.rate
-                    done = totals.done + sum(self._live.values())
-                    rate = sum(self._rates.values())  # with --parallel, all in flight
-                grand = max(total, done)
-                elapsed = time.monotonic() - t0
-                # A stalled dataset's stream holds the tree's: no ETA meanwhile.
-                left = None if event.stalled is not None else eta(grand, done, rate, elapsed)
-                self.emit(Progress(elapsed, done, grand, rate, left, i + 1, n, event.rate,
-                                   stalled=event.stalled))
+                self.emit(progress.of(e.source, i, event))
             elif isinstance(event, (Finished, Failed)):
                 return  # the tree reports its own end
             elif isinstance(event, (Sample, StageChanged, Stalled, Verdict)):
@@ -396,7 +376,7 @@ class TreeJob(Work):
             self._jobs.add(job)
         if self._cancel.is_set():
             job.cancel()
-        for k, x in [(i, e), *_carried(plan, e)]:
+        for k, x in [(i, e), *carried(plan, e)]:
             self.emit(DatasetState(x.source, x.destination, SENDING, k, n, x.size,
                                    detail=x.reason))
         try:
@@ -404,57 +384,10 @@ class TreeJob(Work):
         finally:
             with self._lock:
                 self._jobs.discard(job)
-                self._rates.pop(e.source, None)
+            progress.stopped(e.source)
         if e.source == plan.root and e.action == "full":
             self._place_root(plan)
         return summary
-
-    def _schedule(self, plan: TreePlan, totals: _Totals, t0: float) -> Iterator[
-            tuple[int, TreeEntry, Summary | BaseException]]:
-        """Run the datasets to send, parents before children, and yield each one's outcome as
-        it ends (a Summary or the exception). One at a time unless request.parallel > 1: then
-        up to that many small datasets at once, a big one (>= SMALL) alone. Stops starting new
-        datasets once cancelled or once a dataset failed (the caller decides what follows)."""
-        todo = [(i, e) for i, e in enumerate(plan.entries)
-                if e.action != "skip" and e.carried_by is None]
-        width = max(1, self.request.parallel)
-        if width == 1:
-            for i, e in todo:
-                self._check_cancel()
-                try:
-                    outcome: Summary | BaseException = self._send_one(plan, i, e, totals, t0)
-                except ZmigrateError as exc:
-                    outcome = exc
-                yield i, e, outcome
-            return
-        pending = list(todo)
-        running: dict[Future[Summary], tuple[int, TreeEntry]] = {}
-
-        def waits_for_parent(e: TreeEntry) -> bool:
-            busy = [x for _, x in pending] + [x for _, x in running.values()]
-            return any(e.source.startswith(x.source + "/") for x in busy if x is not e)
-
-        with ThreadPoolExecutor(max_workers=width, thread_name_prefix="zmigrate-tree") as pool:
-            while pending or running:
-                while pending and len(running) < width and not self._cancel.is_set():
-                    ready = [(i, e) for i, e in pending if not waits_for_parent(e)]
-                    if not ready:
-                        break
-                    i, e = ready[0]
-                    big = _stream_size(plan, e) >= SMALL
-                    if running and (big or any(_stream_size(plan, x) >= SMALL
-                                               for _, x in running.values())):
-                        break  # a big dataset runs alone
-                    pending.remove((i, e))
-                    running[pool.submit(self._send_one, plan, i, e, totals, t0)] = (i, e)
-                if not running:
-                    self._check_cancel()
-                    break
-                finished, _ = wait(running, return_when=FIRST_COMPLETED)
-                for fut in finished:
-                    i, e = running.pop(fut)
-                    failure = fut.exception()
-                    yield i, e, failure if failure is not None else fut.result()
 
     def _place_root(self, plan: TreePlan) -> None:
         """Where this zfs could not receive unmounted (-u) or set the mountpoint (-o), set the
@@ -558,17 +491,6 @@ def _lost_key_parent(plan: TreePlan, s: zfs.Dataset, d: zfs.Dataset) -> str | No
     if d.encryption_root != d.name:
         return None
     return destination_name(root, plan.root, plan.destination)
-
-
-def _carried(plan: TreePlan, e: TreeEntry) -> list[tuple[int, TreeEntry]]:
-    """The datasets (index, entry) that arrive in `e`'s replication stream."""
-    if not e.replicate:
-        return []
-    return [(k, x) for k, x in enumerate(plan.entries) if x.carried_by == e.source]
-
-
-def _stream_size(plan: TreePlan, e: TreeEntry) -> int:
-    return e.size + sum(x.size for _, x in _carried(plan, e))
 
 
 def _with_new_snapshot(ds: zfs.Dataset, short: str) -> zfs.Dataset:

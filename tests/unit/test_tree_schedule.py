@@ -1,0 +1,85 @@
+"""The order a tree's datasets go in: parents first, small ones side by side, a big one alone."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from zmigrate.engine.errors import ZmigrateError
+from zmigrate.engine.events import Summary
+from zmigrate.engine.tree_plan import SMALL, TreeEntry, TreePlan
+from zmigrate.engine.tree_schedule import schedule
+
+
+def _plan(*entries: tuple[str, int]) -> TreePlan:
+    return TreePlan("a", "b", "tank", "dst", "s", None, None,
+                    tuple(TreeEntry(n, "dst" + n[4:], "filesystem", size, "full")
+                          for n, size in entries), (), (), "unmounted")
+
+
+class _Recorder:
+    """A send_one that records which datasets were in flight together."""
+
+    def __init__(self, seconds: float = 0.05, fail: str = "") -> None:
+        self.seconds, self.fail = seconds, fail
+        self.lock = threading.Lock()
+        self.flying: set[str] = set()
+        self.together: list[frozenset[str]] = []
+        self.order: list[str] = []
+
+    def __call__(self, i: int, e: TreeEntry) -> Summary:
+        with self.lock:
+            self.flying.add(e.source)
+            self.together.append(frozenset(self.flying))
+            self.order.append(e.source)
+        time.sleep(self.seconds)
+        with self.lock:
+            self.flying.discard(e.source)
+        if e.source == self.fail:
+            raise ZmigrateError(f"{e.source} failed")
+        return Summary(bytes=e.size, seconds=self.seconds, rate=0.0, receive_empty_count=None,
+                       source_guid=0, destination_guid=0, hash_match=None)
+
+
+def test_one_at_a_time_in_the_plans_order() -> None:
+    plan = _plan(("tank", 1), ("tank/a", 1), ("tank/b", 1))
+    rec = _Recorder(0.0)
+    got = [e.source for _, e, _ in schedule(plan, 1, rec, threading.Event())]
+    assert got == rec.order == ["tank", "tank/a", "tank/b"]
+
+
+def test_parallel_children_wait_for_their_parent_and_run_side_by_side() -> None:
+    plan = _plan(("tank", 1), ("tank/a", 1), ("tank/b", 1), ("tank/a/x", 1))
+    rec = _Recorder()
+    outcomes = list(schedule(plan, 4, rec, threading.Event()))
+    assert {e.source for _, e, _ in outcomes} == {"tank", "tank/a", "tank/b", "tank/a/x"}
+    assert rec.order[0] == "tank"
+    assert rec.order.index("tank/a/x") > rec.order.index("tank/a")
+    assert any({"tank/a", "tank/b"} <= s for s in rec.together)
+    for s in rec.together:
+        assert not ({"tank", "tank/a"} <= s or {"tank/a", "tank/a/x"} <= s)
+
+
+def test_a_big_dataset_runs_alone() -> None:
+    plan = _plan(("tank", 1), ("tank/big", SMALL), ("tank/a", 1), ("tank/b", 1))
+    rec = _Recorder()
+    list(schedule(plan, 4, rec, threading.Event()))
+    assert all(s == {"tank/big"} for s in rec.together if "tank/big" in s)
+
+
+def test_a_failure_is_yielded_and_cancel_stops_new_starts() -> None:
+    plan = _plan(("tank", 1), ("tank/a", 1), ("tank/b", 1))
+    rec = _Recorder(0.0, fail="tank/a")
+    cancelled = threading.Event()
+    seen = []
+    for _, e, outcome in schedule(plan, 1, rec, cancelled):
+        seen.append((e.source, isinstance(outcome, ZmigrateError)))
+        if isinstance(outcome, ZmigrateError):
+            cancelled.set()
+    assert seen == [("tank", False), ("tank/a", True)]
+
+
+def test_every_outcome_is_a_summary_when_nothing_fails() -> None:
+    plan = _plan(("tank", 1), ("tank/a", 1), ("tank/b", 1))
+    outcomes = [o for _, _, o in schedule(plan, 3, _Recorder(), threading.Event())]
+    assert all(isinstance(o, Summary) for o in outcomes) and len(outcomes) == 3
