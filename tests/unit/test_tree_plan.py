@@ -13,13 +13,14 @@ from zmigrate.engine.hosts import LocalHost
 from zmigrate.engine.tree import (
     TreeJob,
     TreeRequest,
-    _lost_key_parent,
-    _Totals,
     own_roots_advice,
     pick,
     plan_tree,
     snapshot_name,
 )
+from zmigrate.engine.tree_checks import _lost_key_parent
+from zmigrate.engine.tree_schedule import Totals, TreeProgress
+from zmigrate.engine.tree_states import DatasetStates
 from zmigrate.engine.zfs import Dataset, Snapshot
 
 
@@ -198,7 +199,8 @@ def test_a_datasets_stages_say_whose_they_are(monkeypatch: pytest.MonkeyPatch) -
     seen: list[object] = []
     job.subscribe(seen.append)
     entry = plan.entries[1]
-    job._send_one(plan, 1, entry, _Totals(), 0.0)
+    job.states = DatasetStates(plan, job.emit)
+    job._send_one(plan, 1, entry, TreeProgress(plan, Totals(), 0.0))
     stages = [e for e in seen if isinstance(e, StageChanged)]
     assert stages == [StageChanged("sending", "step 1/1: full", dataset=entry.source)]
 
@@ -238,9 +240,10 @@ def test_a_trees_rate_and_time_left_count_every_dataset_in_flight(
             seen.append(event)
 
     job.subscribe(observe)
-    totals = _Totals()
-    threads = [threading.Thread(target=job._send_one, args=(plan, i, plan.entries[i], totals,
-                                                            0.0)) for i in (1, 2)]
+    job.states = DatasetStates(plan, job.emit)
+    progress = TreeProgress(plan, Totals(), 0.0)
+    threads = [threading.Thread(target=job._send_one, args=(plan, i, plan.entries[i], progress))
+               for i in (1, 2)]
     for t in threads:
         t.start()
     for t in threads:

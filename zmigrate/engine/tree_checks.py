@@ -1,0 +1,138 @@
+"""A tree's checks on the destination: before (mountpoints free), while (the copy's root placed
+before its children arrive) and after (every dataset compared with its source, one read a host).
+"""
+
+from __future__ import annotations
+
+import posixpath
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from . import shell, zfs
+from .errors import PreflightError, PreflightReason
+from .hosts import Host
+from .job import within
+from .tree_plan import TreePlan, destination_name
+
+
+def check_mountpoints(src: Host, dst: Host, plan: TreePlan, only_root: bool = False) -> None:
+    """Where this zfs mounts each new dataset (or just the root) on receive: refuse a
+    directory in use."""
+    new = [e for e in plan.to_send if e.action == "full" and e.type == "filesystem"
+           and (not only_root or e.source == plan.root)]
+    if not new:
+        return
+    parent = posixpath.dirname(plan.destination) or plan.destination
+    r = dst.execute(dst.privileged(
+        ["zfs", "get", "-Hp", "-o", "value", "mountpoint", shell.dataset(parent)]))
+    base = r.stdout.strip() if r.ok else ""
+    if not base.startswith("/"):
+        return  # the parent is not mounted (none, legacy): nothing new mounts either
+    local = zfs.local_properties(src, plan.root, "mountpoint")
+    paths: dict[str, str] = {}
+    for e in new:
+        mp = local.get(e.source, {}).get("mountpoint")
+        if mp is None:
+            mp = posixpath.join(base, posixpath.relpath(e.destination, parent))
+        if mp.startswith("/"):
+            paths[e.destination] = mp
+    busy = zfs.busy_directories(dst, list(paths.values()))
+    clash = [f"{ds} would mount on {mp}" for ds, mp in paths.items() if mp in busy]
+    if clash:
+        raise PreflightError(
+            "the copy would mount over directories the destination already uses: "
+            + "; ".join(clash),
+            host=dst.label,
+            fix=("this zfs cannot set the mountpoint as it receives (no zfs receive -o), "
+                 "so the copy's root mounts there before it moves under the mount root: "
+                 "empty that directory on the destination, or leave the mount root out"
+                 if only_root else
+                 "pick a destination whose mountpoint is free, or --mount-root PATH to "
+                 "mount the copy under a directory of your choice"),
+            reason=PreflightReason.MOUNT_COLLISION,
+        )
+
+
+def root_mountpoint(dst_caps: zfs.Capabilities, mount_root: str | None) -> str | None:
+    """Where this zfs could not receive unmounted (-u) or set the mountpoint (-o): the value to
+    set on the copy's root before any child arrives, `none` (children inherit it and never
+    mount, so no mountpoint directory modifies a parent) or the chosen root. None: nothing."""
+    if mount_root is None and dst_caps.receive_unmounted:
+        return None
+    if mount_root is not None and dst_caps.receive_properties:
+        return None
+    return mount_root or "none"
+
+
+@dataclass(slots=True)
+class TreeCheck:
+    """What the check after a tree's run found."""
+
+    problems: dict[str, str] = field(default_factory=dict)  # destination -> what differs
+    guids: dict[str, int] = field(default_factory=dict)  # destination -> its snapshot's guid
+    root_guids: tuple[int, int] = (0, 0)  # the root's snapshot guid on source, destination
+    # Copies that became encryption roots of their own, with the copy whose key they should use.
+    own_key_roots: dict[str, str] = field(default_factory=dict)
+
+
+def verify_tree(src: Host, dst: Host, src_caps: zfs.Capabilities, dst_caps: zfs.Capabilities,
+                plan: TreePlan) -> TreeCheck:
+    """Every sent dataset: its snapshot's guid equal on both sides, the snapshots that were
+    to arrive present, and the locally set properties equal (one read per host)."""
+    with ThreadPoolExecutor(max_workers=4, thread_name_prefix="zmigrate-verify") as pool:
+        src_f = pool.submit(zfs.inventory, src, src_caps, plan.root)
+        dst_f = pool.submit(zfs.inventory, dst, dst_caps, plan.destination)
+        src_props_f = pool.submit(zfs.local_properties, src, plan.root)
+        dst_props_f = pool.submit(lambda: zfs.local_properties(
+            dst, plan.destination, sources="local,received"))
+        src_by = {d.name: d for d in src_f.result()}
+        dst_by = {d.name: d for d in dst_f.result()}
+        src_props, dst_props = src_props_f.result(), dst_props_f.result()
+    check = TreeCheck()
+    for e in plan.entries:
+        s, d = src_by.get(e.source), dst_by.get(e.destination)
+        snap = s.snapshot(plan.snapshot) if s else None
+        if snap is None:
+            continue  # skipped: no such snapshot on the source
+        copy = d.snapshot(plan.snapshot) if d else None
+        if copy is None or copy.guid != snap.guid:
+            check.problems[e.destination] = f"@{plan.snapshot} is missing or differs"
+            continue
+        check.guids[e.destination] = copy.guid
+        assert s is not None and d is not None
+        key_from = _lost_key_parent(plan, s, d)
+        if key_from is not None:
+            check.own_key_roots[e.destination] = key_from
+        if e.source == plan.root:
+            check.root_guids = (snap.guid, copy.guid)
+        missing = [x.short for x in s.snapshots if x.createtxg <= snap.createtxg
+                   and d.snapshot(x.short) is None]
+        if e.action == "full" and missing:
+            check.problems[e.destination] = "lacks " + ", ".join("@" + m for m in missing)
+            continue
+        differ = _differing_properties(src_props.get(e.source, {}),
+                                       dst_props.get(e.destination, {}))
+        if differ:
+            check.problems[e.destination] = "properties differ: " + ", ".join(differ)
+    return check
+
+
+def _differing_properties(want: dict[str, str], got: dict[str, str]) -> list[str]:
+    """The source's locally set properties the copy lacks or holds otherwise (readonly and
+    mountpoint are the run's own choice)."""
+    return [k for k, v in want.items()
+            if k not in ("readonly", "mountpoint") and got.get(k) != v]
+
+
+def _lost_key_parent(plan: TreePlan, s: zfs.Dataset, d: zfs.Dataset) -> str | None:
+    """The copy whose key `d` should use, when `d` became an encryption root of its own
+    while the source `s` uses an ancestor's key that was copied too; else None."""
+    root = s.encryption_root
+    if root is None or root == s.name or not within(root, plan.root):
+        return None
+    if d.encryption_root != d.name:
+        return None
+    return destination_name(root, plan.root, plan.destination)
+
+
+__all__ = ["TreeCheck", "check_mountpoints", "root_mountpoint", "verify_tree"]

@@ -1,0 +1,66 @@
+"""One dataset of a tree as its own `Job`: the options the tree gives it, a port of its own."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import replace
+
+from . import transports, zfs
+from .hosts import Host
+from .job import Job, Known, Request, default_transport
+from .pipeline import free_port
+from .plan import Options
+from .tree_plan import TreeEntry, TreePlan, TreeRequest
+
+
+class Ports:
+    """The ports handed to this run's listeners: each its own, also with several in flight."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._taken: set[int] = set()
+
+    def take(self, dst: Host, known: Known) -> int:
+        with self._lock:
+            port = free_port(dst, used=set(known.ports) | self._taken)
+            self._taken.add(port)
+        return port
+
+
+def dataset_options(request: TreeRequest, dst_caps: zfs.Capabilities, plan: TreePlan,
+                    e: TreeEntry) -> Options:
+    """The tree's options as one dataset's job takes them."""
+    # Unmounted where this zfs can (-u); else mounted where inherited, checked free.
+    mount = request.mount_root is not None or not dst_caps.receive_unmounted
+    options = replace(request.options, history=True, send_properties=True, resume=e.resume,
+                      mount=mount, replicate=request.options.replicate or e.replicate)
+    if request.mount_root is not None and e.source == plan.root and dst_caps.receive_properties:
+        # Children inherit from the root; a child with a mountpoint of its own keeps it.
+        options = replace(options, properties=(*options.properties,
+                                               ("mountpoint", request.mount_root)))
+    return options
+
+
+def dataset_job(src: Host, dst: Host, request: TreeRequest,
+                caps: tuple[zfs.Capabilities, zfs.Capabilities], known: Known | None,
+                ports: Ports, plan: TreePlan, e: TreeEntry, t0: float | None = None) -> Job:
+    """The job that sends `e` at the tree's snapshot, on the tree's two sessions."""
+    options = dataset_options(request, caps[1], plan, e)
+    if known is not None and options.port is None \
+            and transports.carrier(default_transport(src, dst, options)).listens:
+        options = replace(options, port=ports.take(dst, known))
+    job = Job(src, dst, Request(f"{e.source}@{plan.snapshot}", e.destination, options),
+              src_caps=caps[0], dst_caps=caps[1], t0=t0, known=known, deferred=True)
+    job.port_movable = request.options.port is None
+    job.parent_pending = e.source != plan.root  # it arrives earlier in this run
+    return job
+
+
+def with_new_snapshot(ds: zfs.Dataset, short: str) -> zfs.Dataset:
+    """`ds` as it will be once `ds@short` is taken (newest, guid not yet known: 0)."""
+    if ds.snapshot(short) is not None:
+        return ds
+    txg = max((x.createtxg for x in ds.snapshots), default=0) + 1
+    snap = zfs.Snapshot(f"{ds.name}@{short}", 0, int(time.time()), txg, 0, ds.referenced)
+    return replace(ds, snapshots=[*ds.snapshots, snap])
