@@ -20,7 +20,14 @@ from .hosts import Host, Process
 from .plan import Plan, Step
 from .rate import SmoothedRate, eta
 from .route import diagnose, route_error
-from .step_errors import UNREACHABLE_FIX, cut_off, end_error, exit_text, rejected_address
+from .step_errors import (
+    UNREACHABLE_FIX,
+    cut_off,
+    end_error,
+    exit_text,
+    rejected_address,
+    rejected_error,
+)
 from .step_stall import StallMonitor, StepEnds
 from .step_watch import Emit, SideState, StreamWatch
 from .transports.tcp import LISTEN_TIMEOUT
@@ -118,6 +125,15 @@ def stop_processes(procs: Sequence[Process]) -> None:
             except ZmigrateError:
                 pass
             p.wait(2)
+
+
+def kill_quietly(proc: Process) -> None:
+    """Kill `proc` (e.g. a log's tail) and wait a little; it may be gone already."""
+    try:
+        proc.kill()
+        proc.wait(3)
+    except ZmigrateError:
+        pass
 
 
 class Relay:
@@ -289,7 +305,7 @@ class StepRunner:
         finally:
             if tail_proc is not None:
                 time.sleep(0.3)  # let tail print the log's last lines (summary, hash)
-                self._kill_one(tail_proc)
+                kill_quietly(tail_proc)
             self.stop()
             if step.receive_log:
                 try:
@@ -303,13 +319,6 @@ class StepRunner:
         with self._lock:
             procs = [p for p in self._procs if p.host is host]
         return end_error(state, what, host, procs)
-
-    def _kill_one(self, proc: Process) -> None:
-        try:
-            proc.kill()
-            proc.wait(3)
-        except ZmigrateError:
-            pass
 
     def _connected(self) -> bool:
         """Whether the sender reached the receiver: the listener's probe saw it connect, or
@@ -383,15 +392,7 @@ class StepRunner:
         """The error that says best why the step failed."""
         rejected = rejected_address(self.receive)
         if rejected is not None:
-            # The listener only takes the source's address as we expected it; behind NAT or on
-            # a second network it sees another one. Name it, and never take it silently.
-            return TransferError(
-                f"the destination's mbuffer rejected the connection from {rejected}: it only "
-                "accepts the source's address as zmigrate expected it",
-                host=self.dst.label,
-                fix=f"if {rejected} is the source as the destination sees it (NAT, a second "
-                f"network), run again with --allow-address {rejected}",
-            )
+            return rejected_error(rejected, self.dst.label)
         # Prefer the receiver's explanation: zfs receive says why a stream was refused -
         # unless the sender failed too and the receiver only saw its stream cut off (then
         # the sender's end is where it happened, e.g. a killed sender mbuffer).

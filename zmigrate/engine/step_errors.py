@@ -106,6 +106,19 @@ CUT_OFF = ("incomplete stream", "failed to read from stream", "premature end",
            "invalid backup stream")
 
 
+def rejected_error(rejected: str, destination: str) -> TransferError:
+    """The listener refused the sender's connection from `rejected`."""
+    # It only takes the source's address as we expected it; behind NAT or on a second network
+    # it sees another one. Name it, and never take it silently.
+    return TransferError(
+        f"the destination's mbuffer rejected the connection from {rejected}: it only "
+        "accepts the source's address as zmigrate expected it",
+        host=destination,
+        fix=f"if {rejected} is the source as the destination sees it (NAT, a second "
+        f"network), run again with --allow-address {rejected}",
+    )
+
+
 def cut_off(state: SideState) -> bool:
     """Whether this end only reports that its stream ended early (a consequence, not a cause):
     a process of its own that was killed is a cause."""
