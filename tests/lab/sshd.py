@@ -302,7 +302,11 @@ class SshdLab:
         log = self.root / "sshd_pw.log"
         with log.open("ab") as logf:
             proc = subprocess.Popen(
-                ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                # Its mount namespace holds copies of the lab's zfs-fuse mounts, and a copy keeps
+                # a dataset "busy" for zfs destroy: it must die with this test run, also a
+                # killed one (setpriv: SIGKILL when its parent goes).
+                ["setpriv", "--pdeathsig", "KILL",
+                 "unshare", "--mount", "--propagation", "private", "sh", "-c",
                  'mount --bind "$1" /etc/shadow && exec "$2" -D -e -f "$3"', "zmh",
                  str(shadow), SSHD, str(cfg)],
                 stdin=subprocess.DEVNULL, stdout=logf, stderr=logf, start_new_session=True)
