@@ -14,7 +14,7 @@ from lab.sshd import Lab
 from lab.util import write_random_files, zfs
 from lab.zfsfuse import Pool
 
-from zmigrate.engine import pipeline
+from zmigrate.engine import step_watch
 from zmigrate.engine.errors import TransferError
 from zmigrate.engine.hosts import LocalHost
 from zmigrate.engine.job import Job, Request
@@ -97,7 +97,7 @@ def test_hash_withheld_by_one_side_fails_the_job_with_the_reason(
                        "status=$?\nwait\nexit $status\n")
     wrapper.chmod(0o755)
     monkeypatch.setenv("PATH", f"{wrapper.parent}{os.pathsep}{os.environ['PATH']}")
-    monkeypatch.setattr(pipeline, "FINAL_LINES_WAIT", 5.0)  # the line never comes: wait less
+    monkeypatch.setattr(step_watch, "FINAL_LINES_WAIT", 5.0)  # the line never comes: wait less
     host = LocalHost()
     options = Options(transport=Transport.LOCAL, buffer_size=16 * MiB, verify_hash=True)
     job = Job(host, host, Request(f"{ds}@s", f"{dst.name}/nohash", options), lambda _e: None)

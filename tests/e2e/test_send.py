@@ -29,7 +29,7 @@ from lab.util import (
 )
 from lab.zfsfuse import Pool
 
-from zmigrate.engine import job as job_module
+from zmigrate.engine import job_preflight
 from zmigrate.engine.errors import CancelledError, PreflightError, TransferError
 from zmigrate.engine.events import Progress, Sample, Side, StageChanged
 from zmigrate.engine.hosts import Host, LocalHost, Process
@@ -499,9 +499,10 @@ def test_a_port_taken_after_it_was_picked_moves_the_listener(
     taken.bind(("0.0.0.0", 0))  # noqa: S104 - the lab's destination listens on all addresses
     taken.listen(1)
     busy = taken.getsockname()[1]
-    real = job_module.free_port
+    real = job_preflight.free_port
     picks = iter([busy])
-    monkeypatch.setattr(job_module, "free_port",
+    # The first pick (preflight's) is the taken port; the move picks a free one.
+    monkeypatch.setattr(job_preflight, "free_port",
                         lambda host, **kw: next(picks, None) or real(host, **kw))
     seen: list[object] = []
     try:
