@@ -379,3 +379,42 @@ def test_mount_root_on_a_zfs_without_receive_o_checks_where_the_root_lands_first
     assert f"{copy} would mount on {busy}" in error["message"]
     assert "zfs receive -o" in error["fix"]
     assert not dataset_exists(copy), "nothing ran"
+
+
+def test_the_final_syncs_read_only_window_is_predicted_and_then_measured(
+        lab: Lab, tree: tuple[Pool, Pool, str], tmp_path: Path) -> None:
+    """A full copy and a catch-up time the tree; the final sync predicts its read-only window
+    before the source turns read-only, and `done` reports the real one: they agree (within
+    50 % or 5 s)."""
+    src, _dst, root = tree
+    copy = f"{_dst.name}/copy"
+    env = {**lab.env(), "ZMIGRATE_DATA_DIR": str(tmp_path / "data")}
+
+    def send(*extra: str) -> list[dict[str, Any]]:
+        r = subprocess.run(
+            [sys.executable, "-m", "zmigrate", "send", "-r", f"lab-src:{root}", f"lab-dst:{copy}",
+             "--snapshot", "--buffer", "16M", "--json", *extra], capture_output=True, text=True,
+            timeout=300, env=env, stdin=subprocess.DEVNULL)
+        assert r.returncode == 0, r.stderr + r.stdout
+        return _events(r.stdout)
+
+    send()
+    write_random_files(src.mountpoint / "t/a/day1", 4, files=2)
+    last = _snapshots(root)[-1]
+    assert wait_until(lambda: snapshot_name() != last, 3)
+    send()
+    for rel in ("t", "t/b", "t/c"):
+        write_random_files(src.mountpoint / rel / "day2", 4, files=2)
+    last = _snapshots(root)[-1]
+    assert wait_until(lambda: snapshot_name() != last, 3)
+    events = send("--final")
+    kinds = [e["event"] for e in events]
+    predicted = next(e for e in events if e["event"] == "readonly_window")
+    assert kinds.index("readonly_window") < kinds.index("tree_plan")  # said before it ran
+    assert predicted["datasets"] == 6 and predicted["at_least"] is True  # zfs-fuse: no written
+    assert predicted["changed"] >= 12 * 2**20
+    done = next(e for e in events if e["event"] == "done")
+    real = done["readonly_seconds"]
+    print(f"\nREADONLY WINDOW (lab): predicted {predicted['seconds']:.1f} s, real {real:.1f} s "
+          f"({predicted['changed'] / 2**20:.1f} MiB changed in {predicted['datasets']} datasets)")
+    assert abs(predicted["seconds"] - real) <= max(0.5 * real, 5.0)

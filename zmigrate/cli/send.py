@@ -6,13 +6,14 @@ import argparse
 import json
 from typing import Any, TextIO
 
-from ..engine import shell
+from ..engine import readonly_window, shell
 from ..engine.errors import InvalidNameError
 from ..engine.events import PlanReady, json_default
-from ..engine.history import Recorder
+from ..engine.history import History, HistoryError, Recorder
 from ..engine.hosts import Host
 from ..engine.job import Job, Request
 from ..engine.plan import Options
+from ..engine.readonly_window import Window
 from ..engine.ssh import HostSpec
 from ..engine.stall import STALL_AFTER
 from ..engine.transports import Compression, Transport
@@ -201,12 +202,16 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def _run_tree(args: argparse.Namespace, job: TreeJob, out: TextIO, err: TextIO) -> int:
     if not args.dry_run and not args.no_history:
         job.subscribe(Recorder.for_default_store())
+    window = _readonly_window(job) if job.request.final else None
     if args.dry_run:
-        plan = job.prepare()
+        plan = job.plan or job.prepare()
         if args.json:
-            print_json(plan.to_json(), out)
+            print_json({**plan.to_json(), **(
+                {"readonly_window": window.to_json()} if window is not None else {})}, out)
             return EXIT_OK
         print(plan.describe(), file=out)
+        if window is not None:
+            print(f"Final sync: {readonly_window.describe(window)}.", file=out)
         for host, line in plan.commands():
             print(f"\n# on {host}:\n{line}", file=out)
         for e in plan.entries:
@@ -220,9 +225,26 @@ def _run_tree(args: argparse.Namespace, job: TreeJob, out: TextIO, err: TextIO) 
             for host, line in job.dataset_plan(e).commands():
                 print(f"# on {host}:\n{line}", file=out)
         return EXIT_OK
+    if window is not None:
+        # Said before the source becomes read-only, so the user can still stop here.
+        if args.json:
+            print_json({"event": "readonly_window", **window.to_json()}, out)
+        else:
+            print(f"Final sync: {readonly_window.describe(window)}.", file=err)
     _follow(job, args.json, out, err)
     return run_job(job, out, err, args.json,
                    closing=lambda s: describe_summary(job.plan, s) if job.plan else "done")
+
+
+def _readonly_window(job: TreeJob) -> Window:
+    """The final sync's read-only window, timed on this tree's earlier runs in the history."""
+    job.prepare()
+    try:
+        with History() as history:
+            records = history.jobs(limit=200, filter=job.request.destination)
+    except HistoryError:
+        records = []  # no history to time it from: the window says so
+    return job.readonly_window(records)
 
 
 def _follow(job: Job | TreeJob, as_json: bool, out: TextIO, err: TextIO) -> None:

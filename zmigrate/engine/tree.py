@@ -21,9 +21,10 @@ from __future__ import annotations
 import posixpath
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import replace
 
-from . import shell, zfs
+from . import readonly_window, shell, zfs
 from .diagnosis import Verdict
 from .errors import CancelledError, InvalidNameError, PreflightError, PreflightReason, ZmigrateError
 from .events import (
@@ -36,10 +37,12 @@ from .events import (
     Stalled,
     Summary,
 )
+from .history.records import JobRecord
 from .hosts import Host
 from .job import Job, Known, both, read_settled, within
 from .plan import Plan
-from .tree_checks import TreeCheck, check_mountpoints, root_mountpoint, verify_tree
+from .readonly_window import Window
+from .tree_checks import TreeCheck, check_mountpoints, place_root, verify_tree
 from .tree_jobs import Ports, dataset_job, with_new_snapshot
 from .tree_plan import (
     SMALL,
@@ -156,6 +159,13 @@ class TreeJob(Work):
         self._known = known
         return plan
 
+    def readonly_window(self, records: Sequence[JobRecord]) -> Window:
+        """How long the source would be read-only if this plan ran as a final sync, timed on
+        the earlier runs of the same tree in `records` (the history, newest first)."""
+        assert self.plan is not None and self._known is not None
+        return readonly_window.predict(self.plan, self._known.src_sets, self._known.dst_sets,
+                                       readonly_window.past_runs(records, self.plan))
+
     def _read_known(self) -> Known:
         """Both trees, the destination's parent, its ports, the tcp addresses and the pool's
         resume feature: one read each, all at once, for every dataset's job."""
@@ -193,6 +203,9 @@ class TreeJob(Work):
         self.states = DatasetStates(plan, self.emit)
         self.states.announce()
         self._check_cancel()
+        # The window the source is read-only (a final sync) or the run's own work takes: from
+        # the first change on the source to the checked copy (readonly_window.py learns from it).
+        window_from = time.monotonic()
         if plan.readonly_command:
             self.emit(StageChanged("preflight", "final sync: setting readonly=on on the source"))
             self.src.run(plan.readonly_command, timeout=300).check("setting readonly=on")
@@ -215,8 +228,9 @@ class TreeJob(Work):
             self._settle(plan)
             raise first_error
         self._finish_received(plan)
-        return tree_summary(plan, totals, time.monotonic() - t0, self.states.results,
-                            self.readonly_since, self.checked)
+        end = time.monotonic()
+        return tree_summary(plan, totals, end - t0, self.states.results,
+                            self.readonly_since, self.checked, window=end - window_from)
 
     def _send_all(self, plan: TreePlan, totals: Totals, t0: float) -> ZmigrateError | None:
         """Send every dataset to send; returns the first failure of a dataset that others do
@@ -284,7 +298,9 @@ class TreeJob(Work):
                 self._jobs.discard(job)
             progress.stopped(e.source)
         if e.source == plan.root and e.action == "full":
-            self._place_root(plan.destination)
+            assert self.dst_caps is not None
+            place_root(self.dst, self.dst_caps, self.request.mount_root, plan.destination,
+                       self.emit)
         return summary
 
     def _finish_received(self, plan: TreePlan) -> None:
@@ -308,17 +324,6 @@ class TreeJob(Work):
                                 host=self.dst.label,
                                 fix="run the same command again to send what is missing")
 
-    def _place_root(self, destination: str) -> None:
-        """Set the copy's root mountpoint before any child arrives, where this zfs could not
-        as it received (tree_checks.root_mountpoint says when and to what)."""
-        assert self.dst_caps is not None
-        value = root_mountpoint(self.dst_caps, self.request.mount_root)
-        if value is None:
-            return
-        self.emit(StageChanged("verifying", f"setting mountpoint={value} on {destination}"))
-        self.dst.execute(self.dst.privileged(
-            ["zfs", "set", f"mountpoint={value}", shell.dataset(destination)]),
-            timeout=120).check(f"setting mountpoint={value}")
 
 # The plan's names too, so `engine.tree` stays the one import for a tree's callers.
 __all__ = [

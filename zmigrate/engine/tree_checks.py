@@ -5,11 +5,13 @@ before its children arrive) and after (every dataset compared with its source, o
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from . import shell, zfs
 from .errors import PreflightError, PreflightReason
+from .events import StageChanged
 from .hosts import Host
 from .job import within
 from .tree_plan import TreePlan, destination_name
@@ -62,6 +64,18 @@ def root_mountpoint(dst_caps: zfs.Capabilities, mount_root: str | None) -> str |
     if mount_root is not None and dst_caps.receive_properties:
         return None
     return mount_root or "none"
+
+
+def place_root(dst: Host, dst_caps: zfs.Capabilities, mount_root: str | None, destination: str,
+               emit: Callable[[object], None]) -> None:
+    """Set the copy's root mountpoint before any child arrives, where this zfs could not as
+    it received (root_mountpoint says when and to what)."""
+    value = root_mountpoint(dst_caps, mount_root)
+    if value is None:
+        return
+    emit(StageChanged("verifying", f"setting mountpoint={value} on {destination}"))
+    dst.execute(dst.privileged(["zfs", "set", f"mountpoint={value}", shell.dataset(destination)]),
+                timeout=120).check(f"setting mountpoint={value}")
 
 
 @dataclass(slots=True)
@@ -135,4 +149,4 @@ def _lost_key_parent(plan: TreePlan, s: zfs.Dataset, d: zfs.Dataset) -> str | No
     return destination_name(root, plan.root, plan.destination)
 
 
-__all__ = ["TreeCheck", "check_mountpoints", "root_mountpoint", "verify_tree"]
+__all__ = ["TreeCheck", "check_mountpoints", "place_root", "root_mountpoint", "verify_tree"]

@@ -14,15 +14,20 @@ from .units import format_size
 
 
 def tree_summary(plan: TreePlan, totals: Totals, elapsed: float, results: dict[str, str],
-                 readonly_since: float | None, checked: TreeCheck) -> Summary:
-    """The tree's Summary: its bytes and rate, each dataset's state in `extra`."""
+                 readonly_since: float | None, checked: TreeCheck, *,
+                 window: float = 0.0) -> Summary:
+    """The tree's Summary: its bytes and rate, each dataset's state in `extra`; `window`: the
+    seconds from the first change on the source to the checked copy (read-only that long in a
+    final sync: `readonly_seconds`)."""
     extra: dict[str, object] = {
         "datasets": dict(results),
         "vanished": list(plan.vanished),
         "snapshot": plan.snapshot,
+        "window_seconds": round(window, 3),
     }
     if readonly_since is not None:
         extra["source_readonly_since"] = readonly_since
+        extra["readonly_seconds"] = round(window, 3)
     if checked.own_key_roots:
         # Each sent as its own raw stream: `zfs change-key -i` re-joins them.
         extra["own_encryption_roots"] = dict(checked.own_key_roots)
@@ -46,9 +51,11 @@ def describe_summary(plan: TreePlan, summary: Summary) -> str:
             f"{plan.destination_host}:{plan.destination} at @{plan.snapshot}")
     since = summary.extra.get("source_readonly_since")
     if since is not None:
+        window = float(summary.extra.get("readonly_seconds", 0.0))
         text += ("\nfinal sync: the source has been read-only since "
-                 f"{time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(float(since)))}, so the "
-                 "copy is exactly the source at that snapshot (zfs set readonly=off to undo)")
+                 f"{time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(float(since)))} "
+                 f"({window:.1f} s until the copy was checked), so the copy is exactly the "
+                 "source at that snapshot (zfs set readonly=off to undo)")
     if plan.vanished:
         text += "\ngone from the source, kept on the destination: " + ", ".join(plan.vanished)
     text += own_roots_advice(summary.extra.get("own_encryption_roots", {}), "\n")

@@ -1,0 +1,90 @@
+"""The final sync's read-only window: measured on earlier runs of the tree, predicted from what
+changed since the copy's newest snapshot."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zmigrate.engine.history.records import JobRecord
+from zmigrate.engine.readonly_window import (
+    PastRuns,
+    Window,
+    changed_since_common,
+    describe,
+    past_runs,
+    predict,
+)
+from zmigrate.engine.tree_plan import TreeEntry, TreePlan
+from zmigrate.engine.zfs import Dataset, Snapshot
+
+MiB = 2**20
+
+
+def _plan(*entries: TreeEntry) -> TreePlan:
+    return TreePlan("src", "dst", "tank/t", "bk/t", "s3", "zfs snapshot", "zfs set", entries,
+                    (), (), "unmounted")
+
+
+def _entry(name: str, action: str = "incremental") -> TreeEntry:
+    return TreeEntry(name, "bk" + name[4:], "filesystem", 0, action)
+
+
+def _ds(name: str, referenced: int, snaps: list[tuple[str, int, int, int | None]],
+        written: int | None = None) -> Dataset:
+    """snaps: (short, guid, referenced, written)."""
+    return Dataset(name, "filesystem", 1, referenced, referenced, 0, 0,
+                   [Snapshot(f"{name}@{s}", g, i, i + 1, 0, ref, w)
+                    for i, (s, g, ref, w) in enumerate(snaps)], written=written)
+
+
+def _record(summary_extra: dict[str, Any], nbytes: int, rate: float, seconds: float,
+            outcome: str = "verified", destination: str = "dst") -> JobRecord:
+    return JobRecord(
+        id=1, job_key="k", started=0.0, ended=seconds + 3, heartbeat=0.0, source="src",
+        destination=destination, snapshot="tank/t@zmigrate-1", destination_dataset="bk/t",
+        kind="tree", base=None, transport="tcp", port=None, estimate=None, options={},
+        commands=[], description="", outcome=outcome, stored_outcome=outcome, error=None,
+        bytes=nbytes, seconds=seconds, avg_rate=rate, verdict=None, verdict_text=None,
+        verdict_data=None, summary={"extra": summary_extra}, sample_rows=0,
+        samples_truncated=False, pid=None, hostname=None)
+
+
+def test_the_rate_comes_from_the_big_run_and_the_cost_per_dataset_from_the_newest() -> None:
+    plan = _plan(_entry("tank/t"), _entry("tank/t/a"))
+    full = _record({"datasets": {"tank/t": "verified", "tank/t/a": "verified"},
+                    "window_seconds": 12.0}, 1000 * MiB, 100.0 * MiB, 12.0)
+    catch_up = _record({"datasets": {"tank/t": "verified", "tank/t/a": "verified"},
+                        "window_seconds": 3.0}, 100 * MiB // 100, 5.0 * MiB, 3.0)
+    other = _record({"datasets": {}}, 5000 * MiB, 1.0, 99.0, destination="elsewhere")
+    failed = _record({"datasets": {}}, 5000 * MiB, 1.0, 99.0, outcome="failed")
+    past = past_runs([catch_up, other, failed, full], plan)
+    assert past is not None and past.runs == 2
+    assert past.rate == 100.0 * MiB  # the catch-up moved 1 MiB: too little to time a rate
+    assert 1.49 < past.per_dataset < 1.5  # (3 s - 1 MiB at 100 MiB/s) over 2 datasets
+    assert past_runs([other, failed], plan) is None
+
+
+def test_changed_bytes_from_written_or_at_least_the_growth_without_it() -> None:
+    plan = _plan(_entry("tank/t"), _entry("tank/t/a"), _entry("tank/t/new", "full"))
+    src = [_ds("tank/t", 50 * MiB, [("s1", 11, 40 * MiB, 40 * MiB), ("s2", 12, 45 * MiB, 6 * MiB)],
+               written=3 * MiB),
+           _ds("tank/t/a", 30 * MiB, [("s1", 21, 20 * MiB, None)]),
+           _ds("tank/t/new", 7 * MiB, [])]
+    dst = [_ds("bk/t", 1, [("s1", 11, 0, None)]), _ds("bk/t/a", 1, [("s1", 21, 0, None)])]
+    changed, at_least = changed_since_common(src, dst, plan)
+    # t: written after @s1 (6) and since @s2 (3); t/a: referenced grew 20 -> 30; new: all 7.
+    assert changed == (6 + 3 + 10 + 7) * MiB
+    assert at_least
+
+
+def test_prediction_and_its_words() -> None:
+    plan = _plan(_entry("tank/t"), _entry("tank/t/a"))
+    src = [_ds("tank/t", 10, [("s1", 1, 10, 0)], written=200 * MiB),
+           _ds("tank/t/a", 10, [("s1", 2, 10, 0)], written=0)]
+    dst = [_ds("bk/t", 1, [("s1", 1, 0, None)]), _ds("bk/t/a", 1, [("s1", 2, 0, None)])]
+    w = predict(plan, src, dst, PastRuns(rate=100 * MiB, per_dataset=1.5, runs=2))
+    assert w == Window(5.0, 200 * MiB, 2, False)
+    assert describe(w) == ("the source will be read-only for about 5 s (200 MiB changed in "
+                           "2 datasets)")
+    unknown = predict(plan, src, dst, None)
+    assert unknown.seconds is None and "a catch-up run first gives the figure" in describe(unknown)
