@@ -10,11 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from . import zfs
-from .history.records import JobRecord
-from .tree_plan import TreePlan
 from .units import format_size
+
+if TYPE_CHECKING:
+    from . import zfs
+    from .history.records import JobRecord
+    from .tree_plan import TreePlan
 
 # A run that moved less than this says little about the rate (its bytes take less time than
 # its fixed costs): the rate comes from the run of this tree that moved the most.

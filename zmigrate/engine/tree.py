@@ -23,6 +23,7 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from . import readonly_window, shell, zfs
 from .diagnosis import Verdict
@@ -37,11 +38,9 @@ from .events import (
     Stalled,
     Summary,
 )
-from .history.records import JobRecord
 from .hosts import Host
 from .job import Job, Known, both, read_settled, within
 from .plan import Plan
-from .readonly_window import Window
 from .tree_checks import TreeCheck, check_mountpoints, place_root, verify_tree
 from .tree_jobs import Ports, dataset_job, with_new_snapshot
 from .tree_plan import (
@@ -73,6 +72,10 @@ from .tree_summary import (
     tree_summary,
 )
 from .work import Work
+
+if TYPE_CHECKING:
+    from .history.records import JobRecord
+    from .readonly_window import Window
 
 
 class TreeJob(Work):
