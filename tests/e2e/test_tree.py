@@ -53,6 +53,10 @@ def _snapshots(ds: str) -> list[str]:
     return [line.split("@", 1)[1] for line in out.splitlines() if line.split("@")[0] == ds]
 
 
+def _referenced(ds: str) -> int:
+    return int(zfs("get", "-Hp", "-o", "value", "referenced", ds).strip())
+
+
 def _local(ds: str) -> dict[str, str]:
     out = zfs("get", "-H", "-s", "local,received", "-o", "property,value", "all", ds)
     return dict(line.split("\t", 1) for line in out.splitlines())
@@ -403,8 +407,13 @@ def test_the_final_syncs_read_only_window_is_predicted_and_then_measured(
     last = _snapshots(root)[-1]
     assert wait_until(lambda: snapshot_name() != last, 3)
     send()
-    for rel in ("t", "t/b", "t/c"):
+    before = {rel: _referenced(f"{src.name}/{rel}") for rel in ("t", "t/b", "t/c")}
+    for rel in before:
         write_random_files(src.mountpoint / rel / "day2", 4, files=2)
+    # What is written shows in `referenced` once its transaction group is on disk (seconds
+    # later on zfs-fuse): the prediction reads what the pool says, as a user's hours later.
+    assert wait_until(lambda: all(_referenced(f"{src.name}/{rel}") > before[rel] + 3 * 2**20
+                                  for rel in before), 60, 0.5)
     last = _snapshots(root)[-1]
     assert wait_until(lambda: snapshot_name() != last, 3)
     events = send("--final")
