@@ -98,6 +98,17 @@ def test_tree_end_to_end_then_sync_again(qtbot: QtBot, wizard: MigrationWizard, 
         copy = name.replace(root, f"{dst_pool.name}/copy", 1)
         assert snapshot_guid(f"{copy}@{second_snap}") == snapshot_guid(f"{name}@{second_snap}")
 
+    # Final sync: Review says how long the source will be read-only (timed on the two runs
+    # above, in the history), Done how long it was.
+    w.done_page.ui.final_sync_button.click()
+    wait_review(qtbot, w)
+    told = w.review_page.ui.time_label.text()
+    assert told.startswith("Final sync: the source will be read-only for about "), told
+    start_transfer(w)
+    qtbot.waitUntil(lambda: w.currentId() == PageId.DONE, timeout=WAIT_TRANSFER)
+    assert s.summary is not None, w.done_page.ui.reason_label.text()
+    assert "s until the copy was checked" in w.done_page.ui.reason_label.text()
+
 
 def test_mountpoint_collision_is_shown_before_anything_runs(
         qtbot: QtBot, wizard: MigrationWizard, lab_env: Lab, pools: tuple[Pool, Pool]) -> None:
@@ -133,3 +144,4 @@ def test_mountpoint_collision_is_shown_before_anything_runs(
     qtbot.waitUntil(lambda: not page.checking_tree, timeout=30_000)
     assert page.isComplete(), page.ui.state_label.text()
     assert "mounted under" in page.ui.state_label.text()
+

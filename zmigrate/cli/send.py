@@ -9,7 +9,8 @@ from typing import Any, TextIO
 from ..engine import readonly_window, shell
 from ..engine.errors import InvalidNameError
 from ..engine.events import PlanReady, json_default
-from ..engine.history import History, HistoryError, Recorder
+from ..engine.final_sync import readonly_window_of
+from ..engine.history import Recorder
 from ..engine.hosts import Host
 from ..engine.job import Job, Request
 from ..engine.plan import Options
@@ -239,12 +240,7 @@ def _run_tree(args: argparse.Namespace, job: TreeJob, out: TextIO, err: TextIO) 
 def _readonly_window(job: TreeJob) -> Window:
     """The final sync's read-only window, timed on this tree's earlier runs in the history."""
     job.prepare()
-    try:
-        with History() as history:
-            records = history.jobs(limit=200, filter=job.request.destination)
-    except HistoryError:
-        records = []  # no history to time it from: the window says so
-    return job.readonly_window(records)
+    return readonly_window_of(job)
 
 
 def _follow(job: Job | TreeJob, as_json: bool, out: TextIO, err: TextIO) -> None:

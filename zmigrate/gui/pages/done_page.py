@@ -151,8 +151,12 @@ class DonePage(Page):
             where = markup.escape(f"{plan.destination} now holds @{plan.snapshot}")
             when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(since))) \
                 if isinstance(since, int | float) else ""
+            window = summary.extra.get("readonly_seconds")
+            held = f" ({window:.1f} s until the copy was checked)" \
+                if isinstance(window, int | float) else ""
             ui.reason_label.setText(
-                where + (f"<br><b>Final sync:</b> the source has been read-only since {when}; "
+                where + (f"<br><b>Final sync:</b> the source has been read-only since {when}"
+                         f"{held}; "
                          f"the copy is exactly the source at @{markup.escape(plan.snapshot)}."
                          if when else "<br>Sync again to send only what changed since."))
             if plan.vanished:

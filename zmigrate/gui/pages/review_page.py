@@ -5,11 +5,13 @@ from __future__ import annotations
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QWidget, QWizard
 
-from ...engine import leftovers
+from ...engine import leftovers, readonly_window
 from ...engine.errors import ZmigrateError
 from ...engine.events import StageChanged
+from ...engine.final_sync import readonly_window_of
 from ...engine.job import Job, Request
 from ...engine.plan import Plan
+from ...engine.readonly_window import Window
 from ...engine.tree import TreeEntry, TreeJob, TreePlan
 from ...engine.units import format_size
 from .. import forms, markup, style
@@ -26,10 +28,14 @@ from .transport_page import GIGABIT_RATE
 COMMANDS_FOR = 40
 
 
-def plan_with_commands(job: TreeJob) -> tuple[TreePlan, list[tuple[TreeEntry, list[str]]]]:
-    """The tree's plan and each dataset's exact commands (remote: call it off the GUI
-    thread)."""
+def plan_with_commands(job: TreeJob) -> tuple[TreePlan, list[tuple[TreeEntry, list[str]]],
+                                              Window | None]:
+    """The tree's plan, each dataset's exact commands and, for a final sync, its read-only
+    window (remote: call it off the GUI thread)."""
     plan = job.prepare()
+    window = None
+    if job.request.final:
+        window = readonly_window_of(job)
     out: list[tuple[TreeEntry, list[str]]] = []
     for i, entry in enumerate(plan.entries):
         if entry.action == "skip":
@@ -49,7 +55,7 @@ def plan_with_commands(job: TreeJob) -> tuple[TreePlan, list[tuple[TreeEntry, li
             # Decided again when it runs (e.g. after its parent arrives): say so, not fail.
             commands = [f"# decided when it runs: {exc.message}"]
         out.append((entry, commands))
-    return plan, out
+    return plan, out, window
 
 
 class ReviewPage(Page):
@@ -138,7 +144,8 @@ class ReviewPage(Page):
         self.completeChanged.emit()
 
     def _on_tree_plan(self, generation: int, job: TreeJob, plan: TreePlan,
-                      dataset_commands: list[tuple[TreeEntry, list[str]]]) -> None:
+                      dataset_commands: list[tuple[TreeEntry, list[str]]],
+                      window: Window | None) -> None:
         if generation != self._generation:
             return
         self._done()
@@ -157,6 +164,9 @@ class ReviewPage(Page):
             self.ui.time_label.setText(f"Time: about {elapsed(plan.total / rate)} at "
                                        + ("the rate limit" if options.rate_limit
                                           else "1 GbE"))
+        if window is not None:
+            # What a final sync asks of the user: how long the source stays read-only.
+            self.ui.time_label.setText("Final sync: " + readonly_window.describe(window))
         lines: list[str] = []
         for host, cmd in plan.commands():
             what = "snapshot now" if cmd == plan.snapshot_command else "final sync"
