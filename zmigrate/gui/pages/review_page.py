@@ -34,7 +34,7 @@ def plan_with_commands(job: TreeJob) -> tuple[TreePlan, list[tuple[TreeEntry, li
     window (remote: call it off the GUI thread)."""
     plan = job.prepare()
     window = None
-    if job.request.final:
+    if plan.readonly_command:  # a final sync
         window = readonly_window_of(job)
     out: list[tuple[TreeEntry, list[str]]] = []
     for i, entry in enumerate(plan.entries):
