@@ -64,7 +64,8 @@ def test_tree_state_line_counts_actions_mount_and_vanished() -> None:
 
 
 def test_review_lists_each_datasets_exact_commands() -> None:
-    tree, rows = plan_with_commands(FakeJob(plan()))  # type: ignore[arg-type]
+    tree, rows, window = plan_with_commands(FakeJob(plan()))  # type: ignore[arg-type]
+    assert window is None  # not a final sync
     assert tree.root == "tank/a"
     by = {e.source: c for e, c in rows}
     assert by["tank/a"] == ["# on dst\nzfs receive backup/a", "# on src\nzfs send backup/a"]
@@ -78,7 +79,7 @@ def test_review_names_the_stream_a_carried_dataset_arrives_in() -> None:
                          carried_by="tank/a"))
     tree = TreePlan("src", "dst", "tank/a", "backup/a", "s", None, None, entries, (), (),
                     "The copy is received unmounted (zfs receive -u)")
-    _, rows = plan_with_commands(FakeJob(tree))  # type: ignore[arg-type]
+    _, rows, _ = plan_with_commands(FakeJob(tree))  # type: ignore[arg-type]
     by = {e.source: c for e, c in rows}
     assert by["tank/a"] == ["# on dst\nzfs receive backup/a", "# on src\nzfs send backup/a"]
     assert by["tank/a/x"] == ["# arrives in the raw replication stream of tank/a"]
