@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from zmigrate.engine.diagnosis import Diagnoser, Verdict, diagnose
 from zmigrate.engine.doctor import Doctor, DoctorReport, HostCpu, ProcessCpu, StageResult
+from zmigrate.engine.doctor.stages import report as doctor_report
 from zmigrate.engine.events import PlanReady, Sample, Side, Stalled
 from zmigrate.engine.findings import Figure, Note, NoteKind
 from zmigrate.engine.hosts import LocalHost
@@ -215,7 +216,7 @@ def report(stages: list[StageResult], transport: Transport = Transport.TCP) -> D
     """The doctor's own report on these stages (the slowest on the path, advise()'s advice)."""
     doctor = Doctor(LocalHost("tank.lan"), LocalHost("backup-01"),
                     options=Options(transport=transport))
-    return doctor._report(stages)
+    return doctor_report(doctor, stages)
 
 
 def reports() -> dict[str, DoctorReport]:

@@ -8,7 +8,7 @@ import time
 from zmigrate.engine.errors import ZmigrateError
 from zmigrate.engine.events import Summary
 from zmigrate.engine.tree_plan import SMALL, TreeEntry, TreePlan
-from zmigrate.engine.tree_schedule import schedule
+from zmigrate.engine.tree_schedule import AUTO_WIDTH, auto_width, schedule
 
 
 def _plan(*entries: tuple[str, int]) -> TreePlan:
@@ -83,3 +83,12 @@ def test_every_outcome_is_a_summary_when_nothing_fails() -> None:
     plan = _plan(("tank", 1), ("tank/a", 1), ("tank/b", 1))
     outcomes = [o for _, _, o in schedule(plan, 3, _Recorder(), threading.Event())]
     assert all(isinstance(o, Summary) for o in outcomes) and len(outcomes) == 3
+
+
+def test_the_default_width_is_what_both_hosts_memory_holds() -> None:
+    GiB = 2**30
+    assert auto_width([8 * GiB, 16 * GiB], 1 * GiB) == AUTO_WIDTH == 4
+    # 2 x 64 MiB per small stream: half of 300 MiB holds one pair, not four.
+    assert auto_width([8 * GiB, 300 * 2**20], 1 * GiB) == 1
+    assert auto_width([8 * GiB, 600 * 2**20], 1 * GiB) == 2
+    assert auto_width([8 * GiB, None], 1 * GiB) == 1  # a host that does not say: one at a time

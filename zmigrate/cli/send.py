@@ -114,9 +114,10 @@ def add_parser(sub: Any) -> None:
     tree.add_argument("--mount-root", metavar="PATH",
                       help="mount the copy under PATH (default: received unmounted, "
                       "mountpoints kept, where the destination's zfs can)")
-    tree.add_argument("--parallel", type=int, default=1, metavar="N",
+    tree.add_argument("--parallel", type=int, default=None, metavar="N",
                       help="up to N small datasets (under 64 MiB) in flight at once; a bigger "
-                      "one always runs alone (default 1)")
+                      "one always runs alone (default: up to 4, as both hosts' memory allows; "
+                      "1 sends one dataset at a time)")
     sp.add_argument("--json", action="store_true", help="newline-delimited JSON events on stdout")
     sp.add_argument("-n", "--dry-run", action="store_true",
                     help="check and print the plan and its commands; run nothing")
@@ -143,8 +144,8 @@ def _tree_request(args: argparse.Namespace, source: str, destination: str,
                        parallel=_parallel(args.parallel))
 
 
-def _parallel(n: int) -> int:
-    if not 1 <= n <= 16:
+def _parallel(n: int | None) -> int | None:
+    if n is not None and not 1 <= n <= 16:
         raise InvalidNameError(f"--parallel {n} is out of range", fix="give 1 to 16")
     return n
 
@@ -159,7 +160,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if tree_request is None:
         shell.snapshot(snapshot)
         for flag, given in (("--snapshot", args.snapshot), ("--exclude", args.exclude),
-                            ("--parallel", args.parallel != 1),
+                            ("--parallel", args.parallel is not None),
                             ("--final", args.final), ("--mount-root", args.mount_root)):
             if given:
                 raise InvalidNameError(f"{flag} goes with -r (a tree)")

@@ -55,7 +55,7 @@ from .tree_plan import (
     plan_tree,
     snapshot_name,
 )
-from .tree_schedule import Totals, TreeProgress, schedule
+from .tree_schedule import Totals, TreeProgress, auto_width, schedule
 from .tree_states import (
     FAILED,
     RECEIVED,
@@ -162,6 +162,15 @@ class TreeJob(Work):
         self._known = known
         return plan
 
+    @property
+    def width(self) -> int:
+        """Datasets in flight at once: as asked, or by both hosts' memory (after prepare)."""
+        if self.request.parallel is not None:
+            return self.request.parallel
+        caps = [c for c in (self.src_caps, self.dst_caps) if c is not None]
+        return auto_width([c.mem_available for c in caps] or [None],
+                          self.request.options.buffer_size)
+
     def readonly_window(self, records: Sequence[JobRecord]) -> Window:
         """How long the source would be read-only if this plan ran as a final sync, timed on
         the earlier runs of the same tree in `records` (the history, newest first)."""
@@ -240,7 +249,7 @@ class TreeJob(Work):
         not depend on (the rest still went), raises when nothing more can go."""
         first_error: ZmigrateError | None = None
         progress = TreeProgress(plan, totals, t0)
-        outcomes = schedule(plan, self.request.parallel,
+        outcomes = schedule(plan, self.width,
                             lambda i, e: self._send_one(plan, i, e, progress), self._cancel)
         for i, e, outcome in outcomes:
             if isinstance(outcome, CancelledError):

@@ -45,8 +45,9 @@ class TreeRequest:
     mount_root: str | None = None
     options: Options = field(default_factory=Options)
     # Datasets in flight at once. Only datasets under SMALL bytes share the link; a bigger one
-    # runs alone, so big streams do not fight for it and its plot stays its own.
-    parallel: int = 1
+    # runs alone, so big streams do not fight for it and its plot stays its own. None: as many
+    # as both hosts' memory holds the buffers of, up to tree_schedule.AUTO_WIDTH.
+    parallel: int | None = None
 
 
 # A dataset referencing less than this is "small" for --parallel.

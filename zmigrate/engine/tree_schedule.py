@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
@@ -19,6 +19,11 @@ from .rate import eta
 from .tree_plan import SMALL, TreeEntry, TreePlan
 
 Outcome = Summary | BaseException
+# Small datasets in flight at once by default: their fixed costs (commands, listeners, the
+# first status line) overlap, and a tree of many small datasets goes as fast as the hand loop.
+AUTO_WIDTH = 4
+# Of a host's available memory, the share the small datasets' buffers may take together.
+AUTO_MEMORY_SHARE = 0.5
 SendOne = Callable[[int, TreeEntry], Summary]
 
 
@@ -40,6 +45,19 @@ def carried(plan: TreePlan, e: TreeEntry) -> list[tuple[int, TreeEntry]]:
 
 def stream_size(plan: TreePlan, e: TreeEntry) -> int:
     return e.size + sum(x.size for _, x in carried(plan, e))
+
+
+def auto_width(mem_available: Sequence[int | None], buffer: int) -> int:
+    """How many small datasets go at once by default: AUTO_WIDTH, fewer where a host's
+    available memory does not hold that many pairs of buffers (each filled up to SMALL bytes
+    at most: a small stream never fills more), one where a host does not say."""
+    per_stream = 2 * min(buffer, SMALL)
+    width = AUTO_WIDTH
+    for mem in mem_available:
+        if mem is None:
+            return 1
+        width = min(width, int(mem * AUTO_MEMORY_SHARE) // per_stream)
+    return max(1, width)
 
 
 def streams(plan: TreePlan) -> list[tuple[int, TreeEntry]]:

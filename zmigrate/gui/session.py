@@ -40,7 +40,7 @@ class Session:
     final: bool = False  # the source is set readonly=on first (cut-over)
     # Small datasets (under tree.SMALL) this many at once, a big one alone: small ones spend
     # most of their time on round trips, which overlap; big ones would fight for the link.
-    parallel: int = 4
+    parallel: int | None = None  # None: up to 4, as both hosts' memory allows
     tree_job: TreeJob | None = None
     tree_plan: TreePlan | None = None
     destination: str | None = None

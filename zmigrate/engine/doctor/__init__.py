@@ -1,12 +1,14 @@
 """The doctor: time each stage of a transfer alone and name the slowest.
 
-`stages` runs the measurements (`Doctor`), `cpu` reads the hosts' CPU between two moments,
-`results` is what a run reports, `advice` turns the figures into what to do (as data: the
-faces word it).
+`stages` defines and runs the stages (`Doctor`), `measure` runs one stage's pipelines for a
+bounded time and reads its rate, `compress` is the compression stage, `cpu` reads the hosts'
+CPU between two moments, `results` is what a run reports, `advice` turns the figures into what
+to do (as data: the faces word it).
 """
 
 from .advice import advise
 from .cpu import cpu_between, parse_cpu
+from .measure import DOCTOR_ENV
 from .results import (
     CPU_BOUND,
     DoctorReport,
@@ -18,7 +20,6 @@ from .results import (
 )
 from .stages import (
     DEFAULT_SECONDS,
-    DOCTOR_ENV,
     FAST_CIPHERS,
     STAGES,
     TEMP_PREFIX,

@@ -154,8 +154,8 @@ class ReviewPage(Page):
         options = job.request.options
         self.ui.summary_label.setText(markup.escape(
             plan.describe() + " Parents first; " + (
-                f"up to {job.request.parallel} small datasets at once, a big one alone"
-                if job.request.parallel > 1 else "one dataset at a time")
+                f"up to {job.width} small datasets at once, a big one alone"
+                if job.width > 1 else "one dataset at a time")
             + "; each is verified (guid, snapshots, properties)."))
         self.ui.size_label.setText(f"Size: about {format_size(plan.total)}")
         self._show_notes([])

@@ -1,0 +1,83 @@
+"""The doctor's link stages: the network (tcp, mbuffer to mbuffer) and ssh (each cipher)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from .. import shell
+from ..errors import ZmigrateError
+from ..findings import Note, NoteKind
+from ..pipeline import free_port
+from ..route import SshRoute, diagnose
+from ..transports import carrier
+from ..transports.tcp import address_port
+from .measure import DOCTOR_ENV, mbuffer_argv
+from .results import StageResult
+
+if TYPE_CHECKING:
+    from .stages import Doctor
+
+SSH_PROBE_TIMEOUT = 30.0
+
+
+def network_stage(doctor: Doctor) -> StageResult:
+    """mbuffer to mbuffer over tcp, from /dev/zero to /dev/null: the network alone."""
+    title = "network (tcp, mbuffer)"
+    in_path = carrier(doctor.transport).doctor_stage == "network"
+    try:
+        connect, allow = doctor.job().addresses()
+        connect = doctor.options.connect_address or connect
+        allow = doctor.options.allow_address or allow
+        port = doctor.options.port or free_port(doctor.dst)
+    except ZmigrateError as exc:
+        return StageResult("network", title, None, 0.0, 0, in_path, error=exc.message)
+    listen = address_port(allow, port) if allow else str(port)
+    receiver = shell.join(mbuffer_argv("-I", listen, "-o", "/dev/null"))
+    sender = shell.join(mbuffer_argv("-i", "/dev/zero", "-O", address_port(connect, port)))
+    return doctor.measurer.measure("network", title, in_path,
+                                   [(doctor.dst, receiver), (doctor.src, sender)], 0,
+                                   listen_port=port, details={"port": port, "connect": connect})
+
+
+def _ssh_route(doctor: Doctor) -> tuple[str, tuple[str, ...], SshRoute | None]:
+    """(target, options, the route they were made from: None when the caller gave them)."""
+    if doctor.options.ssh_target:
+        return doctor.options.ssh_target, doctor.options.ssh_options, doctor.options.ssh_route
+    route = doctor.job().ssh_route()
+    target, opts = route.target_and_options()
+    return target, opts, route
+
+
+def ssh_stages(doctor: Doctor) -> Iterator[StageResult]:
+    """/dev/zero through ssh from the source into `cat` on the destination: ssh's default
+    cipher and the fast ones, each a row."""
+    in_path_default = carrier(doctor.transport).doctor_stage == "ssh"
+    target, opts, route = _ssh_route(doctor)
+    base = ["ssh", "-o", "BatchMode=yes", "-o", "ConnectTimeout=10", *opts]
+    probe = doctor.src.run(shell.join([*base, target, "true"]) + " </dev/null",
+                         timeout=SSH_PROBE_TIMEOUT)
+    if not probe.ok:
+        lines = [x for x in probe.stderr.strip().splitlines() if x.strip()]
+        reason = lines[-1] if lines else f"exit {probe.status}"
+        # Through jump hosts the last line is the outer ssh's; which hop failed, and why,
+        # takes a login to each in turn.
+        failure = diagnose(doctor.src, route) if route is not None else None
+        if failure is not None:
+            reason = failure.cause
+        yield StageResult("ssh", "ssh from source to destination", None, 0.0, 0,
+                          in_path_default, skipped=True,
+                          notes=(Note(NoteKind.SSH_UNREACHABLE, {"reason": reason}),),
+                          details={"target": target})
+        return
+    remote = shell.join(["env", f"{DOCTOR_ENV}={doctor.run_id}", "cat"]) + " > /dev/null"
+    for cipher in (None, *doctor.ciphers):
+        if doctor.cancelled:
+            break
+        cipher_args = ["-c", cipher] if cipher else []
+        line = shell.pipe(shell.join(mbuffer_argv("-i", "/dev/zero")),
+                          shell.join([*base[:1], *cipher_args, *base[1:], target, remote]))
+        name = f"ssh_{cipher or 'default'}"
+        title = f"ssh, {cipher or 'default cipher'}"
+        yield doctor.measurer.measure(name, title, in_path_default and cipher is None,
+                            [(doctor.src, line)], 0, details={"cipher": cipher, "target": target})

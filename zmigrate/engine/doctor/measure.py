@@ -1,0 +1,212 @@
+"""How the doctor runs one stage: its pipelines spawned (tagged with the run id), their
+mbuffers followed, stopped after a bounded time, and the CPU each host spent meanwhile."""
+
+from __future__ import annotations
+
+import collections
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from .. import shell
+from ..errors import ZmigrateError
+from ..findings import Note, NoteKind
+from ..hosts import Host, Process
+from ..mbuffer import LineSplitter, parse_status, parse_summary
+from ..pipeline import await_listener, stop_processes, wait_listening
+from ..units import KiB, MiB, size_arg
+from .cpu import CPU_SCRIPT, CpuSnapshot, cpu_between, parse_cpu
+from .results import Emit, StageResult, StageStarted
+
+BLOCK = 128 * KiB
+BUFFER = 64 * MiB  # enough to smooth a stage; the doctor measures rates, not buffering
+DOCTOR_ENV = "ZMIGRATE_DOCTOR"
+SUMMARY_WAIT = 5.0  # seconds to wait for mbuffer's summary line after it exited
+
+
+def mbuffer_argv(*extra: str) -> list[str]:
+    """The doctor's mbuffer (its block and buffer) with `extra` arguments."""
+    return ["mbuffer", "-s", size_arg(BLOCK), "-m", size_arg(BUFFER), *extra]
+
+
+class Meter:
+    """Follows one mbuffer's stderr: (arrival time, total) of each status line, the summary."""
+
+    def __init__(self) -> None:
+        self._split = LineSplitter()
+        self._lock = threading.Lock()
+        self.points: list[tuple[float, int]] = []
+        self.summary_rate: float | None = None
+        self.summary_total: int | None = None
+        self.tail: collections.deque[str] = collections.deque(maxlen=20)
+
+    def feed(self, data: bytes) -> None:
+        now = time.monotonic()
+        for line in self._split.feed(data):
+            status = parse_status(line)
+            with self._lock:
+                if status is not None:
+                    self.points.append((now, status.total))
+                    continue
+                summary = parse_summary(line)
+                if summary is not None:
+                    self.summary_rate, self.summary_total = summary.rate, summary.total
+                elif line.strip() and "No controlling terminal" not in line:
+                    self.tail.append(line.strip())
+
+    @property
+    def total(self) -> int:
+        with self._lock:
+            if self.summary_total is not None:
+                return self.summary_total
+            return self.points[-1][1] if self.points else 0
+
+    def rate(self, started: float, completed: bool) -> float | None:
+        """Bytes/s: mbuffer's own average when it ran to the end, else the slope of its totals
+        after the first status line (which includes start-up and connection set-up)."""
+        with self._lock:
+            if completed and self.summary_rate is not None:
+                return self.summary_rate
+            pts = self.points[1:] if len(self.points) >= 3 else self.points
+            if len(pts) >= 2 and pts[-1][0] - pts[0][0] > 0.2:
+                return (pts[-1][1] - pts[0][1]) / (pts[-1][0] - pts[0][0])
+            if pts and pts[-1][0] > started:
+                return pts[-1][1] / (pts[-1][0] - started)
+            return None
+
+    def error(self) -> str:
+        lines = [x for x in self.tail if not x.startswith("summary:")]
+        return "; ".join(lines[-3:]) if lines else "no error message"
+
+
+@dataclass
+class Spawned:
+    host: Host
+    proc: Process
+    meter: Meter
+
+
+class Measurer:
+    """Runs a stage's pipelines on the two hosts for a bounded time and reads its rate."""
+
+    def __init__(self, src: Host, dst: Host, seconds: float, run_id: str, emit: Emit,
+                 cancelled: threading.Event) -> None:
+        self.src, self.dst, self.seconds, self.run_id = src, dst, seconds, run_id
+        self._emit, self.cancelled = emit, cancelled
+        self._lock = threading.Lock()
+        self._stopping = threading.Lock()
+        self._live: list[Spawned] = []
+
+    def line(self, pipeline: str) -> str:
+        """The pipeline with our run id in its environment, so any leftover can be found."""
+        return shell.join(["env", f"{DOCTOR_ENV}={self.run_id}", "sh", "-c", pipeline])
+
+    def spawn(self, host: Host, pipeline: str) -> Spawned:
+        meter = Meter()
+        proc = host.spawn(self.line(pipeline), on_stderr=meter.feed, on_stdout=meter.feed)
+        sp = Spawned(host, proc, meter)
+        with self._lock:
+            self._live.append(sp)
+        if self.cancelled.is_set():  # cancel() may have run between the check and the spawn
+            self.stop_all()
+        return sp
+
+    def stop_all(self) -> None:
+        """TERM every live process group, then KILL what is left (senders first).
+
+        A second caller (cancel() racing the stage's own stop) waits until the first is done,
+        so "stopped" always means gone.
+        """
+        with self._stopping:
+            with self._lock:
+                live, self._live = list(self._live), []
+            stop_processes([sp.proc for sp in reversed(live)])
+
+    def cpu(self) -> dict[str, CpuSnapshot | None]:
+        out: dict[str, CpuSnapshot | None] = {}
+        for host in self.hosts():
+            try:
+                r = host.run(CPU_SCRIPT, timeout=30)
+                out[host.label] = parse_cpu(r.stdout, time.monotonic())
+            except ZmigrateError:
+                out[host.label] = None
+        return out
+
+    def hosts(self) -> list[Host]:
+        return [self.src] if self.dst is self.src else [self.src, self.dst]
+
+    def measure(self, name: str, title: str, in_path: bool, start: list[tuple[Host, str]],
+                 measured: int, *, listen_port: int | None = None,
+                 details: dict[str, Any] | None = None, seconds: float | None = None,
+                 keep_output: bool = False) -> StageResult:
+        """Run the pipelines `start` (the first one a listener when `listen_port` is given) for
+        `seconds` (the doctor's by default), or until the measured one ends, and read its
+        rate."""
+        limit = seconds or self.seconds
+        self._emit(StageStarted(name, title, self.seconds))
+        details = dict(details or {})
+        details["commands"] = [{"host": h.label, "command": line} for h, line in start]
+        before = self.cpu()
+        began = time.monotonic()
+        spawned: list[Spawned] = []
+        error: str | None = None
+        completed = False
+        after: dict[str, CpuSnapshot | None] = {}
+        elapsed: float | None = None
+        try:
+            for i, (host, line) in enumerate(start):
+                spawned.append(self.spawn(host, line))
+                if i == 0 and listen_port is not None:
+                    error = self.wait_listening(spawned[0], listen_port)
+                    if error:
+                        break
+            began = time.monotonic()
+            target = spawned[measured] if len(spawned) > measured else None
+            while error is None and target is not None and not self.cancelled.is_set():
+                if time.monotonic() - began >= limit:
+                    break
+                statuses = [sp.proc.poll() for sp in spawned]
+                if statuses[measured] is not None:
+                    completed = statuses[measured] == 0
+                    if not completed:
+                        error = f"exit {statuses[measured]}: {target.meter.error()}"
+                    break
+                failed = next((sp for sp, st in zip(spawned, statuses, strict=True)
+                               if st not in (None, 0)), None)
+                if failed is not None:
+                    error = f"{failed.host.label}: {failed.meter.error()}"
+                    break
+                self.cancelled.wait(0.1)
+            elapsed = time.monotonic() - began
+            if not self.cancelled.is_set():
+                after = self.cpu()  # while the processes still run, so they are counted
+        finally:
+            if elapsed is None:
+                elapsed = time.monotonic() - began
+            self.stop_all()
+        if self.cancelled.is_set():
+            error = error or "cancelled"
+        meter = spawned[measured].meter if len(spawned) > measured else Meter()
+        if completed:
+            # Its exit status can come before the last of its stderr: wait for the summary.
+            deadline = time.monotonic() + SUMMARY_WAIT
+            while meter.summary_rate is None and time.monotonic() < deadline:
+                time.sleep(0.05)
+        rate = None if error else meter.rate(began, completed)
+        if rate is None and error is None:
+            error = "mbuffer reported no figures: " + meter.error()
+        cpu = tuple(cpu_between(h.label, before.get(h.label), after.get(h.label))
+                    for h in self.hosts())
+        notes = (Note(NoteKind.RAN_TO_END, {"bytes": meter.total}),) if completed else ()
+        if keep_output:
+            details["output"] = list(meter.tail)[-8:]
+        return StageResult(name, title, rate, elapsed, meter.total, in_path, cpu, notes, error,
+                           details=details)
+
+    def wait_listening(self, listener: Spawned, port: int) -> str | None:
+        state = await_listener(lambda t: wait_listening(listener.host, port, t), listener.proc,
+                               self.cancelled, poll=0.5)
+        if state == "stopped":
+            return f"the listener stopped: {listener.meter.error()}"
+        return f"nothing listened on port {port}" if state == "timeout" else None
