@@ -61,33 +61,7 @@ def add_parser(sub: Any) -> None:
     sp.add_argument("--hash", action="store_true",
                     help="also compare the stream's md5 at both ends (about 1.7 s of CPU per GiB "
                     "on each host; zfs receive checks the stream's own checksums anyway)")
-    sp.add_argument("--stall-after", type=seconds, default=STALL_AFTER, metavar="SECONDS",
-                    help="report a stall after this long without a byte moving, and where the "
-                    f"stream stopped (default {STALL_AFTER:.0f})")
-    sp.add_argument("--stall-timeout", type=seconds, metavar="SECONDS",
-                    help="give up (a failure) after this long without a byte moving; the "
-                    "partial receive is kept where the destination can resume (default: wait)")
-    sp.add_argument("--resume", action="store_true",
-                    help="continue the destination's interrupted transfer (zfs send -t): "
-                    "only the rest is sent")
-    sp.add_argument("--discard-partial", action="store_true",
-                    help="drop the destination's interrupted transfer (zfs receive -A) first")
-    sp.add_argument("--no-resumable", action="store_true",
-                    help="do not receive with -s (an interruption then leaves nothing)")
-    sp.add_argument("--raw", action="store_true",
-                    help="send raw (-w); the default for encrypted datasets")
-    sp.add_argument("--decrypt", action="store_true",
-                    help="send an encrypted dataset decrypted: the copy is NOT encrypted")
-    sp.add_argument("--compress", choices=[c.value for c in Compression],
-                    help="compress the stream in transit between two hosts (tcp, ssh, relay): "
-                    "zstd (-T0 -3) or lz4 on the source, the decompressor before zfs receive; "
-                    "pays on links slower than the source's compressor with compression=off "
-                    "data (`zmigrate doctor` measures both); both hosts need the tool")
-    sp.add_argument("--compress-always", action="store_true",
-                    help="also compress raw (-w) streams and compressed blocks sent as stored "
-                    "(-c), which gain next to nothing")
-    sp.add_argument("--no-compressed", action="store_true",
-                    help="do not send compressed blocks as they are (-c)")
+    _add_stream_arguments(sp)
     sp.add_argument("-R", "--replicate", action="store_true",
                     help="send the dataset with its children, snapshots and properties (-R)")
     sp.add_argument("-o", "--property", action="append", default=[], metavar="NAME=VALUE",
@@ -123,6 +97,37 @@ def add_parser(sub: Any) -> None:
                     help="check and print the plan and its commands; run nothing")
     sp.add_argument("--no-history", action="store_true",
                     help="do not record this transfer in `zmigrate history`")
+
+
+def _add_stream_arguments(sp: Any) -> None:
+    """How the stream goes: stalls, resuming, encryption, compression."""
+    sp.add_argument("--stall-after", type=seconds, default=STALL_AFTER, metavar="SECONDS",
+                    help="report a stall after this long without a byte moving, and where the "
+                    f"stream stopped (default {STALL_AFTER:.0f})")
+    sp.add_argument("--stall-timeout", type=seconds, metavar="SECONDS",
+                    help="give up (a failure) after this long without a byte moving; the "
+                    "partial receive is kept where the destination can resume (default: wait)")
+    sp.add_argument("--resume", action="store_true",
+                    help="continue the destination's interrupted transfer (zfs send -t): "
+                    "only the rest is sent")
+    sp.add_argument("--discard-partial", action="store_true",
+                    help="drop the destination's interrupted transfer (zfs receive -A) first")
+    sp.add_argument("--no-resumable", action="store_true",
+                    help="do not receive with -s (an interruption then leaves nothing)")
+    sp.add_argument("--raw", action="store_true",
+                    help="send raw (-w); the default for encrypted datasets")
+    sp.add_argument("--decrypt", action="store_true",
+                    help="send an encrypted dataset decrypted: the copy is NOT encrypted")
+    sp.add_argument("--compress", choices=[c.value for c in Compression],
+                    help="compress the stream in transit between two hosts (tcp, ssh, relay): "
+                    "zstd (-T0 -3) or lz4 on the source, the decompressor before zfs receive; "
+                    "pays on links slower than the source's compressor with compression=off "
+                    "data (`zmigrate doctor` measures both); both hosts need the tool")
+    sp.add_argument("--compress-always", action="store_true",
+                    help="also compress raw (-w) streams and compressed blocks sent as stored "
+                    "(-c), which gain next to nothing")
+    sp.add_argument("--no-compressed", action="store_true",
+                    help="do not send compressed blocks as they are (-c)")
 
 
 def _tree_request(args: argparse.Namespace, source: str, destination: str,
