@@ -190,11 +190,11 @@ def test_the_password_dialog_says_it_is_not_stored(qtbot: QtBot, home: Path) -> 
     qtbot.addWidget(panel)
     fut: Future[object] = Future()
     panel.relay.secret_asked.emit("Password for root@nas", fut)
-    dialog = panel.secret_dialog
+    dialog = panel.dialogs.secret_dialog
     assert dialog is not None
     assert dialog.labelText() == f"Password for root@nas\n{words.SECRET_KEPT}"
-    panel.answer_secret("hunter2")
-    assert fut.result(timeout=1) == "hunter2" and panel.secret_dialog is None
+    panel.dialogs.answer_secret("hunter2")
+    assert fut.result(timeout=1) == "hunter2" and panel.dialogs.secret_dialog is None
     # Closing the wizard answers an open one with "no".
     fut = Future()
     panel.relay.secret_asked.emit("Password for root@nas", fut)

@@ -35,10 +35,10 @@ def connect_answering(qtbot: QtBot, panel: HostPanel, text: str) -> list[str]:
     panel.ui.connect_button.click()
 
     def settled() -> bool:
-        dialog = panel.secret_dialog
+        dialog = panel.dialogs.secret_dialog
         if dialog is not None:
             asked.append(dialog.labelText())
-            panel.answer_secret(PASSWORD)
+            panel.dialogs.answer_secret(PASSWORD)
         return not panel.busy
 
     qtbot.waitUntil(settled, timeout=WAIT_CONNECT)

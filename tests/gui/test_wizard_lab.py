@@ -186,11 +186,11 @@ def test_unknown_host_key_dialog(qtbot: QtBot, wizard: MigrationWizard, lab_env:
     panel = wizard.hosts_page.source
     type_host(panel, "lab-src")
     panel.ui.connect_button.click()
-    qtbot.waitUntil(lambda: panel.host_key_dialog is not None, timeout=WAIT_CONNECT)
-    dialog = panel.host_key_dialog
+    qtbot.waitUntil(lambda: panel.dialogs.host_key_dialog is not None, timeout=WAIT_CONNECT)
+    dialog = panel.dialogs.host_key_dialog
     assert dialog is not None
     assert dialog.ui.fingerprint_label.text() == lab_env.src.host_key_fingerprint
-    panel.answer_host_key(decision)
+    panel.dialogs.answer_host_key(decision)
     qtbot.waitUntil(lambda: not panel.busy, timeout=WAIT_CONNECT)
     if decision is HostKeyDecision.REJECT:
         assert not panel.connected

@@ -86,9 +86,9 @@ def test_every_outcome_is_a_summary_when_nothing_fails() -> None:
 
 
 def test_the_default_width_is_what_both_hosts_memory_holds() -> None:
-    GiB = 2**30
-    assert auto_width([8 * GiB, 16 * GiB], 1 * GiB) == AUTO_WIDTH == 4
+    gib = 2**30
+    assert auto_width([8 * gib, 16 * gib], 1 * gib) == AUTO_WIDTH == 4
     # 2 x 64 MiB per small stream: half of 300 MiB holds one pair, not four.
-    assert auto_width([8 * GiB, 300 * 2**20], 1 * GiB) == 1
-    assert auto_width([8 * GiB, 600 * 2**20], 1 * GiB) == 2
-    assert auto_width([8 * GiB, None], 1 * GiB) == 1  # a host that does not say: one at a time
+    assert auto_width([8 * gib, 300 * 2**20], 1 * gib) == 1
+    assert auto_width([8 * gib, 600 * 2**20], 1 * gib) == 2
+    assert auto_width([8 * gib, None], 1 * gib) == 1  # a host that does not say: one at a time

@@ -3,22 +3,21 @@
 from __future__ import annotations
 
 import re
-from concurrent.futures import Future
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QFileDialog, QInputDialog, QLineEdit, QWidget
+from PySide6.QtWidgets import QFileDialog, QWidget
 
 from ...engine import capabilities
 from ...engine.errors import AuthError, ZmigrateError
 from ...engine.hosts import Host
-from ...engine.ssh import HostKeyDecision, HostKeyInfo, HostSpec, config_aliases, connect
+from ...engine.ssh import HostSpec, config_aliases, connect
 from ...engine.zfs import Capabilities, probe
 from .. import forms, markup, style, words
-from ..dialogs.host_key_dialog import HostKeyDialog
 from ..generated.ui_host_panel import Ui_HostPanel
 from ..prompts import GuiPrompts, Login, PromptRelay, RememberingPrompts, SecretMemory
 from ..settings import RecentHost
 from ..tasks import run_task
+from .login_dialogs import LoginDialogs
 
 THIS_COMPUTER = "This computer"
 AUTH_AGENT, AUTH_KEY, AUTH_PASSWORD = range(3)
@@ -94,15 +93,12 @@ class HostPanel(QWidget):
         self.caps: Capabilities | None = None
         self.busy = False
         self.connected_spec: HostSpec | None = None
-        self.host_key_dialog: HostKeyDialog | None = None
-        self.secret_dialog: QInputDialog | None = None
         # Passwords typed this session (shared with the other side by the page), never stored.
         self.secrets = secrets if secrets is not None else SecretMemory()
         self._generation = 0
         self.relay = PromptRelay(self)
         self.prompts = GuiPrompts(self.relay)
-        self.relay.host_key_asked.connect(self._on_host_key_asked)
-        self.relay.secret_asked.connect(self._on_secret_asked)
+        self.dialogs = LoginDialogs(self, self.relay)
         title = side.capitalize()
         for w in self.findChildren(QWidget):
             name = w.accessibleName()
@@ -314,66 +310,7 @@ class HostPanel(QWidget):
         if host is not None:
             self.host_released.emit(host)
 
-    # -- prompts from the connecting thread ---------------------------------------------------
-    def _on_host_key_asked(self, info: HostKeyInfo, fut: Future[object]) -> None:
-        dialog = HostKeyDialog(info, self)
-        self.host_key_dialog = dialog
-
-        def done(_result: int) -> None:
-            if not fut.done():
-                fut.set_result(dialog.decision)
-            self.host_key_dialog = None
-            dialog.deleteLater()
-
-        dialog.finished.connect(done)
-        dialog.open()
-
-    def _on_secret_asked(self, prompt: str, fut: Future[object]) -> None:
-        dialog = QInputDialog(self)
-        self.secret_dialog = dialog
-        dialog.setWindowTitle("Password needed")
-        dialog.setLabelText(f"{prompt}\n{words.SECRET_KEPT}")
-        dialog.setTextEchoMode(QLineEdit.EchoMode.Password)
-        dialog.setAccessibleName(prompt)
-
-        def done(result: int) -> None:
-            if not fut.done():
-                fut.set_result(dialog.textValue() if result else None)
-            if self.secret_dialog is dialog:
-                self.secret_dialog = None
-            dialog.deleteLater()
-
-        dialog.finished.connect(done)
-        dialog.open()
-
     def close_prompts(self) -> None:
         """Answer open questions with "no": the wizard is closing."""
         self.prompts.close()
-        if self.host_key_dialog is not None:
-            self.host_key_dialog.reject()
-        if self.secret_dialog is not None:
-            self.secret_dialog.reject()
-
-    # for tests and callers that know better
-    def answer_host_key(self, decision: HostKeyDecision) -> None:
-        """Answer the open host key dialog (keyboard users click; tests call this)."""
-        dialog = self.host_key_dialog
-        if dialog is None:
-            return
-        if decision is HostKeyDecision.REJECT:
-            dialog.reject()
-        elif decision is HostKeyDecision.ACCEPT_ONCE:
-            dialog.ui.once_button.click()
-        else:
-            dialog.ui.remember_button.click()
-
-    def answer_secret(self, secret: str | None) -> None:
-        """Answer the open password dialog: type and OK, or Cancel for None."""
-        dialog = self.secret_dialog
-        if dialog is None:
-            return
-        if secret is None:
-            dialog.reject()
-        else:
-            dialog.setTextValue(secret)
-            dialog.accept()
+        self.dialogs.close()
