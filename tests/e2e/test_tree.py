@@ -427,3 +427,47 @@ def test_the_final_syncs_read_only_window_is_predicted_and_then_measured(
     print(f"\nREADONLY WINDOW (lab): predicted {predicted['seconds']:.1f} s, real {real:.1f} s "
           f"({predicted['changed'] / 2**20:.1f} MiB changed in {predicted['datasets']} datasets)")
     assert abs(predicted["seconds"] - real) <= max(0.5 * real, 5.0)
+
+
+def test_a_tree_goes_into_a_new_pools_root_as_the_pool_itself(
+        lab: Lab, tree: tuple[Pool, Pool, str], make_pool: Any) -> None:
+    """`send -r SRC/t NEWPOOL`: t/a lands as NEWPOOL/a and t's own snapshots and properties on
+    NEWPOOL itself (as `zfs send -R | zfs receive -Fdu` would); a catch-up goes into it again.
+    A pool root holding a file is refused before anything runs."""
+    src, new, root = tree
+    zfs("set", "com.example:root=yes", root)
+    r = _cli(lab, "send", "-r", f"lab-src:{root}", f"lab-dst:{new.name}", "--snapshot",
+             "--json", "--buffer", "16M", "--no-history")
+    assert r.returncode == 0, r.stderr + r.stdout
+    events = _events(r.stdout)
+    plan = next(e for e in events if e["event"] == "tree_plan")
+    first = plan["snapshot"]
+    assert plan["datasets"][0]["into"] is True, plan["datasets"][0]
+    assert all(s == "verified" for s in _states(events).values()), _states(events)
+    assert snapshot_guid(f"{new.name}@{first}") == snapshot_guid(f"{root}@{first}")
+    for rel in TREE[1:]:
+        copy = f"{new.name}/{rel[2:]}"
+        assert snapshot_guid(f"{copy}@{first}") == snapshot_guid(f"{src.name}/{rel}@{first}")
+    assert not dataset_exists(f"{new.name}/t")
+    assert _local(new.name).get("com.example:root") == "yes"
+    assert _local(f"{new.name}/a").get("com.example:tag") == "blue"
+    # A catch-up: incremental into the pool root and its children.
+    write_random_files(src.mountpoint / "t" / "more", 1, files=1)
+    assert wait_until(lambda: snapshot_name() != first, 3)
+    r = _cli(lab, "send", "-r", f"lab-src:{root}", f"lab-dst:{new.name}", "--snapshot",
+             "--json", "--buffer", "16M", "--no-history")
+    assert r.returncode == 0, r.stderr + r.stdout
+    second = next(e for e in _events(r.stdout) if e["event"] == "tree_plan")["snapshot"]
+    assert snapshot_guid(f"{new.name}@{second}") == snapshot_guid(f"{root}@{second}")
+
+    used = make_pool("used")
+    (used.mountpoint / "keep.txt").write_text("mine\n")
+    before = _snapshots(root)
+    r = _cli(lab, "send", "-r", f"lab-src:{root}", f"lab-dst:{used.name}", "--snapshot",
+             "--json", "--no-history")
+    assert r.returncode != 0
+    error = next(e for e in _events(r.stdout) if e["event"] == "error")
+    assert error["reason"] == "pool_root", error
+    assert "is a pool root that is not empty: it holds 1 file(s) or folder(s)" in error["message"]
+    assert _snapshots(root) == before  # refused before the snapshot was taken
+    assert (used.mountpoint / "keep.txt").read_text() == "mine\n"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .history import History, HistoryError
-from .readonly_window import Window
+from .readonly_window import Window, past_runs, predict
 from .tree import TreeJob
 
 
@@ -15,4 +15,6 @@ def readonly_window_of(job: TreeJob) -> Window:
             records = history.jobs(limit=200, filter=job.request.destination)
     except HistoryError:
         records = []
-    return job.readonly_window(records)
+    assert job.plan is not None and job.known is not None, "prepare() first"
+    return predict(job.plan, job.known.src_sets, job.known.dst_sets,
+                   past_runs(records, job.plan))

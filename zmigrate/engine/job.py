@@ -33,7 +33,14 @@ from .job_checks import (
 from .job_checks import both as both
 from .job_preflight import Known as Known
 from .job_preflight import addresses as addresses
-from .job_preflight import check_room, exact_size, listener_port, probe_both, ssh_route
+from .job_preflight import (
+    check_room,
+    destination_emptiness,
+    exact_size,
+    listener_port,
+    probe_both,
+    ssh_route,
+)
 from .job_preflight import default_transport as default_transport
 from .job_preflight import read_known as read_known
 from .job_preflight import read_settled as read_settled
@@ -171,11 +178,13 @@ class Job(Work):
         resumable = feature in ("enabled", "active") if check_feature else dst_caps.resumable
         src_site = Site(self.src, self.src_caps, src_sets)
         dst_site = Site(self.dst, self.dst_caps, dst_sets)
+        emptiness = destination_emptiness(self.dst, existing, dst_sets)
 
         def plan_on(port: int | None) -> Plan:
             return make_plan(src_site, dst_site, req.snapshot, req.destination, options,
                              connect_address=connect_address, allow_address=allow_address,
-                             port=port, resume_info=resume_info, resumable=resumable)
+                             port=port, resume_info=resume_info, resumable=resumable,
+                             emptiness=emptiness)
 
         self._plan_on = plan_on
         plan = plan_on(port)

@@ -4,11 +4,12 @@ transport's addresses and port, the route of the source's own ssh, exact stream 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from . import leftovers, shell, transports, zfs
+from . import empty_target, leftovers, shell, transports, zfs
+from .empty_target import Emptiness
 from .errors import PreflightError, PreflightReason
 from .hosts import Host
 from .job_checks import both
@@ -168,3 +169,13 @@ def probe_both(src: Host, dst: Host, src_caps: zfs.Capabilities | None,
     if dst_caps is None:
         dst_caps = src_caps if dst is src else zfs.probe(dst)
     return src_caps, dst_caps
+
+
+def destination_emptiness(dst: Host, existing: zfs.Dataset | None,
+                          dst_sets: Sequence[zfs.Dataset]) -> Emptiness | None:
+    """How an existing destination without snapshots (a new pool's root) is found: empty, it
+    takes the copy as itself. None for any other destination (nothing is read for it)."""
+    if existing is None or existing.snapshots or existing.resume_token:
+        return None
+    return empty_target.judge(existing, list(dst_sets),
+                              empty_target.read_entries(dst, existing.name))

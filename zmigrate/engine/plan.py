@@ -11,6 +11,7 @@ import secrets
 from dataclasses import dataclass, field, replace
 
 from . import capabilities, shell, transports, units, zfs
+from .empty_target import Emptiness, refusal
 from .errors import InvalidNameError, PreflightError, PreflightReason
 from .hosts import Host
 from .route import SshRoute
@@ -269,19 +270,20 @@ def make_plan(
     port: int | None = None,
     resume_info: zfs.ResumeInfo | None = None,
     resumable: bool | None = None,
+    emptiness: Emptiness | None = None,
 ) -> Plan:
     """Decide a transfer of `snapshot` from `src` into `destination` on `dst`.
 
     `resume_info` is the decoded resume token of the destination (needed for options.resume);
     `resumable` says whether the destination pool can keep a partial receive (default: the
-    destination's zfs supports `receive -s`).
+    destination's zfs supports `receive -s`). `emptiness`: how an existing destination
+    without snapshots was found (empty_target.py); an empty one takes the copy as itself.
 
     Raises:
         PreflightError: the transfer cannot or must not run as asked; nothing has run.
     """
     ds_name, short = shell.split_snapshot(snapshot)
     shell.dataset(destination)
-    _refuse_pool_root(dst, destination, ds_name)
     transport = transports.chosen(options.transport, src.host.label == dst.host.label)
     _check_tools(src, dst, transports.carrier(transport))
     source, snap = _source_snapshot(src, snapshot)
@@ -297,7 +299,8 @@ def make_plan(
         assert resume_info is not None
         return _resume_plan(src, dst, snapshot, destination, options, resume_info, source,
                             notes, connect_address, allow_address, port)
-    base = _base(source, snap, target, destination, options, dst.host.label)
+    base = _base(source, snap, target, destination, options, dst.host.label, emptiness, ds_name)
+    notes += base.notes
     steps_spec = _steps(source, snap, base.snapshot, options)
     flags, raw, flag_notes = send_flags(src, dst, source, options)
     notes += flag_notes
@@ -335,17 +338,6 @@ def make_plan(
         children=tuple(d.name for d in src.datasets
                        if d.name.startswith(ds_name + "/")) if options.replicate else (),
     )
-
-
-def _refuse_pool_root(dst: Site, destination: str, ds_name: str) -> None:
-    if "/" not in destination:
-        raise PreflightError(
-            f"the destination {destination} is a pool root",
-            host=dst.host.label,
-            fix="receive into a dataset below the pool, e.g. " + destination + "/" +
-            ds_name.rsplit("/", 1)[-1],
-            reason=PreflightReason.POOL_ROOT,
-        )
 
 
 def _check_tools(src: Site, dst: Site, carrier: Carrier) -> None:
@@ -442,10 +434,12 @@ class _Base:
     destroys: tuple[str, ...] = ()
     rollback_to: str | None = None
     force_receive: bool = False
+    notes: tuple[str, ...] = ()
 
 
 def _base(source: zfs.Dataset, snap: zfs.Snapshot, target: zfs.Dataset | None,
-          destination: str, options: Options, dst_label: str) -> _Base:
+          destination: str, options: Options, dst_label: str,
+          emptiness: Emptiness | None = None, ds_name: str = "") -> _Base:
     """The incremental base (by guid) into `target`, or a full send; refuse what would destroy
     data the user did not agree to lose."""
     if target is None:
@@ -459,14 +453,13 @@ def _base(source: zfs.Dataset, snap: zfs.Snapshot, target: zfs.Dataset | None,
             )
         return _Base()
     if not target.snapshots:
-        if not options.force:
-            raise PreflightError(
-                f"the destination {destination} already exists (with no snapshots)",
-                host=dst_label,
-                fix="choose another destination name, or pass --force to overwrite it",
-                reason=PreflightReason.NOT_EMPTY,
-            )
-        return _Base(force_receive=True)
+        if emptiness is not None and emptiness.empty:
+            return _Base(force_receive=True, notes=(
+                f"{destination} is empty ({emptiness.why}): the copy is received into it as "
+                f"{destination} itself (zfs receive -F)",))
+        if options.force:
+            return _Base(force_receive=True)
+        raise refusal(destination, emptiness, dst_label, ds_name)
     by_guid = {s.guid: s for s in target.snapshots}
     if snap.guid in by_guid:
         raise PreflightError(

@@ -21,13 +21,11 @@ from __future__ import annotations
 import posixpath
 import threading
 import time
-from collections.abc import Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
-from . import readonly_window, shell, zfs
+from . import shell, zfs
 from .diagnosis import Verdict
-from .errors import CancelledError, InvalidNameError, PreflightError, PreflightReason, ZmigrateError
+from .errors import CancelledError, PreflightError, PreflightReason, ZmigrateError
 from .events import (
     Failed,
     Finished,
@@ -41,7 +39,7 @@ from .events import (
 from .hosts import Host
 from .job import Job, Known, both, read_settled, within
 from .plan import Plan
-from .tree_checks import TreeCheck, check_mountpoints, place_root, verify_tree
+from .tree_checks import TreeCheck, check_into, check_mountpoints, place_root, verify_tree
 from .tree_jobs import Ports, dataset_job, with_new_snapshot
 from .tree_plan import (
     SMALL,
@@ -73,10 +71,6 @@ from .tree_summary import (
 )
 from .work import Work
 
-if TYPE_CHECKING:
-    from .history.records import JobRecord
-    from .readonly_window import Window
-
 
 class TreeJob(Work):
     """A tree transfer between two connected hosts (the caller owns and closes them).
@@ -87,14 +81,7 @@ class TreeJob(Work):
 
     def __init__(self, src: Host, dst: Host, request: TreeRequest,
                  observer: Observer | None = None) -> None:
-        shell.dataset(request.root)
-        shell.dataset(request.destination)
-        if request.snapshot is not None:
-            shell.snap_part(request.snapshot)
-        for ex in request.excludes:
-            shell.dataset(ex)
-        if request.mount_root is not None and not posixpath.isabs(request.mount_root):
-            raise InvalidNameError(f"--mount-root {request.mount_root} is not an absolute path")
+        request.validate()
         super().__init__(observer)
         self.src, self.dst, self.request = src, dst, request
         self.src_caps: zfs.Capabilities | None = None
@@ -104,7 +91,7 @@ class TreeJob(Work):
         self._jobs: set[Job] = set()
         self._lock = threading.Lock()  # guards _jobs (--parallel)
         self._snapshot = request.snapshot or snapshot_name()
-        self._known: Known | None = None  # both trees etc., read once for every dataset's job
+        self.known: Known | None = None  # both trees etc., read once for every dataset's job
         self._ports = Ports()
         self.checked = TreeCheck()  # the last check of what arrived
 
@@ -152,6 +139,7 @@ class TreeJob(Work):
                        and not opts.decrypt and not opts.replicate)
         plan = plan_tree(self.src, self.dst, req, src_sets, dst_sets,
                          snapshot=self._snapshot, unmounted=unmounted, raw_streams=raw_streams)
+        check_into(self.dst, plan, known.dst_sets)
         if req.mount_root is None and not unmounted:
             check_mountpoints(self.src, self.dst, plan)
         elif req.mount_root is not None and not dst_caps.receive_properties:
@@ -159,7 +147,7 @@ class TreeJob(Work):
             # new parent's) before it is set to the chosen root; its children follow it there.
             check_mountpoints(self.src, self.dst, plan, only_root=True)
         self.plan = plan
-        self._known = known
+        self.known = known
         return plan
 
     @property
@@ -170,13 +158,6 @@ class TreeJob(Work):
         caps = [c for c in (self.src_caps, self.dst_caps) if c is not None]
         return auto_width([c.mem_available for c in caps] or [None],
                           self.request.options.buffer_size)
-
-    def readonly_window(self, records: Sequence[JobRecord]) -> Window:
-        """How long the source would be read-only if this plan ran as a final sync, timed on
-        the earlier runs of the same tree in `records` (the history, newest first)."""
-        assert self.plan is not None and self._known is not None
-        return readonly_window.predict(self.plan, self._known.src_sets, self._known.dst_sets,
-                                       readonly_window.past_runs(records, self.plan))
 
     def _read_known(self) -> Known:
         """Both trees, the destination's parent, its ports, the tcp addresses and the pool's
@@ -228,7 +209,7 @@ class TreeJob(Work):
         if plan.snapshot_command or prepared_before:
             # Once for every dataset (the snapshot just taken included), not once per dataset.
             self.emit(StageChanged("preflight", "reading both trees"))
-            self._known = self._read_known()
+            self.known = self._read_known()
         totals = Totals()
         t0 = time.monotonic()
         try:
@@ -281,7 +262,7 @@ class TreeJob(Work):
     def _job_for(self, plan: TreePlan, e: TreeEntry, t0: float | None = None) -> Job:
         assert self.src_caps is not None and self.dst_caps is not None
         return dataset_job(self.src, self.dst, self.request, (self.src_caps, self.dst_caps),
-                           self._known, self._ports, plan, e, t0)
+                           self.known, self._ports, plan, e, t0)
 
     def _send_one(self, plan: TreePlan, i: int, e: TreeEntry,
                   progress: TreeProgress) -> Summary:

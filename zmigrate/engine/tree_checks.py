@@ -5,23 +5,26 @@ before its children arrive) and after (every dataset compared with its source, o
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from . import shell, zfs
+from .empty_target import refusal
 from .errors import PreflightError, PreflightReason
 from .events import StageChanged
 from .hosts import Host
 from .job import within
+from .job_preflight import destination_emptiness
 from .tree_plan import TreePlan, destination_name
 
 
 def check_mountpoints(src: Host, dst: Host, plan: TreePlan, only_root: bool = False) -> None:
     """Where this zfs mounts each new dataset (or just the root) on receive: refuse a
     directory in use."""
+    # A root received into an existing dataset stays where that one is mounted.
     new = [e for e in plan.to_send if e.action == "full" and e.type == "filesystem"
-           and (not only_root or e.source == plan.root)]
+           and not e.into and (not only_root or e.source == plan.root)]
     if not new:
         return
     parent = posixpath.dirname(plan.destination) or plan.destination
@@ -53,6 +56,18 @@ def check_mountpoints(src: Host, dst: Host, plan: TreePlan, only_root: bool = Fa
                  "mount the copy under a directory of your choice"),
             reason=PreflightReason.MOUNT_COLLISION,
         )
+
+
+def check_into(dst: Host, plan: TreePlan, dst_sets: Sequence[zfs.Dataset]) -> None:
+    """A root received into an existing dataset (a new pool's root) as itself: refuse, before
+    anything runs, unless that dataset is empty (empty_target.py)."""
+    root = next((e for e in plan.entries if e.into), None)
+    if root is None:
+        return
+    target = next((d for d in dst_sets if d.name == root.destination), None)
+    emptiness = destination_emptiness(dst, target, dst_sets)
+    if emptiness is not None and not emptiness.empty:
+        raise refusal(root.destination, emptiness, dst.label, root.source)
 
 
 def root_mountpoint(dst_caps: zfs.Capabilities, mount_root: str | None) -> str | None:
@@ -149,4 +164,5 @@ def _lost_key_parent(plan: TreePlan, s: zfs.Dataset, d: zfs.Dataset) -> str | No
     return destination_name(root, plan.root, plan.destination)
 
 
-__all__ = ["TreeCheck", "check_mountpoints", "place_root", "root_mountpoint", "verify_tree"]
+__all__ = ["TreeCheck", "check_into", "check_mountpoints", "place_root", "root_mountpoint",
+           "verify_tree"]

@@ -8,6 +8,7 @@ take, and what vanished on the source. No remote call: `TreeJob` reads, this dec
 
 from __future__ import annotations
 
+import posixpath
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -49,6 +50,17 @@ class TreeRequest:
     # as both hosts' memory holds the buffers of, up to tree_schedule.AUTO_WIDTH.
     parallel: int | None = None
 
+    def validate(self) -> None:
+        """Every name a valid ZFS name, the mount root an absolute path (InvalidNameError)."""
+        shell.dataset(self.root)
+        shell.dataset(self.destination)
+        if self.snapshot is not None:
+            shell.snap_part(self.snapshot)
+        for ex in self.excludes:
+            shell.dataset(ex)
+        if self.mount_root is not None and not posixpath.isabs(self.mount_root):
+            raise InvalidNameError(f"--mount-root {self.mount_root} is not an absolute path")
+
 
 # A dataset referencing less than this is "small" for --parallel.
 SMALL = 64 * 2**20
@@ -70,6 +82,9 @@ class TreeEntry:
     # encrypted child an encryption root of its own). Its descendants are `carried_by` it.
     replicate: bool = False
     carried_by: str | None = None
+    # The root received into an existing empty dataset (a new pool's root) as that dataset
+    # itself: `zfs receive -F`, checked empty before anything runs (empty_target.py).
+    into: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,7 +156,8 @@ class TreePlan:
             "datasets": [{"source": e.source, "destination": e.destination, "type": e.type,
                           "size": e.size, "action": e.action, "reason": e.reason,
                           "resume": e.resume, "replicate": e.replicate,
-                          "carried_by": e.carried_by} for e in self.entries],
+                          "carried_by": e.carried_by, "into": e.into}
+                         for e in self.entries],
             "vanished": list(self.vanished), "excluded": list(self.excluded),
             "total": self.total, "description": self.describe(),
             "commands": [{"host": h, "command": c} for h, c in self.commands()],
@@ -261,6 +277,12 @@ def plan_tree(src_host: Host, dst_host: Host, request: TreeRequest,
                                      f"@{snapshot} is already there"))
             continue
         resume = bool(target is not None and target.resume_token)
+        if target is not None and not target.snapshots and not resume and ds.name == request.root:
+            count = len(ds.snapshots) + 1 if snap is None else ds.snapshots.index(snap) + 1
+            entries.append(TreeEntry(ds.name, target_name, ds.type, size, "full",
+                                     f"into the existing {target_name} itself, with {count} "
+                                     "snapshot(s)", into=True))
+            continue
         if target is None or (not target.snapshots and resume):
             # What the full copy carries: the snapshots up to the one sent (a newer one
             # stays behind), or all of them and the one taken now.
