@@ -77,7 +77,8 @@ def read_known(src: Host, dst: Host, src_caps: zfs.Capabilities, dst_caps: zfs.C
         host_f = pool.submit(lambda: leftovers.read(dst, destination, ports=tcp))
         feature_f = pool.submit(lambda: zfs.pool_feature(
             dst, destination.split("/", 1)[0], "extensible_dataset") if check_feature else None)
-        dst_sets = parent_f.result() + [d for d in tree_f.result() if d.name != parent]
+        # A pool root is its own "parent": its full read (with snapshots) is the one kept.
+        dst_sets = [d for d in parent_f.result() if d.name != destination] + tree_f.result()
         host = host_f.result()
         return Known(tuple(src_f.result()), tuple(dst_sets), host.ports,
                      addr_f.result(), feature_f.result(), host.leftovers)
