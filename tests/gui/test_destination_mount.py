@@ -56,7 +56,7 @@ def open_page(qtbot: QtBot, settings: Settings, unmounted: bool,
     page._loaded_for = s.dst_host
     page.tree.show(s.dst_datasets)
     page.initializePage()
-    qtbot.waitUntil(lambda: not page.checking_tree and page._tree_pending is None,
+    qtbot.waitUntil(lambda: not page.checking_tree,
                     timeout=5000)
     return page
 

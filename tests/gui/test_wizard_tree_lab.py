@@ -145,3 +145,34 @@ def test_mountpoint_collision_is_shown_before_anything_runs(
     assert page.isComplete(), page.ui.state_label.text()
     assert "mounted under" in page.ui.state_label.text()
 
+
+
+def test_into_the_pool_itself_shows_the_layout_and_lands_in_the_pool_root(
+        qtbot: QtBot, wizard: MigrationWizard, lab_env: Lab, pools: tuple[Pool, Pool]) -> None:
+    """A pool root as the parent offers "Into the pool itself": the tree's root becomes the
+    pool's root dataset, its children the pool's children, and the page says so first."""
+    src_pool, dst_pool = pools
+    root, picked = make_tree(src_pool)
+    w = wizard
+    to_source(qtbot, w)
+    to_tree_destination(qtbot, w, root, excludes=(f"{root}/skip",), parent=dst_pool.name,
+                        name="copy")
+    page = w.destination_page
+    assert page.ui.into_check.isVisible()
+    page.ui.into_check.setChecked(True)
+    assert not page.ui.name_edit.isEnabled() and page.destination() == dst_pool.name
+    qtbot.waitUntil(lambda: not page.checking_tree and page.tree_plan is not None,
+                    timeout=30_000)
+    state = page.ui.state_label.text()
+    assert f"{root} → {dst_pool.name} (into it: checked empty)" in state, state
+    assert f"{root}/a → {dst_pool.name}/a" in state, state
+    to_review(qtbot, w)
+    start_transfer(w)
+    qtbot.waitUntil(lambda: w.currentId() == PageId.DONE, timeout=WAIT_TRANSFER)
+    s = w.session
+    assert s.summary is not None, w.done_page.ui.reason_label.text()
+    assert s.tree_plan is not None
+    snap = s.tree_plan.snapshot
+    for name in picked:
+        copy = dst_pool.name + name[len(root):]
+        assert snapshot_guid(f"{copy}@{snap}") == snapshot_guid(f"{name}@{snap}")

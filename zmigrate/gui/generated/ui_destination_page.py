@@ -90,6 +90,11 @@ class Ui_DestinationPage(object):
 
         self.target_layout.setWidget(1, QFormLayout.ItemRole.FieldRole, self.name_edit)
 
+        self.into_check = QCheckBox(DestinationPage)
+        self.into_check.setObjectName(u"into_check")
+
+        self.target_layout.setWidget(2, QFormLayout.ItemRole.FieldRole, self.into_check)
+
 
         self.page_layout.addLayout(self.target_layout)
 
@@ -209,6 +214,13 @@ class Ui_DestinationPage(object):
         self.name_label.setText(QCoreApplication.translate("DestinationPage", u"&Name:", None))
 #if QT_CONFIG(accessibility)
         self.name_edit.setAccessibleName(QCoreApplication.translate("DestinationPage", u"Name of the copy", None))
+#endif // QT_CONFIG(accessibility)
+        self.into_check.setText(QCoreApplication.translate("DestinationPage", u"&Into the pool itself", None))
+#if QT_CONFIG(tooltip)
+        self.into_check.setToolTip(QCoreApplication.translate("DestinationPage", u"Receive the tree into the pool's root dataset, as a pool move does (zfs receive -F): its children become the pool's children. Only an empty pool takes it: one with no snapshots, no datasets and no files.", None))
+#endif // QT_CONFIG(tooltip)
+#if QT_CONFIG(accessibility)
+        self.into_check.setAccessibleName(QCoreApplication.translate("DestinationPage", u"Into the pool itself", None))
 #endif // QT_CONFIG(accessibility)
 #if QT_CONFIG(accessibility)
         self.mount_frame.setAccessibleName(QCoreApplication.translate("DestinationPage", u"How the tree is received", None))

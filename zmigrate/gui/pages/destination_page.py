@@ -6,10 +6,9 @@ datasets go in full or as a catch-up, and its mountpoint collision check.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from PySide6.QtCore import QItemSelection, QTimer
+from PySide6.QtCore import QItemSelection
 from PySide6.QtWidgets import QWidget
 
 from ...engine.errors import PreflightError, PreflightReason, ZmigrateError
@@ -24,7 +23,7 @@ from .. import forms, markup, style, words
 from ..generated.ui_destination_page import Ui_DestinationPage
 from ..session import Session
 from ..settings import Settings
-from ..tasks import run_task
+from ..tasks import LatestTask, run_task
 from .base import Page
 from .tree_support import DatasetTree
 
@@ -236,6 +235,16 @@ def guess_tree_destination(session: Session) -> tuple[str, str]:
     return parent, leaf
 
 
+def layout(plan: TreePlan, examples: int = 3) -> str:
+    """Where a few datasets land: `tank/t → newtank (into it, checked empty), tank/t/a →
+    newtank/a, …`."""
+    shown = [f"{e.source} → {e.destination}"
+             + (" (into it: checked empty)" if e.into else "")
+             for e in plan.entries[:examples]]
+    more = len(plan.entries) - examples
+    return "Layout: " + ", ".join(shown) + (f", and {more} more" if more > 0 else "")
+
+
 def tree_state(plan: TreePlan) -> State:
     """The state line of a planned tree."""
     kinds = [e.action for e in plan.entries]
@@ -246,6 +255,7 @@ def tree_state(plan: TreePlan) -> State:
     text = (f"<b>{len(kinds)} dataset{'s' if len(kinds) != 1 else ''}</b>: "
             + ", ".join(parts) + ". ")
     text += markup.escape(plan.mount) + ". No mountpoint collision on the destination."
+    text += "<br>" + markup.escape(layout(plan))
     if plan.vanished:
         text += (f"<br>{len(plan.vanished)} dataset(s) on the destination are no longer on the "
                  "source: " + markup.escape(", ".join(plan.vanished[:5]))
@@ -264,6 +274,34 @@ def read_partial(src: Host, dst: Host, destination: str, src_caps: Capabilities 
         return ZmigrateError("the partial receive is gone since the list was read",
                              fix="reload the destination's datasets")
     return info
+
+
+def show_partial_choices(ui: Ui_DestinationPage, partial: Partial | None, fresh: bool) -> None:
+    """The Resume / Discard radio buttons: shown for an interrupted receive, unchosen when
+    `fresh` (Next waits for a choice); one whose plan is impossible is disabled."""
+    ui.partial_note.setVisible(partial is not None)
+    ui.partial_note.setText(partial.note if partial is not None else "")
+    ui.discard_radio.setAccessibleDescription(partial.note if partial is not None else "")
+    if fresh:
+        ui.partial_group.setExclusive(False)
+        ui.resume_radio.setChecked(False)
+        ui.discard_radio.setChecked(False)
+        ui.partial_group.setExclusive(True)
+    for radio, text, plan in (
+            (ui.resume_radio, partial.resume_text if partial else "",
+             partial.resume_plan if partial else None),
+            (ui.discard_radio, partial.discard_text if partial else "",
+             partial.discard_plan if partial else None)):
+        radio.setVisible(partial is not None)
+        if partial is None:
+            continue
+        radio.setText(text)
+        radio.setAccessibleName(text.replace("&", ""))
+        radio.setEnabled(plan is not None)
+        if plan is None and radio.isChecked():
+            ui.partial_group.setExclusive(False)
+            radio.setChecked(False)
+            ui.partial_group.setExclusive(True)
 
 
 class DestinationPage(Page):
@@ -289,6 +327,9 @@ class DestinationPage(Page):
         self.ui.parent_edit.textChanged.connect(self._update_state)
         self.ui.name_edit.textChanged.connect(self._update_state)
         self.ui.force_check.toggled.connect(self._update_state)
+        self.ui.into_check.toggled.connect(self._on_into)
+        self.ui.parent_edit.textChanged.connect(self._show_into)
+        self.ui.into_check.hide()
         self.ui.force_check.hide()
         self.ui.partial_note.hide()
         style.set_role(self.ui.partial_note, "note")
@@ -304,15 +345,9 @@ class DestinationPage(Page):
         self._choice_for: tuple[int, str, str] | None = None
         # The tree's plan (engine.tree): read off the GUI thread whenever the choice changes.
         self.tree_plan: TreePlan | None = None
-        self.checking_tree = False
-        self._tree_generation = 0
         self._tree_key: object = None
         # Typing a name re-plans the tree (two remote reads): wait for a pause in the typing.
-        self._tree_timer = QTimer(self)
-        self._tree_timer.setSingleShot(True)
-        self._tree_timer.setInterval(TREE_PLAN_DELAY_MS)
-        self._tree_timer.timeout.connect(self._start_tree_plan)
-        self._tree_pending: Callable[[], None] | None = None
+        self._planner = LatestTask(self, TREE_PLAN_DELAY_MS)
         self.ui.mount_frame.hide()
         self.ui.mount_root_edit.setEnabled(False)
         self.ui.mount_root_radio.toggled.connect(self.ui.mount_root_edit.setEnabled)
@@ -354,6 +389,7 @@ class DestinationPage(Page):
             self._tree_key = None
             parent, name = guess_tree_destination(s) if s.tree else guess_destination(s)
             self.ui.force_check.setChecked(False)
+            self.ui.into_check.setChecked(False)
             self.ui.name_edit.setText(name)
             self.ui.parent_edit.setText(parent)
             if parent:
@@ -367,10 +403,29 @@ class DestinationPage(Page):
         elif isinstance(item, Snapshot):
             self.ui.parent_edit.setText(item.dataset)
 
+    def _show_into(self) -> None:
+        """"Into the pool itself" is a tree's choice when the parent is a pool's root."""
+        parent = self.ui.parent_edit.text().strip().strip("/")
+        offer = self.session.tree is not None and bool(parent) and "/" not in parent
+        self.ui.into_check.setVisible(offer)
+        if not offer:
+            self.ui.into_check.setChecked(False)
+
+    def _on_into(self, checked: bool) -> None:
+        self.ui.name_edit.setEnabled(not checked)
+        self._update_state()
+
     def destination(self) -> str:
         parent = self.ui.parent_edit.text().strip().strip("/")
         name = self.ui.name_edit.text().strip().strip("/")
+        if self.ui.into_check.isChecked():
+            return parent
         return f"{parent}/{name}" if parent and name else parent or name
+
+    @property
+    def checking_tree(self) -> bool:
+        """True while the tree's plan is asked and not answered."""
+        return self._planner.running
 
     @property
     def reading_partial(self) -> bool:
@@ -443,39 +498,25 @@ class DestinationPage(Page):
         except ZmigrateError as exc:
             self._set_tree_state(None, State("error", markup.error_html(exc)))
             return
-        self._tree_generation += 1
-        generation = self._tree_generation
-        self.checking_tree = True
         self.ui.busy_bar.show()
         self._set_tree_state(None, State("error", "Planning the tree: both inventories, "
                                          "snapshots in common, mountpoint collisions…"))
 
         def ok(plan: TreePlan) -> None:
-            if generation == self._tree_generation:
-                self._tree_done()
-                self._set_tree_state(plan, tree_state(plan))
+            self._tree_done()
+            self._set_tree_state(plan, tree_state(plan))
 
         def failed(exc: Exception) -> None:
-            if generation == self._tree_generation:
-                self._tree_done()
-                if isinstance(exc, PreflightError) \
-                        and exc.reason is PreflightReason.MOUNT_COLLISION:
-                    # This page's choices, not the flag.
-                    exc.fix = (words.MOUNT_COLLISION_ROOT_FIX
-                               if self.ui.mount_root_radio.isChecked()
-                               else words.MOUNT_COLLISION_FIX)
-                self._set_tree_state(None, State("error", markup.error_html(exc)))
+            self._tree_done()
+            if isinstance(exc, PreflightError) and exc.reason is PreflightReason.MOUNT_COLLISION:
+                # This page's choices, not the flag.
+                exc.fix = (words.MOUNT_COLLISION_ROOT_FIX if self.ui.mount_root_radio.isChecked()
+                           else words.MOUNT_COLLISION_FIX)
+            self._set_tree_state(None, State("error", markup.error_html(exc)))
 
-        self._tree_pending = lambda: run_task(job.prepare, ok, failed)
-        self._tree_timer.start()
-
-    def _start_tree_plan(self) -> None:
-        pending, self._tree_pending = self._tree_pending, None
-        if pending is not None:
-            pending()
+        self._planner.submit(job.prepare, ok, failed)
 
     def _tree_done(self) -> None:
-        self.checking_tree = False
         if not self._reading and not self.tree.loading:
             self.ui.busy_bar.hide()
 
@@ -502,34 +543,11 @@ class DestinationPage(Page):
         self.completeChanged.emit()
 
     def _show_choices(self, partial: Partial | None) -> None:
-        """The Resume / Discard radio buttons: shown for an interrupted receive, unchosen at
-        first (Next waits for a choice); a choice stays while the same partial is shown."""
-        ui = self.ui
-        ui.partial_note.setVisible(partial is not None)
-        ui.partial_note.setText(partial.note if partial is not None else "")
-        ui.discard_radio.setAccessibleDescription(partial.note if partial is not None else "")
+        """The Resume / Discard choice; a choice stays while the same partial is shown."""
         key = self._partial_key(self.destination()) if partial is not None else None
-        if key != self._choice_for:
-            self._choice_for = key
-            ui.partial_group.setExclusive(False)
-            ui.resume_radio.setChecked(False)
-            ui.discard_radio.setChecked(False)
-            ui.partial_group.setExclusive(True)
-        for radio, text, plan in (
-                (ui.resume_radio, partial.resume_text if partial else "",
-                 partial.resume_plan if partial else None),
-                (ui.discard_radio, partial.discard_text if partial else "",
-                 partial.discard_plan if partial else None)):
-            radio.setVisible(partial is not None)
-            if partial is None:
-                continue
-            radio.setText(text)
-            radio.setAccessibleName(text.replace("&", ""))
-            radio.setEnabled(plan is not None)
-            if plan is None and radio.isChecked():
-                ui.partial_group.setExclusive(False)
-                radio.setChecked(False)
-                ui.partial_group.setExclusive(True)
+        fresh = key != self._choice_for
+        self._choice_for = key
+        show_partial_choices(self.ui, partial, fresh)
 
     def chosen_plan(self) -> Plan | None:
         """The plan the page's choices lead to (a placeholder transport and port)."""
@@ -561,8 +579,5 @@ class DestinationPage(Page):
 
     def cleanupPage(self) -> None:
         self.tree.cancel()
-        self._tree_timer.stop()
-        self._tree_pending = None
-        self._tree_generation += 1
+        self._planner.cancel()
         self._tree_key = None
-        self.checking_tree = False
