@@ -471,3 +471,52 @@ def test_a_tree_goes_into_a_new_pools_root_as_the_pool_itself(
     assert "is a pool root that is not empty: it holds 1 file(s) or folder(s)" in error["message"]
     assert _snapshots(root) == before  # refused before the snapshot was taken
     assert (used.mountpoint / "keep.txt").read_text() == "mine\n"
+
+
+def _origin(ds: str) -> str:
+    return zfs("get", "-H", "-o", "value", "origin", ds).strip()
+
+
+def _used(ds: str) -> int:
+    return int(zfs("get", "-Hp", "-o", "value", "used", ds).strip())
+
+
+@pytest.mark.parametrize("parallel", ["1", "3"])
+def test_clones_arrive_as_clones_of_the_copied_origin_and_catch_up(
+        lab: Lab, pools: tuple[Pool, Pool], parallel: str) -> None:
+    """t/base@gold (4 MiB) and two clones of it, sorted before it (t/a, t/b; t/b with data
+    and a snapshot of its own): each arrives as a clone of the copy's @gold, using the space
+    the source uses, not a full copy; a catch-up afterwards sends each one's delta."""
+    src, dst = pools
+    root = f"{src.name}/t"
+    zfs("create", root)
+    zfs("create", f"{root}/base")
+    write_random_files(src.mountpoint / "t" / "base", 4, files=2)
+    zfs("snapshot", f"{root}/base@gold")
+    zfs("clone", f"{root}/base@gold", f"{root}/a")
+    zfs("clone", f"{root}/base@gold", f"{root}/b")
+    write_random_files(src.mountpoint / "t" / "b" / "own", 1, files=1)
+    zfs("snapshot", f"{root}/b@own")
+    copy = f"{dst.name}/copy"
+    r = _cli(lab, "send", "-r", f"lab-src:{root}", f"lab-dst:{copy}", "--snapshot", "--json",
+             "--buffer", "16M", "--no-history", "--parallel", parallel)
+    assert r.returncode == 0, r.stderr + r.stdout
+    events = _events(r.stdout)
+    plan = next(e for e in events if e["event"] == "tree_plan")
+    origins = {d["source"]: d["origin"] for d in plan["datasets"]}
+    assert origins[f"{root}/a"] == origins[f"{root}/b"] == f"{root}/base@gold"
+    assert all(s == "verified" for s in _states(events).values()), _states(events)
+    for clone in ("a", "b"):
+        assert _origin(f"{copy}/{clone}") == f"{copy}/base@gold"
+        # Its own data only: far below the 4 MiB of the origin it shares.
+        assert _used(f"{copy}/{clone}") <= _used(f"{root}/{clone}") + 512 * 1024
+    assert snapshot_guid(f"{copy}/b@own") == snapshot_guid(f"{root}/b@own")
+    first = plan["snapshot"]
+    write_random_files(src.mountpoint / "t" / "a" / "later", 1, files=1)
+    assert wait_until(lambda: snapshot_name() != first, 3)
+    r = _cli(lab, "send", "-r", f"lab-src:{root}", f"lab-dst:{copy}", "--snapshot", "--json",
+             "--buffer", "16M", "--no-history", "--parallel", parallel)
+    assert r.returncode == 0, r.stderr + r.stdout
+    second = next(e for e in _events(r.stdout) if e["event"] == "tree_plan")["snapshot"]
+    for rel in ("", "/base", "/a", "/b"):
+        assert snapshot_guid(f"{copy}{rel}@{second}") == snapshot_guid(f"{root}{rel}@{second}")

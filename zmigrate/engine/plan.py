@@ -66,6 +66,9 @@ class Options:
     properties: tuple[tuple[str, str], ...] = ()  # receive -o name=value
     exclude_properties: tuple[str, ...] = ()  # receive -x name
     mount: bool = True  # False: receive -u
+    # A clone sent as a clone: the stream starts at its origin's snapshot (`send -I ORIGIN@snap
+    # CLONE@s`), whose copy must be on the destination; it arrives as a clone of that copy.
+    origin: str | None = None
     bookmark: bool = False  # bookmark the sent snapshot on the source afterwards
     # A stall: no byte moves for stall_after seconds (reported); for stall_timeout seconds
     # (None: never) the job gives up as a failure, its resume token kept where it has one.
@@ -300,6 +303,8 @@ def make_plan(
         return _resume_plan(src, dst, snapshot, destination, options, resume_info, source,
                             notes, connect_address, allow_address, port)
     base = _base(source, snap, target, destination, options, dst.host.label, emptiness, ds_name)
+    if target is None and options.origin is not None:
+        base = _Base(_origin(src, options.origin))
     notes += base.notes
     steps_spec = _steps(source, snap, base.snapshot, options)
     flags, raw, flag_notes = send_flags(src, dst, source, options)
@@ -518,6 +523,19 @@ def _common(source: zfs.Dataset, snap: zfs.Snapshot, by_guid: dict[int, zfs.Snap
 
 
 StepSpec = tuple[zfs.Snapshot | None, zfs.Snapshot, tuple[str, ...]]
+
+
+def _origin(src: Site, origin: str) -> zfs.Snapshot:
+    """The origin snapshot a clone's stream starts from (its copy on the destination is the
+    clone's origin there)."""
+    ds_name, _ = shell.split_snapshot(origin)
+    ds = src.find(ds_name)
+    snap = next((s for s in ds.snapshots if s.name == origin), None) if ds else None
+    if snap is None:
+        raise PreflightError(f"the clone's origin {origin} is gone from the source",
+                             host=src.host.label, fix="read the tree again and re-plan",
+                             reason=PreflightReason.NO_SOURCE)
+    return snap
 
 
 def _steps(source: zfs.Dataset, snap: zfs.Snapshot, base: zfs.Snapshot | None,

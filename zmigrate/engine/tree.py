@@ -53,7 +53,7 @@ from .tree_plan import (
     plan_tree,
     snapshot_name,
 )
-from .tree_schedule import Totals, TreeProgress, auto_width, schedule
+from .tree_schedule import Totals, TreeProgress, auto_width, depends_on, schedule
 from .tree_states import (
     FAILED,
     RECEIVED,
@@ -239,10 +239,10 @@ class TreeJob(Work):
             if isinstance(outcome, ZmigrateError):
                 self.states.failed(i, e, str(outcome))
                 first_error = first_error or outcome
-                # A child cannot be received under a parent that failed to arrive.
+                # A child cannot be received under a parent that failed to arrive, nor a
+                # clone from an origin that did not.
                 if self._cancel.is_set() or any(
-                        x.source.startswith(e.source + "/") and x.carried_by is None
-                        for x in plan.entries):
+                        depends_on(x, e) and x.carried_by is None for x in plan.entries):
                     raise outcome
                 continue
             if isinstance(outcome, BaseException):

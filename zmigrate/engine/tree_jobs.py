@@ -11,7 +11,7 @@ from .hosts import Host
 from .job import Job, Known, Request, default_transport
 from .pipeline import free_port
 from .plan import Options
-from .tree_plan import TreeEntry, TreePlan, TreeRequest
+from .tree_plan import TreeEntry, TreePlan, TreeRequest, destination_name
 
 
 class Ports:
@@ -39,6 +39,13 @@ def dataset_options(request: TreeRequest, dst_caps: zfs.Capabilities, plan: Tree
         # Children inherit from the root; a child with a mountpoint of its own keeps it.
         options = replace(options, properties=(*options.properties,
                                                ("mountpoint", request.mount_root)))
+    if e.origin is not None:
+        options = replace(options, origin=e.origin)
+        if dst_caps.receive_properties:
+            # Name the origin's copy: a pool may hold another copy with the same guid.
+            ds, _, snap = e.origin.partition("@")
+            copy = destination_name(ds, request.root, request.destination) + "@" + snap
+            options = replace(options, properties=(*options.properties, ("origin", copy)))
     return options
 
 

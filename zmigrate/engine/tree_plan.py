@@ -18,6 +18,7 @@ from . import shell, zfs
 from .errors import InvalidNameError, PreflightError, PreflightReason
 from .hosts import Host
 from .plan import Options
+from .units import format_size
 
 SNAPSHOT_PREFIX = "zmigrate-"
 
@@ -85,6 +86,10 @@ class TreeEntry:
     # The root received into an existing empty dataset (a new pool's root) as that dataset
     # itself: `zfs receive -F`, checked empty before anything runs (empty_target.py).
     into: bool = False
+    # A clone of a snapshot inside the tree: sent from that snapshot (`send -I ORIGIN@snap`)
+    # after its origin's dataset, so it arrives as a clone of the copy, using the space the
+    # source uses.
+    origin: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,7 +161,7 @@ class TreePlan:
             "datasets": [{"source": e.source, "destination": e.destination, "type": e.type,
                           "size": e.size, "action": e.action, "reason": e.reason,
                           "resume": e.resume, "replicate": e.replicate,
-                          "carried_by": e.carried_by, "into": e.into}
+                          "carried_by": e.carried_by, "into": e.into, "origin": e.origin}
                          for e in self.entries],
             "vanished": list(self.vanished), "excluded": list(self.excluded),
             "total": self.total, "description": self.describe(),
@@ -247,6 +252,82 @@ def _raw_units(entries: list[TreeEntry], picked: Sequence[zfs.Dataset],
     return out
 
 
+def _new_entry(ds: zfs.Dataset, target_name: str, count: int, resume: bool,
+               picked: Sequence[zfs.Dataset], request: TreeRequest) -> TreeEntry:
+    """A dataset new on the destination: in full, or a clone sent from its origin (when that
+    origin is in the tree and travels with it)."""
+    full = TreeEntry(ds.name, target_name, ds.type, ds.referenced, "full",
+                     f"with {count} snapshot(s)", resume=resume)
+    if ds.origin is None or resume:
+        return full
+    origin_ds = ds.origin.split("@")[0]
+    if not any(d.name == origin_ds for d in picked):
+        shared = format_size(max(0, ds.referenced - ds.used))
+        return replace(full, reason=f"{full.reason}; arrives as an independent copy: its "
+                       f"origin {ds.origin} is not in this tree, +{shared}")
+    base = next(d for d in picked if d.name == origin_ds)
+    gold, upto = base.snapshot(ds.origin.split("@")[1]), base.snapshot(request.snapshot or "")
+    if request.snapshot is not None and (gold is None or upto is None
+                                         or gold.createtxg > upto.createtxg):
+        return replace(full, reason=f"{full.reason}; arrives as an independent copy: its "
+                       f"origin {ds.origin} is newer than @{request.snapshot}, which its "
+                       "dataset is sent up to")
+    if not request.options.intermediates:
+        return replace(full, reason=f"{full.reason}; arrives as an independent copy: without "
+                       f"intermediate snapshots its origin {ds.origin} may not travel")
+    return TreeEntry(ds.name, target_name, ds.type, ds.used, "full",
+                     f"a clone of {ds.origin}: sent from it, its own data only, with {count} "
+                     "snapshot(s)", origin=ds.origin)
+
+
+def origins_first(entries: list[TreeEntry]) -> list[TreeEntry]:
+    """`entries` (parents first) reordered so a clone also comes after its origin's dataset;
+    otherwise the order stays."""
+    names = {e.source for e in entries}
+    placed: set[str] = set()
+    out: list[TreeEntry] = []
+    waiting = list(entries)
+    while waiting:
+        for e in waiting:
+            parent = e.source.rpartition("/")[0]
+            needs = {parent} if parent in names else set()
+            if e.origin is not None and e.origin.split("@")[0] in names:
+                needs.add(e.origin.split("@")[0])
+            if needs <= placed:
+                out.append(e)
+                placed.add(e.source)
+                waiting.remove(e)
+                break
+        else:  # a cycle cannot happen in ZFS; keep the rest as they are rather than loop
+            out += waiting
+            break
+    return out
+
+
+def _source_commands(src_host: Host, request: TreeRequest, picked: Sequence[zfs.Dataset],
+                     excluded: Sequence[str], snapshot: str) -> tuple[str | None, str | None]:
+    """What runs on the source first: the snapshot to take (None: it exists) and, for a final
+    sync, `readonly=on` on every picked dataset (None otherwise)."""
+    take = request.snapshot is None
+    snapshot_command = None
+    if take:
+        names = [f"{d.name}@{snapshot}" for d in picked]
+        if not excluded:
+            snapshot_command = shell.join(src_host.privileged(
+                ["zfs", "snapshot", "-r", shell.snapshot(f"{request.root}@{snapshot}")]))
+        else:
+            # `zfs snapshot a@s b@s` is atomic on OpenZFS; zfs-fuse takes one name per call.
+            snapshot_command = " && ".join(
+                shell.join(src_host.privileged(["zfs", "snapshot", shell.snapshot(n)]))
+                for n in names)
+    readonly_command = None
+    if request.final:
+        readonly_command = " && ".join(
+            shell.join(src_host.privileged(["zfs", "set", "readonly=on", shell.dataset(d.name)]))
+            for d in picked)
+    return snapshot_command, readonly_command
+
+
 def destination_name(source: str, root: str, destination: str) -> str:
     return destination + source[len(root):]
 
@@ -288,8 +369,7 @@ def plan_tree(src_host: Host, dst_host: Host, request: TreeRequest,
             # stays behind), or all of them and the one taken now.
             count = (len(ds.snapshots) + 1 if snap is None
                      else ds.snapshots.index(snap) + 1)
-            entries.append(TreeEntry(ds.name, target_name, ds.type, size, "full",
-                                     f"with {count} snapshot(s)", resume=resume))
+            entries.append(_new_entry(ds, target_name, count, resume, picked, request))
             continue
         common = [s for s in ds.snapshots if s.guid in {t.guid for t in target.snapshots}]
         base = f"from @{common[-1].short}" if common else "no snapshot in common"
@@ -297,6 +377,7 @@ def plan_tree(src_host: Host, dst_host: Host, request: TreeRequest,
         entries.append(TreeEntry(ds.name, target_name, ds.type,
                                  size if delta is None else delta, "incremental", base,
                                  resume=resume))
+    entries = origins_first(entries)
     if raw_streams:
         entries = _raw_units(entries, picked, src_sets)
     picked_names = {d.name for d in src_sets}
@@ -304,22 +385,8 @@ def plan_tree(src_host: Host, dst_host: Host, request: TreeRequest,
         d.name for d in dst_sets
         if (d.name == request.destination or d.name.startswith(request.destination + "/"))
         and request.root + d.name[len(request.destination):] not in picked_names))
-    snapshot_command = None
-    if take:
-        names = [f"{d.name}@{snapshot}" for d in picked]
-        if not excluded:
-            snapshot_command = shell.join(src_host.privileged(
-                ["zfs", "snapshot", "-r", shell.snapshot(f"{request.root}@{snapshot}")]))
-        else:
-            # `zfs snapshot a@s b@s` is atomic on OpenZFS; zfs-fuse takes one name per call.
-            snapshot_command = " && ".join(
-                shell.join(src_host.privileged(["zfs", "snapshot", shell.snapshot(n)]))
-                for n in names)
-    readonly_command = None
-    if request.final:
-        readonly_command = " && ".join(
-            shell.join(src_host.privileged(["zfs", "set", "readonly=on", shell.dataset(d.name)]))
-            for d in picked)
+    snapshot_command, readonly_command = _source_commands(src_host, request, picked, excluded,
+                                                          snapshot)
     if request.mount_root is not None:
         mount = f"The copy is mounted under {request.mount_root}"
     elif unmounted:

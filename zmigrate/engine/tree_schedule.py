@@ -60,6 +60,12 @@ def auto_width(mem_available: Sequence[int | None], buffer: int) -> int:
     return max(1, width)
 
 
+def depends_on(e: TreeEntry, x: TreeEntry) -> bool:
+    """Whether `e` can only arrive after `x`: `x` is its ancestor, or its origin's dataset."""
+    return e.source.startswith(x.source + "/") or (
+        e.origin is not None and e.origin.split("@")[0] == x.source)
+
+
 def streams(plan: TreePlan) -> list[tuple[int, TreeEntry]]:
     """The entries that are sent as a stream of their own, in the plan's order."""
     return [(i, e) for i, e in enumerate(plan.entries)
@@ -114,7 +120,7 @@ def _ready(plan: TreePlan, pending: list[tuple[int, TreeEntry]],
     while len(flying) < width and not cancelled.is_set():
         busy = [x for _, x in waiting] + flying
         ready = [(i, e) for i, e in waiting
-                 if not any(e.source.startswith(x.source + "/") for x in busy if x is not e)]
+                 if not any(depends_on(e, x) for x in busy if x is not e)]
         if not ready:
             break
         i, e = ready[0]

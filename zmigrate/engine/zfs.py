@@ -17,7 +17,7 @@ from .errors import CommandError, ZmigrateError
 from .hosts import Host
 
 BASE_PROPERTIES = ("type", "guid", "used", "referenced", "available", "creation", "createtxg",
-                   "compression")
+                   "compression", "origin")
 OPENZFS_PROPERTIES = ("receive_resume_token", "written", "encryption", "keystatus",
                       "encryptionroot")
 # What each zfs operation needs under `zfs allow` delegation (OpenZFS on Linux and FreeBSD).
@@ -85,6 +85,7 @@ class Dataset:
     encryption_root: str | None = None  # the dataset whose key this one uses (itself: a root)
     written: int | None = None  # bytes written since the newest snapshot (OpenZFS)
     compression: str | None = None  # how it is stored: "off", "lz4", "zstd"...
+    origin: str | None = None  # a clone's origin snapshot (`pool/base@gold`)
 
     @property
     def newest(self) -> Snapshot | None:
@@ -144,6 +145,7 @@ def build_inventory(props: dict[str, dict[str, str]]) -> list[Dataset]:
             enc = p.get("encryption", "-")
             key = p.get("keystatus", "-")
             eroot = p.get("encryptionroot", "-")
+            origin = p.get("origin", "-")
             datasets[name] = Dataset(
                 name=name,
                 type=kind,
@@ -158,6 +160,7 @@ def build_inventory(props: dict[str, dict[str, str]]) -> list[Dataset]:
                 encryption_root=None if eroot in ("-", "") else eroot,
                 written=_maybe_int(p.get("written")),
                 compression=p.get("compression") or None,
+                origin=None if origin in ("-", "") else origin,
             )
         elif kind in ("snapshot", "bookmark"):
             snaps.append(
