@@ -151,7 +151,8 @@ class Job(Work):
         tcp = carrier.listens
         known = self.known or read_settled(self.src, self.dst, self.src_caps, dst_caps,
                                            ds_name, req.destination, options, self.emit)
-        src_sets = [d for d in known.src_sets if within(d.name, ds_name)]
+        origin_ds = req.options.origin.split("@")[0] if req.options.origin else None
+        src_sets = [d for d in known.src_sets if within(d.name, ds_name) or d.name == origin_ds]
         dst_sets = [d for d in known.dst_sets
                     if d.name == parent or within(d.name, req.destination)]
         connect_address, allow_address = known.addresses if tcp else ("", None)
