@@ -11,12 +11,13 @@ from typing import TextIO
 
 from .. import __version__
 from ..engine.errors import InvalidNameError, ZmigrateError
-from . import doctor, history, list, send
+from . import doctor, golive, history, list, send
 from .common import EXIT_CANCELLED, EXIT_ERROR, EXIT_USAGE, error_json
 
 Handler = Callable[[argparse.Namespace, TextIO, TextIO], int]
 COMMANDS: dict[str, Handler] = {
     "list": list.run, "send": send.run, "history": history.run, "doctor": doctor.run,
+    "go-live": golive.run,
 }
 
 
@@ -37,6 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     send.add_parser(sub)
     history.add_parser(sub)
     doctor.add_parser(sub)
+    golive.add_parser(sub)
     return p
 
 

@@ -88,6 +88,7 @@ class TreeJob(Work):
         self.dst_caps: zfs.Capabilities | None = None
         self.plan: TreePlan | None = None
         self.readonly_since: float | None = None
+        self.readonly_before: dict[str, dict[str, str]] = {}  # dataset -> {readonly: on}
         self._jobs: set[Job] = set()
         self._lock = threading.Lock()  # guards _jobs (--parallel)
         self._snapshot = request.snapshot or snapshot_name()
@@ -196,10 +197,10 @@ class TreeJob(Work):
         self.states = DatasetStates(plan, self.emit)
         self.states.announce()
         self._check_cancel()
-        # The window the source is read-only (a final sync) or the run's own work takes: from
-        # the first change on the source to the checked copy (readonly_window.py learns from it).
-        window_from = time.monotonic()
+        window_from = time.monotonic()  # the source's first change: readonly_window.py's clock
         if plan.readonly_command:
+            # As it was before, for go-live to restore (golive.py); then the cut-over.
+            self.readonly_before = zfs.local_properties(self.src, plan.root, "readonly")
             self.emit(StageChanged("preflight", "final sync: setting readonly=on on the source"))
             self.src.run(plan.readonly_command, timeout=300).check("setting readonly=on")
             self.readonly_since = time.time()
@@ -223,7 +224,8 @@ class TreeJob(Work):
         self._finish_received(plan)
         end = time.monotonic()
         return tree_summary(plan, totals, end - t0, self.states.results,
-                            self.readonly_since, self.checked, window=end - window_from)
+                            self.readonly_since, self.checked, window=end - window_from,
+                            readonly_before=self.readonly_before)
 
     def _send_all(self, plan: TreePlan, totals: Totals, t0: float) -> ZmigrateError | None:
         """Send every dataset to send; returns the first failure of a dataset that others do

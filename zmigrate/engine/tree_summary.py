@@ -15,7 +15,8 @@ from .units import format_size
 
 def tree_summary(plan: TreePlan, totals: Totals, elapsed: float, results: dict[str, str],
                  readonly_since: float | None, checked: TreeCheck, *,
-                 window: float = 0.0) -> Summary:
+                 window: float = 0.0,
+                 readonly_before: dict[str, dict[str, str]] | None = None) -> Summary:
     """The tree's Summary: its bytes and rate, each dataset's state in `extra`; `window`: the
     seconds from the first change on the source to the checked copy (read-only that long in a
     final sync: `readonly_seconds`)."""
@@ -28,6 +29,9 @@ def tree_summary(plan: TreePlan, totals: Totals, elapsed: float, results: dict[s
     if readonly_since is not None:
         extra["source_readonly_since"] = readonly_since
         extra["readonly_seconds"] = round(window, 3)
+        # The source datasets that were read-only before the final sync (go-live keeps them so).
+        extra["readonly_before"] = {ds: p["readonly"] for ds, p in (readonly_before or {}).items()
+                                    if "readonly" in p}
     if checked.own_key_roots:
         # Each sent as its own raw stream: `zfs change-key -i` re-joins them.
         extra["own_encryption_roots"] = dict(checked.own_key_roots)

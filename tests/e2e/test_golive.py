@@ -1,0 +1,95 @@
+"""Go live and go back on the lab: old pool -> new pool on one host, after a final sync."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lab.sshd import Lab
+from lab.util import write_random_files, zfs
+from lab.zfsfuse import Pool
+
+pytestmark = pytest.mark.lab
+
+
+def _cli(lab: Lab, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "zmigrate", *args], capture_output=True,
+                          text=True, timeout=300, env=env, stdin=subprocess.DEVNULL)
+
+
+def _get(ds: str, prop: str) -> str:
+    return zfs("get", "-H", "-o", "value", prop, ds).strip()
+
+
+def _events(stdout: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
+
+
+@pytest.fixture
+def cut_over(lab: Lab, pools: tuple[Pool, Pool],
+             tmp_path: Path) -> tuple[Pool, Pool, dict[str, str]]:
+    """OLD/t (with t/a) copied to NEW/t by a final sync: the source read-only, the copy
+    verified, unmounted."""
+    old, new = pools
+    zfs("create", f"{old.name}/t")
+    zfs("create", f"{old.name}/t/a")
+    write_random_files(old.mountpoint / "t" / "a" / "files", 1, files=2)
+    env = {**lab.env(), "ZMIGRATE_DATA_DIR": str(tmp_path / "data")}
+    r = _cli(lab, env, "send", "-r", f"lab-src:{old.name}/t", f"lab-src:{new.name}/t", "-r",
+             "--snapshot", "--buffer", "16M", "--final")
+    assert r.returncode == 0, r.stderr + r.stdout
+    return old, new, env
+
+
+def test_go_live_then_back_on_one_host(lab: Lab,
+                                       cut_over: tuple[Pool, Pool, dict[str, str]]) -> None:
+    old, new, env = cut_over
+    path = old.mountpoint / "t" / "a"
+    before = os.stat(path).st_dev
+    names = sorted(os.listdir(path / "files"))
+    r = _cli(lab, env, "go-live", f"lab-src:{old.name}/t", f"lab-src:{new.name}/t", "--dry-run")
+    assert r.returncode == 0, r.stderr
+    assert f"zfs unmount {old.name}/t/a" in r.stdout and f"zfs mount {new.name}/t" in r.stdout
+    assert _get(f"{new.name}/t", "mounted") == "no"  # a dry run changes nothing
+    r = _cli(lab, env, "go-live", f"lab-src:{old.name}/t", f"lab-src:{new.name}/t", "--yes",
+             "--json")
+    assert r.returncode == 0, r.stderr + r.stdout
+    # The same path now shows the new pool's copy, writable; the source is out of the way.
+    assert os.stat(path).st_dev != before
+    assert sorted(os.listdir(path / "files")) == names
+    assert _get(f"{new.name}/t/a", "mounted") == "yes" and _get(f"{new.name}/t/a",
+                                                                 "readonly") == "off"
+    assert _get(f"{old.name}/t/a", "mounted") == "no"
+    assert _get(f"{old.name}/t/a", "canmount") == "noauto"
+    (path / "written-after-go-live").write_text("new\n")
+    r = _cli(lab, env, "go-live", f"lab-src:{old.name}/t", f"lab-src:{new.name}/t", "--back",
+             "--yes")
+    assert r.returncode == 0, r.stderr + r.stdout
+    assert os.stat(path).st_dev == before  # the old pool again
+    assert not (path / "written-after-go-live").exists()
+    assert _get(f"{new.name}/t/a", "mounted") == "no" and _get(f"{new.name}/t/a",
+                                                               "readonly") == "on"
+    assert _get(f"{old.name}/t/a", "canmount") == "on"
+
+
+def test_a_busy_source_stops_go_live_before_anything_changed(
+        lab: Lab, cut_over: tuple[Pool, Pool, dict[str, str]]) -> None:
+    old, new, env = cut_over
+    busy = subprocess.Popen(["sleep", "60"], cwd=old.mountpoint / "t" / "a")
+    try:
+        r = _cli(lab, env, "go-live", f"lab-src:{old.name}/t", f"lab-src:{new.name}/t",
+                 "--yes")
+    finally:
+        busy.kill()
+        busy.wait()
+    assert r.returncode != 0
+    assert f"unmount {old.name}/t/a failed" in r.stderr and "in use" in r.stderr, r.stderr
+    assert _get(f"{old.name}/t", "mounted") == "yes" and _get(f"{old.name}/t/a",
+                                                              "mounted") == "yes"
+    assert _get(f"{new.name}/t", "mounted") == "no"
+    assert _get(f"{old.name}/t", "canmount") == "on"
