@@ -43,6 +43,8 @@ class Step:
     what: str
     argv: tuple[str, ...]
     undo: tuple[str, ...] | None = None
+    # Its end state may come by itself (setting a mountpoint mounts): this error is success.
+    already: str | None = None
 
     def to_json(self) -> dict[str, object]:
         return {"side": self.side, "what": self.what, "command": shell.join(self.argv),
@@ -115,7 +117,8 @@ def plan_go_live(src: Props, dst: Props, source_root: str, destination_root: str
         if _will_mount(src[s_name], props) and props["mounted"].value != "yes":
             steps.append(Step("destination", f"mount {d_name}",
                               ("zfs", "mount", shell.dataset(d_name)),
-                              ("zfs", "unmount", shell.dataset(d_name))))
+                              ("zfs", "unmount", shell.dataset(d_name)),
+                              already="already mounted"))
     return GoLivePlan(source_root, destination_root, same_host, tuple(steps), tuple(notes))
 
 
@@ -205,7 +208,7 @@ def run(plan: GoLivePlan, src: Host, dst: Host,
         if on_step is not None:
             on_step(step)
         r = host.execute(host.privileged(list(step.argv)), timeout=300)
-        if not r.ok:
+        if not r.ok and not (step.already and step.already in r.stderr):
             undo(done, src, dst)
             busy = "busy" in r.stderr.lower()
             lines = r.stderr.strip().splitlines()
