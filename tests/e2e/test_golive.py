@@ -50,7 +50,8 @@ def test_go_live_then_back_on_one_host(lab: Lab,
                                        cut_over: tuple[Pool, Pool, dict[str, str]]) -> None:
     old, new, env = cut_over
     path = old.mountpoint / "t" / "a"
-    before = os.stat(path).st_dev
+    with pytest.raises(OSError, match="Read-only file system"):  # the source, cut over
+        (path / "probe").write_text("x")
     names = sorted(os.listdir(path / "files"))
     r = _cli(lab, env, "go-live", f"lab-src:{old.name}/t", f"lab-src:{new.name}/t", "--dry-run")
     assert r.returncode == 0, r.stderr
@@ -60,18 +61,21 @@ def test_go_live_then_back_on_one_host(lab: Lab,
              "--json")
     assert r.returncode == 0, r.stderr + r.stdout
     # The same path now shows the new pool's copy, writable; the source is out of the way.
-    assert os.stat(path).st_dev != before
+    assert _get(f"{new.name}/t/a", "mountpoint") == str(path)
     assert sorted(os.listdir(path / "files")) == names
     assert _get(f"{new.name}/t/a", "mounted") == "yes" and _get(f"{new.name}/t/a",
                                                                  "readonly") == "off"
     assert _get(f"{old.name}/t/a", "mounted") == "no"
     assert _get(f"{old.name}/t/a", "canmount") == "noauto"
-    (path / "written-after-go-live").write_text("new\n")
+    (path / "written-after-go-live").write_text("new\n")  # the source could not take it
     r = _cli(lab, env, "go-live", f"lab-src:{old.name}/t", f"lab-src:{new.name}/t", "--back",
              "--yes")
     assert r.returncode == 0, r.stderr + r.stdout
-    assert os.stat(path).st_dev == before  # the old pool again
+    # The old pool again: read-only, without what was written into the copy.
     assert not (path / "written-after-go-live").exists()
+    assert _get(f"{old.name}/t/a", "mounted") == "yes"
+    with pytest.raises(OSError, match="Read-only file system"):
+        (path / "probe").write_text("x")
     assert _get(f"{new.name}/t/a", "mounted") == "no" and _get(f"{new.name}/t/a",
                                                                "readonly") == "on"
     assert _get(f"{old.name}/t/a", "canmount") == "on"
