@@ -88,8 +88,9 @@ def _set(ds: str, prop: str, value: str) -> tuple[str, ...]:
 
 
 def _restore(ds: str, prop: str, before: Prop) -> tuple[str, ...]:
-    """The command that puts `prop` back as it was: set it, or inherit it again."""
-    if before.source in ("local", "received"):
+    """The command that puts `prop` back as it was: set it, or inherit it again (canmount is
+    never inherited: set to its value)."""
+    if before.source in ("local", "received") or prop == "canmount":
         return _set(ds, prop, before.value)
     return ("zfs", "inherit", prop, shell.dataset(ds))
 
