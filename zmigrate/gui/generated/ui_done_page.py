@@ -170,6 +170,16 @@ class Ui_DonePage(object):
 
         self.buttons_layout.addWidget(self.final_sync_button)
 
+        self.go_live_button = QPushButton(DonePage)
+        self.go_live_button.setObjectName(u"go_live_button")
+
+        self.buttons_layout.addWidget(self.go_live_button)
+
+        self.go_back_button = QPushButton(DonePage)
+        self.go_back_button.setObjectName(u"go_back_button")
+
+        self.buttons_layout.addWidget(self.go_back_button)
+
         self.again_button = QPushButton(DonePage)
         self.again_button.setObjectName(u"again_button")
 
@@ -177,6 +187,13 @@ class Ui_DonePage(object):
 
 
         self.page_layout.addLayout(self.buttons_layout)
+
+        self.go_live_label = QLabel(DonePage)
+        self.go_live_label.setObjectName(u"go_live_label")
+        self.go_live_label.setTextFormat(Qt.RichText)
+        self.go_live_label.setWordWrap(True)
+
+        self.page_layout.addWidget(self.go_live_label)
 
         self.saved_label = QLabel(DonePage)
         self.saved_label.setObjectName(u"saved_label")
@@ -269,9 +286,26 @@ class Ui_DonePage(object):
 #if QT_CONFIG(tooltip)
         self.final_sync_button.setToolTip(QCoreApplication.translate("DonePage", u"Set the source datasets read-only, then send the last delta: the copy is exactly the source", None))
 #endif // QT_CONFIG(tooltip)
+        self.go_live_button.setText(QCoreApplication.translate("DonePage", u"Go &live", None))
+#if QT_CONFIG(accessibility)
+        self.go_live_button.setAccessibleName(QCoreApplication.translate("DonePage", u"Go live", None))
+#endif // QT_CONFIG(accessibility)
+#if QT_CONFIG(tooltip)
+        self.go_live_button.setToolTip(QCoreApplication.translate("DonePage", u"Bring the copy into service: read-only off, mounted where the source was (the source's datasets unmounted first when both are on this host). Every command is shown before it runs.", None))
+#endif // QT_CONFIG(tooltip)
+        self.go_back_button.setText(QCoreApplication.translate("DonePage", u"Go &back", None))
+#if QT_CONFIG(accessibility)
+        self.go_back_button.setAccessibleName(QCoreApplication.translate("DonePage", u"Go back", None))
+#endif // QT_CONFIG(accessibility)
+#if QT_CONFIG(tooltip)
+        self.go_back_button.setToolTip(QCoreApplication.translate("DonePage", u"Undo what Go live did: the copy unmounted and read-only again, the source mounted as before", None))
+#endif // QT_CONFIG(tooltip)
         self.again_button.setText(QCoreApplication.translate("DonePage", u"&Start another transfer", None))
 #if QT_CONFIG(accessibility)
         self.again_button.setAccessibleName(QCoreApplication.translate("DonePage", u"Start another transfer", None))
+#endif // QT_CONFIG(accessibility)
+#if QT_CONFIG(accessibility)
+        self.go_live_label.setAccessibleName(QCoreApplication.translate("DonePage", u"What going live did", None))
 #endif // QT_CONFIG(accessibility)
         self.saved_label.setText("")
 #if QT_CONFIG(accessibility)

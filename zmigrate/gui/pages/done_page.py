@@ -21,6 +21,7 @@ from ..session import Session
 from ..settings import Settings
 from ..words import verdict_html
 from .base import Page
+from .go_live import GoLiveControls
 
 
 class DonePage(Page):
@@ -60,6 +61,8 @@ class DonePage(Page):
         self.ui.sync_again_button.clicked.connect(lambda: self.sync_requested.emit(False))
         self.ui.final_sync_button.clicked.connect(lambda: self.sync_requested.emit(True))
         self.datasets: TreeTableModel | None = None
+        self.go_live = GoLiveControls(self, self.ui.go_live_button, self.ui.go_back_button,
+                                      self.ui.go_live_label)
         self.setFinalPage(True)
 
     def lend_plots(self, plots: TransferPlots | None) -> None:
@@ -95,6 +98,9 @@ class DonePage(Page):
         tree = s.tree is not None and s.tree_job is not None
         for w in (ui.datasets_label, ui.sync_again_button, ui.final_sync_button):
             w.setVisible(tree)
+        final = tree and s.summary is not None and s.summary.verified \
+            and "source_readonly_since" in s.summary.extra
+        self.go_live.show_for(s, final)
         ui.datasets_label.setText("")
         summary, error = s.summary, s.error
         plan = s.plan

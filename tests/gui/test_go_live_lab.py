@@ -1,0 +1,65 @@
+"""Done's Go live and Go back over the real lab: old pool -> new pool on one host."""
+
+from __future__ import annotations
+
+import pytest
+from lab.plugin import Lab, Pool
+from lab.util import write_random_files, zfs
+from pytestqt.qtbot import QtBot
+from wizard_driver import (
+    WAIT_TRANSFER,
+    start_transfer,
+    to_review,
+    to_source,
+    to_tree_destination,
+    wait_review,
+)
+
+from zmigrate.gui.pages.base import PageId
+from zmigrate.gui.wizard import MigrationWizard
+
+pytestmark = [pytest.mark.gui, pytest.mark.lab, pytest.mark.timeout(300)]
+
+
+def _get(ds: str, prop: str) -> str:
+    return zfs("get", "-H", "-o", "value", prop, ds).strip()
+
+
+def test_final_sync_then_go_live_and_back(qtbot: QtBot, wizard: MigrationWizard, lab_env: Lab,
+                                          pools: tuple[Pool, Pool]) -> None:
+    old, new = pools
+    root = f"{old.name}/data"
+    zfs("create", root)
+    zfs("create", f"{root}/a")
+    write_random_files(old.mountpoint / "data" / "a", 1, files=2)
+    w = wizard
+    to_source(qtbot, w, "lab-src", "lab-src")  # one host: the old pool and the new
+    to_tree_destination(qtbot, w, root, parent=new.name, name="data")
+    to_review(qtbot, w)
+    start_transfer(w)
+    qtbot.waitUntil(lambda: w.currentId() == PageId.DONE, timeout=WAIT_TRANSFER)
+    done = w.done_page
+    assert not done.ui.go_live_button.isVisible()  # only after a final sync
+    done.ui.final_sync_button.click()
+    wait_review(qtbot, w)
+    start_transfer(w)
+    qtbot.waitUntil(lambda: w.currentId() == PageId.DONE, timeout=WAIT_TRANSFER)
+    assert w.session.summary is not None, done.ui.reason_label.text()
+    assert done.ui.go_live_button.isVisible() and not done.ui.go_back_button.isVisible()
+    done.ui.go_live_button.click()
+    qtbot.waitUntil(lambda: done.go_live.box is not None, timeout=30_000)
+    box = done.go_live.box
+    assert box is not None
+    assert f"zfs unmount {root}/a" in box.detailedText()
+    assert f"zfs mount {new.name}/data" in box.detailedText()
+    box.buttons()[0].click()  # "Run them"
+    qtbot.waitUntil(lambda: done.ui.go_back_button.isVisible(), timeout=60_000)
+    assert "Live: the copy is in service" in done.ui.go_live_label.text()
+    assert _get(f"{new.name}/data/a", "mounted") == "yes"
+    assert _get(f"{new.name}/data/a", "mountpoint") == str(old.mountpoint / "data" / "a")
+    assert _get(f"{root}/a", "mounted") == "no"
+    done.ui.go_back_button.click()
+    qtbot.waitUntil(lambda: done.ui.go_live_button.isVisible(), timeout=60_000)
+    assert "Back: the copy is out of service" in done.ui.go_live_label.text()
+    assert _get(f"{root}/a", "mounted") == "yes" and _get(f"{new.name}/data/a",
+                                                          "mounted") == "no"

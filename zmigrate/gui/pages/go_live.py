@@ -1,0 +1,119 @@
+"""Done page's *Go live* and *Go back*: the copy of a final sync brought into service, every
+command shown before it runs; the engine's go-live flow runs off the GUI thread."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QObject, Qt
+from PySide6.QtWidgets import QLabel, QMessageBox, QPushButton, QWidget
+
+from ...engine import golive_record, shell
+from ...engine.golive import GoLivePlan
+from ...engine.history import History, HistoryError, JobRecord
+from ...engine.hosts import Host
+from .. import markup
+from ..session import Session
+from ..tasks import run_task
+
+
+def _records(destination: str) -> list[JobRecord]:
+    try:
+        with History() as history:
+            return list(history.jobs(limit=200, filter=destination))
+    except HistoryError:
+        return []
+
+
+class GoLiveControls(QObject):
+    """The two buttons and the line that says what they did."""
+
+    def __init__(self, parent: QWidget, live: QPushButton, back: QPushButton,
+                 said: QLabel) -> None:
+        super().__init__(parent)
+        self.parent_widget, self.live, self.back, self.said = parent, live, back, said
+        self.box: QMessageBox | None = None
+        self.session: Session | None = None
+        live.clicked.connect(self._on_live)
+        back.clicked.connect(self._on_back)
+
+    def show_for(self, session: Session, final_synced: bool) -> None:
+        """Offer Go live after a verified final sync (Go back once it is live)."""
+        self.session = session
+        live = final_synced and session.dst_host is not None and session.destination and \
+            bool(golive_record.recorded(session.dst_host, session.destination))
+        self.live.setVisible(final_synced and not live)
+        self.back.setVisible(bool(live))
+        self.said.setVisible(False)
+
+    def _hosts(self) -> tuple[Host, Host, str, str]:
+        s = self.session
+        assert s is not None and s.src_host is not None and s.dst_host is not None
+        assert s.tree is not None and s.destination
+        return s.src_host, s.dst_host, s.tree.root, s.destination
+
+    def _on_live(self) -> None:
+        src, dst, root, destination = self._hosts()
+        s = self.session
+        assert s is not None and s.dst_caps is not None
+        caps = s.dst_caps
+        self._busy("Reading both hosts' properties…")
+        # Where the source was mounted (the transfer's own mount root was for the copy only).
+        run_task(lambda: golive_record.prepare(src, dst, caps, root, destination,
+                                               records=_records(destination)),
+                 self._confirm, self._failed)
+
+    def _confirm(self, plan: GoLivePlan) -> None:
+        lines = [f"# on the {st.side}: {st.what}\n{shell.join(st.argv)}" for st in plan.steps]
+        text = ("Going live runs these commands (each is undone by Go back):"
+                if lines else "Nothing to change: the copy is already as the source was.")
+        box = QMessageBox(QMessageBox.Icon.Question, "Go live", text,
+                          QMessageBox.StandardButton.NoButton, self.parent_widget)
+        box.setDetailedText("\n".join(lines + [f"# {n}" for n in plan.notes]))
+        run = box.addButton("Run them", QMessageBox.ButtonRole.AcceptRole)
+        box.addButton("Cancel", QMessageBox.ButtonRole.RejectRole)
+        self.box = box
+
+        def answered(_result: int) -> None:
+            self.box = None
+            box.deleteLater()
+            if box.clickedButton() is run and plan.steps:
+                src, dst, _, _ = self._hosts()
+                self._busy("Going live…")
+                run_task(lambda: golive_record.apply(plan, src, dst),
+                         lambda _p: self._done("Live: the copy is in service. " + " ".join(
+                             plan.notes)), self._failed)
+            else:
+                self._idle()
+
+        box.finished.connect(answered)
+        box.setWindowModality(Qt.WindowModality.WindowModal)
+        box.open()
+
+    def _on_back(self) -> None:
+        src, dst, _, destination = self._hosts()
+        self._busy("Going back…")
+        run_task(lambda: golive_record.back(src, dst, destination),
+                 lambda _s: self._done("Back: the copy is out of service again; the source "
+                                       "is mounted as before."), self._failed)
+
+    def _busy(self, text: str) -> None:
+        self.live.setEnabled(False)
+        self.back.setEnabled(False)
+        self.said.setText(text)
+        self.said.setVisible(True)
+
+    def _idle(self) -> None:
+        self.live.setEnabled(True)
+        self.back.setEnabled(True)
+        self.said.setVisible(False)
+
+    def _done(self, text: str) -> None:
+        self._idle()
+        assert self.session is not None
+        self.show_for(self.session, True)
+        self.said.setText(markup.escape(text))
+        self.said.setVisible(True)
+
+    def _failed(self, exc: Exception) -> None:
+        self._idle()
+        self.said.setText(markup.error_html(exc))
+        self.said.setVisible(True)
