@@ -92,8 +92,9 @@ def _copy_matches(src: str, dst: str, snap: str, rels: tuple[str, ...]) -> None:
 def test_full_tree_with_history_and_properties(lab: Lab, tree: tuple[Pool, Pool, str]) -> None:
     src, dst, root = tree
     zfs("snapshot", "-r", f"{root}@s1")
+    # One at a time: the order datasets start in is what this test reads.
     r = _cli(lab, "send", "-r", f"lab-src:{root}@s1", f"lab-dst:{dst.name}/copy", "--json",
-             "--buffer", "16M", "--no-history")
+             "--buffer", "16M", "--no-history", "--parallel", "1")
     assert r.returncode == 0, r.stderr + r.stdout
     events = _events(r.stdout)
     rels = tuple(rel[1:] for rel in TREE)  # "", "/a", "/a/x" ...
@@ -177,8 +178,9 @@ def test_interrupted_tree_rerun_sends_only_what_was_not_complete(
     write_random_files(src.mountpoint / "t/b/big", 40, files=4)
     zfs("snapshot", "-r", f"{root}@s1")
     copy = f"{dst.name}/copy"
+    # One at a time: interrupted in dataset k, datasets 1..k-1 are complete.
     args = ["send", "-r", f"lab-src:{root}@s1", f"lab-dst:{copy}", "--json", "--buffer", "16M",
-            "--no-history"]
+            "--no-history", "--parallel", "1"]
     proc = subprocess.Popen([sys.executable, "-m", "zmigrate", *args, "--bwlimit", "8M"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=lab.env(), stdin=subprocess.DEVNULL)
