@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 from lab.plugin import Lab, Pool
 from lab.util import write_random_files, zfs
@@ -19,6 +22,13 @@ from zmigrate.gui.pages.base import PageId
 from zmigrate.gui.wizard import MigrationWizard
 
 pytestmark = [pytest.mark.gui, pytest.mark.lab, pytest.mark.timeout(300)]
+
+
+def _shot(w: MigrationWizard, name: str) -> None:
+    """With ZMIGRATE_SCREENSHOTS=DIR, keep this state of the real run (docs/ takes them)."""
+    where = os.environ.get("ZMIGRATE_SCREENSHOTS")
+    if where:
+        w.grab().save(str(Path(where) / f"screenshot-{name}.png"))
 
 
 def _get(ds: str, prop: str) -> str:
@@ -46,6 +56,7 @@ def test_final_sync_then_go_live_and_back(qtbot: QtBot, wizard: MigrationWizard,
     qtbot.waitUntil(lambda: w.currentId() == PageId.DONE, timeout=WAIT_TRANSFER)
     assert w.session.summary is not None, done.ui.reason_label.text()
     assert done.ui.go_live_button.isVisible() and not done.ui.go_back_button.isVisible()
+    _shot(w, "done-final")
     done.ui.go_live_button.click()
     qtbot.waitUntil(lambda: done.go_live.box is not None, timeout=30_000)
     box = done.go_live.box
@@ -55,6 +66,7 @@ def test_final_sync_then_go_live_and_back(qtbot: QtBot, wizard: MigrationWizard,
     box.buttons()[0].click()  # "Run them"
     qtbot.waitUntil(lambda: done.ui.go_back_button.isVisible(), timeout=60_000)
     assert "Live: the copy is in service" in done.ui.go_live_label.text()
+    _shot(w, "done-live")
     assert _get(f"{new.name}/data/a", "mounted") == "yes"
     assert _get(f"{new.name}/data/a", "mountpoint") == str(old.mountpoint / "data" / "a")
     assert _get(f"{root}/a", "mounted") == "no"
