@@ -66,6 +66,7 @@ def test_final_sync_then_go_live_and_back(qtbot: QtBot, wizard: MigrationWizard,
     box.buttons()[0].click()  # "Run them"
     qtbot.waitUntil(lambda: done.ui.go_back_button.isVisible(), timeout=60_000)
     assert "Live: the copy is in service" in done.ui.go_live_label.text()
+    assert not done.ui.final_sync_button.isVisible()  # a sync would overwrite the live copy
     _shot(w, "done-live")
     assert _get(f"{new.name}/data/a", "mounted") == "yes"
     assert _get(f"{new.name}/data/a", "mountpoint") == str(old.mountpoint / "data" / "a")
@@ -73,5 +74,6 @@ def test_final_sync_then_go_live_and_back(qtbot: QtBot, wizard: MigrationWizard,
     done.ui.go_back_button.click()
     qtbot.waitUntil(lambda: done.ui.go_live_button.isVisible(), timeout=60_000)
     assert "Back: the copy is out of service" in done.ui.go_live_label.text()
+    assert done.ui.sync_again_button.isVisible()
     assert _get(f"{root}/a", "mounted") == "yes" and _get(f"{new.name}/data/a",
                                                           "mounted") == "no"

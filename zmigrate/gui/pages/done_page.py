@@ -62,7 +62,8 @@ class DonePage(Page):
         self.ui.final_sync_button.clicked.connect(lambda: self.sync_requested.emit(True))
         self.datasets: TreeTableModel | None = None
         self.go_live = GoLiveControls(self, self.ui.go_live_button, self.ui.go_back_button,
-                                      self.ui.go_live_label)
+                                      self.ui.go_live_label,
+                                      (self.ui.sync_again_button, self.ui.final_sync_button))
         self.setFinalPage(True)
 
     def lend_plots(self, plots: TransferPlots | None) -> None:

@@ -27,9 +27,10 @@ class GoLiveControls(QObject):
     """The two buttons and the line that says what they did."""
 
     def __init__(self, parent: QWidget, live: QPushButton, back: QPushButton,
-                 said: QLabel) -> None:
+                 said: QLabel, syncs: tuple[QWidget, ...] = ()) -> None:
         super().__init__(parent)
         self.parent_widget, self.live, self.back, self.said = parent, live, back, said
+        self.syncs = syncs  # hidden while the copy is live: a sync would overwrite it
         self.box: QMessageBox | None = None
         self.session: Session | None = None
         live.clicked.connect(self._on_live)
@@ -42,6 +43,9 @@ class GoLiveControls(QObject):
             bool(golive_record.recorded(session.dst_host, session.destination))
         self.live.setVisible(final_synced and not live)
         self.back.setVisible(bool(live))
+        if live:
+            for w in self.syncs:
+                w.setVisible(False)
         self.said.setVisible(False)
 
     def _hosts(self) -> tuple[Host, Host, str, str]:
@@ -109,6 +113,8 @@ class GoLiveControls(QObject):
     def _done(self, text: str) -> None:
         self._idle()
         assert self.session is not None
+        for w in self.syncs:
+            w.setVisible(True)  # shown again once back (show_for hides them while live)
         self.show_for(self.session, True)
         self.said.setText(markup.escape(text))
         self.said.setVisible(True)
