@@ -225,3 +225,34 @@ def test_without_a_source_snapshot_the_doctor_claims_no_end_to_end_rate(
     notes = {s["name"]: [n["kind"] for n in s["notes"]] for s in report["stages"]}
     assert notes["source_read"] == ["needs_snapshot"]
     assert notes["destination_write"] == ["left_out"]
+
+
+def test_a_busy_write_test_dataset_is_forced_and_else_named_with_its_command(
+        lab_hosts: tuple[Host, Host], pools: tuple[Pool, Pool],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The write test's own dataset, held busy (a process inside it): the doctor forces its
+    unmount and retries; while it still stays, the report says so with the exact command."""
+    from zmigrate.engine.doctor import stages
+    from zmigrate.engine.doctor.results import StageResult
+
+    _, dst_pool = pools
+    _, dst = lab_hosts
+    doctor = Doctor(dst, dst, parent=dst_pool.name, stages=("destination_write",))
+    ds = doctor.temp_dataset
+    assert ds is not None
+    zfs("create", ds)
+    mnt = zfs("get", "-H", "-o", "value", "mountpoint", ds).strip()
+    holder = subprocess.Popen(["sleep", "60"], cwd=mnt)
+    monkeypatch.setattr(stages, "DESTROY_WAIT", 2.0)
+    monkeypatch.setattr(doctor, "_write_test", lambda: StageResult(
+        "destination_write", "destination write", None, 0.0, 0, True, error="stand-in"))
+    try:
+        result = doctor._destination_write()
+    finally:
+        holder.kill()
+        holder.wait()
+    error = result.details["cleanup_error"]
+    assert f"could not destroy {ds} on {dst.label} (it is busy)" in error
+    assert f"`zfs destroy -r -f {ds}`" in error
+    assert doctor._destroy_temp()  # nothing holds it now: gone
+    assert zfs("list", "-H", "-o", "name", "-r", dst_pool.name).split().count(ds) == 0

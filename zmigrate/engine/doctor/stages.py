@@ -45,6 +45,7 @@ FAST_CIPHERS = ("aes128-gcm@openssh.com", "chacha20-poly1305@openssh.com")
 TEMP_PREFIX = "zmigrate-doctor-"
 WRITE_SHARE = 0.10  # of the destination's free space the write test writes (its quota: 9/8 + 64M)
 WRITE_CAP = 16 * 1024 * MiB  # and never more than this
+DESTROY_WAIT = 30.0  # seconds the write test's dataset may stay busy before the report says so
 WRITE_MIN = 32 * MiB  # below this a measurement means little: the stage says why it did not run
 # in the order they run
 STAGES = ("source_read", "compress", "network", "ssh", "destination_write")
@@ -214,9 +215,12 @@ class Doctor:
             gone = self._destroy_temp()
         if not gone:
             ds = self.temp_dataset
+            assert ds is not None
+            command = shell.join(self.dst.privileged(["zfs", "destroy", "-r", "-f", ds]))
             result = replace(result, details={
                 **result.details, "dataset": ds, "host": self.dst.label,
-                "cleanup_error": f"could not destroy {ds} on {self.dst.label}"})
+                "cleanup_error": f"could not destroy {ds} on {self.dst.label} (it is busy): "
+                                 f"run `{command}` there once nothing uses it"})
         return result
 
     def _write_test(self) -> StageResult:
@@ -275,23 +279,26 @@ class Doctor:
             return failed(exc.message)
 
     def _destroy_temp(self) -> bool:
-        """Destroy the write test's dataset (retrying while it is busy); True once it is gone."""
+        """Destroy the write test's dataset, retrying while it is busy, forcing the unmount
+        (`destroy -f`: it is the doctor's own dataset) after the first refusal; True once gone."""
         ds = self.temp_dataset
         if ds is None:
             return True
         self.measurer.stop_all()
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + DESTROY_WAIT
+        force: list[str] = []
         while True:
             try:
                 if not zfs.exists(self.dst, ds):
                     return True
-                self.dst.execute(self.dst.privileged(["zfs", "destroy", "-r", ds]), timeout=120)
+                r = self.dst.execute(self.dst.privileged(["zfs", "destroy", "-r", *force, ds]),
+                                     timeout=120)
+                force = [] if r.ok else ["-f"]
             except ZmigrateError:
                 pass
             if time.monotonic() > deadline:
                 return False
             time.sleep(0.3)
-
 
 def roomiest_pool(dst: Host) -> str | None:
     """The pool root with the most free space on `dst` (None: none readable), where the write
