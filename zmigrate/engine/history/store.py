@@ -107,10 +107,26 @@ def default_path() -> Path:
     return platformdirs.user_data_path("zmigrate") / FILE_NAME
 
 
+def keep_private(path: Path) -> None:
+    """The history names hosts, pools, commands and both hosts' logs: its folder 0700 and its
+    files 0600, like ~/.ssh (made so, and existing ones tightened). A folder the user chose
+    ($ZMIGRATE_DATA_DIR, maybe shared like /tmp) is left as it is unless zmigrate made it."""
+    made = not path.parent.exists()
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if made or not os.environ.get(DATA_DIR_ENV):
+        os.chmod(path.parent, 0o700)
+    for f in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        if not f.exists():
+            if f is not path:
+                continue
+            os.close(os.open(f, os.O_WRONLY | os.O_CREAT, 0o600))
+        os.chmod(f, 0o600)
+
+
 def _connect(path: Path) -> sqlite3.Connection:
     """A connection to `path` in WAL mode with the schema brought up to date."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        keep_private(path)
         conn = sqlite3.connect(str(path), timeout=10.0, isolation_level=None,
                                check_same_thread=False)
     except (OSError, sqlite3.Error) as exc:
@@ -123,6 +139,7 @@ def _connect(path: Path) -> sqlite3.Connection:
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
         _migrate(conn, path)
+        keep_private(path)  # the -wal and -shm files WAL mode made just now
     except sqlite3.Error as exc:
         conn.close()
         raise HistoryError(f"cannot read the history at {path}: {exc}",
