@@ -392,6 +392,10 @@ def test_list_shows_datasets_and_snapshots(lab: Lab, pools: tuple[Pool, Pool]) -
     row = next(row for row in rows if row["name"] == ds)
     assert [s["guid"] for s in row["snapshots"]  # type: ignore[union-attr]
             if s["name"] == f"{ds}@seen"] == [snapshot_guid(f"{ds}@seen")]
+    # `host:` as scp users type it: the whole host, like `host`.
+    whole = _cli(lab, "list", "lab-src:", "--json")
+    assert whole.returncode == 0, whole.stderr
+    assert {row["name"] for row in _events(whole.stdout)} >= {src.name, ds}
 
 
 def test_transport_local_on_this_machine(pools: tuple[Pool, Pool]) -> None:

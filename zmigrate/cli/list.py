@@ -23,7 +23,10 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    host_text, root = split_location(args.target) if ":" in args.target else (args.target, "")
+    target = args.target
+    if target.endswith(":") and "/" not in target:
+        target = target[:-1]  # `host:` as scp users type it: the whole host
+    host_text, root = split_location(target) if ":" in target else (target, "")
     if root:
         shell.dataset(root)
     host = connect_host(host_text, args.sudo, TerminalPrompts())
