@@ -5,21 +5,69 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from PySide6.QtCore import QObject, QTimer
-from superqt.utils import create_worker
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal, Slot
 
 T = TypeVar("T")
 
 
-def run_task(fn: Callable[[], T], on_result: Callable[[T], None],
-             on_error: Callable[[Exception], None]) -> Any:
-    """Run `fn` on a pool thread; its result or exception comes back on the GUI thread.
+class _Relay(QObject):
+    """Carries one task's answer to the thread that asked (it lives there: its slots run
+    there, queued); dropped once it has answered."""
 
-    Returns the superqt worker (it keeps itself alive until it has finished).
-    """
-    worker = create_worker(fn, _start_thread=True,
-                           _connect={"returned": on_result, "errored": on_error})
-    return worker
+    returned = Signal(object)
+    errored = Signal(object)
+
+    def __init__(self, on_result: Callable[[Any], None],
+                 on_error: Callable[[Exception], None]) -> None:
+        super().__init__()
+        self._on_result, self._on_error = on_result, on_error
+        self.returned.connect(self._returned)
+        self.errored.connect(self._errored)
+
+    @Slot(object)
+    def _returned(self, result: object) -> None:
+        _ALIVE.discard(self)
+        self._on_result(result)
+
+    @Slot(object)
+    def _errored(self, exc: object) -> None:
+        _ALIVE.discard(self)
+        self._on_error(exc if isinstance(exc, Exception) else RuntimeError(str(exc)))
+
+
+_ALIVE: set[_Relay] = set()  # relays of tasks still running (Qt does not own them)
+
+
+class _Task(QRunnable):
+    def __init__(self, fn: Callable[[], object], relay: _Relay) -> None:
+        super().__init__()
+        self.fn, self.relay = fn, relay
+
+    def run(self) -> None:
+        try:
+            result = self.fn()
+        except Exception as exc:  # noqa: BLE001 - every failure goes back as the answer
+            _answer(self.relay.errored, exc)
+            return
+        _answer(self.relay.returned, result)
+
+
+def _answer(signal: Any, value: object) -> None:
+    try:
+        signal.emit(value)
+    except RuntimeError:
+        # The window closed while this ran: the relay went with it, and nobody waits for
+        # the answer. End quietly (not a traceback on the terminal).
+        pass
+
+
+def run_task(fn: Callable[[], T], on_result: Callable[[T], None],
+             on_error: Callable[[Exception], None]) -> None:
+    """Run `fn` on a pool thread; its result or exception comes back on the calling (GUI)
+    thread. A task whose window is gone when it ends ends quietly."""
+    relay = _Relay(on_result, on_error)
+    _ALIVE.add(relay)
+    QThreadPool.globalInstance().start(_Task(fn, relay))
 
 
 class LatestTask(QObject):

@@ -1,0 +1,57 @@
+"""Work off the GUI thread: answers come back on it, and a task outliving its window ends
+quietly (closing the wizard mid-task printed "Signal source has been deleted")."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+from pathlib import Path
+
+from pytestqt.qtbot import QtBot
+
+from zmigrate.gui.tasks import run_task
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_answer_and_the_error_come_back_on_the_gui_thread(qtbot: QtBot) -> None:
+    gui = threading.get_ident()
+    seen: list[tuple[str, object, bool]] = []
+    run_task(lambda: threading.get_ident(),
+             lambda r: seen.append(("result", r != gui, threading.get_ident() == gui)),
+             lambda e: seen.append(("error", e, False)))
+
+    def fail() -> None:
+        raise ValueError("no such pool")
+
+    run_task(fail, lambda r: seen.append(("result", r, False)),
+             lambda e: seen.append(("error", str(e), threading.get_ident() == gui)))
+    qtbot.waitUntil(lambda: len(seen) == 2, timeout=5000)
+    assert sorted(seen, key=str) == [("error", "no such pool", True), ("result", True, True)]
+
+
+def test_a_task_still_running_when_the_window_closes_ends_quietly() -> None:
+    script = textwrap.dedent("""
+        import time
+        from PySide6.QtCore import QTimer
+        from PySide6.QtWidgets import QApplication, QWidget
+        from zmigrate.gui.tasks import run_task
+        app = QApplication([])
+        page = QWidget()
+        run_task(lambda: time.sleep(0.5) or 1, lambda r: page.setWindowTitle(str(r)),
+                 lambda e: None)
+        QTimer.singleShot(50, app.quit)
+        app.exec()
+        page.deleteLater()
+        del page, app
+        time.sleep(1.0)
+        print("closed")
+    """)
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(ROOT)}
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                       timeout=60, env=env)
+    assert r.returncode == 0 and r.stdout.strip() == "closed", r.stderr
+    assert "Traceback" not in r.stderr and "has been deleted" not in r.stderr, r.stderr
