@@ -1,0 +1,107 @@
+"""The copy is what `zfs send -R` makes: a "real pool" copied once by the reference pipeline
+(`zfs send -R -w | zfs receive -u`) and once by `zmigrate send -r`, compared dataset by
+dataset and snapshot by snapshot on a real OpenZFS 2.3 host (issue: the pool arrives as a pool).
+
+The pool: a filesystem tree with a 6-snapshot history, quota and refquota, recordsize=1M with
+compression=zstd, a mountpoint=legacy and a canmount=noauto dataset, user properties, a 32 MiB
+zvol with volblocksize=16k and two clones of it, a filesystem template with a clone carrying a
+user property of its own, and an encrypted subtree (passphrase from a key file) with a child.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from .test_interruptions import _two_hosts_config
+from .test_tree_openzfs import _send
+from .vm import Vm
+
+pytestmark = pytest.mark.openzfs
+
+# Compared on every dataset (as `zfs get` shows them, locally set or received).
+PROPS = ("type", "quota", "refquota", "recordsize", "compression", "mountpoint", "canmount",
+         "volblocksize", "volsize", "com.example:role", "com.example:own")
+
+
+@pytest.fixture
+def real_pool(vm: Vm, tag: str) -> Iterator[str]:
+    root = f"srcpool/{tag}"
+    key = f"/root/{tag}.pass"
+    script = f"""
+set -e
+umask 077; printf %s 'lane-{tag}-pass' > {key}; umask 022
+zfs create -o com.example:role=root {root}
+zfs create -o quota=256M -o refquota=128M {root}/home
+zfs create -o recordsize=1M -o compression=zstd {root}/media
+zfs create -o mountpoint=legacy {root}/legacy
+zfs create -o canmount=noauto {root}/noauto
+zfs create -o com.example:role=template {root}/tmpl
+zfs create -V 32M -o volblocksize=16k {root}/vol
+zfs create -o encryption=on -o keyformat=passphrase -o keylocation=file://{key} {root}/enc
+zfs create {root}/enc/child
+for i in 1 2 3 4 5 6; do
+  head -c 1M /dev/urandom > /{root}/home/f$i
+  yes "media line $i" | head -c 2M > /{root}/media/f$i
+  zfs snapshot -r {root}@h$i
+done
+head -c 4M /dev/urandom > /{root}/tmpl/base
+dd if=/dev/urandom of=/dev/zvol/{root}/vol bs=1M count=8 status=none 2>/dev/null || true
+zfs snapshot -r {root}@gold
+zfs clone {root}/vol@gold {root}/vol-c1
+zfs clone {root}/vol@gold {root}/vol-c2
+zfs clone -o com.example:own=yes {root}/tmpl@gold {root}/tc
+head -c 1M /dev/urandom > /{root}/tc/mine
+zfs snapshot -r {root}@last
+"""
+    vm.ssh(script, timeout=600)
+    yield tag
+    vm.ssh(f"zfs destroy -R {root}; zfs destroy -R dstpool/{tag}-ref; "
+           f"zfs destroy -R dstpool/{tag}-zm; rm -f {key}; true", check=False, timeout=600)
+
+
+def _listing(vm: Vm, root: str) -> dict[str, dict[str, str]]:
+    """name relative to `root` -> the compared properties, origin and encryptionroot made
+    relative too (datasets and snapshots)."""
+    out = vm.ssh(f"zfs get -H -p -r -t all -o name,property,value "
+                 f"{','.join(PROPS)},origin,encryptionroot {root}", timeout=300).stdout
+    found: dict[str, dict[str, str]] = {}
+    for line in out.splitlines():
+        name, prop, value = line.split("\t")
+        rel = name[len(root):] or "."
+        if prop in ("origin", "encryptionroot") and value.startswith(root):
+            value = "ROOT" + value[len(root):]
+        found.setdefault(rel, {})[prop] = value
+    return found
+
+
+def _used(vm: Vm, ds: str) -> int:
+    return int(vm.ssh(f"zfs get -H -p -o value used {ds}").stdout.strip())
+
+
+def test_the_copy_is_what_zfs_send_R_makes(vm: Vm, real_pool: str, tmp_path: Path) -> None:
+    tag = real_pool
+    root, ref, copy = f"srcpool/{tag}", f"dstpool/{tag}-ref", f"dstpool/{tag}-zm"
+    vm.ssh(f"zfs send -R -w {root}@last | zfs receive -u {ref}", timeout=900)
+    config = _two_hosts_config(vm, tmp_path)
+    rc, events, stderr = _send(vm, config, "-r", f"openzfs-vm:{root}@last",
+                               f"openzfs-dst:{copy}", "--no-readonly", timeout=1200)
+    assert rc == 0, stderr + str(events[-3:])
+    plan = next(e for e in events if e.get("event") == "tree_plan")
+    origins = {d["source"]: d["origin"] for d in plan["datasets"]}
+    assert origins[f"{root}/vol-c1"] == origins[f"{root}/vol-c2"] == f"{root}/vol@gold"
+    assert origins[f"{root}/tc"] == f"{root}/tmpl@gold"
+    want, got = _listing(vm, ref), _listing(vm, copy)
+    differences = sorted(
+        f"{name} {prop}: reference {want.get(name, {}).get(prop)!r}, zmigrate "
+        f"{got.get(name, {}).get(prop)!r}"
+        for name in set(want) | set(got)
+        for prop in set(want.get(name, {})) | set(got.get(name, {}))
+        if want.get(name, {}).get(prop) != got.get(name, {}).get(prop))
+    print(f"\nREAL POOL: {len(want)} datasets and snapshots compared, "
+          f"{len(differences)} differences; used: reference {_used(vm, ref)}, "
+          f"zmigrate {_used(vm, copy)}")
+    assert differences == []
+    assert _used(vm, copy) <= 1.05 * _used(vm, ref)
