@@ -73,6 +73,8 @@ def _listing(vm: Vm, root: str) -> dict[str, dict[str, str]]:
         rel = name[len(root):] or "."
         if prop in ("origin", "encryptionroot") and value.startswith(root):
             value = "ROOT" + value[len(root):]
+        if prop == "mountpoint" and value.startswith(f"/{root}"):
+            value = "/ROOT" + value[len(root) + 1:]  # inherited from the copy's own root
         found.setdefault(rel, {})[prop] = value
     return found
 
