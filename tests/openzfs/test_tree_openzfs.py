@@ -178,7 +178,9 @@ def test_rerun_after_a_crash_skips_the_done_and_resumes_the_cut_one(
     _make(vm, f"{root}/z", 1)
     vm.ssh(f"zfs snapshot -r {root}@s1")
     config = _two_hosts_config(vm, tmp_path)
-    args = ("-r", f"openzfs-vm:{root}@s1", f"openzfs-dst:dstpool/{tag}", "--bwlimit", "3M")
+    # One at a time: cut in the third of four, the fourth has not started.
+    args = ("-r", f"openzfs-vm:{root}@s1", f"openzfs-dst:dstpool/{tag}", "--bwlimit", "3M",
+            "--parallel", "1")
     log = tmp_path / "first.jsonl"
     with log.open("wb") as sink:
         cli = _cli(vm, config, *args, stdout=sink)
