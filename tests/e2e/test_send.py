@@ -260,12 +260,20 @@ def _refused(lab: Lab, *args: str) -> str:
 
 
 def test_refuses_existing_destination_without_force(lab: Lab, pools: tuple[Pool, Pool]) -> None:
+    """An existing destination that holds a file is refused (what it holds, the ways out); an
+    empty one takes the copy as itself (a new pool's root is the common case)."""
     src, dst = pools
     ds, _ = _dataset(src, mb=1)
     zfs("snapshot", f"{ds}@x")
     zfs("create", f"{dst.name}/taken")
+    (dst.mountpoint / "taken" / "keep.txt").write_text("mine\n")
     err = _refused(lab, f"lab-src:{ds}@x", f"lab-dst:{dst.name}/taken")
-    assert "already exists" in err and "fix:" in err
+    assert "already exists: it holds 1 file(s) or folder(s)" in err and "fix:" in err
+    assert (dst.mountpoint / "taken" / "keep.txt").read_text() == "mine\n"
+    zfs("create", f"{dst.name}/empty")
+    r = _cli(lab, "send", f"lab-src:{ds}@x", f"lab-dst:{dst.name}/empty", "--no-history")
+    assert r.returncode == 0, r.stderr + r.stdout
+    assert snapshot_guid(f"{dst.name}/empty@x") == snapshot_guid(f"{ds}@x")
 
 
 def test_refuses_base_missing_on_destination(lab: Lab, pools: tuple[Pool, Pool]) -> None:
