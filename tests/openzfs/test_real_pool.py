@@ -19,7 +19,8 @@ from .test_interruptions import _two_hosts_config
 from .test_tree_openzfs import _send
 from .vm import Vm
 
-pytestmark = pytest.mark.openzfs
+# Two copies of a 20-dataset pool and its teardown on an emulated (TCG) guest: ~12 minutes.
+pytestmark = [pytest.mark.openzfs, pytest.mark.timeout(1800)]
 
 # Compared on every dataset (as `zfs get` shows them, locally set or received).
 PROPS = ("type", "quota", "refquota", "recordsize", "compression", "mountpoint", "canmount",
