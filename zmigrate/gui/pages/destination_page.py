@@ -12,23 +12,21 @@ from PySide6.QtCore import QItemSelection
 from PySide6.QtWidgets import QWidget
 
 from ...engine.errors import PreflightError, PreflightReason, ZmigrateError
-from ...engine.hosts import Host
-from ...engine.job import partial_receive
 from ...engine.plan import Options, Plan, Site, make_plan
 from ...engine.shell import dataset as check_dataset
 from ...engine.tree import TreePlan
 from ...engine.units import format_size
-from ...engine.zfs import Capabilities, Dataset, ResumeInfo, Snapshot
+from ...engine.zfs import Dataset, ResumeInfo, Snapshot
 from .. import forms, markup, style, words
 from ..generated.ui_destination_page import Ui_DestinationPage
 from ..session import Session
 from ..settings import Settings
-from ..tasks import LatestTask, run_task
+from ..tasks import LatestTask
 from .base import Page
+from .partial_reader import PartialFound, PartialReader
 from .tree_support import DatasetTree
 
 # What the destination page learnt of an interrupted receive: its decoded token, or why not.
-PartialFound = ResumeInfo | ZmigrateError
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,19 +261,6 @@ def tree_state(plan: TreePlan) -> State:
     return State("new" if not inc and not skip else "incremental", text)
 
 
-def read_partial(src: Host, dst: Host, destination: str, src_caps: Capabilities | None,
-                 dst_caps: Capabilities | None) -> PartialFound:
-    """The decoded resume token of `destination` (remote: call it off the GUI thread)."""
-    try:
-        info = partial_receive(src, dst, destination, src_caps=src_caps, dst_caps=dst_caps)
-    except ZmigrateError as exc:
-        return exc
-    if info is None:
-        return ZmigrateError("the partial receive is gone since the list was read",
-                             fix="reload the destination's datasets")
-    return info
-
-
 def show_partial_choices(ui: Ui_DestinationPage, partial: Partial | None, fresh: bool) -> None:
     """The Resume / Discard radio buttons: shown for an interrupted receive, unchosen when
     `fresh` (Next waits for a choice); one whose plan is impossible is disabled."""
@@ -322,37 +307,18 @@ class DestinationPage(Page):
         forms.setup(self.ui, self)
         self.tree = DatasetTree(self.ui.dataset_tree, self.ui.filter_edit, self.ui.busy_bar,
                                 self.ui.status_label, with_snapshots=False)
-        self.ui.dataset_tree.selectionModel().selectionChanged.connect(self._on_selection)
-        self.ui.reload_button.clicked.connect(self._reload)
-        self.ui.parent_edit.textChanged.connect(self._update_state)
-        self.ui.name_edit.textChanged.connect(self._update_state)
-        self.ui.force_check.toggled.connect(self._update_state)
-        self.ui.into_check.toggled.connect(self._on_into)
-        self.ui.parent_edit.textChanged.connect(self._show_into)
-        self.ui.into_check.hide()
-        self.ui.force_check.hide()
-        self.ui.partial_note.hide()
-        style.set_role(self.ui.partial_note, "note")
-        for radio in (self.ui.resume_radio, self.ui.discard_radio):
-            radio.hide()
-            radio.toggled.connect(self._on_choice)
+        _wire(self)
         self.state = State("error", "")
         self._loaded_for: object = None
         self._guessed_for: object = None
         # Interrupted receives read so far: (destination host, dataset, token) -> what was found.
-        self.partials: dict[tuple[int, str, str], PartialFound] = {}
-        self._reading: set[tuple[int, str, str]] = set()
+        self.partials = PartialReader(self)
         self._choice_for: tuple[int, str, str] | None = None
         # The tree's plan (engine.tree): read off the GUI thread whenever the choice changes.
         self.tree_plan: TreePlan | None = None
         self._tree_key: object = None
         # Typing a name re-plans the tree (two remote reads): wait for a pause in the typing.
         self._planner = LatestTask(self, TREE_PLAN_DELAY_MS)
-        self.ui.mount_frame.hide()
-        self.ui.mount_root_edit.setEnabled(False)
-        self.ui.mount_root_radio.toggled.connect(self.ui.mount_root_edit.setEnabled)
-        self.ui.mount_root_radio.toggled.connect(self._update_state)
-        self.ui.mount_root_edit.editingFinished.connect(self._update_state)
 
     def initializePage(self) -> None:
         s = self.session
@@ -430,7 +396,7 @@ class DestinationPage(Page):
     @property
     def reading_partial(self) -> bool:
         """True while an interrupted receive's token is being decoded."""
-        return bool(self._reading)
+        return bool(self.partials.reading)
 
     def _partial_key(self, destination: str) -> tuple[int, str, str] | None:
         token = partial_token(self.session, destination)
@@ -449,33 +415,21 @@ class DestinationPage(Page):
         force = self.ui.force_check.isChecked()
         destination = self.destination()
         key = self._partial_key(destination)
-        found = self.partials.get(key) if key else None
+        found = self.partials.found.get(key) if key else None
         if key is not None and found is None:
             self._read_partial(key)
         self._set_state(assess(self.session, destination, force, found))
 
     def _read_partial(self, key: tuple[int, str, str]) -> None:
         """Decode the token off the GUI thread; the state line is assessed again after."""
-        s = self.session
-        if key in self._reading or s.src_host is None or s.dst_host is None:
-            return
-        self._reading.add(key)
-        self.ui.busy_bar.show()
-        src, dst, src_caps, dst_caps = s.src_host, s.dst_host, s.src_caps, s.dst_caps
-        destination = key[1]
 
-        def done(found: PartialFound) -> None:
-            self._reading.discard(key)
-            if not self._reading and not self.tree.loading:
+        def done() -> None:
+            if not self.partials.reading and not self.tree.loading:
                 self.ui.busy_bar.hide()
-            if id(self.session.dst_host) == key[0]:
-                self.partials[key] = found
-                self._update_state()
+            self._update_state()
 
-        def failed(exc: Exception) -> None:
-            done(exc if isinstance(exc, ZmigrateError) else ZmigrateError(str(exc)))
-
-        run_task(lambda: read_partial(src, dst, destination, src_caps, dst_caps), done, failed)
+        if self.partials.read(self.session, key, done):
+            self.ui.busy_bar.show()
 
     def _check_tree(self) -> None:
         """Plan the tree with the engine (both inventories, collision check) off the GUI
@@ -517,7 +471,7 @@ class DestinationPage(Page):
         self._planner.submit(job.prepare, ok, failed)
 
     def _tree_done(self) -> None:
-        if not self._reading and not self.tree.loading:
+        if not self.partials.reading and not self.tree.loading:
             self.ui.busy_bar.hide()
 
     def _set_tree_state(self, plan: TreePlan | None, state: State) -> None:
@@ -581,3 +535,25 @@ class DestinationPage(Page):
         self.tree.cancel()
         self._planner.cancel()
         self._tree_key = None
+
+
+def _wire(page: DestinationPage) -> None:
+    """The form's signals, and what is hidden until it applies."""
+    ui = page.ui
+    ui.dataset_tree.selectionModel().selectionChanged.connect(page._on_selection)
+    ui.reload_button.clicked.connect(page._reload)
+    for edit in (ui.parent_edit, ui.name_edit):
+        edit.textChanged.connect(page._update_state)
+    ui.force_check.toggled.connect(page._update_state)
+    ui.into_check.toggled.connect(page._on_into)
+    ui.parent_edit.textChanged.connect(page._show_into)
+    for w in (ui.into_check, ui.force_check, ui.partial_note, ui.mount_frame):
+        w.hide()
+    style.set_role(ui.partial_note, "note")
+    for radio in (ui.resume_radio, ui.discard_radio):
+        radio.hide()
+        radio.toggled.connect(page._on_choice)
+    ui.mount_root_edit.setEnabled(False)
+    ui.mount_root_radio.toggled.connect(ui.mount_root_edit.setEnabled)
+    ui.mount_root_radio.toggled.connect(page._update_state)
+    ui.mount_root_edit.editingFinished.connect(page._update_state)
