@@ -18,7 +18,7 @@ from zmigrate.engine.errors import ZmigrateError
 from zmigrate.engine.hosts import Host, LocalHost
 from zmigrate.engine.units import MiB
 from zmigrate.engine.zfs import Capabilities, Dataset, ResumeInfo, Snapshot
-from zmigrate.gui.pages import destination_page
+from zmigrate.gui.pages import partial_reader
 from zmigrate.gui.pages.destination_page import DestinationPage
 from zmigrate.gui.session import Session
 from zmigrate.gui.settings import Settings
@@ -80,7 +80,7 @@ def page(qtbot: QtBot, settings: Settings) -> Iterator[DestinationPage]:
 def open_page(qtbot: QtBot, page: DestinationPage, decoder: FakeDecoder,
               monkeypatch: pytest.MonkeyPatch, snap: str = "s1",
               snaps: tuple[str, ...] = ("s1",)) -> None:
-    monkeypatch.setattr(destination_page, "partial_receive", decoder)
+    monkeypatch.setattr(partial_reader, "partial_receive", decoder)
     s = page.session
     s.src_datasets, s.dst_datasets = inventories(snaps)
     s.snapshot = s.src_datasets[1].snapshot(snap)
