@@ -59,10 +59,19 @@ class JobTableModel(QAbstractTableModel):
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.jobs: list[JobRecord] = []
+        # Each row's texts and sort keys, made once: sorting and filtering a thousand jobs
+        # ask for them thousands of times, and formatting each time stalled the window.
+        self.texts: list[tuple[str, ...]] = []
+        self.keys: list[tuple[Any, ...]] = []
+        self.haystacks: list[str] = []  # the row's texts, lower case, for the filter
 
     def set_jobs(self, jobs: list[JobRecord]) -> None:
         self.beginResetModel()
         self.jobs = list(jobs)
+        self.texts = [tuple(self._text(j, c) for c in range(len(COLUMNS))) for j in self.jobs]
+        self.keys = [tuple(self._sort_key(j, c) for c in range(len(COLUMNS)))
+                     for j in self.jobs]
+        self.haystacks = ["\n".join(t).lower() for t in self.texts]
         self.endResetModel()
 
     def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
@@ -84,9 +93,9 @@ class JobTableModel(QAbstractTableModel):
         job = self.jobs[index.row()]
         col = index.column()
         if role == Qt.ItemDataRole.DisplayRole:
-            return self._text(job, col)
+            return self.texts[index.row()][col]
         if role == SORT_ROLE:
-            return self._sort_key(job, col)
+            return self.keys[index.row()][col]
         if role == JOB_ROLE:
             return job.id
         if role == Qt.ItemDataRole.ForegroundRole and col == OUTCOME:
@@ -142,12 +151,15 @@ class JobFilterModel(QSortFilterProxyModel):
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.outcome: str | None = None
+        self.text = ""  # kept when the row's cached texts (any column) contain it
         self.setSortRole(SORT_ROLE)
         self.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
         self.setFilterKeyColumn(-1)
 
     def set_text(self, text: str) -> None:
-        self.setFilterFixedString(text.strip())
+        self.beginFilterChange()
+        self.text = text.strip().lower()
+        self.endFilterChange()
 
     def set_outcome(self, outcome: str | None) -> None:
         """Only rows with this outcome (None: all)."""
@@ -157,7 +169,8 @@ class JobFilterModel(QSortFilterProxyModel):
 
     def filterAcceptsRow(self, source_row: int, source_parent: Index) -> bool:
         model = self.sourceModel()
-        if self.outcome is not None and isinstance(model, JobTableModel) \
-                and model.job_at(source_row).outcome != self.outcome:
+        if not isinstance(model, JobTableModel):
+            return super().filterAcceptsRow(source_row, source_parent)
+        if self.outcome is not None and model.job_at(source_row).outcome != self.outcome:
             return False
-        return super().filterAcceptsRow(source_row, source_parent)
+        return not self.text or self.text in model.haystacks[source_row]
