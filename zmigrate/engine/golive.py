@@ -24,6 +24,7 @@ from .hosts import Host
 
 PROPS = ("readonly", "mountpoint", "canmount", "mounted", "sharenfs", "sharesmb")
 SHARES = ("sharenfs", "sharesmb")
+SNAPSHOT_PROPS = ("guid", "createtxg")
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +46,7 @@ class Step:
     undo: tuple[str, ...] | None = None
     # Its end state may come by itself (setting a mountpoint mounts): this error is success.
     already: str | None = None
+    path: str | None = None  # the mountpoint an unmount frees (checked for processes first)
 
     def to_json(self) -> dict[str, object]:
         return {"side": self.side, "what": self.what, "command": shell.join(self.argv),
@@ -67,20 +69,31 @@ class GoLivePlan:
                 "steps": [s.to_json() for s in self.steps], "notes": list(self.notes)}
 
 
-def read_props(host: Host, root: str, encrypted: bool) -> Props:
-    """The properties going live needs, of `root` and its descendants: one `zfs get -r`."""
-    names = PROPS + (("keystatus",) if encrypted else ())
-    # No `-t filesystem`: zfs-fuse's get has no -t; snapshots are left out below.
-    r = host.execute(host.privileged(["zfs", "get", "-H", "-r", "-o",
+def read_props(host: Host, root: str, extra: tuple[str, ...] = ()) -> Props:
+    """The properties going live needs, of `root`, its descendants and their snapshots (their
+    guid, createtxg and, where the host has it, written): one `zfs get -r`."""
+    names = PROPS + SNAPSHOT_PROPS + extra
+    # No `-t filesystem`: zfs-fuse's get has no -t; the snapshots are wanted anyway.
+    r = host.execute(host.privileged(["zfs", "get", "-Hp", "-r", "-o",
                                       "name,property,value,source", ",".join(names),
                                       shell.dataset(root)]), timeout=120)
     r.check(f"reading the properties of {root}")
+    return parse_props(r.stdout)
+
+
+def parse_props(text: str) -> Props:
+    """`zfs get -H -o name,property,value,source` output as Props (datasets and snapshots)."""
     out: Props = {}
-    for line in r.stdout.splitlines():
+    for line in text.splitlines():
         parts = line.split("\t")
-        if len(parts) == 4 and "@" not in parts[0]:
+        if len(parts) == 4:
             out.setdefault(parts[0], {})[parts[1]] = Prop(parts[2], parts[3])
     return out
+
+
+def datasets(props: Props) -> Props:
+    """Only the datasets of `props` (not their snapshots)."""
+    return {name: p for name, p in props.items() if "@" not in name}
 
 
 def _set(ds: str, prop: str, value: str) -> tuple[str, ...]:
@@ -100,6 +113,7 @@ def plan_go_live(src: Props, dst: Props, source_root: str, destination_root: str
                  readonly_before: dict[str, str] | None = None) -> GoLivePlan:
     """The steps that make the copy the live data. `readonly_before`: the source's readonly
     before the final sync set it (from the history); off where it does not say."""
+    src, dst = datasets(src), datasets(dst)
     steps: list[Step] = []
     notes: list[str] = []
     if same_host:
@@ -131,7 +145,8 @@ def _source_out_of_the_way(src: Props) -> list[Step]:
         props = src[name]
         if props["mounted"].value == "yes":
             steps.append(Step("source", f"unmount {name}", ("zfs", "unmount", shell.dataset(name)),
-                              ("zfs", "mount", shell.dataset(name))))
+                              ("zfs", "mount", shell.dataset(name)),
+                              path=props["mountpoint"].value))
     for name in sorted(src):
         canmount = src[name]["canmount"]
         if canmount.value == "on":

@@ -13,6 +13,7 @@ from pathlib import Path
 from . import zfs
 from .errors import ZmigrateError
 from .golive import GoLivePlan, Step, plan_go_live, read_props, run, undo
+from .golive_checks import busy_mountpoints, check_ready, refuse_busy
 from .history.records import JobRecord
 from .history.store import default_path
 from .hosts import Host
@@ -35,19 +36,26 @@ def readonly_before(records: Sequence[JobRecord], destination_root: str) -> dict
     return {}
 
 
-def prepare(src: Host, dst: Host, dst_caps: zfs.Capabilities, source_root: str,
-            destination_root: str, *, mount_root: str | None = None,
+def _extra(caps: zfs.Capabilities) -> tuple[str, ...]:
+    """The properties beyond golive.PROPS this host has and going live reads."""
+    return tuple(p for p in ("written", "keystatus") if p in caps.properties)
+
+
+def prepare(src: Host, dst: Host, src_caps: zfs.Capabilities, dst_caps: zfs.Capabilities,
+            source_root: str, destination_root: str, *, mount_root: str | None = None,
             records: Sequence[JobRecord] = ()) -> GoLivePlan:
-    """The go-live plan from one property read per host (nothing changes)."""
+    """The go-live plan from one property read per host (nothing changes); NotReadyError
+    unless the copy is the source's last state (a final sync's)."""
     if record_path(dst, destination_root).exists():
         raise ZmigrateError(f"{destination_root} on {dst.label} is live already (recorded)",
                             fix="go back first (go-live --back), or leave it live")
     same = src is dst or src.label == dst.label
-    src_props = read_props(src, source_root, encrypted=False)
-    dst_props = read_props(dst, destination_root, encrypted=dst_caps.dialect == "openzfs")
+    src_props = read_props(src, source_root, _extra(src_caps))
+    dst_props = read_props(dst, destination_root, _extra(dst_caps))
     if not dst_props:
         raise ZmigrateError(f"{destination_root} does not exist on {dst.label}",
                             fix="run the final sync first (send -r --final)")
+    check_ready(src_props, dst_props, source_root, destination_root)
     return plan_go_live(src_props, dst_props, source_root, destination_root, same_host=same,
                         mount_root=mount_root,
                         readonly_before=readonly_before(records, destination_root))
@@ -55,7 +63,11 @@ def prepare(src: Host, dst: Host, dst_caps: zfs.Capabilities, source_root: str,
 
 def apply(plan: GoLivePlan, src: Host, dst: Host,
           on_step: Callable[[Step], None] | None = None) -> Path:
-    """Run the plan and record what was done; returns the record's path."""
+    """Run the plan and record what was done; returns the record's path. A busy source
+    mountpoint stops it before the first command."""
+    busy = busy_mountpoints(src, [s.path for s in plan.steps if s.side == "source" and s.path])
+    if busy:
+        refuse_busy(src, busy)
     done = run(plan, src, dst, on_step)
     path = record_path(dst, plan.destination_root)
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)

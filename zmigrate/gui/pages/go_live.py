@@ -57,11 +57,11 @@ class GoLiveControls(QObject):
     def _on_live(self) -> None:
         src, dst, root, destination = self._hosts()
         s = self.session
-        assert s is not None and s.dst_caps is not None
-        caps = s.dst_caps
+        assert s is not None and s.src_caps is not None and s.dst_caps is not None
+        caps = s.src_caps, s.dst_caps
         self._busy("Reading both hosts' properties…")
         # Where the source was mounted (the transfer's own mount root was for the copy only).
-        run_task(lambda: golive_record.prepare(src, dst, caps, root, destination,
+        run_task(lambda: golive_record.prepare(src, dst, *caps, root, destination,
                                                records=_records(destination)),
                  self._confirm, self._failed)
 
