@@ -68,6 +68,9 @@ def test_go_live_then_back_on_one_host(lab: Lab,
     assert _get(f"{old.name}/t/a", "mounted") == "no"
     assert _get(f"{old.name}/t/a", "canmount") == "noauto"
     (path / "written-after-go-live").write_text("new\n")  # the source could not take it
+    listed = _cli(lab, env, "history").stdout  # what ran is in the history, live
+    assert f"lab-src:{new.name}/t" in listed.split("gone live:")[1] and listed.rstrip(
+    ).endswith("live"), listed
     r = _cli(lab, env, "go-live", f"lab-src:{old.name}/t", f"lab-src:{new.name}/t", "--back",
              "--yes")
     assert r.returncode == 0, r.stderr + r.stdout
@@ -79,6 +82,10 @@ def test_go_live_then_back_on_one_host(lab: Lab,
     assert _get(f"{new.name}/t/a", "mounted") == "no" and _get(f"{new.name}/t/a",
                                                                "readonly") == "on"
     assert _get(f"{old.name}/t/a", "canmount") == "on"
+    assert " back " in _cli(lab, env, "history").stdout.split("gone live:")[1]
+    r = _cli(lab, env, "go-live", f"lab-src:{old.name}/t", f"lab-src:{new.name}/t", "--back",
+             "--yes")
+    assert r.returncode != 0 and "no go-live of" in r.stderr  # undone once, not twice
 
 
 @pytest.mark.parametrize("where", ["t/a", "t"])
