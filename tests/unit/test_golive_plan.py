@@ -59,3 +59,14 @@ def test_a_chosen_mount_root_moves_the_copy_and_its_own_mountpoints_under_it() -
     lines = [" ".join(s.argv) for s in plan.steps]
     assert "zfs set mountpoint=/mnt/new new/t" in lines
     assert "zfs set mountpoint=/mnt/new/web new/t/web" in lines
+
+
+def test_shares_are_set_as_on_the_source_only_now_and_undone_by_inheriting() -> None:
+    src = {name: dict(p) for name, p in SRC.items()}
+    src["tank/t"]["sharenfs"] = Prop("rw=@10.0.0.0/8", "inherited from tank")  # from above
+    src["tank/t/a"]["sharenfs"] = Prop("rw=@10.0.0.0/8", "inherited from tank")
+    src["tank/t/web"]["sharesmb"] = Prop("on", "local")
+    plan = plan_go_live(src, DST, "tank/t", "new/t", same_host=False)
+    shares = {" ".join(s.argv): " ".join(s.undo or ()) for s in plan.steps if "share" in s.what}
+    assert shares == {"zfs set sharenfs=rw=@10.0.0.0/8 new/t": "zfs inherit sharenfs new/t",
+                      "zfs set sharesmb=on new/t/web": "zfs inherit sharesmb new/t/web"}

@@ -183,8 +183,11 @@ def _copy_like_source(s: dict[str, Prop], d: dict[str, Prop], s_name: str, d_nam
                           _restore(d_name, "canmount", d["canmount"])))
     for share in SHARES:
         have, want = d.get(share), s.get(share)
-        if want is not None and have is not None and want.source.startswith("local") \
-                and have.value != want.value:
+        # Set on the source, or reaching its root from above the tree: the copy has no such
+        # parent. (The tree's receive left them out: shared only now.)
+        own = want is not None and (want.source in ("local", "received")
+                                    or d_name == destination_root)
+        if own and want is not None and have is not None and have.value != want.value:
             steps.append(Step("destination", f"{share}={want.value} on {d_name}",
                               _set(d_name, share, want.value), _restore(d_name, share, have)))
     return steps
