@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ from wizard_driver import (
 )
 
 from zmigrate.gui.pages.base import PageId
+from zmigrate.gui.pages.done_page import DonePage
 from zmigrate.gui.wizard import MigrationWizard
 
 pytestmark = [pytest.mark.gui, pytest.mark.lab, pytest.mark.timeout(300)]
@@ -33,6 +35,17 @@ def _shot(w: MigrationWizard, name: str) -> None:
 
 def _get(ds: str, prop: str) -> str:
     return zfs("get", "-H", "-o", "value", prop, ds).strip()
+
+
+def _run_go_live(qtbot: QtBot, done: DonePage, root: str, new: str) -> None:
+    """Click Go live, check the commands it shows, and run them."""
+    done.ui.go_live_button.click()
+    qtbot.waitUntil(lambda: done.go_live.box is not None, timeout=30_000)
+    box = done.go_live.box
+    assert box is not None
+    assert f"zfs unmount {root}/a" in box.detailedText()
+    assert f"zfs mount {new}/data" in box.detailedText()
+    box.buttons()[0].click()  # "Run them"
 
 
 def test_final_sync_then_go_live_and_back(qtbot: QtBot, wizard: MigrationWizard, lab_env: Lab,
@@ -57,13 +70,20 @@ def test_final_sync_then_go_live_and_back(qtbot: QtBot, wizard: MigrationWizard,
     assert w.session.summary is not None, done.ui.reason_label.text()
     assert done.ui.go_live_button.isVisible() and not done.ui.go_back_button.isVisible()
     _shot(w, "done-final")
-    done.ui.go_live_button.click()
-    qtbot.waitUntil(lambda: done.go_live.box is not None, timeout=30_000)
-    box = done.go_live.box
-    assert box is not None
-    assert f"zfs unmount {root}/a" in box.detailedText()
-    assert f"zfs mount {new.name}/data" in box.detailedText()
-    box.buttons()[0].click()  # "Run them"
+    # A shell in the source's folder: going live stops before the first command, naming it.
+    busy = subprocess.Popen(["sleep", "120"], cwd=old.mountpoint / "data" / "a")
+    try:
+        _run_go_live(qtbot, done, root, new.name)
+        qtbot.waitUntil(lambda: "is in use by" in done.ui.go_live_label.text(), timeout=60_000)
+    finally:
+        busy.kill()
+        busy.wait()
+    said = done.ui.go_live_label.text()
+    assert f"{old.mountpoint / 'data' / 'a'} is in use by PID {busy.pid}" in said, said
+    assert done.ui.go_live_button.isVisible() and done.ui.go_live_button.isEnabled()
+    _shot(w, "done-busy")
+    assert _get(f"{root}/a", "mounted") == "yes" and _get(f"{new.name}/data", "mounted") == "no"
+    _run_go_live(qtbot, done, root, new.name)
     qtbot.waitUntil(lambda: done.ui.go_back_button.isVisible(), timeout=60_000)
     assert "Live: the copy is in service" in done.ui.go_live_label.text()
     assert not done.ui.final_sync_button.isVisible()  # a sync would overwrite the live copy

@@ -156,7 +156,7 @@ def refuse_busy(host: Host, busy: dict[str, list[Holder]]) -> None:
                                                    else "") for h in hs}))
         said.append(f"{mp} is in use by {who}")
     raise GoLiveError(
-        "the source's mountpoints must be unmounted and are busy: " + "; ".join(said)
+        "going live unmounts the source here, and a process is using it: " + "; ".join(said)
         + "; nothing was changed",
         host=host.label,
         fix="stop those processes (or leave those folders: a shell's working directory "

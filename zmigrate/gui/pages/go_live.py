@@ -83,8 +83,9 @@ class GoLiveControls(QObject):
                 src, dst, _, _ = self._hosts()
                 self._busy("Going live…")
                 run_task(lambda: golive_record.apply(plan, src, dst),
-                         lambda _p: self._done("Live: the copy is in service. " + " ".join(
-                             plan.notes)), self._failed)
+                         lambda _p: self._done(
+                             "Live: the copy is in service; what ran is in the history, and Go "
+                             "back undoes exactly that. " + " ".join(plan.notes)), self._failed)
             else:
                 self._idle()
 
