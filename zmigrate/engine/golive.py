@@ -243,6 +243,14 @@ def run(plan: GoLivePlan, src: Host, dst: Host,
     return done
 
 
+_NOT_MOUNTED = "not currently mounted"
+
+
+def _unmounts(step: Step) -> bool:
+    return step.side == "destination" and step.undo is not None \
+        and step.undo[:2] == ("zfs", "unmount")
+
+
 def undo(done: list[Step], src: Host, dst: Host) -> list[str]:
     """Run the undo of each done step, last first; the ones that failed, in words."""
     failed: list[str] = []
@@ -251,8 +259,14 @@ def undo(done: list[Step], src: Host, dst: Host) -> list[str]:
             continue
         host = src if step.side == "source" else dst
         r = host.execute(host.privileged(list(step.undo)), timeout=300)
-        if not r.ok:
+        if not r.ok and not (_unmounts(step) and _NOT_MOUNTED in r.stderr):
             failed.append(f"{shell.join(step.undo)} on {host.label}: {r.stderr.strip()}")
+    # Restoring the copy's mountpoint remounts it (OpenZFS mounts a canmount=on dataset whose
+    # mountpoint changes): what going live mounted is unmounted again, children first.
+    for step in reversed(done):
+        if _unmounts(step):
+            assert step.undo is not None
+            r = dst.execute(dst.privileged(list(step.undo)), timeout=300)
+            if not r.ok and _NOT_MOUNTED not in r.stderr:
+                failed.append(f"{shell.join(step.undo)} on {dst.label}: {r.stderr.strip()}")
     return failed
-
-
