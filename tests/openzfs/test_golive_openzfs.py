@@ -78,3 +78,44 @@ def test_go_live_names_the_key_to_load_and_goes_back(vm: Vm, tag: str, tree: str
     assert _get(vm, f"{copy}/home", "mounted") == "no"
     assert _get(vm, f"{copy}/home", "readonly") == "on"
     assert _get(vm, copy, "mountpoint") != mount_root
+
+
+def _source_of(vm: Vm, path: str) -> str:
+    """The dataset mounted at `path` in the guest."""
+    return vm.ssh(f"findmnt -n -o SOURCE --mountpoint {path}; true").stdout.strip()
+
+
+def test_old_pool_to_new_pool_on_one_host_busy_then_live_then_back(
+        vm: Vm, tag: str, tree: str, tmp_path: Path) -> None:
+    root, copy = tree, f"dstpool/{tag}"
+    config = _two_hosts_config(vm, tmp_path)
+    data = tmp_path / "data"
+    rc, events, stderr = _send(vm, config, "-r", f"openzfs-vm:{root}", f"openzfs-vm:{copy}",
+                               "--snapshot", "--final", timeout=900)
+    assert rc == 0, stderr + str(events[-3:])
+    home = f"/{root}/home"
+    args = (f"openzfs-vm:{root}", f"openzfs-vm:{copy}")
+    # A process in the source's folder (a guest shell's working directory): refused first.
+    pid = vm.ssh(f"cd {home} && {{ sleep 300 >/dev/null 2>&1 </dev/null & echo $!; }}"
+                 ).stdout.strip()
+    try:
+        r = _go_live(vm, config, data, *args, "--yes")
+    finally:
+        vm.ssh(f"kill {pid}", check=False)
+    assert r.returncode != 0
+    assert f"{home} is in use by PID {pid} (sleep); nothing was changed" in r.stdout + r.stderr
+    assert _source_of(vm, home) == f"{root}/home"
+    assert _get(vm, f"{root}/home", "canmount") == "on"
+    r = _go_live(vm, config, data, *args, "--yes")
+    assert r.returncode == 0, r.stderr + r.stdout
+    assert _source_of(vm, home) == f"{copy}/home"  # the same path, the new pool
+    vm.ssh(f"touch {home}/written")  # writable: the copy, in service
+    assert _get(vm, f"{root}/home", "canmount") == "noauto"
+    assert _get(vm, f"{root}/enc/child", "mounted") == "no"  # out of the way too
+    r = _go_live(vm, config, data, *args, "--back", "--yes")
+    assert r.returncode == 0, r.stderr + r.stdout
+    assert _source_of(vm, home) == f"{root}/home"  # the old pool again, read-only
+    assert vm.ssh(f"test -e {home}/written", check=False).returncode != 0
+    assert vm.ssh(f"touch {home}/x", check=False).returncode != 0
+    assert _get(vm, f"{root}/home", "canmount") == "on"
+    assert _get(vm, f"{copy}/home", "mounted") == "no" and _get(vm, copy, "mounted") == "no"
