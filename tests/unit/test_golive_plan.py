@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+
+from zmigrate.engine.errors import InvalidNameError
 from zmigrate.engine.golive import Prop, Props, plan_go_live
 
 
@@ -70,3 +73,9 @@ def test_shares_are_set_as_on_the_source_only_now_and_undone_by_inheriting() -> 
     shares = {" ".join(s.argv): " ".join(s.undo or ()) for s in plan.steps if "share" in s.what}
     assert shares == {"zfs set sharenfs=rw=@10.0.0.0/8 new/t": "zfs inherit sharenfs new/t",
                       "zfs set sharesmb=on new/t/web": "zfs inherit sharesmb new/t/web"}
+
+
+def test_a_mount_root_must_be_an_absolute_path() -> None:
+    for bad in ("mnt/new", "/mnt/a\nb", ""):
+        with pytest.raises(InvalidNameError, match="is not an absolute path"):
+            plan_go_live(SRC, DST, "tank/t", "new/t", same_host=False, mount_root=bad)

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from . import shell
-from .errors import ZmigrateError
+from .errors import InvalidNameError, ZmigrateError
 from .hosts import Host
 
 PROPS = ("readonly", "mountpoint", "canmount", "mounted", "sharenfs", "sharesmb")
@@ -113,6 +113,10 @@ def plan_go_live(src: Props, dst: Props, source_root: str, destination_root: str
                  readonly_before: dict[str, str] | None = None) -> GoLivePlan:
     """The steps that make the copy the live data. `readonly_before`: the source's readonly
     before the final sync set it (from the history); off where it does not say."""
+    if mount_root is not None and (not posixpath.isabs(mount_root) or
+                                   any(c in mount_root for c in "\n\0")):
+        raise InvalidNameError(f"the mount root {mount_root!r} is not an absolute path",
+                               fix="name a folder from /, e.g. /mnt/new")
     src, dst = datasets(src), datasets(dst)
     steps: list[Step] = []
     notes: list[str] = []
