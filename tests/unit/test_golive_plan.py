@@ -79,3 +79,11 @@ def test_a_mount_root_must_be_an_absolute_path() -> None:
     for bad in ("mnt/new", "/mnt/a\nb", ""):
         with pytest.raises(InvalidNameError, match="is not an absolute path"):
             plan_go_live(SRC, DST, "tank/t", "new/t", same_host=False, mount_root=bad)
+
+
+def test_on_one_host_a_dataset_left_out_of_the_copy_is_named() -> None:
+    dst = {k: v for k, v in DST.items() if k != "new/t/web"}
+    plan = plan_go_live(SRC, dst, "tank/t", "new/t", same_host=True)
+    assert "zfs unmount tank/t/web" in [" ".join(s.argv) for s in plan.steps]
+    assert plan.notes == ("tank/t/web was not copied: it is unmounted with the rest of the "
+                          "source and nothing takes its place (going back mounts it again)",)

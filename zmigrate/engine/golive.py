@@ -124,6 +124,12 @@ def plan_go_live(src: Props, dst: Props, source_root: str, destination_root: str
         steps += _source_out_of_the_way(src)
     pairs = [(s, destination_root + s[len(source_root):]) for s in sorted(src)
              if destination_root + s[len(source_root):] in dst]
+    if same_host:
+        copied = {s for s, _ in pairs}
+        notes += [f"{name} was not copied: it is unmounted with the rest of the source and "
+                  "nothing takes its place (going back mounts it again)"
+                  for name in sorted(src) if name not in copied
+                  and src[name]["mounted"].value == "yes"]
     for s_name, d_name in pairs:
         steps += _copy_like_source(src[s_name], dst[d_name], s_name, d_name, source_root,
                                    destination_root, mount_root, readonly_before or {})
