@@ -68,6 +68,9 @@ def test_go_live_then_back_on_one_host(lab: Lab,
     assert _get(f"{old.name}/t/a", "mounted") == "no"
     assert _get(f"{old.name}/t/a", "canmount") == "noauto"
     (path / "written-after-go-live").write_text("new\n")  # the source could not take it
+    listed = _cli(lab, env, "history").stdout  # what ran is in the history, live
+    assert f"lab-src:{new.name}/t" in listed.split("gone live:")[1] and listed.rstrip(
+    ).endswith("live"), listed
     r = _cli(lab, env, "go-live", f"lab-src:{old.name}/t", f"lab-src:{new.name}/t", "--back",
              "--yes")
     assert r.returncode == 0, r.stderr + r.stdout
@@ -79,12 +82,18 @@ def test_go_live_then_back_on_one_host(lab: Lab,
     assert _get(f"{new.name}/t/a", "mounted") == "no" and _get(f"{new.name}/t/a",
                                                                "readonly") == "on"
     assert _get(f"{old.name}/t/a", "canmount") == "on"
+    assert " back " in _cli(lab, env, "history").stdout.split("gone live:")[1]
+    r = _cli(lab, env, "go-live", f"lab-src:{old.name}/t", f"lab-src:{new.name}/t", "--back",
+             "--yes")
+    assert r.returncode != 0 and "no go-live of" in r.stderr  # undone once, not twice
 
 
+@pytest.mark.parametrize("where", ["t/a", "t"])
 def test_a_busy_source_stops_go_live_before_anything_changed(
-        lab: Lab, cut_over: tuple[Pool, Pool, dict[str, str]]) -> None:
+        lab: Lab, cut_over: tuple[Pool, Pool, dict[str, str]], where: str) -> None:
+    # t: the parent is busy, its child t/a is not - the child must not be unmounted either.
     old, new, env = cut_over
-    busy = subprocess.Popen(["sleep", "60"], cwd=old.mountpoint / "t" / "a")
+    busy = subprocess.Popen(["sleep", "60"], cwd=old.mountpoint / where)
     try:
         r = _cli(lab, env, "go-live", f"lab-src:{old.name}/t", f"lab-src:{new.name}/t",
                  "--yes")
@@ -92,8 +101,55 @@ def test_a_busy_source_stops_go_live_before_anything_changed(
         busy.kill()
         busy.wait()
     assert r.returncode != 0
-    assert f"unmount {old.name}/t/a failed" in r.stderr and "in use" in r.stderr, r.stderr
+    said = f"{old.mountpoint / where} is in use by PID {busy.pid} (sleep); nothing was changed"
+    assert said in r.stderr, r.stderr
+    assert "unmount" not in r.stderr.split("error")[0], r.stderr  # no step ran
     assert _get(f"{old.name}/t", "mounted") == "yes" and _get(f"{old.name}/t/a",
                                                               "mounted") == "yes"
     assert _get(f"{new.name}/t", "mounted") == "no"
     assert _get(f"{old.name}/t", "canmount") == "on"
+
+
+def test_go_live_between_two_hosts_under_a_chosen_root(lab: Lab, pools: tuple[Pool, Pool],
+                                                       tmp_path: Path) -> None:
+    # Two sessions (lab-src, lab-dst) on the one lab machine: the source keeps its mounts, the
+    # copy goes live under a root of its own (its source's paths are still mounted here).
+    old, new = pools
+    zfs("create", f"{old.name}/t")
+    zfs("create", f"{old.name}/t/a")
+    write_random_files(old.mountpoint / "t" / "a" / "files", 1, files=2)
+    env = {**lab.env(), "ZMIGRATE_DATA_DIR": str(tmp_path / "data")}
+    r = _cli(lab, env, "send", "-r", f"lab-src:{old.name}/t", f"lab-dst:{new.name}/t",
+             "--snapshot", "--buffer", "16M", "--final")
+    assert r.returncode == 0, r.stderr + r.stdout
+    live = tmp_path / "live"
+    args = ("go-live", f"lab-src:{old.name}/t", f"lab-dst:{new.name}/t", "--mount-root",
+            str(live))
+    r = _cli(lab, env, *args, "--dry-run")
+    assert r.returncode == 0 and "# on the source" not in r.stdout, r.stdout
+    r = _cli(lab, env, *args, "--yes")
+    assert r.returncode == 0, r.stderr + r.stdout
+    names = sorted(os.listdir(old.mountpoint / "t" / "a" / "files"))
+    assert sorted(os.listdir(live / "a" / "files")) == names
+    (live / "a" / "written-live").write_text("new\n")  # in service: writable
+    assert _get(f"{old.name}/t/a", "mounted") == "yes"  # the source untouched
+    r = _cli(lab, env, *args[:3], "--back", "--yes")
+    assert r.returncode == 0, r.stderr + r.stdout
+    assert _get(f"{new.name}/t/a", "mounted") == "no" and _get(f"{new.name}/t",
+                                                               "readonly") == "on"
+    assert _get(f"{new.name}/t", "mountpoint") != str(live)
+
+
+def test_go_live_refuses_a_copy_that_is_not_a_final_sync(lab: Lab, pools: tuple[Pool, Pool],
+                                                         tmp_path: Path) -> None:
+    old, new = pools
+    zfs("create", f"{old.name}/t")
+    env = {**lab.env(), "ZMIGRATE_DATA_DIR": str(tmp_path / "data")}
+    r = _cli(lab, env, "send", "-r", f"lab-src:{old.name}/t", f"lab-src:{new.name}/t",
+             "--snapshot", "--buffer", "16M")  # not --final: the source stays writable
+    assert r.returncode == 0, r.stderr + r.stdout
+    r = _cli(lab, env, "go-live", f"lab-src:{old.name}/t", f"lab-src:{new.name}/t", "--yes")
+    assert r.returncode != 0
+    assert f"{old.name}/t is not read-only" in r.stderr and "--final" in r.stderr, r.stderr
+    assert _get(f"{old.name}/t", "mounted") == "yes" and _get(f"{new.name}/t",
+                                                              "mounted") == "no"

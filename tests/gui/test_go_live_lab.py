@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
 from lab.plugin import Lab, Pool
 from lab.util import write_random_files, zfs
+from PySide6.QtWidgets import QAbstractButton, QMessageBox
 from pytestqt.qtbot import QtBot
 from wizard_driver import (
     WAIT_TRANSFER,
@@ -19,6 +21,7 @@ from wizard_driver import (
 )
 
 from zmigrate.gui.pages.base import PageId
+from zmigrate.gui.pages.done_page import DonePage
 from zmigrate.gui.wizard import MigrationWizard
 
 pytestmark = [pytest.mark.gui, pytest.mark.lab, pytest.mark.timeout(300)]
@@ -35,16 +38,26 @@ def _get(ds: str, prop: str) -> str:
     return zfs("get", "-H", "-o", "value", prop, ds).strip()
 
 
-def test_final_sync_then_go_live_and_back(qtbot: QtBot, wizard: MigrationWizard, lab_env: Lab,
-                                          pools: tuple[Pool, Pool]) -> None:
-    old, new = pools
-    root = f"{old.name}/data"
-    zfs("create", root)
-    zfs("create", f"{root}/a")
-    write_random_files(old.mountpoint / "data" / "a", 1, files=2)
-    w = wizard
-    to_source(qtbot, w, "lab-src", "lab-src")  # one host: the old pool and the new
-    to_tree_destination(qtbot, w, root, parent=new.name, name="data")
+def _run_go_live(qtbot: QtBot, done: DonePage, root: str, new: str) -> None:
+    """Click Go live, check the commands it shows, and run them."""
+    done.ui.go_live_button.click()
+    qtbot.waitUntil(lambda: done.go_live.box is not None, timeout=30_000)
+    box = done.go_live.box
+    assert box is not None
+    assert f"zfs unmount {root}/a" in box.detailedText()
+    assert f"zfs mount {new}/data" in box.detailedText()
+    _button(box, "Run them").click()
+
+
+def _button(box: QMessageBox, text: str) -> QAbstractButton:
+    return next(b for b in box.buttons() if b.text() == text)
+
+
+def _final_sync(qtbot: QtBot, w: MigrationWizard, src: str, dst: str, root: str,
+                parent: str) -> DonePage:
+    """A tree copied, then its final sync, to Done (Go live offered)."""
+    to_source(qtbot, w, src, dst)
+    to_tree_destination(qtbot, w, root, parent=parent, name="data")
     to_review(qtbot, w)
     start_transfer(w)
     qtbot.waitUntil(lambda: w.currentId() == PageId.DONE, timeout=WAIT_TRANSFER)
@@ -56,14 +69,33 @@ def test_final_sync_then_go_live_and_back(qtbot: QtBot, wizard: MigrationWizard,
     qtbot.waitUntil(lambda: w.currentId() == PageId.DONE, timeout=WAIT_TRANSFER)
     assert w.session.summary is not None, done.ui.reason_label.text()
     assert done.ui.go_live_button.isVisible() and not done.ui.go_back_button.isVisible()
+    return done
+
+
+def test_final_sync_then_go_live_and_back(qtbot: QtBot, wizard: MigrationWizard, lab_env: Lab,
+                                          pools: tuple[Pool, Pool]) -> None:
+    old, new = pools
+    root = f"{old.name}/data"
+    zfs("create", root)
+    zfs("create", f"{root}/a")
+    write_random_files(old.mountpoint / "data" / "a", 1, files=2)
+    w = wizard
+    done = _final_sync(qtbot, w, "lab-src", "lab-src", root, new.name)  # one host
     _shot(w, "done-final")
-    done.ui.go_live_button.click()
-    qtbot.waitUntil(lambda: done.go_live.box is not None, timeout=30_000)
-    box = done.go_live.box
-    assert box is not None
-    assert f"zfs unmount {root}/a" in box.detailedText()
-    assert f"zfs mount {new.name}/data" in box.detailedText()
-    box.buttons()[0].click()  # "Run them"
+    # A shell in the source's folder: going live stops before the first command, naming it.
+    busy = subprocess.Popen(["sleep", "120"], cwd=old.mountpoint / "data" / "a")
+    try:
+        _run_go_live(qtbot, done, root, new.name)
+        qtbot.waitUntil(lambda: "is in use by" in done.ui.go_live_label.text(), timeout=60_000)
+    finally:
+        busy.kill()
+        busy.wait()
+    said = done.ui.go_live_label.text()
+    assert f"{old.mountpoint / 'data' / 'a'} is in use by PID {busy.pid}" in said, said
+    assert done.ui.go_live_button.isVisible() and done.ui.go_live_button.isEnabled()
+    _shot(w, "done-busy")
+    assert _get(f"{root}/a", "mounted") == "yes" and _get(f"{new.name}/data", "mounted") == "no"
+    _run_go_live(qtbot, done, root, new.name)
     qtbot.waitUntil(lambda: done.ui.go_back_button.isVisible(), timeout=60_000)
     assert "Live: the copy is in service" in done.ui.go_live_label.text()
     assert not done.ui.final_sync_button.isVisible()  # a sync would overwrite the live copy
@@ -77,3 +109,40 @@ def test_final_sync_then_go_live_and_back(qtbot: QtBot, wizard: MigrationWizard,
     assert done.ui.sync_again_button.isVisible()
     assert _get(f"{root}/a", "mounted") == "yes" and _get(f"{new.name}/data/a",
                                                           "mounted") == "no"
+
+
+def test_between_two_hosts_go_live_under_another_folder_and_back(
+        qtbot: QtBot, wizard: MigrationWizard, lab_env: Lab, pools: tuple[Pool, Pool],
+        tmp_path: Path) -> None:
+    # lab-src and lab-dst: two sessions on the lab machine, so the copy goes live under a
+    # folder of its own (its source's paths are mounted here too).
+    old, new = pools
+    root = f"{old.name}/data"
+    zfs("create", root)
+    zfs("create", f"{root}/a")
+    write_random_files(old.mountpoint / "data" / "a", 1, files=2)
+    done = _final_sync(qtbot, wizard, "lab-src", "lab-dst", root, new.name)
+    done.ui.go_live_button.click()
+    qtbot.waitUntil(lambda: done.go_live.box is not None, timeout=30_000)
+    box = done.go_live.box
+    assert box is not None and "# on the source" not in box.detailedText()
+    _button(box, "Under another folder…").click()
+    qtbot.waitUntil(lambda: done.go_live.folder_dialog is not None, timeout=10_000)
+    folder = done.go_live.folder_dialog
+    assert folder is not None
+    live = tmp_path / "live"
+    folder.setTextValue(str(live))
+    folder.accept()
+    qtbot.waitUntil(lambda: done.go_live.box is not None, timeout=30_000)
+    box = done.go_live.box
+    assert box is not None and f"mounted under {live}" in box.text()
+    assert f"zfs set mountpoint={live} {new.name}/data" in box.detailedText()
+    _button(box, "Run them").click()
+    qtbot.waitUntil(lambda: done.ui.go_back_button.isVisible(), timeout=60_000)
+    assert sorted(os.listdir(live / "a")) == sorted(os.listdir(old.mountpoint / "data" / "a"))
+    assert _get(f"{root}/a", "mounted") == "yes"  # the other host's source: untouched
+    done.ui.go_back_button.click()
+    qtbot.waitUntil(lambda: done.ui.go_live_button.isVisible(), timeout=60_000)
+    assert "Back: the copy is out of service" in done.ui.go_live_label.text()
+    assert _get(f"{new.name}/data/a", "mounted") == "no"
+    assert _get(f"{new.name}/data", "readonly") == "on"

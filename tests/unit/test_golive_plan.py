@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+
+from zmigrate.engine.errors import InvalidNameError
 from zmigrate.engine.golive import Prop, Props, plan_go_live
 
 
@@ -59,3 +62,28 @@ def test_a_chosen_mount_root_moves_the_copy_and_its_own_mountpoints_under_it() -
     lines = [" ".join(s.argv) for s in plan.steps]
     assert "zfs set mountpoint=/mnt/new new/t" in lines
     assert "zfs set mountpoint=/mnt/new/web new/t/web" in lines
+
+
+def test_shares_are_set_as_on_the_source_only_now_and_undone_by_inheriting() -> None:
+    src = {name: dict(p) for name, p in SRC.items()}
+    src["tank/t"]["sharenfs"] = Prop("rw=@10.0.0.0/8", "inherited from tank")  # from above
+    src["tank/t/a"]["sharenfs"] = Prop("rw=@10.0.0.0/8", "inherited from tank")
+    src["tank/t/web"]["sharesmb"] = Prop("on", "local")
+    plan = plan_go_live(src, DST, "tank/t", "new/t", same_host=False)
+    shares = {" ".join(s.argv): " ".join(s.undo or ()) for s in plan.steps if "share" in s.what}
+    assert shares == {"zfs set sharenfs=rw=@10.0.0.0/8 new/t": "zfs inherit sharenfs new/t",
+                      "zfs set sharesmb=on new/t/web": "zfs inherit sharesmb new/t/web"}
+
+
+def test_a_mount_root_must_be_an_absolute_path() -> None:
+    for bad in ("mnt/new", "/mnt/a\nb", ""):
+        with pytest.raises(InvalidNameError, match="is not an absolute path"):
+            plan_go_live(SRC, DST, "tank/t", "new/t", same_host=False, mount_root=bad)
+
+
+def test_on_one_host_a_dataset_left_out_of_the_copy_is_named() -> None:
+    dst = {k: v for k, v in DST.items() if k != "new/t/web"}
+    plan = plan_go_live(SRC, dst, "tank/t", "new/t", same_host=True)
+    assert "zfs unmount tank/t/web" in [" ".join(s.argv) for s in plan.steps]
+    assert plan.notes == ("tank/t/web was not copied: it is unmounted with the rest of the "
+                          "source and nothing takes its place (going back mounts it again)",)

@@ -70,13 +70,14 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def _go_live(args: argparse.Namespace, src: Host, dst: Host, source_root: str,
              destination_root: str, out: TextIO, err: TextIO) -> int:
-    caps = zfs.probe(dst)
+    src_caps = zfs.probe(src)
+    caps = src_caps if dst is src else zfs.probe(dst)
     try:
         with History() as history:
             records = history.jobs(limit=200, filter=destination_root)
     except HistoryError:
         records = []
-    plan = golive_record.prepare(src, dst, caps, source_root, destination_root,
+    plan = golive_record.prepare(src, dst, src_caps, caps, source_root, destination_root,
                                  mount_root=args.mount_root, records=records)
     if args.json:
         print_json(plan.to_json(), out)

@@ -7,7 +7,7 @@ import json
 import time
 from typing import TextIO
 
-from ..engine.history import OUTCOMES, History, JobRecord, default_path
+from ..engine.history import OUTCOMES, History, JobRecord, default_path, golive_log
 from ..engine.units import format_rate, format_size
 from . import words
 from .common import EXIT_OK
@@ -80,7 +80,22 @@ def _list(store: History, args: argparse.Namespace, out: TextIO) -> int:
         cells = [c.rjust(w) if i in right else c.ljust(w)
                  for i, (c, w) in enumerate(zip(r, widths, strict=True))]
         print("  ".join(cells).rstrip(), file=out)
+    _go_lives(store, args.filter, out)
     return EXIT_OK
+
+
+def _go_lives(store: History, text: str | None, out: TextIO) -> None:
+    """Going live and back (`zmigrate go-live`, Done's Go live), newest last."""
+    found = [g for g in golive_log.rows(store, limit=20)
+             if not text or text.lower() in f"{g.source_host}:{g.source} "
+             f"{g.destination_host}:{g.destination}".lower()]
+    if not found:
+        return
+    print("\ngone live:", file=out)
+    for g in reversed(found):
+        state = f"back {_when(g.back)}" if g.back is not None else "live"
+        print(f"  {_when(g.started)}  {g.source_host}:{g.source} → {g.destination_host}:"
+              f"{g.destination}  {len(g.steps)} commands  {state}", file=out)
 
 
 def _show(store: History, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

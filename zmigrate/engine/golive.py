@@ -19,11 +19,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from . import shell
-from .errors import ZmigrateError
+from .errors import InvalidNameError, ZmigrateError
 from .hosts import Host
 
 PROPS = ("readonly", "mountpoint", "canmount", "mounted", "sharenfs", "sharesmb")
 SHARES = ("sharenfs", "sharesmb")
+SNAPSHOT_PROPS = ("guid", "createtxg")
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +46,7 @@ class Step:
     undo: tuple[str, ...] | None = None
     # Its end state may come by itself (setting a mountpoint mounts): this error is success.
     already: str | None = None
+    path: str | None = None  # the mountpoint an unmount frees (checked for processes first)
 
     def to_json(self) -> dict[str, object]:
         return {"side": self.side, "what": self.what, "command": shell.join(self.argv),
@@ -67,20 +69,31 @@ class GoLivePlan:
                 "steps": [s.to_json() for s in self.steps], "notes": list(self.notes)}
 
 
-def read_props(host: Host, root: str, encrypted: bool) -> Props:
-    """The properties going live needs, of `root` and its descendants: one `zfs get -r`."""
-    names = PROPS + (("keystatus",) if encrypted else ())
-    # No `-t filesystem`: zfs-fuse's get has no -t; snapshots are left out below.
-    r = host.execute(host.privileged(["zfs", "get", "-H", "-r", "-o",
+def read_props(host: Host, root: str, extra: tuple[str, ...] = ()) -> Props:
+    """The properties going live needs, of `root`, its descendants and their snapshots (their
+    guid, createtxg and, where the host has it, written): one `zfs get -r`."""
+    names = PROPS + SNAPSHOT_PROPS + extra
+    # No `-t filesystem`: zfs-fuse's get has no -t; the snapshots are wanted anyway.
+    r = host.execute(host.privileged(["zfs", "get", "-Hp", "-r", "-o",
                                       "name,property,value,source", ",".join(names),
                                       shell.dataset(root)]), timeout=120)
     r.check(f"reading the properties of {root}")
+    return parse_props(r.stdout)
+
+
+def parse_props(text: str) -> Props:
+    """`zfs get -H -o name,property,value,source` output as Props (datasets and snapshots)."""
     out: Props = {}
-    for line in r.stdout.splitlines():
+    for line in text.splitlines():
         parts = line.split("\t")
-        if len(parts) == 4 and "@" not in parts[0]:
+        if len(parts) == 4:
             out.setdefault(parts[0], {})[parts[1]] = Prop(parts[2], parts[3])
     return out
+
+
+def datasets(props: Props) -> Props:
+    """Only the datasets of `props` (not their snapshots)."""
+    return {name: p for name, p in props.items() if "@" not in name}
 
 
 def _set(ds: str, prop: str, value: str) -> tuple[str, ...]:
@@ -100,12 +113,23 @@ def plan_go_live(src: Props, dst: Props, source_root: str, destination_root: str
                  readonly_before: dict[str, str] | None = None) -> GoLivePlan:
     """The steps that make the copy the live data. `readonly_before`: the source's readonly
     before the final sync set it (from the history); off where it does not say."""
+    if mount_root is not None and (not posixpath.isabs(mount_root) or
+                                   any(c in mount_root for c in "\n\0")):
+        raise InvalidNameError(f"the mount root {mount_root!r} is not an absolute path",
+                               fix="name a folder from /, e.g. /mnt/new")
+    src, dst = datasets(src), datasets(dst)
     steps: list[Step] = []
     notes: list[str] = []
     if same_host:
         steps += _source_out_of_the_way(src)
     pairs = [(s, destination_root + s[len(source_root):]) for s in sorted(src)
              if destination_root + s[len(source_root):] in dst]
+    if same_host:
+        copied = {s for s, _ in pairs}
+        notes += [f"{name} was not copied: it is unmounted with the rest of the source and "
+                  "nothing takes its place (going back mounts it again)"
+                  for name in sorted(src) if name not in copied
+                  and src[name]["mounted"].value == "yes"]
     for s_name, d_name in pairs:
         steps += _copy_like_source(src[s_name], dst[d_name], s_name, d_name, source_root,
                                    destination_root, mount_root, readonly_before or {})
@@ -131,7 +155,8 @@ def _source_out_of_the_way(src: Props) -> list[Step]:
         props = src[name]
         if props["mounted"].value == "yes":
             steps.append(Step("source", f"unmount {name}", ("zfs", "unmount", shell.dataset(name)),
-                              ("zfs", "mount", shell.dataset(name))))
+                              ("zfs", "mount", shell.dataset(name)),
+                              path=props["mountpoint"].value))
     for name in sorted(src):
         canmount = src[name]["canmount"]
         if canmount.value == "on":
@@ -168,8 +193,11 @@ def _copy_like_source(s: dict[str, Prop], d: dict[str, Prop], s_name: str, d_nam
                           _restore(d_name, "canmount", d["canmount"])))
     for share in SHARES:
         have, want = d.get(share), s.get(share)
-        if want is not None and have is not None and want.source.startswith("local") \
-                and have.value != want.value:
+        # Set on the source, or reaching its root from above the tree: the copy has no such
+        # parent. (The tree's receive left them out: shared only now.)
+        own = want is not None and (want.source in ("local", "received")
+                                    or d_name == destination_root)
+        if own and want is not None and have is not None and have.value != want.value:
             steps.append(Step("destination", f"{share}={want.value} on {d_name}",
                               _set(d_name, share, want.value), _restore(d_name, share, have)))
     return steps
@@ -225,6 +253,14 @@ def run(plan: GoLivePlan, src: Host, dst: Host,
     return done
 
 
+_NOT_MOUNTED = "not currently mounted"
+
+
+def _unmounts(step: Step) -> bool:
+    return step.side == "destination" and step.undo is not None \
+        and step.undo[:2] == ("zfs", "unmount")
+
+
 def undo(done: list[Step], src: Host, dst: Host) -> list[str]:
     """Run the undo of each done step, last first; the ones that failed, in words."""
     failed: list[str] = []
@@ -233,8 +269,14 @@ def undo(done: list[Step], src: Host, dst: Host) -> list[str]:
             continue
         host = src if step.side == "source" else dst
         r = host.execute(host.privileged(list(step.undo)), timeout=300)
-        if not r.ok:
+        if not r.ok and not (_unmounts(step) and _NOT_MOUNTED in r.stderr):
             failed.append(f"{shell.join(step.undo)} on {host.label}: {r.stderr.strip()}")
+    # Restoring the copy's mountpoint remounts it (OpenZFS mounts a canmount=on dataset whose
+    # mountpoint changes): what going live mounted is unmounted again, children first.
+    for step in reversed(done):
+        if _unmounts(step):
+            assert step.undo is not None
+            r = dst.execute(dst.privileged(list(step.undo)), timeout=300)
+            if not r.ok and _NOT_MOUNTED not in r.stderr:
+                failed.append(f"{shell.join(step.undo)} on {dst.label}: {r.stderr.strip()}")
     return failed
-
-

@@ -1,27 +1,22 @@
-"""Going live and back as one flow each: plan from both hosts' properties, apply, and keep a
-record of what was done (a JSON file beside the history) so going back undoes exactly that."""
+"""Going live and back as one flow each: plan from both hosts' properties, apply, and record
+what was done in the history (`history/golive_log.py`) so going back undoes exactly that."""
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 from . import zfs
 from .errors import ZmigrateError
 from .golive import GoLivePlan, Step, plan_go_live, read_props, run, undo
+from .golive_checks import busy_mountpoints, check_ready, refuse_busy
+from .history import History, golive_log
 from .history.records import JobRecord
-from .history.store import default_path
 from .hosts import Host
 
 
-def record_path(dst: Host, destination_root: str) -> Path:
-    """Where going live on `dst`'s `destination_root` is recorded (beside the history)."""
-    key = hashlib.sha256(f"{dst.label}\0{destination_root}".encode()).hexdigest()[:16]
-    return default_path().parent / "go-live" / f"{key}.json"
+def _live(history: History, dst: Host, destination_root: str) -> golive_log.GoLiveRow | None:
+    return golive_log.live(history, dst.label, destination_root)
 
 
 def readonly_before(records: Sequence[JobRecord], destination_root: str) -> dict[str, str]:
@@ -35,59 +30,76 @@ def readonly_before(records: Sequence[JobRecord], destination_root: str) -> dict
     return {}
 
 
-def prepare(src: Host, dst: Host, dst_caps: zfs.Capabilities, source_root: str,
-            destination_root: str, *, mount_root: str | None = None,
+def _extra(caps: zfs.Capabilities) -> tuple[str, ...]:
+    """The properties beyond golive.PROPS this host has and going live reads."""
+    return tuple(p for p in ("written", "keystatus") if p in caps.properties)
+
+
+def prepare(src: Host, dst: Host, src_caps: zfs.Capabilities, dst_caps: zfs.Capabilities,
+            source_root: str, destination_root: str, *, mount_root: str | None = None,
             records: Sequence[JobRecord] = ()) -> GoLivePlan:
-    """The go-live plan from one property read per host (nothing changes)."""
-    if record_path(dst, destination_root).exists():
-        raise ZmigrateError(f"{destination_root} on {dst.label} is live already (recorded)",
-                            fix="go back first (go-live --back), or leave it live")
+    """The go-live plan from one property read per host (nothing changes); NotReadyError
+    unless the copy is the source's last state (a final sync's)."""
+    with History() as history:
+        if _live(history, dst, destination_root) is not None:
+            raise ZmigrateError(f"{destination_root} on {dst.label} is live already (in the "
+                                "history)", fix="go back first (go-live --back), or leave it live")
     same = src is dst or src.label == dst.label
-    src_props = read_props(src, source_root, encrypted=False)
-    dst_props = read_props(dst, destination_root, encrypted=dst_caps.dialect == "openzfs")
+    src_props = read_props(src, source_root, _extra(src_caps))
+    dst_props = read_props(dst, destination_root, _extra(dst_caps))
     if not dst_props:
         raise ZmigrateError(f"{destination_root} does not exist on {dst.label}",
                             fix="run the final sync first (send -r --final)")
+    check_ready(src_props, dst_props, source_root, destination_root)
     return plan_go_live(src_props, dst_props, source_root, destination_root, same_host=same,
                         mount_root=mount_root,
                         readonly_before=readonly_before(records, destination_root))
 
 
 def apply(plan: GoLivePlan, src: Host, dst: Host,
-          on_step: Callable[[Step], None] | None = None) -> Path:
-    """Run the plan and record what was done; returns the record's path."""
-    done = run(plan, src, dst, on_step)
-    path = record_path(dst, plan.destination_root)
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    data = {"time": time.time(), "source": plan.source_root,
-            "destination": plan.destination_root, "destination_host": dst.label,
-            "steps": [{"side": s.side, "what": s.what, "argv": list(s.argv),
-                       "undo": list(s.undo) if s.undo else None} for s in done]}
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as f:
-        json.dump(data, f, indent=1)
-    return path
+          on_step: Callable[[Step], None] | None = None) -> int:
+    """Run the plan and record what was done in the history; returns the record's id. A busy
+    source mountpoint stops it before the first command (and so does a history that cannot
+    be written: going back needs it)."""
+    with History() as history:
+        busy = busy_mountpoints(src, [s.path for s in plan.steps
+                                      if s.side == "source" and s.path])
+        if busy:
+            refuse_busy(src, busy)
+        done = run(plan, src, dst, on_step)
+        steps = [{"side": s.side, "what": s.what, "argv": list(s.argv),
+                  "undo": list(s.undo) if s.undo else None} for s in done]
+        return golive_log.add(history, golive_log.GoLiveRow(
+            0, time.time(), src.label, dst.label, plan.source_root, plan.destination_root,
+            steps, list(plan.notes), None))
+
+
+def _steps(row: golive_log.GoLiveRow) -> list[Step]:
+    return [Step(s["side"], s["what"], tuple(s["argv"]), tuple(s["undo"]) if s["undo"] else None)
+            for s in row.steps]
 
 
 def recorded(dst: Host, destination_root: str) -> list[Step]:
-    """The steps going live did on `destination_root`, in order (empty: none recorded)."""
-    path = record_path(dst, destination_root)
-    if not path.exists():
-        return []
-    data = json.loads(path.read_text())
-    return [Step(s["side"], s["what"], tuple(s["argv"]), tuple(s["undo"]) if s["undo"] else None)
-            for s in data["steps"]]
+    """The steps going live did on `destination_root`, in order (empty: it is not live)."""
+    with History() as history:
+        row = _live(history, dst, destination_root)
+    return _steps(row) if row is not None else []
 
 
 def back(src: Host, dst: Host, destination_root: str) -> list[Step]:
-    """Undo what going live did (last step first) and drop the record; the undone steps."""
-    steps = recorded(dst, destination_root)
-    if not steps:
-        raise ZmigrateError(f"no go-live is recorded for {destination_root} on {dst.label}",
-                            fix="nothing to undo: go-live was not run for it from here")
-    failed = undo(steps, src, dst)
-    if failed:
-        raise ZmigrateError("going back did not undo everything: " + "; ".join(failed),
-                            fix="run the commands above by hand; the record is kept")
-    record_path(dst, destination_root).unlink()
+    """Undo what going live did (last step first), recorded as undone in the history; the
+    undone steps."""
+    with History() as history:
+        row = _live(history, dst, destination_root)
+        if row is None:
+            raise ZmigrateError(f"no go-live of {destination_root} on {dst.label} is in the "
+                                "history", fix="nothing to undo: it is not live, or went live "
+                                "with another history (ZMIGRATE_DATA_DIR)")
+        steps = _steps(row)
+        failed = undo(steps, src, dst)
+        if failed:
+            raise ZmigrateError("going back did not undo everything: " + "; ".join(failed),
+                                fix="run the commands above by hand; the history still "
+                                "holds it as live")
+        golive_log.mark_back(history, row.id, time.time())
     return steps

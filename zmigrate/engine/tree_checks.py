@@ -148,9 +148,9 @@ def verify_tree(src: Host, dst: Host, src_caps: zfs.Capabilities, dst_caps: zfs.
 
 def _differing_properties(want: dict[str, str], got: dict[str, str]) -> list[str]:
     """The source's locally set properties the copy lacks or holds otherwise (readonly and
-    mountpoint are the run's own choice)."""
+    mountpoint are the run's own choice; the shares go-live sets)."""
     return [k for k, v in want.items()
-            if k not in ("readonly", "mountpoint") and got.get(k) != v]
+            if k not in ("readonly", "mountpoint", "sharenfs", "sharesmb") and got.get(k) != v]
 
 
 def _lost_key_parent(plan: TreePlan, s: zfs.Dataset, d: zfs.Dataset) -> str | None:

@@ -28,6 +28,9 @@ class Ports:
         return port
 
 
+SHARE_PROPERTIES = ("sharenfs", "sharesmb")
+
+
 def dataset_options(request: TreeRequest, dst_caps: zfs.Capabilities, plan: TreePlan,
                     e: TreeEntry) -> Options:
     """The tree's options as one dataset's job takes them."""
@@ -39,6 +42,11 @@ def dataset_options(request: TreeRequest, dst_caps: zfs.Capabilities, plan: Tree
         # Children inherit from the root; a child with a mountpoint of its own keeps it.
         options = replace(options, properties=(*options.properties,
                                                ("mountpoint", request.mount_root)))
+    if dst_caps.receive_properties:
+        # Shared only once live (go-live sets them as on the source): a copy shared as it
+        # arrives would export a half-copied dataset, or a path twice.
+        options = replace(options, exclude_properties=(*options.exclude_properties,
+                                                       *SHARE_PROPERTIES))
     if e.origin is not None:
         options = replace(options, origin=e.origin)
         if dst_caps.receive_properties:

@@ -34,7 +34,7 @@ from .records import SAMPLE_COLUMNS, JobRecord, SampleRow
 
 DATA_DIR_ENV: Final = "ZMIGRATE_DATA_DIR"
 FILE_NAME: Final = "history.sqlite3"
-SCHEMA_VERSION: Final = 1
+SCHEMA_VERSION: Final = 2
 
 # A running job whose heartbeat is older than this reads as interrupted.
 STALE_AFTER: Final = 60.0
@@ -89,8 +89,25 @@ CREATE TABLE samples (
 CREATE INDEX samples_job ON samples(job_id, t);
 """
 
+# Going live (engine/golive_record.py): what ran, each step with its undo, so going back
+# undoes exactly that; `back` is set when it was undone.
+_SCHEMA_V2 = """
+CREATE TABLE go_live (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    started REAL NOT NULL,
+    source_host TEXT NOT NULL,
+    destination_host TEXT NOT NULL,
+    source TEXT NOT NULL,
+    destination TEXT NOT NULL,
+    steps TEXT NOT NULL,
+    notes TEXT NOT NULL DEFAULT '[]',
+    back REAL
+);
+CREATE INDEX go_live_destination ON go_live(destination_host, destination);
+"""
+
 # Index i holds the script that brings a database from user_version i to i + 1.
-_MIGRATIONS: Final[tuple[str, ...]] = (_SCHEMA_V1,)
+_MIGRATIONS: Final[tuple[str, ...]] = (_SCHEMA_V1, _SCHEMA_V2)
 
 
 class HistoryError(ZmigrateError):

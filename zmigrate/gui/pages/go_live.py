@@ -4,7 +4,7 @@ command shown before it runs; the engine's go-live flow runs off the GUI thread.
 from __future__ import annotations
 
 from PySide6.QtCore import QObject, Qt
-from PySide6.QtWidgets import QLabel, QMessageBox, QPushButton, QWidget
+from PySide6.QtWidgets import QInputDialog, QLabel, QMessageBox, QPushButton, QWidget
 
 from ...engine import golive_record, shell
 from ...engine.golive import GoLivePlan
@@ -32,6 +32,8 @@ class GoLiveControls(QObject):
         self.parent_widget, self.live, self.back, self.said = parent, live, back, said
         self.syncs = syncs  # hidden while the copy is live: a sync would overwrite it
         self.box: QMessageBox | None = None
+        self.folder_dialog: QInputDialog | None = None
+        self.mount_root: str | None = None  # chosen with "Under another folder…"
         self.session: Session | None = None
         live.clicked.connect(self._on_live)
         back.clicked.connect(self._on_back)
@@ -55,24 +57,33 @@ class GoLiveControls(QObject):
         return s.src_host, s.dst_host, s.tree.root, s.destination
 
     def _on_live(self) -> None:
+        self._prepare(None)
+
+    def _prepare(self, mount_root: str | None) -> None:
+        """Read both hosts off the GUI thread, then show the plan (mounted where the source
+        was, or under `mount_root`; the transfer's own mount root was for the copy only)."""
         src, dst, root, destination = self._hosts()
         s = self.session
-        assert s is not None and s.dst_caps is not None
-        caps = s.dst_caps
+        assert s is not None and s.src_caps is not None and s.dst_caps is not None
+        caps = s.src_caps, s.dst_caps
+        self.mount_root = mount_root
         self._busy("Reading both hosts' properties…")
-        # Where the source was mounted (the transfer's own mount root was for the copy only).
-        run_task(lambda: golive_record.prepare(src, dst, caps, root, destination,
+        run_task(lambda: golive_record.prepare(src, dst, *caps, root, destination,
+                                               mount_root=mount_root,
                                                records=_records(destination)),
                  self._confirm, self._failed)
 
     def _confirm(self, plan: GoLivePlan) -> None:
         lines = [f"# on the {st.side}: {st.what}\n{shell.join(st.argv)}" for st in plan.steps]
-        text = ("Going live runs these commands (each is undone by Go back):"
+        where = (f" The copy is mounted under {self.mount_root}." if self.mount_root else
+                 " The copy is mounted where the source was.")
+        text = ("Going live runs these commands (each is undone by Go back)." + where
                 if lines else "Nothing to change: the copy is already as the source was.")
         box = QMessageBox(QMessageBox.Icon.Question, "Go live", text,
                           QMessageBox.StandardButton.NoButton, self.parent_widget)
         box.setDetailedText("\n".join(lines + [f"# {n}" for n in plan.notes]))
         run = box.addButton("Run them", QMessageBox.ButtonRole.AcceptRole)
+        elsewhere = box.addButton("Under another folder…", QMessageBox.ButtonRole.ActionRole)
         box.addButton("Cancel", QMessageBox.ButtonRole.RejectRole)
         self.box = box
 
@@ -80,17 +91,44 @@ class GoLiveControls(QObject):
             self.box = None
             box.deleteLater()
             if box.clickedButton() is run and plan.steps:
-                src, dst, _, _ = self._hosts()
-                self._busy("Going live…")
-                run_task(lambda: golive_record.apply(plan, src, dst),
-                         lambda _p: self._done("Live: the copy is in service. " + " ".join(
-                             plan.notes)), self._failed)
+                self._apply(plan)
+            elif box.clickedButton() is elsewhere:
+                self._ask_folder()
             else:
                 self._idle()
 
         box.finished.connect(answered)
         box.setWindowModality(Qt.WindowModality.WindowModal)
         box.open()
+
+    def _ask_folder(self) -> None:
+        """The folder on the destination to mount the copy under, then the plan again."""
+        dialog = QInputDialog(self.parent_widget)
+        self.folder_dialog = dialog
+        dialog.setWindowTitle("Go live under another folder")
+        dialog.setLabelText("Mount the copy under this folder on the destination (its root "
+                            "there, its datasets below it):")
+        dialog.setTextValue(self.mount_root or "/mnt/")
+
+        def done(result: int) -> None:
+            self.folder_dialog = None
+            dialog.deleteLater()
+            folder = dialog.textValue().strip()
+            if result and folder:
+                self._prepare(folder)
+            else:
+                self._idle()
+
+        dialog.finished.connect(done)
+        dialog.open()
+
+    def _apply(self, plan: GoLivePlan) -> None:
+        src, dst, _, _ = self._hosts()
+        self._busy("Going live…")
+        run_task(lambda: golive_record.apply(plan, src, dst),
+                 lambda _id: self._done(
+                     "Live: the copy is in service; what ran is in the history, and Go back "
+                     "undoes exactly that. " + " ".join(plan.notes)), self._failed)
 
     def _on_back(self) -> None:
         src, dst, _, destination = self._hosts()

@@ -1,0 +1,121 @@
+"""Go live and back on a real OpenZFS 2.3 host, two pools as two hosts: after a final sync the
+copy goes live under a chosen root, an encrypted child whose key is not loaded is named with
+its `zfs load-key` (not skipped silently), and going back undoes it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .test_interruptions import _two_hosts_config
+from .test_tree_openzfs import _send
+from .vm import Vm
+
+pytestmark = pytest.mark.openzfs
+
+
+def _go_live(vm: Vm, config: Path, data: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "ZMIGRATE_SSH_CONFIG": str(config),
+           "ZMIGRATE_KNOWN_HOSTS": str(vm.known_hosts), "ZMIGRATE_DATA_DIR": str(data)}
+    env.pop("SSH_AUTH_SOCK", None)
+    return subprocess.run([sys.executable, "-m", "zmigrate", "go-live", *args],
+                          capture_output=True, text=True, timeout=600, env=env,
+                          stdin=subprocess.DEVNULL)
+
+
+def _get(vm: Vm, ds: str, prop: str) -> str:
+    return vm.ssh(f"zfs get -H -o value {prop} {ds}").stdout.strip()
+
+
+@pytest.fixture
+def tree(vm: Vm, tag: str) -> Iterator[str]:
+    """srcpool/TAG: home (a file) and enc (passphrase from a key file) with a child."""
+    root, key = f"srcpool/{tag}", f"/root/{tag}.pass"
+    vm.ssh(f"""set -e
+umask 077; printf %s 'lane-{tag}-pass' > {key}; umask 022
+zfs create {root}
+zfs create {root}/home
+zfs create -o encryption=on -o keyformat=passphrase -o keylocation=file://{key} {root}/enc
+zfs create {root}/enc/child
+head -c 1M /dev/urandom > /{root}/home/f1
+echo secret > /{root}/enc/child/s
+""", timeout=300)
+    yield root
+    vm.ssh(f"rm -f {key}; rmdir /mnt/{tag}/home /mnt/{tag} 2>/dev/null; true", check=False)
+
+
+def test_go_live_names_the_key_to_load_and_goes_back(vm: Vm, tag: str, tree: str,
+                                                     tmp_path: Path) -> None:
+    root, copy, mount_root = tree, f"dstpool/{tag}", f"/mnt/{tag}"
+    config = _two_hosts_config(vm, tmp_path)
+    data = tmp_path / "data"
+    rc, events, stderr = _send(vm, config, "-r", f"openzfs-vm:{root}", f"openzfs-dst:{copy}",
+                               "--snapshot", "--final", timeout=900)
+    assert rc == 0, stderr + str(events[-3:])
+    assert _get(vm, f"{copy}/enc", "keystatus") == "unavailable"
+    args = (f"openzfs-vm:{root}", f"openzfs-dst:{copy}", "--mount-root", mount_root)
+    r = _go_live(vm, config, data, *args, "--yes", "--json")
+    assert r.returncode == 0, r.stderr + r.stdout
+    plan: dict[str, Any] = next(json.loads(line) for line in r.stdout.splitlines()
+                                if '"go_live_plan"' in line)
+    assert all(s["side"] == "destination" for s in plan["steps"])  # two hosts: source kept
+    assert any(f"zfs load-key {copy}/enc`" in n for n in plan["notes"]), plan["notes"]
+    assert _get(vm, f"{copy}/home", "mounted") == "yes"
+    assert _get(vm, f"{copy}/home", "mountpoint") == f"{mount_root}/home"
+    assert _get(vm, f"{copy}/home", "readonly") == "off"
+    assert _get(vm, f"{copy}/enc", "mounted") == "no"  # its key is the user's to load
+    vm.ssh(f"cmp /{root}/home/f1 {mount_root}/home/f1 && touch {mount_root}/home/written")
+    assert _get(vm, f"{root}/home", "mounted") == "yes"  # another host's: left as it is
+    r = _go_live(vm, config, data, *args[:2], "--back", "--yes")
+    assert r.returncode == 0, r.stderr + r.stdout
+    assert _get(vm, f"{copy}/home", "mounted") == "no"
+    assert _get(vm, f"{copy}/home", "readonly") == "on"
+    assert _get(vm, copy, "mountpoint") != mount_root
+
+
+def _source_of(vm: Vm, path: str) -> str:
+    """The dataset mounted at `path` in the guest."""
+    return vm.ssh(f"findmnt -n -o SOURCE --mountpoint {path}; true").stdout.strip()
+
+
+def test_old_pool_to_new_pool_on_one_host_busy_then_live_then_back(
+        vm: Vm, tag: str, tree: str, tmp_path: Path) -> None:
+    root, copy = tree, f"dstpool/{tag}"
+    config = _two_hosts_config(vm, tmp_path)
+    data = tmp_path / "data"
+    rc, events, stderr = _send(vm, config, "-r", f"openzfs-vm:{root}", f"openzfs-vm:{copy}",
+                               "--snapshot", "--final", timeout=900)
+    assert rc == 0, stderr + str(events[-3:])
+    home = f"/{root}/home"
+    args = (f"openzfs-vm:{root}", f"openzfs-vm:{copy}")
+    # A process in the source's folder (a guest shell's working directory): refused first.
+    pid = vm.ssh(f"cd {home} && {{ sleep 300 >/dev/null 2>&1 </dev/null & echo $!; }}"
+                 ).stdout.strip()
+    try:
+        r = _go_live(vm, config, data, *args, "--yes")
+    finally:
+        vm.ssh(f"kill {pid}", check=False)
+    assert r.returncode != 0
+    assert f"{home} is in use by PID {pid} (sleep); nothing was changed" in r.stdout + r.stderr
+    assert _source_of(vm, home) == f"{root}/home"
+    assert _get(vm, f"{root}/home", "canmount") == "on"
+    r = _go_live(vm, config, data, *args, "--yes")
+    assert r.returncode == 0, r.stderr + r.stdout
+    assert _source_of(vm, home) == f"{copy}/home"  # the same path, the new pool
+    vm.ssh(f"touch {home}/written")  # writable: the copy, in service
+    assert _get(vm, f"{root}/home", "canmount") == "noauto"
+    assert _get(vm, f"{root}/enc/child", "mounted") == "no"  # out of the way too
+    r = _go_live(vm, config, data, *args, "--back", "--yes")
+    assert r.returncode == 0, r.stderr + r.stdout
+    assert _source_of(vm, home) == f"{root}/home"  # the old pool again, read-only
+    assert vm.ssh(f"test -e {home}/written", check=False).returncode != 0
+    assert vm.ssh(f"touch {home}/x", check=False).returncode != 0
+    assert _get(vm, f"{root}/home", "canmount") == "on"
+    assert _get(vm, f"{copy}/home", "mounted") == "no" and _get(vm, copy, "mounted") == "no"
