@@ -152,6 +152,19 @@ def test_no_stall_before_stall_after_and_it_clears_saying_how_long() -> None:
     assert watch.stall is None and watch.stalled_for(45.5) is None
 
 
+def test_a_stream_that_ends_between_two_looks_clears_its_stall() -> None:
+    """Released, the rest of the stream can go through before the next look (its buffers held
+    most of it): the step's end clears the stall, once."""
+    send, recv = Side2Hz("src", stalled_part(FULL)), Side2Hz("dst", stalled_part(BLOCKED))
+    watch = StallWatch(0.0, 10.0, path=PATH)
+    for i in range(30):
+        watch.check(i / 2, send.view(i / 2), recv.view(i / 2))
+    assert watch.stall is not None
+    cleared = watch.ended(16.0)
+    assert cleared is not None and cleared.cleared and cleared.seconds == pytest.approx(16.0)
+    assert watch.stall is None and watch.ended(17.0) is None
+
+
 def test_stale_lines_move_nothing() -> None:
     """A side that stopped printing keeps its last line (rates not 0): not movement."""
     watch = StallWatch(0.0, 5.0, path=PATH)

@@ -334,6 +334,7 @@ class StepRunner:
         self._progress()
         if first_error is not None:
             raise self._explain(procs, first_error)
+        self.stall.ended(time.monotonic())
         seconds = time.monotonic() - self.start_time
         self.watch.await_final()
         self._progress()  # with the receiver's summary, if it came only now

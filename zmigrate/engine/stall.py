@@ -155,6 +155,14 @@ class StallWatch:
         self.stall = Stall(where, host, seconds, figures)
         return self.stall
 
+    def ended(self, now: float) -> Stall | None:
+        """The stream ended well while a stall was on (its last bytes went between two looks):
+        that stall, cleared; None if none was on."""
+        stall, self.stall, self._at = self.stall, None, None
+        if stall is None:
+            return None
+        return Stall(stall.where, stall.host, now - self.last_moved, stall.figures, cleared=True)
+
     def refine(self, figures: dict[str, Figure], where: StallWhere | None = None) -> Stall | None:
         """What a look at the host added (process state, pool health, whether it answers):
         the stall with it, or None if nothing changed or no stall is on."""

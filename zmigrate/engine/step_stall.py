@@ -148,6 +148,14 @@ class StallMonitor:
             self.emit(Stalled(now - self.t0, change.where.value, change.host, change.seconds,
                               dict(change.figures), change.cleared))
 
+    def ended(self, now: float) -> None:
+        """The step's processes all ended well: a stall still on cleared (emitted as such)."""
+        change = self.watch.ended(now)
+        if change is not None:
+            self.last = change
+            self.emit(Stalled(now - self.t0, change.where.value, change.host, change.seconds,
+                              dict(change.figures), True))
+
     def _refined(self, looked: dict[str, Figure]) -> Stall | None:
         """The stall with what the look found: a stopped or disk-bound process makes a silent
         host's stall that process's (its side's end)."""
