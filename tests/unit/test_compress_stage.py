@@ -97,16 +97,19 @@ def _stage(name: str, mib: float, host: str, busy: float, **details: object) -> 
 
 
 def test_the_compressors_cpu_is_read_from_the_shells_times() -> None:
-    # `times` before and after the compressing pipeline (dash's format), the size between.
+    # `times` before and after compressing (dash's format), the size between, then after
+    # decompressing: what each pipeline used.
     lines = ["0m0.004000s 0m0.008000s", "0m0.120000s 0m0.310000s", "70123456",
-             "0m0.004000s 0m0.012000s", "0m3.620000s 0m0.530000s"]
-    assert children_cpu(lines) == pytest.approx(3.72)
-    assert children_cpu(lines[:3]) is None
+             "0m0.004000s 0m0.012000s", "0m3.620000s 0m0.530000s",
+             "0m0.004000s 0m0.016000s", "0m4.420000s 0m0.630000s"]
+    assert children_cpu(lines) == pytest.approx([3.72, 0.9])
+    assert children_cpu(lines[:5]) == pytest.approx([3.72])
+    assert children_cpu(lines[:3]) == []
 
 
 def test_the_prediction_multiplies_the_link_and_shares_a_busy_cpu() -> None:
     read = _stage("source_read", 600, "src", 95)
-    squeeze = _stage("compress", 140, "src", 95, ratio=4.0, tool="zstd", cpu_seconds=18.0)
+    squeeze = _stage("compress", 140, "src", 95, ratio=4.0, tool="zstd")
     net = _stage("network", 46, "src", 40)
     write = _stage("destination_write", 300, "dst", 95)
     apart = Machines("src", "dst", shared=False)
@@ -117,11 +120,31 @@ def test_the_prediction_multiplies_the_link_and_shares_a_busy_cpu() -> None:
     # Both hosts one machine: the write shares it too.
     shared = cpu_limit([read, squeeze, write], dataclasses.replace(apart, shared=True), True)
     assert shared == pytest.approx(1 / (0.95 / 600 + 0.95 / 140 + 0.95 / 300) * MiB, rel=0.01)
-    # A read that ran to its end (from cache) is left out: then the compressor is alone.
+    # A read that ran to its end (from cache) still costs zfs send's CPU, and the transfer
+    # reads from that cache too: it counts.
     cached = dataclasses.replace(read, notes=(Note(NoteKind.RAN_TO_END, {"bytes": 1}),))
-    assert cpu_limit([cached, squeeze, write], apart, True) is None
+    assert cpu_limit([cached, squeeze, write], apart, True) == pytest.approx(
+        1 / (0.95 / 600 + 0.95 / 140) * MiB, rel=0.01)
     advice = compress_advice(p, "zstd", "src")
     assert advice.kind is AdviceKind.COMPRESS_ON and advice.num("ratio") == 4.0
     fast = _stage("network", 1100, "src", 40)
     p = predict([read, fast, write], squeeze, Transport.TCP, apart)
     assert p is not None and compress_advice(p, "zstd", "src").kind is AdviceKind.COMPRESS_OFF
+
+
+def test_the_compressors_own_cpu_seconds_and_the_decompressor_count_where_measured() -> None:
+    """`times` says what the compressing pipeline itself used (the host's busy share also
+    holds the sample's read); the decompressor runs on the destination, beside the write."""
+    read = _stage("source_read", 600, "src", 95)
+    # 10 s at 140 MiB/s on 2 cores: 18 CPU seconds is 90 % of the machine; decompressing 4.
+    squeeze = _stage("compress", 140, "src", 60, ratio=4.0, tool="zstd", cpu_seconds=18.0,
+                     decompress_seconds=4.0)
+    squeeze = dataclasses.replace(squeeze, cpu=(*squeeze.cpu, HostCpu("dst", 5, 4)))
+    write = _stage("destination_write", 300, "dst", 95)
+    apart = Machines("src", "dst", shared=False)
+    per_byte = 18.0 / squeeze.bytes / 2
+    decompress = 4.0 / squeeze.bytes / 4
+    assert cpu_limit([read, squeeze, write], apart, True) == pytest.approx(
+        min(1 / (0.95 / 600 / MiB + per_byte), 1 / (0.95 / 300 / MiB + decompress)), rel=0.01)
+    # Without compressing, neither counts.
+    assert cpu_limit([read, squeeze, write], apart, False) is None

@@ -31,18 +31,16 @@ TITLE = "compression ({tool}, on the source)"
 _TIMES = re.compile(r"^(\d+)m([\d.]+)s\s+(\d+)m([\d.]+)s$")
 
 
-def children_cpu(lines: list[str]) -> float | None:
-    """CPU seconds (user + system) the last pipeline's processes used, from two `times` outputs
-    around it: the growth of the second of each pair of lines (the shell's children's time;
-    the first is the shell's own)."""
+def children_cpu(lines: list[str]) -> list[float]:
+    """CPU seconds (user + system) each pipeline between two `times` used: the growth of the
+    second line of each pair (the shell's children's time; the first is the shell's own)."""
     found = [m for m in (_TIMES.match(x.strip()) for x in lines) if m]
-    if len(found) < 4:
-        return None
 
     def seconds(m: re.Match[str]) -> float:
         return int(m[1]) * 60 + float(m[2]) + int(m[3]) * 60 + float(m[4])
 
-    return max(0.0, seconds(found[-1]) - seconds(found[-3]))
+    children = [seconds(m) for m in found[1::2]]
+    return [max(0.0, b - a) for a, b in zip(children, children[1:], strict=False)]
 
 
 def tool_for(asked: Compression | None) -> Compressor:
@@ -63,29 +61,34 @@ def compress_stage(doctor: Doctor, asked: Compression | None, in_path: bool,
                            notes=(Note(NoteKind.NO_COMPRESSOR, {"tool": tool.tool}),))
     assert doctor.snapshot is not None
     sample = f"/tmp/zmigrate-doctor-{doctor.run_id}.sample"
+    squeezed = f"{sample}.{tool.tool}"
     send = shell.join(zfs.send_argv(doctor.src, doctor.snapshot)) + " 2>/dev/null"
     size = SAMPLE if not read_rate else max(
         16 * MiB, min(SAMPLE, int(read_rate * doctor.seconds / 2)))
     head = shell.join(["head", "-c", str(size)])
-    rm = shell.join(["rm", "-f", sample])
-    # The compressed size goes to stdout as a bare number, then what the compressing
-    # pipeline's processes used of the CPU (`times`, second line: the children's user and
-    # system time); the file goes in any case.
+    rm = shell.join(["rm", "-f", sample, squeezed])
+    # The compressed size goes to stdout as a bare number; `times` around the compressing
+    # pipeline and then around decompressing its output says what each used of the CPU (the
+    # children's user and system time, its second line); the files go in any case.
     line = (f"{send} | {head} > {shell.join([sample])}; times; "
             + shell.pipe(shell.join(doctor.mbuffer_argv("-i", sample)),
-                         shell.join(tool.compress), "wc -c")
-            + f"; status=$?; times; {rm}; exit $status")
+                         shell.join(tool.compress)) + f" > {shell.join([squeezed])}"
+            + f"; status=$?; wc -c < {shell.join([squeezed])}; times; "
+            + f"{shell.join(tool.decompress)} < {shell.join([squeezed])} > /dev/null; times; "
+            + f"{rm}; exit $status")
     try:
         result = doctor.measure_stage("compress", title, in_path, [(doctor.src, line)],
                                       details={"tool": tool.name, "sample": size},
                                       seconds=2 * doctor.seconds)
     finally:
         doctor.src.run(rm, timeout=30)
-    output = result.details.pop("output", [])
+    output = [x.strip() for x in result.details.pop("output", [])]
     compressed = next((int(x) for x in reversed(output) if x.isdigit()), None)
     cpu = children_cpu(output)
-    result = replace(result, details={**result.details, "compressed": compressed,
-                                      "cpu_seconds": cpu})
+    result = replace(result, details={
+        **result.details, "compressed": compressed,
+        "cpu_seconds": cpu[0] if cpu else None,
+        "decompress_seconds": cpu[1] if len(cpu) > 1 else None})
     if result.rate is None or not isinstance(compressed, int) or compressed <= 0 \
             or result.bytes <= 0:
         return result
@@ -118,31 +121,46 @@ class Machines:
     shared: bool = False
 
 
-def _busy(stage: StageResult, host: str) -> float | None:
-    """The share (0..1) of all of `host`'s cores busy during the stage."""
-    return next((h.busy / 100.0 for h in stage.cpu if h.host == host and h.busy is not None),
-                None)
+def _busy_share(stage: StageResult, host: str) -> float | None:
+    """The share of `host`'s machine a byte a second of the stage needs: the share of all its
+    cores busy during the stage over the stage's rate."""
+    busy = next((h.busy for h in stage.cpu if h.host == host and h.busy is not None), None)
+    return busy / 100.0 / stage.rate if busy and stage.rate else None
+
+
+def _cpu_share(stage: StageResult, key: str, host: str) -> float | None:
+    """The same from the CPU seconds a pipeline of the stage used (`times`), over the bytes it
+    took and the host's cores: its own cost, not the host's other work."""
+    used = stage.details.get(key)
+    cores = next((h.cores for h in stage.cpu if h.host == host and h.cores), None)
+    if not isinstance(used, float) or not used or not cores or stage.bytes <= 0:
+        return None
+    return used / stage.bytes / cores
 
 
 def cpu_limit(path: list[StageResult], machines: Machines, compressing: bool) -> float | None:
-    """The rate a machine's CPU allows when its stages run at once: a stage that kept a share
-    `busy` of the machine busy at `rate` needs busy/rate of it per byte a second, and those
-    shares add up to at most the whole machine. On the source: the compressor, and zfs send
-    unless its read ran to its end (then it came from cache and says little); on the
-    destination: the write test; one machine where both hosts are. None where no machine has
-    two such stages (one alone runs at its own rate)."""
+    """The rate a machine's CPU allows when its stages run at once: a stage that needs a
+    share of the machine per byte a second (`_busy_share`, `_cpu_share`) adds it, and those
+    shares add up to at most the whole machine. On the source: zfs send (also a read from
+    cache costs its CPU, and the transfer reads from that cache too) and the compressor; on
+    the destination: the write test and the decompressor; one machine where both hosts are.
+    None where no machine has two such stages (one alone runs at its own rate)."""
     shares: dict[str, list[float]] = {}
-    for name, side in (("source_read", "source"), ("compress", "source"),
-                       ("destination_write", "destination")):
-        stage = next((s for s in path if s.name == name and s.rate), None)
-        if stage is None or stage.rate is None or (name == "compress" and not compressing) \
-                or (name == "source_read"
-                    and any(n.kind is NoteKind.RAN_TO_END for n in stage.notes)):
-            continue
-        busy = _busy(stage, machines.source if side == "source" else machines.destination)
-        if busy:
-            shares.setdefault("source" if machines.shared else side, []).append(
-                busy / stage.rate)
+
+    def add(side: str, share: float | None) -> None:
+        if share:
+            shares.setdefault("source" if machines.shared else side, []).append(share)
+
+    by_name = {s.name: s for s in path if s.rate}
+    if "source_read" in by_name:
+        add("source", _busy_share(by_name["source_read"], machines.source))
+    if "destination_write" in by_name:
+        add("destination", _busy_share(by_name["destination_write"], machines.destination))
+    squeeze = by_name.get("compress")
+    if compressing and squeeze is not None:
+        add("source", _cpu_share(squeeze, "cpu_seconds", machines.source)
+            or _busy_share(squeeze, machines.source))
+        add("destination", _cpu_share(squeeze, "decompress_seconds", machines.destination))
     limits = [1.0 / sum(each) for each in shares.values() if len(each) > 1]
     return min(limits) if limits else None
 

@@ -200,7 +200,7 @@ class Measurer:
                     for h in self.hosts())
         notes = (Note(NoteKind.RAN_TO_END, {"bytes": meter.total}),) if completed else ()
         if keep_output:
-            details["output"] = list(meter.tail)[-8:]
+            details["output"] = list(meter.tail)[-12:]
         return StageResult(name, title, rate, elapsed, meter.total, in_path, cpu, notes, error,
                            details=details)
 
