@@ -63,7 +63,10 @@ class Snapshot:
 
     @property
     def short(self) -> str:
-        return re.split(r"[@#]", self.name, maxsplit=1)[1]
+        # Asked tens of thousands of times on a big pool: no regular expression.
+        at, mark = self.name.find("@"), self.name.find("#")
+        cut = at if mark < 0 or 0 <= at < mark else mark
+        return self.name[cut + 1:]
 
 
 @dataclass(slots=True)

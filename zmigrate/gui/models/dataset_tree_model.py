@@ -112,11 +112,17 @@ class DatasetTreeModel(QAbstractItemModel):
         self._changed_all()
 
     def _changed_all(self) -> None:
-        last = len(self.headers) - 1
-        for node_id, node in enumerate(self._nodes[1:], start=1):
-            if isinstance(node.item, Dataset):
-                self.dataChanged.emit(self.createIndex(node.row, 0, node_id),
-                                      self.createIndex(node.row, last, node_id))
+        """Every dataset's check box and colour may have changed: one signal per parent (its
+        dataset children come first, in a row), for those roles only, so that a proxy does
+        not filter and sort again and a pool of hundreds of datasets does not stall the
+        window."""
+        roles = [Qt.ItemDataRole.CheckStateRole, Qt.ItemDataRole.ForegroundRole]
+        for node in self._nodes:
+            datasets = [c for c in node.children if isinstance(self._nodes[c].item, Dataset)]
+            if datasets:
+                first, last = self._nodes[datasets[0]], self._nodes[datasets[-1]]
+                self.dataChanged.emit(self.createIndex(first.row, 0, datasets[0]),
+                                      self.createIndex(last.row, 0, datasets[-1]), roles)
 
     def _checkable(self, item: Dataset | Snapshot) -> bool:
         return (self.pick is not None and isinstance(item, Dataset)

@@ -27,6 +27,9 @@ class TreePick:
     root: str
     members: list[Dataset]  # the root and its descendants, parents first
     unticked: set[str] = field(default_factory=set)
+    # common_snapshot per set of unticked names: the page asks several times per click.
+    _common: dict[frozenset[str], str | None] = field(default_factory=dict, repr=False,
+                                                      compare=False)
 
     @classmethod
     def of(cls, datasets: list[Dataset], root: str) -> TreePick:
@@ -81,6 +84,12 @@ class TreePick:
 
     def common_snapshot(self) -> str | None:
         """The newest snapshot name every picked dataset has, or None."""
+        key = frozenset(self.unticked)
+        if key not in self._common:
+            self._common[key] = self._common_snapshot()
+        return self._common[key]
+
+    def _common_snapshot(self) -> str | None:
         picked = self.picked()
         if not picked:
             return None

@@ -31,6 +31,8 @@ class DatasetTree:
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         for col in range(1, self.model.columnCount()):
             header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
+        # Sized on the first hundred rows, not a thousand: a pool of thousands of snapshots.
+        header.setResizeContentsPrecision(100)
         filter_edit.textChanged.connect(self._on_filter)
         self.loading = False
         self._generation = 0
