@@ -1,0 +1,134 @@
+"""A big pool never freezes the wizard (lab): 421 datasets and 10,525 snapshots on lab-src,
+driven Hosts -> Source (the pool picked as a tree, a child unticked and ticked again, the
+list filtered) -> Destination -> Review while a 10 ms timer measures the event loop's longest
+stall in each step. The pool is made for this test and destroyed right after it: while it is
+imported zfs-fuse keeps many threads busy and slows everything else down."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from collections.abc import Iterator
+
+import pytest
+from lab.plugin import Lab, Pool, PoolFactory
+from lab.zfsfuse import destroy_pool
+from PySide6.QtCore import QTimer
+from pytestqt.qtbot import QtBot
+from wizard_driver import WAIT_LOAD, to_review, to_source
+
+from zmigrate.gui.pages.base import PageId
+from zmigrate.gui.wizard import MigrationWizard
+
+pytestmark = [pytest.mark.gui, pytest.mark.lab, pytest.mark.timeout(900)]
+
+PARENTS = 20  # children of the pool, each with PARENTS children: 420 datasets below the root
+SNAPSHOTS = 25  # recursive snapshots: 25 x 421 = 10,525
+LIMIT = 0.100  # the longest the event loop may stand still, in seconds
+TICK_MS = 10
+
+
+class EventLoopMeter:
+    """A 10 ms timer on the GUI thread: the longest gap between two of its ticks in each named
+    phase, less the tick itself, is how long the event loop stood still."""
+
+    def __init__(self) -> None:
+        self.worst: dict[str, float] = {}
+        self.phase = "start"
+        self._last = time.monotonic()
+        self._timer = QTimer()
+        self._timer.setInterval(TICK_MS)
+        self._timer.timeout.connect(self._tick)
+
+    def _tick(self) -> None:
+        now = time.monotonic()
+        stall = max(0.0, now - self._last - TICK_MS / 1000)
+        self.worst[self.phase] = max(self.worst.get(self.phase, 0.0), stall)
+        self._last = now
+
+    def start(self, phase: str) -> None:
+        self.phase = phase
+        self._last = time.monotonic()
+        self._timer.start()
+
+    def stop(self) -> None:
+        self._timer.stop()
+
+
+def _zfs_script(lines: list[str]) -> None:
+    subprocess.run(["sh", "-e", "-c", "\n".join(lines)], check=True, timeout=600)
+
+
+@pytest.fixture
+def big_pool(make_pool: PoolFactory) -> Iterator[Pool]:
+    pool = make_pool("big", size_mb=1024)
+    try:
+        names = [f"{pool.name}/p{i:02d}" for i in range(PARENTS)]
+        names += [f"{parent}/c{j:02d}" for parent in names[:PARENTS] for j in range(PARENTS)]
+        _zfs_script([f"zfs create -o mountpoint=none {n}" for n in names])
+        _zfs_script([f"zfs snapshot -r {pool.name}@s{k:02d}" for k in range(SNAPSHOTS)])
+        yield pool
+    finally:
+        destroy_pool(pool.name)
+
+
+def test_a_big_pool_never_freezes_the_wizard(qtbot: QtBot, wizard: MigrationWizard,
+                                             lab_env: Lab, big_pool: Pool,
+                                             make_pool: PoolFactory) -> None:
+    dst = make_pool("bigdst")
+    w = wizard
+    meter = EventLoopMeter()
+    seconds: dict[str, float] = {}
+
+    def phase(name: str) -> None:
+        meter.phase = name
+        seconds[name] = time.monotonic()
+
+    meter.start("hosts and source")
+    try:
+        seconds["hosts and source"] = time.monotonic()
+        to_source(qtbot, w)
+        datasets = w.session.src_datasets or []
+        mine = [d for d in datasets if d.name.split("/")[0] == big_pool.name]
+        assert len(mine) == 1 + PARENTS + PARENTS * PARENTS
+        assert sum(len(d.snapshots) for d in mine) == SNAPSHOTS * len(mine)
+        page = w.source_page
+        phase("pick the pool")
+        assert page.choose_tree(big_pool.name)
+        qtbot.wait(300)
+        assert w.session.tree is not None and len(w.session.tree.picked()) == len(mine)
+        phase("untick and tick a child")
+        child = f"{big_pool.name}/p03"
+        assert page.set_ticked(child, False)
+        qtbot.wait(200)
+        assert len(w.session.tree.picked()) == len(mine) - 1 - PARENTS
+        assert page.set_ticked(child, True)
+        qtbot.wait(200)
+        phase("filter")
+        page.ui.filter_edit.setText("c07")
+        qtbot.wait(300)
+        page.ui.filter_edit.setText("")
+        qtbot.wait(300)
+        phase("destination")
+        assert page.isComplete()
+        w.next()
+        assert w.currentId() == PageId.DESTINATION
+        dest = w.destination_page
+        qtbot.waitUntil(lambda: w.session.dst_datasets is not None and not dest.tree.loading,
+                        timeout=WAIT_LOAD)
+        dest.ui.parent_edit.setText(dst.name)
+        dest.ui.name_edit.setText("copy")
+        qtbot.waitUntil(lambda: not dest.checking_tree, timeout=120_000)
+        phase("review")
+        to_review(qtbot, w)
+        qtbot.wait(200)
+    finally:
+        meter.stop()
+    now = time.monotonic()
+    names = list(seconds)
+    took = {n: (seconds[names[i + 1]] if i + 1 < len(names) else now) - seconds[n]
+            for i, n in enumerate(names)}
+    print("\n" + "\n".join(f"{n}: longest stall {meter.worst.get(n, 0.0) * 1000:.0f} ms "
+                           f"in {took[n]:.1f} s" for n in names))
+    worst = max(meter.worst.values())
+    assert worst < LIMIT, meter.worst
