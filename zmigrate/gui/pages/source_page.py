@@ -40,6 +40,7 @@ class SourcePage(Page):
         self.ui.snapshot_now_radio.toggled.connect(self._on_snapshot_mode)
         self.ui.tree_frame.hide()
         self._loaded_for: object = None
+        self._following = False
 
     def initializePage(self) -> None:
         s = self.session
@@ -66,6 +67,17 @@ class SourcePage(Page):
         self.completeChanged.emit()
 
     def _on_selection(self, _selected: QItemSelection, _deselected: QItemSelection) -> None:
+        if self._following:
+            # The model's own change while we follow a click (its proxy lays the rows out
+            # again and the selection model says so): not a new choice.
+            return
+        self._following = True
+        try:
+            self._follow_selection()
+        finally:
+            self._following = False
+
+    def _follow_selection(self) -> None:
         item = self.tree.current_item()
         s = self.session
         if isinstance(item, Dataset):
@@ -73,7 +85,8 @@ class SourcePage(Page):
             newest = item.newest
             tree = newest is None or (pick.has_children and self.ui.children_check.isChecked())
             if not tree and newest is not None:
-                self.tree.select(newest.name)  # re-enters here with the snapshot
+                self.tree.select(newest.name)
+                self._follow_selection()  # now with the snapshot
                 return
             s.source_dataset, s.snapshot = item, newest
             self._set_tree(pick)
