@@ -67,9 +67,9 @@ class SourcePage(Page):
         self.completeChanged.emit()
 
     def _on_selection(self, _selected: QItemSelection, _deselected: QItemSelection) -> None:
-        if self._following:
+        if self._following or self.tree.filtering:
             # The model's own change while we follow a click (its proxy lays the rows out
-            # again and the selection model says so): not a new choice.
+            # again and the selection model says so), or rows a filter hides: no new choice.
             return
         self._following = True
         try:
@@ -88,6 +88,8 @@ class SourcePage(Page):
                 self.tree.select(newest.name)
                 self._follow_selection()  # now with the snapshot
                 return
+            if s.tree is not None and s.tree.root == item.name:
+                return  # the same tree again: keep what was unticked
             s.source_dataset, s.snapshot = item, newest
             self._set_tree(pick)
         elif isinstance(item, Snapshot):
@@ -111,6 +113,9 @@ class SourcePage(Page):
         self.ui.children_check.setChecked(True)
         if not self.choose(root) or self.session.tree is None:
             return False
+        if self.session.tree.unticked:  # the same tree picked before: start from all of it
+            self.session.tree.unticked.clear()
+            self.tree.model.set_pick(self.session.tree)
         for name in excludes:
             self.set_ticked(name, False)
         if take_snapshot is not None:

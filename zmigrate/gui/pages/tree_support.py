@@ -35,11 +35,17 @@ class DatasetTree:
         header.setResizeContentsPrecision(100)
         filter_edit.textChanged.connect(self._on_filter)
         self.loading = False
+        self.filtering = False
         self._generation = 0
         busy.hide()
 
     def _on_filter(self, text: str) -> None:
-        self.proxy.setFilterFixedString(text.strip())
+        # Rows the filter hides leave the selection: that is not a choice (`filtering`).
+        self.filtering = True
+        try:
+            self.proxy.setFilterFixedString(text.strip())
+        finally:
+            self.filtering = False
         if text.strip():
             self.view.expandAll()
 
