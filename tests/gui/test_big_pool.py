@@ -15,7 +15,7 @@ from lab.plugin import Lab, Pool, PoolFactory
 from lab.zfsfuse import destroy_pool
 from PySide6.QtCore import QTimer
 from pytestqt.qtbot import QtBot
-from wizard_driver import WAIT_LOAD, to_review, to_source
+from wizard_driver import to_review, to_source
 
 from zmigrate.gui.pages.base import PageId
 from zmigrate.gui.wizard import MigrationWizard
@@ -26,6 +26,7 @@ PARENTS = 20  # children of the pool, each with PARENTS children: 420 datasets b
 SNAPSHOTS = 25  # recursive snapshots: 25 x 421 = 10,525
 LIMIT = 0.100  # the longest the event loop may stand still, in seconds
 TICK_MS = 10
+WAIT_BIG = 180_000  # ms: reading 10,000 snapshots on a loaded lab
 
 
 class EventLoopMeter:
@@ -87,7 +88,7 @@ def test_a_big_pool_never_freezes_the_wizard(qtbot: QtBot, wizard: MigrationWiza
     meter.start("hosts and source")
     try:
         seconds["hosts and source"] = time.monotonic()
-        to_source(qtbot, w)
+        to_source(qtbot, w, wait=WAIT_BIG)
         datasets = w.session.src_datasets or []
         mine = [d for d in datasets if d.name.split("/")[0] == big_pool.name]
         assert len(mine) == 1 + PARENTS + PARENTS * PARENTS
@@ -115,12 +116,12 @@ def test_a_big_pool_never_freezes_the_wizard(qtbot: QtBot, wizard: MigrationWiza
         assert w.currentId() == PageId.DESTINATION
         dest = w.destination_page
         qtbot.waitUntil(lambda: w.session.dst_datasets is not None and not dest.tree.loading,
-                        timeout=WAIT_LOAD)
+                        timeout=WAIT_BIG)
         dest.ui.parent_edit.setText(dst.name)
         dest.ui.name_edit.setText("copy")
-        qtbot.waitUntil(lambda: not dest.checking_tree, timeout=120_000)
+        qtbot.waitUntil(lambda: not dest.checking_tree, timeout=WAIT_BIG)
         phase("review")
-        to_review(qtbot, w)
+        to_review(qtbot, w, wait=WAIT_BIG)
         qtbot.wait(200)
     finally:
         meter.stop()

@@ -25,13 +25,13 @@ def connect_panel(qtbot: QtBot, panel: HostPanel, alias: str) -> None:
 
 
 def to_source(qtbot: QtBot, w: MigrationWizard, src: str = "lab-src",
-              dst: str = "lab-dst") -> None:
+              dst: str = "lab-dst", wait: int = WAIT_LOAD) -> None:
     connect_panel(qtbot, w.hosts_page.source, src)
     connect_panel(qtbot, w.hosts_page.destination, dst)
     assert w.button(w.WizardButton.NextButton).isEnabled()
     w.next()
     assert w.currentId() == PageId.SOURCE
-    qtbot.waitUntil(lambda: w.session.src_datasets is not None, timeout=WAIT_LOAD)
+    qtbot.waitUntil(lambda: w.session.src_datasets is not None, timeout=wait)
 
 
 def to_destination(qtbot: QtBot, w: MigrationWizard, choose: str) -> None:
@@ -43,7 +43,8 @@ def to_destination(qtbot: QtBot, w: MigrationWizard, choose: str) -> None:
                     and not w.destination_page.tree.loading, timeout=WAIT_LOAD)
 
 
-def to_review(qtbot: QtBot, w: MigrationWizard, rate_limit: str = "") -> None:
+def to_review(qtbot: QtBot, w: MigrationWizard, rate_limit: str = "",
+              wait: int = WAIT_LOAD) -> None:
     assert w.destination_page.isComplete(), w.destination_page.ui.state_label.text()
     w.next()
     assert w.currentId() == PageId.TRANSPORT
@@ -51,7 +52,7 @@ def to_review(qtbot: QtBot, w: MigrationWizard, rate_limit: str = "") -> None:
     assert w.transport_page.isComplete(), w.transport_page.error
     w.next()
     assert w.currentId() == PageId.REVIEW
-    qtbot.waitUntil(lambda: not w.review_page.preparing, timeout=WAIT_LOAD)
+    qtbot.waitUntil(lambda: not w.review_page.preparing, timeout=wait)
     assert w.review_page.isComplete(), w.review_page.ui.error_label.text()
 
 
