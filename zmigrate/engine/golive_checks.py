@@ -24,15 +24,21 @@ class NotReadyError(GoLiveError):
     """The copy is not a final sync's: going live would lose or hide what the source holds."""
 
 
-def _snapshots(props: Props, ds: str) -> list[tuple[int, str, dict[str, Prop]]]:
-    """(createtxg, short name, properties) of `ds`'s snapshots, oldest first."""
-    out = []
+Snapshots = dict[str, list[tuple[int, str, dict[str, Prop]]]]
+
+
+def _snapshots(props: Props) -> Snapshots:
+    """dataset -> (createtxg, short name, properties) of its snapshots, oldest first: one pass
+    over `props`, not one per dataset (a big pool holds thousands of snapshots)."""
+    out: Snapshots = {}
     for name, p in props.items():
         base, at, short = name.partition("@")
-        if at and base == ds:
+        if at:
             txg = p.get("createtxg", _UNKNOWN).value
-            out.append((int(txg) if txg.isdigit() else 0, short, p))
-    return sorted(out, key=lambda t: t[0])
+            out.setdefault(base, []).append((int(txg) if txg.isdigit() else 0, short, p))
+    for snaps in out.values():
+        snaps.sort(key=lambda t: t[0])
+    return out
 
 
 def _written(p: dict[str, Prop]) -> int | None:
@@ -41,22 +47,23 @@ def _written(p: dict[str, Prop]) -> int | None:
     return int(value) if value.isdigit() else None
 
 
-def _problem(src: Props, dst: Props, s_name: str, d_name: str) -> str | None:
+def _problem(src: Props, s_name: str, theirs: Snapshots, copies_of: Snapshots,
+             d_name: str) -> str | None:
     """Why `d_name` is not `s_name` as a final sync leaves it; None when it is."""
     readonly = src[s_name].get("readonly", _UNKNOWN)
     # zfs-fuse shows a mounted dataset's readonly from its mount options: `off temporary`
     # after `zfs set readonly=on`, though writes are refused. Only an unmasked off says no.
     if readonly.value != "on" and readonly.source != "temporary":
         return f"{s_name} is not read-only, so it may have changed since it was copied"
-    copies = _snapshots(dst, d_name)
+    copies = copies_of.get(d_name, [])
     if not copies:
         return f"{d_name} has no snapshot"
     newest = copies[-1][1]
-    theirs = _snapshots(src, s_name)
-    at = next((i for i, (_, short, _p) in enumerate(theirs) if short == newest), None)
-    if at is None or theirs[at][2].get("guid") != copies[-1][2].get("guid"):
+    source_snaps = theirs.get(s_name, [])
+    at = next((i for i, (_, short, _p) in enumerate(source_snaps) if short == newest), None)
+    if at is None or source_snaps[at][2].get("guid") != copies[-1][2].get("guid"):
         return f"{d_name}@{newest} is not the same snapshot as on {s_name}"
-    later = [(short, _written(p)) for _, short, p in theirs[at + 1:]]
+    later = [(short, _written(p)) for _, short, p in source_snaps[at + 1:]]
     written = _written(src[s_name])
     if any(w is None or w > 0 for _, w in later) or (written or 0) > 0:
         return f"{s_name} has changed since @{newest}, the copy's newest snapshot"
@@ -68,12 +75,13 @@ def check_ready(src: Props, dst: Props, source_root: str, destination_root: str)
     state: read-only, verified at the same snapshot (guid), nothing written since."""
     problems: list[str] = []
     pairs = 0
+    theirs, copies = _snapshots(src), _snapshots(dst)
     for s_name in sorted(datasets(src)):
         d_name = destination_root + s_name[len(source_root):]
         if d_name not in dst:
             continue  # not copied (excluded): going live leaves it alone
         pairs += 1
-        problem = _problem(src, dst, s_name, d_name)
+        problem = _problem(src, s_name, theirs, copies, d_name)
         if problem is not None:
             problems.append(problem)
     if not pairs:
