@@ -144,17 +144,18 @@ class StallMonitor:
             if looked is not None:
                 change = self._refined(looked)
         if change is not None:
-            self.last = change
-            self.emit(Stalled(now - self.t0, change.where.value, change.host, change.seconds,
-                              dict(change.figures), change.cleared))
+            self._publish(now, change)
 
     def ended(self, now: float) -> None:
         """The step's processes all ended well: a stall still on cleared (emitted as such)."""
         change = self.watch.ended(now)
         if change is not None:
-            self.last = change
-            self.emit(Stalled(now - self.t0, change.where.value, change.host, change.seconds,
-                              dict(change.figures), True))
+            self._publish(now, change)
+
+    def _publish(self, now: float, change: Stall) -> None:
+        self.last = change
+        self.emit(Stalled(now - self.t0, change.where.value, change.host, change.seconds,
+                          dict(change.figures), change.cleared))
 
     def _refined(self, looked: dict[str, Figure]) -> Stall | None:
         """The stall with what the look found: a stopped or disk-bound process makes a silent
