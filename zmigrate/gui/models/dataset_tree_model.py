@@ -70,6 +70,9 @@ class DatasetTreeModel(QAbstractItemModel):
         self.with_snapshots = with_snapshots
         self._nodes: list[_Node] = [_Node(None, -1, 0)]
         self._by_name: dict[str, int] = {}
+        # Per parent with child datasets, the first and last of them (they come before its
+        # snapshots): what a change of the pick repaints.
+        self._dataset_rows: list[tuple[int, int]] = []
         self.pick: TreePick | None = None
         self.headers = (["Name", "Used", "Referenced", "Created"] if with_snapshots
                         else ["Name", "Used", "Available", "Newest snapshot"])
@@ -93,6 +96,7 @@ class DatasetTreeModel(QAbstractItemModel):
             nodes.append(_Node(ds, parent_id, len(parent.children)))
             parent.children.append(node_id)
             by_name[ds.name] = node_id
+        dataset_rows = [(n.children[0], n.children[-1]) for n in nodes if n.children]
         if self.with_snapshots:
             # Snapshots after the child datasets, newest first.
             for ds in datasets:
@@ -104,6 +108,7 @@ class DatasetTreeModel(QAbstractItemModel):
                     parent.children.append(node_id)
         self._nodes = nodes
         self._by_name = by_name
+        self._dataset_rows = dataset_rows
         self.endResetModel()
 
     def set_pick(self, pick: TreePick | None) -> None:
@@ -117,12 +122,9 @@ class DatasetTreeModel(QAbstractItemModel):
         not filter and sort again and a pool of hundreds of datasets does not stall the
         window."""
         roles = [Qt.ItemDataRole.CheckStateRole, Qt.ItemDataRole.ForegroundRole]
-        for node in self._nodes:
-            datasets = [c for c in node.children if isinstance(self._nodes[c].item, Dataset)]
-            if datasets:
-                first, last = self._nodes[datasets[0]], self._nodes[datasets[-1]]
-                self.dataChanged.emit(self.createIndex(first.row, 0, datasets[0]),
-                                      self.createIndex(last.row, 0, datasets[-1]), roles)
+        for first, last in self._dataset_rows:
+            self.dataChanged.emit(self.createIndex(self._nodes[first].row, 0, first),
+                                  self.createIndex(self._nodes[last].row, 0, last), roles)
 
     def _checkable(self, item: Dataset | Snapshot) -> bool:
         return (self.pick is not None and isinstance(item, Dataset)
