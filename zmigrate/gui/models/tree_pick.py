@@ -56,6 +56,12 @@ class TreePick:
         else:
             self.unticked.add(name)
 
+    def tick_all(self) -> bool:
+        """Tick every dataset again; True if one was unticked."""
+        was = bool(self.unticked)
+        self.unticked.clear()
+        return was
+
     def included(self, name: str) -> bool:
         """Picked: ticked, and no ancestor up to the root unticked."""
         return under(name, self.root) and not any(under(name, x) for x in self.unticked)

@@ -81,15 +81,16 @@ class SourcePage(Page):
         item = self.tree.current_item()
         s = self.session
         if isinstance(item, Dataset):
-            pick = TreePick.of(s.src_datasets or [], item.name)
             newest = item.newest
-            tree = newest is None or (pick.has_children and self.ui.children_check.isChecked())
-            if not tree and newest is not None:
+            checked = self.ui.children_check.isChecked()
+            if s.tree is not None and s.tree.root == item.name \
+                    and (newest is None or (s.tree.has_children and checked)):
+                return  # the same tree again: keep what was unticked
+            pick = TreePick.of(s.src_datasets or [], item.name)
+            if newest is not None and not (pick.has_children and checked):
                 self.tree.select(newest.name)
                 self._follow_selection()  # now with the snapshot
                 return
-            if s.tree is not None and s.tree.root == item.name:
-                return  # the same tree again: keep what was unticked
             s.source_dataset, s.snapshot = item, newest
             self._set_tree(pick)
         elif isinstance(item, Snapshot):
@@ -113,8 +114,7 @@ class SourcePage(Page):
         self.ui.children_check.setChecked(True)
         if not self.choose(root) or self.session.tree is None:
             return False
-        if self.session.tree.unticked:  # the same tree picked before: start from all of it
-            self.session.tree.unticked.clear()
+        if self.session.tree.tick_all():  # the same tree picked before: start from all of it
             self.tree.model.set_pick(self.session.tree)
         for name in excludes:
             self.set_ticked(name, False)
