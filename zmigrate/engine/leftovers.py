@@ -230,12 +230,18 @@ def read(host: Host, destination: str, *, ports: bool) -> HostRead:
 
 
 # -- acting on them ---------------------------------------------------------------------------
+STOP_WAIT = 10  # seconds a KILLed group may take to go (a zfs receive ending its txg)
+
+
 def stop_line(host: Host, pgids: list[int]) -> str:
-    """TERM the groups, then KILL what is left a second later."""
+    """TERM the groups, KILL what is left a second later, then wait (STOP_WAIT at most) until
+    none of their processes is left, so that "stopped" is true when it is said."""
     groups = ",".join(str(p) for p in pgids)
     term = shell.join(host.privileged(["pkill", "-TERM", "-g", groups]))
     kill = shell.join(host.privileged(["pkill", "-KILL", "-g", groups]))
-    return f"{term}; sleep 1; {kill}; true"
+    left = shell.join(host.privileged(["pgrep", "-g", groups])) + " >/dev/null"
+    return (f"{term}; sleep 1; {kill}; n=0; while {left} && [ $n -lt {STOP_WAIT} ]; do "
+            "sleep 1; n=$((n+1)); done; true")
 
 
 def refusal(host: Host, leftover: Leftover, destination: str) -> PreflightError:
