@@ -76,7 +76,7 @@ from zmigrate.gui.app import make_app  # noqa: E402
 from zmigrate.gui.dialogs.doctor_dialog import DoctorDialog  # noqa: E402
 from zmigrate.gui.dialogs.host_key_dialog import HostKeyDialog  # noqa: E402
 from zmigrate.gui.job_bridge import JobBridge  # noqa: E402
-from zmigrate.gui.pages import destination_page  # noqa: E402
+from zmigrate.gui.pages import partial_reader  # noqa: E402
 from zmigrate.gui.settings import Settings  # noqa: E402
 from zmigrate.gui.windows.history_window import HistoryWindow  # noqa: E402
 from zmigrate.gui.wizard import MigrationWizard  # noqa: E402
@@ -327,7 +327,7 @@ def shoot_resume(w: MigrationWizard, dst_sets: list[Dataset]) -> None:
     def decoded(*_args: Any, **_kw: Any) -> ResumeInfo:
         return info  # what `zfs send -nvP -t TOKEN` would report on tank.lan
 
-    vars(destination_page)["partial_receive"] = decoded
+    vars(partial_reader)["partial_receive"] = decoded  # where the page's reader calls it
     before = (page.ui.parent_edit.text(), page.ui.name_edit.text())
     sets = w.session.dst_datasets = [*dst_sets, archive, partial]
     page.tree.show(sets)
