@@ -151,7 +151,8 @@ def test_dropped_source_session_is_a_clear_error(pair: Pair, vm: Vm, tag: str) -
         src.close()
     print(f"\nDROPPED SOURCE SESSION -> {took:.1f} s: {job.error}")
     assert isinstance(job.error, TransferError), job.error
-    assert "SSH control session was lost" in str(job.error) and job.error.host == src.label
+    assert f"SSH control session to {src.label} was lost" in str(job.error)
+    assert job.error.host == src.label
     assert job.partial_kept
     _gone(vm, _keys(tag, job), 15)
     _resume(pair, vm, tag, "DROPPED SOURCE SESSION")

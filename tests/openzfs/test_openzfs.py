@@ -298,7 +298,8 @@ def test_dropped_control_session_is_a_clear_error(pair: Pair, vm: Vm, tag: str) 
         dst.close()
     print(f"\nDROPPED SESSION -> {took:.1f} s: {job.error}")
     assert took < 10 and isinstance(job.error, TransferError)
-    assert "SSH control session was lost" in str(job.error) and job.error.host == dst.label
+    assert f"SSH control session to {dst.label} was lost" in str(job.error)
+    assert job.error.host == dst.label
     assert _wait(lambda: _leftovers(vm, tag) == [], 15), _leftovers(vm, tag)
     assert _prop(vm, f"dstpool/{tag}", "receive_resume_token") != "-"
 
