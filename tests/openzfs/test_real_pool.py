@@ -5,7 +5,8 @@ dataset and snapshot by snapshot on a real OpenZFS 2.3 host (issue: the pool arr
 The pool: a filesystem tree with a 6-snapshot history, quota and refquota, recordsize=1M with
 compression=zstd, a mountpoint=legacy and a canmount=noauto dataset, user properties, a 32 MiB
 zvol with volblocksize=16k and two clones of it, a filesystem template with a clone carrying a
-user property of its own, and an encrypted subtree (passphrase from a key file) with a child.
+user property of its own, and an encrypted subtree (passphrase from a key file) with a child;
+holds and a bookmark, which neither copy carries and the plan counts.
 """
 
 from __future__ import annotations
@@ -56,10 +57,13 @@ zfs clone {root}/vol@gold {root}/vol-c2
 zfs clone -o com.example:own=yes {root}/tmpl@gold {root}/tc
 head -c 1M /dev/urandom > /{root}/tc/mine
 zfs snapshot -r {root}@last
+zfs hold keep {root}/home@h1; zfs hold audit {root}/home@h1; zfs hold keep {root}/media@h2
+zfs bookmark {root}/home@h3 {root}/home#b3
 """
     vm.ssh(script, timeout=600)
     yield tag
-    vm.ssh(f"zfs destroy -R {root}; zfs destroy -R dstpool/{tag}-ref; "
+    vm.ssh(f"zfs release keep {root}/home@h1 {root}/media@h2; zfs release audit {root}/home@h1; "
+           f"zfs destroy -R {root}; zfs destroy -R dstpool/{tag}-ref; "
            f"zfs destroy -R dstpool/{tag}-zm; rm -f {key}; true", check=False, timeout=600)
 
 
@@ -96,6 +100,9 @@ def test_the_copy_is_what_zfs_send_R_makes(vm: Vm, real_pool: str, tmp_path: Pat
     origins = {d["source"]: d["origin"] for d in plan["datasets"]}
     assert origins[f"{root}/vol-c1"] == origins[f"{root}/vol-c2"] == f"{root}/vol@gold"
     assert origins[f"{root}/tc"] == f"{root}/tmpl@gold"
+    # Neither copy carries holds or bookmarks (zfs send cannot): the plan says so, counted.
+    assert plan["not_carried"] == {"holds": 3, "held_snapshots": 2, "bookmarks": 1}
+    assert "3 hold(s) on 2 snapshot(s)" in plan["description"]
     want, got = _listing(vm, ref), _listing(vm, copy)
     differences = sorted(
         f"{name} {prop}: reference {want.get(name, {}).get(prop)!r}, zmigrate "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -70,6 +71,28 @@ def test_plan_decides_full_incremental_skip_and_reports_vanished() -> None:
     assert by["tank/vol"].type == "volume"
     assert plan.vanished == ("bk/t/gone",)
     assert plan.snapshot_command is None and plan.readonly_command is None
+
+
+def test_the_plan_names_holds_and_bookmarks_as_not_carried_with_counts() -> None:
+    host = LocalHost()
+    held = _ds("tank/a", ("s1", 11), ("s2", 21))
+    held.snapshots[0] = replace(held.snapshots[0], holds=2)
+    held.snapshots[1] = replace(held.snapshots[1], holds=1)
+    marked = _ds("tank/b", ("s1", 14))
+    marked.bookmarks.append(Snapshot("tank/b#m1", 14, 0, 0, 0, 0))
+    outside = _ds("tank/b/y", ("s1", 15))  # excluded: its hold is not the copy's business
+    outside.snapshots[0] = replace(outside.snapshots[0], holds=5)
+    plan = plan_tree(host, host, TreeRequest("tank", "bk/t", "s1", excludes=("tank/b/y",)),
+                     [_ds("tank", ("s1", 10)), held, marked, outside], [],
+                     snapshot="s1", unmounted=True)
+    assert plan.to_json()["not_carried"] == {"holds": 3, "held_snapshots": 2, "bookmarks": 1}
+    assert ("Not carried (zfs send cannot carry them; the copy arrives without them, as with "
+            "zfs send -R): 3 hold(s) on 2 snapshot(s) (zfs holds -r) and 1 bookmark(s)"
+            in plan.describe())
+    bare = plan_tree(host, host, TreeRequest("tank", "bk/t", "s1"), SRC[:3], [],
+                     snapshot="s1", unmounted=True)
+    assert "Not carried" not in bare.describe()
+    assert bare.to_json()["not_carried"] == {"holds": 0, "held_snapshots": 0, "bookmarks": 0}
 
 
 def test_snapshot_now_is_recursive_unless_children_are_left_out() -> None:

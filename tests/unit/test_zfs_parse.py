@@ -74,3 +74,11 @@ def test_send_and_receive_argv_are_validated() -> None:
         zfs.send_argv(h, "p/a@s;rm -rf /")
     with pytest.raises(InvalidNameError):
         zfs.receive_argv(h, "q/$(id)")
+
+
+def test_holds_are_read_from_userrefs() -> None:
+    # Captured on zfs-fuse after `zfs hold keep zfix/home@s1; zfs hold backup zfix/home@s1`.
+    datasets = zfs.build_inventory(zfs.parse_get(_read("zfs-fuse", "get-userrefs.txt")))
+    home = next(d for d in datasets if d.name == "zfix/home")
+    assert [(s.short, s.holds) for s in home.snapshots] == [("s1", 2), ("s2", 0)]
+    assert all(s.holds == 0 for s in datasets[0].snapshots)

@@ -93,6 +93,38 @@ class TreeEntry:
 
 
 @dataclass(frozen=True, slots=True)
+class NotCarried:
+    """What a replication stream cannot carry, found on the picked datasets: the copy arrives
+    without it, as a `zfs send -R` copy would."""
+
+    holds: int = 0  # `zfs hold` tags
+    held_snapshots: int = 0  # the snapshots they are on
+    bookmarks: int = 0
+
+    @classmethod
+    def of(cls, picked: Sequence[zfs.Dataset]) -> NotCarried:
+        held = [s.holds for d in picked for s in d.snapshots if s.holds]
+        return cls(sum(held), len(held), sum(len(d.bookmarks) for d in picked))
+
+    def describe(self) -> str:
+        """A sentence for the plan, or "" when there is nothing."""
+        parts = []
+        if self.holds:
+            parts.append(f"{self.holds} hold(s) on {self.held_snapshots} snapshot(s) "
+                         "(zfs holds -r)")
+        if self.bookmarks:
+            parts.append(f"{self.bookmarks} bookmark(s) (zfs list -t bookmark)")
+        if not parts:
+            return ""
+        return ("Not carried (zfs send cannot carry them; the copy arrives without them, as "
+                "with zfs send -R): " + " and ".join(parts) + ". ")
+
+    def to_json(self) -> dict[str, int]:
+        return {"holds": self.holds, "held_snapshots": self.held_snapshots,
+                "bookmarks": self.bookmarks}
+
+
+@dataclass(frozen=True, slots=True)
 class TreePlan:
     """The whole run, decided before anything changes on either host."""
 
@@ -108,6 +140,7 @@ class TreePlan:
     excluded: tuple[str, ...]
     mount: str  # how the copy is mounted, in words
     transport: str = "tcp"  # as the datasets' jobs will choose it (tcp between two hosts)
+    not_carried: NotCarried = field(default_factory=NotCarried)
 
     @property
     def to_send(self) -> list[TreeEntry]:
@@ -138,7 +171,7 @@ class TreePlan:
             text += f"The snapshot @{self.snapshot} is taken first. "
         if self.readonly_command:
             text += "Final sync: the source datasets are set readonly=on first. "
-        text += self.mount + "."
+        text += self.not_carried.describe() + self.mount + "."
         if self.vanished:
             text += (" Gone from the source, kept on the destination: "
                      + ", ".join(self.vanished) + ".")
@@ -164,7 +197,8 @@ class TreePlan:
                           "carried_by": e.carried_by, "into": e.into, "origin": e.origin}
                          for e in self.entries],
             "vanished": list(self.vanished), "excluded": list(self.excluded),
-            "total": self.total, "description": self.describe(),
+            "not_carried": self.not_carried.to_json(), "total": self.total,
+            "description": self.describe(),
             "commands": [{"host": h, "command": c} for h, c in self.commands()],
         }
 
@@ -380,28 +414,36 @@ def plan_tree(src_host: Host, dst_host: Host, request: TreeRequest,
     entries = origins_first(entries)
     if raw_streams:
         entries = _raw_units(entries, picked, src_sets)
-    picked_names = {d.name for d in src_sets}
-    vanished = tuple(sorted(
-        d.name for d in dst_sets
-        if (d.name == request.destination or d.name.startswith(request.destination + "/"))
-        and request.root + d.name[len(request.destination):] not in picked_names))
     snapshot_command, readonly_command = _source_commands(src_host, request, picked, excluded,
                                                           snapshot)
-    if request.mount_root is not None:
-        mount = f"The copy is mounted under {request.mount_root}"
-    elif unmounted:
-        mount = ("The copy is received unmounted (zfs receive -u), its mountpoint properties "
-                 "kept")
-    else:
-        mount = ("This zfs cannot receive unmounted (-u): the copy's root is received where "
-                 "its parent mounts it (checked to be free), then set mountpoint=none, so its "
-                 "children never mount")
     return TreePlan(
         source_host=src_host.label, destination_host=dst_host.label, root=request.root,
         destination=request.destination, snapshot=snapshot, snapshot_command=snapshot_command,
-        readonly_command=readonly_command, entries=tuple(entries), vanished=vanished,
-        excluded=tuple(excluded), mount=mount,
+        readonly_command=readonly_command, entries=tuple(entries),
+        vanished=_vanished(request, src_sets, dst_sets), excluded=tuple(excluded),
+        mount=_mount_words(request, unmounted),
         transport=(request.options.transport.value if request.options.transport
                    else "local" if src_host is dst_host or src_host.label == dst_host.label
                    else "tcp"),
+        not_carried=NotCarried.of(picked),
     )
+
+
+def _vanished(request: TreeRequest, src_sets: Sequence[zfs.Dataset],
+              dst_sets: Sequence[zfs.Dataset]) -> tuple[str, ...]:
+    """Datasets of the copy on the destination that are gone from the source (kept)."""
+    on_src = {d.name for d in src_sets}
+    return tuple(sorted(
+        d.name for d in dst_sets
+        if (d.name == request.destination or d.name.startswith(request.destination + "/"))
+        and request.root + d.name[len(request.destination):] not in on_src))
+
+
+def _mount_words(request: TreeRequest, unmounted: bool) -> str:
+    if request.mount_root is not None:
+        return f"The copy is mounted under {request.mount_root}"
+    if unmounted:
+        return "The copy is received unmounted (zfs receive -u), its mountpoint properties kept"
+    return ("This zfs cannot receive unmounted (-u): the copy's root is received where its "
+            "parent mounts it (checked to be free), then set mountpoint=none, so its children "
+            "never mount")

@@ -17,7 +17,7 @@ from .errors import CommandError, ZmigrateError
 from .hosts import Host
 
 BASE_PROPERTIES = ("type", "guid", "used", "referenced", "available", "creation", "createtxg",
-                   "compression", "origin")
+                   "compression", "origin", "userrefs")
 OPENZFS_PROPERTIES = ("receive_resume_token", "written", "encryption", "keystatus",
                       "encryptionroot")
 # What each zfs operation needs under `zfs allow` delegation (OpenZFS on Linux and FreeBSD).
@@ -56,6 +56,7 @@ class Snapshot:
     # Bytes written between the snapshot before it and this one (OpenZFS; None elsewhere): an
     # incremental stream from that one is about this size.
     written: int | None = None
+    holds: int = 0  # `zfs hold` tags on this snapshot (userrefs): zfs send does not carry them
 
     @property
     def dataset(self) -> str:
@@ -175,6 +176,7 @@ def build_inventory(props: dict[str, dict[str, str]]) -> list[Dataset]:
                     used=_int(p.get("used", "0")),
                     referenced=_int(p.get("referenced", "0")),
                     written=_maybe_int(p.get("written")),
+                    holds=_maybe_int(p.get("userrefs")) or 0,
                 )
             )
     for s in sorted(snaps, key=lambda s: (s.createtxg, s.creation, s.name)):
