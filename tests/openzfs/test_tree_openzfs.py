@@ -1,6 +1,6 @@
 """Tree migration (`zmigrate send -r`) against a real OpenZFS 2.3 host, through the CLI.
 
-Three end-to-end runs, each between the guest's two pools as two hosts (the aliases
+Four end-to-end runs, each between the guest's two pools as two hosts (the aliases
 `openzfs-vm` and `openzfs-dst`, so a tcp transfer between two control sessions):
 
 * a tree with an encrypted child and grandchild: they go raw in one replication stream
@@ -9,6 +9,8 @@ Three end-to-end runs, each between the guest's two pools as two hosts (the alia
 * a crash (SIGKILL of zmigrate) in the middle of the third of four datasets: the same command
   again skips the two complete ones, resumes the third from its receive_resume_token and sends
   the fourth;
+* a crash while a clone's stream (from its copied origin) flows: the rerun resumes it from its
+  token and the copy is still a clone of the copied origin, using the source's space;
 * `--final`: the picked source datasets end read-only (set locally) and the destination holds
   the final snapshot with the same guid.
 """
@@ -167,6 +169,41 @@ def test_tree_sends_its_encrypted_subtree_raw_keeping_one_key(vm: Vm, tree: str,
 
 
 # -- a crash in the middle of one dataset, then the same command again -----------------------------
+def _crash_during(vm: Vm, config: Path, args: tuple[str, ...], tmp_path: Path,
+                  dataset: str) -> tuple[Events, int]:
+    """Run `zmigrate send ARGS` and SIGKILL it once `dataset` has streamed more than 5 MiB:
+    (the events it printed, the port of that dataset's stream)."""
+    log = tmp_path / "first.jsonl"
+    with log.open("wb") as sink:
+        cli = _cli(vm, config, *args, stdout=sink)
+    try:
+        def going() -> bool:
+            ev = _events(log.read_text())
+            sending = [e for e in ev if e.get("event") == "dataset"
+                       and e["dataset"] == dataset and e["state"] == "sending"]
+            if not sending:
+                return False
+            step = int(str(sending[0]["index"])) + 1
+            before = sum(int(str(e["bytes"])) for e in ev if e.get("event") == "dataset"
+                         and e["state"] == "received")
+            return any(e.get("event") == "progress" and e["step"] == step
+                       and int(str(e["done"])) > before + 5 * MiB for e in ev)
+        assert _wait(going, 180), log.read_text()[-3000:] + (
+            cli.stderr.read().decode() if cli.poll() is not None and cli.stderr else "")
+        first = _events(log.read_text())
+        port = next(e["port"] for e in first if e.get("event") == "plan"
+                    and str(e["snapshot"]).startswith(f"{dataset}@"))
+        os.kill(cli.pid, signal.SIGKILL)
+        cli.wait(10)
+    finally:
+        if cli.poll() is None:
+            cli.kill()
+            cli.wait(10)
+        if cli.stderr:
+            cli.stderr.close()
+    return first, int(port)
+
+
 def test_rerun_after_a_crash_skips_the_done_and_resumes_the_cut_one(
         vm: Vm, tree: str, tmp_path: Path) -> None:
     tag = tree
@@ -181,34 +218,7 @@ def test_rerun_after_a_crash_skips_the_done_and_resumes_the_cut_one(
     # One at a time: cut in the third of four, the fourth has not started.
     args = ("-r", f"openzfs-vm:{root}@s1", f"openzfs-dst:dstpool/{tag}", "--bwlimit", "3M",
             "--parallel", "1")
-    log = tmp_path / "first.jsonl"
-    with log.open("wb") as sink:
-        cli = _cli(vm, config, *args, stdout=sink)
-    try:
-        def big_going() -> bool:
-            ev = _events(log.read_text())
-            sending = [e for e in ev if e.get("event") == "dataset"
-                       and e["dataset"] == f"{root}/big" and e["state"] == "sending"]
-            if not sending:
-                return False
-            step = int(str(sending[0]["index"])) + 1
-            before = sum(int(str(e["bytes"])) for e in ev if e.get("event") == "dataset"
-                         and e["state"] == "received")
-            return any(e.get("event") == "progress" and e["step"] == step
-                       and int(str(e["done"])) > before + 5 * MiB for e in ev)
-        assert _wait(big_going, 180), log.read_text()[-3000:] + (
-            cli.stderr.read().decode() if cli.poll() is not None and cli.stderr else "")
-        first = _events(log.read_text())
-        port = next(e["port"] for e in first if e.get("event") == "plan"
-                    and str(e["snapshot"]).startswith(f"{root}/big@"))
-        os.kill(cli.pid, signal.SIGKILL)
-        cli.wait(10)
-    finally:
-        if cli.poll() is None:
-            cli.kill()
-            cli.wait(10)
-        if cli.stderr:
-            cli.stderr.close()
+    first, port = _crash_during(vm, config, args, tmp_path, f"{root}/big")
     # What the crash left: root and a complete (received; the kill came before the check of
     # all received datasets at the end), big cut with its resumable state, z untouched.
     assert _states(first)[f"{root}/a"][-1] == "received"
@@ -255,6 +265,41 @@ def test_rerun_after_a_crash_skips_the_done_and_resumes_the_cut_one(
     assert _prop(vm, f"dstpool/{tag}/big", "receive_resume_token") == "-"
     print(f"\nTREE RERUN: 2 skipped, big resumed after {resumed_from} B of {full} B "
           f"(sent {sent} B), z sent in full; rerun took {took:.1f} s")
+
+
+def test_a_clone_cut_by_a_crash_resumes_and_still_arrives_as_a_clone(
+        vm: Vm, tree: str, tmp_path: Path) -> None:
+    """base@gold and a clone of it with 24 MiB of its own: zmigrate killed while the clone's
+    stream (from the copy's base@gold) flows; the same command again resumes it from its token,
+    and the copy is a clone of the copied origin, using the space the source's clone uses."""
+    tag = tree
+    root = f"srcpool/{tag}"
+    _make(vm, root, 1)
+    _make(vm, f"{root}/base", 2)
+    vm.ssh(f"zfs snapshot {root}/base@gold && zfs clone {root}/base@gold {root}/cl && "
+           f"head -c 24M /dev/urandom > /{root}/cl/own && zfs snapshot -r {root}@s1")
+    config = _two_hosts_config(vm, tmp_path)
+    args = ("-r", f"openzfs-vm:{root}@s1", f"openzfs-dst:dstpool/{tag}", "--bwlimit", "3M",
+            "--parallel", "1")
+    first, port = _crash_during(vm, config, args, tmp_path, f"{root}/cl")
+    assert _one(first, "tree_plan")["datasets"][2]["origin"] == f"{root}/base@gold"
+    assert _wait(lambda: _leftovers(vm, tag, f":{port}") == [], 20), _leftovers(vm, tag)
+    assert _prop(vm, f"dstpool/{tag}/cl", "receive_resume_token") not in ("", "-")
+
+    rc, events, stderr = _send(vm, config, *args)
+    assert rc == 0, stderr + str(events[-3:])
+    entries = {str(d["source"]): d for d in _one(events, "tree_plan")["datasets"]}
+    assert entries[f"{root}/cl"]["resume"] is True
+    assert _states(events)[f"{root}/cl"] == ["waiting", "sending", "received", "verified"]
+    resumed_from = int(str(_plans(events)[f"{root}/cl"]["resumed_from"]))
+    assert resumed_from > 4 * MiB
+    _same_guids(vm, tag, ["", "/base", "/cl"], "s1")
+    assert _prop(vm, f"dstpool/{tag}/cl", "origin") == f"dstpool/{tag}/base@gold"
+    copy_used, src_used = (int(_prop(vm, f"{p}/{tag}/cl", "used"))
+                           for p in ("dstpool", "srcpool"))
+    assert copy_used <= src_used + 512 * 1024, (copy_used, src_used)
+    print(f"\nCLONE RESUMED after {resumed_from} B: origin kept, used {copy_used} B "
+          f"(source {src_used} B)")
 
 
 # -- --final: the source ends read-only ------------------------------------------------------------

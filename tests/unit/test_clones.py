@@ -11,6 +11,7 @@ from zmigrate.engine import zfs
 from zmigrate.engine.events import Summary
 from zmigrate.engine.hosts import LocalHost
 from zmigrate.engine.plan import Options, Site, make_plan
+from zmigrate.engine.tree_jobs import dataset_options
 from zmigrate.engine.tree_plan import TreeEntry, TreeRequest, plan_tree
 from zmigrate.engine.tree_schedule import depends_on, schedule
 
@@ -101,3 +102,22 @@ def test_the_scheduler_waits_for_an_origin_too() -> None:
 
     list(schedule(plan, 4, send_one, threading.Event()))
     assert started.index("tank/t/a") > started.index("tank/t/z/base")
+
+
+def test_a_clone_cut_midway_resumes_from_its_token_and_the_plan_still_names_its_origin() -> None:
+    host = LocalHost()
+    dst = [dataset("bk/t", [snap("bk/t", "s", 1, 10)]),
+           dataset("bk/t/z", [snap("bk/t/z", "s", 4, 10)]),
+           dataset("bk/t/z/base", [snap("bk/t/z/base", "gold", 5, 5),
+                                   snap("bk/t/z/base", "s", 6, 10)]),
+           dataclasses.replace(dataset("bk/t/a", []), resume_token="1-abc")]
+    request = TreeRequest("tank/t", "bk/t", "s", excludes=("tank/t/b",))
+    plan = plan_tree(host, host, request, _tree(), dst, snapshot="s", unmounted=True)
+    a = next(e for e in plan.entries if e.source == "tank/t/a")
+    assert a.resume and a.action == "full" and a.origin == "tank/t/z/base@gold"
+    assert "a clone of tank/t/z/base@gold: resumes its interrupted stream" in a.reason
+    caps = dataclasses.replace(CAPS, receive_properties=True)
+    # The token carries the stream's origin: no `-o origin=` and no origin base to plan from.
+    options = dataset_options(request, caps, plan, a)
+    assert options.origin is None
+    assert all(name != "origin" for name, _ in options.properties)

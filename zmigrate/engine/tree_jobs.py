@@ -47,7 +47,8 @@ def dataset_options(request: TreeRequest, dst_caps: zfs.Capabilities, plan: Tree
         # arrives would export a half-copied dataset, or a path twice.
         options = replace(options, exclude_properties=(*options.exclude_properties,
                                                        *SHARE_PROPERTIES))
-    if e.origin is not None:
+    if e.origin is not None and not e.resume:
+        # (A resumed clone's token already names its origin's copy.)
         options = replace(options, origin=e.origin)
         if dst_caps.receive_properties:
             # Name the origin's copy: a pool may hold another copy with the same guid.

@@ -292,9 +292,14 @@ def _new_entry(ds: zfs.Dataset, target_name: str, count: int, resume: bool,
     origin is in the tree and travels with it)."""
     full = TreeEntry(ds.name, target_name, ds.type, ds.referenced, "full",
                      f"with {count} snapshot(s)", resume=resume)
-    if ds.origin is None or resume:
+    if ds.origin is None:
         return full
     origin_ds = ds.origin.split("@")[0]
+    if resume:
+        if not any(d.name == origin_ds for d in picked):
+            return full
+        return replace(full, size=ds.used, origin=ds.origin, reason=f"a clone of {ds.origin}: "
+                       f"resumes its interrupted stream, with {count} snapshot(s)")
     if not any(d.name == origin_ds for d in picked):
         shared = format_size(max(0, ds.referenced - ds.used))
         return replace(full, reason=f"{full.reason}; arrives as an independent copy: its "
