@@ -3,6 +3,7 @@ runs, and after it ran, the sent snapshot's guid on both sides (every child's af
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
@@ -154,6 +155,9 @@ def clean_up_after_failure(dst: Host, dst_caps: zfs.Capabilities | None, plan: P
     try:
         assert dst_caps is not None
         ds = zfs.dataset_info(dst, dst_caps, plan.destination_dataset)
+        if plan.resumable and ds is not None and not existed and not ds.snapshots \
+                and not ds.resume_token:
+            ds = _saved_state(dst, dst_caps, plan.destination_dataset)
         if ds is not None and ds.resume_token:
             emit(StageChanged("cleanup", RESUME_HINT))
             return True
@@ -164,6 +168,21 @@ def clean_up_after_failure(dst: Host, dst_caps: zfs.Capabilities | None, plan: P
     except ZmigrateError as exc:
         emit(StageChanged("cleanup", f"cleanup failed: {exc}"))
     return False
+
+
+SETTLE = 10.0  # seconds a stopped `zfs receive -s` may take to save its resumable state
+
+
+def _saved_state(dst: Host, caps: zfs.Capabilities, name: str) -> zfs.Dataset | None:
+    """A new dataset half received with -s, read again until its resume token shows (or
+    SETTLE passed): a `zfs receive` told to stop saves its state as it ends, which can be after
+    its session reported the end. Destroying it before would throw away what had arrived."""
+    deadline = time.monotonic() + SETTLE
+    while True:
+        time.sleep(0.5)
+        ds = zfs.dataset_info(dst, caps, name)
+        if ds is None or ds.resume_token or ds.snapshots or time.monotonic() > deadline:
+            return ds
 
 
 def make_room(dst: Host, dst_caps: zfs.Capabilities | None, plan: Plan, emit: Emit) -> bool:
