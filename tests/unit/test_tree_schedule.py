@@ -7,7 +7,8 @@ import time
 
 from zmigrate.engine.errors import ZmigrateError
 from zmigrate.engine.events import Summary
-from zmigrate.engine.tree_plan import SMALL, TreeEntry, TreePlan
+from zmigrate.engine.tree_entry import SMALL, TreeEntry
+from zmigrate.engine.tree_plan import TreePlan
 from zmigrate.engine.tree_schedule import AUTO_WIDTH, auto_width, schedule
 
 

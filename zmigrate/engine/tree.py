@@ -40,11 +40,10 @@ from .hosts import Host
 from .job import Job, Known, both, read_settled, within
 from .plan import Plan
 from .tree_checks import TreeCheck, check_into, check_mountpoints, place_root, verify_tree
+from .tree_entry import SMALL, TreeEntry
 from .tree_jobs import Ports, dataset_job, with_new_snapshot
 from .tree_plan import (
-    SMALL,
     SNAPSHOT_PREFIX,
-    TreeEntry,
     TreePlan,
     TreePlanReady,
     TreeRequest,
@@ -139,7 +138,8 @@ class TreeJob(Work):
         raw_streams = (src_caps.raw_send and dst_caps.raw_send and opts.raw is not False
                        and not opts.decrypt and not opts.replicate)
         plan = plan_tree(self.src, self.dst, req, src_sets, dst_sets,
-                         snapshot=self._snapshot, unmounted=unmounted, raw_streams=raw_streams)
+                         snapshot=self._snapshot, unmounted=unmounted, raw_streams=raw_streams,
+                         resumable=dst_caps.resumable)
         check_into(self.dst, plan, known.dst_sets)
         if req.mount_root is None and not unmounted:
             check_mountpoints(self.src, self.dst, plan)

@@ -11,7 +11,8 @@ from .hosts import Host
 from .job import Job, Known, Request, default_transport
 from .pipeline import free_port
 from .plan import Options
-from .tree_plan import TreeEntry, TreePlan, TreeRequest, destination_name
+from .tree_entry import TreeEntry
+from .tree_plan import TreePlan, TreeRequest, destination_name
 
 
 class Ports:

@@ -18,6 +18,8 @@ from . import shell, zfs
 from .errors import InvalidNameError, PreflightError, PreflightReason
 from .hosts import Host
 from .plan import Options
+from .tree_entry import TreeEntry
+from .tree_streams import catch_up_units, raw_units
 from .units import format_size
 
 SNAPSHOT_PREFIX = "zmigrate-"
@@ -61,35 +63,6 @@ class TreeRequest:
             shell.dataset(ex)
         if self.mount_root is not None and not posixpath.isabs(self.mount_root):
             raise InvalidNameError(f"--mount-root {self.mount_root} is not an absolute path")
-
-
-# A dataset referencing less than this is "small" for --parallel.
-SMALL = 64 * 2**20
-
-
-@dataclass(frozen=True, slots=True)
-class TreeEntry:
-    """One dataset of the tree and what the run does with it."""
-
-    source: str
-    destination: str
-    type: str
-    size: int  # bytes the dataset references on the source (the full stream's rough size)
-    action: str  # "full", "incremental", "skip"
-    reason: str = ""  # why it is skipped, or which base an incremental starts from
-    resume: bool = False  # the destination holds its interrupted receive: send only the rest
-    # An encryption root sent raw with all its descendants in one `zfs send -R -w` stream, so
-    # the copy keeps the source's encryption hierarchy (one stream per dataset would make each
-    # encrypted child an encryption root of its own). Its descendants are `carried_by` it.
-    replicate: bool = False
-    carried_by: str | None = None
-    # The root received into an existing empty dataset (a new pool's root) as that dataset
-    # itself: `zfs receive -F`, checked empty before anything runs (empty_target.py).
-    into: bool = False
-    # A clone of a snapshot inside the tree: sent from that snapshot (`send -I ORIGIN@snap`)
-    # after its origin's dataset, so it arrives as a clone of the copy, using the space the
-    # source uses.
-    origin: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,9 +133,12 @@ class TreePlan:
                 f"{'s' if n != 1 else ''}) to {self.destination_host}:{self.destination} "
                 f"up to @{self.snapshot}: "
                 + ", ".join(f"{k} {what}" for k, what in counts if k) + ". ")
-        units = [e for e in self.entries if e.replicate]
-        for e in units:
+        for e in (e for e in self.entries if e.replicate):
             k = sum(1 for x in self.entries if x.carried_by == e.source)
+            if e.action == "incremental":
+                text += (f"{e.source} and its {k} descendant(s) catch up in one replication "
+                         "stream (zfs send -R -I): one job instead of one per dataset. ")
+                continue
             text += (f"The encrypted {e.source} goes raw with its {k} descendant(s) in one "
                      "replication stream (zfs send -R -w), keeping its encryption hierarchy "
                      "(not resumable: after an interruption, what had not arrived goes "
@@ -252,40 +228,6 @@ def _delta(ds: zfs.Dataset, base: zfs.Snapshot, snap: zfs.Snapshot | None) -> in
     return sum(p for p in parts if p is not None)
 
 
-def _raw_units(entries: list[TreeEntry], picked: Sequence[zfs.Dataset],
-               src_sets: Sequence[zfs.Dataset]) -> list[TreeEntry]:
-    """Entries with each encryption root whose subtree is all picked and all new on the
-    destination marked to go as one raw replication stream, its descendants carried by it.
-
-    Why: a raw stream of one dataset arrives as an encryption root of its own, so a tree sent
-    dataset by dataset would need one `zfs load-key` per encrypted dataset; -R -w keeps the
-    source's hierarchy. An outer root's stream carries any inner one."""
-    by_name = {e.source: e for e in entries}
-    picked_names = {d.name for d in picked}
-    out = list(entries)
-    carried: set[str] = set()
-    for d in picked:
-        e = by_name.get(d.name)
-        if e is None or d.name in carried or d.encryption_root != d.name:
-            continue
-        below = [x.name for x in src_sets if x.name.startswith(d.name + "/")]
-        if not below or e.action != "full" or e.resume:
-            continue
-        members = [by_name.get(n) for n in below]
-        if any(n not in picked_names for n in below) or any(
-                m is None or m.action != "full" or m.resume for m in members):
-            continue  # part of it excluded, already there or half-received: one by one
-        carried.update(below)
-        for i, x in enumerate(out):
-            if x.source == d.name:
-                out[i] = replace(x, replicate=True,
-                                 reason=f"{x.reason}; raw, with its descendants in one stream")
-            elif x.source in below:
-                out[i] = replace(x, carried_by=d.name,
-                                 reason=f"in the raw replication stream of {d.name}")
-    return out
-
-
 def _new_entry(ds: zfs.Dataset, target_name: str, count: int, resume: bool,
                picked: Sequence[zfs.Dataset], request: TreeRequest) -> TreeEntry:
     """A dataset new on the destination: in full, or a clone sent from its origin (when that
@@ -317,6 +259,19 @@ def _new_entry(ds: zfs.Dataset, target_name: str, count: int, resume: bool,
     return TreeEntry(ds.name, target_name, ds.type, ds.used, "full",
                      f"a clone of {ds.origin}: sent from it, its own data only, with {count} "
                      "snapshot(s)", origin=ds.origin)
+
+
+def _incremental(ds: zfs.Dataset, target: zfs.Dataset, target_name: str,
+                 snap: zfs.Snapshot | None, resume: bool) -> TreeEntry:
+    """A dataset the destination already holds: the delta from the newest common snapshot."""
+    on_dst = {t.guid for t in target.snapshots}
+    common = [s for s in ds.snapshots if s.guid in on_dst]
+    reason = f"from @{common[-1].short}" if common else "no snapshot in common"
+    delta = _delta(ds, common[-1], snap) if common else None
+    newest = bool(common) and target.snapshots[-1].guid == common[-1].guid
+    return TreeEntry(ds.name, target_name, ds.type, ds.referenced if delta is None else delta,
+                     "incremental", reason, resume=resume,
+                     base=common[-1].short if newest else None, size_known=delta is not None)
 
 
 def origins_first(entries: list[TreeEntry]) -> list[TreeEntry]:
@@ -373,11 +328,14 @@ def destination_name(source: str, root: str, destination: str) -> str:
 
 def plan_tree(src_host: Host, dst_host: Host, request: TreeRequest,
               src_sets: Sequence[zfs.Dataset], dst_sets: Sequence[zfs.Dataset],
-              *, snapshot: str, unmounted: bool, raw_streams: bool = False) -> TreePlan:
+              *, snapshot: str, unmounted: bool, raw_streams: bool = False,
+              resumable: bool = False) -> TreePlan:
     """Decide each dataset's fate from the two inventories (no remote call).
 
     `raw_streams`: both hosts send and receive raw, and encrypted datasets go raw; then a new
-    encryption root whose whole subtree is new on the destination goes as one -R -w stream."""
+    encryption root whose whole subtree is new on the destination goes as one -R -w stream.
+    `resumable`: the destination keeps interrupted receives; then only a small catch-up of a
+    subtree goes as one -R -I stream (tree_streams)."""
     picked, excluded = pick(src_sets, request.root, request.excludes)
     on_dst = {d.name: d for d in dst_sets}
     take = request.snapshot is None
@@ -410,15 +368,15 @@ def plan_tree(src_host: Host, dst_host: Host, request: TreeRequest,
                      else ds.snapshots.index(snap) + 1)
             entries.append(_new_entry(ds, target_name, count, resume, picked, request))
             continue
-        common = [s for s in ds.snapshots if s.guid in {t.guid for t in target.snapshots}]
-        base = f"from @{common[-1].short}" if common else "no snapshot in common"
-        delta = _delta(ds, common[-1], snap) if common else None
-        entries.append(TreeEntry(ds.name, target_name, ds.type,
-                                 size if delta is None else delta, "incremental", base,
-                                 resume=resume))
+        entries.append(_incremental(ds, target, target_name, snap, resume))
     entries = origins_first(entries)
     if raw_streams:
-        entries = _raw_units(entries, picked, src_sets)
+        entries = raw_units(entries, picked, src_sets)
+    if not (request.options.force or request.options.replicate):
+        # (-F with a replication stream would destroy what the source no longer has.)
+        entries = catch_up_units(entries, src_sets, dst_sets, root=request.root,
+                                 destination=request.destination, resumable=resumable,
+                                 keep_root=request.mount_root is not None)
     snapshot_command, readonly_command = _source_commands(src_host, request, picked, excluded,
                                                           snapshot)
     return TreePlan(

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from .errors import ZmigrateError
 from .events import Progress, Summary
 from .rate import eta
-from .tree_plan import SMALL, TreeEntry, TreePlan
+from .tree_entry import SMALL, TreeEntry
+from .tree_plan import TreePlan
 
 Outcome = Summary | BaseException
 # Small datasets in flight at once by default: their fixed costs (commands, listeners, the

@@ -7,7 +7,8 @@ from dataclasses import replace
 
 from .events import DatasetState, Summary
 from .tree_checks import TreeCheck
-from .tree_plan import TreeEntry, TreePlan
+from .tree_entry import TreeEntry
+from .tree_plan import TreePlan
 from .tree_schedule import carried
 
 # In the order they happen. "received": its stream arrived; the tree then checks every received
