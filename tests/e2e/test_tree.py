@@ -522,3 +522,50 @@ def test_clones_arrive_as_clones_of_the_copied_origin_and_catch_up(
     second = next(e for e in _events(r.stdout) if e["event"] == "tree_plan")["snapshot"]
     for rel in ("", "/base", "/a", "/b"):
         assert snapshot_guid(f"{copy}{rel}@{second}") == snapshot_guid(f"{root}{rel}@{second}")
+
+
+def test_a_catch_up_where_little_changed_goes_in_one_replication_stream(
+        lab: Lab, tree: tuple[Pool, Pool, str]) -> None:
+    """After the first copy, one file changes in t/a/x and one in t/c: the catch-up with
+    --snapshot is one job (zfs send -R -I from the first snapshot) carrying all six datasets,
+    each checked with the others. With t/b excluded, t/b and t/b/y stay at the first snapshot,
+    and the subtrees t/a and t/c (alone: one dataset, its own job) go without the root."""
+    src, dst, root = tree
+    copy = f"{dst.name}/copy"
+
+    def send(*extra: str) -> list[dict[str, Any]]:
+        assert wait_until(lambda: snapshot_name() not in "".join(_snapshots(root)), 3)
+        r = _cli(lab, "send", "-r", f"lab-src:{root}", f"lab-dst:{copy}", "--snapshot",
+                 "--json", "--buffer", "16M", "--no-history", *extra)
+        assert r.returncode == 0, r.stderr + r.stdout
+        return _events(r.stdout)
+
+    first = next(e for e in send() if e["event"] == "tree_plan")["snapshot"]
+    write_random_files(src.mountpoint / "t/a/x/later", 1, files=1)
+    write_random_files(src.mountpoint / "t/c/later", 1, files=1)
+    events = send()
+    plan = next(e for e in events if e["event"] == "tree_plan")
+    second = plan["snapshot"]
+    by = {d["source"]: d for d in plan["datasets"]}
+    assert by[root]["replicate"] is True and by[root]["action"] == "incremental"
+    assert all(by[f"{src.name}/{rel}"]["carried_by"] == root for rel in TREE[1:])
+    assert "catch up in one replication stream (zfs send -R -I)" in plan["description"]
+    jobs = [e for e in events if e["event"] == "plan"]
+    assert len(jobs) == 1 and jobs[0]["replicate"] is True, jobs
+    assert first in str(jobs[0]["base"]) and "-R" in jobs[0]["send_flags"]
+    assert set(_states(events).values()) == {"verified"}, _states(events)
+    _copy_matches(root, copy, second, tuple(rel[1:] for rel in TREE))
+    assert _snapshots(f"{copy}/a")[-2:] == [first, second]
+
+    write_random_files(src.mountpoint / "t/a/again", 1, files=1)
+    events = send("--exclude", f"{root}/b")
+    plan = next(e for e in events if e["event"] == "tree_plan")
+    third = plan["snapshot"]
+    by = {d["source"]: d for d in plan["datasets"]}
+    assert by[root]["replicate"] is False and by[f"{root}/a"]["replicate"] is True
+    assert by[f"{root}/a/x"]["carried_by"] == f"{root}/a"
+    assert by[f"{root}/c"]["carried_by"] is None and f"{root}/b" not in by
+    assert len([e for e in events if e["event"] == "plan"]) == 3  # t, t/a with t/a/x, t/c
+    assert set(_states(events).values()) == {"verified"}, _states(events)
+    _copy_matches(root, copy, third, ("", "/a", "/a/x", "/c"))
+    assert third not in _snapshots(f"{copy}/b")
