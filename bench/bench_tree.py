@@ -9,11 +9,17 @@ control sessions and plans, verifies and records each dataset. Prints the wall t
 (target <= 1.5) and zmigrate's overhead per dataset (target < 0.3 s). Not a timed test.
 
     sudo .venv/bin/python bench/bench_tree.py [--datasets 30] [--rounds 3] [--parallel 4]
+
+`--catch-up` measures instead the catch-up of a 200-dataset tree (`--datasets 200`) where 5
+changed (`--changed 5`): zmigrate `send -r --snapshot` against the ssh hand loop that sends
+only the changed ones (`zfs send -i`), each on its own copy, rotating order (target: <= 15 s
+and <= 1.0x the loop).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import statistics
 import subprocess
@@ -22,16 +28,17 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from bench_lab import bench_lab  # noqa: E402
 from lab.sshd import Lab  # noqa: E402
-from lab.util import free_port, port_listening, wait_until, write_random_files, zfs  # noqa: E402
+from lab.util import free_port, port_listening, wait_until, zfs  # noqa: E402
 
 from zmigrate.engine.plan import Options  # noqa: E402
 from zmigrate.engine.ssh import HostSpec, connect  # noqa: E402
-from zmigrate.engine.tree import TreeJob, TreeRequest  # noqa: E402
+from zmigrate.engine.tree import TreeJob, TreeRequest, snapshot_name  # noqa: E402
 from zmigrate.engine.units import MiB  # noqa: E402
 
 BLOCK, BUFFER = "128k", "16M"
@@ -87,12 +94,14 @@ def ssh_hand_loop(lab: Lab, names: list[str], root: str, target: str) -> float:
         shutil.rmtree(mux, ignore_errors=True)
 
 
-def with_zmigrate(root: str, target: str, parallel: int | None) -> float:
+def with_zmigrate(root: str, target: str, parallel: int | None,
+                  snapshot: str | None = "bench") -> float:
+    """`send -r` of `root` up to @`snapshot` (None: one taken now), as the CLI runs it."""
     t0 = time.monotonic()
     src, dst = connect(HostSpec("lab-src")), connect(HostSpec("lab-dst"))
     try:
         options = Options(buffer_size=16 * MiB, readonly=False)
-        TreeJob(src, dst, TreeRequest(root, target, "bench", options=options,
+        TreeJob(src, dst, TreeRequest(root, target, snapshot, options=options,
                                       parallel=parallel)).run()
     finally:
         src.close()
@@ -100,26 +109,116 @@ def with_zmigrate(root: str, target: str, parallel: int | None) -> float:
     return time.monotonic() - t0
 
 
+def make_tree(src_name: str, mountpoint: Path, count: int, kib: int = 1024) -> list[str]:
+    """`count` datasets over three levels (t, t/gN, t/gN/dM), each with one file of `kib`."""
+    root = f"{src_name}/t"
+    zfs("create", root)
+    names = [root]
+    for i in range(count - 1):
+        group = f"{root}/g{i % 5}"
+        name = group if group not in names else f"{group}/d{i}"
+        zfs("create", name)
+        names.append(name)
+    for name in names:
+        write_file(mountpoint / name[len(src_name) + 1:] / "f", kib * 1024)
+    return names
+
+
+def write_file(path: Path, size: int) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(os.urandom(size))
+
+
+def ssh_catch_up(lab: Lab, changed: list[str], root: str, target: str,
+                 bases: dict[str, str], snap: str) -> float:
+    """The hand loop of a catch-up: a snapshot of the tree, then `zfs send -i` of the changed
+    datasets only, each from its newest snapshot on the copy (`bases`, updated)."""
+    t0 = time.monotonic()
+    zfs("snapshot", "-r", f"{root}@{snap}")
+    mux = Path(tempfile.mkdtemp(prefix="zmigrate-bench-mux-"))
+    base = ["ssh", "-F", str(lab.ssh_config), "-o", f"UserKnownHostsFile={lab.known_hosts}",
+            "-o", "ControlMaster=auto", "-o", f"ControlPath={mux}/%r@%h:%p",
+            "-o", "ControlPersist=120"]
+    try:
+        for alias in ("lab-src", "lab-dst"):
+            subprocess.run([*base, alias, "true"], check=True, timeout=30)
+        for name in changed:
+            dest = target + name[len(root):]
+            port = free_port()
+            rx = subprocess.Popen(
+                [*base, "lab-dst", f"mbuffer -q -s {BLOCK} -m {BUFFER} -I 127.0.0.1:{port} "
+                                   f"| zfs receive {dest}"], stderr=subprocess.DEVNULL)
+            wait_until(lambda port=port: port_listening(port), 10, 0.01)
+            subprocess.run(
+                [*base, "lab-src", f"zfs send -i @{bases[name]} {name}@{snap} | mbuffer -q "
+                                   f"-s {BLOCK} -m {BUFFER} -O 127.0.0.1:{port}"],
+                check=True, stderr=subprocess.DEVNULL)
+            if rx.wait(120) != 0:
+                raise RuntimeError(f"the hand-built receive into {dest} failed")
+            bases[name] = snap
+    finally:
+        for alias in ("lab-src", "lab-dst"):
+            subprocess.run([*base, "-O", "exit", alias], capture_output=True, timeout=30)
+        shutil.rmtree(mux, ignore_errors=True)
+    return time.monotonic() - t0
+
+
+def catch_up_case(lab: Lab, pools: Callable[..., Any], count: int, changed: int,
+                  rounds: int) -> None:
+    """The catch-up of a `count`-dataset tree where `changed` changed, side by side."""
+    src = pools("bcsrc", size_mb=256 + count)
+    dst = pools("bcdst", size_mb=256 + 3 * count)
+    names = make_tree(src.name, src.mountpoint, count, kib=64)
+    root = f"{src.name}/t"
+    zfs("snapshot", "-r", f"{root}@bench")
+    copies = {"zmigrate": f"{dst.name}/zm", "hand loop over ssh": f"{dst.name}/hand"}
+    with_zmigrate(root, copies["zmigrate"], None)
+    hand = copies["hand loop over ssh"]
+    subprocess.run(f"zfs send -R {root}@bench | zfs receive {hand}",  # noqa: S602 - lab names
+                   shell=True, check=True)
+    bases = dict.fromkeys(names, "bench")
+    times: dict[str, list[float]] = {v: [] for v in copies}
+    step = max(1, len(names) // changed)
+    for r in range(rounds):
+        touched = names[r % step::step][:changed]
+        for name in touched:
+            write_file(src.mountpoint / name[len(src.name) + 1:] / f"r{r}", 256 * 1024)
+        for v in (list(copies) if r % 2 == 0 else list(reversed(copies))):
+            if v == "zmigrate":
+                wait_until(lambda: snapshot_name() not in zfs("list", "-H", "-t", "snapshot",
+                                                              "-o", "name", "-r", root), 3)
+                times[v].append(with_zmigrate(root, copies[v], None, snapshot=None))
+            else:
+                times[v].append(ssh_catch_up(lab, touched, root, copies[v], bases, f"h{r}"))
+        print(f"round {r + 1}: " + "   ".join(f"{v} {times[v][-1]:.2f} s" for v in copies),
+              flush=True)
+    med = {v: statistics.median(times[v]) for v in copies}
+    print(f"\ncatch-up of {len(names)} datasets, {changed} changed, {rounds} rounds (medians)")
+    for v in copies:
+        print(f"  {v:22s} {med[v]:6.2f} s")
+    print(f"ratio zmigrate / hand loop over ssh (changed ones only): "
+          f"{med['zmigrate'] / med['hand loop over ssh']:.2f} (target <= 1.0); "
+          f"zmigrate {med['zmigrate']:.1f} s (target <= 15 s)")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--datasets", type=int, default=30)
+    ap.add_argument("--datasets", type=int, default=None)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--parallel", type=int, default=4)
+    ap.add_argument("--catch-up", action="store_true")
+    ap.add_argument("--changed", type=int, default=5)
     args = ap.parse_args()
+    if args.catch_up:
+        with bench_lab("zmigrate-bench-catchup-") as (lab, pools):
+            catch_up_case(lab, pools, args.datasets or 200, args.changed, args.rounds)
+        return 0
+    args.datasets = args.datasets or 30
     with bench_lab("zmigrate-bench-tree-") as (lab, pools):
         src = pools("btsrc", size_mb=256 + 2 * args.datasets)
         dst = pools("btdst", size_mb=256 + 8 * args.datasets)
         root = f"{src.name}/t"
-        zfs("create", root)
-        names = [root]
-        for i in range(args.datasets - 1):
-            # Three levels: t, t/gN, t/gN/dM.
-            group = f"{root}/g{i % 5}"
-            name = group if group not in names else f"{group}/d{i}"
-            zfs("create", name)
-            names.append(name)
-        for name in names:
-            write_random_files(src.mountpoint / name[len(src.name) + 1:] / "f", 1, files=1)
+        names = make_tree(src.name, src.mountpoint, args.datasets)
         zfs("snapshot", "-r", f"{root}@bench")
         variants = ("hand loop", "hand loop over ssh", "zmigrate",
                     f"zmigrate --parallel {args.parallel}", "zmigrate --parallel 1")
