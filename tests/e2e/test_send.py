@@ -93,6 +93,7 @@ def test_full_send_tcp_200mb_over_ssh_control_sessions(lab: Lab, pools: tuple[Po
     done = next(e for e in events if e["event"] == "done")
     assert done["verified"] is True and done["hash_match"] is True
     assert isinstance(done["bytes"], int) and done["bytes"] > 200 * MiB
+    print(f"\nREMOTE COMMANDS of one full send: {done['remote_commands']}")
     sides = {e["side"] for e in events if e["event"] == "sample"}
     assert sides == {"send", "receive"}
     assert snapshot_guid(f"{ds}@one") == snapshot_guid(f"{dst.name}/copy@one")

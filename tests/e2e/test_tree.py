@@ -554,6 +554,7 @@ def test_a_catch_up_where_little_changed_goes_in_one_replication_stream(
     assert len(jobs) == 1 and jobs[0]["replicate"] is True, jobs
     assert first in str(jobs[0]["base"]) and "-R" in jobs[0]["send_flags"]
     assert set(_states(events).values()) == {"verified"}, _states(events)
+    print(f"\nREMOTE COMMANDS of a 6-dataset catch-up: {events[-1]['remote_commands']}")
     _copy_matches(root, copy, second, tuple(rel[1:] for rel in TREE))
     assert _snapshots(f"{copy}/a")[-2:] == [first, second]
 

@@ -204,6 +204,18 @@ class Host(ABC):
         self._beat_lock = threading.Lock()
         self._beat_thread: threading.Thread | None = None
         self._closed = threading.Event()
+        self._commands = 0  # remote commands started here (each one a session or a process)
+        self._commands_lock = threading.Lock()
+
+    @property
+    def commands(self) -> int:
+        """How many commands this host has run so far (`run`, `spawn`): the round trips a job
+        pays for, compared by the benchmarks."""
+        return self._commands
+
+    def _count(self) -> None:
+        with self._commands_lock:
+            self._commands += 1
 
     @property
     def title(self) -> str:
@@ -442,6 +454,7 @@ class LocalHost(Host):
 
     def run(self, line: str, *, timeout: float = 120.0,
             stdin: bytes | None = None) -> CommandResult:
+        self._count()
         try:
             proc = subprocess.run(  # noqa: S602 - the line is built by shell.join from validated names
                 ["sh", "-c", line],
@@ -473,6 +486,7 @@ class LocalHost(Host):
         data_stdin: bool = False,
         on_stdout_end: Callable[[], None] | None = None,
     ) -> Process:
+        self._count()
         body = group_body(self.tag, "g=$$; ", gated=gated, data_stdin=data_stdin)
         popen = subprocess.Popen(
             ["sh", "-c", body, self.tag, line],
@@ -661,6 +675,7 @@ class SshHost(Host):
         return transport
 
     def _open(self, line: str, *, keep_stdin: bool = False) -> paramiko.Channel:
+        self._count()
         with self._lock:
             transport = self._transport()
             try:
@@ -706,6 +721,7 @@ class SshHost(Host):
     def run(self, line: str, *, timeout: float = 120.0,
             stdin: bytes | None = None) -> CommandResult:
         if stdin is not None:
+            self._count()
             with self._lock:
                 chan = self._transport().open_session(timeout=30)
             chan.exec_command(line)
@@ -716,7 +732,9 @@ class SshHost(Host):
         out, err = _Collector(), _Collector()
         threads = self._reader_threads(chan, out.feed, err.feed, "zmigrate-ssh-run")
         deadline = time.monotonic() + timeout
-        while not chan.exit_status_ready():
+        # paramiko sets status_event when the exit status arrives (and when the channel
+        # closes): wake on it, not on a timer.
+        while not chan.status_event.wait(0.25):
             if chan.closed:
                 break
             if time.monotonic() > deadline:
@@ -724,7 +742,6 @@ class SshHost(Host):
                 raise CommandError(
                     f"command did not finish within {timeout:.0f} s", host=self.label, command=line
                 )
-            time.sleep(0.005)
         for t in threads:
             t.join(timeout=10)
         status = chan.recv_exit_status() if chan.exit_status_ready() else -1

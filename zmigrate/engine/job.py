@@ -127,6 +127,11 @@ class Job(Work):
         self.t0 = time.monotonic() if self._origin is None else self._origin
         return self._finish(self._run)
 
+    def counted_hosts(self) -> dict[str, Host]:
+        if self.src is self.dst:
+            return {"source": self.src}
+        return {"source": self.src, "destination": self.dst}
+
     def _check_cancel(self) -> None:
         if self._cancel.is_set():
             raise CancelledError("the transfer was cancelled before it started")

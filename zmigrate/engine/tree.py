@@ -183,6 +183,11 @@ class TreeJob(Work):
     def run(self) -> Summary:
         return self._finish(self._run)
 
+    def counted_hosts(self) -> dict[str, Host]:
+        if self.src is self.dst:
+            return {"source": self.src}
+        return {"source": self.src, "destination": self.dst}
+
     def _check_cancel(self) -> None:
         if self._cancel.is_set():
             raise CancelledError("the transfer was cancelled")

@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 from .errors import CancelledError, ZmigrateError
 from .events import Failed, Finished, Observer, Summary
+from .hosts import Host
 
 
 class Work:
@@ -59,10 +60,19 @@ class Work:
         return self._done.is_set()
 
     # -- the one end --------------------------------------------------------------------------
+    def counted_hosts(self) -> dict[str, Host]:
+        """The hosts whose remote commands the summary counts, by role."""
+        return {}
+
     def _finish(self, body: Callable[[], Summary]) -> Summary:
         """Run `body`; report its summary as Finished, or any error as Failed, then mark done."""
+        hosts = self.counted_hosts()
+        before = {role: h.commands for role, h in hosts.items()}
         try:
             summary = body()
+            # The round trips this work paid for (issue: small fixed costs): in `done`.
+            summary.extra["remote_commands"] = {role: h.commands - before[role]
+                                                for role, h in hosts.items()}
         except ZmigrateError as exc:
             if self._cancel.is_set() and not isinstance(exc, CancelledError):
                 exc = CancelledError(f"cancelled ({exc.message})", host=exc.host)
