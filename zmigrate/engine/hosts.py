@@ -22,6 +22,7 @@ from one whose run still works (engine/leftovers.py).
 from __future__ import annotations
 
 import io
+import logging
 import os
 import secrets
 import signal
@@ -35,6 +36,9 @@ from typing import IO, TYPE_CHECKING
 
 from . import shell
 from .errors import CommandError
+
+# Each remote command as it starts (DEBUG): what a job's round trips are.
+_commands_log = logging.getLogger("zmigrate.commands")
 
 if TYPE_CHECKING:
     import paramiko
@@ -213,9 +217,10 @@ class Host(ABC):
         pays for, compared by the benchmarks."""
         return self._commands
 
-    def _count(self) -> None:
+    def _count(self, line: str) -> None:
         with self._commands_lock:
             self._commands += 1
+        _commands_log.debug("%s: %s", self.label, line)
 
     @property
     def title(self) -> str:
@@ -454,7 +459,7 @@ class LocalHost(Host):
 
     def run(self, line: str, *, timeout: float = 120.0,
             stdin: bytes | None = None) -> CommandResult:
-        self._count()
+        self._count(line)
         try:
             proc = subprocess.run(  # noqa: S602 - the line is built by shell.join from validated names
                 ["sh", "-c", line],
@@ -486,7 +491,7 @@ class LocalHost(Host):
         data_stdin: bool = False,
         on_stdout_end: Callable[[], None] | None = None,
     ) -> Process:
-        self._count()
+        self._count(line)
         body = group_body(self.tag, "g=$$; ", gated=gated, data_stdin=data_stdin)
         popen = subprocess.Popen(
             ["sh", "-c", body, self.tag, line],
@@ -675,7 +680,7 @@ class SshHost(Host):
         return transport
 
     def _open(self, line: str, *, keep_stdin: bool = False) -> paramiko.Channel:
-        self._count()
+        self._count(line)
         with self._lock:
             transport = self._transport()
             try:
@@ -721,7 +726,7 @@ class SshHost(Host):
     def run(self, line: str, *, timeout: float = 120.0,
             stdin: bytes | None = None) -> CommandResult:
         if stdin is not None:
-            self._count()
+            self._count(line)
             with self._lock:
                 chan = self._transport().open_session(timeout=30)
             chan.exec_command(line)
