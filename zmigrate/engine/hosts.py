@@ -36,6 +36,7 @@ from typing import IO, TYPE_CHECKING
 
 from . import shell
 from .errors import CommandError
+from .remote_shell import RemoteShell, ShellLostError, ShellPool
 
 # Each remote command as it starts (DEBUG): what a job's round trips are.
 _commands_log = logging.getLogger("zmigrate.commands")
@@ -645,6 +646,7 @@ class SshHost(Host):
         self.via = via
         self._lock = threading.Lock()
         self._heard = time.monotonic()  # when a channel last received anything
+        self._shells = ShellPool(self._open_shell)  # short commands (remote_shell.py)
         threading.Thread(target=self._watch_alive, daemon=True,
                          name=f"zmigrate-alive-{label}").start()
 
@@ -679,22 +681,33 @@ class SshHost(Host):
             )
         return transport
 
-    def _open(self, line: str, *, keep_stdin: bool = False) -> paramiko.Channel:
-        self._count(line)
+    def _channel(self) -> paramiko.Channel:
         with self._lock:
             transport = self._transport()
             try:
-                chan = transport.open_session(timeout=30)
+                return transport.open_session(timeout=30)
             except Exception as exc:  # noqa: BLE001 - paramiko raises many kinds here
                 raise CommandError(
                     f"could not open an SSH channel: {exc}",
                     host=self.label,
                     fix="raise MaxSessions in the host's sshd_config if many jobs share it",
                 ) from exc
+
+    def _open(self, line: str, *, keep_stdin: bool = False) -> paramiko.Channel:
+        self._count(line)
+        chan = self._channel()
         chan.exec_command(line)
         if not keep_stdin:
             chan.shutdown_write()
         return chan
+
+    def _open_shell(self) -> RemoteShell:
+        chan = self._channel()
+        chan.exec_command("sh")
+        return RemoteShell(chan, self._hear)
+
+    def _hear(self) -> None:
+        self._heard = time.monotonic()
 
     def _reader_threads(self, chan: paramiko.Channel, out: OutputCallback,
                         err: OutputCallback, name: str,
@@ -725,6 +738,8 @@ class SshHost(Host):
 
     def run(self, line: str, *, timeout: float = 120.0,
             stdin: bytes | None = None) -> CommandResult:
+        if stdin is None:
+            return self._run_in_shell(line, timeout)
         if stdin is not None:
             self._count(line)
             with self._lock:
@@ -760,6 +775,27 @@ class SshHost(Host):
             )
         return CommandResult(self.label, line, status, out.text(), err.text())
 
+    def _run_in_shell(self, line: str, timeout: float) -> CommandResult:
+        """`line` through one of the host's open shells: one round trip, no new session."""
+        self._count(line)
+        sh = self._shells.take()
+        try:
+            status, out, err = sh.run(line, timeout)
+        except TimeoutError:
+            raise CommandError(f"command did not finish within {timeout:.0f} s",
+                               host=self.label, command=line) from None
+        except ShellLostError:
+            sh.close()
+            if not self.alive():
+                raise CommandError(
+                    "the SSH control session was lost while a command ran", host=self.label,
+                    command=line, fix="check the network and that sshd still runs there",
+                ) from None
+            return CommandResult(self.label, line, -1, "", "")
+        self._shells.give_back(sh)
+        return CommandResult(self.label, line, status, out.decode("utf-8", "replace"),
+                             err.decode("utf-8", "replace"))
+
     def spawn(
         self,
         line: str,
@@ -789,6 +825,7 @@ class SshHost(Host):
 
     def close(self) -> None:
         self._closed.set()
+        self._shells.close()
         self.client.close()
         for jump in reversed(self.jumps):
             jump.close()

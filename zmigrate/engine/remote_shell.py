@@ -1,0 +1,141 @@
+"""Short commands through a shell kept open on the host, instead of one SSH session each.
+
+Opening an SSH session and starting a command in it costs 80-200 ms on a loopback host (sshd
+forks, the login shell starts) and seconds on a slow NAS; a job runs a dozen short commands
+(probe, reads, checks). A `RemoteShell` is one session running `sh` that reads commands on its
+stdin and ends each one's output with a marker carrying its exit status: after the first, a
+command costs one round trip. Each command still runs in a shell of its own (`sh -c LINE`,
+stdin from /dev/null), so nothing it sets or reads leaks into the next.
+
+Long-running pipelines (the streams) keep their own sessions (`Host.spawn`): they need their
+own process groups, stdin and output streams.
+"""
+
+from __future__ import annotations
+
+import secrets
+import shlex
+import threading
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import paramiko
+
+IDLE_KEPT = 2  # shells kept open between commands (sshd's MaxSessions is 10 by default)
+
+
+class ShellLostError(Exception):
+    """The shell's session ended before the command's end marker came."""
+
+
+class RemoteShell:
+    """One session running `sh`, one command at a time."""
+
+    def __init__(self, chan: paramiko.Channel, heard: Callable[[], None]) -> None:
+        self._chan = chan
+        self._heard = heard
+        self._token = secrets.token_hex(8)
+        self._seq = 0
+        self._cond = threading.Condition()
+        self._out = bytearray()
+        self._err = bytearray()
+        self._ended = False
+        for recv, buf, name in ((chan.recv, self._out, "out"), (chan.recv_stderr, self._err,
+                                                                 "err")):
+            threading.Thread(target=self._pump, args=(recv, buf), daemon=True,
+                             name=f"zmigrate-shell-{name}").start()
+
+    @property
+    def usable(self) -> bool:
+        return not self._ended and not self._chan.closed
+
+    def _pump(self, recv: Callable[[int], bytes], buf: bytearray) -> None:
+        while True:
+            try:
+                data = recv(65536)
+            except Exception:  # noqa: BLE001 - a dead transport ends the stream
+                data = b""
+            with self._cond:
+                if not data:
+                    self._ended = True
+                    self._cond.notify_all()
+                    return
+                buf += data
+                self._cond.notify_all()
+            self._heard()
+
+    def run(self, line: str, timeout: float) -> tuple[int, bytes, bytes]:
+        """(exit status, stdout, stderr) of `line`. Raises ShellLostError if the session ends first
+        and TimeoutError after `timeout` (the shell is then closed: it may still be busy)."""
+        self._seq += 1
+        mark = f"@@zmigrate-end-{self._token}-{self._seq}".encode()
+        # The newline before each marker puts it on a line of its own; it is taken off again.
+        script = (f"sh -c {shlex.quote(line)} </dev/null; printf '\\n%s %s\\n' "
+                  f"{mark.decode()} $?; printf '\\n%s\\n' {mark.decode()} >&2\n")
+        self._chan.sendall(script.encode())
+        deadline = time.monotonic() + timeout
+        out_at = err_at = -1
+        seen_out = seen_err = 0  # how far each buffer was searched (big outputs: MBs)
+        with self._cond:
+            while True:
+                if out_at < 0:
+                    out_at = self._out.find(b"\n" + mark + b" ", max(0, seen_out - len(mark) - 2))
+                    seen_out = len(self._out)
+                if err_at < 0:
+                    err_at = self._err.find(b"\n" + mark + b"\n", max(0, seen_err - len(mark) - 2))
+                    seen_err = len(self._err)
+                if out_at >= 0 and err_at >= 0 and self._out.find(b"\n", out_at + 1) >= 0:
+                    break
+                if self._ended:
+                    raise ShellLostError
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    self.close()
+                    raise TimeoutError
+                self._cond.wait(min(left, 1.0))
+            end = self._out.index(b"\n", out_at + 1)
+            status = int(self._out[out_at + len(mark) + 2:end])
+            out, err = bytes(self._out[:out_at]), bytes(self._err[:err_at])
+            del self._out[:end + 1]
+            del self._err[:err_at + len(mark) + 2]
+        return status, out, err
+
+    def close(self) -> None:
+        try:
+            self._chan.close()
+        except Exception:  # noqa: BLE001, S110 - closing a dead channel
+            pass
+
+
+class ShellPool:
+    """The shells of one host: an idle one for each command, a new one when all are busy."""
+
+    def __init__(self, open_shell: Callable[[], RemoteShell]) -> None:
+        self._open = open_shell
+        self._idle: list[RemoteShell] = []
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def take(self) -> RemoteShell:
+        with self._lock:
+            while self._idle:
+                sh = self._idle.pop()
+                if sh.usable:
+                    return sh
+        return self._open()
+
+    def give_back(self, sh: RemoteShell) -> None:
+        with self._lock:
+            if sh.usable and not self._closed and len(self._idle) < IDLE_KEPT:
+                self._idle.append(sh)
+                return
+        sh.close()
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            idle, self._idle = self._idle, []
+        for sh in idle:
+            sh.close()
