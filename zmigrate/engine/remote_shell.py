@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     import paramiko
 
 IDLE_KEPT = 2  # shells kept open between commands (sshd's MaxSessions is 10 by default)
+WAIT_IDLE = 0.1  # seconds a command waits for a busy shell before it opens one more
 
 
 class ShellLostError(Exception):
@@ -110,32 +111,62 @@ class RemoteShell:
 
 
 class ShellPool:
-    """The shells of one host: an idle one for each command, a new one when all are busy."""
+    """The shells of one host: an idle one for each command, a new one only when none comes
+    free within WAIT_IDLE (a short command takes a few ms; a new session 80-200 ms)."""
 
     def __init__(self, open_shell: Callable[[], RemoteShell]) -> None:
         self._open = open_shell
         self._idle: list[RemoteShell] = []
-        self._lock = threading.Lock()
+        self._opening = 0  # shells being opened by warm()
+        self._cond = threading.Condition()
         self._closed = False
 
+    def warm(self, count: int = IDLE_KEPT) -> None:
+        """Open `count` shells in the background, so the first commands find them ready."""
+        with self._cond:
+            self._opening += count
+        for _ in range(count):
+            threading.Thread(target=self._warm_one, daemon=True,
+                             name="zmigrate-shell-warm").start()
+
+    def _warm_one(self) -> None:
+        try:
+            sh: RemoteShell | None = self._open()
+        except Exception:  # noqa: BLE001 - a command opens its own then, and says why
+            sh = None
+        with self._cond:
+            self._opening -= 1
+            self._cond.notify_all()
+        if sh is not None:
+            self.give_back(sh)
+
     def take(self) -> RemoteShell:
-        with self._lock:
-            while self._idle:
-                sh = self._idle.pop()
-                if sh.usable:
-                    return sh
+        deadline = time.monotonic() + WAIT_IDLE
+        with self._cond:
+            while not self._closed:
+                while self._idle:
+                    sh = self._idle.pop()
+                    if sh.usable:
+                        return sh
+                left = deadline - time.monotonic()
+                if left <= 0 and not self._opening:
+                    break
+                # A shell being opened comes sooner than a new one would.
+                self._cond.wait(left if left > 0 else 1.0)
         return self._open()
 
     def give_back(self, sh: RemoteShell) -> None:
-        with self._lock:
+        with self._cond:
             if sh.usable and not self._closed and len(self._idle) < IDLE_KEPT:
                 self._idle.append(sh)
+                self._cond.notify()
                 return
         sh.close()
 
     def close(self) -> None:
-        with self._lock:
+        with self._cond:
             self._closed = True
             idle, self._idle = self._idle, []
+            self._cond.notify_all()
         for sh in idle:
             sh.close()
