@@ -1,0 +1,117 @@
+"""The shell kept open on a host (remote_shell.py), driven through a real local `sh` in place of
+the SSH channel: each command's own output, error, exit status, and nothing leaking between."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from zmigrate.engine.remote_shell import RemoteShell, ShellLostError, ShellPool
+
+
+class ShChannel:
+    """What RemoteShell uses of a paramiko Channel, over a local `sh` process."""
+
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen(["sh"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, start_new_session=True)
+        self.closed = False
+
+    def recv(self, n: int) -> bytes:
+        assert self.proc.stdout is not None
+        return self.proc.stdout.read1(n)
+
+    def recv_stderr(self, n: int) -> bytes:
+        assert self.proc.stderr is not None
+        return self.proc.stderr.read1(n)
+
+    def sendall(self, data: bytes) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(data)
+        self.proc.stdin.flush()
+
+    def close(self) -> None:
+        # As sshd does when the channel closes: the session's processes go with it.
+        self.closed = True
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
+
+
+@pytest.fixture
+def sh() -> Iterator[RemoteShell]:
+    shell = RemoteShell(ShChannel(), lambda: None)  # type: ignore[arg-type]
+    yield shell
+    shell.close()
+
+
+def test_each_command_gets_its_own_output_error_and_status(sh: RemoteShell) -> None:
+    assert sh.run("printf abc", 10) == (0, b"abc", b"")
+    assert sh.run("echo out; echo err >&2; exit 3", 10) == (3, b"out\n", b"err\n")
+    # `exit` ended only that command's own shell: the next one runs.
+    assert sh.run("echo 'it''s'; printf 'two\\nlines\\n'", 10) == (0, b"its\ntwo\nlines\n", b"")
+    assert sh.run("x=1", 10)[0] == 0 and sh.run('echo "[$x]"', 10)[1] == b"[]\n"
+
+
+def test_a_command_reading_stdin_gets_nothing_and_leaves_the_next_one_alone(
+        sh: RemoteShell) -> None:
+    assert sh.run("cat; echo after", 10) == (0, b"after\n", b"")
+    assert sh.run("echo next", 10) == (0, b"next\n", b"")
+
+
+def test_big_output_arrives_whole(sh: RemoteShell) -> None:
+    status, out, _ = sh.run("i=0; while [ $i -lt 3000 ]; do "
+                            "printf '%0999d\\n' $i; i=$((i+1)); done", 60)
+    assert status == 0 and len(out) == 3000 * 1000 and out.endswith(b"%0999d\n".replace(
+        b"%0999d", b"2999".rjust(999, b"0")))
+
+
+def test_a_command_past_its_timeout_closes_the_shell(sh: RemoteShell) -> None:
+    t0 = time.monotonic()
+    with pytest.raises(TimeoutError):
+        sh.run("sleep 5", 0.3)
+    assert time.monotonic() - t0 < 2 and not sh.usable
+
+
+def test_a_shell_that_dies_is_lost_not_silent() -> None:
+    chan = ShChannel()
+    shell = RemoteShell(chan, lambda: None)  # type: ignore[arg-type]
+    with pytest.raises(ShellLostError):
+        shell.run("kill -9 $PPID; echo gone", 10)
+    assert not shell.usable
+
+
+def test_the_pool_reuses_an_idle_shell_and_opens_one_more_only_when_all_stay_busy() -> None:
+    opened: list[RemoteShell] = []
+
+    def open_one() -> RemoteShell:
+        s = RemoteShell(ShChannel(), lambda: None)  # type: ignore[arg-type]
+        opened.append(s)
+        return s
+
+    pool = ShellPool(open_one)
+    pool.warm(1)
+    first = pool.take()
+    assert first.run("echo a", 10)[1] == b"a\n"
+    pool.give_back(first)
+    assert pool.take() is first and len(opened) == 1
+    # Busy for a second: a second command does not wait that long, it opens a shell.
+    busy = threading.Thread(target=lambda: first.run("sleep 1", 10))
+    busy.start()
+    second = pool.take()
+    assert second is not first and len(opened) == 2
+    busy.join()
+    pool.give_back(first)
+    pool.give_back(second)
+    third = open_one()
+    pool.give_back(third)  # more than IDLE_KEPT idle: closed
+    assert not third.usable
+    pool.close()
+    assert not first.usable and not second.usable
