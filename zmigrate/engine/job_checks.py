@@ -98,8 +98,14 @@ def verify_guids(src: Host, dst: Host, dst_caps: zfs.Capabilities, plan: Plan,
             raise TransferError(f"{dst_snap} is missing after the transfer",
                                 host=plan.destination) from exc
 
-    src_guid, dst_guid = both(lambda: zfs.guid(src, plan.source_snapshot),
-                              destination_guid)
+    # A snapshot's guid never changes: the one read with the inventory is the source's.
+    known = next((s.guid for d in src_sets for s in d.snapshots
+                  if s.name == plan.source_snapshot), None)
+    if known is not None:
+        src_guid, dst_guid = known, destination_guid()
+    else:
+        src_guid, dst_guid = both(lambda: zfs.guid(src, plan.source_snapshot),
+                                  destination_guid)
     if src_guid != dst_guid:
         raise TransferError(
             f"guid mismatch: source {src_guid}, destination {dst_guid}",

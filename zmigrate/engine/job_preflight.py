@@ -67,20 +67,17 @@ def read_known(src: Host, dst: Host, src_caps: zfs.Capabilities, dst_caps: zfs.C
     with ThreadPoolExecutor(max_workers=6, thread_name_prefix="zmigrate-preflight") as pool:
         src_f = pool.submit(lambda: zfs.inventory(src, src_caps, source)
                             if src_caps.has_zfs else [])
-        parent_f = pool.submit(lambda: zfs.inventory_shallow(dst, dst_caps, parent)
-                               if dst_caps.has_zfs else [])
-        tree_f = pool.submit(lambda: zfs.inventory(dst, dst_caps, destination)
-                             if dst_caps.has_zfs else [])
+        dst_f = pool.submit(lambda: zfs.inventory_with_parent(dst, dst_caps, parent,
+                                                              destination)
+                            if dst_caps.has_zfs else [])
         addr_f = pool.submit(lambda: addresses(src, dst, src_caps, dst_caps) if tcp
                              else ("", None))
         # The ports and what earlier runs left there: one command.
         host_f = pool.submit(lambda: leftovers.read(dst, destination, ports=tcp))
         feature_f = pool.submit(lambda: zfs.pool_feature(
             dst, destination.split("/", 1)[0], "extensible_dataset") if check_feature else None)
-        # A pool root is its own "parent": its full read (with snapshots) is the one kept.
-        dst_sets = [d for d in parent_f.result() if d.name != destination] + tree_f.result()
         host = host_f.result()
-        return Known(tuple(src_f.result()), tuple(dst_sets), host.ports,
+        return Known(tuple(src_f.result()), tuple(dst_f.result()), host.ports,
                      addr_f.result(), feature_f.result(), host.leftovers)
 
 

@@ -335,30 +335,39 @@ def require_zfs(host: Host, caps: Capabilities) -> None:
         )
 
 
-def inventory(host: Host, caps: Capabilities, root: str | None = None) -> list[Dataset]:
-    """Datasets (with snapshots and bookmarks) on `host`, under `root` when given, else all."""
+def _inventory_argv(host: Host, caps: Capabilities, root: str | None) -> list[str]:
     argv = host.privileged(["zfs", "get", "-Hp", "-r", "-o", "name,property,value"])
     if caps.bookmarks:
         argv += ["-t", "filesystem,volume,snapshot,bookmark"]
     argv.append(",".join(caps.properties))
     if root is not None:
         argv.append(shell.dataset(root))
-    result = host.execute(argv, timeout=300)
-    if not result.ok:
-        if root is not None and "does not exist" in result.stderr:
-            return []
+    return argv
+
+
+def inventory_with_parent(host: Host, caps: Capabilities, parent: str,
+                          name: str) -> list[Dataset]:
+    """`name` with its descendants, snapshots and bookmarks, and `parent` alone: one command
+    (either may not exist)."""
+    shallow = host.privileged(["zfs", "get", "-Hp", "-o", "name,property,value",
+                               ",".join(caps.properties), shell.dataset(parent)])
+    result = host.run(f"{shell.join(shallow)}; {shell.join(_inventory_argv(host, caps, name))}",
+                      timeout=300)
+    errors = [line for line in result.stderr.splitlines() if line.strip()]
+    if not result.ok and not all("does not exist" in line for line in errors):
         raise classify_zfs_error(result.host, "listing datasets", result.stderr, result.command,
                                  result.status)
     return build_inventory(parse_get(result.stdout))
 
 
-def inventory_shallow(host: Host, caps: Capabilities, name: str) -> list[Dataset]:
-    """Just `name` itself (no children, no snapshots), or [] if it does not exist."""
-    argv = host.privileged(["zfs", "get", "-Hp", "-o", "name,property,value",
-                            ",".join(caps.properties), shell.dataset(name)])
-    result = host.execute(argv, timeout=120)
+def inventory(host: Host, caps: Capabilities, root: str | None = None) -> list[Dataset]:
+    """Datasets (with snapshots and bookmarks) on `host`, under `root` when given, else all."""
+    result = host.execute(_inventory_argv(host, caps, root), timeout=300)
     if not result.ok:
-        return []
+        if root is not None and "does not exist" in result.stderr:
+            return []
+        raise classify_zfs_error(result.host, "listing datasets", result.stderr, result.command,
+                                 result.status)
     return build_inventory(parse_get(result.stdout))
 
 
