@@ -297,12 +297,8 @@ class Job(Work):
         """After the streams: guids compared, readonly=on, the bookmark; the summary."""
         assert self.dst_caps is not None
         src_guid, dst_guid = (0, 0) if self.deferred else verify_guids(
-            self.src, self.dst, self.dst_caps, plan, self._src_sets, self.emit)
-        if plan.options.readonly and not self.deferred:
-            self.emit(StageChanged("verifying", "setting readonly=on"))
-            self.dst.execute(
-                self.dst.privileged(["zfs", "set", "readonly=on", plan.destination_dataset])
-            ).check("setting readonly=on")
+            self.src, self.dst, self.dst_caps, plan, self._src_sets, self.emit,
+            readonly=plan.options.readonly)
         extra: dict[str, object] = {}
         if plan.resume_token:
             extra["resumed_from"] = plan.resumed_from

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
-from . import zfs
+from . import shell, zfs
 from .errors import PreflightError, PreflightReason, TransferError, ZmigrateError
 from .events import StageChanged, Summary
 from .hosts import Host
@@ -86,17 +86,28 @@ def check_permissions(src: Host, dst: Host, src_caps: zfs.Capabilities,
 
 
 def verify_guids(src: Host, dst: Host, dst_caps: zfs.Capabilities, plan: Plan,
-                 src_sets: list[zfs.Dataset], emit: Emit) -> tuple[int, int]:
-    """The sent snapshot's guid, equal on both sides (and every child's after -R)."""
-    emit(StageChanged("verifying", "comparing snapshot guids"))
+                 src_sets: list[zfs.Dataset], emit: Emit, *,
+                 readonly: bool = False) -> tuple[int, int]:
+    """The sent snapshot's guid, equal on both sides (and every child's after -R); with
+    `readonly`, the copy set readonly=on in the same command (one round trip)."""
+    emit(StageChanged("verifying", "comparing snapshot guids"
+                      + (" and setting readonly=on" if readonly else "")))
     dst_snap = plan.destination_snapshot
 
     def destination_guid() -> int:
-        try:
-            return zfs.guid(dst, dst_snap)
-        except ZmigrateError as exc:
-            raise TransferError(f"{dst_snap} is missing after the transfer",
-                                host=plan.destination) from exc
+        line = shell.join(dst.privileged(["zfs", "get", "-Hp", "-o", "value", "guid",
+                                          dst_snap]))
+        if readonly:
+            line += " && " + shell.join(dst.privileged(
+                ["zfs", "set", "readonly=on", plan.destination_dataset]))
+        r = dst.run(line, timeout=120)
+        first = r.stdout.strip().splitlines()[:1]
+        if not first or not first[0].isdigit():
+            said = r.stderr.strip().splitlines()[-1:]
+            raise TransferError(f"{dst_snap} is missing after the transfer"
+                                + (f" ({said[0]})" if said else ""), host=plan.destination)
+        r.check("setting readonly=on")
+        return int(first[0])
 
     # A snapshot's guid never changes: the one read with the inventory is the source's.
     known = next((s.guid for d in src_sets for s in d.snapshots
