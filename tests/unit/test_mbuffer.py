@@ -753,3 +753,21 @@ def test_summary_round_trip(total_kib: int, secs: float, empty: int, full: int) 
     assert got.seconds == pytest.approx(secs, abs=0.05 + 1e-6)
     assert got.empty == (empty or None)
     assert parse_status(line) is None
+
+
+def test_the_doctors_meter_takes_a_status_line_as_it_comes_not_with_the_next_one() -> None:
+    """A stage of one second sees one or two status lines: each one counts when it arrives
+    whole ("% full"), not half a second later when the next one ends it, and only once."""
+    from zmigrate.engine.doctor.measure import Meter
+
+    text = (DATA / "r20230301-net-recv.err").read_bytes()
+    statuses = [p for p in text.split(b"\r") if p.rstrip().endswith(b"full")]
+    assert len(statuses) >= 2
+    meter = Meter()
+    meter.feed(b"\r" + statuses[0])
+    assert len(meter.points) == 1  # no separator after it yet
+    meter.feed(b"\r" + statuses[1][:10])  # ends the first: not counted twice
+    assert len(meter.points) == 1
+    meter.feed(statuses[1][10:])
+    assert [total for _, total in meter.points] == [
+        parse_status(s.decode()).total for s in statuses[:2]]  # type: ignore[union-attr]

@@ -182,6 +182,11 @@ class LineSplitter:
         self._tail = parts.pop()
         return [p.decode("utf-8", "replace") for p in parts if p]
 
+    def peek(self) -> str:
+        """The partial piece kept so far (a status line is complete before the separator that
+        ends it comes, with the next one half a second later)."""
+        return self._tail.decode("utf-8", "replace")
+
     def flush(self) -> list[str]:
         """Return the remaining partial piece, if any, and reset."""
         tail, self._tail = self._tail, b""

@@ -40,6 +40,7 @@ class Meter:
         self.summary_rate: float | None = None
         self.summary_total: int | None = None
         self.tail: collections.deque[str] = collections.deque(maxlen=20)
+        self._early: str | None = None  # a status line counted before its separator came
 
     def feed(self, data: bytes) -> None:
         now = time.monotonic()
@@ -47,13 +48,23 @@ class Meter:
             status = parse_status(line)
             with self._lock:
                 if status is not None:
-                    self.points.append((now, status.total))
+                    if line != self._early:
+                        self.points.append((now, status.total))
+                    self._early = None
                     continue
                 summary = parse_summary(line)
                 if summary is not None:
                     self.summary_rate, self.summary_total = summary.rate, summary.total
                 elif line.strip() and "No controlling terminal" not in line:
                     self.tail.append(line.strip())
+        # A status line is whole once it says "% full": taken as it comes, not half a second
+        # later with the next one (a short stage may end before that).
+        pending = self._split.peek()
+        status = parse_status(pending) if pending.rstrip().endswith("full") else None
+        if status is not None and pending != self._early:
+            with self._lock:
+                self.points.append((now, status.total))
+                self._early = pending
 
     @property
     def total(self) -> int:
