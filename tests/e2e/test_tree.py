@@ -423,6 +423,7 @@ def test_the_final_syncs_read_only_window_is_predicted_and_then_measured(
     predicted = next(e for e in events if e["event"] == "readonly_window")
     assert kinds.index("readonly_window") < kinds.index("tree_plan")  # said before it ran
     assert predicted["datasets"] == 6 and predicted["at_least"] is True  # zfs-fuse: no written
+    assert predicted["streams"] == 1  # a plain catch-up: one replication stream
     assert predicted["changed"] >= 12 * 2**20
     done = next(e for e in events if e["event"] == "done")
     real = done["readonly_seconds"]

@@ -3,6 +3,7 @@ changed since the copy's newest snapshot."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from zmigrate.engine.history.records import JobRecord
@@ -83,8 +84,14 @@ def test_prediction_and_its_words() -> None:
            _ds("tank/t/a", 10, [("s1", 2, 10, 0)], written=0)]
     dst = [_ds("bk/t", 1, [("s1", 1, 0, None)]), _ds("bk/t/a", 1, [("s1", 2, 0, None)])]
     w = predict(plan, src, dst, PastRuns(rate=100 * MiB, per_dataset=1.5, runs=2))
-    assert w == Window(5.0, 200 * MiB, 2, False)
+    assert w == Window(5.0, 200 * MiB, 2, False, streams=2)
     assert describe(w) == ("the source will be read-only for about 5 s (200 MiB changed in "
                            "2 datasets)")
+    # The two in one catch-up stream: one fixed cost, the same datasets named.
+    one = _plan(dataclasses.replace(_entry("tank/t"), replicate=True),
+                dataclasses.replace(_entry("tank/t/a"), carried_by="tank/t"))
+    w = predict(one, src, dst, PastRuns(rate=100 * MiB, per_dataset=1.5, runs=2))
+    assert w == Window(3.5, 200 * MiB, 2, False, streams=1)
+    assert describe(w).endswith("(200 MiB changed in 2 datasets)")
     unknown = predict(plan, src, dst, None)
     assert unknown.seconds is None and "a catch-up run first gives the figure" in describe(unknown)

@@ -41,10 +41,11 @@ class Window:
     changed: int  # bytes changed on the source since each dataset's newest common snapshot
     datasets: int  # datasets to send
     at_least: bool  # the host does not say what was written: `changed` is a lower bound
+    streams: int = 0  # streams they go in (a subtree's small catch-up is one)
 
     def to_json(self) -> dict[str, object]:
         return {"seconds": self.seconds, "changed": self.changed, "datasets": self.datasets,
-                "at_least": self.at_least}
+                "streams": self.streams, "at_least": self.at_least}
 
 
 def same_tree(record: JobRecord, plan: TreePlan) -> bool:
@@ -69,7 +70,8 @@ def past_runs(records: Sequence[JobRecord], plan: TreePlan) -> PastRuns | None:
     extra = newest.summary.get("extra") or {}
     window = extra.get("window_seconds", newest.seconds or 0.0)
     states = extra.get("datasets") or {}
-    sent = sum(1 for s in states.values() if s == "verified") or 1
+    # Each stream pays the fixed cost (runs recorded before streams were counted: a dataset).
+    sent = extra.get("streams") or sum(1 for s in states.values() if s == "verified") or 1
     streaming = newest.bytes / rate if rate > 0 else 0.0
     per_dataset = max(0.0, (float(window) - streaming) / sent)
     return PastRuns(rate=rate, per_dataset=per_dataset, runs=len(runs))
@@ -108,10 +110,12 @@ def predict(plan: TreePlan, src_sets: Sequence[zfs.Dataset], dst_sets: Sequence[
             past: PastRuns | None) -> Window:
     """The read-only window of `plan` run as a final sync."""
     changed, at_least = changed_since_common(src_sets, dst_sets, plan)
-    n = len([e for e in plan.to_send if e.carried_by is None])
+    n = len(plan.to_send)
+    streams = len([e for e in plan.to_send if e.carried_by is None])
     if past is None or past.rate <= 0:
-        return Window(None, changed, n, at_least)
-    return Window(n * past.per_dataset + changed / past.rate, changed, n, at_least)
+        return Window(None, changed, n, at_least, streams)
+    return Window(streams * past.per_dataset + changed / past.rate, changed, n, at_least,
+                  streams)
 
 
 def describe(w: Window) -> str:

@@ -25,6 +25,7 @@ def tree_summary(plan: TreePlan, totals: Totals, elapsed: float, results: dict[s
         "vanished": list(plan.vanished),
         "snapshot": plan.snapshot,
         "window_seconds": round(window, 3),
+        "streams": len([e for e in plan.to_send if e.carried_by is None]),
     }
     if readonly_since is not None:
         extra["source_readonly_since"] = readonly_since
