@@ -28,3 +28,17 @@ class Page(QWizardPage):
         super().__init__(parent)
         self.session = session
         self.settings = settings
+        self._complete_said: bool | None = None
+
+    def complete_changed(self) -> None:
+        """`completeChanged`, only when the answer did change: each one has the wizard lay its
+        buttons and the page out again, which takes tens of ms beside a tree of thousands of
+        rows (a big pool's Source and Destination pages)."""
+        now = self.isComplete()
+        if now is not self._complete_said:
+            self._complete_said = now
+            self.completeChanged.emit()
+
+    def forget_complete(self) -> None:
+        """The page is shown again: the wizard asks isComplete itself, the next answer is said."""
+        self._complete_said = None

@@ -321,6 +321,7 @@ class DestinationPage(Page):
         self._planner = LatestTask(self, TREE_PLAN_DELAY_MS)
 
     def initializePage(self) -> None:
+        self.forget_complete()
         s = self.session
         if s.dst_host is not self._loaded_for or s.dst_datasets is None:
             self._reload()
@@ -480,7 +481,7 @@ class DestinationPage(Page):
 
     def _on_choice(self, checked: bool) -> None:
         if checked:
-            self.completeChanged.emit()
+            self.complete_changed()
 
     def _set_state(self, state: State) -> None:
         self.state = state
@@ -494,7 +495,7 @@ class DestinationPage(Page):
         elif check.isChecked():
             check.setChecked(False)
         self._show_choices(state.partial)
-        self.completeChanged.emit()
+        self.complete_changed()
 
     def _show_choices(self, partial: Partial | None) -> None:
         """The Resume / Discard choice; a choice stays while the same partial is shown."""

@@ -43,6 +43,7 @@ class SourcePage(Page):
         self._following = False
 
     def initializePage(self) -> None:
+        self.forget_complete()
         s = self.session
         if s.src_host is not self._loaded_for or s.src_datasets is None:
             self._reload()
@@ -56,7 +57,7 @@ class SourcePage(Page):
         self._set_tree(None)
         self._show_choice()
         self.tree.load(s.src_host, s.src_caps, self._on_loaded)
-        self.completeChanged.emit()
+        self.complete_changed()
 
     def _on_loaded(self, datasets: list[Dataset]) -> None:
         self.session.src_datasets = datasets
@@ -64,7 +65,7 @@ class SourcePage(Page):
             self.ui.status_label.setText(
                 f"{markup.escape(self.session.src_host.label if self.session.src_host else '')} "
                 "has no ZFS datasets.")
-        self.completeChanged.emit()
+        self.complete_changed()
 
     def _on_selection(self, _selected: QItemSelection, _deselected: QItemSelection) -> None:
         if self._following or self.tree.filtering:
@@ -102,7 +103,7 @@ class SourcePage(Page):
             s.snapshot = s.source_dataset = None
             self._set_tree(None)
         self._show_choice()
-        self.completeChanged.emit()
+        self.complete_changed()
 
     def choose(self, name: str) -> bool:
         """Pick a snapshot, or a dataset (a tree when it has children), as a click would."""
@@ -168,7 +169,7 @@ class SourcePage(Page):
         s.take_snapshot = self.ui.snapshot_now_radio.isChecked() or shared is None
         s.tree_snapshot = None if s.take_snapshot else shared
         self._show_choice()
-        self.completeChanged.emit()
+        self.complete_changed()
 
     def _on_pick_changed(self) -> None:
         self._default_snapshot_mode()

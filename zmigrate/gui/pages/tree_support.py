@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable
 
 from PySide6.QtCore import QModelIndex
@@ -66,6 +67,11 @@ class DatasetTree:
             self.busy.hide()
             self.status.setText("")
             self.show(datasets)
+            # A big pool's inventory (and the model's nodes) lives as long as the page: out of
+            # the cyclic collector's sight, whose full passes walk every tracked object and
+            # stalled the window for ~100 ms beside 10,000 snapshots. (Freed by reference
+            # counting all the same: nothing in it is a cycle.)
+            gc.freeze()
             done(datasets)
 
         def failed(exc: Exception) -> None:
