@@ -82,7 +82,7 @@ class DatasetTree:
             self.loading = False
             self.busy.hide()
             self.status.setText("")
-            self.show(datasets)
+            without_collector(lambda: self.show(datasets))  # the model's nodes: as many again
             # A big pool's inventory (and the model's nodes) lives as long as the page: out of
             # the cyclic collector's sight, whose full passes walk every tracked object and
             # stalled the window for ~100 ms beside 10,000 snapshots. (Freed by reference
