@@ -53,18 +53,34 @@ class DatasetTree:
         filter_edit.textChanged.connect(self._on_filter)
         self.loading = False
         self.filtering = False
+        self._expanded_before: list[str] | None = None  # the open rows when a filter began
         self._generation = 0
         busy.hide()
 
     def _on_filter(self, text: str) -> None:
+        needle = text.strip()
+        if needle and self._expanded_before is None:
+            self._expanded_before = self._expanded()
         # Rows the filter hides leave the selection: that is not a choice (`filtering`).
         self.filtering = True
         try:
-            self.proxy.setFilterFixedString(text.strip())
+            self.proxy.setFilterFixedString(needle)
         finally:
             self.filtering = False
-        if text.strip():
+        if needle:
             self.view.expandAll()
+        elif self._expanded_before is not None:
+            # Back to the tree as it was: the matches' expanded parents would stay open (on a
+            # big pool thousands of rows more to lay out, and to filter the next time).
+            self.view.collapseAll()
+            for name in self._expanded_before:
+                self.view.expand(self.proxy.mapFromSource(self.model.index_of(name)))
+            self._expanded_before = None
+
+    def _expanded(self) -> list[str]:
+        """The datasets whose rows are open, parents first."""
+        return [name for name in self.model.dataset_names()
+                if self.view.isExpanded(self.proxy.mapFromSource(self.model.index_of(name)))]
 
     def load(self, host: Host, caps: Capabilities,
              done: Callable[[list[Dataset]], None]) -> None:
