@@ -61,18 +61,21 @@ class DatasetTree:
         needle = text.strip()
         if needle and self._expanded_before is None:
             self._expanded_before = self._expanded()
+        restore = not needle and self._expanded_before is not None
         # Rows the filter hides leave the selection: that is not a choice (`filtering`).
         self.filtering = True
         try:
+            if restore:
+                # Closed first, so the thousands of rows the filter gives back come into closed
+                # parents (nothing to lay out), then the rows open before the filter open again:
+                # the matches' parents would stay open, to lay out and filter the next time.
+                self.view.collapseAll()
             self.proxy.setFilterFixedString(needle)
         finally:
             self.filtering = False
         if needle:
             self.view.expandAll()
-        elif self._expanded_before is not None:
-            # Back to the tree as it was: the matches' expanded parents would stay open (on a
-            # big pool thousands of rows more to lay out, and to filter the next time).
-            self.view.collapseAll()
+        elif restore and self._expanded_before is not None:
             for name in self._expanded_before:
                 self.view.expand(self.proxy.mapFromSource(self.model.index_of(name)))
             self._expanded_before = None
