@@ -79,7 +79,7 @@ class Job(Work):
                  *, src_caps: zfs.Capabilities | None = None,
                  dst_caps: zfs.Capabilities | None = None, t0: float | None = None,
                  known: Known | None = None, deferred: bool = False) -> None:
-        super().__init__(observer)
+        super().__init__(observer, (src, dst))
         self.src = src
         self.dst = dst
         self.request = request
@@ -126,11 +126,6 @@ class Job(Work):
             self._given_plan = plan
         self.t0 = time.monotonic() if self._origin is None else self._origin
         return self._finish(self._run)
-
-    def counted_hosts(self) -> dict[str, Host]:
-        if self.src is self.dst:
-            return {"source": self.src}
-        return {"source": self.src, "destination": self.dst}
 
     def _check_cancel(self) -> None:
         if self._cancel.is_set():

@@ -81,7 +81,7 @@ class TreeJob(Work):
     def __init__(self, src: Host, dst: Host, request: TreeRequest,
                  observer: Observer | None = None) -> None:
         request.validate()
-        super().__init__(observer)
+        super().__init__(observer, (src, dst))
         self.src, self.dst, self.request = src, dst, request
         self.src_caps: zfs.Capabilities | None = None
         self.dst_caps: zfs.Capabilities | None = None
@@ -182,11 +182,6 @@ class TreeJob(Work):
     # -- running ------------------------------------------------------------------------------
     def run(self) -> Summary:
         return self._finish(self._run)
-
-    def counted_hosts(self) -> dict[str, Host]:
-        if self.src is self.dst:
-            return {"source": self.src}
-        return {"source": self.src, "destination": self.dst}
 
     def _check_cancel(self) -> None:
         if self._cancel.is_set():

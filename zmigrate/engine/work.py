@@ -16,8 +16,13 @@ class Work:
 
     thread_name = "zmigrate-work"
 
-    def __init__(self, observer: Observer | None = None) -> None:
+    def __init__(self, observer: Observer | None = None,
+                 hosts: tuple[Host, Host] | None = None) -> None:
         self._observers: list[Observer] = [observer] if observer else []
+        # Whose remote commands the summary counts: the source and (if another) destination.
+        self._counted: dict[str, Host] = {} if hosts is None else (
+            {"source": hosts[0]} if hosts[0] is hosts[1]
+            else {"source": hosts[0], "destination": hosts[1]})
         self.summary: Summary | None = None
         self.error: ZmigrateError | None = None
         self._cancel = threading.Event()
@@ -60,13 +65,9 @@ class Work:
         return self._done.is_set()
 
     # -- the one end --------------------------------------------------------------------------
-    def counted_hosts(self) -> dict[str, Host]:
-        """The hosts whose remote commands the summary counts, by role."""
-        return {}
-
     def _finish(self, body: Callable[[], Summary]) -> Summary:
         """Run `body`; report its summary as Finished, or any error as Failed, then mark done."""
-        hosts = self.counted_hosts()
+        hosts = self._counted
         before = {role: h.commands for role, h in hosts.items()}
         try:
             summary = body()
