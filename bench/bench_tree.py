@@ -146,8 +146,9 @@ def ssh_catch_up(lab: Lab, changed: list[str], root: str, target: str,
             dest = target + name[len(root):]
             port = free_port()
             rx = subprocess.Popen(
+                # -F: zfs-fuse mounts what it receives, and a mounted copy counts as modified.
                 [*base, "lab-dst", f"mbuffer -q -s {BLOCK} -m {BUFFER} -I 127.0.0.1:{port} "
-                                   f"| zfs receive {dest}"], stderr=subprocess.DEVNULL)
+                                   f"| zfs receive -F {dest}"], stderr=subprocess.DEVNULL)
             wait_until(lambda port=port: port_listening(port), 10, 0.01)
             subprocess.run(
                 [*base, "lab-src", f"zfs send -i @{bases[name]} {name}@{snap} | mbuffer -q "
