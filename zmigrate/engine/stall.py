@@ -90,7 +90,9 @@ def locate(send: SideView, recv: SideView, single: bool, stalled_for: float,
         return StallWhere.CONTROL, f"{send.host}, {recv.host}", {}
     if recv_silent:
         return StallWhere.HOST, recv.host, {"side": "receive"}
-    if _holds(recv.status, RECEIVE_START):
+    # mbuffer rounds the percent it prints: a buffer at 9.6 %, still waiting for its 10 %
+    # (-P), says "10%". Only above that is its data held back by zfs receive.
+    if _holds(recv.status, RECEIVE_START + 1):
         return StallWhere.DESTINATION, recv.host, _fill(recv.status)
     if send_silent:
         return StallWhere.HOST, send.host, {"side": "send"}
