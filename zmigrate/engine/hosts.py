@@ -647,7 +647,7 @@ class SshHost(Host):
         self._lock = threading.Lock()
         self._heard = time.monotonic()  # when a channel last received anything
         self._shells = ShellPool(self._open_shell)  # short commands (remote_shell.py)
-        self._shells.warm(1)
+        self._shells.warm()
         threading.Thread(target=self._watch_alive, daemon=True,
                          name=f"zmigrate-alive-{label}").start()
 

@@ -23,7 +23,10 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import paramiko
 
-IDLE_KEPT = 2  # shells kept open between commands (sshd's MaxSessions is 10 by default)
+# Shells kept open between commands: the one opened as the host connects. One opened because
+# that one was busy is closed after its command (sshd's MaxSessions is 10 by default, and a
+# host that lives long must not collect sessions and threads).
+IDLE_KEPT = 1
 WAIT_IDLE = 0.1  # seconds a command waits for a busy shell before it opens one more
 
 
