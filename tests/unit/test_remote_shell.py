@@ -111,5 +111,15 @@ def test_the_pool_reuses_an_idle_shell_and_opens_one_more_only_when_all_stay_bus
     pool.give_back(first)
     pool.give_back(second)  # more than IDLE_KEPT idle: closed, its threads end
     assert first.usable and not second.usable
+    # The newer one back first, then the older: the older is kept, the host's shell stays
+    # the one it had (a long-lived host does not trade its shell, and threads, command by
+    # command).
+    assert pool.take() is first
+    third = pool.take()
+    assert third is not first and len(opened) == 3
+    pool.give_back(third)
+    pool.give_back(first)
+    assert first.usable and not third.usable and pool.take() is first
+    pool.give_back(first)
     pool.close()
     assert not first.usable

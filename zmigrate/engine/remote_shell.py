@@ -13,6 +13,7 @@ own process groups, stdin and output streams.
 
 from __future__ import annotations
 
+import itertools
 import secrets
 import shlex
 import threading
@@ -25,7 +26,8 @@ if TYPE_CHECKING:
 
 # Shells kept open between commands: the one opened as the host connects. One opened because
 # that one was busy is closed after its command (sshd's MaxSessions is 10 by default, and a
-# host that lives long must not collect sessions and threads).
+# host that lives long must not collect sessions and threads); the older of two is the one
+# kept, so a host's shell stays the same one for as long as it works.
 IDLE_KEPT = 1
 WAIT_IDLE = 0.1  # seconds a command waits for a busy shell before it opens one more
 
@@ -37,7 +39,10 @@ class ShellLostError(Exception):
 class RemoteShell:
     """One session running `sh`, one command at a time."""
 
+    _born = itertools.count()
+
     def __init__(self, chan: paramiko.Channel, heard: Callable[[], None]) -> None:
+        self.born = next(RemoteShell._born)  # which of two shells is older
         self._chan = chan
         self._heard = heard
         self._token = secrets.token_hex(8)
@@ -159,12 +164,15 @@ class ShellPool:
         return self._open()
 
     def give_back(self, sh: RemoteShell) -> None:
+        spare: RemoteShell | None = sh
         with self._cond:
-            if sh.usable and not self._closed and len(self._idle) < IDLE_KEPT:
+            if sh.usable and not self._closed:
                 self._idle.append(sh)
+                self._idle.sort(key=lambda x: x.born)
+                spare = self._idle.pop() if len(self._idle) > IDLE_KEPT else None
                 self._cond.notify()
-                return
-        sh.close()
+        if spare is not None:
+            spare.close()
 
     def close(self) -> None:
         with self._cond:
