@@ -39,7 +39,14 @@ from .events import (
 from .hosts import Host
 from .job import Job, Known, both, read_settled, within
 from .plan import Plan
-from .tree_checks import TreeCheck, check_into, check_mountpoints, place_root, verify_tree
+from .tree_checks import (
+    SourceSide,
+    TreeCheck,
+    check_into,
+    check_mountpoints,
+    place_root,
+    verify_tree,
+)
 from .tree_entry import SMALL, TreeEntry
 from .tree_jobs import Ports, dataset_job, with_new_snapshot
 from .tree_plan import (
@@ -89,6 +96,7 @@ class TreeJob(Work):
         self.readonly_since: float | None = None
         self.readonly_before: dict[str, dict[str, str]] = {}  # dataset -> {readonly: on}
         self._jobs: set[Job] = set()
+        self._source_side: SourceSide | None = None  # the check's source half, read early
         self._lock = threading.Lock()  # guards _jobs (--parallel)
         self._snapshot = request.snapshot or snapshot_name()
         self.known: Known | None = None  # both trees etc., read once for every dataset's job
@@ -207,10 +215,17 @@ class TreeJob(Work):
         if plan.snapshot_command:
             self.emit(StageChanged("preflight", f"taking the snapshot @{plan.snapshot}"))
             self.src.run(plan.snapshot_command, timeout=300).check("taking the snapshot")
-        if plan.snapshot_command or prepared_before:
+        if prepared_before:
             # Once for every dataset (the snapshot just taken included), not once per dataset.
             self.emit(StageChanged("preflight", "reading both trees"))
             self.known = self._read_known()
+        elif plan.snapshot_command and self.known is not None:
+            # Read a moment ago: only the snapshot just taken is new, and the jobs plan by its
+            # name (its guid is read when the copy is checked), so no second read of both trees.
+            self.known = replace(self.known, src_sets=tuple(
+                with_new_snapshot(d, plan.snapshot) for d in self.known.src_sets))
+        assert self.src_caps is not None
+        self._source_side = SourceSide(self.src, self.src_caps, plan.root)
         totals = Totals()
         t0 = time.monotonic()
         try:
@@ -310,7 +325,8 @@ class TreeJob(Work):
             self.dst.run(line, timeout=60 + 10 * len(received)).check("setting readonly=on")
         self.emit(StageChanged("verifying", "checking every dataset on the destination"))
         assert self.src_caps is not None and self.dst_caps is not None
-        self.checked = verify_tree(self.src, self.dst, self.src_caps, self.dst_caps, plan)
+        self.checked = verify_tree(self.src, self.dst, self.src_caps, self.dst_caps, plan,
+                                   self._source_side)
         self.states.checked(self.checked)
         problems = self.checked.problems
         if problems:

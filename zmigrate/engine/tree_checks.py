@@ -104,19 +104,33 @@ class TreeCheck:
     own_key_roots: dict[str, str] = field(default_factory=dict)
 
 
+class SourceSide:
+    """The source's half of the check, read on threads of its own while the streams still
+    flow (its tree, the run's snapshot included, and its locally set properties stay as they
+    are meanwhile): after the streams only the destination is read."""
+
+    def __init__(self, src: Host, src_caps: zfs.Capabilities, root: str) -> None:
+        pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="zmigrate-verify")
+        self._sets = pool.submit(zfs.inventory, src, src_caps, root)
+        self._props = pool.submit(zfs.local_properties, src, root)
+        pool.shutdown(wait=False)
+
+    def result(self) -> tuple[dict[str, zfs.Dataset], dict[str, dict[str, str]]]:
+        return {d.name: d for d in self._sets.result()}, self._props.result()
+
+
 def verify_tree(src: Host, dst: Host, src_caps: zfs.Capabilities, dst_caps: zfs.Capabilities,
-                plan: TreePlan) -> TreeCheck:
+                plan: TreePlan, source: SourceSide | None = None) -> TreeCheck:
     """Every sent dataset: its snapshot's guid equal on both sides, the snapshots that were
     to arrive present, and the locally set properties equal (one read per host)."""
-    with ThreadPoolExecutor(max_workers=4, thread_name_prefix="zmigrate-verify") as pool:
-        src_f = pool.submit(zfs.inventory, src, src_caps, plan.root)
+    source = source or SourceSide(src, src_caps, plan.root)
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="zmigrate-verify") as pool:
         dst_f = pool.submit(zfs.inventory, dst, dst_caps, plan.destination)
-        src_props_f = pool.submit(zfs.local_properties, src, plan.root)
         dst_props_f = pool.submit(lambda: zfs.local_properties(
             dst, plan.destination, sources="local,received"))
-        src_by = {d.name: d for d in src_f.result()}
+        src_by, src_props = source.result()
         dst_by = {d.name: d for d in dst_f.result()}
-        src_props, dst_props = src_props_f.result(), dst_props_f.result()
+        dst_props = dst_props_f.result()
     check = TreeCheck()
     for e in plan.entries:
         s, d = src_by.get(e.source), dst_by.get(e.destination)
@@ -164,5 +178,5 @@ def _lost_key_parent(plan: TreePlan, s: zfs.Dataset, d: zfs.Dataset) -> str | No
     return destination_name(root, plan.root, plan.destination)
 
 
-__all__ = ["TreeCheck", "check_into", "check_mountpoints", "place_root", "root_mountpoint",
-           "verify_tree"]
+__all__ = ["SourceSide", "TreeCheck", "check_into", "check_mountpoints", "place_root",
+           "root_mountpoint", "verify_tree"]
