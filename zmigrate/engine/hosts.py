@@ -36,6 +36,7 @@ from typing import IO, TYPE_CHECKING
 
 from . import shell
 from .errors import CommandError
+from .launcher import Launchers, launch
 from .remote_shell import RemoteShell, ShellLostError, ShellPool
 
 # Each remote command as it starts (DEBUG): what a job's round trips are.
@@ -614,7 +615,7 @@ class SshProcess(Process):
                 return self._status
             if deadline is not None and time.monotonic() > deadline:
                 return None
-            time.sleep(0.05)
+            chan.status_event.wait(0.05)  # set as the status arrives (or the channel closes)
         for t in self._threads:
             t.join(timeout=5)
         self._status = chan.recv_exit_status()
@@ -647,7 +648,9 @@ class SshHost(Host):
         self._lock = threading.Lock()
         self._heard = time.monotonic()  # when a channel last received anything
         self._shells = ShellPool(self._open_shell)  # short commands (remote_shell.py)
+        self._launchers = Launchers(self._channel)  # the next pipeline's session (launcher.py)
         self._shells.warm()
+        self._launchers.warm()
         threading.Thread(target=self._watch_alive, daemon=True,
                          name=f"zmigrate-alive-{label}").start()
 
@@ -688,6 +691,11 @@ class SshHost(Host):
             try:
                 return transport.open_session(timeout=30)
             except Exception as exc:  # noqa: BLE001 - paramiko raises many kinds here
+                if self._launchers.release():  # its session slot, for this one
+                    try:
+                        return transport.open_session(timeout=30)
+                    except Exception:  # noqa: BLE001, S110 - said below
+                        pass
                 raise CommandError(
                     f"could not open an SSH channel: {exc}",
                     host=self.label,
@@ -700,6 +708,20 @@ class SshHost(Host):
         chan.exec_command(line)
         if not keep_stdin:
             chan.shutdown_write()
+        return chan
+
+    def _launched(self, line: str) -> paramiko.Channel:
+        """`line` running in a session of its own, stdin open: the launcher kept ready if
+        there is one (no new session to wait for), else a new session."""
+        chan = self._launchers.take()
+        if chan is None:
+            return self._open(line, keep_stdin=True)
+        try:
+            launch(chan, line)
+        except (OSError, EOFError):
+            chan.close()
+            return self._open(line, keep_stdin=True)
+        self._count(line)
         return chan
 
     def _open_shell(self) -> RemoteShell:
@@ -809,7 +831,7 @@ class SshHost(Host):
     ) -> Process:
         wrapped = wrap_in_group(line, tag=self.tag, gated=gated, data_stdin=data_stdin)
         reader = _GroupReader(on_stdout)
-        chan = self._open(wrapped, keep_stdin=True)  # the watchdog's lifeline, or the data
+        chan = self._launched(wrapped)  # stdin: the watchdog's lifeline, or the data
         threads = self._reader_threads(
             chan, reader.feed, on_stderr or (lambda _d: None), "zmigrate-ssh-spawn",
             out_end=on_stdout_end,
@@ -827,6 +849,7 @@ class SshHost(Host):
     def close(self) -> None:
         self._closed.set()
         self._shells.close()
+        self._launchers.close()
         self.client.close()
         for jump in reversed(self.jumps):
             jump.close()

@@ -1,0 +1,113 @@
+"""The session kept ready for the next pipeline (launcher.py), over a real local `sh` standing in
+for the SSH session: the command runs as given, and every byte written after it reaches the
+command, none is swallowed by the launcher (the go of a gated sender, a relayed stream)."""
+
+from __future__ import annotations
+
+import subprocess
+import threading
+
+import pytest
+
+from zmigrate.engine.launcher import LAUNCHER, Launchers, launch
+
+
+class ExecChannel:
+    """What the launcher uses of a paramiko Channel: exec_command runs the line as sshd does,
+    through a login shell (`sh -c LINE`)."""
+
+    def __init__(self) -> None:
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.closed = False
+
+    def exec_command(self, line: str) -> None:
+        self.proc = subprocess.Popen(["sh", "-c", line], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+    def sendall(self, data: bytes) -> None:
+        assert self.proc is not None and self.proc.stdin is not None
+        self.proc.stdin.write(data)
+        self.proc.stdin.flush()
+
+    def shutdown_write(self) -> None:
+        assert self.proc is not None and self.proc.stdin is not None
+        self.proc.stdin.close()
+
+    def exit_status_ready(self) -> bool:
+        return self.proc is not None and self.proc.poll() is not None
+
+    def output(self) -> tuple[int, str, str]:
+        assert self.proc is not None and self.proc.stdout and self.proc.stderr
+        out, err = self.proc.stdout.read(), self.proc.stderr.read()  # a few bytes each
+        return self.proc.wait(10), out.decode(), err.decode()
+
+    def close(self) -> None:
+        self.closed = True
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+@pytest.fixture
+def chan() -> ExecChannel:
+    c = ExecChannel()
+    c.exec_command(LAUNCHER)
+    return c
+
+
+def test_the_command_runs_as_given_with_its_status_and_both_streams(chan: ExecChannel) -> None:
+    line = "printf '%s\\n' \"it's \\$HOME: ok\" 'é ü'\necho to-err >&2; exit 3"
+    launch(chan, line)
+    chan.shutdown_write()
+    assert chan.output() == (3, "it's $HOME: ok\né ü\n", "to-err\n")
+
+
+def test_bytes_written_right_after_the_command_reach_the_command(chan: ExecChannel) -> None:
+    # In one write with the command: a launcher reading ahead would swallow them.
+    data = "go\n" + "x" * 100_000 + "\n"
+    chan.sendall(f"{len(b'read g; wc -c')}\nread g; wc -c".encode() + data.encode())
+    chan.shutdown_write()
+    status, out, _ = chan.output()
+    assert status == 0 and int(out) == 100_001
+
+
+def test_launch_writes_the_length_then_the_command(chan: ExecChannel) -> None:
+    launch(chan, "read g; echo \"$g\"")
+    chan.sendall(b"went\n")
+    chan.shutdown_write()
+    assert chan.output()[1] == "went\n"
+
+
+def test_one_launcher_is_kept_ready_and_another_opens_once_it_is_taken() -> None:
+    opened: list[ExecChannel] = []
+    ready = threading.Event()
+
+    def open_session() -> ExecChannel:
+        c = ExecChannel()
+        opened.append(c)
+        ready.set()
+        return c
+
+    launchers = Launchers(open_session)  # type: ignore[arg-type]
+    launchers.warm()
+    launchers.warm()  # one on its way: no second
+    assert ready.wait(10)
+    first = None
+    for _ in range(200):
+        first = launchers.take()
+        if first is not None:
+            break
+        threading.Event().wait(0.01)
+    assert first is opened[0]
+    launch(first, "echo ran")  # type: ignore[arg-type]
+    first.shutdown_write()
+    assert first.output()[1] == "ran\n"  # type: ignore[attr-defined]
+    for _ in range(200):  # the next one opens in the background
+        if len(opened) == 2 and launchers._ready is not None:
+            break
+        threading.Event().wait(0.01)
+    assert len(opened) == 2
+    assert launchers.release() and opened[1].closed
+    launchers.close()
+    launchers.warm()  # closed: nothing more opens
+    assert len(opened) == 2

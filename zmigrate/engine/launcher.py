@@ -1,0 +1,98 @@
+"""A session opened ahead of the next stream pipeline, so starting one costs no new session.
+
+sshd forks, sets up and starts the login shell for each session it opens: 120-230 ms on a
+loopback host, more on a slow NAS, and a job's listener and sender each waited that long before
+they ran. A launcher is a session opened while nothing waits for it, running a tiny `sh` that
+reads one length-prefixed command from its stdin and `exec`s it: the pipeline then owns the
+session exactly as if it had been started there (its stdin, stdout, stderr, exit status).
+
+`read` and `dd bs=1` take no byte past the command (POSIX: both read a pipe byte by byte), so
+what is written after it (the go of a gated sender, a heartbeat, a relayed stream) reaches the
+pipeline, never the launcher.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from . import shell
+
+if TYPE_CHECKING:
+    import paramiko
+
+LAUNCHER = shell.join(["sh", "-c",
+                       'IFS= read -r n && exec sh -c "$(dd bs=1 count="$n" 2>/dev/null)"'])
+
+
+def launch(chan: paramiko.Channel, line: str) -> None:
+    """Hand `line` to the launcher running on `chan`; it runs at once."""
+    data = line.encode()
+    chan.sendall(f"{len(data)}\n".encode() + data)
+
+
+class Launchers:
+    """The one launcher kept ready on a host, opened again in the background once taken."""
+
+    def __init__(self, open_session: Callable[[], paramiko.Channel]) -> None:
+        self._open = open_session
+        self._ready: paramiko.Channel | None = None
+        self._lock = threading.Condition()
+        self._warming = False
+        self._awaited = False  # a pipeline waits for the one being opened
+        self._closed = False
+
+    def warm(self) -> None:
+        """Open a launcher in the background, unless one is ready or on its way."""
+        with self._lock:
+            if self._closed or self._warming or self._ready is not None:
+                return
+            self._warming = True
+        threading.Thread(target=self._warm_one, daemon=True, name="zmigrate-launcher").start()
+
+    def _warm_one(self) -> None:
+        chan: paramiko.Channel | None = None
+        try:
+            chan = self._open()
+            chan.exec_command(LAUNCHER)
+        except Exception:  # noqa: BLE001 - the next pipeline opens its own session then
+            if chan is not None:
+                chan.close()
+            chan = None
+        with self._lock:
+            self._warming = False
+            if chan is not None and not self._closed and self._ready is None:
+                self._ready, chan = chan, None
+            self._lock.notify_all()
+        if chan is not None:
+            chan.close()
+
+    def take(self) -> paramiko.Channel | None:
+        """The ready launcher (and another one on its way), or None. One being opened is
+        waited for by one pipeline: it comes sooner than a session opened now would."""
+        with self._lock:
+            if self._ready is None and self._warming and not self._awaited:
+                self._awaited = True
+                self._lock.wait_for(lambda: not self._warming, timeout=30)
+                self._awaited = False
+            chan, self._ready = self._ready, None
+        if chan is not None and (chan.closed or chan.exit_status_ready()):
+            chan.close()
+            chan = None
+        self.warm()
+        return chan
+
+    def release(self) -> bool:
+        """Close the ready launcher (a host out of sessions needs its slot); whether one was."""
+        with self._lock:
+            chan, self._ready = self._ready, None
+        if chan is None:
+            return False
+        chan.close()
+        return True
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+        self.release()
