@@ -344,3 +344,51 @@ def test_final_sync_leaves_the_source_read_only(vm: Vm, tree: str, tmp_path: Pat
     _same_guids(vm, tag, children, "s1")
     print(f"\nFINAL SYNC: {len(children)} source datasets readonly=on (local), "
           f"@{snap} on both sides with equal guids")
+
+
+# -- a catch-up pays for what changed ------------------------------------------------------------
+def test_a_catch_up_leaves_unchanged_datasets_as_they_are(vm: Vm, tree: str,
+                                                          tmp_path: Path) -> None:
+    tag = tree
+    root = f"srcpool/{tag}"
+    children = ["", "/a", "/b", "/b/c"]
+    for child in children:
+        _make(vm, root + child, 1)
+    vm.ssh(f"zfs snapshot -r {root}@s1")
+    config = _two_hosts_config(vm, tmp_path)
+    dest = f"openzfs-dst:dstpool/{tag}"
+    rc, events, stderr = _send(vm, config, "-r", f"openzfs-vm:{root}@s1", dest)
+    assert rc == 0, stderr + str(events[-3:])
+    # Written a moment before the run: `written` shows it only once the pool syncs, which
+    # the run makes it do before it trusts a 0.
+    vm.ssh(f"head -c 512K /dev/urandom > /{root}/b/f1")
+    rc, events, stderr = _send(vm, config, "-r", f"openzfs-vm:{root}", dest, "--snapshot")
+    assert rc == 0, stderr + str(events[-3:])
+    plan = _one(events, "tree_plan")
+    snap = str(plan["snapshot"])
+    actions = {d["source"]: (d["action"], d["reason"]) for d in plan["datasets"]}
+    assert actions[f"{root}/b"][0] == "incremental", actions
+    for child in ("", "/a", "/b/c"):
+        action, reason = actions[root + child]
+        assert action == "skip" and reason.startswith("unchanged since @s1"), (child, reason)
+    assert plan["snapshot_command"] == f"zfs snapshot {root}/b@{snap}"
+    assert set(_plans(events)) == {f"{root}/b"}  # one job: the changed dataset's
+    done = _one(events, "done")
+    assert done["verified"] is True
+    assert _guid(vm, f"{root}/b@{snap}") == _guid(vm, f"dstpool/{tag}/b@{snap}")
+    snaps = vm.ssh(f"zfs list -H -o name -t snapshot -r {root}").stdout.split()
+    assert [s for s in snaps if s.endswith("@" + snap)] == [f"{root}/b@{snap}"]
+    # Later, a dataset left unchanged changes: it goes from its own newest common snapshot.
+    vm.ssh(f"head -c 256K /dev/urandom > /{root}/a/f2")
+    rc, events, stderr = _send(vm, config, "-r", f"openzfs-vm:{root}", dest, "--snapshot")
+    assert rc == 0, stderr + str(events[-3:])
+    plan = _one(events, "tree_plan")
+    snap2 = str(plan["snapshot"])
+    actions = {d["source"]: (d["action"], d["reason"]) for d in plan["datasets"]}
+    assert actions[f"{root}/a"] == ("incremental", "from @s1"), actions
+    assert actions[f"{root}/b"][0] == "skip" and f"unchanged since @{snap}" in \
+        actions[f"{root}/b"][1]
+    assert _one(events, "done")["verified"] is True
+    assert _guid(vm, f"{root}/a@{snap2}") == _guid(vm, f"dstpool/{tag}/a@{snap2}")
+    print(f"\nCATCH-UP: 1 of {len(children)} datasets changed, 1 job, the others left at "
+          f"@s1 with no new snapshot; the next catch-up sent the next one from @s1")

@@ -110,6 +110,39 @@ def test_snapshot_now_is_recursive_unless_children_are_left_out() -> None:
     assert all(e.action == "full" for e in part.entries)
 
 
+def test_a_catch_up_leaves_unchanged_datasets_at_the_copys_newest_snapshot() -> None:
+    host = LocalHost()
+    # Copied at @s1; since then tank/a written to, the others not (`written` 0), tank/b/y's
+    # copy has a snapshot of its own (the newest there is not @s1), tank/vol unknown.
+    src = [replace(d, written=0) for d in SRC]
+    src = [replace(d, written=4096) if d.name == "tank/a" else d for d in src]
+    src = [replace(d, written=None) if d.name == "tank/vol" else d for d in src]
+    dst = [replace(_ds("bk/t" + d.name[4:], *[(x.short, x.guid) for x in d.snapshots]))
+           for d in SRC]
+    dst = [replace(d, snapshots=[*d.snapshots, Snapshot(f"{d.name}@own", 99, 9, 9, 1, 1)])
+           if d.name == "bk/t/b/y" else d for d in dst]
+    plan = plan_tree(host, host, TreeRequest("tank", "bk/t"), src, dst, snapshot="zmigrate-2",
+                     unmounted=True)
+    got = {e.source: (e.action, e.base) for e in plan.entries}
+    assert got["tank/a"][0] == "incremental" and got["tank/b/y"][0] == "incremental"
+    assert got["tank/vol"][0] == "incremental"  # its host does not say: sent
+    assert {e.source for e in plan.unchanged} == {"tank/a/x", "tank/a-b", "tank/b"}
+    assert all(e.base == "s1" and "unchanged since @s1" in e.reason for e in plan.unchanged)
+    assert got["tank"][0] == "full"  # no snapshot at all on the copy's root: not unchanged
+    # The new snapshot only where something is sent, all at once.
+    assert plan.snapshot_command == ("zfs snapshot tank@zmigrate-2 tank/a@zmigrate-2 "
+                                     "tank/b/y@zmigrate-2 tank/vol@zmigrate-2")
+    assert "3 unchanged since the copy's newest snapshot" in plan.describe()
+    # A final sync leaves nothing behind: every dataset gets the final snapshot.
+    final = plan_tree(host, host, TreeRequest("tank", "bk/t", final=True), src, dst,
+                      snapshot="zmigrate-2", unmounted=True)
+    assert not final.unchanged and final.snapshot_command == "zfs snapshot -r tank@zmigrate-2"
+    # A snapshot named by the user: nothing is taken, nothing is left out.
+    named = plan_tree(host, host, TreeRequest("tank", "bk/t", "s1"), src, dst,
+                      snapshot="s1", unmounted=True)
+    assert not named.unchanged
+
+
 def _enc(name: str, root: str, *snaps: tuple[str, int]) -> Dataset:
     d = _ds(name, *snaps)
     d.encryption, d.encryption_root = "aes-256-gcm", root

@@ -18,14 +18,13 @@ turned into whole-tree progress, and `DatasetState` says when a dataset changes 
 
 from __future__ import annotations
 
-import posixpath
 import threading
 import time
 from dataclasses import replace
 
-from . import shell, zfs
+from . import zfs
 from .diagnosis import Verdict
-from .errors import CancelledError, PreflightError, PreflightReason, ZmigrateError
+from .errors import CancelledError, ZmigrateError
 from .events import (
     Failed,
     Finished,
@@ -42,10 +41,10 @@ from .plan import Plan
 from .tree_checks import (
     SourceSide,
     TreeCheck,
-    check_into,
-    check_mountpoints,
+    check_ends,
+    check_placement,
+    finish_received,
     place_root,
-    verify_tree,
 )
 from .tree_entry import SMALL, TreeEntry
 from .tree_jobs import Ports, dataset_job, with_new_snapshot
@@ -75,6 +74,7 @@ from .tree_summary import (
     own_roots_lines,
     tree_summary,
 )
+from .tree_unchanged import with_written, written_after_sync
 from .work import Work
 
 
@@ -131,30 +131,22 @@ class TreeJob(Work):
         known = self._read_known()
         src_sets = list(known.src_sets)
         dst_sets = [d for d in known.dst_sets if within(d.name, req.destination)]
-        if not src_sets:
-            raise PreflightError(f"{req.root} does not exist", host=self.src.label,
-                                 fix=f"run `zmigrate list {self.src.label}` to see what there is",
-                                 reason=PreflightReason.NO_SOURCE)
-        parent = posixpath.dirname(req.destination)
-        if parent and not dst_sets and not any(d.name == parent for d in known.dst_sets):
-            raise PreflightError(f"the destination's parent {parent} does not exist",
-                                 host=self.dst.label,
-                                 fix=f"create it first (zfs create -p {parent}) or pick another",
-                                 reason=PreflightReason.NO_PARENT)
+        check_ends(self.src, self.dst, req, src_sets, dst_sets, known.dst_sets)
         unmounted = dst_caps.receive_unmounted
         opts = req.options
         raw_streams = (src_caps.raw_send and dst_caps.raw_send and opts.raw is not False
                        and not opts.decrypt and not opts.replicate)
-        plan = plan_tree(self.src, self.dst, req, src_sets, dst_sets,
-                         snapshot=self._snapshot, unmounted=unmounted, raw_streams=raw_streams,
-                         resumable=dst_caps.resumable)
-        check_into(self.dst, plan, known.dst_sets)
-        if req.mount_root is None and not unmounted:
-            check_mountpoints(self.src, self.dst, plan)
-        elif req.mount_root is not None and not dst_caps.receive_properties:
-            # Without receive -o the copy's root lands where its own mountpoint says (or its
-            # new parent's) before it is set to the chosen root; its children follow it there.
-            check_mountpoints(self.src, self.dst, plan, only_root=True)
+
+        def planned(src_sets: list[zfs.Dataset]) -> TreePlan:
+            return plan_tree(self.src, self.dst, req, src_sets, dst_sets,
+                             snapshot=self._snapshot, unmounted=unmounted,
+                             raw_streams=raw_streams, resumable=dst_caps.resumable)
+
+        plan = planned(src_sets)
+        written = written_after_sync(self.src, plan)
+        if written:  # written to after all: a `written` the pool had not synced yet
+            plan = planned(with_written(src_sets, written))
+        check_placement(self.src, self.dst, dst_caps, plan, req.mount_root, known.dst_sets)
         self.plan = plan
         self.known = known
         return plan
@@ -197,6 +189,8 @@ class TreeJob(Work):
 
     def _run(self) -> Summary:
         prepared_before = self.plan is not None  # e.g. for Review, maybe long ago
+        if self.plan is not None and self.plan.unchanged:
+            self.plan = None  # "unchanged" may no longer be true: planned again, now
         plan = self.plan or self.prepare()
         self.emit(TreePlanReady(plan))
         for name in plan.vanished:
@@ -222,8 +216,10 @@ class TreeJob(Work):
         elif plan.snapshot_command and self.known is not None:
             # Read a moment ago: only the snapshot just taken is new, and the jobs plan by its
             # name (its guid is read when the copy is checked), so no second read of both trees.
+            left = {e.source for e in plan.unchanged}  # no snapshot taken on these
             self.known = replace(self.known, src_sets=tuple(
-                with_new_snapshot(d, plan.snapshot) for d in self.known.src_sets))
+                d if d.name in left else with_new_snapshot(d, plan.snapshot)
+                for d in self.known.src_sets))
         assert self.src_caps is not None
         self._source_side = SourceSide(self.src, self.src_caps, plan.root)
         totals = Totals()
@@ -314,19 +310,13 @@ class TreeJob(Work):
         return summary
 
     def _finish_received(self, plan: TreePlan) -> None:
-        """The received datasets, all at once: readonly=on where asked, then the check that
-        marks each one verified (or failed, saying what differs)."""
-        received = self.states.arrived_entries()
-        if self.request.options.readonly and received:
-            self.emit(StageChanged("verifying", f"setting readonly=on on {len(received)} "
-                                   "dataset(s)"))
-            line = " && ".join(shell.join(self.dst.privileged(
-                ["zfs", "set", "readonly=on", shell.dataset(e.destination)])) for e in received)
-            self.dst.run(line, timeout=60 + 10 * len(received)).check("setting readonly=on")
-        self.emit(StageChanged("verifying", "checking every dataset on the destination"))
+        """The received datasets, all at once: each one checked (marked verified, or failed
+        saying what differs), readonly=on where asked."""
         assert self.src_caps is not None and self.dst_caps is not None
-        self.checked = verify_tree(self.src, self.dst, self.src_caps, self.dst_caps, plan,
-                                   self._source_side)
+        self.checked = finish_received(
+            self.src, self.dst, (self.src_caps, self.dst_caps), plan,
+            self.states.arrived_entries(), readonly=self.request.options.readonly,
+            source=self._source_side, emit=self.emit)
         self.states.checked(self.checked)
         problems = self.checked.problems
         if problems:

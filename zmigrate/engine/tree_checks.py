@@ -16,7 +16,37 @@ from .events import StageChanged
 from .hosts import Host
 from .job import within
 from .job_preflight import destination_emptiness
-from .tree_plan import TreePlan, destination_name
+from .tree_entry import TreeEntry
+from .tree_plan import TreePlan, TreeRequest, destination_name
+
+
+def check_ends(src: Host, dst: Host, request: TreeRequest, src_sets: Sequence[zfs.Dataset],
+               dst_sets: Sequence[zfs.Dataset], all_dst: Sequence[zfs.Dataset]) -> None:
+    """The tree exists on the source, and the copy's parent on the destination (unless the
+    copy is there already: `dst_sets` are the copy's, `all_dst` all that was read)."""
+    if not src_sets:
+        raise PreflightError(f"{request.root} does not exist", host=src.label,
+                             fix=f"run `zmigrate list {src.label}` to see what there is",
+                             reason=PreflightReason.NO_SOURCE)
+    parent = posixpath.dirname(request.destination)
+    if parent and not dst_sets and not any(d.name == parent for d in all_dst):
+        raise PreflightError(f"the destination's parent {parent} does not exist",
+                             host=dst.label,
+                             fix=f"create it first (zfs create -p {parent}) or pick another",
+                             reason=PreflightReason.NO_PARENT)
+
+
+def check_placement(src: Host, dst: Host, dst_caps: zfs.Capabilities, plan: TreePlan,
+                    mount_root: str | None, all_dst: Sequence[zfs.Dataset]) -> None:
+    """Where the copy lands: into an existing dataset only if empty (check_into), and no
+    dataset mounting over a directory in use where this zfs mounts what it receives."""
+    check_into(dst, plan, all_dst)
+    if mount_root is None and not dst_caps.receive_unmounted:
+        check_mountpoints(src, dst, plan)
+    elif mount_root is not None and not dst_caps.receive_properties:
+        # Without receive -o the copy's root lands where its own mountpoint says (or its
+        # new parent's) before it is set to the chosen root; its children follow it there.
+        check_mountpoints(src, dst, plan, only_root=True)
 
 
 def check_mountpoints(src: Host, dst: Host, plan: TreePlan, only_root: bool = False) -> None:
@@ -102,6 +132,7 @@ class TreeCheck:
     root_guids: tuple[int, int] = (0, 0)  # the root's snapshot guid on source, destination
     # Copies that became encryption roots of their own, with the copy whose key they should use.
     own_key_roots: dict[str, str] = field(default_factory=dict)
+    readonly: set[str] = field(default_factory=set)  # copies with readonly=on set already
 
 
 class SourceSide:
@@ -131,7 +162,7 @@ def verify_tree(src: Host, dst: Host, src_caps: zfs.Capabilities, dst_caps: zfs.
         src_by, src_props = source.result()
         dst_by = {d.name: d for d in dst_f.result()}
         dst_props = dst_props_f.result()
-    check = TreeCheck()
+    check = TreeCheck(readonly={d for d, p in dst_props.items() if p.get("readonly") == "on"})
     for e in plan.entries:
         s, d = src_by.get(e.source), dst_by.get(e.destination)
         snap = s.snapshot(plan.snapshot) if s else None
@@ -160,6 +191,24 @@ def verify_tree(src: Host, dst: Host, src_caps: zfs.Capabilities, dst_caps: zfs.
     return check
 
 
+def finish_received(src: Host, dst: Host, caps: tuple[zfs.Capabilities, zfs.Capabilities],
+                    plan: TreePlan, received: Sequence[TreeEntry], *, readonly: bool,
+                    source: SourceSide | None, emit: Callable[[object], None]) -> TreeCheck:
+    """After the streams: every dataset checked (verify_tree), then readonly=on on the
+    `received` copies that do not have it already."""
+    emit(StageChanged("verifying", "checking every dataset on the destination"))
+    checked = verify_tree(src, dst, caps[0], caps[1], plan, source)
+    todo = [e for e in received if e.destination not in checked.readonly]
+    if readonly and todo:
+        # (A catch-up's copies mostly have it from their first copy, and each `zfs set`
+        # costs a transaction group on the destination.)
+        emit(StageChanged("verifying", f"setting readonly=on on {len(todo)} dataset(s)"))
+        line = " && ".join(shell.join(dst.privileged(
+            ["zfs", "set", "readonly=on", shell.dataset(e.destination)])) for e in todo)
+        dst.run(line, timeout=60 + 10 * len(todo)).check("setting readonly=on")
+    return checked
+
+
 def _differing_properties(want: dict[str, str], got: dict[str, str]) -> list[str]:
     """The source's locally set properties the copy lacks or holds otherwise (readonly and
     mountpoint are the run's own choice; the shares go-live sets)."""
@@ -178,5 +227,5 @@ def _lost_key_parent(plan: TreePlan, s: zfs.Dataset, d: zfs.Dataset) -> str | No
     return destination_name(root, plan.root, plan.destination)
 
 
-__all__ = ["SourceSide", "TreeCheck", "check_into", "check_mountpoints", "place_root",
-           "root_mountpoint", "verify_tree"]
+__all__ = ["SourceSide", "TreeCheck", "check_ends", "check_into", "check_mountpoints",
+           "check_placement", "finish_received", "place_root", "root_mountpoint", "verify_tree"]

@@ -120,6 +120,11 @@ class TreePlan:
         return [e for e in self.entries if e.action != "skip"]
 
     @property
+    def unchanged(self) -> list[TreeEntry]:
+        """Datasets nothing was written to since the copy's newest snapshot: left as they are."""
+        return [e for e in self.entries if e.action == "skip" and e.base is not None]
+
+    @property
     def total(self) -> int:
         return sum(e.size for e in self.to_send)
 
@@ -127,8 +132,12 @@ class TreePlan:
         """One paragraph of what will happen."""
         n, sends = len(self.entries), self.to_send
         full = sum(1 for e in sends if e.action == "full")
+        unchanged = len(self.unchanged)
         counts = [(full, "in full with their older snapshots"),
-                  (len(sends) - full, "incremental"), (n - len(sends), "already there")]
+                  (len(sends) - full, "incremental"),
+                  (unchanged, "unchanged since the copy's newest snapshot (nothing to send, "
+                              "no new snapshot on them)"),
+                  (n - len(sends) - unchanged, "already there")]
         text = (f"Copy the tree {self.source_host}:{self.root} ({n} dataset"
                 f"{'s' if n != 1 else ''}) to {self.destination_host}:{self.destination} "
                 f"up to @{self.snapshot}: "
@@ -274,6 +283,16 @@ def _incremental(ds: zfs.Dataset, target: zfs.Dataset, target_name: str,
                      base=common[-1].short if newest else None, size_known=delta is not None)
 
 
+def _unchanged(ds: zfs.Dataset, target: zfs.Dataset) -> str | None:
+    """The snapshot `ds` is unchanged since, when nothing was written after its newest one
+    (`written`, where the host says) and the copy's newest is that same one; else None.
+    Such a dataset needs no new snapshot and no stream: the copy already holds its data."""
+    if ds.written != 0 or not ds.snapshots or not target.snapshots:
+        return None
+    newest = ds.snapshots[-1]
+    return newest.short if target.snapshots[-1].guid == newest.guid else None
+
+
 def origins_first(entries: list[TreeEntry]) -> list[TreeEntry]:
     """`entries` (parents first) reordered so a clone also comes after its origin's dataset;
     otherwise the order stays."""
@@ -299,17 +318,23 @@ def origins_first(entries: list[TreeEntry]) -> list[TreeEntry]:
 
 
 def _source_commands(src_host: Host, request: TreeRequest, picked: Sequence[zfs.Dataset],
-                     excluded: Sequence[str], snapshot: str) -> tuple[str | None, str | None]:
-    """What runs on the source first: the snapshot to take (None: it exists) and, for a final
-    sync, `readonly=on` on every picked dataset (None otherwise)."""
+                     excluded: Sequence[str], snapshot: str,
+                     unchanged: Sequence[str] = ()) -> tuple[str | None, str | None]:
+    """What runs on the source first: the snapshot to take (None: it exists, or every
+    dataset is `unchanged` since the copy's newest) and, for a final sync, `readonly=on` on
+    every picked dataset (None otherwise)."""
     take = request.snapshot is None
     snapshot_command = None
     if take:
-        names = [f"{d.name}@{snapshot}" for d in picked]
-        if not excluded:
+        names = [f"{d.name}@{snapshot}" for d in picked if d.name not in unchanged]
+        if not excluded and not unchanged:
             snapshot_command = shell.join(src_host.privileged(
                 ["zfs", "snapshot", "-r", shell.snapshot(f"{request.root}@{snapshot}")]))
-        else:
+        elif unchanged and names:
+            # Only where `written` is known, so on a zfs that takes them all at once.
+            snapshot_command = shell.join(src_host.privileged(
+                ["zfs", "snapshot", *(shell.snapshot(n) for n in names)]))
+        elif names:
             # `zfs snapshot a@s b@s` is atomic on OpenZFS; zfs-fuse takes one name per call.
             snapshot_command = " && ".join(
                 shell.join(src_host.privileged(["zfs", "snapshot", shell.snapshot(n)]))
@@ -368,6 +393,12 @@ def plan_tree(src_host: Host, dst_host: Host, request: TreeRequest,
                      else ds.snapshots.index(snap) + 1)
             entries.append(_new_entry(ds, target_name, count, resume, picked, request))
             continue
+        since = _unchanged(ds, target) if take and not request.final and not resume else None
+        if since is not None:
+            entries.append(TreeEntry(ds.name, target_name, ds.type, 0, "skip", (
+                f"unchanged since @{since}, which the copy holds: nothing to send, no new "
+                "snapshot taken on it"), base=since))
+            continue
         entries.append(_incremental(ds, target, target_name, snap, resume))
     entries = origins_first(entries)
     if raw_streams:
@@ -377,8 +408,9 @@ def plan_tree(src_host: Host, dst_host: Host, request: TreeRequest,
         entries = catch_up_units(entries, src_sets, dst_sets, root=request.root,
                                  destination=request.destination, resumable=resumable,
                                  keep_root=request.mount_root is not None)
+    unchanged = [e.source for e in entries if e.action == "skip" and e.base is not None]
     snapshot_command, readonly_command = _source_commands(src_host, request, picked, excluded,
-                                                          snapshot)
+                                                          snapshot, unchanged)
     return TreePlan(
         source_host=src_host.label, destination_host=dst_host.label, root=request.root,
         destination=request.destination, snapshot=snapshot, snapshot_command=snapshot_command,

@@ -51,7 +51,10 @@ def describe_summary(plan: TreePlan, summary: Summary) -> str:
     states: dict[str, str] = summary.extra.get("datasets", {})
     sent = sum(1 for s in states.values() if s == VERIFIED)
     skipped = sum(1 for s in states.values() if s == SKIPPED)
-    text = (f"done: {sent} dataset(s) sent and verified, {skipped} already there; "
+    unchanged = len(plan.unchanged)
+    text = (f"done: {sent} dataset(s) sent and verified, {skipped - unchanged} already there"
+            + (f", {unchanged} unchanged (left at the copy's newest snapshot)" if unchanged
+               else "") + "; "
             f"{format_size(summary.bytes)} in {summary.seconds:.1f} s; the copy is "
             f"{plan.destination_host}:{plan.destination} at @{plan.snapshot}")
     since = summary.extra.get("source_readonly_since")
