@@ -18,6 +18,7 @@ from zmigrate.engine.tree import (
     pick,
     plan_tree,
     snapshot_name,
+    unused_snapshot_name,
 )
 from zmigrate.engine.tree_checks import _lost_key_parent
 from zmigrate.engine.tree_schedule import Totals, TreeProgress
@@ -54,6 +55,15 @@ def test_an_exclude_outside_the_tree_is_an_error_not_a_silent_copy(exclude: str)
 def test_snapshot_name_is_utc_and_sortable() -> None:
     assert snapshot_name(0) == "zmigrate-19700101-000000"
     assert snapshot_name(86400 * 365) > snapshot_name(0)
+
+
+def test_a_second_run_within_the_same_second_takes_a_new_name_still_in_order() -> None:
+    first = snapshot_name(0)
+    sets = [_ds("tank", (first, 1)), _ds("tank/a", (first, 2), (first + "-2", 3))]
+    assert unused_snapshot_name(first, SRC) == first
+    again = unused_snapshot_name(first, sets)
+    assert again == first + "-3"
+    assert first < again < snapshot_name(1)
 
 
 def test_plan_decides_full_incremental_skip_and_reports_vanished() -> None:

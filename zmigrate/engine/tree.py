@@ -57,6 +57,7 @@ from .tree_plan import (
     pick,
     plan_tree,
     snapshot_name,
+    unused_snapshot_name,
 )
 from .tree_schedule import Totals, TreeProgress, auto_width, depends_on, schedule
 from .tree_states import (
@@ -132,6 +133,8 @@ class TreeJob(Work):
         src_sets = list(known.src_sets)
         dst_sets = [d for d in known.dst_sets if within(d.name, req.destination)]
         check_ends(self.src, self.dst, req, src_sets, dst_sets, known.dst_sets)
+        if req.snapshot is None:
+            self._snapshot = unused_snapshot_name(self._snapshot, src_sets)
         unmounted = dst_caps.receive_unmounted
         opts = req.options
         raw_streams = (src_caps.raw_send and dst_caps.raw_send and opts.raw is not False

@@ -30,6 +30,17 @@ def snapshot_name(now: float | None = None) -> str:
     return SNAPSHOT_PREFIX + time.strftime("%Y%m%d-%H%M%S", time.gmtime(now))
 
 
+def unused_snapshot_name(name: str, datasets: Sequence[zfs.Dataset]) -> str:
+    """`name`, or `name-2`, `-3`... if a dataset has it already (two runs within one second,
+    e.g. a catch-up right after the first copy): still sorted by time."""
+    taken = {s.short for d in datasets for s in d.snapshots}
+    out, n = name, 1
+    while out in taken:
+        n += 1
+        out = f"{name}-{n}"
+    return out
+
+
 @dataclass(frozen=True, slots=True)
 class TreeRequest:
     """What to move: `root` and its children (less `excludes` and their descendants) on the
