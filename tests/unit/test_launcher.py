@@ -4,6 +4,7 @@ command, none is swallowed by the launcher (the go of a gated sender, a relayed 
 
 from __future__ import annotations
 
+import shlex
 import subprocess
 import threading
 
@@ -56,8 +57,8 @@ def chan() -> ExecChannel:
 
 
 def test_the_command_runs_as_given_with_its_status_and_both_streams(chan: ExecChannel) -> None:
-    line = "printf '%s\\n' \"it's \\$HOME: ok\" 'é ü'\necho to-err >&2; exit 3"
-    launch(chan, line)
+    script = "printf '%s\\n' \"it's \\$HOME: ok\" 'é ü'\necho to-err >&2; exit 3"
+    launch(chan, shlex.join(["sh", "-c", script]))
     chan.shutdown_write()
     assert chan.output() == (3, "it's $HOME: ok\né ü\n", "to-err\n")
 
@@ -65,14 +66,24 @@ def test_the_command_runs_as_given_with_its_status_and_both_streams(chan: ExecCh
 def test_bytes_written_right_after_the_command_reach_the_command(chan: ExecChannel) -> None:
     # In one write with the command: a launcher reading ahead would swallow them.
     data = "go\n" + "x" * 100_000 + "\n"
-    chan.sendall(f"{len(b'read g; wc -c')}\nread g; wc -c".encode() + data.encode())
+    line = shlex.join(["sh", "-c", "read g; wc -c"]).encode()
+    chan.sendall(f"{len(line)}\n".encode() + line + data.encode())
     chan.shutdown_write()
     status, out, _ = chan.output()
     assert status == 0 and int(out) == 100_001
 
 
+def test_the_command_takes_the_launchers_place(chan: ExecChannel) -> None:
+    # No shell stays behind as its parent: the command is the login shell's own child (the
+    # launcher was), as a command started by exec_command is.
+    assert chan.proc is not None
+    launch(chan, shlex.join(["sh", "-c", 'echo "$PPID"']))
+    chan.shutdown_write()
+    assert int(chan.output()[1]) == chan.proc.pid
+
+
 def test_launch_writes_the_length_then_the_command(chan: ExecChannel) -> None:
-    launch(chan, "read g; echo \"$g\"")
+    launch(chan, shlex.join(["sh", "-c", 'read g; echo "$g"']))
     chan.sendall(b"went\n")
     chan.shutdown_write()
     assert chan.output()[1] == "went\n"

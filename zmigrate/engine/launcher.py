@@ -22,12 +22,16 @@ from . import shell
 if TYPE_CHECKING:
     import paramiko
 
+# `eval "exec ..."`: the command replaces the launcher itself, so the session's process is
+# the command, as with exec_command (a `sh -c` around it would stay behind as its parent).
 LAUNCHER = shell.join(["sh", "-c",
-                       'IFS= read -r n && exec sh -c "$(dd bs=1 count="$n" 2>/dev/null)"'])
+                       'IFS= read -r n && eval "exec $(dd bs=1 count="$n" 2>/dev/null)"'])
 
 
 def launch(chan: paramiko.Channel, line: str) -> None:
-    """Hand `line` to the launcher running on `chan`; it runs at once."""
+    """Hand `line`, one simple command (a program and its quoted arguments, e.g. `sh -c
+    SCRIPT ...`), to the launcher running on `chan`: it runs at once, in the launcher's
+    place."""
     data = line.encode()
     chan.sendall(f"{len(data)}\n".encode() + data)
 
