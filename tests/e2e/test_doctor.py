@@ -12,7 +12,14 @@ from typing import Any
 
 import pytest
 from lab.sshd import Lab
-from lab.util import doctor_processes, port_listening, wait_until, write_random_files, zfs
+from lab.util import (
+    doctor_processes,
+    established_to,
+    port_listening,
+    wait_until,
+    write_random_files,
+    zfs,
+)
 from lab.zfsfuse import Pool
 
 from zmigrate.engine.doctor import TEMP_PREFIX, Doctor, DoctorReport, StageStarted
@@ -124,7 +131,9 @@ def _cancel_during(lab_hosts: tuple[Host, Host], stage: str, snapshot: str | Non
         if stage == "network":
             assert wait_until(lambda: bool(_listeners(doctor.run_id)), 10)
             ports += [int(p.split(":")[-1]) for p in _listeners(doctor.run_id)]
-            assert wait_until(lambda: all(port_listening(p) for p in ports), 10)
+            # mbuffer -I stops listening once the sender is in: listening, or connected.
+            assert wait_until(lambda: all(port_listening(p) or established_to(p)
+                                          for p in ports), 10)
         t0 = time.monotonic()
         doctor.cancel()
         thread.join(10)
