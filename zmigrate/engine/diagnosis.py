@@ -264,6 +264,18 @@ def _evidence(send: _Stats | None, recv: _Stats | None, ctx: _Context,
     return ev
 
 
+def _judge_single(send: _Stats, rate: float
+                  ) -> tuple[Bottleneck, Finding, tuple[Advice, ...], float]:
+    """One mbuffer on the way (a local copy): its fill alone says whether the source reads
+    slower than the rest takes."""
+    if send.fill_mean <= LOW:
+        return (Bottleneck.SOURCE,
+                Finding(FindingKind.BUFFER_EMPTY, {"fill": send.fill_mean, "rate": rate}),
+                _source_advice(rate), 0.6 + 0.3 * (LOW - send.fill_mean) / LOW)
+    return (Bottleneck.NONE, Finding(FindingKind.BUFFER_BALANCED, {"fill": send.fill_mean}),
+            (), 0.3)
+
+
 def _judge(send: _Stats | None, recv: _Stats | None, single: bool, ctx: _Context,
            empties: int) -> tuple[Bottleneck, Finding, tuple[Advice, ...], float]:
     """The rules, in order; returns (kind, headline, advice, confidence before coverage)."""
@@ -305,12 +317,7 @@ def _judge(send: _Stats | None, recv: _Stats | None, single: bool, ctx: _Context
                 0.6 + 0.3 * min(1.0, max(recv.rise / 50, recv.draining)))
     if single:
         assert send is not None
-        if send.fill_mean <= LOW:
-            return (Bottleneck.SOURCE,
-                    Finding(FindingKind.BUFFER_EMPTY, {"fill": send.fill_mean, "rate": rate}),
-                    _source_advice(rate), 0.6 + 0.3 * (LOW - send.fill_mean) / LOW)
-        return (Bottleneck.NONE, Finding(FindingKind.BUFFER_BALANCED, {"fill": send.fill_mean}),
-                (), 0.3)
+        return _judge_single(send, rate)
     # 4. The receiver runs dry again and again, drains far faster than it is fed, and the
     #    sender still has data waiting: zfs receive is starved between bursts.
     sender_backlog = send is None or send.fill_mean > LOW

@@ -261,6 +261,14 @@ def _estimate(src: zfs.Dataset, base: zfs.Snapshot | None, snap: zfs.Snapshot) -
     return max(abs(snap.referenced - base.referenced), sum(s.used for s in between))
 
 
+def _check_parent(dst: Site, destination: str) -> None:
+    parent = destination.rsplit("/", 1)[0]
+    if dst.find(parent) is None:
+        raise PreflightError(f"the destination's parent {parent} does not exist",
+                             host=dst.host.label, fix=f"create it first: zfs create -p {parent}",
+                             reason=PreflightReason.NO_PARENT)
+
+
 def make_plan(
     src: Site,
     dst: Site,
@@ -290,11 +298,7 @@ def make_plan(
     transport = transports.chosen(options.transport, src.host.label == dst.host.label)
     _check_tools(src, dst, transports.carrier(transport))
     source, snap = _source_snapshot(src, snapshot)
-    parent = destination.rsplit("/", 1)[0]
-    if dst.find(parent) is None:
-        raise PreflightError(f"the destination's parent {parent} does not exist",
-                             host=dst.host.label, fix=f"create it first: zfs create -p {parent}",
-                             reason=PreflightReason.NO_PARENT)
+    _check_parent(dst, destination)
     notes: list[str] = []
     target, discard = _partial_receive(dst, destination, snapshot, snap, options, resume_info,
                                        notes)

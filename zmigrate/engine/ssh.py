@@ -20,7 +20,7 @@ from pathlib import Path
 import paramiko
 
 from . import shell
-from .errors import AuthError, ConnectError, HostKeyError
+from .errors import AuthError, ConnectError, HostKeyError, ZmigrateError
 from .hosts import Host, LocalHost, SshHost
 
 LOCAL_NAMES = frozenset({"", "local", "localhost-direct", "this computer"})
@@ -462,70 +462,73 @@ def _open_client(r: Resolved, label: str, spec: HostSpec, prompts: Prompts, time
         )
 
     try:
-        try:
-            attempt(spec.password, None)
-        except paramiko.PasswordRequiredException:
-            passphrase = prompts.secret(f"Passphrase for the key of {label}")
-            if passphrase is None:
-                raise AuthError("the key needs a passphrase and none was given",
-                                host=label) from None
-            attempt(spec.password, passphrase)
-        except (paramiko.AuthenticationException, paramiko.SSHException) as exc:
-            # No key file, agent key or password at all is paramiko's SSHException "No
-            # authentication methods available", not an AuthenticationException: the same case.
-            if not _no_credentials(exc) or spec.password is not None:
-                raise
-            password = prompts.secret(f"Password for {r.user}@{r.hostname}")
-            if password is None:
-                raise
-            attempt(password, None)
-    except paramiko.BadHostKeyException as exc:
+        _log_in(attempt, spec, prompts, label, r)
+    except (HostKeyError, AuthError, ConnectError):
+        client.close()
+        raise
+    except (paramiko.SSHException, TimeoutError, OSError) as exc:
+        client.close()
+        raise _login_error(exc, r, label, kh, entry) from exc
+    transport = client.get_transport()
+    if transport is not None:
+        transport.set_keepalive(15)
+    return client
+
+
+def _log_in(attempt: Callable[[str | None, str | None], None], spec: HostSpec,
+            prompts: Prompts, label: str, r: Resolved) -> None:
+    """`attempt` with what the user gave, then with a passphrase or a password asked for."""
+    try:
+        attempt(spec.password, None)
+    except paramiko.PasswordRequiredException:
+        passphrase = prompts.secret(f"Passphrase for the key of {label}")
+        if passphrase is None:
+            raise AuthError("the key needs a passphrase and none was given",
+                            host=label) from None
+        attempt(spec.password, passphrase)
+    except (paramiko.AuthenticationException, paramiko.SSHException) as exc:
+        # No key file, agent key or password at all is paramiko's SSHException "No
+        # authentication methods available", not an AuthenticationException: the same case.
+        if not _no_credentials(exc) or spec.password is not None:
+            raise
+        password = prompts.secret(f"Password for {r.user}@{r.hostname}")
+        if password is None:
+            raise
+        attempt(password, None)
+
+
+def _login_error(exc: Exception, r: Resolved, label: str, kh: Path,
+                 entry: str) -> ZmigrateError:
+    """What a failed login means, in the user's words, with the fix."""
+    if isinstance(exc, paramiko.BadHostKeyException):
         line = find_known_hosts_line(kh, entry)
         where = f"{kh} line {line}" if line else str(kh)
-        client.close()
-        raise HostKeyError(
+        return HostKeyError(
             f"the host key changed: it is now {fingerprint(exc.key)}, "
             f"{where} says {fingerprint(exc.expected_key)}. "
             "This may be an attack; the connection was refused",
             host=entry,
             fix=f"if the host was reinstalled, remove the old key: ssh-keygen -R '{entry}'"
             + (f" -f {kh}" if kh != Path("~/.ssh/known_hosts").expanduser() else ""),
-        ) from exc
-    except (HostKeyError, AuthError, ConnectError):
-        client.close()
-        raise
-    except paramiko.AuthenticationException as exc:
-        client.close()
-        raise AuthError(
+        )
+    if isinstance(exc, paramiko.AuthenticationException):
+        return AuthError(
             f"authentication failed for {r.user}: {exc}",
             host=label,
             fix="check the user name and key (ssh-copy-id), or use a password",
-        ) from exc
-    except paramiko.SSHException as exc:
-        client.close()
-        if _no_credentials(exc):
-            raise AuthError(
-                f"no key, agent key or password could be offered for {r.user}",
-                host=label,
-                fix="name a key (IdentityFile in ~/.ssh/config or --identity), add one to the "
-                "agent (ssh-add), or use a password",
-            ) from exc
-        raise ConnectError(
-            f"cannot reach {r.hostname} port {r.port}: {exc}",
+        )
+    if isinstance(exc, paramiko.SSHException) and _no_credentials(exc):
+        return AuthError(
+            f"no key, agent key or password could be offered for {r.user}",
             host=label,
-            fix="check the host name, the port and that sshd runs there",
-        ) from exc
-    except (TimeoutError, OSError) as exc:
-        client.close()
-        raise ConnectError(
-            f"cannot reach {r.hostname} port {r.port}: {exc}",
-            host=label,
-            fix="check the host name, the port and that sshd runs there",
-        ) from exc
-    transport = client.get_transport()
-    if transport is not None:
-        transport.set_keepalive(15)
-    return client
+            fix="name a key (IdentityFile in ~/.ssh/config or --identity), add one to the "
+            "agent (ssh-add), or use a password",
+        )
+    return ConnectError(
+        f"cannot reach {r.hostname} port {r.port}: {exc}",
+        host=label,
+        fix="check the host name, the port and that sshd runs there",
+    )
 
 
 def _no_credentials(exc: Exception) -> bool:

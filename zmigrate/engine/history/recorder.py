@@ -105,6 +105,24 @@ class _Pending:
     verdict: tuple[str | None, str | None, str | None] | None = None
 
 
+def _job_row(event: PlanReady | TreePlanReady, now: float) -> tuple[object, ...]:
+    """The jobs row of a job's plan (without pid and hostname)."""
+    if isinstance(event, TreePlanReady):
+        tree = event.plan
+        # One job row for the tree; its datasets' outcomes land in the summary.
+        return (secrets.token_hex(4), now, now, tree.source_host, tree.destination_host,
+                f"{tree.root}@{tree.snapshot}", tree.destination, "tree", None,
+                tree.transport, None, tree.total, _dumps(tree.to_json()),
+                _dumps([{"host": h, "command": c} for h, c in tree.commands()]),
+                tree.describe())
+    plan = event.plan
+    return (plan.job_id, now, now, plan.source, plan.destination, plan.source_snapshot,
+            plan.destination_dataset, plan.kind, plan.base, plan.transport.value,
+            plan.port, plan.estimate, _dumps(asdict(plan.options)),
+            _dumps([{"host": h, "command": c} for h, c in plan.commands()]),
+            plan.describe())
+
+
 class Recorder:
     """Records one Job into a History: subscribe it with `job.subscribe(recorder)`.
 
@@ -185,22 +203,7 @@ class Recorder:
     def _start(self, event: PlanReady | TreePlanReady) -> None:
         self._conn = self.history.connect()
         now = self.clock()
-        if isinstance(event, TreePlanReady):
-            tree = event.plan
-            # One job row for the tree; its datasets' outcomes land in the summary.
-            row: tuple[object, ...] = (
-                secrets.token_hex(4), now, now, tree.source_host, tree.destination_host,
-                f"{tree.root}@{tree.snapshot}", tree.destination, "tree", None,
-                tree.transport, None, tree.total, _dumps(tree.to_json()),
-                _dumps([{"host": h, "command": c} for h, c in tree.commands()]),
-                tree.describe())
-        else:
-            plan = event.plan
-            row = (plan.job_id, now, now, plan.source, plan.destination, plan.source_snapshot,
-                   plan.destination_dataset, plan.kind, plan.base, plan.transport.value,
-                   plan.port, plan.estimate, _dumps(asdict(plan.options)),
-                   _dumps([{"host": h, "command": c} for h, c in plan.commands()]),
-                   plan.describe())
+        row = _job_row(event, now)
         cur = self._conn.execute(
             "INSERT INTO jobs (job_key, started, heartbeat, source, destination, snapshot, "
             "destination_dataset, kind, base, transport, port, estimate, options, commands, "
