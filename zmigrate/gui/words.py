@@ -114,6 +114,19 @@ def finding(f: Finding) -> str:
             assert_never(f.kind)
 
 
+def _receive_buffer(a: Advice) -> str:
+    """How big the receiver's buffer should be, and where to set it."""
+    rate, seconds = a.num("rate"), a.num("seconds")
+    if a.has("memory"):
+        return (f"Give the receiver as large a buffer as its memory allows: set {BUFFER} "
+                f"to {size_arg(a.count('size'))} on {PAGE} (a quarter of its "
+                f"{format_size(a.num('memory'))} free), which holds {seconds:g} s of "
+                f"stream at {rate / MiB:.0f} MiB/s; 5 s would need more memory there")
+    return (f"Give the receiver a buffer of at least {seconds:g} s of stream: "
+            f"{rate * seconds / MiB:.0f} MiB at {rate / MiB:.0f} MiB/s (set "
+            f"{BUFFER} to {size_arg(a.count('size'))} on {PAGE})")
+
+
 def advice(a: Advice) -> str:
     """One thing to do, naming the wizard's controls."""
     k = AdviceKind
@@ -122,15 +135,7 @@ def advice(a: Advice) -> str:
             return (f"Raise or clear the {RATE_LIMIT} (now {size_arg(a.count('rate_limit'))}) "
                     f"on {PAGE} to go faster")
         case k.RECEIVE_BUFFER:
-            rate, seconds = a.num("rate"), a.num("seconds")
-            if a.has("memory"):
-                return (f"Give the receiver as large a buffer as its memory allows: set {BUFFER} "
-                        f"to {size_arg(a.count('size'))} on {PAGE} (a quarter of its "
-                        f"{format_size(a.num('memory'))} free), which holds {seconds:g} s of "
-                        f"stream at {rate / MiB:.0f} MiB/s; 5 s would need more memory there")
-            return (f"Give the receiver a buffer of at least {seconds:g} s of stream: "
-                    f"{rate * seconds / MiB:.0f} MiB at {rate / MiB:.0f} MiB/s (set "
-                    f"{BUFFER} to {size_arg(a.count('size'))} on {PAGE})")
+            return _receive_buffer(a)
         case k.RECEIVE_STALLS:
             return (f"The receiver's buffer ({format_size(a.num('buffer'))}) already holds "
                     f"{a.num('seconds'):.0f} s of stream: the destination pool itself stalls")
