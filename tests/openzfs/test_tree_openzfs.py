@@ -302,11 +302,11 @@ def test_a_clone_cut_by_a_crash_resumes_and_still_arrives_as_a_clone(
           f"(source {src_used} B)")
 
 
-# -- --final: the source ends read-only ------------------------------------------------------------
-def test_final_sync_leaves_the_source_read_only(vm: Vm, tree: str, tmp_path: Path) -> None:
-    tag = tree
+def _copied_at_s1(vm: Vm, tag: str, tmp_path: Path,
+                  children: list[str]) -> tuple[str, Path, str, Events]:
+    """srcpool/TAG with `children` (1 MiB each), @s1 taken and copied to dstpool/TAG by
+    `zmigrate send -r`: (root, ssh config, destination argument, the copy's events)."""
     root = f"srcpool/{tag}"
-    children = ["", "/c1", "/c1/c2"]
     for child in children:
         _make(vm, root + child, 1)
     vm.ssh(f"zfs snapshot -r {root}@s1")
@@ -314,6 +314,14 @@ def test_final_sync_leaves_the_source_read_only(vm: Vm, tree: str, tmp_path: Pat
     dest = f"openzfs-dst:dstpool/{tag}"
     rc, events, stderr = _send(vm, config, "-r", f"openzfs-vm:{root}@s1", dest)
     assert rc == 0, stderr + str(events[-3:])
+    return root, config, dest, events
+
+
+# -- --final: the source ends read-only ------------------------------------------------------------
+def test_final_sync_leaves_the_source_read_only(vm: Vm, tree: str, tmp_path: Path) -> None:
+    tag = tree
+    children = ["", "/c1", "/c1/c2"]
+    root, config, dest, events = _copied_at_s1(vm, tag, tmp_path, children)
     assert "source_readonly_since" not in _one(events, "done")
     for child in children:  # a plain sync leaves the source writable
         assert _prop(vm, root + child, "readonly") == "off"
@@ -350,15 +358,8 @@ def test_final_sync_leaves_the_source_read_only(vm: Vm, tree: str, tmp_path: Pat
 def test_a_catch_up_leaves_unchanged_datasets_as_they_are(vm: Vm, tree: str,
                                                           tmp_path: Path) -> None:
     tag = tree
-    root = f"srcpool/{tag}"
     children = ["", "/a", "/b", "/b/c"]
-    for child in children:
-        _make(vm, root + child, 1)
-    vm.ssh(f"zfs snapshot -r {root}@s1")
-    config = _two_hosts_config(vm, tmp_path)
-    dest = f"openzfs-dst:dstpool/{tag}"
-    rc, events, stderr = _send(vm, config, "-r", f"openzfs-vm:{root}@s1", dest)
-    assert rc == 0, stderr + str(events[-3:])
+    root, config, dest, _ = _copied_at_s1(vm, tag, tmp_path, children)
     # Written a moment before the run: `written` shows it only once the pool syncs, which
     # the run makes it do before it trusts a 0.
     vm.ssh(f"head -c 512K /dev/urandom > /{root}/b/f1")

@@ -191,9 +191,9 @@ class TreeJob(Work):
             raise CancelledError("the transfer was cancelled")
 
     def _run(self) -> Summary:
-        prepared_before = self.plan is not None  # e.g. for Review, maybe long ago
         if self.plan is not None and self.plan.unchanged:
             self.plan = None  # "unchanged" may no longer be true: planned again, now
+        prepared_before = self.plan is not None  # e.g. for Review, maybe long ago
         plan = self.plan or self.prepare()
         self.emit(TreePlanReady(plan))
         for name in plan.vanished:

@@ -38,3 +38,8 @@ class TreeEntry:
     # copy holds nothing the stream would have to roll back.
     base: str | None = None
     size_known: bool = True  # False: `size` is the dataset's whole size, an upper bound
+
+    @property
+    def unchanged(self) -> bool:
+        """Left as it is: nothing written since its `base`, the copy's newest snapshot."""
+        return self.action == "skip" and self.base is not None

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import posixpath
 import time
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -133,7 +133,7 @@ class TreePlan:
     @property
     def unchanged(self) -> list[TreeEntry]:
         """Datasets nothing was written to since the copy's newest snapshot: left as they are."""
-        return [e for e in self.entries if e.action == "skip" and e.base is not None]
+        return [e for e in self.entries if e.unchanged]
 
     @property
     def total(self) -> int:
@@ -330,7 +330,7 @@ def origins_first(entries: list[TreeEntry]) -> list[TreeEntry]:
 
 def _source_commands(src_host: Host, request: TreeRequest, picked: Sequence[zfs.Dataset],
                      excluded: Sequence[str], snapshot: str,
-                     unchanged: Sequence[str] = ()) -> tuple[str | None, str | None]:
+                     unchanged: Set[str] = frozenset()) -> tuple[str | None, str | None]:
     """What runs on the source first: the snapshot to take (None: it exists, or every
     dataset is `unchanged` since the copy's newest) and, for a final sync, `readonly=on` on
     every picked dataset (None otherwise)."""
@@ -419,7 +419,7 @@ def plan_tree(src_host: Host, dst_host: Host, request: TreeRequest,
         entries = catch_up_units(entries, src_sets, dst_sets, root=request.root,
                                  destination=request.destination, resumable=resumable,
                                  keep_root=request.mount_root is not None)
-    unchanged = [e.source for e in entries if e.action == "skip" and e.base is not None]
+    unchanged = {e.source for e in entries if e.unchanged}
     snapshot_command, readonly_command = _source_commands(src_host, request, picked, excluded,
                                                           snapshot, unchanged)
     return TreePlan(
