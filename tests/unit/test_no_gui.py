@@ -1,4 +1,4 @@
-"""A CLI-only install (no `gui` extra: no PySide6, pyqtgraph, superqt) runs the command line and
+"""A CLI-only install (no `gui` extra: no PySide6, pyqtgraph) runs the command line and
 says how to get the wizard, instead of a traceback."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 # A Python where the GUI packages cannot be imported, as after `pip install zmigrate`.
 HIDE_QT = (
     "import sys\n"
-    "for name in ('PySide6', 'shiboken6', 'pyqtgraph', 'superqt'):\n"
+    "for name in ('PySide6', 'shiboken6', 'pyqtgraph'):\n"
     "    sys.modules[name] = None\n"
     "from zmigrate.cli.main import main\n"
     "sys.exit(main(sys.argv[1:]))\n"
@@ -29,7 +29,7 @@ def test_the_wizard_without_qt_says_how_to_get_it(args: tuple[str, ...]) -> None
     proc = _run(*args)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "Traceback" not in proc.stderr
-    assert "PySide6, pyqtgraph, superqt missing" in proc.stderr
+    assert "PySide6, pyqtgraph missing" in proc.stderr
     assert "pipx install 'zmigrate[gui]'" in proc.stderr
     assert ".deb" in proc.stderr
 

@@ -43,7 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # What the wizard needs beyond the engine: the `gui` extra (pyproject.toml).
-GUI_MODULES = ("PySide6", "pyqtgraph", "superqt")
+GUI_MODULES = ("PySide6", "pyqtgraph")
 GUI_MISSING = (
     "zmigrate: the desktop app is not installed here ({missing} missing); the command line is:\n"
     "  zmigrate list|send|doctor|history ...   (zmigrate --help)\n"

@@ -1,6 +1,6 @@
 """The History window: every recorded transfer, one job's plots and details, or two overlaid.
 
-The store is read on pool threads (superqt workers, like every remote call): listing 1000 jobs
+The store is read on pool threads (like every remote call): listing 1000 jobs
 is quick, but a network home folder or a busy recorder may hold the file for a moment.
 """
 
