@@ -33,10 +33,11 @@ from lab.util import (  # noqa: E402
     zfs,
 )
 
+from zmigrate.engine.connect_pair import connect_both  # noqa: E402
 from zmigrate.engine.events import PlanReady, StageChanged  # noqa: E402
 from zmigrate.engine.job import Job, Request  # noqa: E402
 from zmigrate.engine.plan import Options  # noqa: E402
-from zmigrate.engine.ssh import HostSpec, connect  # noqa: E402
+from zmigrate.engine.ssh import HostSpec  # noqa: E402
 from zmigrate.engine.units import MiB
 
 BLOCK, BUFFER = "128k", "256M"
@@ -104,7 +105,7 @@ def with_zmigrate(snapshot: str, target: str, *, verify_hash: bool = False
         if isinstance(event, StageChanged) and event.stage == "sending":
             marks.setdefault("sending", now)
 
-    src, dst = connect(HostSpec("lab-src")), connect(HostSpec("lab-dst"))
+    src, dst = connect_both(HostSpec("lab-src"), HostSpec("lab-dst"))  # as the CLI does
     try:
         options = Options(buffer_size=256 * MiB, readonly=False, verify_hash=verify_hash)
         summary = Job(src, dst, Request(snapshot, target, options), watch).run()

@@ -36,8 +36,9 @@ from bench_lab import bench_lab  # noqa: E402
 from lab.sshd import Lab  # noqa: E402
 from lab.util import free_port, port_listening, wait_until, zfs  # noqa: E402
 
+from zmigrate.engine.connect_pair import connect_both  # noqa: E402
 from zmigrate.engine.plan import Options  # noqa: E402
-from zmigrate.engine.ssh import HostSpec, connect  # noqa: E402
+from zmigrate.engine.ssh import HostSpec  # noqa: E402
 from zmigrate.engine.tree import TreeJob, TreeRequest, snapshot_name  # noqa: E402
 from zmigrate.engine.units import MiB  # noqa: E402
 
@@ -98,7 +99,7 @@ def with_zmigrate(root: str, target: str, parallel: int | None,
                   snapshot: str | None = "bench") -> float:
     """`send -r` of `root` up to @`snapshot` (None: one taken now), as the CLI runs it."""
     t0 = time.monotonic()
-    src, dst = connect(HostSpec("lab-src")), connect(HostSpec("lab-dst"))
+    src, dst = connect_both(HostSpec("lab-src"), HostSpec("lab-dst"))  # as the CLI does
     try:
         options = Options(buffer_size=16 * MiB, readonly=False)
         TreeJob(src, dst, TreeRequest(root, target, snapshot, options=options,

@@ -146,8 +146,12 @@ def test_catch_up_sends_deltas_brings_new_children_and_reports_removed_ones(
     assert actions[f"{root}/a"] == "incremental"
     assert plan["vanished"] == [f"{copy}/c"]
     assert _states(events)[f"{root}/d"] == "verified"
-    for rel in ("", "/a", "/a/x", "/b", "/b/y", "/d"):
+    for rel in ("", "/a", "/d"):  # t changed too: t/d's mountpoint is made in it
         assert snapshot_guid(f"{copy}{rel}@{second}") == snapshot_guid(f"{root}{rel}@{second}")
+    for rel in ("/a/x", "/b", "/b/y"):  # nothing written: left at the first snapshot
+        assert actions[f"{root}{rel}"] == "skip"
+        assert _snapshots(f"{copy}{rel}")[-1] == first
+        assert second not in _snapshots(f"{root}{rel}")
     assert _snapshots(f"{copy}/a")[-2:] == [first, second]
     assert dataset_exists(f"{copy}/c"), "a dataset gone from the source is never destroyed"
     assert f"{copy}/c" in events[-1]["vanished"]
@@ -423,7 +427,9 @@ def test_the_final_syncs_read_only_window_is_predicted_and_then_measured(
     predicted = next(e for e in events if e["event"] == "readonly_window")
     assert kinds.index("readonly_window") < kinds.index("tree_plan")  # said before it ran
     assert predicted["datasets"] == 6 and predicted["at_least"] is True  # zfs-fuse: no written
-    assert predicted["streams"] == 1  # a plain catch-up: one replication stream
+    # t/b carries t/b/y (one -R -I stream); t/a goes alone: the catch-up before sent only t/a
+    # (the rest was left as it was), so its base is newer than the others'.
+    assert predicted["streams"] == 5
     assert predicted["changed"] >= 12 * 2**20
     done = next(e for e in events if e["event"] == "done")
     real = done["readonly_seconds"]
@@ -515,22 +521,28 @@ def test_clones_arrive_as_clones_of_the_copied_origin_and_catch_up(
         assert _used(f"{copy}/{clone}") <= _used(f"{root}/{clone}") + 512 * 1024
     assert snapshot_guid(f"{copy}/b@own") == snapshot_guid(f"{root}/b@own")
     first = plan["snapshot"]
-    write_random_files(src.mountpoint / "t" / "a" / "later", 1, files=1)
+    for rel in ("base", "a", "b"):
+        write_random_files(src.mountpoint / "t" / rel / "later", 1, files=1)
     assert wait_until(lambda: snapshot_name() != first, 3)
     r = _cli(lab, "send", "-r", f"lab-src:{root}", f"lab-dst:{copy}", "--snapshot", "--json",
              "--buffer", "16M", "--no-history", "--parallel", parallel)
     assert r.returncode == 0, r.stderr + r.stdout
-    second = next(e for e in _events(r.stdout) if e["event"] == "tree_plan")["snapshot"]
-    for rel in ("", "/base", "/a", "/b"):
+    plan = next(e for e in _events(r.stdout) if e["event"] == "tree_plan")
+    second = plan["snapshot"]
+    for rel in ("/base", "/a", "/b"):
         assert snapshot_guid(f"{copy}{rel}@{second}") == snapshot_guid(f"{root}{rel}@{second}")
+    # t itself was not written to: left at the first snapshot, on both sides.
+    assert next(d for d in plan["datasets"] if d["source"] == root)["action"] == "skip"
+    assert second not in _snapshots(root) and _snapshots(copy)[-1] == first
 
 
-def test_a_catch_up_where_little_changed_goes_in_one_replication_stream(
+def test_a_catch_up_sends_only_what_changed_a_changed_subtree_in_one_stream(
         lab: Lab, tree: tuple[Pool, Pool, str]) -> None:
-    """After the first copy, one file changes in t/a/x and one in t/c: the catch-up with
-    --snapshot is one job (zfs send -R -I from the first snapshot) carrying all six datasets,
-    each checked with the others. With t/b excluded, t/b and t/b/y stay at the first snapshot,
-    and the subtrees t/a and t/c (alone: one dataset, its own job) go without the root."""
+    """After the first copy, files change in t/a, t/a/x and t/c. zfs-fuse cannot say what was
+    written, so the catch-up takes its snapshot, finds t, t/b and t/b/y unchanged (an empty
+    increment), removes the snapshot it just took from them and leaves them at the first one;
+    t/a goes with t/a/x in one job (zfs send -R -I), t/c alone. With t/b excluded and only t/a
+    written to, t/a alone goes, without the root."""
     src, dst, root = tree
     copy = f"{dst.name}/copy"
 
@@ -542,32 +554,44 @@ def test_a_catch_up_where_little_changed_goes_in_one_replication_stream(
         return _events(r.stdout)
 
     first = next(e for e in send() if e["event"] == "tree_plan")["snapshot"]
-    write_random_files(src.mountpoint / "t/a/x/later", 1, files=1)
-    write_random_files(src.mountpoint / "t/c/later", 1, files=1)
+    for rel in ("t/a/later", "t/a/x/later", "t/c/later"):
+        write_random_files(src.mountpoint / rel, 1, files=1)
     events = send()
     plan = next(e for e in events if e["event"] == "tree_plan")
     second = plan["snapshot"]
     by = {d["source"]: d for d in plan["datasets"]}
-    assert by[root]["replicate"] is True and by[root]["action"] == "incremental"
-    assert all(by[f"{src.name}/{rel}"]["carried_by"] == root for rel in TREE[1:])
+    for rel in ("", "/b", "/b/y"):
+        assert by[root + rel]["action"] == "skip", by[root + rel]
+        assert by[root + rel]["reason"].startswith(f"unchanged since @{first}")
+        assert second not in _snapshots(root + rel), "the run's empty snapshot is removed"
+        assert _snapshots(copy + rel)[-1] == first
+    assert by[f"{root}/a"]["replicate"] is True and by[f"{root}/a"]["action"] == "incremental"
+    assert by[f"{root}/a/x"]["carried_by"] == f"{root}/a"
+    assert by[f"{root}/c"]["carried_by"] is None and not by[f"{root}/c"]["replicate"]
     assert "catch up in one replication stream (zfs send -R -I)" in plan["description"]
     jobs = [e for e in events if e["event"] == "plan"]
-    assert len(jobs) == 1 and jobs[0]["replicate"] is True, jobs
-    assert first in str(jobs[0]["base"]) and "-R" in jobs[0]["send_flags"]
-    assert set(_states(events).values()) == {"verified"}, _states(events)
-    print(f"\nREMOTE COMMANDS of a 6-dataset catch-up: {events[-1]['remote_commands']}")
-    _copy_matches(root, copy, second, tuple(rel[1:] for rel in TREE))
-    assert _snapshots(f"{copy}/a")[-2:] == [first, second]
+    assert len(jobs) == 2, jobs  # t/a with t/a/x, t/c
+    replicated = next(j for j in jobs if j["replicate"])
+    assert first in str(replicated["base"]) and "-R" in replicated["send_flags"]
+    states = _states(events)
+    assert {states[root + rel] for rel in ("", "/b", "/b/y")} == {"skipped"}, states
+    assert {states[root + rel] for rel in ("/a", "/a/x", "/c")} == {"verified"}, states
+    assert any("3 dataset(s) unchanged since the copy's newest snapshot" in e.get("detail", "")
+               for e in events if e["event"] == "stage"), "the run says what it left"
+    print(f"\nREMOTE COMMANDS of a 6-dataset catch-up (3 changed): "
+          f"{events[-1]['remote_commands']}")
+    _copy_matches(root, copy, second, ("/a", "/a/x", "/c"))
+    _copy_matches(root, copy, first, ("", "/b", "/b/y"))
 
     write_random_files(src.mountpoint / "t/a/again", 1, files=1)
     events = send("--exclude", f"{root}/b")
     plan = next(e for e in events if e["event"] == "tree_plan")
     third = plan["snapshot"]
     by = {d["source"]: d for d in plan["datasets"]}
-    assert by[root]["replicate"] is False and by[f"{root}/a"]["replicate"] is True
-    assert by[f"{root}/a/x"]["carried_by"] == f"{root}/a"
-    assert by[f"{root}/c"]["carried_by"] is None and f"{root}/b" not in by
-    assert len([e for e in events if e["event"] == "plan"]) == 3  # t, t/a with t/a/x, t/c
-    assert set(_states(events).values()) == {"verified"}, _states(events)
-    _copy_matches(root, copy, third, ("", "/a", "/a/x", "/c"))
-    assert third not in _snapshots(f"{copy}/b")
+    assert f"{root}/b" not in by and by[f"{root}/a"]["action"] == "incremental"
+    assert {rel: by[root + rel]["action"] for rel in ("", "/a/x", "/c")} == dict.fromkeys(
+        ("", "/a/x", "/c"), "skip")
+    assert len([e for e in events if e["event"] == "plan"]) == 1  # t/a alone
+    assert _states(events)[f"{root}/a"] == "verified"
+    _copy_matches(root, copy, third, ("/a",))
+    assert third not in _snapshots(f"{copy}/b") and third not in _snapshots(f"{root}/b")

@@ -7,6 +7,7 @@ import json
 from typing import Any, TextIO
 
 from ..engine import readonly_window, shell
+from ..engine.connect_pair import connect_both
 from ..engine.errors import InvalidNameError
 from ..engine.events import PlanReady, json_default
 from ..engine.final_sync import readonly_window_of
@@ -174,14 +175,15 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     prompts = TerminalPrompts()
     hosts: list[Host] = []
     try:
-        src = connect_host(src_host, args.sudo or args.sudo_source, prompts)
-        hosts.append(src)
         if HostSpec.parse(dst_host).label == HostSpec.parse(src_host).label \
                 and not (args.sudo_destination and not args.sudo_source):
-            dst = src
+            src = dst = connect_host(src_host, args.sudo or args.sudo_source, prompts)
+            hosts.append(src)
         else:
-            dst = connect_host(dst_host, args.sudo or args.sudo_destination, prompts)
-            hosts.append(dst)
+            src, dst = connect_both(
+                HostSpec.parse(src_host, sudo=args.sudo or args.sudo_source),
+                HostSpec.parse(dst_host, sudo=args.sudo or args.sudo_destination), prompts)
+            hosts += [src, dst]
         if tree_request is not None:
             return _run_tree(args, TreeJob(src, dst, tree_request), out, err)
         job = Job(src, dst, Request(snapshot, destination, options))

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import replace
 
 from . import zfs
@@ -75,7 +76,12 @@ from .tree_summary import (
     own_roots_lines,
     tree_summary,
 )
-from .tree_unchanged import with_written, written_after_sync
+from .tree_unchanged import (
+    drop_empty,
+    measures_empty,
+    with_written,
+    written_after_sync,
+)
 from .work import Work
 
 
@@ -103,6 +109,7 @@ class TreeJob(Work):
         self.known: Known | None = None  # both trees etc., read once for every dataset's job
         self._ports = Ports()
         self.checked = TreeCheck()  # the last check of what arrived
+        self._planned: Callable[[list[zfs.Dataset]], TreePlan] | None = None  # by prepare()
 
     thread_name = "zmigrate-tree"
 
@@ -145,6 +152,7 @@ class TreeJob(Work):
                              snapshot=self._snapshot, unmounted=unmounted,
                              raw_streams=raw_streams, resumable=dst_caps.resumable)
 
+        self._planned = planned
         plan = planned(src_sets)
         written = written_after_sync(self.src, plan)
         if written:  # written to after all: a `written` the pool had not synced yet
@@ -190,11 +198,17 @@ class TreeJob(Work):
         if self._cancel.is_set():
             raise CancelledError("the transfer was cancelled")
 
+    def _measures_empty(self, plan: TreePlan) -> bool:
+        return self.src_caps is not None and measures_empty(self.src_caps, self.request, plan)
+
     def _run(self) -> Summary:
-        if self.plan is not None and self.plan.unchanged:
+        if self.plan is not None and (self.plan.unchanged or self._measures_empty(self.plan)):
             self.plan = None  # "unchanged" may no longer be true: planned again, now
         prepared_before = self.plan is not None  # e.g. for Review, maybe long ago
         plan = self.plan or self.prepare()
+        taken = self._measures_empty(plan)
+        if taken:
+            plan = self._without_empty(plan)
         self.emit(TreePlanReady(plan))
         for name in plan.vanished:
             self.emit(StageChanged("preflight", f"{name} is gone from the source: kept on the "
@@ -209,9 +223,8 @@ class TreeJob(Work):
             self.emit(StageChanged("preflight", "final sync: setting readonly=on on the source"))
             self.src.run(plan.readonly_command, timeout=300).check("setting readonly=on")
             self.readonly_since = time.time()
-        if plan.snapshot_command:
-            self.emit(StageChanged("preflight", f"taking the snapshot @{plan.snapshot}"))
-            self.src.run(plan.snapshot_command, timeout=300).check("taking the snapshot")
+        if plan.snapshot_command and not taken:
+            self._take_snapshot(plan)
         if prepared_before:
             # Once for every dataset (the snapshot just taken included), not once per dataset.
             self.emit(StageChanged("preflight", "reading both trees"))
@@ -240,6 +253,29 @@ class TreeJob(Work):
         return tree_summary(plan, totals, end - t0, self.states.results,
                             self.readonly_since, self.checked, window=end - window_from,
                             readonly_before=self.readonly_before)
+
+    def _take_snapshot(self, plan: TreePlan) -> None:
+        assert plan.snapshot_command is not None
+        self.emit(StageChanged("preflight", f"taking the snapshot @{plan.snapshot}"))
+        self.src.run(plan.snapshot_command, timeout=300).check("taking the snapshot")
+
+    def _without_empty(self, plan: TreePlan) -> TreePlan:
+        """(A zfs without `written`) The snapshot taken, then the plan again with the datasets
+        whose increment to it is empty left as they are, that snapshot removed from them
+        (tree_unchanged.drop_empty)."""
+        self._take_snapshot(plan)
+        self.emit(StageChanged("preflight", "measuring what changed since the copy's newest "
+                               "snapshot"))
+        empty = drop_empty(self.src, plan)
+        if not empty:
+            return plan
+        assert self.known is not None and self._planned is not None
+        self.emit(StageChanged("preflight", (
+            f"{len(empty)} dataset(s) unchanged since the copy's newest snapshot: nothing to "
+            f"send; the snapshot @{plan.snapshot} taken on them held nothing new and was "
+            "removed")))
+        again = self._planned(with_written(self.known.src_sets, dict.fromkeys(empty, 0)))
+        return replace(again, snapshot_command=plan.snapshot_command)
 
     def _send_all(self, plan: TreePlan, totals: Totals, t0: float) -> ZmigrateError | None:
         """Send every dataset to send; returns the first failure of a dataset that others do

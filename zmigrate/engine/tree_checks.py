@@ -155,15 +155,21 @@ def verify_tree(src: Host, dst: Host, src_caps: zfs.Capabilities, dst_caps: zfs.
     """Every sent dataset: its snapshot's guid equal on both sides, the snapshots that were
     to arrive present, and the locally set properties equal (one read per host)."""
     source = source or SourceSide(src, src_caps, plan.root)
+    # A catch-up that left most datasets as they are reads the properties of the others only
+    # (on zfs-fuse a recursive read of every property costs ~12 ms a dataset).
+    only = ([e.destination for e in plan.entries if not e.unchanged] if plan.unchanged
+            else None)
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="zmigrate-verify") as pool:
         dst_f = pool.submit(zfs.inventory, dst, dst_caps, plan.destination)
         dst_props_f = pool.submit(lambda: zfs.local_properties(
-            dst, plan.destination, sources="local,received"))
+            dst, plan.destination, sources="local,received", only=only))
         src_by, src_props = source.result()
         dst_by = {d.name: d for d in dst_f.result()}
         dst_props = dst_props_f.result()
     check = TreeCheck(readonly={d for d, p in dst_props.items() if p.get("readonly") == "on"})
     for e in plan.entries:
+        if e.unchanged:
+            continue  # left at the copy's newest snapshot: nothing arrived to check
         s, d = src_by.get(e.source), dst_by.get(e.destination)
         snap = s.snapshot(plan.snapshot) if s else None
         if snap is None:

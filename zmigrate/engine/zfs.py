@@ -379,16 +379,19 @@ def dataset_info(host: Host, caps: Capabilities, name: str) -> Dataset | None:
     return None
 
 
-def local_properties(host: Host, root: str, prop: str = "all", *,
-                     sources: str = "local") -> dict[str, dict[str, str]]:
+def local_properties(host: Host, root: str, prop: str = "all", *, sources: str = "local",
+                     only: Sequence[str] | None = None) -> dict[str, dict[str, str]]:
     """{dataset: {property: value}} of the properties set on `root` and its descendants (not
-    inherited, not defaults): what `zfs send -p` carries. One `zfs get -r` for the tree."""
-    argv = host.privileged(["zfs", "get", "-Hp", "-r", "-s", sources, "-o",
-                            "name,property,value", prop, shell.dataset(root)])
+    inherited, not defaults): what `zfs send -p` carries. One `zfs get -r` for the tree, or
+    one `zfs get` of just the datasets `only` names (those missing left out)."""
+    names = [shell.dataset(n) for n in only] if only is not None else None
+    argv = host.privileged(["zfs", "get", "-Hp", *(() if names else ("-r",)), "-s", sources,
+                            "-o", "name,property,value", prop, *(names or [shell.dataset(root)])])
+    if names == []:
+        return {}
     result = host.execute(argv, timeout=300)
-    if not result.ok:
-        if "does not exist" in result.stderr:
-            return {}
+    errors = [line for line in result.stderr.splitlines() if line.strip()]
+    if not result.ok and not (errors and all("does not exist" in e for e in errors)):
         raise classify_zfs_error(result.host, "reading properties", result.stderr,
                                  result.command, result.status)
     return {name: props for name, props in parse_get(result.stdout).items() if "@" not in name}

@@ -1,0 +1,85 @@
+"""connect_both: both hosts at once; a failure on one closes the other and names its host."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+
+import pytest
+
+from zmigrate.engine import connect_pair, ssh
+from zmigrate.engine.connect_pair import connect_both
+from zmigrate.engine.errors import ConnectError
+from zmigrate.engine.hosts import Host, LocalHost
+from zmigrate.engine.ssh import HostSpec, Prompts
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_both_hosts_are_connected_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    running, most = 0, 0
+    lock = threading.Lock()
+
+    def slow_connect(spec: HostSpec, prompts: Prompts | None = None, *,
+                     timeout: float = 15.0) -> Host:
+        nonlocal running, most
+        with lock:
+            running += 1
+            most = max(most, running)
+        time.sleep(0.2)
+        with lock:
+            running -= 1
+        return LocalHost()
+
+    monkeypatch.setattr(connect_pair, "connect", slow_connect)
+    t0 = time.monotonic()
+    src, dst = connect_both(HostSpec("a"), HostSpec("b"))
+    assert most == 2 and time.monotonic() - t0 < 0.35
+    assert isinstance(src, LocalHost) and isinstance(dst, LocalHost)
+
+
+def test_a_host_that_cannot_be_reached_closes_the_other(monkeypatch: pytest.MonkeyPatch) -> None:
+    closed: list[Host] = []
+
+    class Local(LocalHost):
+        def close(self) -> None:
+            closed.append(self)
+
+    real = ssh.connect
+
+    def connect(spec: HostSpec, prompts: Prompts | None = None, *,
+                timeout: float = 15.0) -> Host:
+        return Local() if spec.is_local else real(spec, prompts, timeout=timeout)
+
+    monkeypatch.setattr(connect_pair, "connect", connect)
+    port = _closed_port()
+    with pytest.raises(ConnectError) as caught:
+        connect_both(HostSpec("local"), HostSpec("127.0.0.1", port=port), timeout=5)
+    assert str(port) in str(caught.value) or "127.0.0.1" in str(caught.value.host)
+    assert len(closed) == 1
+
+
+def test_questions_are_asked_one_host_at_a_time() -> None:
+    inside, most = 0, 0
+
+    class Counting(Prompts):
+        def secret(self, prompt: str) -> str | None:
+            nonlocal inside, most
+            inside += 1
+            most = max(most, inside)
+            time.sleep(0.05)
+            inside -= 1
+            return None
+
+    asked = connect_pair._OneAtATime(Counting())
+    threads = [threading.Thread(target=asked.secret, args=("p",)) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert most == 1
