@@ -192,6 +192,11 @@ def catch_up_case(lab: Lab, pools: Callable[..., Any], count: int, changed: int,
                 times[v].append(with_zmigrate(root, copies[v], None, snapshot=None))
             else:
                 times[v].append(ssh_catch_up(lab, touched, root, copies[v], bases, f"h{r}"))
+                # (Untimed) the hand loop's snapshot off the datasets it did not send: left,
+                # it would be another tool's newer snapshot that zmigrate's copy must carry.
+                for name in names:
+                    if name not in touched:
+                        zfs("destroy", f"{name}@h{r}")
         print(f"round {r + 1}: " + "   ".join(f"{v} {times[v][-1]:.2f} s" for v in copies),
               flush=True)
     med = {v: statistics.median(times[v]) for v in copies}

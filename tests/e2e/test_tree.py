@@ -538,11 +538,12 @@ def test_clones_arrive_as_clones_of_the_copied_origin_and_catch_up(
 
 def test_a_catch_up_sends_only_what_changed_a_changed_subtree_in_one_stream(
         lab: Lab, tree: tuple[Pool, Pool, str]) -> None:
-    """After the first copy, files change in t/a, t/a/x and t/c. zfs-fuse cannot say what was
-    written, so the catch-up takes its snapshot, finds t, t/b and t/b/y unchanged (an empty
-    increment), removes the snapshot it just took from them and leaves them at the first one;
-    t/a goes with t/a/x in one job (zfs send -R -I), t/c alone. With t/b excluded and only t/a
-    written to, t/a alone goes, without the root."""
+    """After the first copy, files change in t/a, t/a/x and t/c, and another tool snapshots
+    t/b. zfs-fuse cannot say what was written, so the catch-up takes its snapshot, finds t and
+    t/b/y unchanged (an empty increment), removes the snapshot it just took from them and leaves
+    them at the first one; t/a goes with t/a/x in one job (zfs send -R -I), t/c alone, and t/b
+    too, to carry the other tool's snapshot. With t/b excluded and only t/a written to, t/a
+    alone goes, without the root."""
     src, dst, root = tree
     copy = f"{dst.name}/copy"
 
@@ -556,11 +557,12 @@ def test_a_catch_up_sends_only_what_changed_a_changed_subtree_in_one_stream(
     first = next(e for e in send() if e["event"] == "tree_plan")["snapshot"]
     for rel in ("t/a/later", "t/a/x/later", "t/c/later"):
         write_random_files(src.mountpoint / rel, 1, files=1)
+    zfs("snapshot", f"{root}/b@other-tool")
     events = send()
     plan = next(e for e in events if e["event"] == "tree_plan")
     second = plan["snapshot"]
     by = {d["source"]: d for d in plan["datasets"]}
-    for rel in ("", "/b", "/b/y"):
+    for rel in ("", "/b/y"):
         assert by[root + rel]["action"] == "skip", by[root + rel]
         assert by[root + rel]["reason"].startswith(f"unchanged since @{first}")
         assert second not in _snapshots(root + rel), "the run's empty snapshot is removed"
@@ -568,20 +570,22 @@ def test_a_catch_up_sends_only_what_changed_a_changed_subtree_in_one_stream(
     assert by[f"{root}/a"]["replicate"] is True and by[f"{root}/a"]["action"] == "incremental"
     assert by[f"{root}/a/x"]["carried_by"] == f"{root}/a"
     assert by[f"{root}/c"]["carried_by"] is None and not by[f"{root}/c"]["replicate"]
+    assert by[f"{root}/b"]["action"] == "incremental" and by[f"{root}/b"]["carried_by"] is None
+    assert _snapshots(f"{copy}/b")[-3:] == [first, "other-tool", second]
     assert "catch up in one replication stream (zfs send -R -I)" in plan["description"]
     jobs = [e for e in events if e["event"] == "plan"]
-    assert len(jobs) == 2, jobs  # t/a with t/a/x, t/c
+    assert len(jobs) == 3, jobs  # t/a with t/a/x, t/b, t/c
     replicated = next(j for j in jobs if j["replicate"])
     assert first in str(replicated["base"]) and "-R" in replicated["send_flags"]
     states = _states(events)
-    assert {states[root + rel] for rel in ("", "/b", "/b/y")} == {"skipped"}, states
-    assert {states[root + rel] for rel in ("/a", "/a/x", "/c")} == {"verified"}, states
-    assert any("3 dataset(s) unchanged since the copy's newest snapshot" in e.get("detail", "")
+    assert {states[root + rel] for rel in ("", "/b/y")} == {"skipped"}, states
+    assert {states[root + rel] for rel in ("/a", "/a/x", "/b", "/c")} == {"verified"}, states
+    assert any("2 dataset(s) unchanged since the copy's newest snapshot" in e.get("detail", "")
                for e in events if e["event"] == "stage"), "the run says what it left"
-    print(f"\nREMOTE COMMANDS of a 6-dataset catch-up (3 changed): "
+    print(f"\nREMOTE COMMANDS of a 6-dataset catch-up (4 to send): "
           f"{events[-1]['remote_commands']}")
-    _copy_matches(root, copy, second, ("/a", "/a/x", "/c"))
-    _copy_matches(root, copy, first, ("", "/b", "/b/y"))
+    _copy_matches(root, copy, second, ("/a", "/a/x", "/b", "/c"))
+    _copy_matches(root, copy, first, ("", "/b/y"))
 
     write_random_files(src.mountpoint / "t/a/again", 1, files=1)
     events = send("--exclude", f"{root}/b")

@@ -199,7 +199,8 @@ class TreeJob(Work):
             raise CancelledError("the transfer was cancelled")
 
     def _measures_empty(self, plan: TreePlan) -> bool:
-        return self.src_caps is not None and measures_empty(self.src_caps, self.request, plan)
+        return (self.src_caps is not None and self.known is not None
+                and measures_empty(self.src_caps, self.request, plan, self.known.src_sets))
 
     def _run(self) -> Summary:
         if self.plan is not None and (self.plan.unchanged or self._measures_empty(self.plan)):
@@ -266,10 +267,10 @@ class TreeJob(Work):
         self._take_snapshot(plan)
         self.emit(StageChanged("preflight", "measuring what changed since the copy's newest "
                                "snapshot"))
-        empty = drop_empty(self.src, plan)
+        assert self.known is not None and self._planned is not None
+        empty = drop_empty(self.src, plan, self.known.src_sets)
         if not empty:
             return plan
-        assert self.known is not None and self._planned is not None
         self.emit(StageChanged("preflight", (
             f"{len(empty)} dataset(s) unchanged since the copy's newest snapshot: nothing to "
             f"send; the snapshot @{plan.snapshot} taken on them held nothing new and was "

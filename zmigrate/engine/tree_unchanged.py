@@ -57,26 +57,31 @@ def with_written(src_sets: Sequence[zfs.Dataset],
     return [replace(d, written=written[d.name]) if d.name in written else d for d in src_sets]
 
 
-def measures_empty(caps: zfs.Capabilities, request: TreeRequest, plan: TreePlan) -> bool:
+def measures_empty(caps: zfs.Capabilities, request: TreeRequest, plan: TreePlan,
+                   src_sets: Sequence[zfs.Dataset]) -> bool:
     """A catch-up taking a new snapshot on a zfs that cannot say what was written: which
     datasets changed is measured once the snapshot exists (`drop_empty`). Not for a final
     sync: go-live wants every dataset at its snapshot."""
     return (request.snapshot is None and not request.final and plan.snapshot_command is not None
-            and "written" not in caps.properties and len(_increments(plan)) > 1)
+            and "written" not in caps.properties and len(_increments(plan, src_sets)) > 1)
 
 
-def _increments(plan: TreePlan) -> list[tuple[str, str]]:
-    """(base, new) snapshot names of the plan's plain incrementals from the copy's newest."""
+def _increments(plan: TreePlan, src_sets: Sequence[zfs.Dataset]) -> list[tuple[str, str]]:
+    """(base, new) snapshot names of the plan's plain incrementals whose base is both the
+    copy's newest snapshot and the source's (`src_sets`, read before the run's snapshot):
+    one with a newer snapshot on the source (another tool's) goes, to carry it."""
+    newest = {d.name: d.snapshots[-1].short for d in src_sets if d.snapshots}
     return [(f"{e.source}@{e.base}", f"{e.source}@{plan.snapshot}") for e in plan.entries
-            if e.action == "incremental" and e.base is not None and not e.resume]
+            if e.action == "incremental" and e.base is not None and not e.resume
+            and newest.get(e.source) == e.base]
 
 
-def drop_empty(src: Host, plan: TreePlan) -> set[str]:
+def drop_empty(src: Host, plan: TreePlan, src_sets: Sequence[zfs.Dataset]) -> set[str]:
     """The datasets whose increment to the snapshot just taken is empty, that snapshot removed
     from them (it is this run's own and holds nothing new; where it cannot be removed, the
     dataset is sent as planned). One command for the tree, each send read only as far as its
     first bytes past an empty stream, never the whole delta."""
-    pairs = _increments(plan)
+    pairs = _increments(plan, src_sets)
     zfs_cmd = shell.join(src.privileged(["zfs"]))
     # A send that fails adds "x", so it never measures as empty.
     script = (
