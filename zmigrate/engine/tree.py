@@ -24,16 +24,10 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from . import zfs
-from .diagnosis import Verdict
 from .errors import CancelledError, ZmigrateError
 from .events import (
-    Failed,
-    Finished,
     Observer,
-    Progress,
-    Sample,
     StageChanged,
-    Stalled,
     Summary,
 )
 from .hosts import Host
@@ -48,7 +42,7 @@ from .tree_checks import (
     place_root,
 )
 from .tree_entry import SMALL, TreeEntry
-from .tree_jobs import Ports, dataset_job, with_new_snapshot
+from .tree_jobs import Ports, dataset_job, planned_ahead, relay, with_new_snapshot
 from .tree_plan import (
     SNAPSHOT_PREFIX,
     TreePlan,
@@ -77,7 +71,7 @@ from .tree_summary import (
     tree_summary,
 )
 from .tree_unchanged import (
-    drop_empty,
+    leave_empty,
     measures_empty,
     with_written,
     written_after_sync,
@@ -181,14 +175,7 @@ class TreeJob(Work):
     def dataset_plan(self, entry: TreeEntry) -> Plan:
         """The plan (and so the exact commands) one dataset's job would run."""
         assert self.plan is not None
-        plan = self.plan
-        job = self._job_for(plan, entry)
-        if plan.snapshot_command and job.known is not None:
-            # Planned as if the snapshot to be taken first existed (it will, as the newest):
-            # its commands name snapshots, never guids, so they are the ones that will run.
-            job.known = replace(job.known, src_sets=tuple(
-                with_new_snapshot(d, plan.snapshot) for d in job.known.src_sets))
-        return job.prepare()
+        return planned_ahead(self._job_for(self.plan, entry), self.plan)
 
     # -- running ------------------------------------------------------------------------------
     def run(self) -> Summary:
@@ -208,8 +195,10 @@ class TreeJob(Work):
         prepared_before = self.plan is not None  # e.g. for Review, maybe long ago
         plan = self.plan or self.prepare()
         taken = self._measures_empty(plan)
-        if taken:
-            plan = self._without_empty(plan)
+        if taken:  # (a zfs without `written`) what changed is measured once it is taken
+            self._take_snapshot(plan)
+            assert self.known is not None and self._planned is not None
+            plan = leave_empty(self.src, plan, self.known.src_sets, self._planned, self.emit)
         self.emit(TreePlanReady(plan))
         for name in plan.vanished:
             self.emit(StageChanged("preflight", f"{name} is gone from the source: kept on the "
@@ -260,24 +249,6 @@ class TreeJob(Work):
         self.emit(StageChanged("preflight", f"taking the snapshot @{plan.snapshot}"))
         self.src.run(plan.snapshot_command, timeout=300).check("taking the snapshot")
 
-    def _without_empty(self, plan: TreePlan) -> TreePlan:
-        """(A zfs without `written`) The snapshot taken, then the plan again with the datasets
-        whose increment to it is empty left as they are, that snapshot removed from them
-        (tree_unchanged.drop_empty)."""
-        self._take_snapshot(plan)
-        self.emit(StageChanged("preflight", "measuring what changed since the copy's newest "
-                               "snapshot"))
-        assert self.known is not None and self._planned is not None
-        empty = drop_empty(self.src, plan, self.known.src_sets)
-        if not empty:
-            return plan
-        self.emit(StageChanged("preflight", (
-            f"{len(empty)} dataset(s) unchanged since the copy's newest snapshot: nothing to "
-            f"send; the snapshot @{plan.snapshot} taken on them held nothing new and was "
-            "removed")))
-        again = self._planned(with_written(self.known.src_sets, dict.fromkeys(empty, 0)))
-        return replace(again, snapshot_command=plan.snapshot_command)
-
     def _send_all(self, plan: TreePlan, totals: Totals, t0: float) -> ZmigrateError | None:
         """Send every dataset to send; returns the first failure of a dataset that others do
         not depend on (the rest still went), raises when nothing more can go."""
@@ -320,18 +291,7 @@ class TreeJob(Work):
     def _send_one(self, plan: TreePlan, i: int, e: TreeEntry,
                   progress: TreeProgress) -> Summary:
         job = self._job_for(plan, e, progress.t0)
-
-        def relay(event: object) -> None:
-            if isinstance(event, Progress):
-                self.emit(progress.of(e.source, i, event))
-            elif isinstance(event, (Finished, Failed)):
-                return  # the tree reports its own end
-            elif isinstance(event, (Sample, StageChanged, Stalled, Verdict)):
-                self.emit(replace(event, dataset=e.source))
-            else:
-                self.emit(event)
-
-        job.subscribe(relay)
+        job.subscribe(relay(self.emit, progress, i, e.source))
         with self._lock:
             self._jobs.add(job)
         if self._cancel.is_set():

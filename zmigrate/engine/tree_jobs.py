@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import replace
 
 from . import transports, zfs
+from .diagnosis import Verdict
+from .events import Failed, Finished, Progress, Sample, StageChanged, Stalled
 from .hosts import Host
 from .job import Job, Known, Request, default_transport
 from .pipeline import free_port
-from .plan import Options
+from .plan import Options, Plan
 from .tree_entry import TreeEntry
 from .tree_plan import TreePlan, TreeRequest, destination_name
+from .tree_schedule import TreeProgress
 
 
 class Ports:
@@ -81,3 +85,29 @@ def with_new_snapshot(ds: zfs.Dataset, short: str) -> zfs.Dataset:
     txg = max((x.createtxg for x in ds.snapshots), default=0) + 1
     snap = zfs.Snapshot(f"{ds.name}@{short}", 0, int(time.time()), txg, 0, ds.referenced)
     return replace(ds, snapshots=[*ds.snapshots, snap])
+
+
+def relay(emit: Callable[[object], None], progress: TreeProgress, i: int,
+          source: str) -> Callable[[object], None]:
+    """What one dataset's job says, as the tree says it: its progress as the tree's, its
+    samples, stages and verdicts named by the dataset, its end left to the tree."""
+    def passed_on(event: object) -> None:
+        if isinstance(event, Progress):
+            emit(progress.of(source, i, event))
+        elif isinstance(event, (Finished, Failed)):
+            return  # the tree reports its own end
+        elif isinstance(event, (Sample, StageChanged, Stalled, Verdict)):
+            emit(replace(event, dataset=source))
+        else:
+            emit(event)
+    return passed_on
+
+
+def planned_ahead(job: Job, plan: TreePlan) -> Plan:
+    """The plan (and so the exact commands) one dataset's `job` will run, before the run."""
+    if plan.snapshot_command and job.known is not None:
+        # Planned as if the snapshot to be taken first existed (it will, as the newest): its
+        # commands name snapshots, never guids, so they are the ones that will run.
+        job.known = replace(job.known, src_sets=tuple(
+            with_new_snapshot(d, plan.snapshot) for d in job.known.src_sets))
+    return job.prepare()

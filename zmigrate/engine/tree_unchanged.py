@@ -13,10 +13,11 @@ nothing the copy's snapshot does not); those datasets are then left as they are.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from . import shell, zfs
+from .events import StageChanged
 from .hosts import Host
 from .tree_plan import TreePlan, TreeRequest
 
@@ -98,3 +99,20 @@ def drop_empty(src: Host, plan: TreePlan, src_sets: Sequence[zfs.Dataset]) -> se
                                      result.command, result.status)
     dropped = set(result.stdout.splitlines())
     return {new.split("@")[0] for _, new in pairs if new in dropped}
+
+
+def leave_empty(src: Host, plan: TreePlan, src_sets: Sequence[zfs.Dataset],
+                replan: Callable[[list[zfs.Dataset]], TreePlan],
+                emit: Callable[[object], None]) -> TreePlan:
+    """(A zfs without `written`, the run's snapshot just taken) The plan again (`replan`, from
+    `src_sets` as read before the snapshot) with the datasets whose increment to it is empty
+    left as they are, that snapshot removed from them (`drop_empty`)."""
+    emit(StageChanged("preflight", "measuring what changed since the copy's newest snapshot"))
+    empty = drop_empty(src, plan, src_sets)
+    if not empty:
+        return plan
+    emit(StageChanged("preflight", (
+        f"{len(empty)} dataset(s) unchanged since the copy's newest snapshot: nothing to send; "
+        f"the snapshot @{plan.snapshot} taken on them held nothing new and was removed")))
+    again = replan(with_written(src_sets, dict.fromkeys(empty, 0)))
+    return replace(again, snapshot_command=plan.snapshot_command)
