@@ -649,8 +649,9 @@ class SshHost(Host):
         self._heard = time.monotonic()  # when a channel last received anything
         self._shells = ShellPool(self._open_shell)  # short commands (remote_shell.py)
         self._launchers = Launchers(self._channel)  # the next pipeline's session (launcher.py)
-        self._shells.warm()
-        self._launchers.warm()
+        # The launcher once the shell is up: the probe and the inventory go first through the
+        # shell, and sshd sets sessions up one CPU-bound fork at a time (~100 ms each here).
+        self._shells.warm(then=self._launchers.warm)
         threading.Thread(target=self._watch_alive, daemon=True,
                          name=f"zmigrate-alive-{label}").start()
 
