@@ -558,6 +558,12 @@ def test_a_catch_up_sends_only_what_changed_a_changed_subtree_in_one_stream(
     for rel in ("t/a/later", "t/a/x/later", "t/c/later"):
         write_random_files(src.mountpoint / rel, 1, files=1)
     zfs("snapshot", f"{root}/b@other-tool")
+    dry = _cli(lab, "send", "-r", f"lab-src:{root}", f"lab-dst:{copy}", "--snapshot", "--json",
+               "--dry-run", "--no-history")
+    assert dry.returncode == 0, dry.stderr + dry.stdout
+    ahead = next(e for e in _events(dry.stdout) if e["event"] == "tree_plan")
+    assert ahead["measures_empty"] is True, ahead  # said before: this plan may still shrink
+    assert "each incremental is measured" in ahead["description"]
     events = send()
     plan = next(e for e in events if e["event"] == "tree_plan")
     second = plan["snapshot"]

@@ -151,6 +151,8 @@ class TreeJob(Work):
         written = written_after_sync(self.src, plan)
         if written:  # written to after all: a `written` the pool had not synced yet
             plan = planned(with_written(src_sets, written))
+        if measures_empty(src_caps, req, plan, known.src_sets):
+            plan = replace(plan, measures_empty=True)
         check_placement(self.src, self.dst, dst_caps, plan, req.mount_root, known.dst_sets)
         self.plan = plan
         self.known = known
@@ -185,16 +187,12 @@ class TreeJob(Work):
         if self._cancel.is_set():
             raise CancelledError("the transfer was cancelled")
 
-    def _measures_empty(self, plan: TreePlan) -> bool:
-        return (self.src_caps is not None and self.known is not None
-                and measures_empty(self.src_caps, self.request, plan, self.known.src_sets))
-
     def _run(self) -> Summary:
-        if self.plan is not None and (self.plan.unchanged or self._measures_empty(self.plan)):
+        if self.plan is not None and (self.plan.unchanged or self.plan.measures_empty):
             self.plan = None  # "unchanged" may no longer be true: planned again, now
         prepared_before = self.plan is not None  # e.g. for Review, maybe long ago
         plan = self.plan or self.prepare()
-        taken = self._measures_empty(plan)
+        taken = plan.measures_empty
         if taken:  # (a zfs without `written`) what changed is measured once it is taken
             self._take_snapshot(plan)
             assert self.known is not None and self._planned is not None

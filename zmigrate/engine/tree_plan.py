@@ -125,6 +125,9 @@ class TreePlan:
     mount: str  # how the copy is mounted, in words
     transport: str = "tcp"  # as the datasets' jobs will choose it (tcp between two hosts)
     not_carried: NotCarried = field(default_factory=NotCarried)
+    # A zfs without `written` (zfs-fuse): which incrementals are empty is measured once the
+    # snapshot is taken (tree_unchanged.leave_empty), so this plan may still shrink.
+    measures_empty: bool = False
 
     @property
     def to_send(self) -> list[TreeEntry]:
@@ -165,6 +168,10 @@ class TreePlan:
                      "dataset by dataset and the run names the keys to re-join). ")
         if self.snapshot_command:
             text += f"The snapshot @{self.snapshot} is taken first. "
+        if self.measures_empty:
+            text += ("This zfs cannot say what was written: once the snapshot is taken, each "
+                     "incremental is measured, and a dataset whose increment is empty is left "
+                     "at the copy's newest snapshot (the new one taken back from it). ")
         if self.readonly_command:
             text += "Final sync: the source datasets are set readonly=on first. "
         text += self.not_carried.describe() + self.mount + "."
@@ -194,7 +201,7 @@ class TreePlan:
                          for e in self.entries],
             "vanished": list(self.vanished), "excluded": list(self.excluded),
             "not_carried": self.not_carried.to_json(), "total": self.total,
-            "description": self.describe(),
+            "measures_empty": self.measures_empty, "description": self.describe(),
             "commands": [{"host": h, "command": c} for h, c in self.commands()],
         }
 
