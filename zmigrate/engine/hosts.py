@@ -649,9 +649,10 @@ class SshHost(Host):
         self._heard = time.monotonic()  # when a channel last received anything
         self._shells = ShellPool(self._open_shell)  # short commands (remote_shell.py)
         self._launchers = Launchers(self._channel)  # the next pipeline's session (launcher.py)
-        # The launcher once the shell is up: the probe and the inventory go first through the
-        # shell, and sshd sets sessions up one CPU-bound fork at a time (~100 ms each here).
-        self._shells.warm(then=self._launchers.warm)
+        # The launcher is opened once the shell has answered (`_run_in_shell`): sshd sets a
+        # session up after its exec request (fork, PAM, the shell; ~100 ms here), and a second
+        # one meanwhile delays the first, which the probe and the inventory wait on.
+        self._shells.warm()
         threading.Thread(target=self._watch_alive, daemon=True,
                          name=f"zmigrate-alive-{label}").start()
 
@@ -817,6 +818,7 @@ class SshHost(Host):
                 ) from None
             return CommandResult(self.label, line, -1, "", "")
         self._shells.give_back(sh)
+        self._launchers.warm()  # (no-op once one is ready or on its way)
         return CommandResult(self.label, line, status, out.decode("utf-8", "replace"),
                              err.decode("utf-8", "replace"))
 

@@ -129,16 +129,15 @@ class ShellPool:
         self._cond = threading.Condition()
         self._closed = False
 
-    def warm(self, count: int = IDLE_KEPT, then: Callable[[], None] | None = None) -> None:
-        """Open `count` shells in the background, so the first commands find them ready; `then`
-        runs once the first is open (or could not be)."""
+    def warm(self, count: int = IDLE_KEPT) -> None:
+        """Open `count` shells in the background, so the first commands find them ready."""
         with self._cond:
             self._opening += count
-        for k in range(count):
-            threading.Thread(target=self._warm_one, args=(then if k == 0 else None,),
-                             daemon=True, name="zmigrate-shell-warm").start()
+        for _ in range(count):
+            threading.Thread(target=self._warm_one, daemon=True,
+                             name="zmigrate-shell-warm").start()
 
-    def _warm_one(self, then: Callable[[], None] | None = None) -> None:
+    def _warm_one(self) -> None:
         try:
             sh: RemoteShell | None = self._open()
         except Exception:  # noqa: BLE001 - a command opens its own then, and says why
@@ -148,8 +147,6 @@ class ShellPool:
             self._cond.notify_all()
         if sh is not None:
             self.give_back(sh)
-        if then is not None:
-            then()
 
     def take(self) -> RemoteShell:
         deadline = time.monotonic() + WAIT_IDLE
