@@ -31,7 +31,8 @@ from .events import (
     Summary,
 )
 from .hosts import Host
-from .job import Job, Known, both, read_settled, within
+from .job import Job, Known, read_settled, within
+from .job_preflight import probe_both
 from .plan import Plan
 from .tree_checks import (
     SourceSide,
@@ -122,10 +123,8 @@ class TreeJob(Work):
         """Probe both hosts, read both trees (one `zfs get -r` each) and plan; changes nothing."""
         req = self.request
         self.emit(StageChanged("preflight", "probing hosts"))
-        if self.dst is self.src:
-            src_caps = dst_caps = zfs.probe(self.src)
-        else:
-            src_caps, dst_caps = both(lambda: zfs.probe(self.src), lambda: zfs.probe(self.dst))
+        # (Planned again at run, e.g. after Review: the hosts are not probed twice.)
+        src_caps, dst_caps = probe_both(self.src, self.dst, self.src_caps, self.dst_caps)
         self.src_caps, self.dst_caps = src_caps, dst_caps
         zfs.require_zfs(self.src, src_caps)
         zfs.require_zfs(self.dst, dst_caps)
