@@ -28,9 +28,9 @@ class _OneAtATime(Prompts):
 
 def connect_both(src: HostSpec, dst: HostSpec, prompts: Prompts | None = None,
                  *, timeout: float = 15.0) -> tuple[Host, Host]:
-    """`connect` to both hosts at once; a
-    question to the user is asked for one host at a time. If either fails, the other is closed
-    and the source's error, else the destination's, is raised."""
+    """`connect` to both hosts at once, a question to the user asked for one host at a time.
+    If either fails, the other is closed and the source's error, else the destination's, is
+    raised. (job_checks.both would leave the other connection open.)"""
     asked = _OneAtATime(prompts or Prompts())
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="zmigrate-connect") as pool:
         futures = [pool.submit(connect, spec, asked, timeout=timeout) for spec in (src, dst)]

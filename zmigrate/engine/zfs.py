@@ -384,11 +384,14 @@ def local_properties(host: Host, root: str, prop: str = "all", *, sources: str =
     """{dataset: {property: value}} of the properties set on `root` and its descendants (not
     inherited, not defaults): what `zfs send -p` carries. One `zfs get -r` for the tree, or
     one `zfs get` of just the datasets `only` names (those missing left out)."""
-    names = [shell.dataset(n) for n in only] if only is not None else None
-    argv = host.privileged(["zfs", "get", "-Hp", *(() if names else ("-r",)), "-s", sources,
-                            "-o", "name,property,value", prop, *(names or [shell.dataset(root)])])
-    if names == []:
+    if only is None:
+        recursive, names = ["-r"], [shell.dataset(root)]
+    elif not only:
         return {}
+    else:
+        recursive, names = [], [shell.dataset(n) for n in only]
+    argv = host.privileged(["zfs", "get", "-Hp", *recursive, "-s", sources, "-o",
+                            "name,property,value", prop, *names])
     result = host.execute(argv, timeout=300)
     errors = [line for line in result.stderr.splitlines() if line.strip()]
     if not result.ok and not (errors and all("does not exist" in e for e in errors)):
