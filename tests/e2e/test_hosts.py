@@ -291,6 +291,22 @@ def test_group_alive_follows_the_group(pipeline: tuple[Host, Process, int]) -> N
     assert proc.wait(10) is not None
 
 
+def test_kill_as_the_group_starts_leaves_nothing(host: Host) -> None:
+    """Killed the moment it reports its group (a cancel while both ends start): the group's
+    shell may be forking its pipeline right then; nothing of it may survive the kill."""
+    left: list[dict[int, list[str]]] = []
+    for _ in range(20):
+        proc = host.spawn("sleep 300 | (sleep 300; :) | cat")
+        pgid = proc.pgid
+        assert pgid is not None
+        proc.kill()
+        if not wait_until(lambda g=pgid: not processes_in_group(g), 5):
+            left.append(processes_in_group(pgid))
+            os.killpg(pgid, signal.SIGKILL)  # lab "hosts" are this machine
+        proc.wait(10)
+    assert left == []
+
+
 def test_gated_pipeline_runs_only_after_begin(host: Host, tmp_path: Path) -> None:
     marker = tmp_path / "ran"
     proc = host.spawn(shell.join(["touch", str(marker)]), gated=True)

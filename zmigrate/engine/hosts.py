@@ -268,11 +268,19 @@ class Host(ABC):
         return self.run(shell.join(argv), timeout=timeout)
 
     def kill_group(self, pgid: int, sig: int = signal.SIGTERM) -> None:
-        """Signal the process group `pgid` on this host."""
-        # pkill -g is the same on Linux, FreeBSD and illumos; `kill -- -PGID` is not (dash's
-        # builtin refuses the `--`, procps' kill needs it).
-        argv = self.privileged(["pkill", f"-{signal.Signals(sig).name[3:]}", "-g", str(pgid)])
-        self.run(shell.join(argv), timeout=15)
+        """Signal the process group `pgid` on this host, children it is forking included."""
+        name = signal.Signals(sig).name[3:]
+        pkill = shell.join(self.privileged(["pkill", f"-{name}", "-g", str(pgid)]))
+        if self.sudo:
+            # pkill lists the group, then signals each: a child forked in between (a group
+            # killed as it starts) is missed, but exists once pkill is done; a second pass
+            # finds it. (sudoers grants pkill, not kill.)
+            self.run(f"{pkill}; {pkill}", timeout=15)
+            return
+        # The shell's own kill signals the whole group at once (kill(2) with -PGID: a fork
+        # racing it is signalled too); pkill where a shell's kill will not take the form.
+        kill = shell.join(["kill", "-s", name, "--", f"-{pgid}"])
+        self.run(f"{kill} 2>/dev/null || {pkill}", timeout=15)
 
     def group_alive(self, pgid: int) -> bool:
         """Whether any process of group `pgid` still runs on this host."""
