@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from PySide6.QtWidgets import QAbstractButton, QMessageBox
 from pytestqt.qtbot import QtBot
 from wizard_driver import (
     WAIT_TRANSFER,
+    connect_panel,
     start_transfer,
     to_review,
     to_source,
@@ -146,3 +148,46 @@ def test_between_two_hosts_go_live_under_another_folder_and_back(
     assert "Back: the copy is out of service" in done.ui.go_live_label.text()
     assert _get(f"{new.name}/data/a", "mounted") == "no"
     assert _get(f"{new.name}/data", "readonly") == "on"
+
+
+def test_after_a_restart_the_hosts_page_offers_go_live_and_back(
+        qtbot: QtBot, wizard: MigrationWizard, lab_env: Lab, pools: tuple[Pool, Pool]) -> None:
+    """A final sync made earlier (here by the CLI; a window closed on Done is the same): the
+    next window, once both hosts are connected, offers Go live, then Go back."""
+    old, new = pools
+    root, copy = f"{old.name}/data", f"{new.name}/data"
+    zfs("create", root)
+    zfs("create", f"{root}/a")
+    write_random_files(old.mountpoint / "data" / "a", 1, files=2)
+    r = subprocess.run([sys.executable, "-m", "zmigrate", "send", "-r", f"lab-src:{root}",
+                        f"lab-src:{copy}", "--snapshot", "--buffer", "16M", "--final"],
+                       capture_output=True, text=True, timeout=300, env=lab_env.env(),
+                       stdin=subprocess.DEVNULL)
+    assert r.returncode == 0, r.stderr + r.stdout
+    hosts = wizard.hosts_page
+    assert not hosts.ui.go_live_frame.isVisible()
+    connect_panel(qtbot, hosts.source, "lab-src")
+    connect_panel(qtbot, hosts.destination, "lab-src")
+    qtbot.waitUntil(lambda: hosts.ui.go_live_frame.isVisible(), timeout=30_000)
+    offer = hosts.ui.go_live_offer_label.text()
+    assert "Ready to go live" in offer and f"lab-src:{root}" in offer, offer
+    assert hosts.ui.go_live_button.isVisible() and not hosts.ui.go_back_button.isVisible()
+    _shot(wizard, "hosts-go-live")
+    hosts.ui.go_live_button.click()
+    qtbot.waitUntil(lambda: hosts.go_live.box is not None, timeout=30_000)
+    box = hosts.go_live.box
+    assert box is not None
+    assert f"zfs unmount {root}/a" in box.detailedText()
+    assert f"zfs mount {copy}" in box.detailedText()
+    _button(box, "Run them").click()
+    qtbot.waitUntil(lambda: hosts.ui.go_back_button.isVisible(), timeout=60_000)
+    assert "Live: the copy is in service" in hosts.ui.go_live_label.text()
+    assert f"lab-src:{copy} is live" in hosts.ui.go_live_offer_label.text()
+    assert _get(f"{copy}/a", "mounted") == "yes" and _get(f"{root}/a", "mounted") == "no"
+    assert _get(f"{copy}/a", "mountpoint") == str(old.mountpoint / "data" / "a")
+    hosts.ui.go_back_button.click()
+    qtbot.waitUntil(lambda: hosts.ui.go_live_button.isVisible(), timeout=60_000)
+    assert "Back: the copy is out of service" in hosts.ui.go_live_label.text()
+    assert "Ready to go live" in hosts.ui.go_live_offer_label.text()
+    assert _get(f"{root}/a", "mounted") == "yes" and _get(f"{copy}/a", "mounted") == "no"
+    assert _get(f"{copy}", "readonly") == "on"

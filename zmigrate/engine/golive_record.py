@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from . import zfs
 from .errors import ZmigrateError
@@ -13,6 +14,36 @@ from .golive_checks import busy_mountpoints, check_ready, refuse_busy
 from .history import History, golive_log
 from .history.records import JobRecord
 from .hosts import Host
+
+
+@dataclass(frozen=True, slots=True)
+class Offer:
+    """What the history offers for two hosts: a verified final sync to bring into service
+    (`live` False, `job_id` its job) or a copy in service to go back from (`live` True)."""
+
+    root: str
+    destination: str
+    when: float
+    live: bool
+    job_id: int | None = None
+
+
+def offer(source_host: str, destination_host: str) -> Offer | None:
+    """The newest go-live between these hosts not yet undone; else their newest verified tree
+    job, if it was a final sync (a later ordinary sync made the source writable again)."""
+    with History() as history:
+        for row in golive_log.rows(history, 200):
+            if row.back is None and (row.source_host, row.destination_host) == \
+                    (source_host, destination_host):
+                return Offer(row.source, row.destination, row.started, True)
+        for r in history.jobs(limit=200, filter=destination_host, outcome="verified"):
+            if r.kind == "tree" and (r.source, r.destination) == (source_host,
+                                                                  destination_host):
+                if "source_readonly_since" not in ((r.summary or {}).get("extra") or {}):
+                    return None
+                return Offer(r.snapshot.split("@", 1)[0], r.destination_dataset,
+                             r.ended or r.started, False, r.id)
+    return None
 
 
 def _live(history: History, dst: Host, destination_root: str) -> golive_log.GoLiveRow | None:

@@ -15,8 +15,8 @@ from PySide6.QtGui import (QBrush, QColor, QConicalGradient, QCursor,
     QImage, QKeySequence, QLinearGradient, QPainter,
     QPalette, QPixmap, QRadialGradient, QTransform)
 from PySide6.QtWidgets import (QApplication, QFrame, QGroupBox, QHBoxLayout,
-    QLabel, QPushButton, QSizePolicy, QVBoxLayout,
-    QWidget, QWizardPage)
+    QLabel, QPushButton, QSizePolicy, QSpacerItem,
+    QVBoxLayout, QWidget, QWizardPage)
 
 class Ui_HostsPage(object):
     def setupUi(self, HostsPage):
@@ -74,6 +74,48 @@ class Ui_HostsPage(object):
 
         self.page_layout.addLayout(self.sides_layout)
 
+        self.go_live_frame = QFrame(HostsPage)
+        self.go_live_frame.setObjectName(u"go_live_frame")
+        self.go_live_frame.setFrameShape(QFrame.Shape.StyledPanel)
+        self.go_live_layout = QVBoxLayout(self.go_live_frame)
+        self.go_live_layout.setObjectName(u"go_live_layout")
+        self.go_live_layout.setContentsMargins(12, 8, 12, 8)
+        self.go_live_offer_label = QLabel(self.go_live_frame)
+        self.go_live_offer_label.setObjectName(u"go_live_offer_label")
+        self.go_live_offer_label.setTextFormat(Qt.TextFormat.RichText)
+        self.go_live_offer_label.setWordWrap(True)
+
+        self.go_live_layout.addWidget(self.go_live_offer_label)
+
+        self.go_live_buttons_layout = QHBoxLayout()
+        self.go_live_buttons_layout.setObjectName(u"go_live_buttons_layout")
+        self.go_live_button = QPushButton(self.go_live_frame)
+        self.go_live_button.setObjectName(u"go_live_button")
+
+        self.go_live_buttons_layout.addWidget(self.go_live_button)
+
+        self.go_back_button = QPushButton(self.go_live_frame)
+        self.go_back_button.setObjectName(u"go_back_button")
+
+        self.go_live_buttons_layout.addWidget(self.go_back_button)
+
+        self.go_live_spacer = QSpacerItem(0, 0, QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Minimum)
+
+        self.go_live_buttons_layout.addItem(self.go_live_spacer)
+
+
+        self.go_live_layout.addLayout(self.go_live_buttons_layout)
+
+        self.go_live_label = QLabel(self.go_live_frame)
+        self.go_live_label.setObjectName(u"go_live_label")
+        self.go_live_label.setTextFormat(Qt.TextFormat.RichText)
+        self.go_live_label.setWordWrap(True)
+
+        self.go_live_layout.addWidget(self.go_live_label)
+
+
+        self.page_layout.addWidget(self.go_live_frame)
+
         self.hint_layout = QHBoxLayout()
         self.hint_layout.setObjectName(u"hint_layout")
         self.hint_label = QLabel(HostsPage)
@@ -106,6 +148,29 @@ class Ui_HostsPage(object):
 #endif // QT_CONFIG(accessibility)
         self.source_group.setTitle(QCoreApplication.translate("HostsPage", u"Source: sends", None))
         self.destination_group.setTitle(QCoreApplication.translate("HostsPage", u"Destination: receives", None))
+#if QT_CONFIG(accessibility)
+        self.go_live_frame.setAccessibleName(QCoreApplication.translate("HostsPage", u"Going live", None))
+#endif // QT_CONFIG(accessibility)
+#if QT_CONFIG(accessibility)
+        self.go_live_offer_label.setAccessibleName(QCoreApplication.translate("HostsPage", u"A final sync of these hosts", None))
+#endif // QT_CONFIG(accessibility)
+        self.go_live_button.setText(QCoreApplication.translate("HostsPage", u"Go &live", None))
+#if QT_CONFIG(accessibility)
+        self.go_live_button.setAccessibleName(QCoreApplication.translate("HostsPage", u"Go live", None))
+#endif // QT_CONFIG(accessibility)
+#if QT_CONFIG(tooltip)
+        self.go_live_button.setToolTip(QCoreApplication.translate("HostsPage", u"Bring the copy of that final sync into service: read-only off, mounted where the source was (the source's datasets unmounted first when both are on one host). Every command is shown before it runs.", None))
+#endif // QT_CONFIG(tooltip)
+        self.go_back_button.setText(QCoreApplication.translate("HostsPage", u"Go &back", None))
+#if QT_CONFIG(accessibility)
+        self.go_back_button.setAccessibleName(QCoreApplication.translate("HostsPage", u"Go back", None))
+#endif // QT_CONFIG(accessibility)
+#if QT_CONFIG(tooltip)
+        self.go_back_button.setToolTip(QCoreApplication.translate("HostsPage", u"Undo what Go live did: the copy unmounted and read-only again, the source mounted as before", None))
+#endif // QT_CONFIG(tooltip)
+#if QT_CONFIG(accessibility)
+        self.go_live_label.setAccessibleName(QCoreApplication.translate("HostsPage", u"What going live did", None))
+#endif // QT_CONFIG(accessibility)
         self.hint_label.setText(QCoreApplication.translate("HostsPage", u"Hosts come from your SSH config, recent transfers, or type user@host. Keys and the SSH agent are tried first; unknown host keys are shown to you before anything is sent.", None))
         self.history_button.setText(QCoreApplication.translate("HostsPage", u"&History\u2026", None))
 #if QT_CONFIG(accessibility)

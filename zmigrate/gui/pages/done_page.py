@@ -21,7 +21,7 @@ from ..session import Session
 from ..settings import Settings
 from ..words import verdict_html
 from .base import Page
-from .go_live import GoLiveControls
+from .go_live import GoLiveControls, GoLiveTarget
 
 
 class DonePage(Page):
@@ -101,7 +101,7 @@ class DonePage(Page):
             w.setVisible(tree)
         final = tree and s.summary is not None and s.summary.verified \
             and "source_readonly_since" in s.summary.extra
-        self.go_live.show_for(s, final)
+        self.go_live.show_for(GoLiveTarget.of(s), final)
         ui.datasets_label.setText("")
         summary, error = s.summary, s.error
         plan = s.plan

@@ -3,13 +3,16 @@ command shown before it runs; the engine's go-live flow runs off the GUI thread.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QObject, Qt
+from dataclasses import dataclass
+
+from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QInputDialog, QLabel, QMessageBox, QPushButton, QWidget
 
 from ...engine import golive_record, shell
 from ...engine.golive import GoLivePlan
 from ...engine.history import History, HistoryError, JobRecord
 from ...engine.hosts import Host
+from ...engine.zfs import Capabilities
 from .. import markup
 from ..session import Session
 from ..tasks import run_task
@@ -23,8 +26,32 @@ def _records(destination: str) -> list[JobRecord]:
         return []
 
 
+@dataclass(frozen=True, slots=True)
+class GoLiveTarget:
+    """A copied tree's two ends: what going live (and back) works on."""
+
+    src: Host
+    dst: Host
+    src_caps: Capabilities
+    dst_caps: Capabilities
+    root: str
+    destination: str
+
+    @staticmethod
+    def of(session: Session) -> GoLiveTarget | None:
+        """The wizard's tree and hosts, once it has both (None before)."""
+        s = session
+        if s.src_host is None or s.dst_host is None or s.src_caps is None or \
+                s.dst_caps is None or s.tree is None or not s.destination:
+            return None
+        return GoLiveTarget(s.src_host, s.dst_host, s.src_caps, s.dst_caps, s.tree.root,
+                            s.destination)
+
+
 class GoLiveControls(QObject):
     """The two buttons and the line that says what they did."""
+
+    changed = Signal(bool)  # after going live (True) or back (False)
 
     def __init__(self, parent: QWidget, live: QPushButton, back: QPushButton,
                  said: QLabel, syncs: tuple[QWidget, ...] = ()) -> None:
@@ -34,27 +61,27 @@ class GoLiveControls(QObject):
         self.box: QMessageBox | None = None
         self.folder_dialog: QInputDialog | None = None
         self.mount_root: str | None = None  # chosen with "Under another folder…"
-        self.session: Session | None = None
+        self.target: GoLiveTarget | None = None
         live.clicked.connect(self._on_live)
         back.clicked.connect(self._on_back)
 
-    def show_for(self, session: Session, final_synced: bool) -> None:
+    def show_for(self, target: GoLiveTarget | None, final_synced: bool) -> None:
         """Offer Go live after a verified final sync (Go back once it is live)."""
-        self.session = session
-        live = final_synced and session.dst_host is not None and session.destination and \
-            bool(golive_record.recorded(session.dst_host, session.destination))
+        self.target = target
+        final_synced = final_synced and target is not None
+        live = final_synced and target is not None and \
+            bool(golive_record.recorded(target.dst, target.destination))
         self.live.setVisible(final_synced and not live)
-        self.back.setVisible(bool(live))
+        self.back.setVisible(live)
         if live:
             for w in self.syncs:
                 w.setVisible(False)
         self.said.setVisible(False)
 
     def _hosts(self) -> tuple[Host, Host, str, str]:
-        s = self.session
-        assert s is not None and s.src_host is not None and s.dst_host is not None
-        assert s.tree is not None and s.destination
-        return s.src_host, s.dst_host, s.tree.root, s.destination
+        t = self.target
+        assert t is not None
+        return t.src, t.dst, t.root, t.destination
 
     def _on_live(self) -> None:
         self._prepare(None)
@@ -63,9 +90,8 @@ class GoLiveControls(QObject):
         """Read both hosts off the GUI thread, then show the plan (mounted where the source
         was, or under `mount_root`; the transfer's own mount root was for the copy only)."""
         src, dst, root, destination = self._hosts()
-        s = self.session
-        assert s is not None and s.src_caps is not None and s.dst_caps is not None
-        caps = s.src_caps, s.dst_caps
+        assert self.target is not None
+        caps = self.target.src_caps, self.target.dst_caps
         self.mount_root = mount_root
         self._busy("Reading both hosts' properties…")
         run_task(lambda: golive_record.prepare(src, dst, *caps, root, destination,
@@ -126,7 +152,7 @@ class GoLiveControls(QObject):
         src, dst, _, _ = self._hosts()
         self._busy("Going live…")
         run_task(lambda: golive_record.apply(plan, src, dst),
-                 lambda _id: self._done(
+                 lambda _id: self._done(True,
                      "Live: the copy is in service; what ran is in the history, and Go back "
                      "undoes exactly that. " + " ".join(plan.notes)), self._failed)
 
@@ -134,7 +160,7 @@ class GoLiveControls(QObject):
         src, dst, _, destination = self._hosts()
         self._busy("Going back…")
         run_task(lambda: golive_record.back(src, dst, destination),
-                 lambda _s: self._done("Back: the copy is out of service again; the source "
+                 lambda _s: self._done(False, "Back: the copy is out of service again; the source "
                                        "is mounted as before."), self._failed)
 
     def _busy(self, text: str) -> None:
@@ -148,14 +174,14 @@ class GoLiveControls(QObject):
         self.back.setEnabled(True)
         self.said.setVisible(False)
 
-    def _done(self, text: str) -> None:
+    def _done(self, live: bool, text: str) -> None:
         self._idle()
-        assert self.session is not None
         for w in self.syncs:
             w.setVisible(True)  # shown again once back (show_for hides them while live)
-        self.show_for(self.session, True)
+        self.show_for(self.target, True)
         self.said.setText(markup.escape(text))
         self.said.setVisible(True)
+        self.changed.emit(live)
 
     def _failed(self, exc: Exception) -> None:
         self._idle()

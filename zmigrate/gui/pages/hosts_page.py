@@ -16,6 +16,8 @@ from ..session import Session
 from ..settings import Settings
 from ..tasks import run_task
 from .base import Page
+from .go_live import GoLiveControls
+from .go_live_offer import GoLiveOffer
 from .host_panel import HostPanel
 
 # The default key files a login tries, as the first-run guidance names them (ssh-keygen makes
@@ -55,6 +57,10 @@ class HostsPage(Page):
             panel.host_released.connect(self._on_host_released)
         self.source.connect_requested.connect(lambda: self._connect(self.source))
         self.destination.connect_requested.connect(lambda: self._connect(self.destination))
+        ui = self.ui
+        self.go_live = GoLiveControls(self, ui.go_live_button, ui.go_back_button,
+                                      ui.go_live_label)
+        self.go_live_offer = GoLiveOffer(ui.go_live_frame, ui.go_live_offer_label, self.go_live)
         recent = settings.recent_hosts()
         self.source.fill_hosts(recent, settings.last_host("source"))
         self.destination.fill_hosts(recent, settings.last_host("destination"))
@@ -98,6 +104,7 @@ class HostsPage(Page):
         for panel, side in ((self.source, "source"), (self.destination, "destination")):
             if panel.connected and panel.connected_spec is not None:
                 self.settings.remember_host(panel.connected_spec, side)
+        self.go_live_offer.hosts_changed(s.src_host, s.src_caps, s.dst_host, s.dst_caps)
         self.completeChanged.emit()
 
     def _on_host_released(self, host: Host) -> None:
