@@ -1,4 +1,5 @@
-"""The order a tree's datasets go in: parents first, small ones side by side, a big one alone."""
+"""The order a tree's datasets go in: parents first (a catch-up's beside them), small ones side
+by side, a big one alone."""
 
 from __future__ import annotations
 
@@ -59,6 +60,21 @@ def test_parallel_children_wait_for_their_parent_and_run_side_by_side() -> None:
     assert any({"tank/a", "tank/b"} <= s for s in rec.together)
     for s in rec.together:
         assert not ({"tank", "tank/a"} <= s or {"tank/a", "tank/a/x"} <= s)
+
+
+def test_a_catch_up_sends_children_beside_their_parent() -> None:
+    """A parent the destination has already (its incremental) does not hold its children
+    back; a parent that is new there (full) still does."""
+    entries = (TreeEntry("tank", "dst", "filesystem", 1, "incremental"),
+               TreeEntry("tank/a", "dst/a", "filesystem", 1, "incremental"),
+               TreeEntry("tank/n", "dst/n", "filesystem", 1, "full"),
+               TreeEntry("tank/n/x", "dst/n/x", "filesystem", 1, "full"))
+    plan = TreePlan("a", "b", "tank", "dst", "s", None, None, entries, (), (), "unmounted")
+    rec = _Recorder()
+    assert len(list(schedule(plan, 4, rec, threading.Event()))) == 4
+    assert any({"tank", "tank/a", "tank/n"} <= s for s in rec.together)
+    assert rec.order.index("tank/n/x") > rec.order.index("tank/n")
+    assert not any({"tank/n", "tank/n/x"} <= s for s in rec.together)
 
 
 def test_a_big_dataset_runs_alone() -> None:

@@ -1,4 +1,5 @@
-"""Which dataset of a tree goes when: parents before children, small ones side by side.
+"""Which dataset of a tree goes when: parents before children (a catch-up's beside them, the
+parent being there already), small ones side by side.
 
 `schedule` runs a tree's streams through a `send_one` callable and yields each outcome as it
 ends; `TreeProgress` turns the in-flight datasets' progress into the whole tree's. Neither knows
@@ -67,6 +68,15 @@ def depends_on(e: TreeEntry, x: TreeEntry) -> bool:
         e.origin is not None and e.origin.split("@")[0] == x.source)
 
 
+def waits_for(e: TreeEntry, x: TreeEntry) -> bool:
+    """Whether `e` must not start before `x` has arrived: it depends on `x`, unless `x` only
+    catches up a dataset the destination has already (a child's incremental needs its
+    parent to exist there, not to be at the new snapshot)."""
+    if e.origin is not None and e.origin.split("@")[0] == x.source:
+        return True
+    return depends_on(e, x) and x.action != "incremental"
+
+
 def streams(plan: TreePlan) -> list[tuple[int, TreeEntry]]:
     """The entries that are sent as a stream of their own, in the plan's order."""
     return [(i, e) for i, e in enumerate(plan.entries)
@@ -75,9 +85,9 @@ def streams(plan: TreePlan) -> list[tuple[int, TreeEntry]]:
 
 def schedule(plan: TreePlan, width: int, send_one: SendOne,
              cancelled: threading.Event) -> Iterator[tuple[int, TreeEntry, Outcome]]:
-    """Run the datasets to send, parents before children, and yield each one's outcome as it
-    ends (a Summary or the exception). One at a time unless `width` > 1: then up to that many
-    small datasets at once, a big one (>= SMALL) alone. Stops starting new datasets once
+    """Run the datasets to send, parents before children (`waits_for`), and yield each one's
+    outcome as it ends (a Summary or the exception). One at a time unless `width` > 1: then up
+    to that many small datasets at once, a big one (>= SMALL) alone. Stops starting new ones once
     `cancelled` is set (the caller raises) or the caller stops iterating."""
     todo = streams(plan)
     if width <= 1:
@@ -114,14 +124,14 @@ def _one_by_one(todo: list[tuple[int, TreeEntry]], send_one: SendOne,
 def _ready(plan: TreePlan, pending: list[tuple[int, TreeEntry]],
            running: dict[Future[Summary], tuple[int, TreeEntry]], width: int,
            cancelled: threading.Event) -> list[tuple[int, TreeEntry]]:
-    """The datasets to start now: their parents arrived, room is left, a big one alone."""
+    """The datasets to start now: their parents are there, room is left, a big one alone."""
     waiting = list(pending)
     flying = [x for _, x in running.values()]
     started: list[tuple[int, TreeEntry]] = []
     while len(flying) < width and not cancelled.is_set():
         busy = [x for _, x in waiting] + flying
         ready = [(i, e) for i, e in waiting
-                 if not any(depends_on(e, x) for x in busy if x is not e)]
+                 if not any(waits_for(e, x) for x in busy if x is not e)]
         if not ready:
             break
         i, e = ready[0]
