@@ -160,7 +160,11 @@ def verify_tree(src: Host, dst: Host, src_caps: zfs.Capabilities, dst_caps: zfs.
     only = ([e.destination for e in plan.entries if not e.unchanged] if plan.unchanged
             else None)
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="zmigrate-verify") as pool:
-        dst_f = pool.submit(zfs.inventory, dst, dst_caps, plan.destination)
+        if only is not None and not any(e.action == "full" for e in plan.entries):
+            # Increments only: each copy's new snapshot is all there is to check.
+            dst_f = pool.submit(zfs.inventory_named, dst, dst_caps, only, plan.snapshot)
+        else:  # a full copy is checked for every snapshot it should hold
+            dst_f = pool.submit(zfs.inventory, dst, dst_caps, plan.destination)
         dst_props_f = pool.submit(lambda: zfs.local_properties(
             dst, plan.destination, sources="local,received", only=only))
         src_by, src_props = source.result()

@@ -77,6 +77,9 @@ def _increments(plan: TreePlan, src_sets: Sequence[zfs.Dataset]) -> list[tuple[s
             and newest.get(e.source) == e.base]
 
 
+MEASURE_WAYS = 4  # loops measuring at once
+
+
 def drop_empty(src: Host, plan: TreePlan, src_sets: Sequence[zfs.Dataset]) -> set[str]:
     """The datasets whose increment to the snapshot just taken is empty, that snapshot removed
     from them (it is this run's own and holds nothing new; where it cannot be removed, the
@@ -85,14 +88,18 @@ def drop_empty(src: Host, plan: TreePlan, src_sets: Sequence[zfs.Dataset]) -> se
     pairs = _increments(plan, src_sets)
     zfs_cmd = shell.join(src.privileged(["zfs"]))
     # A send that fails adds "x", so it never measures as empty.
-    script = (
-        'while [ "$#" -gt 1 ]; do '
+    loop = (
+        'm() { while [ "$#" -gt 1 ]; do '
         f'n=$({{ {zfs_cmd} send -i "$1" "$2" 2>/dev/null || echo x; }} '
         f'| head -c {EMPTY_INCREMENT + 1} | wc -c); '
         f'if [ "$n" -eq {EMPTY_INCREMENT} ] && {zfs_cmd} destroy "$2" >/dev/null 2>&1; '
-        'then printf "%s\\n" "$2"; fi; shift 2; done')
-    args = [shell.snapshot(n) for pair in pairs for n in pair]
-    result = src.run(shell.join(["sh", "-c", script, "sh", *args]),
+        'then printf "%s\\n" "$2"; fi; shift 2; done; }; ')
+    # A few loops at once: each send and destroy mostly waits on the pool (on zfs-fuse 200
+    # datasets took 3.5 s in one loop, 2.0 s in four).
+    ways = MEASURE_WAYS if len(pairs) >= 2 * MEASURE_WAYS else 1
+    runs = [shell.join(["m", *(shell.snapshot(n) for pair in pairs[k::ways] for n in pair)])
+            for k in range(ways)]
+    result = src.run(shell.join(["sh", "-c", loop + " & ".join(runs) + " & wait"]),
                      timeout=60 + 2 * len(pairs))
     if not result.ok:
         raise zfs.classify_zfs_error(result.host, "measuring what changed", result.stderr,
