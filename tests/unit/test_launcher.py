@@ -114,7 +114,7 @@ def test_one_launcher_is_kept_ready_and_another_opens_once_it_is_taken() -> None
     first.shutdown_write()
     assert first.output()[1] == "ran\n"  # type: ignore[attr-defined]
     for _ in range(200):  # the next one opens in the background
-        if len(opened) == 2 and launchers._ready is not None:
+        if len(opened) == 2 and launchers._ready:
             break
         threading.Event().wait(0.01)
     assert len(opened) == 2
@@ -122,3 +122,35 @@ def test_one_launcher_is_kept_ready_and_another_opens_once_it_is_taken() -> None
     launchers.close()
     launchers.warm()  # closed: nothing more opens
     assert len(opened) == 2
+
+
+def test_several_are_opened_for_pipelines_about_to_start_at_once() -> None:
+    """warm(n): n ready for a tree's datasets side by side; taken, one is kept ready again,
+    not n (each is a session, and sshd allows 10 by default)."""
+    opened: list[ExecChannel] = []
+    lock = threading.Lock()
+
+    def open_session() -> ExecChannel:
+        with lock:
+            opened.append(ExecChannel())
+            return opened[-1]
+
+    launchers = Launchers(open_session)  # type: ignore[arg-type]
+    launchers.warm(3)
+    launchers.warm(3)  # three on their way: no more
+    for _ in range(500):
+        if len(launchers._ready) == 3:
+            break
+        threading.Event().wait(0.01)
+    assert len(opened) == 3 and len(launchers._ready) == 3
+    taken = [launchers.take() for _ in range(3)]
+    assert {id(c) for c in taken} == {id(c) for c in opened[:3]}
+    for _ in range(500):  # one opens again behind the last taken
+        if launchers._ready:
+            break
+        threading.Event().wait(0.01)
+    assert len(opened) == 4 and len(launchers._ready) == 1
+    launchers.close()
+    assert all(c.closed for c in opened[3:])
+    for c in taken:
+        c.close()  # type: ignore[union-attr]

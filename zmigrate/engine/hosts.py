@@ -291,6 +291,11 @@ class Host(ABC):
         """Whether commands can still be run here (False once an SSH session dropped)."""
         return True
 
+    def expect_pipelines(self, n: int) -> None:
+        """`n` pipelines are about to start at once (a tree's datasets side by side): have
+        their sessions ready meanwhile (an SSH host's launchers; nothing here)."""
+        del n  # a local process starts without a session
+
     def _keep_beating(self, proc: Process) -> None:
         """Send `proc`'s lifeline a heartbeat line every HEARTBEAT seconds while it runs."""
         with self._beat_lock:
@@ -856,6 +861,9 @@ class SshHost(Host):
     def alive(self) -> bool:
         transport = self.client.get_transport()
         return bool(transport is not None and transport.is_active())
+
+    def expect_pipelines(self, n: int) -> None:
+        self._launchers.warm(n)
 
     def close(self) -> None:
         self._closed.set()

@@ -37,23 +37,27 @@ def launch(chan: paramiko.Channel, line: str) -> None:
 
 
 class Launchers:
-    """The one launcher kept ready on a host, opened again in the background once taken."""
+    """The launchers kept ready on a host: one, opened again in the background once taken; a
+    few more for a while when several pipelines are about to start at once (`warm(n)`)."""
 
     def __init__(self, open_session: Callable[[], paramiko.Channel]) -> None:
         self._open = open_session
-        self._ready: paramiko.Channel | None = None
+        self._ready: list[paramiko.Channel] = []
         self._lock = threading.Condition()
-        self._warming = False
-        self._awaited = False  # a pipeline waits for the one being opened
+        self._warming = 0
+        self._awaited = False  # a pipeline waits for one being opened
         self._closed = False
 
-    def warm(self) -> None:
-        """Open a launcher in the background, unless one is ready or on its way."""
+    def warm(self, n: int = 1) -> None:
+        """Open launchers in the background until `n` are ready or on their way."""
         with self._lock:
-            if self._closed or self._warming or self._ready is not None:
+            if self._closed:
                 return
-            self._warming = True
-        threading.Thread(target=self._warm_one, daemon=True, name="zmigrate-launcher").start()
+            more = n - len(self._ready) - self._warming
+            self._warming += max(0, more)
+        for _ in range(more):
+            threading.Thread(target=self._warm_one, daemon=True,
+                             name="zmigrate-launcher").start()
 
     def _warm_one(self) -> None:
         chan: paramiko.Channel | None = None
@@ -65,22 +69,23 @@ class Launchers:
                 chan.close()
             chan = None
         with self._lock:
-            self._warming = False
-            if chan is not None and not self._closed and self._ready is None:
-                self._ready, chan = chan, None
+            self._warming -= 1
+            if chan is not None and not self._closed:
+                self._ready.append(chan)
+                chan = None
             self._lock.notify_all()
         if chan is not None:
             chan.close()
 
     def take(self) -> paramiko.Channel | None:
-        """The ready launcher (and another one on its way), or None. One being opened is
+        """A ready launcher (and another one on its way), or None. One being opened is
         waited for by one pipeline: it comes sooner than a session opened now would."""
         with self._lock:
-            if self._ready is None and self._warming and not self._awaited:
+            if not self._ready and self._warming and not self._awaited:
                 self._awaited = True
-                self._lock.wait_for(lambda: not self._warming, timeout=30)
+                self._lock.wait_for(lambda: self._ready or not self._warming, timeout=30)
                 self._awaited = False
-            chan, self._ready = self._ready, None
+            chan = self._ready.pop(0) if self._ready else None
         if chan is not None and (chan.closed or chan.exit_status_ready()):
             chan.close()
             chan = None
@@ -88,9 +93,9 @@ class Launchers:
         return chan
 
     def release(self) -> bool:
-        """Close the ready launcher (a host out of sessions needs its slot); whether one was."""
+        """Close a ready launcher (a host out of sessions needs its slot); whether one was."""
         with self._lock:
-            chan, self._ready = self._ready, None
+            chan = self._ready.pop() if self._ready else None
         if chan is None:
             return False
         chan.close()
@@ -99,4 +104,5 @@ class Launchers:
     def close(self) -> None:
         with self._lock:
             self._closed = True
-        self.release()
+        while self.release():
+            pass

@@ -43,7 +43,14 @@ from .tree_checks import (
     place_root,
 )
 from .tree_entry import SMALL, TreeEntry
-from .tree_jobs import Ports, dataset_job, planned_ahead, relay, with_new_snapshot
+from .tree_jobs import (
+    Ports,
+    dataset_job,
+    expect_streams,
+    planned_ahead,
+    relay,
+    with_new_snapshot,
+)
 from .tree_plan import (
     SNAPSHOT_PREFIX,
     TreePlan,
@@ -191,6 +198,7 @@ class TreeJob(Work):
             self.plan = None  # "unchanged" may no longer be true: planned again, now
         prepared_before = self.plan is not None  # e.g. for Review, maybe long ago
         plan = self.plan or self.prepare()
+        expect_streams(self.src, self.dst, self.width, plan)
         taken = plan.measures_empty
         if taken:  # (a zfs without `written`) what changed is measured once it is taken
             self._take_snapshot(plan)

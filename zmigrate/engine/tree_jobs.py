@@ -16,7 +16,7 @@ from .pipeline import free_port
 from .plan import Options, Plan
 from .tree_entry import TreeEntry
 from .tree_plan import TreePlan, TreeRequest, destination_name
-from .tree_schedule import TreeProgress
+from .tree_schedule import TreeProgress, streams
 
 
 class Ports:
@@ -76,6 +76,16 @@ def dataset_job(src: Host, dst: Host, request: TreeRequest,
     job.port_movable = request.options.port is None
     job.parent_pending = e.source != plan.root  # it arrives earlier in this run
     return job
+
+
+def expect_streams(src: Host, dst: Host, width: int, plan: TreePlan) -> None:
+    """Sessions for the first datasets that go side by side, opened on both hosts while the
+    tree is snapshotted and measured: each would wait for its own (0.1-0.3 s on loopback,
+    more on a busy host) as it starts. At most 4 a host: sshd allows 10 by default."""
+    n = min(width, len(streams(plan)), 4)
+    if n > 1:
+        src.expect_pipelines(n)
+        dst.expect_pipelines(n)
 
 
 def with_new_snapshot(ds: zfs.Dataset, short: str) -> zfs.Dataset:
