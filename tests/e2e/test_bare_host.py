@@ -144,7 +144,7 @@ def test_cancel_mid_transfer_leaves_nothing_on_the_bare_host(
         assert wait_until(lambda: on_bare() == [], 5), on_bare()
         assert wait_until(lambda: zfs_processes_naming(src_pool.name, dst_pool.name) == [], 5)
         assert not port_listening(port)
-        assert not dataset_exists(f"{dst_pool.name}/partial")
+        assert wait_until(lambda: not dataset_exists(f"{dst_pool.name}/partial"), 5)
     finally:
         other.close()
 

@@ -127,7 +127,7 @@ def test_a_stall_timeout_ends_the_job_and_leaves_nothing_running(
         # Nothing of the job runs on the source (or the destination); zfs-fuse keeps no
         # partial receive, so the copy is gone too.
         assert wait_until(lambda: not _leftovers(port, src, dst), 10), _leftovers(port, src, dst)
-        assert not dataset_exists(f"{dst.name}/copy")
+        assert wait_until(lambda: not dataset_exists(f"{dst.name}/copy"), 5)
     finally:
         far.restore()
 
