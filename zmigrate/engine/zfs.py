@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from . import capabilities, shell
 from .capabilities import HostTools
 from .errors import CommandError, ZmigrateError
-from .hosts import Host
+from .hosts import CommandResult, Host
 
 BASE_PROPERTIES = ("type", "guid", "used", "referenced", "available", "creation", "createtxg",
                    "compression", "origin", "userrefs")
@@ -371,6 +371,15 @@ def inventory(host: Host, caps: Capabilities, root: str | None = None) -> list[D
     return build_inventory(parse_get(result.stdout))
 
 
+def _raise_unless_only_missing(result: CommandResult, what: str) -> None:
+    """A read of named datasets may name some that do not exist (left out of its answer);
+    any other failure is raised."""
+    errors = [line for line in result.stderr.splitlines() if line.strip()]
+    if not result.ok and not (errors and all("does not exist" in e for e in errors)):
+        raise classify_zfs_error(result.host, what, result.stderr, result.command,
+                                 result.status)
+
+
 def inventory_named(host: Host, caps: Capabilities, names: Sequence[str],
                     snapshot: str) -> list[Dataset]:
     """The datasets `names`, each with only its snapshot @`snapshot`, those missing left out:
@@ -382,10 +391,7 @@ def inventory_named(host: Host, caps: Capabilities, names: Sequence[str],
     argv = host.privileged(["zfs", "get", "-Hp", "-o", "name,property,value",
                             ",".join(caps.properties), *targets])
     result = host.execute(argv, timeout=300)
-    errors = [line for line in result.stderr.splitlines() if line.strip()]
-    if not result.ok and not (errors and all("does not exist" in e for e in errors)):
-        raise classify_zfs_error(result.host, "listing datasets", result.stderr,
-                                 result.command, result.status)
+    _raise_unless_only_missing(result, "listing datasets")
     return build_inventory(parse_get(result.stdout))
 
 
@@ -411,10 +417,7 @@ def local_properties(host: Host, root: str, prop: str = "all", *, sources: str =
     argv = host.privileged(["zfs", "get", "-Hp", *recursive, "-s", sources, "-o",
                             "name,property,value", prop, *names])
     result = host.execute(argv, timeout=300)
-    errors = [line for line in result.stderr.splitlines() if line.strip()]
-    if not result.ok and not (errors and all("does not exist" in e for e in errors)):
-        raise classify_zfs_error(result.host, "reading properties", result.stderr,
-                                 result.command, result.status)
+    _raise_unless_only_missing(result, "reading properties")
     return {name: props for name, props in parse_get(result.stdout).items() if "@" not in name}
 
 
