@@ -65,12 +65,16 @@ class GoLiveControls(QObject):
         live.clicked.connect(self._on_live)
         back.clicked.connect(self._on_back)
 
-    def show_for(self, target: GoLiveTarget | None, final_synced: bool) -> None:
-        """Offer Go live after a verified final sync (Go back once it is live)."""
+    def show_for(self, target: GoLiveTarget | None, final_synced: bool,
+                 live: bool | None = None) -> None:
+        """Offer Go live after a verified final sync (Go back once it is live). `live`: known
+        already (else read from the history)."""
         self.target = target
         final_synced = final_synced and target is not None
-        live = final_synced and target is not None and \
-            bool(golive_record.recorded(target.dst, target.destination))
+        if live is None:
+            live = final_synced and target is not None and \
+                bool(golive_record.recorded(target.dst, target.destination))
+        live = live and final_synced
         self.live.setVisible(final_synced and not live)
         self.back.setVisible(live)
         if live:
@@ -178,7 +182,7 @@ class GoLiveControls(QObject):
         self._idle()
         for w in self.syncs:
             w.setVisible(True)  # shown again once back (show_for hides them while live)
-        self.show_for(self.target, True)
+        self.show_for(self.target, True, live)
         self.said.setText(markup.escape(text))
         self.said.setVisible(True)
         self.changed.emit(live)

@@ -65,7 +65,7 @@ class GoLiveOffer(QObject):
             self.offer = offer
             self.label.setText(offer_html(offer, src.label, dst.label))
             target = GoLiveTarget(src, dst, src_caps, dst_caps, offer.root, offer.destination)
-            self.controls.show_for(target, True)
+            self.controls.show_for(target, True, offer.live)
             self.frame.setVisible(True)
 
         run_task(lambda: golive_record.offer(src.label, dst.label), found, lambda _e: None)
