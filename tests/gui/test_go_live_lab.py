@@ -24,6 +24,7 @@ from wizard_driver import (
 
 from zmigrate.gui.pages.base import PageId
 from zmigrate.gui.pages.done_page import DonePage
+from zmigrate.gui.pages.hosts_page import HostsPage
 from zmigrate.gui.wizard import MigrationWizard
 
 pytestmark = [pytest.mark.gui, pytest.mark.lab, pytest.mark.timeout(300)]
@@ -40,11 +41,11 @@ def _get(ds: str, prop: str) -> str:
     return zfs("get", "-H", "-o", "value", prop, ds).strip()
 
 
-def _run_go_live(qtbot: QtBot, done: DonePage, root: str, new: str) -> None:
-    """Click Go live, check the commands it shows, and run them."""
-    done.ui.go_live_button.click()
-    qtbot.waitUntil(lambda: done.go_live.box is not None, timeout=30_000)
-    box = done.go_live.box
+def _run_go_live(qtbot: QtBot, page: DonePage | HostsPage, root: str, new: str) -> None:
+    """Click the page's Go live, check the commands it shows, and run them."""
+    page.ui.go_live_button.click()
+    qtbot.waitUntil(lambda: page.go_live.box is not None, timeout=30_000)
+    box = page.go_live.box
     assert box is not None
     assert f"zfs unmount {root}/a" in box.detailedText()
     assert f"zfs mount {new}/data" in box.detailedText()
@@ -173,13 +174,7 @@ def test_after_a_restart_the_hosts_page_offers_go_live_and_back(
     assert "Ready to go live" in offer and f"lab-src:{root}" in offer, offer
     assert hosts.ui.go_live_button.isVisible() and not hosts.ui.go_back_button.isVisible()
     _shot(wizard, "hosts-go-live")
-    hosts.ui.go_live_button.click()
-    qtbot.waitUntil(lambda: hosts.go_live.box is not None, timeout=30_000)
-    box = hosts.go_live.box
-    assert box is not None
-    assert f"zfs unmount {root}/a" in box.detailedText()
-    assert f"zfs mount {copy}" in box.detailedText()
-    _button(box, "Run them").click()
+    _run_go_live(qtbot, hosts, root, new.name)
     qtbot.waitUntil(lambda: hosts.ui.go_back_button.isVisible(), timeout=60_000)
     assert "Live: the copy is in service" in hosts.ui.go_live_label.text()
     assert f"lab-src:{copy} is live" in hosts.ui.go_live_offer_label.text()
