@@ -543,7 +543,8 @@ def test_a_catch_up_sends_only_what_changed_a_changed_subtree_in_one_stream(
     t/b/y unchanged (an empty increment), removes the snapshot it just took from them and leaves
     them at the first one; t/a goes with t/a/x in one job (zfs send -R -I), t/c alone, and t/b
     too, to carry the other tool's snapshot. With t/b excluded and only t/a written to, t/a
-    alone goes, without the root."""
+    alone goes, without the root. With only t/c written to, the run's snapshot is taken back from
+    the five others at once and t/c goes alone."""
     src, dst, root = tree
     copy = f"{dst.name}/copy"
 
@@ -605,3 +606,17 @@ def test_a_catch_up_sends_only_what_changed_a_changed_subtree_in_one_stream(
     assert _states(events)[f"{root}/a"] == "verified"
     _copy_matches(root, copy, third, ("/a",))
     assert third not in _snapshots(f"{copy}/b") and third not in _snapshots(f"{root}/b")
+
+    # Most increments empty (only t/c written to): the tree's snapshot is destroyed at once
+    # (destroy -r) and taken again on t/c alone.
+    write_random_files(src.mountpoint / "t/c/again", 1, files=1)
+    events = send()
+    plan = next(e for e in events if e["event"] == "tree_plan")
+    fourth = plan["snapshot"]
+    actions = {d["source"]: d["action"] for d in plan["datasets"]}
+    assert actions.pop(f"{root}/c") == "incremental" and set(actions.values()) == {"skip"}
+    assert any("5 dataset(s) unchanged since the copy's newest snapshot" in e.get("detail", "")
+               for e in events if e["event"] == "stage")
+    assert [rel for rel in TREE if fourth in _snapshots(f"{src.name}/{rel}")] == ["t/c"]
+    assert _states(events)[f"{root}/c"] == "verified"
+    _copy_matches(root, copy, fourth, ("/c",))

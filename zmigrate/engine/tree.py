@@ -232,7 +232,7 @@ class TreeJob(Work):
                 d if d.name in left else with_new_snapshot(d, plan.snapshot)
                 for d in self.known.src_sets))
         assert self.src_caps is not None
-        self._source_side = SourceSide(self.src, self.src_caps, plan.root)
+        self._source_side = SourceSide(self.src, self.src_caps, plan)
         totals = Totals()
         t0 = time.monotonic()
         try:

@@ -135,15 +135,32 @@ class TreeCheck:
     readonly: set[str] = field(default_factory=set)  # copies with readonly=on set already
 
 
+def _sent_only(plan: TreePlan) -> list[TreeEntry] | None:
+    """The entries a check reads when a catch-up left most datasets as they are (on zfs-fuse a
+    recursive read of every property costs ~12 ms a dataset); None: the whole trees."""
+    return [e for e in plan.entries if not e.unchanged] if plan.unchanged else None
+
+
+def _increments_only(plan: TreePlan) -> bool:
+    """Each copy's new snapshot is all there is to check (no full copy, which is checked for
+    every snapshot it should hold)."""
+    return _sent_only(plan) is not None and not any(e.action == "full" for e in plan.entries)
+
+
 class SourceSide:
     """The source's half of the check, read on threads of its own while the streams still
     flow (its tree, the run's snapshot included, and its locally set properties stay as they
     are meanwhile): after the streams only the destination is read."""
 
-    def __init__(self, src: Host, src_caps: zfs.Capabilities, root: str) -> None:
+    def __init__(self, src: Host, src_caps: zfs.Capabilities, plan: TreePlan) -> None:
         pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="zmigrate-verify")
-        self._sets = pool.submit(zfs.inventory, src, src_caps, root)
-        self._props = pool.submit(zfs.local_properties, src, root)
+        sent = _sent_only(plan)
+        only = None if sent is None else [e.source for e in sent]
+        if only is not None and _increments_only(plan):
+            self._sets = pool.submit(zfs.inventory_named, src, src_caps, only, plan.snapshot)
+        else:
+            self._sets = pool.submit(zfs.inventory, src, src_caps, plan.root)
+        self._props = pool.submit(lambda: zfs.local_properties(src, plan.root, only=only))
         pool.shutdown(wait=False)
 
     def result(self) -> tuple[dict[str, zfs.Dataset], dict[str, dict[str, str]]]:
@@ -154,14 +171,11 @@ def verify_tree(src: Host, dst: Host, src_caps: zfs.Capabilities, dst_caps: zfs.
                 plan: TreePlan, source: SourceSide | None = None) -> TreeCheck:
     """Every sent dataset: its snapshot's guid equal on both sides, the snapshots that were
     to arrive present, and the locally set properties equal (one read per host)."""
-    source = source or SourceSide(src, src_caps, plan.root)
-    # A catch-up that left most datasets as they are reads the properties of the others only
-    # (on zfs-fuse a recursive read of every property costs ~12 ms a dataset).
-    only = ([e.destination for e in plan.entries if not e.unchanged] if plan.unchanged
-            else None)
+    source = source or SourceSide(src, src_caps, plan)
+    sent = _sent_only(plan)
+    only = None if sent is None else [e.destination for e in sent]
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="zmigrate-verify") as pool:
-        if only is not None and not any(e.action == "full" for e in plan.entries):
-            # Increments only: each copy's new snapshot is all there is to check.
+        if only is not None and _increments_only(plan):
             dst_f = pool.submit(zfs.inventory_named, dst, dst_caps, only, plan.snapshot)
         else:  # a full copy is checked for every snapshot it should hold
             dst_f = pool.submit(zfs.inventory, dst, dst_caps, plan.destination)
