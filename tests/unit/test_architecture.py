@@ -149,17 +149,35 @@ def test_no_shell_true_outside_tests_and_bench() -> None:
     assert offenders == []
 
 
+_TRANSPORT_NAMES = {"tcp", "ssh", "relay", "local"}
+
+
+def _names_in(side: ast.expr) -> set[str]:
+    """The string constants a comparison's side is, or holds (`x in ("ssh", "relay")`)."""
+    items = side.elts if isinstance(side, (ast.Tuple, ast.List, ast.Set)) else [side]
+    return {e.value for e in items if isinstance(e, ast.Constant) and isinstance(e.value, str)}
+
+
 def _compares_with_transport_member(node: ast.AST) -> bool:
-    """`x is Transport.TCP`, `x == Transport.SSH.value`, `x in (Transport.LOCAL, ...)`."""
+    """`x is Transport.TCP`, `x == Transport.SSH.value`, `x in (Transport.LOCAL, ...)`, and
+    the same by name: `path == "tcp"`, `f.word("transport") in ("ssh", "relay")` (a name
+    that is also a property source or a doctor stage, "local" or "ssh", counts when the other
+    side speaks of a transport or a path)."""
     if not isinstance(node, ast.Compare):
         return False
     sides = [node.left, *node.comparators]
-    return any("Transport." in ast.unparse(side) for side in sides)
+    if any("Transport." in ast.unparse(side) for side in sides):
+        return True
+    named = set().union(*(_names_in(side) for side in sides)) & _TRANSPORT_NAMES
+    about = " ".join(ast.unparse(side) for side in sides).lower()
+    return bool(named & {"tcp", "relay"}) or (bool(named) and ("transport" in about
+                                                               or "path" in about))
 
 
 def test_only_the_transports_room_branches_on_a_transport() -> None:
     """Outside engine/transports/, code asks the transport's carrier; it never compares with a
-    Transport member (adding a transport then touches its own module, not every room)."""
+    Transport member or its name (adding a transport then touches its own module, not every
+    room)."""
     room = PACKAGE / "engine" / "transports"
     found = sorted(
         f"{path.relative_to(PACKAGE.parent)}:{node.lineno}: {ast.unparse(node)}"
@@ -173,9 +191,13 @@ def test_only_the_transports_room_branches_on_a_transport() -> None:
 def test_the_transport_rule_sees_a_comparison() -> None:
     """The rule above catches what it is meant to (so an empty finding means something)."""
     for line in ("t is Transport.TCP", "t == Transport.SSH.value", "t in (Transport.LOCAL,)",
-                 "Transport.RELAY != t"):
-        assert _compares_with_transport_member(ast.parse(line).body[0].value)  # type: ignore[attr-defined]
-    assert not _compares_with_transport_member(ast.parse("t = Transport.TCP").body[0])
+                 "Transport.RELAY != t", 'path == "tcp"', 'transport == "ssh"',
+                 'f.word("transport") in ("ssh", "relay")', 'mode != "relay"'):
+        assert _compares_with_transport_member(ast.parse(line).body[0].value), line  # type: ignore[attr-defined]
+    for line in ("t = Transport.TCP", 'entry.host == "local"', 'stage == "ssh"',
+                 'src.source in ("local", "received")'):
+        node = ast.parse(line).body[0]
+        assert not _compares_with_transport_member(getattr(node, "value", node)), line
 
 
 def test_test_modules_outside_packages_have_unique_names() -> None:

@@ -16,17 +16,13 @@ from ..engine.diagnosis import Verdict
 from ..engine.doctor import DoctorReport, StageResult
 from ..engine.findings import Advice, AdviceKind, Finding, FindingKind, Note, NoteKind
 from ..engine.history import JobRecord
-from ..engine.plain_words import DD, pct
+from ..engine.plain_words import DD, link_carrier, pct
 from ..engine.units import MiB, format_rate, format_size, size_arg
 
 
 def _via(transport: str) -> str:
     """What carries the stream between the two buffers."""
-    if transport == "ssh":
-        return "ssh"
-    if transport == "relay":
-        return "this computer's link (the relay)"
-    return "the network"
+    return link_carrier(transport).link_words
 
 
 def finding(f: Finding) -> str:

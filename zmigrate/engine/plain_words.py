@@ -8,6 +8,7 @@ here, so one sentence is written once.
 from __future__ import annotations
 
 from .findings import Advice, AdviceKind, Finding, FindingKind, Note, NoteKind
+from .transports import Carrier, Transport, carrier
 from .units import format_rate, format_size
 
 # How to time a pool's writes by hand (compression would flatter zeros).
@@ -65,17 +66,15 @@ def duration(seconds: float) -> str:
 
 def stall_path(f: Finding) -> str:
     """The way between the hosts as its transport names it (the carrier's figures)."""
-    path = f.word("path") if f.has("path") else ""
-    if path == "tcp":
-        return (f"nothing reaches {f.word('destination')}:{f.count('port')} from "
-                f"{f.word('source')} — a firewall, a NAT, or the link between them")
-    if path == "ssh":
-        return (f"the source's ssh to {f.word('destination')} carries nothing from "
-                f"{f.word('source')} — the link, a firewall, or that ssh connection hangs")
-    if path == "relay":
-        return ("nothing crosses this computer's links: the stream goes up one SSH session "
-                "and down the other, and neither carries it")
-    return "nothing crosses the way between the hosts"
+    return link_carrier(f.word("path") if f.has("path") else "").stalled_words(f)
+
+
+def link_carrier(name: str) -> Carrier:
+    """The carrier a finding's figure names (`path`, `transport`); the plain words of any
+    carrier for none, or for a name this version does not know (a newer one's, in the
+    history)."""
+    known = {t.value: t for t in Transport}
+    return carrier(known[name]) if name in known else Carrier()
 
 
 def _held(f: Finding) -> str:

@@ -17,7 +17,7 @@ from ..engine import plain_words
 from ..engine.diagnosis import Bottleneck, Verdict
 from ..engine.findings import Advice, AdviceKind, Finding, FindingKind, Note, NoteKind
 from ..engine.history import JobRecord
-from ..engine.plain_words import DD, pct
+from ..engine.plain_words import DD, link_carrier, pct
 from ..engine.units import MiB, format_rate, format_size, size_arg
 from . import markup
 
@@ -55,11 +55,8 @@ MOUNT_COLLISION_ROOT_FIX = ("This zfs mounts the copy's root under its parent be
 
 
 def _via(transport: str) -> str:
-    if transport == "ssh":
-        return "SSH"
-    if transport == "relay":
-        return "this computer's link (the relay)"
-    return "the network"
+    """What carries the stream between the two buffers (the window spells the protocol SSH)."""
+    return link_carrier(transport).link_words.replace("ssh", "SSH")
 
 
 def _ciphers(cipher: str) -> str:

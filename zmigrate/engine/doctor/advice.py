@@ -60,7 +60,7 @@ def advise(stages: list[StageResult], slowest: StageResult | None,
             "cipher": str(fastest.details.get("cipher")), "rate": fastest.rate,
             "default_rate": default.rate}))
     net = by.get("network")
-    on_ssh = carrier(transport).doctor_stage == "ssh"
+    on_ssh = carrier(transport).source_ssh  # the stream goes through the source's ssh
     if on_ssh and net is not None and net.rate and fastest is not None \
             and fastest.rate and net.rate > 1.5 * fastest.rate:
         out.append(Advice(AdviceKind.TCP_FASTER, {"tcp_rate": net.rate,

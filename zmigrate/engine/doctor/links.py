@@ -52,7 +52,7 @@ def _ssh_route(doctor: Doctor) -> tuple[str, tuple[str, ...], SshRoute | None]:
 def ssh_stages(doctor: Doctor) -> Iterator[StageResult]:
     """/dev/zero through ssh from the source into `cat` on the destination: ssh's default
     cipher and the fast ones, each a row."""
-    in_path_default = carrier(doctor.transport).doctor_stage == "ssh"
+    in_path_default = carrier(doctor.transport).source_ssh
     target, opts, route = _ssh_route(doctor)
     base = ["ssh", "-o", "BatchMode=yes", "-o", "ConnectTimeout=10", *opts]
     probe = doctor.src.run(shell.join([*base, target, "true"]) + " </dev/null",

@@ -14,7 +14,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, ClassVar
 
 from .. import shell
-from ..findings import Advice, AdviceKind, Figure
+from ..findings import Advice, AdviceKind, Figure, Finding
 from .compress import Compressor
 
 if TYPE_CHECKING:
@@ -95,6 +95,8 @@ class Carrier:
     doctor_stage: ClassVar[str] = ""
     # The stream crosses a link between two hosts, so compressing it in transit can pay.
     crosses_link: ClassVar[bool] = True
+    # How a verdict names what carries the stream between the two buffers.
+    link_words: ClassVar[str] = "the network"
 
     def receiving_host(self, src: Host, dst: Host) -> Host:
         """The host that runs `zfs receive`."""
@@ -127,6 +129,11 @@ class Carrier:
         """How a stall verdict names the way between the hosts when it carries nothing: the
         figures `path` (this transport's name) and what that way is made of; {} for none."""
         return {}
+
+    def stalled_words(self, f: Finding) -> str:
+        """Where the stream stopped when this way carries nothing (a `stalled` finding with
+        the figures of `stall_path`)."""
+        return "nothing crosses the way between the hosts"
 
     def network_advice(self) -> tuple[Advice, ...]:
         """What to try when the verdict finds the way between the hosts slow."""

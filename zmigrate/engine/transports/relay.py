@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, ClassVar
 
 from .. import mbuffer
-from ..findings import Advice, AdviceKind, Figure
+from ..findings import Advice, AdviceKind, Figure, Finding
 from .base import Carrier, Ends, StreamSpec, Transport
 
 if TYPE_CHECKING:
@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 class Relay(Carrier):
     transport: ClassVar[Transport] = Transport.RELAY
     relays: ClassVar[bool] = True
+    link_words: ClassVar[str] = "this computer's link (the relay)"
 
     def describe(self, plan: Plan) -> str:
         return "relayed through this computer (both SSH control sessions)"
@@ -37,6 +38,10 @@ class Relay(Carrier):
     def stall_path(self, plan: Plan, src: str, dst: str) -> dict[str, Figure]:
         # Both control sessions: this computer's links carry the stream.
         return {"path": self.transport.value, "source": src, "destination": dst}
+
+    def stalled_words(self, f: Finding) -> str:
+        return ("nothing crosses this computer's links: the stream goes up one SSH session "
+                "and down the other, and neither carries it")
 
     def network_advice(self) -> tuple[Advice, ...]:
         return tuple(Advice(k) for k in (AdviceKind.RELAY_PATH, AdviceKind.RELAY_BYPASS,

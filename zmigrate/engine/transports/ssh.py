@@ -11,7 +11,7 @@ import secrets
 from typing import TYPE_CHECKING, ClassVar
 
 from .. import mbuffer, shell
-from ..findings import Advice, AdviceKind, Figure
+from ..findings import Advice, AdviceKind, Figure, Finding
 from .base import CIPHER, Carrier, Ends, StreamSpec, Transport
 
 if TYPE_CHECKING:
@@ -22,6 +22,7 @@ class Ssh(Carrier):
     transport: ClassVar[Transport] = Transport.SSH
     source_ssh: ClassVar[bool] = True
     doctor_stage: ClassVar[str] = "ssh"
+    link_words: ClassVar[str] = "ssh"
 
     def notes(self, options: Options, dst_label: str) -> list[str]:
         route = options.ssh_route
@@ -58,6 +59,10 @@ class Ssh(Carrier):
         # The source's own ssh session to the destination (through its jump hosts, if any).
         return {"path": self.transport.value, "source": src,
                 "destination": plan.options.ssh_target or dst}
+
+    def stalled_words(self, f: Finding) -> str:
+        return (f"the source's ssh to {f.word('destination')} carries nothing from "
+                f"{f.word('source')} — the link, a firewall, or that ssh connection hangs")
 
     def network_advice(self) -> tuple[Advice, ...]:
         return (Advice(AdviceKind.USE_TCP), Advice(AdviceKind.TRY_CIPHER, {"cipher": CIPHER}),

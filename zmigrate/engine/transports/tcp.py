@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from .. import capabilities, mbuffer, shell
 from ..errors import PreflightError, PreflightReason
-from ..findings import Figure
+from ..findings import Figure, Finding
 from .base import Carrier, Ends, StreamSpec, Transport
 
 if TYPE_CHECKING:
@@ -93,6 +93,10 @@ class Tcp(Carrier):
         # The listener's port on the destination, as the source reaches it.
         return {"path": self.transport.value, "source": src, "destination": dst,
                 "port": plan.port or 0}
+
+    def stalled_words(self, f: Finding) -> str:
+        return (f"nothing reaches {f.word('destination')}:{f.count('port')} from "
+                f"{f.word('source')} — a firewall, a NAT, or the link between them")
 
     def listener_line(self, line: str, port: int | None) -> str:
         return with_readiness_probe(line, port) if port is not None else line
