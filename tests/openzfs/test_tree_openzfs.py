@@ -1,6 +1,6 @@
 """Tree migration (`zmigrate send -r`) against a real OpenZFS 2.3 host, through the CLI.
 
-Four end-to-end runs, each between the guest's two pools as two hosts (the aliases
+Five end-to-end runs, each between the guest's two pools as two hosts (the aliases
 `openzfs-vm` and `openzfs-dst`, so a tcp transfer between two control sessions):
 
 * a tree with an encrypted child and grandchild: they go raw in one replication stream
@@ -11,6 +11,8 @@ Four end-to-end runs, each between the guest's two pools as two hosts (the alias
   the fourth;
 * a crash while a clone's stream (from its copied origin) flows: the rerun resumes it from its
   token and the copy is still a clone of the copied origin, using the source's space;
+* into a new pool's root: the tree arrives as the pool itself, and a pool holding a file is
+  refused before anything runs;
 * `--final`: the picked source datasets end read-only (set locally) and the destination holds
   the final snapshot with the same guid.
 """
@@ -315,6 +317,63 @@ def _copied_at_s1(vm: Vm, tag: str, tmp_path: Path,
     rc, events, stderr = _send(vm, config, "-r", f"openzfs-vm:{root}@s1", dest)
     assert rc == 0, stderr + str(events[-3:])
     return root, config, dest, events
+
+
+# -- into a new pool's root -----------------------------------------------------------------------
+def test_a_tree_goes_into_a_new_pools_root_as_the_pool_itself(vm: Vm, tree: str,
+                                                             tmp_path: Path) -> None:
+    """`send -r srcpool/TAG NEWPOOL` on OpenZFS: TAG/a lands as NEWPOOL/a and TAG's own
+    snapshot and user property on NEWPOOL itself (as `zfs send -R | zfs receive -Fdu` would),
+    verified; a catch-up goes into it again. A new pool holding a file is refused before
+    anything runs (no snapshot taken, the file kept). Both pools are file-backed in the guest
+    and destroyed afterwards."""
+    tag = tree
+    root = f"srcpool/{tag}"
+    children = ["", "/a", "/a/x", "/b"]
+    for child in children:
+        _make(vm, root + child, 1)
+    vm.ssh(f"zfs set com.example:root=yes {root}")
+    new, used = f"np{tag}", f"nu{tag}"
+    pools = f"{new} {used}"
+    try:
+        vm.ssh(f"for p in {pools}; do truncate -s 256M /var/tmp/$p.img && "
+               f"zpool create -O mountpoint=/mnt/$p $p /var/tmp/$p.img || exit 1; done")
+        config = _two_hosts_config(vm, tmp_path)
+        rc, events, stderr = _send(vm, config, "-r", f"openzfs-vm:{root}",
+                                   f"openzfs-dst:{new}", "--snapshot")
+        assert rc == 0, stderr + str(events[-3:])
+        plan = _one(events, "tree_plan")
+        snap = str(plan["snapshot"])
+        assert plan["datasets"][0]["into"] is True, plan["datasets"][0]
+        assert _one(events, "done")["verified"] is True
+        for child in children:
+            assert _guid(vm, f"{root}{child}@{snap}") == _guid(vm, f"{new}{child}@{snap}")
+        assert vm.ssh(f"zfs list {new}/{tag}", check=False).returncode != 0
+        assert _prop(vm, new, "com.example:root") == "yes"
+        # A catch-up: incremental into the pool root and its children.
+        vm.ssh(f"head -c 256K /dev/urandom > /{root}/f1")
+        time.sleep(1.1)  # snapshot names have one-second resolution
+        rc, events, stderr = _send(vm, config, "-r", f"openzfs-vm:{root}",
+                                   f"openzfs-dst:{new}", "--snapshot")
+        assert rc == 0, stderr + str(events[-3:])
+        snap2 = str(_one(events, "tree_plan")["snapshot"])
+        assert _guid(vm, f"{root}@{snap2}") == _guid(vm, f"{new}@{snap2}")
+
+        vm.ssh(f"echo mine > /mnt/{used}/keep.txt")
+        before = vm.ssh(f"zfs list -H -t snapshot -o name -r {root}").stdout
+        rc, events, _ = _send(vm, config, "-r", f"openzfs-vm:{root}", f"openzfs-dst:{used}",
+                              "--snapshot")
+        assert rc != 0
+        error = _one(events, "error")
+        assert error["reason"] == "pool_root", error
+        assert "is a pool root that is not empty" in str(error["message"]), error
+        assert vm.ssh(f"zfs list -H -t snapshot -o name -r {root}").stdout == before
+        assert vm.ssh(f"cat /mnt/{used}/keep.txt").stdout == "mine\n"
+        print(f"\nINTO A NEW POOL'S ROOT: {len(children)} datasets at {new}, its own snapshot "
+              f"and property on the root; a catch-up into it; a pool holding a file refused")
+    finally:
+        vm.ssh(f"for p in {pools}; do zpool destroy -f $p; rm -f /var/tmp/$p.img; "
+               f"rmdir /mnt/$p; done; true", check=False)
 
 
 # -- --final: the source ends read-only ------------------------------------------------------------
