@@ -507,6 +507,12 @@ def test_clones_arrive_as_clones_of_the_copied_origin_and_catch_up(
     write_random_files(src.mountpoint / "t" / "b" / "own", 1, files=1)
     zfs("snapshot", f"{root}/b@own")
     copy = f"{dst.name}/copy"
+    dry = _cli(lab, "send", "-r", f"lab-src:{root}", f"lab-dst:{copy}", "--snapshot",
+               "--dry-run", "--no-history")
+    assert dry.returncode == 0, dry.stderr + dry.stdout
+    for clone in ("a", "b"):  # the plan as printed names each clone's origin
+        assert re.search(rf"{root}/{clone}\b.*a clone of {root}/base@gold", dry.stdout), \
+            dry.stdout
     r = _cli(lab, "send", "-r", f"lab-src:{root}", f"lab-dst:{copy}", "--snapshot", "--json",
              "--buffer", "16M", "--no-history", "--parallel", parallel)
     assert r.returncode == 0, r.stderr + r.stdout
