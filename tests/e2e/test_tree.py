@@ -422,6 +422,10 @@ def test_the_final_syncs_read_only_window_is_predicted_and_then_measured(
                                   for rel in before), 60, 0.5)
     last = _snapshots(root)[-1]
     assert wait_until(lambda: snapshot_name() != last, 3)
+    ahead = send("--final", "--dry-run")[0]["readonly_window"]  # said, nothing changed
+    assert ahead["datasets"] == 6 and ahead["changed"] >= 12 * 2**20, ahead
+    assert _snapshots(root)[-1] == last
+    (src.mountpoint / "t" / "still-writable").write_bytes(b"x")
     events = send("--final")
     kinds = [e["event"] for e in events]
     predicted = next(e for e in events if e["event"] == "readonly_window")
@@ -436,6 +440,10 @@ def test_the_final_syncs_read_only_window_is_predicted_and_then_measured(
     print(f"\nREADONLY WINDOW (lab): predicted {predicted['seconds']:.1f} s, real {real:.1f} s "
           f"({predicted['changed'] / 2**20:.1f} MiB changed in {predicted['datasets']} datasets)")
     assert abs(predicted["seconds"] - real) <= max(0.5 * real, 5.0)
+    assert abs(ahead["seconds"] - predicted["seconds"]) <= max(0.5 * real, 5.0)
+    shown = subprocess.run([sys.executable, "-m", "zmigrate", "history", "show", "3"],
+                           capture_output=True, text=True, timeout=60, env=env, check=True)
+    assert f"read-only    the source, {real:.1f} s (final sync" in shown.stdout, shown.stdout
 
 
 def test_a_tree_goes_into_a_new_pools_root_as_the_pool_itself(

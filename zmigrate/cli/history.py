@@ -118,6 +118,10 @@ def _show(store: History, args: argparse.Namespace, out: TextIO, err: TextIO) ->
         + (f" of about {format_size(job.estimate)}" if job.estimate else ""),
         f"  avg rate     {format_rate(job.avg_rate)}",
     ]
+    window = (job.summary or {}).get("extra", {}).get("readonly_seconds")
+    if window is not None:
+        lines.append(f"  read-only    the source, {float(window):.1f} s (final sync: from "
+                     "readonly=on until the copy was checked)")
     text = words.stored_verdict(job)
     if job.verdict or text:
         lines.append(f"  verdict      {job.verdict or ''}" + (f": {text}" if text else ""))
