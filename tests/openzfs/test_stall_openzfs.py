@@ -50,7 +50,7 @@ def test_a_stall_timeout_keeps_the_resume_token(pair: Pair, vm: Vm, tag: str) ->
             job.cancel()
             job.wait(30)
     print(f"\nHELD RECEIVE -> {took:.1f} s: {job.error}")
-    assert 20 <= took <= 60
+    assert 20 <= took <= 40  # the issue: within 40 s of the cut (31 s measured)
     assert isinstance(job.error, TransferError), job.error
     assert "stall timeout" in job.error.message and "zfs receive" in job.error.message
     assert "--resume" in str(job.error) and job.partial_kept
