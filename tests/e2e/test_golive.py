@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from lab.sshd import Lab
-from lab.util import write_random_files, zfs
+from lab.util import wait_until, write_random_files, zfs
 from lab.zfsfuse import Pool
 
 pytestmark = pytest.mark.lab
@@ -88,12 +88,20 @@ def test_go_live_then_back_on_one_host(lab: Lab,
     assert r.returncode != 0 and "no go-live of" in r.stderr  # undone once, not twice
 
 
-@pytest.mark.parametrize("where", ["t/a", "t"])
+@pytest.mark.parametrize(("where", "how"), [("t/a", "cwd"), ("t", "cwd"), ("t/a", "open file")])
 def test_a_busy_source_stops_go_live_before_anything_changed(
-        lab: Lab, cut_over: tuple[Pool, Pool, dict[str, str]], where: str) -> None:
+        lab: Lab, cut_over: tuple[Pool, Pool, dict[str, str]], where: str, how: str) -> None:
     # t: the parent is busy, its child t/a is not - the child must not be unmounted either.
+    # A process is in the folder, or (elsewhere) holds a file of it open.
     old, new, env = cut_over
-    busy = subprocess.Popen(["sleep", "60"], cwd=old.mountpoint / where)
+    if how == "cwd":
+        busy = subprocess.Popen(["sleep", "60"], cwd=old.mountpoint / where)
+    else:
+        held = next(p for p in (old.mountpoint / where).rglob("*") if p.is_file())
+        busy = subprocess.Popen(["sh", "-c", 'exec 3<"$1"; exec sleep 60', "sh", str(held)],
+                                cwd="/")
+        assert wait_until(lambda: any(os.path.realpath(f"/proc/{busy.pid}/fd/{fd}") == str(held)
+                                      for fd in os.listdir(f"/proc/{busy.pid}/fd")), 5)
     try:
         r = _cli(lab, env, "go-live", f"lab-src:{old.name}/t", f"lab-src:{new.name}/t",
                  "--yes")
