@@ -186,3 +186,29 @@ def test_into_the_pool_itself_shows_the_layout_and_lands_in_the_pool_root(
     for name in picked:
         copy = dst_pool.name + name[len(root):]
         assert snapshot_guid(f"{copy}@{snap}") == snapshot_guid(f"{name}@{snap}")
+
+
+def test_review_names_each_clones_origin_and_the_clone_arrives_as_one(
+        qtbot: QtBot, wizard: MigrationWizard, lab_env: Lab, pools: tuple[Pool, Pool]) -> None:
+    """A tree holding base@gold and a clone of it: Review says, before anything runs, that the
+    clone goes from its origin; the copy's clone has the copy's @gold as its origin."""
+    src_pool, dst_pool = pools
+    root = f"{src_pool.name}/vm"
+    zfs("create", root)
+    zfs("create", f"{root}/base")
+    write_random_files(src_pool.mountpoint / "vm" / "base", 2, files=2)
+    zfs("snapshot", f"{root}/base@gold")
+    zfs("clone", f"{root}/base@gold", f"{root}/linked")
+    w = wizard
+    to_source(qtbot, w)
+    to_tree_destination(qtbot, w, root, parent=dst_pool.name, name="copy")
+    to_review(qtbot, w)
+    wait_review(qtbot, w)
+    commands = w.review_page.ui.commands_edit.toPlainText()
+    assert f"# {root}/linked -> {dst_pool.name}/copy/linked" in commands, commands
+    assert f"a clone of {root}/base@gold" in commands, commands
+    start_transfer(w)
+    qtbot.waitUntil(lambda: w.currentId() == PageId.DONE, timeout=WAIT_TRANSFER)
+    assert w.session.summary is not None, w.done_page.ui.reason_label.text()
+    origin = zfs("get", "-H", "-o", "value", "origin", f"{dst_pool.name}/copy/linked").strip()
+    assert origin == f"{dst_pool.name}/copy/base@gold"
