@@ -13,6 +13,7 @@ from collections.abc import Iterator
 import pytest
 from lab.sshd import Lab, LabHost
 from lab.util import (
+    RECEIVE_CLEANUP,
     dataset_exists,
     established_to,
     port_listening,
@@ -144,7 +145,7 @@ def test_cancel_mid_transfer_leaves_nothing_on_the_bare_host(
         assert wait_until(lambda: on_bare() == [], 5), on_bare()
         assert wait_until(lambda: zfs_processes_naming(src_pool.name, dst_pool.name) == [], 5)
         assert not port_listening(port)
-        assert wait_until(lambda: not dataset_exists(f"{dst_pool.name}/partial"), 5)
+        assert wait_until(lambda: not dataset_exists(f"{dst_pool.name}/partial"), RECEIVE_CLEANUP)
     finally:
         other.close()
 

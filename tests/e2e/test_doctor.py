@@ -265,3 +265,43 @@ def test_a_busy_write_test_dataset_is_forced_and_else_named_with_its_command(
     assert f"`zfs destroy -r -f {ds}`" in error
     assert doctor._destroy_temp()  # nothing holds it now: gone
     assert zfs("list", "-H", "-o", "name", "-r", dst_pool.name).split().count(ds) == 0
+
+
+def test_a_write_test_dataset_busy_for_a_moment_is_destroyed_on_a_retry(
+        lab_hosts: tuple[Host, Host], pools: tuple[Pool, Pool],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Busy at the first `zfs destroy` only (a process inside it for a moment): a retry
+    removes it, and the report has no clean-up error."""
+    from zmigrate.engine.doctor import stages
+    from zmigrate.engine.doctor.results import StageResult
+
+    _, dst_pool = pools
+    _, dst = lab_hosts
+    doctor = Doctor(dst, dst, parent=dst_pool.name, stages=("destination_write",))
+    ds = doctor.temp_dataset
+    assert ds is not None
+    zfs("create", ds)
+    mnt = zfs("get", "-H", "-o", "value", "mountpoint", ds).strip()
+    holder = subprocess.Popen(["sleep", "1"], cwd=mnt)
+    monkeypatch.setattr(stages, "DESTROY_WAIT", 10.0)
+    destroys: list[tuple[list[str], bool]] = []
+    execute = dst.execute
+
+    def recorded(argv: list[str], **kw: Any) -> Any:
+        result = execute(argv, **kw)
+        if "destroy" in argv:
+            destroys.append((argv, result.ok))
+        return result
+
+    monkeypatch.setattr(dst, "execute", recorded)
+    monkeypatch.setattr(doctor, "_write_test", lambda: StageResult(
+        "destination_write", "destination write", None, 0.0, 0, True, error="stand-in"))
+    try:
+        result = doctor._destination_write()
+    finally:
+        holder.kill()
+        holder.wait()
+    assert "cleanup_error" not in result.details, result.details
+    assert zfs("list", "-H", "-o", "name", "-r", dst_pool.name).split().count(ds) == 0
+    assert destroys[0][1] is False, destroys  # refused while busy
+    assert destroys[-1][1] is True and "-f" in destroys[-1][0], destroys  # forced, then gone

@@ -15,6 +15,7 @@ import pytest
 from lab.netns import JumpLab
 from lab.sshd import Lab
 from lab.util import (
+    RECEIVE_CLEANUP,
     dataset_exists,
     snapshot_guid,
     tree_digest,
@@ -95,7 +96,7 @@ def test_relay_cancel_leaves_nothing(lab_hosts: tuple[Host, Host],
     assert wait_until(lambda: zfs_processes_naming(src_pool.name, dst_pool.name, "mbuffer")
                       == [], 5)
     # (zfs-fuse removes a killed receive's dataset a moment after its zfs process ends)
-    assert wait_until(lambda: not dataset_exists(f"{dst_pool.name}/partial"), 5)
+    assert wait_until(lambda: not dataset_exists(f"{dst_pool.name}/partial"), RECEIVE_CLEANUP)
 
 
 def test_relay_to_a_host_the_source_cannot_reach(jump_lab: JumpLab,

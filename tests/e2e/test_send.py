@@ -15,6 +15,7 @@ import pytest
 from lab.flipping_proxy import FlippingProxy
 from lab.sshd import Lab
 from lab.util import (
+    RECEIVE_CLEANUP,
     dataset_exists,
     established_to,
     free_port,
@@ -184,7 +185,7 @@ def test_cancel_mid_transfer_leaves_nothing(lab_hosts: tuple[Host, Host], pools:
     assert wait_until(lambda: _leftovers(*pools) == [], 5), _leftovers(*pools)
     assert not port_listening(port) and established_to(port) == 0
     # (zfs-fuse removes a killed receive's dataset a moment after its zfs process ends)
-    assert wait_until(lambda: not dataset_exists(f"{dst_pool.name}/partial"), 5)
+    assert wait_until(lambda: not dataset_exists(f"{dst_pool.name}/partial"), RECEIVE_CLEANUP)
     assert any(isinstance(e, Sample) and e.side is Side.RECEIVE for e in seen)
 
 
@@ -449,7 +450,7 @@ def test_a_stream_damaged_in_flight_is_refused_by_zfs_receive(
     assert proxies and proxies[0].flipped and proxies[0].relayed > 12 * MiB
     assert info.value.host == "lab-dst" and "damaged" in str(info.value.fix)
     assert "--hash" not in " ".join(line for _, line in job.plan.commands())  # type: ignore[union-attr]
-    assert wait_until(lambda: not dataset_exists(f"{dst.name}/damaged"), 5)
+    assert wait_until(lambda: not dataset_exists(f"{dst.name}/damaged"), RECEIVE_CLEANUP)
     assert wait_until(lambda: not _leftovers(src, dst), 10), _leftovers(src, dst)
     assert wait_until(lambda: not port_listening(port), 10)
 

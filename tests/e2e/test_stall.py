@@ -24,6 +24,7 @@ from lab.shaped import ShapedLab
 from lab.sshd import Lab
 from lab.stall_run import Send, honest_eta, progress_past, stalls
 from lab.util import (
+    RECEIVE_CLEANUP,
     dataset_exists,
     receive_group,
     snapshot_guid,
@@ -127,7 +128,7 @@ def test_a_stall_timeout_ends_the_job_and_leaves_nothing_running(
         # Nothing of the job runs on the source (or the destination); zfs-fuse keeps no
         # partial receive, so the copy is gone too.
         assert wait_until(lambda: not _leftovers(port, src, dst), 10), _leftovers(port, src, dst)
-        assert wait_until(lambda: not dataset_exists(f"{dst.name}/copy"), 5)
+        assert wait_until(lambda: not dataset_exists(f"{dst.name}/copy"), RECEIVE_CLEANUP)
     finally:
         far.restore()
 

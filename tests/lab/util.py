@@ -40,6 +40,11 @@ def run(argv: Sequence[str], *, timeout: float = 60.0, check: bool = True,
     return proc
 
 
+# zfs-fuse removes the dataset a killed `zfs receive` was creating by itself, once that
+# transaction group syncs: at once on a quiet lab, more than 5 s seen in a loaded suite.
+RECEIVE_CLEANUP = 30.0
+
+
 def wait_until(predicate: Callable[[], bool], timeout: float, interval: float = 0.05) -> bool:
     """Poll `predicate` until it is true or `timeout` seconds passed; return its last value."""
     deadline = time.monotonic() + timeout
