@@ -10,7 +10,7 @@ import threading
 
 import pytest
 
-from zmigrate.engine.launcher import LAUNCHER, Launchers, launch
+from zmigrate.engine.launcher import LAUNCHER, READY, Launchers, launch
 
 
 class ExecChannel:
@@ -34,6 +34,13 @@ class ExecChannel:
         assert self.proc is not None and self.proc.stdin is not None
         self.proc.stdin.close()
 
+    def settimeout(self, _seconds: float | None) -> None:
+        pass
+
+    def recv(self, n: int) -> bytes:
+        assert self.proc is not None and self.proc.stdout is not None
+        return self.proc.stdout.read1(n)
+
     def exit_status_ready(self) -> bool:
         return self.proc is not None and self.proc.poll() is not None
 
@@ -53,6 +60,7 @@ class ExecChannel:
 def chan() -> ExecChannel:
     c = ExecChannel()
     c.exec_command(LAUNCHER)
+    assert c.recv(1) == READY  # it runs, and says so before it reads
     return c
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import signal
 import subprocess
 import threading
@@ -13,6 +14,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from zmigrate.engine.launcher import launch
 from zmigrate.engine.remote_shell import RemoteShell, ShellLostError, ShellPool
 
 
@@ -123,3 +125,34 @@ def test_the_pool_reuses_an_idle_shell_and_opens_one_more_only_when_all_stay_bus
     pool.give_back(first)
     pool.close()
     assert not first.usable
+
+
+def test_an_idle_shell_becomes_a_launcher_for_a_pipeline() -> None:
+    """After its commands, the shell's session is handed over (become_launcher): a command
+    launched in it runs as given, with its own output, error, exit status and stdin, and
+    the bytes written after it reach it; the shell takes no more commands."""
+    chan = ShChannel()
+    shell = RemoteShell(chan, lambda: None)  # type: ignore[arg-type]
+    try:
+        assert shell.run("echo before", 10) == (0, b"before\n", b"")
+        handed = shell.become_launcher()
+        assert handed is chan and not shell.usable
+        line = shlex.join(["sh", "-c", "read g; echo \"got $g\"; wc -c; echo err >&2; exit 4"])
+        launch(chan, line)  # type: ignore[arg-type]
+        chan.sendall(b"go\n" + b"x" * 70_000)
+        assert chan.proc.stdin is not None
+        chan.proc.stdin.close()
+        assert chan.proc.stdout is not None and chan.proc.stderr is not None
+        out, err = chan.proc.stdout.read(), chan.proc.stderr.read()
+        assert chan.proc.wait(10) == 4
+        assert (out, err) == (b"got go\n70000\n", b"err\n")
+    finally:
+        chan.close()
+
+
+def test_a_shell_that_does_not_answer_the_handoff_is_closed() -> None:
+    chan = ShChannel()
+    shell = RemoteShell(chan, lambda: None)  # type: ignore[arg-type]
+    chan.sendall(b"sleep 30\n")  # busy in the login shell itself: no marker comes
+    assert shell.become_launcher(timeout=0.5) is None
+    assert chan.closed and not shell.usable

@@ -727,8 +727,11 @@ class SshHost(Host):
 
     def _launched(self, line: str) -> paramiko.Channel:
         """`line` running in a session of its own, stdin open: the launcher kept ready if
-        there is one (no new session to wait for), else a new session."""
-        chan = self._launchers.take()
+        there is one (running: no session to wait for), else an idle shell's session handed
+        over (running too; a new shell opens meanwhile for the short commands), else a
+        launcher being opened, else a new session."""
+        chan = self._launchers.take(wait=False) or self._shell_as_launcher()
+        chan = chan or self._launchers.take()
         if chan is None:
             return self._open(line, keep_stdin=True)
         try:
@@ -737,6 +740,14 @@ class SshHost(Host):
             chan.close()
             return self._open(line, keep_stdin=True)
         self._count(line)
+        return chan
+
+    def _shell_as_launcher(self) -> paramiko.Channel | None:
+        sh = self._shells.take_idle()
+        if sh is None:
+            return None
+        chan = sh.become_launcher()
+        self._shells.warm()  # the next short command's shell
         return chan
 
     def _open_shell(self) -> RemoteShell:

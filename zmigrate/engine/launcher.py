@@ -24,8 +24,13 @@ if TYPE_CHECKING:
 
 # `eval "exec ..."`: the command replaces the launcher itself, so the session's process is
 # the command, as with exec_command (a `sh -c` around it would stay behind as its parent).
-LAUNCHER = shell.join(["sh", "-c",
-                       'IFS= read -r n && eval "exec $(dd bs=1 count="$n" 2>/dev/null)"'])
+LAUNCH_SCRIPT = 'IFS= read -r n && eval "exec $(dd bs=1 count="$n" 2>/dev/null)"'
+# A launcher says it runs (READY on its stdout) before it reads: sshd answers the exec request
+# before it has set the session up, so only that byte tells the launcher is there (a pipeline
+# handed to one still starting waits for it, 100-200 ms here).
+READY = b"R"
+LAUNCHER = shell.join(["sh", "-c", f"printf {READY.decode()}; {LAUNCH_SCRIPT}"])
+READY_WAIT = 30.0
 
 
 def launch(chan: paramiko.Channel, line: str) -> None:
@@ -64,6 +69,10 @@ class Launchers:
         try:
             chan = self._open()
             chan.exec_command(LAUNCHER)
+            chan.settimeout(READY_WAIT)
+            if chan.recv(1) != READY:
+                raise OSError("the launcher did not start")
+            chan.settimeout(None)
         except Exception:  # noqa: BLE001 - the next pipeline opens its own session then
             if chan is not None:
                 chan.close()
@@ -77,10 +86,13 @@ class Launchers:
         if chan is not None:
             chan.close()
 
-    def take(self) -> paramiko.Channel | None:
+    def take(self, *, wait: bool = True) -> paramiko.Channel | None:
         """A ready launcher (and another one on its way), or None. One being opened is
-        waited for by one pipeline: it comes sooner than a session opened now would."""
+        waited for by one pipeline (`wait`): it comes sooner than a session opened now
+        would."""
         with self._lock:
+            if not wait and not self._ready:
+                return None
             if not self._ready and self._warming and not self._awaited:
                 self._awaited = True
                 self._lock.wait_for(lambda: self._ready or not self._warming, timeout=30)

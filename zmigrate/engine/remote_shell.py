@@ -21,6 +21,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from .launcher import LAUNCH_SCRIPT
+
 if TYPE_CHECKING:
     import paramiko
 
@@ -51,10 +53,13 @@ class RemoteShell:
         self._out = bytearray()
         self._err = bytearray()
         self._ended = False
-        for recv, buf, name in ((chan.recv, self._out, "out"), (chan.recv_stderr, self._err,
-                                                                 "err")):
-            threading.Thread(target=self._pump, args=(recv, buf), daemon=True,
-                             name=f"zmigrate-shell-{name}").start()
+        self._handoff: bytes | None = None  # the marker its readers stop at (become_launcher)
+        self._pumps = [threading.Thread(target=self._pump, args=(recv, buf), daemon=True,
+                                        name=f"zmigrate-shell-{name}")
+                       for recv, buf, name in ((chan.recv, self._out, "out"),
+                                               (chan.recv_stderr, self._err, "err"))]
+        for pump in self._pumps:
+            pump.start()
 
     @property
     def usable(self) -> bool:
@@ -73,7 +78,10 @@ class RemoteShell:
                     return
                 buf += data
                 self._cond.notify_all()
+                handed = self._handoff is not None and buf.endswith(self._handoff)
             self._heard()
+            if handed:
+                return  # what comes next is a pipeline's, read by its own readers
 
     def run(self, line: str, timeout: float) -> tuple[int, bytes, bytes]:
         """(exit status, stdout, stderr) of `line`. Raises ShellLostError if the session ends first
@@ -110,6 +118,33 @@ class RemoteShell:
             del self._out[:end + 1]
             del self._err[:err_at + len(mark) + 2]
         return status, out, err
+
+    def become_launcher(self, timeout: float = 5.0) -> paramiko.Channel | None:
+        """(An idle shell) Its session handed over as a launcher (launcher.py), ready for
+        `launch`: the shell prints a marker on both streams, this shell's readers stop there,
+        and the shell then reads the command as a launcher does and becomes it. The first
+        pipeline of a job thus starts at once, in the session already open, instead of
+        waiting for a launcher's session. None if the marker does not come (closed then)."""
+        mark = f"@@zmigrate-handoff-{self._token}"
+        with self._cond:
+            self._handoff = f"\n{mark}\n".encode()
+        try:
+            self._chan.sendall(f"printf '\\n%s\\n' {mark}; printf '\\n%s\\n' {mark} >&2; "
+                               f"{LAUNCH_SCRIPT}\n".encode())
+        except OSError:
+            self.close()
+            return None
+        deadline = time.monotonic() + timeout
+        for pump in self._pumps:
+            pump.join(max(0.0, deadline - time.monotonic()))
+        with self._cond:
+            handed = all(not p.is_alive() for p in self._pumps) and self._out.endswith(
+                self._handoff) and self._err.endswith(self._handoff)
+            self._ended = True  # no more commands: the session is the pipeline's now
+        if not handed:
+            self.close()
+            return None
+        return self._chan
 
     def close(self) -> None:
         try:
@@ -162,6 +197,15 @@ class ShellPool:
                 # A shell being opened comes sooner than a new one would.
                 self._cond.wait(left if left > 0 else 1.0)
         return self._open()
+
+    def take_idle(self) -> RemoteShell | None:
+        """An idle shell now, or None: no waiting, nothing opened."""
+        with self._cond:
+            while self._idle:
+                sh = self._idle.pop()
+                if sh.usable:
+                    return sh
+        return None
 
     def give_back(self, sh: RemoteShell) -> None:
         spare: RemoteShell | None = sh
