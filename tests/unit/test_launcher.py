@@ -162,3 +162,21 @@ def test_several_are_opened_for_pipelines_about_to_start_at_once() -> None:
     assert all(c.closed for c in opened[3:])
     for c in taken:
         c.close()  # type: ignore[union-attr]
+
+
+def test_a_launcher_taken_for_a_shell_leaves_none_opening() -> None:
+    """take(again=False) (the launcher that becomes a shell) opens no other behind it."""
+    opened: list[ExecChannel] = []
+
+    def open_session() -> ExecChannel:
+        opened.append(ExecChannel())
+        return opened[-1]
+
+    launchers = Launchers(open_session)  # type: ignore[arg-type]
+    launchers.warm()
+    taken = launchers.take(again=False)  # waits for the one being opened
+    assert taken is opened[0]
+    threading.Event().wait(0.2)
+    assert len(opened) == 1 and not launchers._warming and not launchers._ready
+    taken.close()  # type: ignore[union-attr]
+    launchers.close()

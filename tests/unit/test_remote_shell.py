@@ -14,15 +14,15 @@ from collections.abc import Iterator
 
 import pytest
 
-from zmigrate.engine.launcher import launch
+from zmigrate.engine.launcher import LAUNCHER, READY, launch
 from zmigrate.engine.remote_shell import RemoteShell, ShellLostError, ShellPool
 
 
 class ShChannel:
     """What RemoteShell uses of a paramiko Channel, over a local `sh` process."""
 
-    def __init__(self) -> None:
-        self.proc = subprocess.Popen(["sh"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    def __init__(self, argv: tuple[str, ...] = ("sh",)) -> None:
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, start_new_session=True)
         self.closed = False
 
@@ -156,3 +156,17 @@ def test_a_shell_that_does_not_answer_the_handoff_is_closed() -> None:
     chan.sendall(b"sleep 30\n")  # busy in the login shell itself: no marker comes
     assert shell.become_launcher(timeout=0.5) is None
     assert chan.closed and not shell.usable
+
+
+def test_a_launcher_becomes_the_next_shell() -> None:
+    """The launcher on its way when a shell was handed over becomes the pool's next shell
+    (`sh` launched in it): one session set up, not two, while a stream starts."""
+    chan = ShChannel(("sh", "-c", LAUNCHER))
+    try:
+        assert chan.recv(1) == READY
+        launch(chan, "sh")  # type: ignore[arg-type]
+        shell = RemoteShell(chan, lambda: None)  # type: ignore[arg-type]
+        assert shell.run("echo out; echo err >&2; exit 2", 10) == (2, b"out\n", b"err\n")
+        assert shell.run("printf again", 10) == (0, b"again", b"")
+    finally:
+        chan.close()

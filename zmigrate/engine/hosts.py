@@ -747,8 +747,21 @@ class SshHost(Host):
         if sh is None:
             return None
         chan = sh.become_launcher()
-        self._shells.warm()  # the next short command's shell
+        self._shells.warm(open_shell=self._shell_in_launcher)  # the next commands' shell
         return chan
+
+    def _shell_in_launcher(self) -> RemoteShell:
+        """A shell in the launcher on its way (it becomes `sh`): while a stream starts, no
+        session is set up for the shell beside the launcher's (each costs the stream CPU)."""
+        chan = self._launchers.take(again=False)
+        if chan is None:
+            return self._open_shell()
+        try:
+            launch(chan, "sh")
+        except (OSError, EOFError):
+            chan.close()
+            return self._open_shell()
+        return RemoteShell(chan, self._hear)
 
     def _open_shell(self) -> RemoteShell:
         chan = self._channel()

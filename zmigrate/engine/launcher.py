@@ -86,9 +86,9 @@ class Launchers:
         if chan is not None:
             chan.close()
 
-    def take(self, *, wait: bool = True) -> paramiko.Channel | None:
-        """A ready launcher (and another one on its way), or None. One being opened is
-        waited for by one pipeline (`wait`): it comes sooner than a session opened now
+    def take(self, *, wait: bool = True, again: bool = True) -> paramiko.Channel | None:
+        """A ready launcher (and, with `again`, another one on its way), or None. One being
+        opened is waited for by one taker (`wait`): it comes sooner than a session opened now
         would."""
         with self._lock:
             if not wait and not self._ready:
@@ -101,7 +101,8 @@ class Launchers:
         if chan is not None and (chan.closed or chan.exit_status_ready()):
             chan.close()
             chan = None
-        self.warm()
+        if again:
+            self.warm()
         return chan
 
     def release(self) -> bool:

@@ -164,17 +164,19 @@ class ShellPool:
         self._cond = threading.Condition()
         self._closed = False
 
-    def warm(self, count: int = IDLE_KEPT) -> None:
-        """Open `count` shells in the background, so the first commands find them ready."""
+    def warm(self, count: int = IDLE_KEPT,
+             open_shell: Callable[[], RemoteShell] | None = None) -> None:
+        """Open `count` shells in the background (by `open_shell`, else as the pool opens
+        them), so the next commands find them ready, or wait for them."""
         with self._cond:
             self._opening += count
         for _ in range(count):
-            threading.Thread(target=self._warm_one, daemon=True,
-                             name="zmigrate-shell-warm").start()
+            threading.Thread(target=self._warm_one, args=(open_shell or self._open,),
+                             daemon=True, name="zmigrate-shell-warm").start()
 
-    def _warm_one(self) -> None:
+    def _warm_one(self, open_shell: Callable[[], RemoteShell]) -> None:
         try:
-            sh: RemoteShell | None = self._open()
+            sh: RemoteShell | None = open_shell()
         except Exception:  # noqa: BLE001 - a command opens its own then, and says why
             sh = None
         with self._cond:
