@@ -15,7 +15,12 @@ from collections.abc import Iterator
 import pytest
 
 from zmigrate.engine.launcher import LAUNCHER, READY, launch
-from zmigrate.engine.remote_shell import RemoteShell, ShellLostError, ShellPool
+from zmigrate.engine.remote_shell import (
+    RemoteShell,
+    ShellLostError,
+    ShellPool,
+    shell_in_launcher,
+)
 
 
 class ShChannel:
@@ -164,8 +169,11 @@ def test_a_launcher_becomes_the_next_shell() -> None:
     chan = ShChannel(("sh", "-c", LAUNCHER))
     try:
         assert chan.recv(1) == READY
-        launch(chan, "sh")  # type: ignore[arg-type]
-        shell = RemoteShell(chan, lambda: None)  # type: ignore[arg-type]
+
+        def no_new_session() -> RemoteShell:
+            raise AssertionError("a session was opened beside the launcher")
+
+        shell = shell_in_launcher(lambda: chan, no_new_session, lambda: None)  # type: ignore[arg-type,return-value]
         assert shell.run("echo out; echo err >&2; exit 2", 10) == (2, b"out\n", b"err\n")
         assert shell.run("printf again", 10) == (0, b"again", b"")
     finally:

@@ -37,7 +37,7 @@ from typing import IO, TYPE_CHECKING
 from . import shell
 from .errors import CommandError
 from .launcher import Launchers, launch
-from .remote_shell import RemoteShell, ShellLostError, ShellPool
+from .remote_shell import RemoteShell, ShellLostError, ShellPool, shell_in_launcher
 
 # Each remote command as it starts (DEBUG): what a job's round trips are.
 _commands_log = logging.getLogger("zmigrate.commands")
@@ -743,25 +743,14 @@ class SshHost(Host):
         return chan
 
     def _shell_as_launcher(self) -> paramiko.Channel | None:
+        """The idle shell's session, handed over to a pipeline (None: no shell is idle)."""
         sh = self._shells.take_idle()
         if sh is None:
             return None
         chan = sh.become_launcher()
-        self._shells.warm(open_shell=self._shell_in_launcher)  # the next commands' shell
+        self._shells.warm(open_shell=lambda: shell_in_launcher(  # the next commands' shell
+            lambda: self._launchers.take(again=False), self._open_shell, self._hear))
         return chan
-
-    def _shell_in_launcher(self) -> RemoteShell:
-        """A shell in the launcher on its way (it becomes `sh`): while a stream starts, no
-        session is set up for the shell beside the launcher's (each costs the stream CPU)."""
-        chan = self._launchers.take(again=False)
-        if chan is None:
-            return self._open_shell()
-        try:
-            launch(chan, "sh")
-        except (OSError, EOFError):
-            chan.close()
-            return self._open_shell()
-        return RemoteShell(chan, self._hear)
 
     def _open_shell(self) -> RemoteShell:
         chan = self._channel()

@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from .launcher import LAUNCH_SCRIPT
+from .launcher import LAUNCH_SCRIPT, launch
 
 if TYPE_CHECKING:
     import paramiko
@@ -227,3 +227,20 @@ class ShellPool:
             self._cond.notify_all()
         for sh in idle:
             sh.close()
+
+
+def shell_in_launcher(take: Callable[[], paramiko.Channel | None],
+                      open_shell: Callable[[], RemoteShell],
+                      heard: Callable[[], None]) -> RemoteShell:
+    """A shell in the launcher `take` gives (it becomes `sh`), else one `open_shell` opens:
+    while a stream starts, no session is set up for the shell beside the launcher's (each
+    costs the stream CPU on a small host)."""
+    chan = take()
+    if chan is None:
+        return open_shell()
+    try:
+        launch(chan, "sh")
+    except (OSError, EOFError):
+        chan.close()
+        return open_shell()
+    return RemoteShell(chan, heard)
