@@ -73,8 +73,10 @@ def link_carrier(name: str) -> Carrier:
     """The carrier a finding's figure names (`path`, `transport`); the plain words of any
     carrier for none, or for a name this version does not know (a newer one's, in the
     history)."""
-    known = {t.value: t for t in Transport}
-    return carrier(known[name]) if name in known else Carrier()
+    try:
+        return carrier(Transport(name))
+    except ValueError:
+        return Carrier()
 
 
 def _held(f: Finding) -> str:

@@ -135,16 +135,15 @@ class TreeCheck:
     readonly: set[str] = field(default_factory=set)  # copies with readonly=on set already
 
 
-def _sent_only(plan: TreePlan) -> list[TreeEntry] | None:
-    """The entries a check reads when a catch-up left most datasets as they are (on zfs-fuse a
-    recursive read of every property costs ~12 ms a dataset); None: the whole trees."""
-    return [e for e in plan.entries if not e.unchanged] if plan.unchanged else None
-
-
-def _increments_only(plan: TreePlan) -> bool:
-    """Each copy's new snapshot is all there is to check (no full copy, which is checked for
-    every snapshot it should hold)."""
-    return _sent_only(plan) is not None and not any(e.action == "full" for e in plan.entries)
+def _sent_only(plan: TreePlan) -> tuple[list[TreeEntry] | None, bool]:
+    """(The entries a check reads when a catch-up left most datasets as they are, None: the
+    whole trees (on zfs-fuse a recursive read of every property costs ~12 ms a dataset);
+    whether each one's new snapshot is all there is to check: no full copy, which is checked
+    for every snapshot it should hold)."""
+    if not plan.unchanged:
+        return None, False
+    return ([e for e in plan.entries if not e.unchanged],
+            not any(e.action == "full" for e in plan.entries))
 
 
 class SourceSide:
@@ -154,9 +153,9 @@ class SourceSide:
 
     def __init__(self, src: Host, src_caps: zfs.Capabilities, plan: TreePlan) -> None:
         pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="zmigrate-verify")
-        sent = _sent_only(plan)
+        sent, increments = _sent_only(plan)
         only = None if sent is None else [e.source for e in sent]
-        if only is not None and _increments_only(plan):
+        if only is not None and increments:
             self._sets = pool.submit(zfs.inventory_named, src, src_caps, only, plan.snapshot)
         else:
             self._sets = pool.submit(zfs.inventory, src, src_caps, plan.root)
@@ -172,10 +171,10 @@ def verify_tree(src: Host, dst: Host, src_caps: zfs.Capabilities, dst_caps: zfs.
     """Every sent dataset: its snapshot's guid equal on both sides, the snapshots that were
     to arrive present, and the locally set properties equal (one read per host)."""
     source = source or SourceSide(src, src_caps, plan)
-    sent = _sent_only(plan)
+    sent, increments = _sent_only(plan)
     only = None if sent is None else [e.destination for e in sent]
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="zmigrate-verify") as pool:
-        if only is not None and _increments_only(plan):
+        if only is not None and increments:
             dst_f = pool.submit(zfs.inventory_named, dst, dst_caps, only, plan.snapshot)
         else:  # a full copy is checked for every snapshot it should hold
             dst_f = pool.submit(zfs.inventory, dst, dst_caps, plan.destination)

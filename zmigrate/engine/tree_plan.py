@@ -335,6 +335,12 @@ def origins_first(entries: list[TreeEntry]) -> list[TreeEntry]:
     return out
 
 
+def recursive_snapshot(src_host: Host, root: str, snapshot: str) -> str:
+    """`zfs snapshot -r ROOT@SNAPSHOT`: a whole tree's snapshot, in one transaction."""
+    return shell.join(src_host.privileged(
+        ["zfs", "snapshot", "-r", shell.snapshot(f"{root}@{snapshot}")]))
+
+
 def _source_commands(src_host: Host, request: TreeRequest, picked: Sequence[zfs.Dataset],
                      excluded: Sequence[str], snapshot: str,
                      unchanged: Set[str] = frozenset()) -> tuple[str | None, str | None]:
@@ -346,8 +352,7 @@ def _source_commands(src_host: Host, request: TreeRequest, picked: Sequence[zfs.
     if take:
         names = [f"{d.name}@{snapshot}" for d in picked if d.name not in unchanged]
         if not excluded and not unchanged:
-            snapshot_command = shell.join(src_host.privileged(
-                ["zfs", "snapshot", "-r", shell.snapshot(f"{request.root}@{snapshot}")]))
+            snapshot_command = recursive_snapshot(src_host, request.root, snapshot)
         elif unchanged and names:
             # Only where `written` is known, so on a zfs that takes them all at once.
             snapshot_command = shell.join(src_host.privileged(
