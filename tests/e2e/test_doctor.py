@@ -236,25 +236,33 @@ def test_without_a_source_snapshot_the_doctor_claims_no_end_to_end_rate(
     assert notes["destination_write"] == ["left_out"]
 
 
+def _held_write_test(dst: Host, pool: Pool, monkeypatch: pytest.MonkeyPatch, seconds: int,
+                     wait: float) -> tuple[Doctor, str, subprocess.Popen[bytes]]:
+    """A doctor whose write test (a stand-in) leaves its dataset held by a process inside it
+    for `seconds`; destroying it is retried for `wait` seconds."""
+    from zmigrate.engine.doctor import stages
+    from zmigrate.engine.doctor.results import StageResult
+
+    doctor = Doctor(dst, dst, parent=pool.name, stages=("destination_write",))
+    ds = doctor.temp_dataset
+    assert ds is not None
+    zfs("create", ds)
+    mnt = zfs("get", "-H", "-o", "value", "mountpoint", ds).strip()
+    holder = subprocess.Popen(["sleep", str(seconds)], cwd=mnt)
+    monkeypatch.setattr(stages, "DESTROY_WAIT", wait)
+    monkeypatch.setattr(doctor, "_write_test", lambda: StageResult(
+        "destination_write", "destination write", None, 0.0, 0, True, error="stand-in"))
+    return doctor, ds, holder
+
+
 def test_a_busy_write_test_dataset_is_forced_and_else_named_with_its_command(
         lab_hosts: tuple[Host, Host], pools: tuple[Pool, Pool],
         monkeypatch: pytest.MonkeyPatch) -> None:
     """The write test's own dataset, held busy (a process inside it): the doctor forces its
     unmount and retries; while it still stays, the report says so with the exact command."""
-    from zmigrate.engine.doctor import stages
-    from zmigrate.engine.doctor.results import StageResult
-
     _, dst_pool = pools
     _, dst = lab_hosts
-    doctor = Doctor(dst, dst, parent=dst_pool.name, stages=("destination_write",))
-    ds = doctor.temp_dataset
-    assert ds is not None
-    zfs("create", ds)
-    mnt = zfs("get", "-H", "-o", "value", "mountpoint", ds).strip()
-    holder = subprocess.Popen(["sleep", "60"], cwd=mnt)
-    monkeypatch.setattr(stages, "DESTROY_WAIT", 2.0)
-    monkeypatch.setattr(doctor, "_write_test", lambda: StageResult(
-        "destination_write", "destination write", None, 0.0, 0, True, error="stand-in"))
+    doctor, ds, holder = _held_write_test(dst, dst_pool, monkeypatch, 60, 2.0)
     try:
         result = doctor._destination_write()
     finally:
@@ -272,18 +280,9 @@ def test_a_write_test_dataset_busy_for_a_moment_is_destroyed_on_a_retry(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Busy at the first `zfs destroy` only (a process inside it for a moment): a retry
     removes it, and the report has no clean-up error."""
-    from zmigrate.engine.doctor import stages
-    from zmigrate.engine.doctor.results import StageResult
-
     _, dst_pool = pools
     _, dst = lab_hosts
-    doctor = Doctor(dst, dst, parent=dst_pool.name, stages=("destination_write",))
-    ds = doctor.temp_dataset
-    assert ds is not None
-    zfs("create", ds)
-    mnt = zfs("get", "-H", "-o", "value", "mountpoint", ds).strip()
-    holder = subprocess.Popen(["sleep", "1"], cwd=mnt)
-    monkeypatch.setattr(stages, "DESTROY_WAIT", 10.0)
+    doctor, ds, holder = _held_write_test(dst, dst_pool, monkeypatch, 1, 10.0)
     destroys: list[tuple[list[str], bool]] = []
     execute = dst.execute
 
@@ -294,8 +293,6 @@ def test_a_write_test_dataset_busy_for_a_moment_is_destroyed_on_a_retry(
         return result
 
     monkeypatch.setattr(dst, "execute", recorded)
-    monkeypatch.setattr(doctor, "_write_test", lambda: StageResult(
-        "destination_write", "destination write", None, 0.0, 0, True, error="stand-in"))
     try:
         result = doctor._destination_write()
     finally:

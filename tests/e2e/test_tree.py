@@ -15,6 +15,7 @@ import pytest
 from lab.sshd import Lab
 from lab.util import (
     ZFS,
+    base_and_clones,
     dataset_exists,
     run,
     snapshot_guid,
@@ -505,13 +506,7 @@ def test_clones_arrive_as_clones_of_the_copied_origin_and_catch_up(
     and a snapshot of its own): each arrives as a clone of the copy's @gold, using the space
     the source uses, not a full copy; a catch-up afterwards sends each one's delta."""
     src, dst = pools
-    root = f"{src.name}/t"
-    zfs("create", root)
-    zfs("create", f"{root}/base")
-    write_random_files(src.mountpoint / "t" / "base", 4, files=2)
-    zfs("snapshot", f"{root}/base@gold")
-    zfs("clone", f"{root}/base@gold", f"{root}/a")
-    zfs("clone", f"{root}/base@gold", f"{root}/b")
+    root = base_and_clones(src.name, src.mountpoint, "t", ("a", "b"), 4)
     write_random_files(src.mountpoint / "t" / "b" / "own", 1, files=1)
     zfs("snapshot", f"{root}/b@own")
     copy = f"{dst.name}/copy"

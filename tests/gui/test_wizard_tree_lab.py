@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from lab.plugin import Lab, Pool
-from lab.util import snapshot_guid, write_random_files, zfs
+from lab.util import base_and_clones, snapshot_guid, write_random_files, zfs
 from pytestqt.qtbot import QtBot
 from wizard_driver import (
     WAIT_TRANSFER,
@@ -193,12 +193,7 @@ def test_review_names_each_clones_origin_and_the_clone_arrives_as_one(
     """A tree holding base@gold and a clone of it: Review says, before anything runs, that the
     clone goes from its origin; the copy's clone has the copy's @gold as its origin."""
     src_pool, dst_pool = pools
-    root = f"{src_pool.name}/vm"
-    zfs("create", root)
-    zfs("create", f"{root}/base")
-    write_random_files(src_pool.mountpoint / "vm" / "base", 2, files=2)
-    zfs("snapshot", f"{root}/base@gold")
-    zfs("clone", f"{root}/base@gold", f"{root}/linked")
+    root = base_and_clones(src_pool.name, src_pool.mountpoint, "vm", ("linked",), 2)
     w = wizard
     to_source(qtbot, w)
     to_tree_destination(qtbot, w, root, parent=dst_pool.name, name="copy")

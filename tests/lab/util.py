@@ -80,6 +80,20 @@ def write_random_files(root: Path, total_mb: int, files: int = 20) -> None:
                 left -= n
 
 
+def base_and_clones(pool: str, mountpoint: Path, rel: str, clones: Sequence[str],
+                    mib: int) -> str:
+    """POOL/REL, POOL/REL/base holding `mib` MiB and its @gold, and POOL/REL/CLONE for each of
+    `clones`, a clone of base@gold. Returns POOL/REL."""
+    root = f"{pool}/{rel}"
+    zfs("create", root)
+    zfs("create", f"{root}/base")
+    write_random_files(mountpoint / rel / "base", mib, files=2)
+    zfs("snapshot", f"{root}/base@gold")
+    for clone in clones:
+        zfs("clone", f"{root}/base@gold", f"{root}/{clone}")
+    return root
+
+
 _HEX = b"0123456789abcdef"
 _HEX_TABLE = bytes(_HEX[b % 16] for b in range(256))
 _LEVELS = (b"INFO", b"DEBUG", b"WARN", b"INFO", b"ERROR")
