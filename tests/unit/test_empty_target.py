@@ -19,8 +19,9 @@ KiB = 1024
 def test_a_fresh_pool_root_is_empty_and_what_a_used_one_holds_is_named() -> None:
     root = dataclasses.replace(dataset("newtank"), referenced=112 * KiB)
     assert judge(root, [root], 0) == Emptiness(
-        True, "no snapshots, no children, its directory empty, 112 KiB")
-    assert judge(root, [root], None).empty  # unmounted, and no more than a fresh one
+        True, "no snapshots, no children, its directory empty, 112 KiB", mounted=True)
+    unmounted = judge(root, [root], None)
+    assert unmounted.empty and not unmounted.mounted  # and no more than a fresh one
     files = judge(root, [root], 3)
     assert not files.empty and "3 file(s) or folder(s) in its directory" in files.why
     child = judge(root, [root, dataset("newtank/old")], 0)
@@ -45,6 +46,27 @@ def test_an_empty_pool_root_takes_the_copy_as_itself_a_used_one_is_refused() -> 
     assert info.value.reason is PreflightReason.POOL_ROOT
     assert "is a pool root that is not empty: it holds 3 file(s)" in info.value.message
     assert "receive below it (e.g. backup/home)" in (info.value.fix or "")
+
+
+def test_a_mounted_empty_target_is_unmounted_first_on_zfs_fuse_only() -> None:
+    """zfs-fuse's `receive -F` into a mounted dataset fails now and then ("I/O error"): the
+    plan unmounts it first, as its own command, shown; OpenZFS swaps it mounted itself."""
+    src, dst = sites(None, dst_exists=False)
+    mounted = Emptiness(True, "no snapshots, no children, its directory empty, 112 KiB",
+                        mounted=True)
+    p = make_plan(src, dst, "tank/home@d", "backup", Options(), connect_address="x", port=1,
+                  emptiness=mounted)
+    assert p.commands()[0] == ("dst", "zfs unmount backup")
+    assert "zfs receive -F backup" in p.commands()[1][1]
+    openzfs = dataclasses.replace(dst.caps, dialect="openzfs")
+    src_o, dst_o = sites(None, dst_exists=False, caps=openzfs)
+    p = make_plan(src_o, dst_o, "tank/home@d", "backup", Options(), connect_address="x",
+                  port=1, emptiness=mounted)
+    assert p.unmount is None and "zfs receive -F backup" in p.commands()[0][1]
+    forced = make_plan(src, dst, "tank/home@d", "backup", Options(force=True),
+                       connect_address="x", port=1,
+                       emptiness=dataclasses.replace(mounted, empty=False, why="it holds 3"))
+    assert forced.commands()[0] == ("dst", "zfs unmount backup")
 
 
 def test_a_tree_into_an_existing_empty_root_receives_its_root_as_that_dataset() -> None:

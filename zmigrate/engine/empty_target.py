@@ -26,6 +26,7 @@ class Emptiness:
 
     empty: bool
     why: str  # "no snapshots, no children, its directory empty (112.0 KiB)"
+    mounted: bool = False  # its directory was listed (so `zfs receive -F` must unmount it)
 
 
 def read_entries(host: Host, dataset: str) -> int | None:
@@ -62,7 +63,8 @@ def judge(target: zfs.Dataset, datasets: list[zfs.Dataset] | tuple[zfs.Dataset, 
     if held:
         return Emptiness(False, "it holds " + ", ".join(held))
     where = "its directory empty" if entries == 0 else "not mounted"
-    return Emptiness(True, f"no snapshots, no children, {where}, {size}")
+    return Emptiness(True, f"no snapshots, no children, {where}, {size}",
+                     mounted=entries is not None)
 
 
 def refusal(destination: str, emptiness: Emptiness | None, dst_label: str,

@@ -224,6 +224,15 @@ def make_room(dst: Host, dst_caps: zfs.Capabilities | None, plan: Plan, emit: Em
                 dst.label, "rolling back the destination", r.stderr, r.command,
                 r.status, permission=permission_need(dst_caps, "force",
                                                      plan.destination_dataset))
+    if plan.unmount:
+        emit(StageChanged("preflight", f"unmounting {plan.destination_dataset}, which takes "
+                          f"the copy as itself: {plan.unmount}"))
+        r = dst.run(plan.unmount, timeout=300)
+        if not r.ok:
+            raise zfs.classify_zfs_error(
+                dst.label, f"unmounting {plan.destination_dataset}", r.stderr, r.command,
+                r.status, permission=permission_need(dst_caps, "receive",
+                                                     plan.destination_dataset))
     return bool(plan.discard)
 
 

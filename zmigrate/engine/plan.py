@@ -128,6 +128,9 @@ class Plan:
     estimate_exact: bool
     destroys: tuple[str, ...] = ()
     rollback: str | None = None  # run on the destination first when the user forced a rollback
+    # Run on the destination first: an existing mounted dataset that takes the copy as itself
+    # (`zfs receive -F` into a mounted one fails now and then on zfs-fuse, "I/O error").
+    unmount: str | None = None
     warnings: tuple[str, ...] = ()
     job_id: str = field(default_factory=lambda: secrets.token_hex(4))
     resume_token: str | None = None  # the transfer continues an interrupted receive
@@ -162,6 +165,8 @@ class Plan:
             out.append((self.destination, self.discard))
         if self.rollback:
             out.append((self.destination, self.rollback))
+        if self.unmount:
+            out.append((self.destination, self.unmount))
         for step in self.steps:
             if step.destination_command:
                 out.append((self.destination, step.destination_command))
@@ -327,17 +332,14 @@ def make_plan(
         base.force_receive, connect_address, allow_address, port, notes, transport,
         compress=squeeze,
     )
-    rollback = None
-    if base.rollback_to is not None:
-        # `receive -F` alone keeps destination snapshots newer than the base on some
-        # implementations (zfs-fuse); an explicit rollback -r destroys exactly what we announced.
-        rollback = shell.join(dst.host.privileged(["zfs", "rollback", "-r", base.rollback_to]))
+    rollback, unmount = _making_room(dst, base, destination)
     return replace(
         plan,
         kind="full" if base.snapshot is None else "incremental",
         base=base.snapshot.short if base.snapshot else None,
         destroys=base.destroys,
         rollback=rollback,
+        unmount=unmount,
         discard=discard,
         resumable=recv_resumable,
         send_flags=tuple(flags),
@@ -347,6 +349,19 @@ def make_plan(
         children=tuple(d.name for d in src.datasets
                        if d.name.startswith(ds_name + "/")) if options.replicate else (),
     )
+
+
+def _making_room(dst: Site, base: _Base, destination: str) -> tuple[str | None, str | None]:
+    """The commands the destination runs before the stream: the rollback the user agreed to,
+    and the unmount of a mounted dataset that takes the copy as itself."""
+    rollback = None
+    if base.rollback_to is not None:
+        # `receive -F` alone keeps destination snapshots newer than the base on some
+        # implementations (zfs-fuse); an explicit rollback -r destroys exactly what we announced.
+        rollback = shell.join(dst.host.privileged(["zfs", "rollback", "-r", base.rollback_to]))
+    unmount = shell.join(dst.host.privileged(["zfs", "unmount", shell.dataset(destination)])) \
+        if base.unmount and dst.caps.unmounts_to_replace else None
+    return rollback, unmount
 
 
 def _check_tools(src: Site, dst: Site, carrier: Carrier) -> None:
@@ -443,6 +458,7 @@ class _Base:
     destroys: tuple[str, ...] = ()
     rollback_to: str | None = None
     force_receive: bool = False
+    unmount: bool = False  # the target is mounted: unmounted before it takes the stream
     notes: tuple[str, ...] = ()
 
 
@@ -462,12 +478,13 @@ def _base(source: zfs.Dataset, snap: zfs.Snapshot, target: zfs.Dataset | None,
             )
         return _Base()
     if not target.snapshots:
+        mounted = emptiness is not None and emptiness.mounted
         if emptiness is not None and emptiness.empty:
-            return _Base(force_receive=True, notes=(
+            return _Base(force_receive=True, unmount=mounted, notes=(
                 f"{destination} is empty ({emptiness.why}): the copy is received into it as "
                 f"{destination} itself (zfs receive -F)",))
         if options.force:
-            return _Base(force_receive=True)
+            return _Base(force_receive=True, unmount=mounted)
         raise refusal(destination, emptiness, dst_label, ds_name)
     by_guid = {s.guid: s for s in target.snapshots}
     if snap.guid in by_guid:
