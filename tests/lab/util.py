@@ -57,6 +57,29 @@ def wait_until(predicate: Callable[[], bool], timeout: float, interval: float = 
 
 
 # -- files --------------------------------------------------------------------------------------
+def _cpu_times() -> tuple[int, int]:
+    """(busy, total) jiffies of all cores since boot (/proc/stat)."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+    return sum(fields) - idle, sum(fields)
+
+
+def quiet_machine(busy_below: float = 30.0, timeout: float = 60.0) -> float:
+    """Flush dirty pages, then wait (up to `timeout`) until the machine's cores are less than
+    `busy_below` percent busy over half a second: zfs-fuse writes what an earlier step (or
+    test) left in memory for many seconds after it, and a measurement made meanwhile measures
+    that too. The last busy percentage seen."""
+    os.sync()
+    deadline = time.monotonic() + timeout
+    while True:
+        b0, t0 = _cpu_times()
+        time.sleep(0.5)
+        b1, t1 = _cpu_times()
+        busy = 100.0 * (b1 - b0) / max(1, t1 - t0)
+        if busy < busy_below or time.monotonic() > deadline:
+            return busy
+
+
 def write_random_files(root: Path, total_mb: int, files: int = 20) -> None:
     """Fill `root` with `files` files of incompressible data, `total_mb` MiB in all.
 
