@@ -203,37 +203,37 @@ def _saved_state(dst: Host, caps: zfs.Capabilities, name: str) -> zfs.Dataset | 
 
 
 def make_room(dst: Host, dst_caps: zfs.Capabilities | None, plan: Plan, emit: Emit) -> bool:
-    """Before the streams: drop a partial receive, or roll back what the user agreed to
-    lose. True when the destination changed (its state must be read again)."""
+    """Before the streams: drop a partial receive, roll back what the user agreed to lose,
+    unmount a dataset that takes the copy as itself. True when the destination changed (its
+    state must be read again)."""
+    ds = plan.destination_dataset
     if plan.discard:
-        emit(StageChanged("preflight", f"discarding the partial receive: {plan.discard}"))
-        r = dst.run(plan.discard, timeout=300)
-        if not r.ok and "does not have any resumable receive state" not in r.stderr:
-            raise zfs.classify_zfs_error(
-                dst.label, "discarding the partial receive", r.stderr, r.command,
-                r.status, permission=permission_need(dst_caps, "discard",
-                                                     plan.destination_dataset))
+        _first(dst, plan.discard, f"discarding the partial receive: {plan.discard}",
+               "discarding the partial receive", permission_need(dst_caps, "discard", ds),
+               emit, tolerated="does not have any resumable receive state")
     if plan.resume_token:
         emit(StageChanged("preflight", f"resuming after "
                                f"{format_size(plan.resumed_from)} already received"))
     if plan.rollback:
-        emit(StageChanged("preflight", f"rolling back: {plan.rollback}"))
-        r = dst.run(plan.rollback, timeout=300)
-        if not r.ok:
-            raise zfs.classify_zfs_error(
-                dst.label, "rolling back the destination", r.stderr, r.command,
-                r.status, permission=permission_need(dst_caps, "force",
-                                                     plan.destination_dataset))
+        _first(dst, plan.rollback, f"rolling back: {plan.rollback}",
+               "rolling back the destination", permission_need(dst_caps, "force", ds), emit)
     if plan.unmount:
-        emit(StageChanged("preflight", f"unmounting {plan.destination_dataset}, which takes "
-                          f"the copy as itself: {plan.unmount}"))
-        r = dst.run(plan.unmount, timeout=300)
-        if not r.ok:
-            raise zfs.classify_zfs_error(
-                dst.label, f"unmounting {plan.destination_dataset}", r.stderr, r.command,
-                r.status, permission=permission_need(dst_caps, "receive",
-                                                     plan.destination_dataset))
+        _first(dst, plan.unmount, f"unmounting {ds}, which takes the copy as itself: "
+               f"{plan.unmount}", f"unmounting {ds}", permission_need(dst_caps, "receive", ds),
+               emit)
     return bool(plan.discard)
+
+
+def _first(dst: Host, command: str, said: str, what: str,
+           permission: tuple[tuple[str, ...], str, str] | None, emit: Emit,
+           tolerated: str | None = None) -> None:
+    """One of the commands the destination runs before the streams, said first; its failure
+    (unless its stderr says `tolerated`) raised as `what`."""
+    emit(StageChanged("preflight", said))
+    r = dst.run(command, timeout=300)
+    if not r.ok and (tolerated is None or tolerated not in r.stderr):
+        raise zfs.classify_zfs_error(dst.label, what, r.stderr, r.command, r.status,
+                                     permission=permission)
 
 
 def summary_of(plan: Plan, results: list[StepResult], hashes: list[bool | None],
