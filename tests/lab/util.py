@@ -10,6 +10,10 @@ import subprocess
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from zmigrate.engine.doctor.cpu import CpuSnapshot
 
 ZFS = "/usr/sbin/zfs"
 ZPOOL = "/usr/sbin/zpool"
@@ -57,25 +61,24 @@ def wait_until(predicate: Callable[[], bool], timeout: float, interval: float = 
 
 
 # -- files --------------------------------------------------------------------------------------
-def _cpu_times() -> tuple[int, int]:
-    """(busy, total) jiffies of all cores since boot (/proc/stat)."""
-    fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
-    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
-    return sum(fields) - idle, sum(fields)
-
-
 def quiet_machine(busy_below: float = 30.0, timeout: float = 60.0) -> float:
     """Flush dirty pages, then wait (up to `timeout`) until the machine's cores are less than
     `busy_below` percent busy over half a second: zfs-fuse writes what an earlier step (or
     test) left in memory for many seconds after it, and a measurement made meanwhile measures
     that too. The last busy percentage seen."""
+    # The doctor's own CPU reading, run on this machine.
+    from zmigrate.engine.doctor.cpu import CPU_SCRIPT, cpu_between, parse_cpu
+
+    def snapshot() -> CpuSnapshot | None:
+        text = subprocess.run(["sh", "-c", CPU_SCRIPT], capture_output=True, text=True).stdout
+        return parse_cpu(text, time.monotonic())
+
     os.sync()
     deadline = time.monotonic() + timeout
     while True:
-        b0, t0 = _cpu_times()
+        before = snapshot()
         time.sleep(0.5)
-        b1, t1 = _cpu_times()
-        busy = 100.0 * (b1 - b0) / max(1, t1 - t0)
+        busy = cpu_between("here", before, snapshot()).busy or 0.0
         if busy < busy_below or time.monotonic() > deadline:
             return busy
 
