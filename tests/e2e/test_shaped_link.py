@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 from lab.shaped import ShapedLab
-from lab.util import write_random_files, zfs
+from lab.util import quiet_machine, write_random_files, zfs
 from lab.zfsfuse import Pool, PoolFactory
 
 pytestmark = [pytest.mark.lab, pytest.mark.timeout(600)]
@@ -58,10 +58,14 @@ def source(make_pool: PoolFactory) -> str:
 
 def _scenario(far: ShapedLab, snapshot: str, dst: Pool, expected: str, *,
               source: str = "lab-src", extra: tuple[str, ...] = ()) -> dict[str, Any]:
+    # The source's files were just written: zfs-fuse flushes them for seconds after, and a
+    # doctor (or transfer) measured meanwhile measures that too (lab.util.quiet_machine).
+    busy = [quiet_machine()]
     doctor = _cli(far, "doctor", f"{source}:{snapshot}", f"lab-far:{dst.name}", "--seconds", "8",
                   "--json", *extra)
     assert doctor.returncode == 0, doctor.stderr + doctor.stdout
     report = _events(doctor.stdout)[-1]
+    busy.append(quiet_machine())
     sent = _cli(far, "send", f"{source}:{snapshot}", f"lab-far:{dst.name}/copy", "--json",
                 "--no-history", *extra)
     assert sent.returncode == 0, sent.stderr + sent.stdout
@@ -71,7 +75,8 @@ def _scenario(far: ShapedLab, snapshot: str, dst: Pool, expected: str, *,
     verdicts = [e for e in events if e["event"] == "verdict" and not e["final"]
                 and e["kind"] != "none"]
     stages = {s["name"]: s["rate"] for s in report["stages"]}
-    print(f"\n{expected}: doctor {report['bottleneck']} "
+    print(f"\n{expected}: busy before doctor/transfer {busy[0]:.0f}/{busy[1]:.0f} %; "
+          f"doctor {report['bottleneck']} "
           f"expects {(report['expected_rate'] or 0) / MB:.1f} MiB/s, stages "
           + ", ".join(f"{k} {(v or 0) / MB:.1f}" for k, v in stages.items())
           + f"; transfer {rate / MB:.1f} MiB/s over {done['seconds']:.1f} s; first verdicts "

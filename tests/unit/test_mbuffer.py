@@ -771,3 +771,19 @@ def test_the_doctors_meter_takes_a_status_line_as_it_comes_not_with_the_next_one
     meter.feed(statuses[1][10:])
     assert [total for _, total in meter.points] == [
         parse_status(s.decode()).total for s in statuses[:2]]  # type: ignore[union-attr]
+
+
+def test_the_doctors_meter_measures_from_the_first_bytes_out_not_from_a_slow_start() -> None:
+    """A CPU-starved ssh takes a second or more to log in while its mbuffer already prints
+    status lines of 0 bytes out: those seconds are start-up, not the stage's rate."""
+    from zmigrate.engine.doctor.measure import Meter
+
+    meter = Meter()
+    rate = 30 * 1024 * 1024
+    meter.points = [(0.5, 0), (1.0, 0), (1.5, 0)]
+    meter.points += [(1.5 + 0.5 * i, int(rate * 0.5 * i) + 4096) for i in range(1, 14)]
+    got = meter.rate(0.0, completed=False)
+    assert got == pytest.approx(rate, rel=0.001)
+    # Flowing from the start: the first line (start-up and set-up) is still left out.
+    meter.points = [(0.5, 1000)] + [(0.5 * i, rate * 0.5 * i) for i in range(2, 16)]
+    assert meter.rate(0.0, completed=False) == pytest.approx(rate, rel=0.001)

@@ -75,11 +75,14 @@ class Meter:
 
     def rate(self, started: float, completed: bool) -> float | None:
         """Bytes/s: mbuffer's own average when it ran to the end, else the slope of its totals
-        after the first status line (which includes start-up and connection set-up)."""
+        from the first status line after start-up: not the first line, and not before the
+        first bytes went out (a starved ssh can take a second to log in while mbuffer waits)."""
         with self._lock:
             if completed and self.summary_rate is not None:
                 return self.summary_rate
-            pts = self.points[1:] if len(self.points) >= 3 else self.points
+            flowing = next((i for i, (_, total) in enumerate(self.points) if total > 0), 0)
+            first = max(1, flowing)
+            pts = self.points[first:] if len(self.points) - first >= 2 else self.points
             if len(pts) >= 2 and pts[-1][0] - pts[0][0] > 0.2:
                 return (pts[-1][1] - pts[0][1]) / (pts[-1][0] - pts[0][0])
             if pts and pts[-1][0] > started:
