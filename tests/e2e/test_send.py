@@ -89,7 +89,7 @@ def test_full_send_tcp_200mb_over_ssh_control_sessions(lab: Lab, pools: tuple[Po
     assert plan["transport"] == "tcp" and plan["kind"] == "full"
     commands = plan["commands"]
     assert isinstance(commands, list)
-    assert "mbuffer -s 128k -m 64M -P 10 -I 127.0.0.1:" in commands[0]["command"]
+    assert "mbuffer -s 128k -m 64M -I 127.0.0.1:" in commands[0]["command"]
     assert "-r 100M -O 127.0.0.1:" in commands[1]["command"]
     done = next(e for e in events if e["event"] == "done")
     assert done["verified"] is True and done["hash_match"] is True

@@ -54,7 +54,7 @@ def test_full_send_renders_both_commands() -> None:
     assert p.kind == "full" and p.transport is Transport.TCP and p.arrives == ("d",)
     (dst_host, dst_cmd), (src_host, src_cmd) = p.commands()
     assert (dst_host, src_host) == ("dst", "src")
-    assert dst_cmd == "mbuffer -s 128k -m 512M -P 10 -I 192.0.2.5:40001 | zfs receive backup/home"
+    assert dst_cmd == "mbuffer -s 128k -m 512M -I 192.0.2.5:40001 | zfs receive backup/home"
     assert src_cmd == "zfs send tank/home@d | mbuffer -s 128k -m 512M -r 20M -O 192.0.2.7:40001"
     assert "full copy" in p.describe() and "cleartext" in p.describe()
 
@@ -62,7 +62,7 @@ def test_full_send_renders_both_commands() -> None:
 def test_md5_of_the_stream_only_when_asked() -> None:
     p = plan(None, dst_exists=False, verify_hash=True)
     (_, dst_cmd), (_, src_cmd) = p.commands()
-    assert dst_cmd == ("mbuffer -s 128k -m 1G -P 10 -I 192.0.2.5:40001 --hash md5 | "
+    assert dst_cmd == ("mbuffer -s 128k -m 1G -I 192.0.2.5:40001 --hash md5 | "
                        "zfs receive backup/home")
     assert src_cmd == "zfs send tank/home@d | mbuffer -s 128k -m 1G -O 192.0.2.7:40001 --hash md5"
     assert not any("md5" in w for w in p.warnings)

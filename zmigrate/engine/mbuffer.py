@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from .units import NUMBER, scale, size_arg
 
 __all__ = [
-    "RECEIVE_START",
     "command",
     "LineSplitter",
     "Status",
@@ -65,9 +64,6 @@ _VERSION_RE = re.compile(r"\bmbuffer\s+version\s+(?P<v>[^\s,]+)", re.IGNORECASE)
 
 _SEPARATORS = re.compile(rb"[\r\n]")
 
-# The receiving mbuffer starts writing into zfs receive once its buffer is this full (-P), and
-# again each time it ran empty: a fill below it with nothing going out waits for input.
-RECEIVE_START = 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,9 +191,13 @@ class LineSplitter:
 
 def command(block: int, size: int, *, hash_: bool, rate: int | None = None,
             listen: str | None = None, send_to: str | None = None,
-            start_percent: int | None = None, log: str | None = None,
+            log: str | None = None,
             quiet: bool = False, stop_on_error: bool = False) -> list[str]:
     """An mbuffer command line; sizes in bytes.
+
+    No start fill (-P, as the field notes give the receiving side): it only holds `zfs receive`
+    back - at the start, after each time the buffer ran empty, and at the end - for no gain:
+    side by side on the lab, 300 MiB streams ended ~16 ms sooner without it.
 
     `stop_on_error` (-e, only with the hash): with --hash, mbuffer has a second output (the
     hash) and, when its real output breaks (the ssh or `zfs receive` after it died), goes on
@@ -209,8 +209,6 @@ def command(block: int, size: int, *, hash_: bool, rate: int | None = None,
     if log:
         argv += ["-l", log]
     argv += ["-s", size_arg(block), "-m", size_arg(size)]
-    if start_percent:
-        argv += ["-P", str(start_percent)]
     if rate:
         argv += ["-r", size_arg(rate)]
     if listen:

@@ -6,8 +6,8 @@ when a stall begins, when the stream moves again, and where it stopped (docs/fig
 
 - no status line from one side for STALL_SILENT seconds -> that host or its SSH session
   (from neither side: this computer's link to both);
-- the receive buffer holds data and `zfs receive` takes none -> the destination (below the
-  receiving mbuffer's start fill, RECEIVE_START, it waits for input: not its fault);
+- the receive buffer holds data and `zfs receive` takes none -> the destination (the receiving
+  mbuffer writes whatever it holds: it has no start fill);
 - the send buffer holds data and nothing arrives -> the path between the hosts (the carrier
   names it: a tcp port, the source's ssh, this computer's links);
 - both buffers empty, nothing leaves `zfs send` -> the source.
@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from .findings import Figure
-from .mbuffer import RECEIVE_START, Status
+from .mbuffer import Status
 
 STALL_AFTER = 30.0  # seconds without a byte moving before a stall is reported (--stall-after)
 # mbuffer prints a status line twice a second: a side silent this long is not merely slow to
@@ -61,9 +61,9 @@ class Stall:
     cleared: bool = False
 
 
-def _holds(status: Status | None, start: float = EMPTY) -> bool:
-    """The buffer holds data (at least `start` percent: what it waits for before writing)."""
-    return status is not None and status.fill >= max(EMPTY, start)
+def _holds(status: Status | None) -> bool:
+    """The buffer holds data."""
+    return status is not None and status.fill >= EMPTY
 
 
 def _silent(view: SideView, stalled_for: float) -> bool:
@@ -90,9 +90,7 @@ def locate(send: SideView, recv: SideView, single: bool, stalled_for: float,
         return StallWhere.CONTROL, f"{send.host}, {recv.host}", {}
     if recv_silent:
         return StallWhere.HOST, recv.host, {"side": "receive"}
-    # mbuffer rounds the percent it prints: a buffer at 9.6 %, still waiting for its 10 %
-    # (-P), says "10%". Only above that is its data held back by zfs receive.
-    if _holds(recv.status, RECEIVE_START + 1):
+    if _holds(recv.status):
         return StallWhere.DESTINATION, recv.host, _fill(recv.status)
     if send_silent:
         return StallWhere.HOST, send.host, {"side": "send"}

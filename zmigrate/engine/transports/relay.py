@@ -26,8 +26,7 @@ class Relay(Carrier):
 
     def ends(self, spec: StreamSpec) -> Ends:
         # mbuffer reads stdin and writes stdout by default: the two control sessions.
-        dst_mb = mbuffer.command(spec.block, spec.destination_buffer, hash_=spec.hash,
-                                 start_percent=mbuffer.RECEIVE_START)
+        dst_mb = mbuffer.command(spec.block, spec.destination_buffer, hash_=spec.hash)
         src_mb = mbuffer.command(spec.block, spec.source_buffer, hash_=spec.hash,
                                  rate=spec.rate_limit, stop_on_error=True)
         return Ends(spec.source_side(src_mb), spec.receive_side(dst_mb))

@@ -43,8 +43,7 @@ class Ssh(Carrier):
         # Only the source's pipeline is watched: a dead ssh or a failed receive must end
         # both mbuffers at once (-e), not after the rest of the stream.
         dst_mb = mbuffer.command(spec.block, spec.destination_buffer, hash_=spec.hash,
-                                 quiet=True, log=receive_log, start_percent=mbuffer.RECEIVE_START,
-                                 stop_on_error=True)
+                                 quiet=True, log=receive_log, stop_on_error=True)
         remote = spec.receive_side(dst_mb)
         ssh_argv = ["ssh", "-o", "BatchMode=yes", *spec.ssh_options, spec.ssh_target, remote]
         src_mb = mbuffer.command(spec.block, spec.source_buffer, hash_=spec.hash,

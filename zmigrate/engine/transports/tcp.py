@@ -79,14 +79,13 @@ class Tcp(Carrier):
                                  send_to=address_port(spec.connect_address, spec.port))
         if spec.compress is None:
             dst_mb = mbuffer.command(spec.block, spec.destination_buffer, hash_=spec.hash,
-                                     listen=listen, start_percent=mbuffer.RECEIVE_START)
+                                     listen=listen)
             return Ends(spec.source_side(src_mb), spec.receive_side(dst_mb))
         # Compressed: a small quiet mbuffer takes the wire (-I), the decompressor follows it,
         # and the destination's own mbuffer, after it, buffers and counts the stream's bytes.
         wire = mbuffer.command(spec.block, spec.block * WIRE_BLOCKS, hash_=False,
                                listen=listen, quiet=True)
-        dst_mb = mbuffer.command(spec.block, spec.destination_buffer, hash_=spec.hash,
-                                 start_percent=mbuffer.RECEIVE_START)
+        dst_mb = mbuffer.command(spec.block, spec.destination_buffer, hash_=spec.hash)
         return Ends(spec.source_side(src_mb), spec.receive_side(dst_mb, shell.join(wire)))
 
     def stall_path(self, plan: Plan, src: str, dst: str) -> dict[str, Figure]:
