@@ -97,7 +97,9 @@ def test_launch_writes_the_length_then_the_command(chan: ExecChannel) -> None:
     assert chan.output()[1] == "went\n"
 
 
-def test_one_launcher_is_kept_ready_and_another_opens_once_it_is_taken() -> None:
+def test_one_launcher_is_kept_ready_and_replaced_once_taken_only_when_more_follow() -> None:
+    """A single job's launcher is not replaced while its stream starts (a session set up then
+    takes the stream CPU); once more pipelines are expected, each one taken is."""
     opened: list[ExecChannel] = []
     ready = threading.Event()
 
@@ -107,33 +109,43 @@ def test_one_launcher_is_kept_ready_and_another_opens_once_it_is_taken() -> None
         ready.set()
         return c
 
+    def take_ready() -> ExecChannel | None:
+        for _ in range(200):
+            chan = launchers.take()
+            if chan is not None:
+                return chan  # type: ignore[return-value]
+            threading.Event().wait(0.01)
+        return None
+
     launchers = Launchers(open_session)  # type: ignore[arg-type]
     launchers.warm()
     launchers.warm()  # one on its way: no second
     assert ready.wait(10)
-    first = None
-    for _ in range(200):
-        first = launchers.take()
-        if first is not None:
-            break
-        threading.Event().wait(0.01)
+    first = take_ready()
     assert first is opened[0]
     launch(first, "echo ran")  # type: ignore[arg-type]
     first.shutdown_write()
-    assert first.output()[1] == "ran\n"  # type: ignore[attr-defined]
-    for _ in range(200):  # the next one opens in the background
-        if len(opened) == 2 and launchers._ready:
+    assert first.output()[1] == "ran\n"
+    threading.Event().wait(0.3)
+    assert len(opened) == 1  # no other pipeline expected: none opened behind it
+    launchers.expect(1)
+    second = take_ready()
+    assert second is opened[1]
+    for _ in range(200):  # more follow: the next one opens in the background
+        if len(opened) == 3 and launchers._ready:
             break
         threading.Event().wait(0.01)
-    assert len(opened) == 2
-    assert launchers.release() and opened[1].closed
+    assert len(opened) == 3
+    assert launchers.release() and opened[2].closed
     launchers.close()
     launchers.warm()  # closed: nothing more opens
-    assert len(opened) == 2
+    assert len(opened) == 3
+    for c in (first, second):
+        c.close()
 
 
 def test_several_are_opened_for_pipelines_about_to_start_at_once() -> None:
-    """warm(n): n ready for a tree's datasets side by side; taken, one is kept ready again,
+    """expect(n): n ready for a tree's datasets side by side; taken, one is kept ready again,
     not n (each is a session, and sshd allows 10 by default)."""
     opened: list[ExecChannel] = []
     lock = threading.Lock()
@@ -144,8 +156,8 @@ def test_several_are_opened_for_pipelines_about_to_start_at_once() -> None:
             return opened[-1]
 
     launchers = Launchers(open_session)  # type: ignore[arg-type]
-    launchers.warm(3)
-    launchers.warm(3)  # three on their way: no more
+    launchers.expect(3)
+    launchers.expect(3)  # three on their way: no more
     for _ in range(500):
         if len(launchers._ready) == 3:
             break

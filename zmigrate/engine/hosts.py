@@ -168,6 +168,12 @@ class Process(ABC):
         """Send one heartbeat line on the lifeline, never blocking; False once it is gone."""
         return False
 
+    @property
+    def ended(self) -> threading.Event | None:
+        """Set as its end becomes known, where the host has such an event (a watcher waits on
+        it instead of polling); None: poll."""
+        return None
+
 
 @dataclass
 class _Collector:
@@ -292,8 +298,9 @@ class Host(ABC):
         return True
 
     def expect_pipelines(self, n: int) -> None:
-        """`n` pipelines are about to start at once (a tree's datasets side by side): have
-        their sessions ready meanwhile (an SSH host's launchers; nothing here)."""
+        """`n` pipelines are about to start at once (a tree's datasets side by side), and maybe
+        more after them: have their sessions ready meanwhile, and the next ones' while they
+        run (an SSH host's launchers; nothing here)."""
         del n  # a local process starts without a session
 
     def _keep_beating(self, proc: Process) -> None:
@@ -604,6 +611,10 @@ class SshProcess(Process):
     def write(self, data: bytes) -> None:
         self._channel.sendall(data)
 
+    @property
+    def ended(self) -> threading.Event:
+        return self._channel.status_event  # set as the exit status arrives or the channel closes
+
     def close_input(self) -> None:
         try:
             self._channel.shutdown_write()
@@ -876,7 +887,7 @@ class SshHost(Host):
         return bool(transport is not None and transport.is_active())
 
     def expect_pipelines(self, n: int) -> None:
-        self._launchers.warm(n)
+        self._launchers.expect(n)
 
     def close(self) -> None:
         self._closed.set()

@@ -252,6 +252,9 @@ class Job(Work):
         results: list[StepResult] = []
         hashes: list[bool | None] = []
         done = 0
+        if len(plan.steps) > 1:  # the next step's sessions open while this one streams
+            self.src.expect_pipelines(1)
+            self.dst.expect_pipelines(1)
         for i in range(len(plan.steps)):
             self._check_cancel()
             self.emit(StageChanged("starting", plan.steps[i].title(i, len(plan.steps))))

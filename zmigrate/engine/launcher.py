@@ -42,8 +42,10 @@ def launch(chan: paramiko.Channel, line: str) -> None:
 
 
 class Launchers:
-    """The launchers kept ready on a host: one, opened again in the background once taken; a
-    few more for a while when several pipelines are about to start at once (`warm(n)`)."""
+    """The launchers kept ready on a host: one; once taken, another is opened in the background
+    only when more pipelines follow (`expect`): opened while a stream starts, it takes that
+    stream CPU (sshd sets a session up). A few more for a while when several pipelines are
+    about to start at once."""
 
     def __init__(self, open_session: Callable[[], paramiko.Channel]) -> None:
         self._open = open_session
@@ -51,6 +53,7 @@ class Launchers:
         self._lock = threading.Condition()
         self._warming = 0
         self._awaited = False  # a pipeline waits for one being opened
+        self._more = False  # more pipelines follow the next one (expect)
         self._closed = False
 
     def warm(self, n: int = 1) -> None:
@@ -63,6 +66,13 @@ class Launchers:
         for _ in range(more):
             threading.Thread(target=self._warm_one, daemon=True,
                              name="zmigrate-launcher").start()
+
+    def expect(self, n: int) -> None:
+        """`n` pipelines are about to start, and maybe more after them: `n` launchers opened,
+        and each one taken from now on replaced."""
+        with self._lock:
+            self._more = True
+        self.warm(n)
 
     def _warm_one(self) -> None:
         chan: paramiko.Channel | None = None
@@ -87,9 +97,9 @@ class Launchers:
             chan.close()
 
     def take(self, *, wait: bool = True, again: bool = True) -> paramiko.Channel | None:
-        """A ready launcher (and, with `again`, another one on its way), or None. One being
-        opened is waited for by one taker (`wait`): it comes sooner than a session opened now
-        would."""
+        """A ready launcher (and, with `again` when more pipelines follow, another one on its
+        way), or None. One being opened is waited for by one taker (`wait`): it comes sooner
+        than a session opened now would."""
         with self._lock:
             if not wait and not self._ready:
                 return None
@@ -98,6 +108,7 @@ class Launchers:
                 self._lock.wait_for(lambda: self._ready or not self._warming, timeout=30)
                 self._awaited = False
             chan = self._ready.pop(0) if self._ready else None
+            again = again and self._more
         if chan is not None and (chan.closed or chan.exit_status_ready()):
             chan.close()
             chan = None

@@ -170,6 +170,18 @@ class Relay:
         return None if since is None else time.monotonic() - since
 
 
+def pause(procs: list[Process], statuses: list[int | None], cancelled: threading.Event) -> None:
+    """Up to 20 ms: woken at once by the end of the last process still running (its host's
+    event: a step's streaming time ends when it does, not up to a tick later), else by
+    `cancelled`."""
+    running = [p for p, s in zip(procs, statuses, strict=True) if s is None]
+    ended = running[-1].ended if len(running) == 1 else None
+    if ended is not None and not cancelled.is_set():
+        ended.wait(0.02)
+    else:
+        cancelled.wait(0.02)
+
+
 class StepRunner:
     """Runs one Step to its end, or until cancelled."""
 
@@ -331,11 +343,12 @@ class StepRunner:
     def _follow(self, procs: list[tuple[Process, SideState, str]]) -> StepResult:
         """Watch the step's processes to their end; its result, or why it failed."""
         first_error = self._watch(procs)
+        ended = time.monotonic()
         self._progress()
         if first_error is not None:
             raise self._explain(procs, first_error)
-        self.stall.ended(time.monotonic())
-        seconds = time.monotonic() - self.start_time
+        self.stall.ended(ended)
+        seconds = ended - self.start_time
         self.watch.await_final()
         self._progress()  # with the receiver's summary, if it came only now
         recv_sum = self.receive.summary
@@ -386,7 +399,7 @@ class StepRunner:
                     raise self.stall.error(now)
                 self._progress()
                 next_progress = now + PROGRESS_PERIOD
-            self.cancelled.wait(0.02)  # wakes at once on cancel()
+            pause([p for p, _, _ in procs], statuses, self.cancelled)
 
     def _explain(self, procs: list[tuple[Process, SideState, str]],
                  first_error: ZmigrateError) -> ZmigrateError:

@@ -81,11 +81,12 @@ def dataset_job(src: Host, dst: Host, request: TreeRequest,
 def expect_streams(src: Host, dst: Host, width: int, plan: TreePlan) -> None:
     """Sessions for the first datasets that go side by side, opened on both hosts while the
     tree is snapshotted and measured: each would wait for its own (0.1-0.3 s on loopback,
-    more on a busy host) as it starts. At most 4 a host: sshd allows 10 by default."""
-    n = min(width, len(streams(plan)), 4)
-    if n > 1:
-        src.expect_pipelines(n)
-        dst.expect_pipelines(n)
+    more on a busy host) as it starts; and the next ones' while they run. At most 4 a host:
+    sshd allows 10 by default."""
+    count = len(streams(plan))
+    if count > 1:
+        src.expect_pipelines(min(width, count, 4))
+        dst.expect_pipelines(min(width, count, 4))
 
 
 def with_new_snapshot(ds: zfs.Dataset, short: str) -> zfs.Dataset:
