@@ -236,6 +236,34 @@ def test_mountpoint_collision_is_refused_before_anything_runs(
     assert not dataset_exists(copy), "nothing ran"
 
 
+def test_a_catch_up_refused_after_its_snapshot_was_taken_ahead_leaves_none(
+        lab: Lab, tree: tuple[Pool, Pool, str], tmp_path: Path) -> None:
+    """On zfs-fuse a catch-up's snapshot is taken (and measured) while the copy is read
+    (tree_ahead). When the plan then refuses - a new child that would mount on a directory in
+    use - the snapshot taken ahead is taken back: the source is left as it was."""
+    src, dst, root = tree
+    copy = f"{dst.name}/copy"
+    zfs("snapshot", "-r", f"{root}@s1")
+    r = _cli(lab, "send", "-r", f"lab-src:{root}@s1", f"lab-dst:{copy}", "--no-history")
+    assert r.returncode == 0, r.stderr + r.stdout
+    # A new child mounted at a directory of its own (sent with -p): in use on the destination
+    # host, which is this machine, where the source has it.
+    zfs("create", f"{root}/n")
+    write_random_files(src.mountpoint / "t/n", 1, files=1)
+    busy = tmp_path / "in-use"
+    zfs("set", f"mountpoint={busy}", f"{root}/n")
+    assert any(busy.iterdir())
+    before = {rel: _snapshots(root + rel) for rel in ("", "/a", "/b/y", "/n")}
+    r = _cli(lab, "send", "-r", f"lab-src:{root}", f"lab-dst:{copy}", "--snapshot", "--json",
+             "--no-history")
+    assert r.returncode == 1, r.stderr + r.stdout
+    events = _events(r.stdout)
+    assert f"{copy}/n would mount on {busy}" in events[-1]["message"]
+    said = [e.get("detail", "") for e in events if e["event"] == "stage"]
+    assert any(d.startswith("taking the snapshot @") for d in said), said  # it was taken ahead
+    assert {rel: _snapshots(root + rel) for rel in before} == before, "taken back"
+
+
 def test_a_tree_needs_a_snapshot_or_snapshot_now(lab: Lab, tree: tuple[Pool, Pool, str]) -> None:
     _src, dst, root = tree
     r = _cli(lab, "send", "-r", f"lab-src:{root}", f"lab-dst:{dst.name}/copy")

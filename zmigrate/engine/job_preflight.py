@@ -55,11 +55,17 @@ def addresses(src: Host, dst: Host, src_caps: zfs.Capabilities,
     return connect, m.group(1) if m else src_caps.ssh_server_ip
 
 
+OnSource = Callable[[Sequence[zfs.Dataset]], None]
+
+
 def read_known(src: Host, dst: Host, src_caps: zfs.Capabilities, dst_caps: zfs.Capabilities,
-               source: str, destination: str, options: Options) -> Known:
+               source: str, destination: str, options: Options,
+               on_source: OnSource | None = None) -> Known:
     """Everything a preflight reads for `source` (a dataset, or a tree's root) going to
     `destination`, all at once: each read costs a round trip (one channel each on the hosts'
-    connections), and asked together they are most of the time to first byte."""
+    connections), and asked together they are most of the time to first byte. `on_source`
+    runs with the source's datasets as soon as they are read, beside the other reads (its
+    failure is raised)."""
     parent = destination.rsplit("/", 1)[0] if "/" in destination else destination
     tcp = transports.carrier(default_transport(src, dst, options)).listens
     # receive -s needs the pool's extensible_dataset feature, not only a zfs that knows -s.
@@ -67,6 +73,7 @@ def read_known(src: Host, dst: Host, src_caps: zfs.Capabilities, dst_caps: zfs.C
     with ThreadPoolExecutor(max_workers=6, thread_name_prefix="zmigrate-preflight") as pool:
         src_f = pool.submit(lambda: zfs.inventory(src, src_caps, source)
                             if src_caps.has_zfs else [])
+        ahead_f = pool.submit(lambda: on_source(src_f.result())) if on_source else None
         dst_f = pool.submit(lambda: zfs.inventory_with_parent(dst, dst_caps, parent,
                                                               destination)
                             if dst_caps.has_zfs else [])
@@ -77,17 +84,19 @@ def read_known(src: Host, dst: Host, src_caps: zfs.Capabilities, dst_caps: zfs.C
         feature_f = pool.submit(lambda: zfs.pool_feature(
             dst, destination.split("/", 1)[0], "extensible_dataset") if check_feature else None)
         host = host_f.result()
+        if ahead_f is not None:
+            ahead_f.result()
         return Known(tuple(src_f.result()), tuple(dst_f.result()), host.ports,
                      addr_f.result(), feature_f.result(), host.leftovers)
 
 
 def read_settled(src: Host, dst: Host, src_caps: zfs.Capabilities, dst_caps: zfs.Capabilities,
                  source: str, destination: str, options: Options,
-                 emit: Callable[[object], None]) -> Known:
+                 emit: Callable[[object], None], on_source: OnSource | None = None) -> Known:
     """`read_known`, with what a gone zmigrate run left working on the destination stopped
     first (read again then: the destination as it is without them), or a refusal if the run
     may still be live (leftovers.settle)."""
-    known = read_known(src, dst, src_caps, dst_caps, source, destination, options)
+    known = read_known(src, dst, src_caps, dst_caps, source, destination, options, on_source)
     if not leftovers.settle(dst, known.leftovers, destination, emit):
         return known
     known = read_known(src, dst, src_caps, dst_caps, source, destination, options)

@@ -34,6 +34,7 @@ from .hosts import Host
 from .job import Job, Known, read_settled, within
 from .job_preflight import probe_both
 from .plan import Plan
+from .tree_ahead import Ahead
 from .tree_checks import (
     SourceSide,
     TreeCheck,
@@ -112,6 +113,7 @@ class TreeJob(Work):
         self._ports = Ports()
         self.checked = TreeCheck()  # the last check of what arrived
         self._planned: Callable[[list[zfs.Dataset]], TreePlan] | None = None  # by prepare()
+        self._ahead: Ahead | None = None  # the snapshot and measuring done while reading
 
     thread_name = "zmigrate-tree"
 
@@ -126,8 +128,10 @@ class TreeJob(Work):
             job.cancel()
 
     # -- planning -----------------------------------------------------------------------------
-    def prepare(self) -> TreePlan:
-        """Probe both hosts, read both trees (one `zfs get -r` each) and plan; changes nothing."""
+    def prepare(self, *, ahead: bool = False) -> TreePlan:
+        """Probe both hosts, read both trees (one `zfs get -r` each) and plan; changes nothing
+        (unless `ahead`, for a run: a zfs-fuse catch-up's snapshot is taken and measured while
+        the copy is read, tree_ahead)."""
         req = self.request
         self.emit(StageChanged("preflight", "probing hosts"))
         # (Planned again at run, e.g. after Review: the hosts are not probed twice.)
@@ -136,7 +140,9 @@ class TreeJob(Work):
         zfs.require_zfs(self.src, src_caps)
         zfs.require_zfs(self.dst, dst_caps)
         self.emit(StageChanged("preflight", "reading both trees"))
-        known = self._read_known()
+        if ahead:
+            self._ahead = Ahead(self.src, src_caps, req, self._snapshot, self.emit)
+        known = self._read_known(self._ahead if ahead else None)
         src_sets = list(known.src_sets)
         dst_sets = [d for d in known.dst_sets if within(d.name, req.destination)]
         check_ends(self.src, self.dst, req, src_sets, dst_sets, known.dst_sets)
@@ -173,12 +179,12 @@ class TreeJob(Work):
         return auto_width([c.mem_available for c in caps] or [None],
                           self.request.options.buffer_size)
 
-    def _read_known(self) -> Known:
+    def _read_known(self, ahead: Ahead | None = None) -> Known:
         """Both trees, the destination's parent, its ports, the tcp addresses and the pool's
-        resume feature: one read each, all at once, for every dataset's job."""
+        resume feature: one read each, all at once, for every dataset's job (and `ahead`)."""
         assert self.src_caps is not None and self.dst_caps is not None
         return read_settled(self.src, self.dst, self.src_caps, self.dst_caps, self.request.root,
-                            self.request.destination, self.request.options, self.emit)
+                            self.request.destination, self.request.options, self.emit, ahead)
 
     def dataset_plan(self, entry: TreeEntry) -> Plan:
         """The plan (and so the exact commands) one dataset's job would run."""
@@ -197,13 +203,21 @@ class TreeJob(Work):
         if self.plan is not None and (self.plan.unchanged or self.plan.measures_empty):
             self.plan = None  # "unchanged" may no longer be true: planned again, now
         prepared_before = self.plan is not None  # e.g. for Review, maybe long ago
-        plan = self.plan or self.prepare()
+        try:
+            plan = self.plan or self.prepare(ahead=True)
+        except BaseException:
+            if self._ahead is not None:
+                self._ahead.take_back()
+            raise
         expect_streams(self.src, self.dst, self.width, plan)
-        taken = plan.measures_empty
-        if taken:  # (a zfs without `written`) what changed is measured once it is taken
-            self._take_snapshot(plan)
+        owned = self._ahead is not None and self._ahead.owns(plan)
+        taken = plan.measures_empty or owned  # the snapshot exists by now
+        if plan.measures_empty:  # (a zfs without `written`) what changed, once it is taken
+            if not owned:
+                self._take_snapshot(plan)
             assert self.known is not None and self._planned is not None
-            plan = leave_empty(self.src, plan, self.known.src_sets, self._planned, self.emit)
+            plan = leave_empty(self.src, plan, self.known.src_sets, self._planned, self.emit,
+                               self._ahead.empty if self._ahead and owned else None)
         self.emit(TreePlanReady(plan))
         for name in plan.vanished:
             self.emit(StageChanged("preflight", f"{name} is gone from the source: kept on the "
@@ -323,12 +337,7 @@ class TreeJob(Work):
             self.states.arrived_entries(), readonly=self.request.options.readonly,
             source=self._source_side, emit=self.emit)
         self.states.checked(self.checked)
-        problems = self.checked.problems
-        if problems:
-            raise ZmigrateError("the copy does not match the source: "
-                                + "; ".join(f"{d}: {p}" for d, p in problems.items()),
-                                host=self.dst.label,
-                                fix="run the same command again to send what is missing")
+        self.checked.raise_problems(self.dst.label)
 
 
 # The plan's names too, so `engine.tree` stays the one import for a tree's callers.

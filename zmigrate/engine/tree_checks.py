@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from . import shell, zfs
 from .empty_target import refusal
-from .errors import PreflightError, PreflightReason
+from .errors import PreflightError, PreflightReason, ZmigrateError
 from .events import StageChanged
 from .hosts import Host
 from .job import within
@@ -133,6 +133,13 @@ class TreeCheck:
     # Copies that became encryption roots of their own, with the copy whose key they should use.
     own_key_roots: dict[str, str] = field(default_factory=dict)
     readonly: set[str] = field(default_factory=set)  # copies with readonly=on set already
+
+    def raise_problems(self, host: str) -> None:
+        """What differs, as the run's error (nothing if all matched)."""
+        if self.problems:
+            raise ZmigrateError("the copy does not match the source: " + "; ".join(
+                f"{d}: {p}" for d, p in self.problems.items()), host=host,
+                fix="run the same command again to send what is missing")
 
 
 def _sent_only(plan: TreePlan) -> tuple[list[TreeEntry] | None, bool]:

@@ -81,13 +81,19 @@ def _increments(plan: TreePlan, src_sets: Sequence[zfs.Dataset]) -> list[tuple[s
 MEASURE_WAYS = 4  # loops measuring at once
 
 
-def drop_empty(src: Host, plan: TreePlan, src_sets: Sequence[zfs.Dataset]) -> set[str]:
+def drop_empty(src: Host, plan: TreePlan, src_sets: Sequence[zfs.Dataset],
+               measured: set[str] | None = None) -> set[str]:
     """The datasets whose increment to the snapshot just taken is empty, that snapshot removed
     from them (it is this run's own and holds nothing new; where it cannot be removed, the
     dataset is sent as planned). Measured in one command for the tree, each send read only as
-    far as its first bytes past an empty stream, never the whole delta; removed in another."""
+    far as its first bytes past an empty stream, never the whole delta (unless `measured`
+    already: the empty ones of a superset of these increments, tree_ahead); removed in
+    another."""
     pairs = _increments(plan, src_sets)
-    empty = _measure(src, pairs)
+    if measured is None:
+        empty = measure_empty(src, pairs)
+    else:
+        empty = measured & {new.split("@")[0] for _, new in pairs}
     if not empty:
         return set()
     taken = [d.name for d in src_sets if d.name == plan.root
@@ -98,7 +104,7 @@ def drop_empty(src: Host, plan: TreePlan, src_sets: Sequence[zfs.Dataset]) -> se
     return _take_back_each(src, plan.snapshot, empty)
 
 
-def _measure(src: Host, pairs: Sequence[tuple[str, str]]) -> set[str]:
+def measure_empty(src: Host, pairs: Sequence[tuple[str, str]]) -> set[str]:
     """The datasets of `pairs` (base, new) whose increment is empty."""
     zfs_cmd = shell.join(src.privileged(["zfs"]))
     # A send that fails adds "x", so it never measures as empty.
@@ -167,12 +173,14 @@ def _take_back_recursive(src: Host, plan: TreePlan, empty: set[str],
 
 def leave_empty(src: Host, plan: TreePlan, src_sets: Sequence[zfs.Dataset],
                 replan: Callable[[list[zfs.Dataset]], TreePlan],
-                emit: Callable[[object], None]) -> TreePlan:
+                emit: Callable[[object], None], measured: set[str] | None = None) -> TreePlan:
     """(A zfs without `written`, the run's snapshot just taken) The plan again (`replan`, from
     `src_sets` as read before the snapshot) with the datasets whose increment to it is empty
-    left as they are, that snapshot removed from them (`drop_empty`)."""
-    emit(StageChanged("preflight", "measuring what changed since the copy's newest snapshot"))
-    empty = drop_empty(src, plan, src_sets)
+    left as they are, that snapshot removed from them (`drop_empty`; `measured`: see there)."""
+    if measured is None:
+        emit(StageChanged("preflight", "measuring what changed since the copy's newest "
+                          "snapshot"))
+    empty = drop_empty(src, plan, src_sets, measured)
     if not empty:
         return plan
     emit(StageChanged("preflight", (
