@@ -34,7 +34,7 @@ from .hosts import Host
 from .job import Job, Known, read_settled, within
 from .job_preflight import probe_both
 from .plan import Plan
-from .tree_ahead import Ahead
+from .tree_ahead import Ahead, take_snapshot
 from .tree_checks import (
     SourceSide,
     TreeCheck,
@@ -210,14 +210,14 @@ class TreeJob(Work):
                 self._ahead.take_back()
             raise
         expect_streams(self.src, self.dst, self.width, plan)
-        owned = self._ahead is not None and self._ahead.owns(plan)
-        taken = plan.measures_empty or owned  # the snapshot exists by now
+        ahead = self._ahead if self._ahead is not None and self._ahead.owns(plan) else None
+        taken = plan.measures_empty or ahead is not None  # the snapshot exists by now
         if plan.measures_empty:  # (a zfs without `written`) what changed, once it is taken
-            if not owned:
+            if ahead is None:
                 self._take_snapshot(plan)
             assert self.known is not None and self._planned is not None
             plan = leave_empty(self.src, plan, self.known.src_sets, self._planned, self.emit,
-                               self._ahead.empty if self._ahead and owned else None)
+                               ahead.empty if ahead is not None else None)
         self.emit(TreePlanReady(plan))
         for name in plan.vanished:
             self.emit(StageChanged("preflight", f"{name} is gone from the source: kept on the "
@@ -265,8 +265,7 @@ class TreeJob(Work):
 
     def _take_snapshot(self, plan: TreePlan) -> None:
         assert plan.snapshot_command is not None
-        self.emit(StageChanged("preflight", f"taking the snapshot @{plan.snapshot}"))
-        self.src.run(plan.snapshot_command, timeout=300).check("taking the snapshot")
+        take_snapshot(self.src, plan.snapshot_command, plan.snapshot, self.emit)
 
     def _send_all(self, plan: TreePlan, totals: Totals, t0: float) -> ZmigrateError | None:
         """Send every dataset to send; returns the first failure of a dataset that others do

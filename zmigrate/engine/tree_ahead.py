@@ -13,7 +13,6 @@ just taken, and holds nothing yet.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 
@@ -25,8 +24,15 @@ from .tree_plan import TreePlan, TreeRequest, recursive_snapshot, unused_snapsho
 from .tree_unchanged import measure_empty
 
 
+def take_snapshot(src: Host, command: str, snapshot: str, emit: Callable[[object], None]) -> None:
+    """Run a tree's snapshot `command` (taking @`snapshot`), said first."""
+    emit(StageChanged("preflight", f"taking the snapshot @{snapshot}"))
+    src.run(command, timeout=300).check("taking the snapshot")
+
+
 class Ahead:
-    """Called with the source's tree as soon as it is read (in the reading pool's thread)."""
+    """Called with the source's tree as soon as it is read (in the reading pool's thread; the
+    run reads its results only once that read is over)."""
 
     def __init__(self, src: Host, caps: zfs.Capabilities, request: TreeRequest, snapshot: str,
                  emit: Callable[[object], None]) -> None:
@@ -34,33 +40,35 @@ class Ahead:
         self._wanted = (request.snapshot is None and not request.final and not request.excludes
                         and "written" not in caps.properties)
         self._base_name = snapshot
-        self._lock = threading.Lock()
         self.snapshot: str | None = None  # the snapshot's short name, once taken
-        self.command: str | None = None  # the command that took it
         self._measured: Future[set[str]] | None = None  # the datasets whose increment is empty
 
+    @property
+    def command(self) -> str | None:
+        """The command that took the snapshot (None: none was taken)."""
+        if self.snapshot is None:
+            return None
+        return recursive_snapshot(self._src, self._request.root, self.snapshot)
+
     def __call__(self, src_sets: Sequence[zfs.Dataset]) -> None:
-        with self._lock:  # (a second read of the trees, after leftovers were stopped: once)
-            if not self._wanted or self.command is not None:
-                return
-            root = self._request.root
-            tree = [d for d in src_sets if d.name == root or d.name.startswith(root + "/")]
-            # A catch-up (some dataset has a snapshot the copy may share), and a tree.
-            if len(tree) < 2 or not any(d.snapshots for d in tree):
-                return
-            name = unused_snapshot_name(self._base_name, src_sets)
-            command = recursive_snapshot(self._src, root, name)
-            self._emit(StageChanged("preflight", f"taking the snapshot @{name}"))
-            self._src.run(command, timeout=300).check("taking the snapshot")
-            self.snapshot, self.command = name, command
-            self._emit(StageChanged("preflight", "measuring what changed since each "
-                                    "dataset's newest snapshot"))
-            # Not waited for here: a first copy has nothing to measure, and the plan says so.
-            pairs = [(f"{d.name}@{d.snapshots[-1].short}", f"{d.name}@{name}")
-                     for d in tree if d.snapshots]
-            measuring = ThreadPoolExecutor(max_workers=1, thread_name_prefix="zmigrate-ahead")
-            self._measured = measuring.submit(measure_empty, self._src, pairs)
-            measuring.shutdown(wait=False)
+        if not self._wanted or self.snapshot is not None:  # (a second call does nothing)
+            return
+        root = self._request.root
+        tree = [d for d in src_sets if d.name == root or d.name.startswith(root + "/")]
+        # A catch-up (some dataset has a snapshot the copy may share), and a tree.
+        if len(tree) < 2 or not any(d.snapshots for d in tree):
+            return
+        name = unused_snapshot_name(self._base_name, src_sets)
+        take_snapshot(self._src, recursive_snapshot(self._src, root, name), name, self._emit)
+        self.snapshot = name
+        self._emit(StageChanged("preflight", "measuring what changed since each dataset's "
+                                "newest snapshot"))
+        # Not waited for here: a first copy has nothing to measure, and the plan says so.
+        pairs = [(f"{d.name}@{d.snapshots[-1].short}", f"{d.name}@{name}")
+                 for d in tree if d.snapshots]
+        measuring = ThreadPoolExecutor(max_workers=1, thread_name_prefix="zmigrate-ahead")
+        self._measured = measuring.submit(measure_empty, self._src, pairs)
+        measuring.shutdown(wait=False)
 
     @property
     def empty(self) -> set[str]:
@@ -71,9 +79,9 @@ class Ahead:
     def owns(self, plan: TreePlan) -> bool:
         """Whether the snapshot taken ahead is the one `plan` takes (then it is not taken
         again); if one was taken and is not, it is taken back here."""
-        if self.command is None:
+        if self.snapshot is None:
             return False
-        if plan.snapshot_command == self.command and plan.snapshot == self.snapshot:
+        if plan.snapshot_command == self.command:  # (it names the snapshot)
             return True
         self.take_back()
         return False
@@ -81,10 +89,10 @@ class Ahead:
     def take_back(self) -> None:
         """Destroy the snapshot taken ahead (this run's own, holding nothing yet); a failure
         is told, not raised: the run's own failure, if any, is the one to say."""
-        if self.command is None or self.snapshot is None:
+        if self.snapshot is None:
             return
         name = f"{self._request.root}@{self.snapshot}"
-        self.command = self.snapshot = None
+        self.snapshot = None
         if self._measured is not None:  # its sends read the snapshot: done with it first
             self._measured.exception()
         destroy = self._src.privileged(["zfs", "destroy", "-r", shell.snapshot(name)])

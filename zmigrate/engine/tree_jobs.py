@@ -85,8 +85,9 @@ def expect_streams(src: Host, dst: Host, width: int, plan: TreePlan) -> None:
     sshd allows 10 by default."""
     count = len(streams(plan))
     if count > 1:
-        src.expect_pipelines(min(width, count, 4))
-        dst.expect_pipelines(min(width, count, 4))
+        first = min(width, count, 4)
+        src.expect_pipelines(first)
+        dst.expect_pipelines(first)
 
 
 def with_new_snapshot(ds: zfs.Dataset, short: str) -> zfs.Dataset:
