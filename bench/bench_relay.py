@@ -23,9 +23,9 @@ from bench_send import _destroy  # noqa: E402
 from lab.sshd import Lab  # noqa: E402
 from lab.util import write_random_files, zfs  # noqa: E402
 
+from zmigrate.engine.hosts.login import HostSpec, connect
 from zmigrate.engine.job import Job, Request  # noqa: E402
 from zmigrate.engine.plan import Options  # noqa: E402
-from zmigrate.engine.ssh import HostSpec, connect  # noqa: E402
 from zmigrate.engine.transports import Transport  # noqa: E402
 from zmigrate.engine.units import MiB  # noqa: E402
 

@@ -33,11 +33,11 @@ from lab.util import (  # noqa: E402
     zfs,
 )
 
-from zmigrate.engine.connect_pair import connect_both  # noqa: E402
 from zmigrate.engine.events import PlanReady, StageChanged  # noqa: E402
+from zmigrate.engine.hosts.login import HostSpec
+from zmigrate.engine.hosts.pair import connect_both
 from zmigrate.engine.job import Job, Request  # noqa: E402
 from zmigrate.engine.plan import Options  # noqa: E402
-from zmigrate.engine.ssh import HostSpec  # noqa: E402
 from zmigrate.engine.units import MiB
 
 BLOCK, BUFFER = "128k", "256M"

@@ -36,9 +36,9 @@ from bench_lab import bench_lab  # noqa: E402
 from lab.sshd import Lab  # noqa: E402
 from lab.util import free_port, port_listening, quiet_machine, wait_until, zfs  # noqa: E402
 
-from zmigrate.engine.connect_pair import connect_both  # noqa: E402
+from zmigrate.engine.hosts.login import HostSpec
+from zmigrate.engine.hosts.pair import connect_both
 from zmigrate.engine.plan import Options  # noqa: E402
-from zmigrate.engine.ssh import HostSpec  # noqa: E402
 from zmigrate.engine.tree import TreeJob, TreeRequest, snapshot_name  # noqa: E402
 from zmigrate.engine.units import MiB  # noqa: E402
 

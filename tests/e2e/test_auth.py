@@ -15,7 +15,7 @@ from lab.util import write_random_files, zfs
 from lab.zfsfuse import Pool
 
 from zmigrate.engine.errors import AuthError
-from zmigrate.engine.ssh import HostKeyDecision, HostKeyInfo, HostSpec, Prompts, connect
+from zmigrate.engine.hosts.login import HostKeyDecision, HostKeyInfo, HostSpec, Prompts, connect
 
 pytestmark = pytest.mark.lab
 PASSPHRASE = "correct horse battery staple"

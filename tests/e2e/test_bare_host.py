@@ -28,9 +28,9 @@ from lab.zfsfuse import Pool
 from zmigrate.engine import zfs as ezfs
 from zmigrate.engine.events import Progress
 from zmigrate.engine.hosts import Host
+from zmigrate.engine.hosts.login import HostSpec, connect
 from zmigrate.engine.job import Job, Request
 from zmigrate.engine.plan import Options
-from zmigrate.engine.ssh import HostSpec, connect
 from zmigrate.engine.units import MiB
 
 pytestmark = [pytest.mark.lab, pytest.mark.timeout(300)]

@@ -23,11 +23,10 @@ from lab.util import (
     wait_until,
 )
 
-from zmigrate.engine import shell
+from zmigrate.engine import cmdline
 from zmigrate.engine.errors import HostKeyError
 from zmigrate.engine.hosts import Host, LocalHost, Process, SshHost
-from zmigrate.engine.pipeline import wait_listening
-from zmigrate.engine.ssh import (
+from zmigrate.engine.hosts.login import (
     HostKeyDecision,
     HostKeyInfo,
     HostSpec,
@@ -35,6 +34,7 @@ from zmigrate.engine.ssh import (
     connect,
     resolve,
 )
+from zmigrate.engine.job.pipeline import wait_listening
 
 pytestmark = [pytest.mark.lab, pytest.mark.timeout(180)]
 
@@ -309,7 +309,7 @@ def test_kill_as_the_group_starts_leaves_nothing(host: Host) -> None:
 
 def test_gated_pipeline_runs_only_after_begin(host: Host, tmp_path: Path) -> None:
     marker = tmp_path / "ran"
-    proc = host.spawn(shell.join(["touch", str(marker)]), gated=True)
+    proc = host.spawn(cmdline.join(["touch", str(marker)]), gated=True)
     pgid = proc.pgid
     assert pgid is not None
     assert wait_until(lambda: bool(processes_in_group(pgid)), 5)  # up, waiting at the gate
@@ -327,7 +327,7 @@ def test_gated_pipeline_runs_only_after_begin(host: Host, tmp_path: Path) -> Non
 
 def test_gated_pipeline_cancelled_before_begin_runs_nothing(host: Host, tmp_path: Path) -> None:
     marker = tmp_path / "ran"
-    proc = host.spawn(shell.join(["touch", str(marker)]), gated=True)
+    proc = host.spawn(cmdline.join(["touch", str(marker)]), gated=True)
     pgid = proc.pgid
     assert pgid is not None
     assert wait_until(lambda: bool(processes_in_group(pgid)), 5)
@@ -342,7 +342,7 @@ def test_gated_pipeline_cancelled_before_begin_runs_nothing(host: Host, tmp_path
 def test_gated_pipeline_runs_nothing_when_the_session_drops(lab_env: Lab, tmp_path: Path) -> None:
     marker = tmp_path / "ran"
     remote = connect(HostSpec("lab-src"))
-    proc = remote.spawn(shell.join(["touch", str(marker)]), gated=True)
+    proc = remote.spawn(cmdline.join(["touch", str(marker)]), gated=True)
     pgid = proc.pgid
     assert pgid is not None
     assert wait_until(lambda: bool(processes_in_group(pgid)), 5)

@@ -16,7 +16,7 @@ from lab.util import run, wait_until
 from lab.zfsfuse import Pool
 
 from zmigrate.engine.errors import AuthError, HostKeyError
-from zmigrate.engine.ssh import HostKeyDecision, HostKeyInfo, HostSpec, Prompts, connect
+from zmigrate.engine.hosts.login import HostKeyDecision, HostKeyInfo, HostSpec, Prompts, connect
 
 pytestmark = [pytest.mark.lab, pytest.mark.timeout(120)]
 

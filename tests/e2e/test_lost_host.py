@@ -29,10 +29,10 @@ from lab.sshd import Lab
 from lab.util import wait_until, write_random_files, zfs
 from lab.zfsfuse import PoolFactory
 
-from zmigrate.engine import shell
+from zmigrate.engine import cmdline
 from zmigrate.engine.hosts import HEARTBEAT, Host
-from zmigrate.engine.pipeline import free_port
-from zmigrate.engine.ssh import HostSpec, connect
+from zmigrate.engine.hosts.login import HostSpec, connect
+from zmigrate.engine.job.pipeline import free_port
 
 pytestmark = [pytest.mark.lab, pytest.mark.timeout(600)]
 
@@ -218,8 +218,8 @@ def _listener(host: Host, dataset: str, *, data_stdin: bool = False) -> int:
     """A real tcp listener (`mbuffer -I | zfs receive DATASET`) started by `host`'s run, as a
     job starts one; its process group id."""
     port = free_port(host)
-    proc = host.spawn(shell.pipe(shell.join(["mbuffer", "-q", "-I", f"127.0.0.1:{port}"]),
-                                 shell.join(["zfs", "receive", dataset])),
+    proc = host.spawn(cmdline.pipe(cmdline.join(["mbuffer", "-q", "-I", f"127.0.0.1:{port}"]),
+                                 cmdline.join(["zfs", "receive", dataset])),
                       data_stdin=data_stdin)
     pgid = proc.pgid
     assert pgid is not None

@@ -16,7 +16,7 @@ from lab.zfsfuse import Pool
 
 from zmigrate.engine.errors import ConnectError, HostKeyError
 from zmigrate.engine.hosts import SshHost
-from zmigrate.engine.ssh import HostKeyDecision, HostKeyInfo, HostSpec, Prompts, connect
+from zmigrate.engine.hosts.login import HostKeyDecision, HostKeyInfo, HostSpec, Prompts, connect
 
 pytestmark = [pytest.mark.lab, pytest.mark.timeout(180)]
 

@@ -30,11 +30,11 @@ from lab.util import (
 )
 from lab.zfsfuse import Pool
 
-from zmigrate.engine import job_preflight
 from zmigrate.engine.errors import CancelledError, PreflightError, TransferError
 from zmigrate.engine.events import Progress, Sample, Side, StageChanged
 from zmigrate.engine.hosts import Host, LocalHost, Process
 from zmigrate.engine.job import Job, Request
+from zmigrate.engine.job import preflight as job_preflight
 from zmigrate.engine.plan import Options
 from zmigrate.engine.transports import Transport
 from zmigrate.engine.units import MiB

@@ -14,10 +14,10 @@ from lab.util import snapshot_guid, write_random_files, zfs
 from lab.zfsfuse import Pool
 
 from zmigrate.engine.events import Progress
+from zmigrate.engine.hosts.login import HostSpec, connect
 from zmigrate.engine.job import Job, Request
-from zmigrate.engine.pipeline import CONNECT_TIMEOUT
+from zmigrate.engine.job.pipeline import CONNECT_TIMEOUT
 from zmigrate.engine.plan import Options
-from zmigrate.engine.ssh import HostSpec, connect
 from zmigrate.engine.transports import Transport
 from zmigrate.engine.units import MiB
 

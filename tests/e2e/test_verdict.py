@@ -62,7 +62,7 @@ def test_verdict_on_the_lab_defaults_agrees_with_the_doctor(lab: Lab, make_pool:
     """Measure the stages, then transfer with the defaults: the live verdict names a stage the
     doctor found to be (within the machine's noise) the slowest on the path."""
     from zmigrate.engine.doctor import Doctor
-    from zmigrate.engine.ssh import HostSpec, connect
+    from zmigrate.engine.hosts.login import HostSpec, connect
 
     # Sparse image files: room for a stream sized to the machine's speed (below).
     src, dst = make_pool("src", size_mb=4096), make_pool("dst", size_mb=4096)

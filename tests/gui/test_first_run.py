@@ -12,7 +12,7 @@ from PySide6.QtGui import QTextDocument
 from pytestqt.qtbot import QtBot
 
 from zmigrate.engine.errors import ZmigrateError
-from zmigrate.engine.ssh import HostSpec, Prompts
+from zmigrate.engine.hosts.login import HostSpec, Prompts
 from zmigrate.gui import words
 from zmigrate.gui.pages.host_panel import THIS_COMPUTER, HostPanel, login_of
 from zmigrate.gui.prompts import RememberingPrompts, SecretMemory

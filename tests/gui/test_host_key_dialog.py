@@ -16,7 +16,7 @@ from pytestqt.qtbot import QtBot
 
 from zmigrate.engine.errors import HostKeyError
 from zmigrate.engine.hosts import Host
-from zmigrate.engine.ssh import HostKeyDecision, HostKeyInfo, HostSpec, connect
+from zmigrate.engine.hosts.login import HostKeyDecision, HostKeyInfo, HostSpec, connect
 from zmigrate.gui.dialogs.host_key_dialog import HostKeyDialog
 from zmigrate.gui.prompts import GuiPrompts, PromptRelay
 

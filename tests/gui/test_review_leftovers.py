@@ -10,10 +10,10 @@ from lab.util import write_random_files, zfs
 from pytestqt.qtbot import QtBot
 from wizard_driver import WAIT_LOAD, to_destination, to_source
 
-from zmigrate.engine import shell
+from zmigrate.engine import cmdline
 from zmigrate.engine.hosts import HEARTBEAT
-from zmigrate.engine.pipeline import free_port
-from zmigrate.engine.ssh import HostSpec, connect
+from zmigrate.engine.hosts.login import HostSpec, connect
+from zmigrate.engine.job.pipeline import free_port
 from zmigrate.gui.pages.base import PageId
 from zmigrate.gui.wizard import MigrationWizard
 
@@ -31,9 +31,9 @@ def test_review_says_it_stopped_a_gone_runs_leftovers(qtbot: QtBot, wizard: Migr
     gone = connect(HostSpec("lab-dst"))
     try:
         port = free_port(gone)
-        listener = gone.spawn(shell.pipe(
-            shell.join(["mbuffer", "-q", "-I", f"127.0.0.1:{port}"]),
-            shell.join(["zfs", "receive", f"{dst_pool.name}/copy"])))
+        listener = gone.spawn(cmdline.pipe(
+            cmdline.join(["mbuffer", "-q", "-I", f"127.0.0.1:{port}"]),
+            cmdline.join(["zfs", "receive", f"{dst_pool.name}/copy"])))
         pgid = listener.pgid
         assert pgid is not None
         qtbot.wait(int(3 * HEARTBEAT * 1000))  # its lease is written

@@ -13,7 +13,7 @@ from pytestqt.qtbot import QtBot
 
 from zmigrate.engine import zfs
 from zmigrate.engine.hosts import LocalHost
-from zmigrate.engine.ssh import HostSpec
+from zmigrate.engine.hosts.login import HostSpec
 from zmigrate.engine.transports import Compression, Transport
 from zmigrate.gui import markup
 from zmigrate.gui.app import LastResortHook

@@ -23,7 +23,7 @@ from wizard_driver import (
 )
 
 from zmigrate.engine.history import History
-from zmigrate.engine.ssh import HostKeyDecision
+from zmigrate.engine.hosts.login import HostKeyDecision
 from zmigrate.gui.pages.base import PageId
 from zmigrate.gui.wizard import MigrationWizard
 

@@ -36,7 +36,7 @@ from typing import Protocol, TypeVar
 import pytest
 
 from zmigrate.engine.hosts import Host
-from zmigrate.engine.ssh import HostSpec, connect
+from zmigrate.engine.hosts.login import HostSpec, connect
 
 from .netns import JumpLab
 from .shaped import ShapedLab

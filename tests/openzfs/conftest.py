@@ -21,7 +21,7 @@ import pytest
 from lane_gate import lane_gate
 
 from zmigrate.engine import zfs
-from zmigrate.engine.ssh import HostSpec, connect
+from zmigrate.engine.hosts.login import HostSpec, connect
 
 from .vm import Pair, Vm, connect_dst
 

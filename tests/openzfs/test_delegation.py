@@ -18,8 +18,8 @@ from zmigrate.engine import zfs
 from zmigrate.engine.errors import PreflightError
 from zmigrate.engine.events import Progress
 from zmigrate.engine.hosts import Host
+from zmigrate.engine.hosts.login import HostSpec, connect
 from zmigrate.engine.job import Job, Request
-from zmigrate.engine.ssh import HostSpec, connect
 from zmigrate.engine.units import MiB
 
 from .test_openzfs import _data, _guid, _opts, _prop, _wait

@@ -25,8 +25,8 @@ import pytest
 from zmigrate.engine.errors import TransferError
 from zmigrate.engine.events import Progress
 from zmigrate.engine.hosts import Host
+from zmigrate.engine.hosts.login import HostSpec, connect
 from zmigrate.engine.job import Job, Request
-from zmigrate.engine.ssh import HostSpec, connect
 from zmigrate.engine.transports import Transport
 from zmigrate.engine.units import MiB
 

@@ -17,9 +17,9 @@ from zmigrate.engine import zfs
 from zmigrate.engine.errors import PreflightError, TransferError, ZmigrateError
 from zmigrate.engine.events import Progress
 from zmigrate.engine.hosts import Host
+from zmigrate.engine.hosts.login import HostSpec, connect
 from zmigrate.engine.job import Job, Request, discard_partial, partial_receive
 from zmigrate.engine.plan import Options, PartialReceiveError
-from zmigrate.engine.ssh import HostSpec, connect
 from zmigrate.engine.transports import Transport
 from zmigrate.engine.units import MiB
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from zmigrate.engine import zfs
 from zmigrate.engine.hosts import Host
-from zmigrate.engine.ssh import HostSpec, connect
+from zmigrate.engine.hosts.login import HostSpec, connect
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from zmigrate.engine import capabilities
-from zmigrate.engine.capabilities import (
+from zmigrate.engine.doctor.cpu import NO_PROCESSES, cpu_between, parse_cpu
+from zmigrate.engine.hosts import tools as capabilities
+from zmigrate.engine.hosts import wrap_in_group
+from zmigrate.engine.hosts.tools import (
     HostTools,
     parse_cp_time,
     parse_listening,
@@ -21,8 +23,6 @@ from zmigrate.engine.capabilities import (
     parse_sysctl,
     parse_tools,
 )
-from zmigrate.engine.doctor.cpu import NO_PROCESSES, cpu_between, parse_cpu
-from zmigrate.engine.hosts import wrap_in_group
 from zmigrate.engine.zfs import parse_probe
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "hosts"

@@ -8,11 +8,12 @@ import time
 
 import pytest
 
-from zmigrate.engine import connect_pair, ssh
-from zmigrate.engine.connect_pair import connect_both
 from zmigrate.engine.errors import ConnectError
 from zmigrate.engine.hosts import Host, LocalHost
-from zmigrate.engine.ssh import HostSpec, Prompts
+from zmigrate.engine.hosts import login as ssh
+from zmigrate.engine.hosts import pair as connect_pair
+from zmigrate.engine.hosts.login import HostSpec, Prompts
+from zmigrate.engine.hosts.pair import connect_both
 
 
 def _closed_port() -> int:

@@ -11,7 +11,7 @@ from zmigrate.engine.empty_target import EMPTY_UNMOUNTED, Emptiness, judge
 from zmigrate.engine.errors import PreflightError, PreflightReason
 from zmigrate.engine.hosts import LocalHost
 from zmigrate.engine.plan import Options, make_plan
-from zmigrate.engine.tree_plan import TreeRequest, plan_tree
+from zmigrate.engine.tree.plan import TreeRequest, plan_tree
 
 KiB = 1024
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from zmigrate.engine.golive import Prop, Props, parse_props, plan_go_live
-from zmigrate.engine.golive_checks import NotReadyError, check_ready, holding, parse_holders
+from zmigrate.engine.golive.checks import NotReadyError, check_ready, holding, parse_holders
 
 DATA = Path(__file__).parent.parent / "data" / "golive"
 

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from zmigrate.engine import golive_record, history
+from zmigrate.engine import history
+from zmigrate.engine.golive import record as golive_record
 from zmigrate.engine.history import History, golive_log
 from zmigrate.engine.history.store import _SCHEMA_V1
 

@@ -10,7 +10,7 @@ import threading
 
 import pytest
 
-from zmigrate.engine.launcher import LAUNCHER, READY, Launchers, launch
+from zmigrate.engine.hosts.launcher import LAUNCHER, READY, Launchers, launch
 
 
 class ExecChannel:

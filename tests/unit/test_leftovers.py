@@ -1,4 +1,4 @@
-"""engine/leftovers.py: `ps` and lease output read into the leftovers of earlier runs, judged
+"""engine/hosts/leftovers.py: `ps` and lease output read into the leftovers of earlier runs, judged
 live, gone or unknown; and the tag and lease that hosts.py gives every process group."""
 
 from __future__ import annotations
@@ -9,10 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from zmigrate.engine import leftovers
 from zmigrate.engine.errors import PreflightError, PreflightReason
-from zmigrate.engine.hosts import LocalHost
-from zmigrate.engine.leftovers import (
+from zmigrate.engine.hosts import LocalHost, leftovers
+from zmigrate.engine.hosts.leftovers import (
     judge,
     names,
     parse_leases,
@@ -21,7 +20,7 @@ from zmigrate.engine.leftovers import (
     read_line,
     tagged_groups,
 )
-from zmigrate.engine.step_errors import lost_error
+from zmigrate.engine.job.why_failed import lost_error
 
 DATA = Path(__file__).parent.parent / "data" / "ps"
 LIVE, GONE = "zmigrate-job-803e9864115a", "zmigrate-job-4092071bbf46"

@@ -6,8 +6,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from zmigrate.engine.history.records import JobRecord
-from zmigrate.engine.readonly_window import (
+from zmigrate.engine.golive.readonly_window import (
     PastRuns,
     Window,
     changed_since_common,
@@ -15,7 +14,8 @@ from zmigrate.engine.readonly_window import (
     past_runs,
     predict,
 )
-from zmigrate.engine.tree_plan import TreeEntry, TreePlan
+from zmigrate.engine.history.records import JobRecord
+from zmigrate.engine.tree.plan import TreeEntry, TreePlan
 from zmigrate.engine.zfs import Dataset, Snapshot
 
 MiB = 2**20

@@ -1,4 +1,4 @@
-"""The shell kept open on a host (remote_shell.py), driven through a real local `sh` in place of
+"""The shell kept open on a host (hosts/kept_shell.py), driven through a real local `sh` in place of
 the SSH channel: each command's own output, error, exit status, and nothing leaking between."""
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ from collections.abc import Iterator
 
 import pytest
 
-from zmigrate.engine.launcher import LAUNCHER, READY, launch
-from zmigrate.engine.remote_shell import (
+from zmigrate.engine.hosts.kept_shell import (
     RemoteShell,
     ShellLostError,
     ShellPool,
     shell_in_launcher,
 )
+from zmigrate.engine.hosts.launcher import LAUNCHER, READY, launch
 
 
 class ShChannel:

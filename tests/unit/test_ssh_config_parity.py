@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from zmigrate.engine import ssh as essh
 from zmigrate.engine.errors import ConnectError
-from zmigrate.engine.ssh import (
+from zmigrate.engine.hosts import login as essh
+from zmigrate.engine.hosts.login import (
     HostSpec,
     expand_tokens,
     parse_proxy_jump,

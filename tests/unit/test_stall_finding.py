@@ -20,11 +20,11 @@ from zmigrate.engine.diagnosis import Bottleneck, Diagnoser, Verdict
 from zmigrate.engine.events import Progress, Sample, Side, Stalled
 from zmigrate.engine.findings import FindingKind
 from zmigrate.engine.hosts import LocalHost
+from zmigrate.engine.job.stall_watch import StallMonitor, look_line, parse_look
+from zmigrate.engine.job.stream_watch import SideState
 from zmigrate.engine.mbuffer import LineSplitter, Status, parse_status
 from zmigrate.engine.rate import SmoothedRate, eta
 from zmigrate.engine.stall import SideView, Stall, StallWatch, StallWhere
-from zmigrate.engine.step_stall import StallMonitor, look_line, parse_look
-from zmigrate.engine.step_watch import SideState
 from zmigrate.engine.units import MiB
 
 DATA = Path(__file__).resolve().parents[1] / "data"

@@ -20,9 +20,9 @@ from zmigrate.engine.tree import (
     snapshot_name,
     unused_snapshot_name,
 )
-from zmigrate.engine.tree_checks import _lost_key_parent
-from zmigrate.engine.tree_schedule import Totals, TreeProgress
-from zmigrate.engine.tree_states import DatasetStates
+from zmigrate.engine.tree.checks import _lost_key_parent
+from zmigrate.engine.tree.schedule import Totals, TreeProgress
+from zmigrate.engine.tree.states import DatasetStates
 from zmigrate.engine.zfs import Dataset, Snapshot
 
 

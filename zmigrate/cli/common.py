@@ -13,6 +13,8 @@ from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any, Protocol, TextIO, cast
 
+from zmigrate.engine.hosts.login import HostKeyDecision, HostKeyInfo, HostSpec, Prompts, connect
+
 from ..engine.diagnosis import Verdict
 from ..engine.errors import CancelledError, InvalidNameError, PreflightError, ZmigrateError
 from ..engine.events import (
@@ -31,7 +33,6 @@ from ..engine.events import (
 from ..engine.findings import FindingKind
 from ..engine.hosts import Host
 from ..engine.job import Job
-from ..engine.ssh import HostKeyDecision, HostKeyInfo, HostSpec, Prompts, connect
 from ..engine.units import format_rate, format_size
 from . import words
 

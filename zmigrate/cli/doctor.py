@@ -7,6 +7,8 @@ import json
 import threading
 from typing import Any, TextIO
 
+from zmigrate.engine.hosts.login import HostSpec
+
 from ..engine.doctor import (
     DEFAULT_SECONDS,
     FAST_CIPHERS,
@@ -19,7 +21,6 @@ from ..engine.doctor import (
 from ..engine.errors import ZmigrateError
 from ..engine.hosts import Host
 from ..engine.plan import Options
-from ..engine.ssh import HostSpec
 from ..engine.transports import Compression, Transport
 from ..engine.units import format_rate
 from . import words

@@ -7,11 +7,13 @@ import argparse
 import sys
 from typing import Any, TextIO
 
-from ..engine import golive_record, shell, zfs
+from zmigrate.engine import cmdline, zfs
+from zmigrate.engine.golive import record as golive_record
+from zmigrate.engine.hosts.login import HostSpec
+
 from ..engine.golive import GoLivePlan, Step
 from ..engine.history import History, HistoryError
 from ..engine.hosts import Host
-from ..engine.ssh import HostSpec
 from .common import EXIT_ERROR, EXIT_OK, TerminalPrompts, connect_host, print_json, split_location
 
 
@@ -32,7 +34,7 @@ def add_parser(sub: Any) -> None:
 
 
 def _lines(plan: GoLivePlan) -> list[str]:
-    return [f"# on the {s.side}: {s.what}\n{shell.join(s.argv)}" for s in plan.steps]
+    return [f"# on the {s.side}: {s.what}\n{cmdline.join(s.argv)}" for s in plan.steps]
 
 
 def _confirm(args: argparse.Namespace, err: TextIO) -> bool:
@@ -48,8 +50,8 @@ def _confirm(args: argparse.Namespace, err: TextIO) -> bool:
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     src_text, source_root = split_location(args.source)
     dst_text, destination_root = split_location(args.destination)
-    shell.dataset(source_root)
-    shell.dataset(destination_root)
+    cmdline.dataset(source_root)
+    cmdline.dataset(destination_root)
     prompts = TerminalPrompts()
     hosts: list[Host] = []
     try:
@@ -107,7 +109,7 @@ def _back(args: argparse.Namespace, src: Host, dst: Host, destination_root: str,
     steps = golive_record.recorded(dst, destination_root)
     for s in reversed(steps):
         if s.undo is not None:
-            print(f"# on the {s.side}: undo {s.what}\n{shell.join(s.undo)}", file=out)
+            print(f"# on the {s.side}: undo {s.what}\n{cmdline.join(s.undo)}", file=out)
     if args.dry_run:
         return EXIT_OK
     if steps and not _confirm(args, err):

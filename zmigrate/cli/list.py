@@ -7,7 +7,8 @@ import json
 import time
 from typing import Any, TextIO
 
-from ..engine import shell, zfs
+from zmigrate.engine import cmdline, zfs
+
 from ..engine.errors import ZmigrateError
 from ..engine.units import format_size
 from .common import EXIT_OK, TerminalPrompts, connect_host, split_location
@@ -28,7 +29,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         target = target[:-1]  # `host:` as scp users type it: the whole host
     host_text, root = split_location(target) if ":" in target else (target, "")
     if root:
-        shell.dataset(root)
+        cmdline.dataset(root)
     host = connect_host(host_text, args.sudo, TerminalPrompts())
     try:
         caps = zfs.probe(host)

@@ -6,17 +6,19 @@ import argparse
 import json
 from typing import Any, TextIO
 
-from ..engine import readonly_window, shell
-from ..engine.connect_pair import connect_both
+from zmigrate.engine import cmdline
+from zmigrate.engine.golive import readonly_window
+from zmigrate.engine.golive.final_sync import readonly_window_of
+from zmigrate.engine.golive.readonly_window import Window
+from zmigrate.engine.hosts.login import HostSpec
+from zmigrate.engine.hosts.pair import connect_both
+
 from ..engine.errors import InvalidNameError
 from ..engine.events import PlanReady, json_default
-from ..engine.final_sync import readonly_window_of
 from ..engine.history import Recorder
 from ..engine.hosts import Host
 from ..engine.job import Job, Request
 from ..engine.plan import Options
-from ..engine.readonly_window import Window
-from ..engine.ssh import HostSpec
 from ..engine.stall import STALL_AFTER
 from ..engine.transports import Compression, Transport
 from ..engine.tree import TreeJob, TreeRequest, describe_summary
@@ -144,7 +146,7 @@ def _tree_request(args: argparse.Namespace, source: str, destination: str,
                         ("--discard-partial", args.discard_partial), ("--base", args.base)):
         if given:
             raise InvalidNameError(f"{flag} is for one dataset; -r decides per dataset")
-    return TreeRequest(root=shell.dataset(root), destination=destination,
+    return TreeRequest(root=cmdline.dataset(root), destination=destination,
                        snapshot=snap or None, excludes=tuple(args.exclude), final=args.final,
                        mount_root=args.mount_root, options=options,
                        parallel=_parallel(args.parallel))
@@ -159,12 +161,12 @@ def _parallel(n: int | None) -> int | None:
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     src_host, snapshot = split_location(args.source)
     dst_host, destination = split_location(args.destination)
-    shell.dataset(destination)
+    cmdline.dataset(destination)
     options = _options(args)
     tree_request = _tree_request(args, snapshot, destination, options) if args.recursive \
         else None
     if tree_request is None:
-        shell.snapshot(snapshot)
+        cmdline.snapshot(snapshot)
         for flag, given in (("--snapshot", args.snapshot), ("--exclude", args.exclude),
                             ("--parallel", args.parallel is not None),
                             ("--final", args.final), ("--mount-root", args.mount_root)):
@@ -272,7 +274,7 @@ def _options(args: argparse.Namespace) -> Options:
         buffer_size=parse_size(args.buffer),
         port=args.port,
         rate_limit=parse_size(args.bwlimit) if args.bwlimit else None,
-        base=shell.snap_part(args.base) if args.base else None,
+        base=cmdline.snap_part(args.base) if args.base else None,
         verify_hash=args.hash,
         ssh_options=tuple(ssh_option(o) for o in args.ssh_option),
         connect_address=args.connect_address,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import shell, zfs
+from . import cmdline, zfs
 from .errors import PreflightError, PreflightReason
 from .hosts import Host
 from .units import KiB, format_size
@@ -34,7 +34,7 @@ def read_entries(host: Host, dataset: str) -> int | None:
 
     Two reads at most: `zfs get mounted,mountpoint`, then `ls -A` of a mounted directory."""
     r = host.execute(host.privileged(["zfs", "get", "-H", "-o", "value", "mounted,mountpoint",
-                                      shell.dataset(dataset)]), timeout=60)
+                                      cmdline.dataset(dataset)]), timeout=60)
     mounted, _, path = r.stdout.strip().partition("\n")
     if not r.ok or mounted.strip() != "yes" or not path.startswith("/"):
         return None

@@ -10,10 +10,11 @@ import re
 import secrets
 from dataclasses import dataclass, field, replace
 
-from . import capabilities, shell, transports, units, zfs
+from . import cmdline, transports, units, zfs
 from .empty_target import Emptiness, refusal
 from .errors import InvalidNameError, PreflightError, PreflightReason
 from .hosts import Host
+from .hosts import tools as capabilities
 from .route import SshRoute
 from .transports import Carrier, Compression, Compressor, StreamSpec, Transport
 from .transports import compress as compression
@@ -298,8 +299,8 @@ def make_plan(
     Raises:
         PreflightError: the transfer cannot or must not run as asked; nothing has run.
     """
-    ds_name, short = shell.split_snapshot(snapshot)
-    shell.dataset(destination)
+    ds_name, short = cmdline.split_snapshot(snapshot)
+    cmdline.dataset(destination)
     transport = transports.chosen(options.transport, src.host.label == dst.host.label)
     _check_tools(src, dst, transports.carrier(transport))
     source, snap = _source_snapshot(src, snapshot)
@@ -358,8 +359,8 @@ def _making_room(dst: Site, base: _Base, destination: str) -> tuple[str | None, 
     if base.rollback_to is not None:
         # `receive -F` alone keeps destination snapshots newer than the base on some
         # implementations (zfs-fuse); an explicit rollback -r destroys exactly what we announced.
-        rollback = shell.join(dst.host.privileged(["zfs", "rollback", "-r", base.rollback_to]))
-    unmount = shell.join(dst.host.privileged(["zfs", "unmount", shell.dataset(destination)])) \
+        rollback = cmdline.join(dst.host.privileged(["zfs", "rollback", "-r", base.rollback_to]))
+    unmount = cmdline.join(dst.host.privileged(["zfs", "unmount", cmdline.dataset(destination)])) \
         if base.unmount and dst.caps.unmounts_to_replace else None
     return rollback, unmount
 
@@ -392,7 +393,7 @@ def _check_tools(src: Site, dst: Site, carrier: Carrier) -> None:
 
 def _source_snapshot(src: Site, snapshot: str) -> tuple[zfs.Dataset, zfs.Snapshot]:
     """The source dataset and the snapshot to send, both checked to exist."""
-    ds_name, short = shell.split_snapshot(snapshot)
+    ds_name, short = cmdline.split_snapshot(snapshot)
     source = src.find(ds_name)
     if source is None:
         raise PreflightError(f"the source dataset {ds_name} does not exist", host=src.host.label,
@@ -437,7 +438,7 @@ def _partial_receive(dst: Site, destination: str, snapshot: str, snap: zfs.Snaps
             )
         return target, None
     if options.discard_partial:
-        discard = shell.join(zfs.discard_partial_argv(dst.host, destination))
+        discard = cmdline.join(zfs.discard_partial_argv(dst.host, destination))
         # A partial first receive: discarding removes the dataset.
         return (target if target.snapshots else None), discard
     raise PartialReceiveError(
@@ -549,7 +550,7 @@ StepSpec = tuple[zfs.Snapshot | None, zfs.Snapshot, tuple[str, ...]]
 def _origin(src: Site, origin: str) -> zfs.Snapshot:
     """The origin snapshot a clone's stream starts from (its copy on the destination is the
     clone's origin there)."""
-    ds_name, _ = shell.split_snapshot(origin)
+    ds_name, _ = cmdline.split_snapshot(origin)
     ds = src.find(ds_name)
     snap = next((s for s in ds.snapshots if s.name == origin), None) if ds else None
     if snap is None:
@@ -590,7 +591,7 @@ def _bookmark(src: Site, source: zfs.Dataset, snapshot: str, options: Options) -
     mark = snapshot.replace("@", "#", 1)
     if any(b.name == mark for b in source.bookmarks):
         return None
-    return shell.join(zfs.bookmark_argv(src.host, snapshot, mark))
+    return cmdline.join(zfs.bookmark_argv(src.host, snapshot, mark))
 
 
 def send_flags(src: Site, dst: Site, source: zfs.Dataset,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from . import shell
+from . import cmdline
 from .errors import CommandError, InvalidNameError, TransferError, ZmigrateError
 from .hosts import Host
 
@@ -31,8 +31,8 @@ class Endpoint:
     port: int = 22
 
     def __post_init__(self) -> None:
-        shell.username(self.user)
-        shell.hostname(self.host)
+        cmdline.username(self.user)
+        cmdline.hostname(self.host)
         if not 0 < self.port < 65536:
             raise InvalidNameError(f"port {self.port} of {self.host} is out of range")
 
@@ -100,7 +100,7 @@ class SshRoute:
     def _proxy(self, index: int) -> str:
         """The shell line that gives a stream to hop `index`: `ssh -W` on the hop before it."""
         before = self.hops[index - 1]
-        return shell.join(["ssh", *self._ssh(index - 1), "-W", self.hops[index].forward,
+        return cmdline.join(["ssh", *self._ssh(index - 1), "-W", self.hops[index].forward,
                            before.login])
 
     def argv(self, index: int | None = None) -> list[str]:
@@ -166,7 +166,7 @@ def explain(route: SshRoute, index: int, stderr: str, source: str) -> HopFailure
             return HopFailure(hop, f"the host key of {name} CHANGED for {source}: this may be an "
                               f"attack ({detail})", f"if {hop.host} was reinstalled, remove its "
                               f"old key on the source (ssh-keygen -R {hop.host}); {relay}")
-        login = shell.join(route.argv(index)[1:]).replace("-o BatchMode=yes ", "", 1)
+        login = cmdline.join(route.argv(index)[1:]).replace("-o BatchMode=yes ", "", 1)
         return HopFailure(hop, f"{source} does not know the host key of {name} ({detail})",
                           f"accept it once on the source (ssh {login} true), or give the "
                           f"source a known_hosts that has it with --ssh-option "
@@ -181,7 +181,7 @@ def explain(route: SshRoute, index: int, stderr: str, source: str) -> HopFailure
                           f"check that the source can reach {hop.host} port {hop.port} (a "
                           f"firewall, another network); {relay}")
     return HopFailure(hop, f"{source}'s ssh could not log in to {name} ({detail})",
-                      f"try `ssh {shell.join(route.argv(index)[1:])} true` on the source; "
+                      f"try `ssh {cmdline.join(route.argv(index)[1:])} true` on the source; "
                       f"{relay}")
 
 
@@ -191,7 +191,7 @@ def diagnose(host: Host, route: SshRoute, *, timeout: float = 3.0 * CONNECT_TIME
     that fails and why, or None when every hop answers (the failure was elsewhere)."""
     count = 1 if route.user_routed else len(route.hops)
     for index in range(len(route.hops) - count, len(route.hops)):
-        line = shell.join([*route.argv(index), "true"]) + " </dev/null"
+        line = cmdline.join([*route.argv(index), "true"]) + " </dev/null"
         try:
             r = host.run(line, timeout=timeout)
         except CommandError as exc:  # it did not end in time

@@ -11,10 +11,11 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from . import capabilities, shell
-from .capabilities import HostTools
+from . import cmdline
 from .errors import CommandError, ZmigrateError
 from .hosts import CommandResult, Host
+from .hosts import tools as capabilities
+from .hosts.tools import HostTools
 
 BASE_PROPERTIES = ("type", "guid", "used", "referenced", "available", "creation", "createtxg",
                    "compression", "origin", "userrefs")
@@ -259,9 +260,9 @@ _PROBE_SECTIONS = {
 def _probe_script(host: Host) -> str:
     zfs = host.privileged(["zfs"])
     sections = dict(_PROBE_SECTIONS)
-    sections["zfsversion"] = shell.join([*zfs, "version"]) + " 2>&1"
-    sections["sendusage"] = shell.join([*zfs, "send"]) + " 2>&1"
-    sections["recvusage"] = shell.join([*zfs, "receive"]) + " 2>&1"
+    sections["zfsversion"] = cmdline.join([*zfs, "version"]) + " 2>&1"
+    sections["sendusage"] = cmdline.join([*zfs, "send"]) + " 2>&1"
+    sections["recvusage"] = cmdline.join([*zfs, "receive"]) + " 2>&1"
     return "; ".join(f"echo '@@{k}'; {v}" for k, v in sections.items())
 
 
@@ -349,7 +350,7 @@ def _inventory_argv(host: Host, caps: Capabilities, root: str | None) -> list[st
         argv += ["-t", "filesystem,volume,snapshot,bookmark"]
     argv.append(",".join(caps.properties))
     if root is not None:
-        argv.append(shell.dataset(root))
+        argv.append(cmdline.dataset(root))
     return argv
 
 
@@ -358,8 +359,8 @@ def inventory_with_parent(host: Host, caps: Capabilities, parent: str,
     """`name` with its descendants, snapshots and bookmarks, and `parent` alone: one command
     (either may not exist)."""
     shallow = host.privileged(["zfs", "get", "-Hp", "-o", "name,property,value",
-                               ",".join(caps.properties), shell.dataset(parent)])
-    result = host.run(f"{shell.join(shallow)}; {shell.join(_inventory_argv(host, caps, name))}",
+                               ",".join(caps.properties), cmdline.dataset(parent)])
+    result = host.run(f"{cmdline.join(shallow)}; {cmdline.join(_inventory_argv(host, caps, name))}",
                       timeout=300)
     errors = [line for line in result.stderr.splitlines() if line.strip()]
     if not result.ok and not all("does not exist" in line for line in errors):
@@ -395,7 +396,7 @@ def inventory_named(host: Host, caps: Capabilities, names: Sequence[str],
     read of a big tree costs a second)."""
     if not names:
         return []
-    targets = [x for n in names for x in (shell.dataset(n), shell.snapshot(f"{n}@{snapshot}"))]
+    targets = [x for n in names for x in (cmdline.dataset(n), cmdline.snapshot(f"{n}@{snapshot}"))]
     argv = host.privileged(["zfs", "get", "-Hp", "-o", "name,property,value",
                             ",".join(caps.properties), *targets])
     result = host.execute(argv, timeout=300)
@@ -417,11 +418,11 @@ def local_properties(host: Host, root: str, prop: str = "all", *, sources: str =
     inherited, not defaults): what `zfs send -p` carries. One `zfs get -r` for the tree, or
     one `zfs get` of just the datasets `only` names (those missing left out)."""
     if only is None:
-        recursive, names = ["-r"], [shell.dataset(root)]
+        recursive, names = ["-r"], [cmdline.dataset(root)]
     elif not only:
         return {}
     else:
-        recursive, names = [], [shell.dataset(n) for n in only]
+        recursive, names = [], [cmdline.dataset(n) for n in only]
     argv = host.privileged(["zfs", "get", "-Hp", *recursive, "-s", sources, "-o",
                             "name,property,value", prop, *names])
     result = host.execute(argv, timeout=300)
@@ -436,7 +437,7 @@ def busy_directories(host: Host, paths: Sequence[str]) -> set[str]:
         return set()
     script = ('for d in "$@"; do if [ -d "$d" ] && [ -n "$(ls -A "$d" 2>/dev/null)" ]; '
               'then printf "%s\\n" "$d"; fi; done')
-    r = host.run(shell.join(["sh", "-c", script, "sh", *paths]), timeout=60)
+    r = host.run(cmdline.join(["sh", "-c", script, "sh", *paths]), timeout=60)
     return {line for line in r.stdout.splitlines() if line in paths}
 
 
@@ -507,7 +508,7 @@ def send_argv(
     argv = host.privileged(["zfs", "send", *flags])
     if base is not None:
         argv += ["-I" if intermediates and not is_bookmark(base) else "-i", base]
-    argv.append(shell.snapshot(snapshot))
+    argv.append(cmdline.snapshot(snapshot))
     return argv
 
 
@@ -520,7 +521,7 @@ def receive_argv(host: Host, dataset: str, *, force: bool = False, resumable: bo
     if resumable:
         argv.append("-s")
     argv += list(extra)
-    argv.append(shell.dataset(dataset))
+    argv.append(cmdline.dataset(dataset))
     return argv
 
 
@@ -592,7 +593,7 @@ def resume_info(host: Host, token: str) -> ResumeInfo:
 
 def discard_partial_argv(host: Host, dataset: str) -> list[str]:
     """`zfs receive -A`: drop the partial state of an interrupted resumable receive."""
-    return host.privileged(["zfs", "receive", "-A", shell.dataset(dataset)])
+    return host.privileged(["zfs", "receive", "-A", cmdline.dataset(dataset)])
 
 
 def discard_partial(host: Host, dataset: str, user: str | None = None) -> None:
@@ -609,7 +610,7 @@ def partial_receive(host: Host, caps: Capabilities, dataset: str) -> str | None:
     if caps.dialect != "openzfs":
         return None
     argv = host.privileged(["zfs", "get", "-Hp", "-o", "value", "receive_resume_token",
-                            shell.dataset(dataset)])
+                            cmdline.dataset(dataset)])
     r = host.execute(argv, timeout=60)
     token = r.stdout.strip()
     return token if r.ok and token not in ("", "-") else None
@@ -618,7 +619,7 @@ def partial_receive(host: Host, caps: Capabilities, dataset: str) -> str | None:
 def pool_feature(host: Host, pool: str, feature: str) -> str | None:
     """`zpool get feature@NAME` of `pool`: "active", "enabled", "disabled", or None."""
     argv = host.privileged(["zpool", "get", "-Hp", "-o", "value", f"feature@{feature}",
-                            shell.dataset(pool)])
+                            cmdline.dataset(pool)])
     r = host.execute(argv, timeout=60)
     value = r.stdout.strip()
     return value if r.ok and value and value != "-" else None
@@ -626,13 +627,13 @@ def pool_feature(host: Host, pool: str, feature: str) -> str | None:
 
 def bookmark_argv(host: Host, snapshot: str, mark: str) -> list[str]:
     """`zfs bookmark pool/ds@snap pool/ds#mark`."""
-    return host.privileged(["zfs", "bookmark", shell.snapshot(snapshot), shell.bookmark(mark)])
+    return host.privileged(["zfs", "bookmark", cmdline.snapshot(snapshot), cmdline.bookmark(mark)])
 
 
 # -- delegation (zfs allow) ---------------------------------------------------------------------
 def allow_line(user: str, permissions: Sequence[str], dataset: str) -> str:
     """The command an administrator runs to delegate `permissions` on `dataset` to `user`."""
-    return shell.join(["zfs", "allow", "-u", user, ",".join(permissions), dataset])
+    return cmdline.join(["zfs", "allow", "-u", user, ",".join(permissions), dataset])
 
 
 @dataclass(frozen=True, slots=True)
@@ -711,7 +712,7 @@ def missing_permissions(host: Host, caps: Capabilities, dataset: str,
     """Which of `needed` the (non-root, no sudo) login of `host` lacks on `dataset`."""
     if caps.root or host.sudo or not caps.user:
         return []
-    r = host.execute(["zfs", "allow", shell.dataset(dataset)], timeout=60)
+    r = host.execute(["zfs", "allow", cmdline.dataset(dataset)], timeout=60)
     if not r.ok:
         return []  # no way to tell (not Linux/FreeBSD OpenZFS?): let zfs itself say
     g = host.execute(["id", "-Gn"], timeout=30)

@@ -7,7 +7,7 @@ from concurrent.futures import Future
 
 from PySide6.QtCore import QObject, Signal
 
-from ..engine.ssh import HostKeyDecision, HostKeyInfo, Prompts
+from zmigrate.engine.hosts.login import HostKeyDecision, HostKeyInfo, Prompts
 
 
 class PromptRelay(QObject):

@@ -8,7 +8,7 @@ from typing import Any
 
 from PySide6.QtCore import QSettings
 
-from ..engine.ssh import HostSpec
+from zmigrate.engine.hosts.login import HostSpec
 
 MAX_RECENT = 10
 

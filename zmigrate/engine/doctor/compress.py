@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from .. import shell, zfs
+from .. import cmdline, zfs
 from ..findings import Advice, AdviceKind, Note, NoteKind
 from ..transports import Compression, Compressor, Transport, carrier
 from ..transports.compress import COMPRESSORS
@@ -62,19 +62,19 @@ def compress_stage(doctor: Doctor, asked: Compression | None, in_path: bool,
     assert doctor.snapshot is not None
     sample = f"/tmp/zmigrate-doctor-{doctor.run_id}.sample"
     squeezed = f"{sample}.{tool.tool}"
-    send = shell.join(zfs.send_argv(doctor.src, doctor.snapshot)) + " 2>/dev/null"
+    send = cmdline.join(zfs.send_argv(doctor.src, doctor.snapshot)) + " 2>/dev/null"
     size = SAMPLE if not read_rate else max(
         16 * MiB, min(SAMPLE, int(read_rate * doctor.seconds / 2)))
-    head = shell.join(["head", "-c", str(size)])
-    rm = shell.join(["rm", "-f", sample, squeezed])
+    head = cmdline.join(["head", "-c", str(size)])
+    rm = cmdline.join(["rm", "-f", sample, squeezed])
     # The compressed size goes to stdout as a bare number; `times` around the compressing
     # pipeline and then around decompressing its output says what each used of the CPU (the
     # children's user and system time, its second line); the files go in any case.
-    line = (f"{send} | {head} > {shell.join([sample])}; times; "
-            + shell.pipe(shell.join(doctor.mbuffer_argv("-i", sample)),
-                         shell.join(tool.compress)) + f" > {shell.join([squeezed])}"
-            + f"; status=$?; wc -c < {shell.join([squeezed])}; times; "
-            + f"{shell.join(tool.decompress)} < {shell.join([squeezed])} > /dev/null; times; "
+    line = (f"{send} | {head} > {cmdline.join([sample])}; times; "
+            + cmdline.pipe(cmdline.join(doctor.mbuffer_argv("-i", sample)),
+                         cmdline.join(tool.compress)) + f" > {cmdline.join([squeezed])}"
+            + f"; status=$?; wc -c < {cmdline.join([squeezed])}; times; "
+            + f"{cmdline.join(tool.decompress)} < {cmdline.join([squeezed])} > /dev/null; times; "
             + f"{rm}; exit $status")
     try:
         result = doctor.measure_stage("compress", title, in_path, [(doctor.src, line)],

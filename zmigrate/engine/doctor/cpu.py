@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..capabilities import parse_cp_time
+from ..hosts.tools import parse_cp_time
 from .results import HostCpu, ProcessCpu
 
 CPU_SCRIPT = ("if [ -r /proc/stat ]; then "

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from .. import shell
+from .. import cmdline
 from ..errors import ZmigrateError
 from ..findings import Note, NoteKind
-from ..pipeline import free_port
+from ..job.pipeline import free_port
 from ..route import SshRoute, diagnose
 from ..transports import carrier
 from ..transports.tcp import address_port
@@ -33,8 +33,8 @@ def network_stage(doctor: Doctor) -> StageResult:
     except ZmigrateError as exc:
         return StageResult("network", title, None, 0.0, 0, in_path, error=exc.message)
     listen = address_port(allow, port) if allow else str(port)
-    receiver = shell.join(mbuffer_argv("-I", listen, "-o", "/dev/null"))
-    sender = shell.join(mbuffer_argv("-i", "/dev/zero", "-O", address_port(connect, port)))
+    receiver = cmdline.join(mbuffer_argv("-I", listen, "-o", "/dev/null"))
+    sender = cmdline.join(mbuffer_argv("-i", "/dev/zero", "-O", address_port(connect, port)))
     return doctor.measurer.measure("network", title, in_path,
                                    [(doctor.dst, receiver), (doctor.src, sender)], 0,
                                    listen_port=port, details={"port": port, "connect": connect})
@@ -55,7 +55,7 @@ def ssh_stages(doctor: Doctor) -> Iterator[StageResult]:
     in_path_default = carrier(doctor.transport).source_ssh
     target, opts, route = _ssh_route(doctor)
     base = ["ssh", "-o", "BatchMode=yes", "-o", "ConnectTimeout=10", *opts]
-    probe = doctor.src.run(shell.join([*base, target, "true"]) + " </dev/null",
+    probe = doctor.src.run(cmdline.join([*base, target, "true"]) + " </dev/null",
                          timeout=SSH_PROBE_TIMEOUT)
     if not probe.ok:
         lines = [x for x in probe.stderr.strip().splitlines() if x.strip()]
@@ -70,13 +70,13 @@ def ssh_stages(doctor: Doctor) -> Iterator[StageResult]:
                           notes=(Note(NoteKind.SSH_UNREACHABLE, {"reason": reason}),),
                           details={"target": target})
         return
-    remote = shell.join(["env", f"{DOCTOR_ENV}={doctor.run_id}", "cat"]) + " > /dev/null"
+    remote = cmdline.join(["env", f"{DOCTOR_ENV}={doctor.run_id}", "cat"]) + " > /dev/null"
     for cipher in (None, *doctor.ciphers):
         if doctor.cancelled:
             break
         cipher_args = ["-c", cipher] if cipher else []
-        line = shell.pipe(shell.join(mbuffer_argv("-i", "/dev/zero")),
-                          shell.join([*base[:1], *cipher_args, *base[1:], target, remote]))
+        line = cmdline.pipe(cmdline.join(mbuffer_argv("-i", "/dev/zero")),
+                          cmdline.join([*base[:1], *cipher_args, *base[1:], target, remote]))
         name = f"ssh_{cipher or 'default'}"
         title = f"ssh, {cipher or 'default cipher'}"
         yield doctor.measurer.measure(name, title, in_path_default and cipher is None,

@@ -9,12 +9,12 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from .. import shell
+from .. import cmdline
 from ..errors import ZmigrateError
 from ..findings import Note, NoteKind
 from ..hosts import Host, Process
+from ..job.pipeline import await_listener, stop_processes, wait_listening
 from ..mbuffer import LineSplitter, parse_status, parse_summary
-from ..pipeline import await_listener, stop_processes, wait_listening
 from ..units import KiB, MiB, size_arg
 from .cpu import CPU_SCRIPT, CpuSnapshot, cpu_between, parse_cpu
 from .results import Emit, StageResult, StageStarted
@@ -114,7 +114,7 @@ class Measurer:
 
     def line(self, pipeline: str) -> str:
         """The pipeline with our run id in its environment, so any leftover can be found."""
-        return shell.join(["env", f"{DOCTOR_ENV}={self.run_id}", "sh", "-c", pipeline])
+        return cmdline.join(["env", f"{DOCTOR_ENV}={self.run_id}", "sh", "-c", pipeline])
 
     def spawn(self, host: Host, pipeline: str) -> Spawned:
         meter = Meter()

@@ -26,10 +26,11 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from .. import capabilities, shell, zfs
+from .. import cmdline, zfs
 from ..errors import ZmigrateError
 from ..findings import Note, NoteKind
 from ..hosts import Host
+from ..hosts import tools as capabilities
 from ..job import Job, Request
 from ..plan import Options
 from ..transports import carrier, chosen
@@ -77,9 +78,9 @@ class Doctor:
                  ciphers: Sequence[str] = FAST_CIPHERS, emit: Emit | None = None,
                  ssh_test: bool = True, stages: Collection[str] | None = None) -> None:
         if snapshot is not None:
-            shell.snapshot(snapshot)
+            cmdline.snapshot(snapshot)
         if parent is not None:
-            shell.dataset(parent)
+            cmdline.dataset(parent)
         self.src, self.dst = src, dst
         self.snapshot, self.parent = snapshot, parent
         self.seconds = max(1.0, seconds)
@@ -199,7 +200,7 @@ class Doctor:
             return StageResult("source_read", title, None, 0.0, 0, True, skipped=True,
                                notes=(Note(NoteKind.NEEDS_SNAPSHOT),))
         send = zfs.send_argv(self.src, self.snapshot)
-        line = shell.pipe(shell.join(send), shell.join(mbuffer_argv("-o", "/dev/null")))
+        line = cmdline.pipe(cmdline.join(send), cmdline.join(mbuffer_argv("-o", "/dev/null")))
         result = self.measurer.measure("source_read", title, True, [(self.src, line)], 0,
                                details={"snapshot": self.snapshot})
         if any(n.kind is NoteKind.RAN_TO_END for n in result.notes):
@@ -216,7 +217,7 @@ class Doctor:
         if not gone:
             ds = self.temp_dataset
             assert ds is not None
-            command = shell.join(self.dst.privileged(["zfs", "destroy", "-r", "-f", ds]))
+            command = cmdline.join(self.dst.privileged(["zfs", "destroy", "-r", "-f", ds]))
             result = replace(result, details={
                 **result.details, "dataset": ds, "host": self.dst.label,
                 "cleanup_error": f"could not destroy {ds} on {self.dst.label} (it is busy): "
@@ -258,16 +259,16 @@ class Doctor:
             if mounted.strip() != "yes" or not mnt.startswith("/"):
                 return failed(f"{ds} is not mounted (mountpoint {mnt or '?'})")
             path = f"{mnt.rstrip('/')}/doctor.bin"
-            line = (shell.join(["dd", "if=/dev/urandom", f"bs={BLOCK}",
+            line = (cmdline.join(["dd", "if=/dev/urandom", f"bs={BLOCK}",
                                 f"count={limit // BLOCK}"]) + " 2>/dev/null | "
-                    + shell.join(mbuffer_argv("-o", path)))
+                    + cmdline.join(mbuffer_argv("-o", path)))
             result = self.measurer.measure("destination_write", title, True, [(dst, line)], 0,
                                    details=details)
             if result.rate is None or self._cancel.is_set():
                 return result
             # Count the flush too: without it the rate is that of the page cache.
             t0 = time.monotonic()
-            dst.run(shell.join(["sync", "-f", path]) + " 2>/dev/null || sync", timeout=300)
+            dst.run(cmdline.join(["sync", "-f", path]) + " 2>/dev/null || sync", timeout=300)
             flush = time.monotonic() - t0
             write_time = result.bytes / result.rate if result.rate > 0 else result.seconds
             rate = result.bytes / (write_time + flush) if write_time + flush > 0 else None
@@ -305,7 +306,7 @@ def roomiest_pool(dst: Host) -> str | None:
     test goes when no destination dataset was given."""
     # `zpool list`, then the roots' space: `zfs list -d` is newer than some zfs (zfs-fuse).
     r = dst.execute(dst.privileged(["zpool", "list", "-H", "-o", "name"]), timeout=60)
-    names = [shell.dataset(n.strip()) for n in r.stdout.splitlines() if n.strip()]
+    names = [cmdline.dataset(n.strip()) for n in r.stdout.splitlines() if n.strip()]
     pools: list[tuple[int, str]] = []
     if r.ok and names:
         r = dst.execute(dst.privileged(

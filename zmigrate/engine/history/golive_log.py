@@ -2,7 +2,7 @@
 
 One row per go-live (table `go_live`, schema 2). A row whose `back` is empty is live: going
 back reads its steps and undoes exactly them. No Qt, no ZFS here: the steps are stored as
-given (argv lists), `engine/golive_record.py` runs them.
+given (argv lists), `engine/golive/record.py` runs them.
 """
 
 from __future__ import annotations

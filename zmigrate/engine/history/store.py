@@ -89,7 +89,7 @@ CREATE TABLE samples (
 CREATE INDEX samples_job ON samples(job_id, t);
 """
 
-# Going live (engine/golive_record.py): what ran, each step with its undo, so going back
+# Going live (engine/golive/record.py): what ran, each step with its undo, so going back
 # undoes exactly that; `back` is set when it was undone.
 _SCHEMA_V2 = """
 CREATE TABLE go_live (

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, ClassVar
 
-from .. import shell
+from .. import cmdline
 from ..findings import Advice, AdviceKind, Figure, Finding
 from .compress import Compressor
 
@@ -56,18 +56,18 @@ class StreamSpec:
     def source_side(self, source_mbuffer: list[str], *after: str) -> str:
         """`zfs send [| compressor] | mbuffer [| after...]`: the source's mbuffer buffers what
         crosses the wire, compressed or not."""
-        stages = [shell.join(self.send)]
+        stages = [cmdline.join(self.send)]
         if self.compress is not None:
-            stages.append(shell.join(self.compress.compress))
-        return shell.pipe(*stages, shell.join(source_mbuffer), *after)
+            stages.append(cmdline.join(self.compress.compress))
+        return cmdline.pipe(*stages, cmdline.join(source_mbuffer), *after)
 
     def receive_side(self, destination_mbuffer: list[str], *before: str) -> str:
         """`[before... |] [decompressor |] mbuffer | zfs receive`: the destination's mbuffer
         feeds `zfs receive` the stream as sent, and counts its bytes (progress)."""
         stages = list(before)
         if self.compress is not None:
-            stages.append(shell.join(self.compress.decompress))
-        return shell.pipe(*stages, shell.join(destination_mbuffer), shell.join(self.receive))
+            stages.append(cmdline.join(self.compress.decompress))
+        return cmdline.pipe(*stages, cmdline.join(destination_mbuffer), cmdline.join(self.receive))
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING
 
-from .. import capabilities
 from ..errors import PreflightError, PreflightReason
+from ..hosts import tools as capabilities
 
 if TYPE_CHECKING:
     from ..zfs import Capabilities

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
-from .. import mbuffer, shell
+from .. import cmdline, mbuffer
 from .base import Carrier, Ends, StreamSpec, Transport
 
 if TYPE_CHECKING:
@@ -23,8 +23,8 @@ class Local(Carrier):
         # One pipeline, one status: a failed receive must end the mbuffer (-e) at once.
         mb = mbuffer.command(spec.block, spec.source_buffer, hash_=spec.hash,
                              rate=spec.rate_limit, stop_on_error=True)
-        return Ends(shell.pipe(shell.join(spec.send), shell.join(mb), shell.join(spec.receive)),
-                    None)
+        line = cmdline.pipe(cmdline.join(spec.send), cmdline.join(mb), cmdline.join(spec.receive))
+        return Ends(line, None)
 
 
 CARRIER = Local()

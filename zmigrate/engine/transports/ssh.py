@@ -10,7 +10,7 @@ from __future__ import annotations
 import secrets
 from typing import TYPE_CHECKING, ClassVar
 
-from .. import mbuffer, shell
+from .. import cmdline, mbuffer
 from ..findings import Advice, AdviceKind, Figure, Finding
 from .base import CIPHER, Carrier, Ends, StreamSpec, Transport
 
@@ -48,7 +48,7 @@ class Ssh(Carrier):
         ssh_argv = ["ssh", "-o", "BatchMode=yes", *spec.ssh_options, spec.ssh_target, remote]
         src_mb = mbuffer.command(spec.block, spec.source_buffer, hash_=spec.hash,
                                  rate=spec.rate_limit, stop_on_error=True)
-        return Ends(spec.source_side(src_mb, shell.join(ssh_argv)), None, receive_log)
+        return Ends(spec.source_side(src_mb, cmdline.join(ssh_argv)), None, receive_log)
 
     def sender_label(self, plan: Plan, dst_label: str) -> str:
         # Its exit status is the ssh's: a killed ssh or a lost connection shows here.

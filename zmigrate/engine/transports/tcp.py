@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
-from .. import capabilities, mbuffer, shell
+from .. import cmdline, mbuffer
 from ..errors import PreflightError, PreflightReason
 from ..findings import Figure, Finding
+from ..hosts import tools as capabilities
 from .base import Carrier, Ends, StreamSpec, Transport
 
 if TYPE_CHECKING:
@@ -86,7 +87,7 @@ class Tcp(Carrier):
         wire = mbuffer.command(spec.block, spec.block * WIRE_BLOCKS, hash_=False,
                                listen=listen, quiet=True)
         dst_mb = mbuffer.command(spec.block, spec.destination_buffer, hash_=spec.hash)
-        return Ends(spec.source_side(src_mb), spec.receive_side(dst_mb, shell.join(wire)))
+        return Ends(spec.source_side(src_mb), spec.receive_side(dst_mb, cmdline.join(wire)))
 
     def stall_path(self, plan: Plan, src: str, dst: str) -> dict[str, Figure]:
         # The listener's port on the destination, as the source reaches it.

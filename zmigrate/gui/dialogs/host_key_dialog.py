@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QDialog, QWidget
 
-from ...engine.ssh import HostKeyDecision, HostKeyInfo
+from zmigrate.engine.hosts.login import HostKeyDecision, HostKeyInfo
+
 from .. import forms, markup, style
 from ..generated.ui_host_key_dialog import Ui_HostKeyDialog
 

@@ -11,9 +11,10 @@ from dataclasses import dataclass, replace
 from PySide6.QtCore import QItemSelection
 from PySide6.QtWidgets import QWidget
 
+from zmigrate.engine.cmdline import dataset as check_dataset
+
 from ...engine.errors import PreflightError, PreflightReason, ZmigrateError
 from ...engine.plan import Options, Plan, Site, make_plan
-from ...engine.shell import dataset as check_dataset
 from ...engine.tree import TreePlan
 from ...engine.units import format_size
 from ...engine.zfs import Dataset, ResumeInfo, Snapshot

@@ -8,7 +8,9 @@ from dataclasses import dataclass
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QInputDialog, QLabel, QMessageBox, QPushButton, QWidget
 
-from ...engine import golive_record, shell
+from zmigrate.engine import cmdline
+from zmigrate.engine.golive import record as golive_record
+
 from ...engine.golive import GoLivePlan
 from ...engine.history import History, HistoryError, JobRecord
 from ...engine.hosts import Host
@@ -104,7 +106,7 @@ class GoLiveControls(QObject):
                  self._confirm, self._failed)
 
     def _confirm(self, plan: GoLivePlan) -> None:
-        lines = [f"# on the {st.side}: {st.what}\n{shell.join(st.argv)}" for st in plan.steps]
+        lines = [f"# on the {st.side}: {st.what}\n{cmdline.join(st.argv)}" for st in plan.steps]
         where = (f" The copy is mounted under {self.mount_root}." if self.mount_root else
                  " The copy is mounted where the source was.")
         text = ("Going live runs these commands (each is undone by Go back)." + where

@@ -9,8 +9,9 @@ import time
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QFrame, QLabel
 
-from ...engine import golive_record
-from ...engine.golive_record import Offer
+from zmigrate.engine.golive import record as golive_record
+from zmigrate.engine.golive.record import Offer
+
 from ...engine.hosts import Host
 from ...engine.zfs import Capabilities
 from .. import markup, style

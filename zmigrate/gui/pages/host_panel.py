@@ -7,10 +7,11 @@ import re
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFileDialog, QWidget
 
-from ...engine import capabilities
+from zmigrate.engine.hosts import tools as capabilities
+from zmigrate.engine.hosts.login import HostSpec, config_aliases, connect
+
 from ...engine.errors import AuthError, ZmigrateError
 from ...engine.hosts import Host
-from ...engine.ssh import HostSpec, config_aliases, connect
 from ...engine.zfs import Capabilities, probe
 from .. import forms, markup, style, words
 from ..generated.ui_host_panel import Ui_HostPanel

@@ -7,8 +7,9 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QWidget
 
+from zmigrate.engine.hosts.login import HostSpec
+
 from ...engine.hosts import Host
-from ...engine.ssh import HostSpec
 from .. import forms, style, words
 from ..generated.ui_hosts_page import Ui_HostsPage
 from ..prompts import SecretMemory

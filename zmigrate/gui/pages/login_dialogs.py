@@ -11,7 +11,8 @@ from concurrent.futures import Future
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QInputDialog, QLineEdit, QWidget
 
-from ...engine.ssh import HostKeyDecision, HostKeyInfo
+from zmigrate.engine.hosts.login import HostKeyDecision, HostKeyInfo
+
 from .. import words
 from ..dialogs.host_key_dialog import HostKeyDialog
 from ..prompts import PromptRelay

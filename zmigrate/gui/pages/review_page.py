@@ -5,13 +5,15 @@ from __future__ import annotations
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QWidget, QWizard
 
-from ...engine import leftovers, readonly_window
+from zmigrate.engine.golive import readonly_window
+from zmigrate.engine.golive.final_sync import readonly_window_of
+from zmigrate.engine.golive.readonly_window import Window
+from zmigrate.engine.hosts import leftovers
+
 from ...engine.errors import ZmigrateError
 from ...engine.events import StageChanged
-from ...engine.final_sync import readonly_window_of
 from ...engine.job import Job, Request
 from ...engine.plan import Plan
-from ...engine.readonly_window import Window
 from ...engine.tree import TreeEntry, TreeJob, TreePlan
 from ...engine.units import format_size
 from .. import forms, markup, style

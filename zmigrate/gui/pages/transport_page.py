@@ -6,7 +6,8 @@ from dataclasses import replace
 
 from PySide6.QtWidgets import QRadioButton, QWidget
 
-from ...engine import capabilities
+from zmigrate.engine.hosts import tools as capabilities
+
 from ...engine.diagnosis import BUFFER_SECONDS
 from ...engine.plan import DEFAULT_BLOCK, MEMORY_SHARE, Options
 from ...engine.transports import Compression, Transport, carrier

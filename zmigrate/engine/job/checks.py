@@ -1,0 +1,271 @@
+"""What a job checks around its streams: the `zfs allow` delegations a plan needs before it
+runs, and after it ran, the sent snapshot's guid on both sides (every child's after -R)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
+
+from .. import cmdline, zfs
+from ..errors import PreflightError, PreflightReason, TransferError, ZmigrateError
+from ..events import StageChanged, Summary
+from ..hosts import Host
+from ..plan import Plan
+from ..units import format_size
+from .pipeline import StepResult
+
+A = TypeVar("A")
+B = TypeVar("B")
+Emit = Callable[[object], None]
+RESUME_HINT = ("the partial receive was kept on the destination: run again with --resume to "
+               "send only the rest, or --discard-partial to drop it")
+
+
+def both(first: Callable[[], A], second: Callable[[], B]) -> tuple[A, B]:
+    """Run two independent remote calls at once (each host has its own connection, and one
+    round trip to each is most of a preflight's time); re-raise the first error."""
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="zmigrate-preflight") as pool:
+        a, b = pool.submit(first), pool.submit(second)
+        return a.result(), b.result()
+
+
+def permission_need(caps: zfs.Capabilities | None, operation: str,
+                    dataset: str) -> tuple[tuple[str, ...], str, str] | None:
+    """What a permission error of `operation` on `dataset` needs (for its fix text)."""
+    if caps is None or caps.root or not caps.user:
+        return None
+    return zfs.PERMISSIONS[operation], dataset.split("@", 1)[0], caps.user
+
+
+def check_permissions(src: Host, dst: Host, src_caps: zfs.Capabilities,
+                      dst_caps: zfs.Capabilities, plan: Plan, ds_name: str, parent: str,
+                      target: zfs.Dataset | None) -> None:
+    """For a login without root or sudo: the `zfs allow` delegations the plan needs.
+
+    The sets were verified on OpenZFS 2.3.2 with a delegated user (docs/permissions.md)."""
+    need_src = list(zfs.PERMISSIONS["send"])
+    if plan.bookmark:
+        need_src += zfs.PERMISSIONS["bookmark"]
+    if plan.replicate or (plan.options.intermediates and any(
+            s.base is not None and not zfs.is_bookmark(s.base) and not s.resume_token
+            for s in plan.steps)):
+        need_src += zfs.PERMISSIONS["hold"]  # send -R / -I take temporary holds
+    need_dst = list(zfs.PERMISSIONS["receive"])
+    if plan.options.readonly:
+        need_dst += zfs.PERMISSIONS["readonly"]
+    extra: list[str] = []
+    if plan.rollback:  # zfs rollback -r (receive -F alone needs only the receive set)
+        extra += zfs.PERMISSIONS["force"]
+    if plan.options.force and plan.replicate and plan.base is not None:
+        extra += zfs.PERMISSIONS["force_replicate"]  # receive -F -R drops pruned snapshots
+    # A partial first receive: `receive -A` destroys the dataset itself, and the copy is
+    # then created afresh under the parent (checked there, like any new dataset).
+    fresh = bool(plan.discard) and target is not None and not target.snapshots
+    if plan.discard and not fresh:
+        extra += zfs.PERMISSIONS["discard"]
+    need_dst += [p for p in dict.fromkeys(extra) if p not in need_dst]
+    dst_on = target.name if target is not None and not fresh else parent
+    checks = [(src, src_caps, ds_name, need_src),
+              (dst, dst_caps, dst_on, need_dst)]
+    if fresh and target is not None:
+        checks.append((dst, dst_caps, target.name,
+                       list(zfs.PERMISSIONS["discard"])))
+    for host, caps, dataset, needed in checks:
+        missing = zfs.missing_permissions(host, caps, dataset, needed)
+        if missing:
+            user = caps.user or "USER"
+            raise PreflightError(
+                f"{user} lacks the ZFS permission(s) {','.join(missing)} on {dataset}",
+                host=host.label,
+                fix=f"grant them (as root there): {zfs.allow_line(user, missing, dataset)}; "
+                "or connect as root / with --sudo",
+                reason=PreflightReason.PERMISSION,
+            )
+
+
+def verify_guids(src: Host, dst: Host, dst_caps: zfs.Capabilities, plan: Plan,
+                 src_sets: list[zfs.Dataset], emit: Emit, *,
+                 readonly: bool = False) -> tuple[int, int]:
+    """The sent snapshot's guid, equal on both sides (and every child's after -R); with
+    `readonly`, the copy set readonly=on in the same command (one round trip)."""
+    emit(StageChanged("verifying", "comparing snapshot guids"
+                      + (" and setting readonly=on" if readonly else "")))
+    dst_snap = plan.destination_snapshot
+
+    def destination_guid() -> int:
+        line = cmdline.join(dst.privileged(["zfs", "get", "-Hp", "-o", "value", "guid",
+                                          dst_snap]))
+        if readonly:
+            line += " && " + cmdline.join(dst.privileged(
+                ["zfs", "set", "readonly=on", plan.destination_dataset]))
+        r = dst.run(line, timeout=120)
+        first = r.stdout.strip().splitlines()[:1]
+        if not first or not first[0].isdigit():
+            said = r.stderr.strip().splitlines()[-1:]
+            raise TransferError(f"{dst_snap} is missing after the transfer"
+                                + (f" ({said[0]})" if said else ""), host=plan.destination)
+        r.check("setting readonly=on")
+        return int(first[0])
+
+    # A snapshot's guid never changes: the one read with the inventory is the source's.
+    known = next((s.guid for d in src_sets for s in d.snapshots
+                  if s.name == plan.source_snapshot), None)
+    if known is not None:
+        src_guid, dst_guid = known, destination_guid()
+    else:
+        src_guid, dst_guid = both(lambda: zfs.guid(src, plan.source_snapshot),
+                                  destination_guid)
+    if src_guid != dst_guid:
+        raise TransferError(
+            f"guid mismatch: source {src_guid}, destination {dst_guid}",
+            host=plan.destination,
+        )
+    _verify_children(dst, dst_caps, plan, src_sets)
+    return src_guid, dst_guid
+
+
+def _verify_children(dst: Host, dst_caps: zfs.Capabilities, plan: Plan,
+                     src_sets: list[zfs.Dataset]) -> None:
+    """After -R: every child's snapshot arrived with the source's guid."""
+    if not plan.replicate or not plan.children:
+        return
+    ds_name, short = plan.source_snapshot.split("@", 1)
+    received = {d.name: d for d in zfs.inventory(dst, dst_caps,
+                                                 plan.destination_dataset)}
+    for child in src_sets:
+        if child.name not in plan.children:
+            continue
+        snap = child.snapshot(short)
+        if snap is None:
+            continue
+        name = plan.destination_dataset + child.name[len(ds_name):]
+        got = received.get(name)
+        copy = got.snapshot(short) if got else None
+        if copy is None or copy.guid != snap.guid:
+            raise TransferError(f"{name}@{short} is missing or differs after -R",
+                                host=plan.destination)
+
+
+def bookmark(src: Host, src_caps: zfs.Capabilities | None, plan: Plan,
+             emit: Emit) -> dict[str, object]:
+    """Bookmark the sent snapshot on the source; a failure is reported, not fatal."""
+    assert plan.bookmark is not None
+    emit(StageChanged("verifying", f"bookmarking: {plan.bookmark}"))
+    r = src.run(plan.bookmark, timeout=60)
+    if r.ok:
+        return {"bookmark": f"{plan.source_snapshot.replace('@', '#', 1)}"}
+    err = zfs.classify_zfs_error(src.label, "bookmarking the sent snapshot",
+                                 r.stderr, r.command, r.status,
+                                 permission=permission_need(src_caps, "bookmark",
+                                                            plan.source_snapshot))
+    emit(StageChanged("verifying", f"bookmark failed: {err}"))
+    return {"bookmark_error": str(err)}
+
+
+def clean_up_after_failure(dst: Host, dst_caps: zfs.Capabilities | None, plan: Plan,
+                           existed: bool, emit: Emit) -> bool:
+    """After a failure: make sure no partial dataset of ours is left on the destination.
+    True when an interrupted receive was kept there to resume."""
+    emit(StageChanged("cleanup", "checking the destination"))
+    try:
+        assert dst_caps is not None
+        ds = zfs.dataset_info(dst, dst_caps, plan.destination_dataset)
+        if plan.resumable and ds is not None and not existed and not ds.snapshots \
+                and not ds.resume_token:
+            ds = _saved_state(dst, dst_caps, plan.destination_dataset)
+        if ds is not None and ds.resume_token:
+            emit(StageChanged("cleanup", RESUME_HINT))
+            return True
+        if ds is not None and not existed and not ds.snapshots:
+            # A dataset we created that holds no snapshot is a partial receive: remove it.
+            dst.execute(dst.privileged(["zfs", "destroy", "-r", plan.destination_dataset]),
+                        timeout=120)
+    except ZmigrateError as exc:
+        emit(StageChanged("cleanup", f"cleanup failed: {exc}"))
+    return False
+
+
+SETTLE = 10.0  # seconds a stopped `zfs receive -s` may take to save its resumable state
+
+
+def _saved_state(dst: Host, caps: zfs.Capabilities, name: str) -> zfs.Dataset | None:
+    """A new dataset half received with -s, read again until its resume token shows (or
+    SETTLE passed): a `zfs receive` told to stop saves its state as it ends, which can be after
+    its session reported the end. Destroying it before would throw away what had arrived."""
+    deadline = time.monotonic() + SETTLE
+    while True:
+        time.sleep(0.5)
+        ds = zfs.dataset_info(dst, caps, name)
+        if ds is None or ds.resume_token or ds.snapshots or time.monotonic() > deadline:
+            return ds
+
+
+def make_room(dst: Host, dst_caps: zfs.Capabilities | None, plan: Plan, emit: Emit) -> bool:
+    """Before the streams: drop a partial receive, roll back what the user agreed to lose,
+    unmount a dataset that takes the copy as itself. True when the destination changed (its
+    state must be read again)."""
+    ds = plan.destination_dataset
+    if plan.discard:
+        _first(dst, plan.discard, f"discarding the partial receive: {plan.discard}",
+               "discarding the partial receive", permission_need(dst_caps, "discard", ds),
+               emit, tolerated="does not have any resumable receive state")
+    if plan.resume_token:
+        emit(StageChanged("preflight", f"resuming after "
+                               f"{format_size(plan.resumed_from)} already received"))
+    if plan.rollback:
+        _first(dst, plan.rollback, f"rolling back: {plan.rollback}",
+               "rolling back the destination", permission_need(dst_caps, "force", ds), emit)
+    if plan.unmount:
+        _first(dst, plan.unmount, f"unmounting {ds}, which takes the copy as itself: "
+               f"{plan.unmount}", f"unmounting {ds}", permission_need(dst_caps, "receive", ds),
+               emit)
+    return bool(plan.discard)
+
+
+def _first(dst: Host, command: str, said: str, what: str,
+           permission: tuple[tuple[str, ...], str, str] | None, emit: Emit,
+           tolerated: str | None = None) -> None:
+    """One of the commands the destination runs before the streams, said first; its failure
+    (unless its stderr says `tolerated`) raised as `what`."""
+    emit(StageChanged("preflight", said))
+    r = dst.run(command, timeout=300)
+    if not r.ok and (tolerated is None or tolerated not in r.stderr):
+        raise zfs.classify_zfs_error(dst.label, what, r.stderr, r.command, r.status,
+                                     permission=permission)
+
+
+def summary_of(plan: Plan, results: list[StepResult], hashes: list[bool | None],
+               guids: tuple[int, int], extra: dict[str, object]) -> Summary:
+    """A finished job's summary from its steps' results."""
+    done = sum(r.bytes for r in results)
+    seconds = sum(r.seconds for r in results)
+    empties = [r.receive_empty_count for r in results if r.receive_empty_count is not None]
+    return Summary(
+        bytes=done,
+        seconds=seconds,
+        rate=done / seconds if seconds > 0 else 0.0,
+        receive_empty_count=sum(empties) if empties else None,
+        source_guid=guids[0],
+        destination_guid=guids[1],
+        # True only when every step's two stream hashes were there and equal.
+        hash_match=True if hashes and all(hashes) else None,
+        snapshots_sent=plan.arrives,
+        extra={**extra, "mbuffers": mbuffer_figures(results)},
+    )
+
+
+def mbuffer_figures(results: list[StepResult]) -> dict[str, dict[str, float]]:
+    """Each side's mbuffer summary over all steps (bytes, seconds, bytes/s): the figures a
+    transfer too short for any status line still has."""
+    figures: dict[str, dict[str, float]] = {}
+    for side in ("send", "receive"):
+        sums = [s for r in results
+                if (s := r.send_summary if side == "send" else r.receive_summary) is not None]
+        if sums:
+            nbytes = sum(s.total for s in sums)
+            secs = sum(s.seconds for s in sums)
+            figures[side] = {"bytes": nbytes, "seconds": secs,
+                             "rate": nbytes / secs if secs > 0 else max(s.rate for s in sums)}
+    return figures

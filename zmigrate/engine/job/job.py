@@ -1,0 +1,335 @@
+"""A migration job: preflight, plan, run every step, verify, and clean up on every path.
+
+A Job is driven from any thread: `run()` blocks, `start()` runs it on a thread of its own, and
+`cancel()` may be called from another thread. Observers get plain event objects (events.py).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+from .. import cmdline, transports, zfs
+from ..diagnosis import Diagnoser
+from ..errors import CancelledError, PortInUseError, TransferError, ZmigrateError
+from ..events import Observer, PlanReady, StageChanged, Summary
+from ..hosts import Host
+from ..plan import Options, Plan, Site, make_plan, with_estimates
+from ..route import SshRoute
+from ..work import Work
+from .checks import RESUME_HINT as RESUME_HINT
+from .checks import (
+    bookmark,
+    check_permissions,
+    clean_up_after_failure,
+    make_room,
+    summary_of,
+    verify_guids,
+)
+from .checks import both as both
+from .pipeline import StepResult, StepRunner, check_hashes, free_port, listening_ports
+from .preflight import Known as Known
+from .preflight import addresses as addresses
+from .preflight import (
+    check_room,
+    destination_emptiness,
+    exact_size,
+    listener_port,
+    probe_both,
+    ssh_route,
+)
+from .preflight import default_transport as default_transport
+from .preflight import read_known as read_known
+from .preflight import read_settled as read_settled
+
+PORT_ATTEMPTS = 3  # listeners started before one binds its port (another process may take it)
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """What to move: `pool/ds@snap` on the source into `pool/ds` on the destination."""
+
+    snapshot: str
+    destination: str
+    options: Options = field(default_factory=Options)
+
+
+class Job(Work):
+    """One transfer between two connected hosts (the caller owns and closes the hosts).
+
+    Args:
+        src, dst: connected hosts (the same object for a same-host transfer).
+        request: what to send where, and how.
+        observer: called with every event, on the job's thread.
+        src_caps, dst_caps: capabilities if already probed.
+        t0: the monotonic time samples count from (default: when the job runs).
+        known: what the caller already read (a tree): the preflight then reads nothing again.
+        deferred: the caller compares the guids and sets readonly=on itself, for many
+            datasets in one round trip per host (a tree); the summary's guids are then 0.
+    """
+
+    def __init__(self, src: Host, dst: Host, request: Request, observer: Observer | None = None,
+                 *, src_caps: zfs.Capabilities | None = None,
+                 dst_caps: zfs.Capabilities | None = None, t0: float | None = None,
+                 known: Known | None = None, deferred: bool = False) -> None:
+        super().__init__(observer, (src, dst))
+        self.src = src
+        self.dst = dst
+        self.request = request
+        self.src_caps = src_caps
+        self.dst_caps = dst_caps
+        self.plan: Plan | None = None
+        self._runner: StepRunner | None = None
+        self._origin = t0  # a tree's jobs share one time axis
+        self.t0 = time.monotonic() if t0 is None else t0
+        self.partial_kept = False  # an interruption left a resumable state on the destination
+        self._src_sets: list[zfs.Dataset] = []
+        self._dst_before: tuple[bool, set[str]] | None = None
+        self._given_plan: Plan | None = None
+        self.parent_pending = False  # plan as if the destination's parent existed
+        self.known = known
+        self.deferred = deferred
+        self._plan_on: Callable[[int | None], Plan] | None = None  # the plan on another port
+        # A port zmigrate picked may move when another process takes it; the user's may not.
+        self.port_movable = request.options.port is None
+
+    thread_name = "zmigrate-job"
+
+    # -- control ------------------------------------------------------------------------------
+    def start(self, plan: Plan | None = None) -> None:
+        """Run the job on a thread of its own; with `plan` (from `prepare()`, e.g. shown to the
+        user for review), exactly that plan runs instead of planning again."""
+        self._given_plan = plan
+        self._start_thread()
+
+    def cancel(self) -> None:
+        """Ask the job to stop; both ends are killed right away. Safe from any thread."""
+        self._cancel.set()
+        runner = self._runner
+        if runner is not None:
+            threading.Thread(target=runner.stop, name="zmigrate-cancel", daemon=True).start()
+
+    # -- the work -----------------------------------------------------------------------------
+    def run(self, plan: Plan | None = None) -> Summary:
+        """Run the whole job on this thread and return the summary, or raise ZmigrateError.
+
+        With `plan` (from `prepare()`), exactly that plan runs instead of planning again.
+        """
+        if plan is not None:
+            self._given_plan = plan
+        self.t0 = time.monotonic() if self._origin is None else self._origin
+        return self._finish(self._run)
+
+    def _check_cancel(self) -> None:
+        if self._cancel.is_set():
+            raise CancelledError("the transfer was cancelled before it started")
+
+    def prepare(self) -> Plan:
+        """Probe, inventory and plan (preflight); raises PreflightError before anything runs."""
+        req = self.request
+        self.emit(StageChanged("preflight", "probing hosts"))
+        self.src_caps, self.dst_caps = probe_both(self.src, self.dst, self.src_caps,
+                                                  self.dst_caps)
+        dst_caps = self.dst_caps
+        ds_name, _ = cmdline.split_snapshot(req.snapshot)
+        cmdline.dataset(req.destination)
+        self._check_cancel()
+        self.emit(StageChanged("preflight", "reading datasets"))
+        parent = req.destination.rsplit("/", 1)[0] if "/" in req.destination else req.destination
+
+        options = req.options
+        transport = default_transport(self.src, self.dst, options)
+        options = replace(options, transport=transport)
+        carrier = transports.carrier(transport)
+        tcp = carrier.listens
+        known = self.known or read_settled(self.src, self.dst, self.src_caps, dst_caps,
+                                           ds_name, req.destination, options, self.emit)
+        origin_ds = req.options.origin.split("@")[0] if req.options.origin else None
+        src_sets = [d for d in known.src_sets if within(d.name, ds_name) or d.name == origin_ds]
+        dst_sets = [d for d in known.dst_sets
+                    if d.name == parent or within(d.name, req.destination)]
+        connect_address, allow_address = known.addresses if tcp else ("", None)
+        used = set(known.ports)
+        feature = known.feature
+        if self.parent_pending and not any(d.name == parent for d in dst_sets):
+            # A tree's dry run: the parent arrives earlier in the same run.
+            dst_sets.append(zfs.Dataset(parent, "filesystem", 0, 0, 0, 0, 0))
+        port = listener_port(self.dst, options, used) if tcp else None
+        if carrier.source_ssh and options.ssh_target is None:
+            route = self.ssh_route()
+            target, ssh_options = route.target_and_options()
+            options = replace(options, ssh_target=target, ssh_options=ssh_options,
+                              ssh_route=route)
+        self._src_sets = src_sets
+        existing = next((d for d in dst_sets if d.name == req.destination), None)
+        self._dst_before = (existing is not None,
+                            {x.name for x in existing.snapshots} if existing else set())
+        resume_info = None
+        if options.resume and existing is not None and existing.resume_token:
+            self.emit(StageChanged("preflight", "reading the resume token"))
+            resume_info = zfs.resume_info(self.src, existing.resume_token)
+        check_feature = dst_caps.resumable and options.resumable is not False
+        resumable = feature in ("enabled", "active") if check_feature else dst_caps.resumable
+        src_site = Site(self.src, self.src_caps, src_sets)
+        dst_site = Site(self.dst, self.dst_caps, dst_sets)
+        emptiness = destination_emptiness(self.dst, existing, dst_sets)
+
+        def plan_on(port: int | None) -> Plan:
+            return make_plan(src_site, dst_site, req.snapshot, req.destination, options,
+                             connect_address=connect_address, allow_address=allow_address,
+                             port=port, resume_info=resume_info, resumable=resumable,
+                             emptiness=emptiness)
+
+        self._plan_on = plan_on
+        plan = plan_on(port)
+        check_permissions(self.src, self.dst, self.src_caps, dst_caps, plan, ds_name, parent,
+                          existing)
+        if self.src_caps.send_estimate and not plan.resume_token:
+            plan = with_estimates(plan, [exact_size(self.src, s.base, s.snapshot, plan)
+                                         for s in plan.steps])
+        parent_ds = next((d for d in dst_sets if d.name == parent), None)
+        check_room(plan, parent_ds if plan.kind == "full" and not plan.resume_token
+                   else existing, self.dst.label)
+        return plan
+
+    def _on_another_port(self, plan: Plan) -> Plan:
+        """The same plan on a port nothing holds now (another process took the one picked)."""
+        assert self._plan_on is not None and plan.port is not None
+        port = free_port(self.dst, used=listening_ports(self.dst) | {plan.port})
+        self.emit(StageChanged("starting", f"port {plan.port} was taken on the destination: "
+                               f"listening on {port} instead"))
+        moved = self._plan_on(port)
+        if plan.estimate_exact:
+            moved = with_estimates(moved, [s.estimate or 0 for s in plan.steps])
+        self.plan = moved
+        return moved
+
+    def addresses(self) -> tuple[str, str | None]:
+        """(address the source connects to, source address as the destination sees it)."""
+        assert self.src_caps is not None and self.dst_caps is not None
+        return addresses(self.src, self.dst, self.src_caps, self.dst_caps)
+
+    def ssh_route(self) -> SshRoute:
+        """How the source's own ssh reaches the destination (job_preflight.ssh_route)."""
+        return ssh_route(self.dst.label, self.request.options.ssh_options)
+
+    def _run(self) -> Summary:
+        given = self._given_plan
+        plan = given if given is not None else self.prepare()
+        self.plan = plan
+        diagnoser = Diagnoser(self.emit, rate_limit=plan.options.rate_limit)
+        self.subscribe(diagnoser)
+        self.emit(PlanReady(plan))
+        for w in plan.warnings:
+            self.emit(StageChanged("preflight", w))
+        self._check_cancel()
+        if given is not None or self._dst_before is None:
+            existed, before = self._dst_state(plan)
+        else:
+            existed, before = self._dst_before
+        if make_room(self.dst, self.dst_caps, plan, self.emit):
+            existed, before = self._dst_state(plan)
+        try:
+            results, hashes = self._send(plan)
+        except ZmigrateError as exc:
+            self._runner = None
+            self.partial_kept = clean_up_after_failure(self.dst, self.dst_caps, plan, existed,
+                                                       self.emit)
+            if self.partial_kept:
+                exc.fix = f"{exc.fix}; {RESUME_HINT}" if exc.fix else RESUME_HINT
+            raise
+        return self._finish_sent(self.plan or plan, results, hashes, diagnoser)
+
+    def _send(self, plan: Plan) -> tuple[list[StepResult], list[bool | None]]:
+        """Every step's stream, in order: (results, each step's hash match)."""
+        results: list[StepResult] = []
+        hashes: list[bool | None] = []
+        done = 0
+        if len(plan.steps) > 1:  # the next step's sessions open while this one streams
+            self.src.expect_pipelines(1)
+            self.dst.expect_pipelines(1)
+        for i in range(len(plan.steps)):
+            self._check_cancel()
+            self.emit(StageChanged("starting", plan.steps[i].title(i, len(plan.steps))))
+            plan, result = self._run_step(plan, i, done)
+            match = check_hashes(result, plan.destination)
+            if plan.stream_hash and match is None:
+                # Asked for and not there: the check must run or fail the job, never vanish.
+                raise TransferError("the stream hash was asked for, but "
+                                    + ("the sender" if result.send_hash is None
+                                       else "the receiver") + " reported none",
+                                    host=plan.destination,
+                                    fix="run it again, or without the hash check")
+            hashes.append(match)
+            results.append(result)
+            done += result.bytes
+        return results, hashes
+
+    def _run_step(self, plan: Plan, i: int, done: int) -> tuple[Plan, StepResult]:
+        """Step `i` to its end; on a port another process took meanwhile, again on another
+        (the plan then changes: it is returned with the result)."""
+        for attempt in range(PORT_ATTEMPTS):
+            runner = StepRunner(plan, plan.steps[i], i, self.src, self.dst, self.emit, self.t0,
+                                self._cancel, done + plan.resumed_from)
+            self._runner = runner
+            try:
+                return plan, runner.run()
+            except PortInUseError:
+                if attempt == PORT_ATTEMPTS - 1 or self._plan_on is None \
+                        or not self.port_movable:
+                    raise
+                plan = self._on_another_port(plan)
+            finally:
+                self._runner = None
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    def _finish_sent(self, plan: Plan, results: list[StepResult], hashes: list[bool | None],
+                     diagnoser: Diagnoser) -> Summary:
+        """After the streams: guids compared, readonly=on, the bookmark; the summary."""
+        assert self.dst_caps is not None
+        src_guid, dst_guid = (0, 0) if self.deferred else verify_guids(
+            self.src, self.dst, self.dst_caps, plan, self._src_sets, self.emit,
+            readonly=plan.options.readonly)
+        extra: dict[str, object] = {}
+        if plan.resume_token:
+            extra["resumed_from"] = plan.resumed_from
+        if plan.bookmark:
+            extra.update(bookmark(self.src, self.src_caps, plan, self.emit))
+        return summary_of(plan, results, hashes, (src_guid, dst_guid),
+                          {"verdict": diagnoser.finish().to_json(), **extra})
+
+    def _dst_state(self, plan: Plan) -> tuple[bool, set[str]]:
+        """Whether the destination dataset exists, and its snapshots (one round trip)."""
+        assert self.dst_caps is not None
+        ds = zfs.dataset_info(self.dst, self.dst_caps, plan.destination_dataset)
+        return ds is not None, {s.name for s in ds.snapshots} if ds else set()
+
+
+def within(name: str, root: str) -> bool:
+    """Whether dataset `name` is `root` or one of its descendants."""
+    return name == root or name.startswith(root + "/")
+
+
+def partial_receive(src: Host, dst: Host, destination: str, *,
+                    src_caps: zfs.Capabilities | None = None,
+                    dst_caps: zfs.Capabilities | None = None) -> zfs.ResumeInfo | None:
+    """The interrupted receive into `destination` on `dst`, decoded on `src`; None if none.
+
+    For the GUI's destination page: offer Resume (Options(resume=True)) or Discard
+    (`discard_partial`). Raises ZmigrateError if the token cannot be decoded on `src`.
+    """
+    dst_caps = dst_caps or zfs.probe(dst)
+    token = zfs.partial_receive(dst, dst_caps, destination)
+    if token is None:
+        return None
+    return zfs.resume_info(src, token)
+
+
+def discard_partial(dst: Host, destination: str, *,
+                    dst_caps: zfs.Capabilities | None = None) -> None:
+    """Drop the interrupted receive into `destination` on `dst` (`zfs receive -A`)."""
+    dst_caps = dst_caps or zfs.probe(dst)
+    zfs.discard_partial(dst, cmdline.dataset(destination), dst_caps.user if not dst_caps.root
+                        else None)

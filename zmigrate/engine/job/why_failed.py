@@ -1,0 +1,140 @@
+"""Why an end of a step failed, in words that name the cause and the fix, read from what its
+processes last said (their exit status, mbuffer's and zfs receive's last lines)."""
+
+from __future__ import annotations
+
+import re
+import signal
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from .. import cmdline
+from ..errors import PortInUseError, TransferError, ZmigrateError
+
+if TYPE_CHECKING:
+    from ..hosts import Host, Process
+    from .stream_watch import SideState
+
+UNREACHABLE_FIX = ("the two hosts may not reach each other (another network, NAT, a firewall): "
+                   "use --transport relay (through this computer) or --transport ssh")
+
+
+_PROGRAMS = re.compile(r"\b(mbuffer|zfs (?:receive|recv|send)|tail|ssh|cat|pv)\b")
+
+
+def programs(line: str) -> str:
+    """The programs of a pipeline, in order: `mbuffer | zfs receive`."""
+    found: list[str] = []
+    for m in _PROGRAMS.finditer(line):
+        name = m.group(1).replace("zfs recv", "zfs receive")
+        if name not in found:
+            found.append(name)
+    return " | ".join(found) or line[:60]
+
+
+def lost_error(what: str, host: Host, procs: Sequence[Process]) -> TransferError:
+    """The control session to `host` is gone: which of the job's process groups there could
+    not be stopped, what becomes of them, and how to check on them."""
+    groups = [(p.pgid_now(), programs(p.pipeline or p.command)) for p in procs]
+    pgids = [g for g, _ in groups if g is not None]
+    listed = ", ".join(f"process group {g} ({name})" if g is not None else name
+                       for g, name in groups)
+    left = (f"; zmigrate could not stop its processes there: {listed}" if groups else "")
+    check = f"ps -A -o pid,pgid,args | grep '[{host.tag[0]}]{host.tag[1:]}'"
+    kill = cmdline.join(host.privileged(["pkill", "-TERM", "-g", ",".join(map(str, pgids))]))
+    stop = f"; to stop them by hand: `{kill}`" if pgids else ""
+    silent = f" (it answered nothing for {host.lost_after:.0f} s)" if host.lost_after else ""
+    return TransferError(
+        f"{what}: the SSH control session to {host.label} was lost{silent}{left}",
+        host=host.label,
+        fix=f"they keep running until {host.label}'s sshd notices the dead connection "
+        "(ClientAliveInterval × ClientAliveCountMax in its sshd_config; with the default "
+        "ClientAliveInterval 0, only TCP keepalive, after about two hours) or until the link "
+        f"comes back and resets it; the next zmigrate run to {host.label} stops them before "
+        f"it starts. To see them there: `{check}`{stop}",
+    )
+
+
+def end_error(state: SideState, what: str, host: Host,
+              procs: Sequence[Process] = ()) -> ZmigrateError:
+    """Why an end failed, from its last words; `host` is the host it ran on, `procs` the
+    step's processes there."""
+    if not host.alive():
+        return lost_error(what, host, procs)
+    # zfs receive -s explains how to resume by hand: zmigrate offers that itself.
+    noise = ("summary:", "partially received snapshot is saved",
+             "a resuming stream can be generated", "zfs send -t ",
+             "warning: permanently added")
+    # A status line cut off by a kill runs into the shell's "Killed": keep only the latter.
+    tail = [re.sub(r"^(mbuffer: )?in @ .*?% full", "", x).strip() for x in state.tail]
+    lines = [x for x in tail if x and not x.lower().startswith(noise)]
+    detail = "; ".join(lines[-3:]) if lines else "no error message"
+    fix = None
+    low = detail.lower()
+    if "connection refused" in low or "unable to connect" in low \
+            or "no route to host" in low or "network is unreachable" in low:
+        fix = UNREACHABLE_FIX
+    elif "permission denied" in low or "must be superuser" in low:
+        fix = "run as root, enable sudo for this host, or delegate with `zfs allow`"
+    elif "modified since" in low:
+        fix = "the destination changed after its last snapshot: pass --force to roll it back"
+    elif "out of space" in low or "no space" in low or "quota exceeded" in low:
+        fix = "free space on the destination pool"
+    elif "checksum mismatch" in low:
+        fix = ("the stream was damaged between the two hosts (network, NIC or memory) and zfs "
+               "receive refused it. Run it again; if it recurs, check the "
+               "link or use --transport ssh, whose MAC catches damage in flight")
+    elif "incomplete stream" in low or "failed to read from stream" in low:
+        fix = ("the stream was cut off: a process of the transfer or the connection died; "
+               "run it again")
+    if "address already in use" in low:
+        # Another process holds the port picked for the listener: the step can go again.
+        return PortInUseError(f"{what}: {detail}", host=state.host,
+                              fix="give another --port, or leave it out to pick a free one")
+    return TransferError(f"{what}: {detail}", host=state.host, fix=fix)
+
+def rejected_address(receive: SideState) -> str | None:
+    """The address the destination's mbuffer refused ("rejected connection from X")."""
+    for line in reversed(receive.tail):
+        m = re.search(r"rejected connection from (\S+)", line)
+        if m:
+            return m.group(1)
+    return None
+
+
+CUT_OFF = ("incomplete stream", "failed to read from stream", "premature end",
+           "invalid backup stream")
+
+
+def rejected_error(rejected: str, destination: str) -> TransferError:
+    """The listener refused the sender's connection from `rejected`."""
+    # It only takes the source's address as we expected it; behind NAT or on a second network
+    # it sees another one. Name it, and never take it silently.
+    return TransferError(
+        f"the destination's mbuffer rejected the connection from {rejected}: it only "
+        "accepts the source's address as zmigrate expected it",
+        host=destination,
+        fix=f"if {rejected} is the source as the destination sees it (NAT, a second "
+        f"network), run again with --allow-address {rejected}",
+    )
+
+
+def cut_off(state: SideState) -> bool:
+    """Whether this end only reports that its stream ended early (a consequence, not a cause):
+    a process of its own that was killed is a cause."""
+    lines = [line.lower() for line in state.tail]
+    return any(k in line for line in lines for k in CUT_OFF) \
+        and not any(line.endswith("killed") for line in lines)
+
+
+def exit_text(status: int) -> str:
+    """`exit N`, naming the signal when a shell reports death by one (128 + N)."""
+    if 128 < status < 128 + 65:
+        try:
+            name = signal.Signals(status - 128).name
+        except ValueError:
+            return f"exit {status}"
+        return f"exit {status}: killed by {name}"
+    if status == -1:
+        return "no exit status"
+    return f"exit {status}"

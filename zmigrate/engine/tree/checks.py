@@ -1,0 +1,261 @@
+"""A tree's checks on the destination: before (mountpoints free), while (the copy's root placed
+before its children arrive) and after (every dataset compared with its source, one read a host).
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from .. import cmdline, zfs
+from ..empty_target import refusal
+from ..errors import PreflightError, PreflightReason, ZmigrateError
+from ..events import StageChanged
+from ..hosts import Host
+from ..job import within
+from ..job.preflight import destination_emptiness
+from .entry import TreeEntry
+from .plan import TreePlan, TreeRequest, destination_name
+
+
+def check_ends(src: Host, dst: Host, request: TreeRequest, src_sets: Sequence[zfs.Dataset],
+               dst_sets: Sequence[zfs.Dataset], all_dst: Sequence[zfs.Dataset]) -> None:
+    """The tree exists on the source, and the copy's parent on the destination (unless the
+    copy is there already: `dst_sets` are the copy's, `all_dst` all that was read)."""
+    if not src_sets:
+        raise PreflightError(f"{request.root} does not exist", host=src.label,
+                             fix=f"run `zmigrate list {src.label}` to see what there is",
+                             reason=PreflightReason.NO_SOURCE)
+    parent = posixpath.dirname(request.destination)
+    if parent and not dst_sets and not any(d.name == parent for d in all_dst):
+        raise PreflightError(f"the destination's parent {parent} does not exist",
+                             host=dst.label,
+                             fix=f"create it first (zfs create -p {parent}) or pick another",
+                             reason=PreflightReason.NO_PARENT)
+
+
+def check_placement(src: Host, dst: Host, dst_caps: zfs.Capabilities, plan: TreePlan,
+                    mount_root: str | None, all_dst: Sequence[zfs.Dataset]) -> None:
+    """Where the copy lands: into an existing dataset only if empty (check_into), and no
+    dataset mounting over a directory in use where this zfs mounts what it receives."""
+    check_into(dst, plan, all_dst)
+    if mount_root is None and not dst_caps.receive_unmounted:
+        check_mountpoints(src, dst, plan)
+    elif mount_root is not None and not dst_caps.receive_properties:
+        # Without receive -o the copy's root lands where its own mountpoint says (or its
+        # new parent's) before it is set to the chosen root; its children follow it there.
+        check_mountpoints(src, dst, plan, only_root=True)
+
+
+def check_mountpoints(src: Host, dst: Host, plan: TreePlan, only_root: bool = False) -> None:
+    """Where this zfs mounts each new dataset (or just the root) on receive: refuse a
+    directory in use."""
+    # A root received into an existing dataset stays where that one is mounted.
+    new = [e for e in plan.to_send if e.action == "full" and e.type == "filesystem"
+           and not e.into and (not only_root or e.source == plan.root)]
+    if not new:
+        return
+    parent = posixpath.dirname(plan.destination) or plan.destination
+    r = dst.execute(dst.privileged(
+        ["zfs", "get", "-Hp", "-o", "value", "mountpoint", cmdline.dataset(parent)]))
+    base = r.stdout.strip() if r.ok else ""
+    if not base.startswith("/"):
+        return  # the parent is not mounted (none, legacy): nothing new mounts either
+    local = zfs.local_properties(src, plan.root, "mountpoint")
+    paths: dict[str, str] = {}
+    for e in new:
+        mp = local.get(e.source, {}).get("mountpoint")
+        if mp is None:
+            mp = posixpath.join(base, posixpath.relpath(e.destination, parent))
+        if mp.startswith("/"):
+            paths[e.destination] = mp
+    busy = zfs.busy_directories(dst, list(paths.values()))
+    clash = [f"{ds} would mount on {mp}" for ds, mp in paths.items() if mp in busy]
+    if clash:
+        raise PreflightError(
+            "the copy would mount over directories the destination already uses: "
+            + "; ".join(clash),
+            host=dst.label,
+            fix=("this zfs cannot set the mountpoint as it receives (no zfs receive -o), "
+                 "so the copy's root mounts there before it moves under the mount root: "
+                 "empty that directory on the destination, or leave the mount root out"
+                 if only_root else
+                 "pick a destination whose mountpoint is free, or --mount-root PATH to "
+                 "mount the copy under a directory of your choice"),
+            reason=PreflightReason.MOUNT_COLLISION,
+        )
+
+
+def check_into(dst: Host, plan: TreePlan, dst_sets: Sequence[zfs.Dataset]) -> None:
+    """A root received into an existing dataset (a new pool's root) as itself: refuse, before
+    anything runs, unless that dataset is empty (empty_target.py)."""
+    root = next((e for e in plan.entries if e.into), None)
+    if root is None:
+        return
+    target = next((d for d in dst_sets if d.name == root.destination), None)
+    emptiness = destination_emptiness(dst, target, dst_sets)
+    if emptiness is not None and not emptiness.empty:
+        raise refusal(root.destination, emptiness, dst.label, root.source)
+
+
+def root_mountpoint(dst_caps: zfs.Capabilities, mount_root: str | None) -> str | None:
+    """Where this zfs could not receive unmounted (-u) or set the mountpoint (-o): the value to
+    set on the copy's root before any child arrives, `none` (children inherit it and never
+    mount, so no mountpoint directory modifies a parent) or the chosen root. None: nothing."""
+    if mount_root is None and dst_caps.receive_unmounted:
+        return None
+    if mount_root is not None and dst_caps.receive_properties:
+        return None
+    return mount_root or "none"
+
+
+def place_root(dst: Host, dst_caps: zfs.Capabilities, mount_root: str | None, destination: str,
+               emit: Callable[[object], None]) -> None:
+    """Set the copy's root mountpoint before any child arrives, where this zfs could not as
+    it received (root_mountpoint says when and to what)."""
+    value = root_mountpoint(dst_caps, mount_root)
+    if value is None:
+        return
+    emit(StageChanged("verifying", f"setting mountpoint={value} on {destination}"))
+    dst.execute(dst.privileged(["zfs", "set", f"mountpoint={value}", cmdline.dataset(destination)]),
+                timeout=120).check(f"setting mountpoint={value}")
+
+
+@dataclass(slots=True)
+class TreeCheck:
+    """What the check after a tree's run found."""
+
+    problems: dict[str, str] = field(default_factory=dict)  # destination -> what differs
+    guids: dict[str, int] = field(default_factory=dict)  # destination -> its snapshot's guid
+    root_guids: tuple[int, int] = (0, 0)  # the root's snapshot guid on source, destination
+    # Copies that became encryption roots of their own, with the copy whose key they should use.
+    own_key_roots: dict[str, str] = field(default_factory=dict)
+    readonly: set[str] = field(default_factory=set)  # copies with readonly=on set already
+
+    def raise_problems(self, host: str) -> None:
+        """What differs, as the run's error (nothing if all matched)."""
+        if self.problems:
+            raise ZmigrateError("the copy does not match the source: " + "; ".join(
+                f"{d}: {p}" for d, p in self.problems.items()), host=host,
+                fix="run the same command again to send what is missing")
+
+
+def _sent_only(plan: TreePlan) -> tuple[list[TreeEntry] | None, bool]:
+    """(The entries a check reads when a catch-up left most datasets as they are, None: the
+    whole trees (on zfs-fuse a recursive read of every property costs ~12 ms a dataset);
+    whether each one's new snapshot is all there is to check: no full copy, which is checked
+    for every snapshot it should hold)."""
+    if not plan.unchanged:
+        return None, False
+    return ([e for e in plan.entries if not e.unchanged],
+            not any(e.action == "full" for e in plan.entries))
+
+
+class SourceSide:
+    """The source's half of the check, read on threads of its own while the streams still
+    flow (its tree, the run's snapshot included, and its locally set properties stay as they
+    are meanwhile): after the streams only the destination is read."""
+
+    def __init__(self, src: Host, src_caps: zfs.Capabilities, plan: TreePlan) -> None:
+        pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="zmigrate-verify")
+        sent, increments = _sent_only(plan)
+        only = None if sent is None else [e.source for e in sent]
+        if only is not None and increments:
+            self._sets = pool.submit(zfs.inventory_named, src, src_caps, only, plan.snapshot)
+        else:
+            self._sets = pool.submit(zfs.inventory, src, src_caps, plan.root)
+        self._props = pool.submit(lambda: zfs.local_properties(src, plan.root, only=only))
+        pool.shutdown(wait=False)
+
+    def result(self) -> tuple[dict[str, zfs.Dataset], dict[str, dict[str, str]]]:
+        return {d.name: d for d in self._sets.result()}, self._props.result()
+
+
+def verify_tree(src: Host, dst: Host, src_caps: zfs.Capabilities, dst_caps: zfs.Capabilities,
+                plan: TreePlan, source: SourceSide | None = None) -> TreeCheck:
+    """Every sent dataset: its snapshot's guid equal on both sides, the snapshots that were
+    to arrive present, and the locally set properties equal (one read per host)."""
+    source = source or SourceSide(src, src_caps, plan)
+    sent, increments = _sent_only(plan)
+    only = None if sent is None else [e.destination for e in sent]
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="zmigrate-verify") as pool:
+        if only is not None and increments:
+            dst_f = pool.submit(zfs.inventory_named, dst, dst_caps, only, plan.snapshot)
+        else:  # a full copy is checked for every snapshot it should hold
+            dst_f = pool.submit(zfs.inventory, dst, dst_caps, plan.destination)
+        dst_props_f = pool.submit(lambda: zfs.local_properties(
+            dst, plan.destination, sources="local,received", only=only))
+        src_by, src_props = source.result()
+        dst_by = {d.name: d for d in dst_f.result()}
+        dst_props = dst_props_f.result()
+    check = TreeCheck(readonly={d for d, p in dst_props.items() if p.get("readonly") == "on"})
+    for e in plan.entries:
+        if e.unchanged:
+            continue  # left at the copy's newest snapshot: nothing arrived to check
+        s, d = src_by.get(e.source), dst_by.get(e.destination)
+        snap = s.snapshot(plan.snapshot) if s else None
+        if snap is None:
+            continue  # skipped: no such snapshot on the source
+        copy = d.snapshot(plan.snapshot) if d else None
+        if copy is None or copy.guid != snap.guid:
+            check.problems[e.destination] = f"@{plan.snapshot} is missing or differs"
+            continue
+        check.guids[e.destination] = copy.guid
+        assert s is not None and d is not None
+        key_from = _lost_key_parent(plan, s, d)
+        if key_from is not None:
+            check.own_key_roots[e.destination] = key_from
+        if e.source == plan.root:
+            check.root_guids = (snap.guid, copy.guid)
+        missing = [x.short for x in s.snapshots if x.createtxg <= snap.createtxg
+                   and d.snapshot(x.short) is None]
+        if e.action == "full" and missing:
+            check.problems[e.destination] = "lacks " + ", ".join("@" + m for m in missing)
+            continue
+        differ = _differing_properties(src_props.get(e.source, {}),
+                                       dst_props.get(e.destination, {}))
+        if differ:
+            check.problems[e.destination] = "properties differ: " + ", ".join(differ)
+    return check
+
+
+def finish_received(src: Host, dst: Host, caps: tuple[zfs.Capabilities, zfs.Capabilities],
+                    plan: TreePlan, received: Sequence[TreeEntry], *, readonly: bool,
+                    source: SourceSide | None, emit: Callable[[object], None]) -> TreeCheck:
+    """After the streams: every dataset checked (verify_tree), then readonly=on on the
+    `received` copies that do not have it already."""
+    emit(StageChanged("verifying", "checking every dataset on the destination"))
+    checked = verify_tree(src, dst, caps[0], caps[1], plan, source)
+    todo = [e for e in received if e.destination not in checked.readonly]
+    if readonly and todo:
+        # (A catch-up's copies mostly have it from their first copy, and each `zfs set`
+        # costs a transaction group on the destination.)
+        emit(StageChanged("verifying", f"setting readonly=on on {len(todo)} dataset(s)"))
+        line = " && ".join(cmdline.join(dst.privileged(
+            ["zfs", "set", "readonly=on", cmdline.dataset(e.destination)])) for e in todo)
+        dst.run(line, timeout=60 + 10 * len(todo)).check("setting readonly=on")
+    return checked
+
+
+def _differing_properties(want: dict[str, str], got: dict[str, str]) -> list[str]:
+    """The source's locally set properties the copy lacks or holds otherwise (readonly and
+    mountpoint are the run's own choice; the shares go-live sets)."""
+    return [k for k, v in want.items()
+            if k not in ("readonly", "mountpoint", "sharenfs", "sharesmb") and got.get(k) != v]
+
+
+def _lost_key_parent(plan: TreePlan, s: zfs.Dataset, d: zfs.Dataset) -> str | None:
+    """The copy whose key `d` should use, when `d` became an encryption root of its own
+    while the source `s` uses an ancestor's key that was copied too; else None."""
+    root = s.encryption_root
+    if root is None or root == s.name or not within(root, plan.root):
+        return None
+    if d.encryption_root != d.name:
+        return None
+    return destination_name(root, plan.root, plan.destination)
+
+
+__all__ = ["SourceSide", "TreeCheck", "check_ends", "check_into", "check_mountpoints",
+           "check_placement", "finish_received", "place_root", "root_mountpoint", "verify_tree"]

@@ -1,0 +1,125 @@
+"""One dataset of a tree as its own `Job`: the options the tree gives it, a port of its own."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import replace
+
+from .. import transports, zfs
+from ..diagnosis import Verdict
+from ..events import Failed, Finished, Progress, Sample, StageChanged, Stalled
+from ..hosts import Host
+from ..job import Job, Known, Request, default_transport
+from ..job.pipeline import free_port
+from ..plan import Options, Plan
+from .entry import TreeEntry
+from .plan import TreePlan, TreeRequest, destination_name
+from .schedule import TreeProgress, streams
+
+
+class Ports:
+    """The ports handed to this run's listeners: each its own, also with several in flight."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._taken: set[int] = set()
+
+    def take(self, dst: Host, known: Known) -> int:
+        with self._lock:
+            port = free_port(dst, used=set(known.ports) | self._taken)
+            self._taken.add(port)
+        return port
+
+
+SHARE_PROPERTIES = ("sharenfs", "sharesmb")
+
+
+def dataset_options(request: TreeRequest, dst_caps: zfs.Capabilities, plan: TreePlan,
+                    e: TreeEntry) -> Options:
+    """The tree's options as one dataset's job takes them."""
+    # Unmounted where this zfs can (-u); else mounted where inherited, checked free.
+    mount = request.mount_root is not None or not dst_caps.receive_unmounted
+    options = replace(request.options, history=True, send_properties=True, resume=e.resume,
+                      mount=mount, replicate=request.options.replicate or e.replicate)
+    if request.mount_root is not None and e.source == plan.root and dst_caps.receive_properties:
+        # Children inherit from the root; a child with a mountpoint of its own keeps it.
+        options = replace(options, properties=(*options.properties,
+                                               ("mountpoint", request.mount_root)))
+    if dst_caps.receive_properties:
+        # Shared only once live (go-live sets them as on the source): a copy shared as it
+        # arrives would export a half-copied dataset, or a path twice.
+        options = replace(options, exclude_properties=(*options.exclude_properties,
+                                                       *SHARE_PROPERTIES))
+    if e.origin is not None and not e.resume:
+        # (A resumed clone's token already names its origin's copy.)
+        options = replace(options, origin=e.origin)
+        if dst_caps.receive_properties:
+            # Name the origin's copy: a pool may hold another copy with the same guid.
+            ds, _, snap = e.origin.partition("@")
+            copy = destination_name(ds, request.root, request.destination) + "@" + snap
+            options = replace(options, properties=(*options.properties, ("origin", copy)))
+    return options
+
+
+def dataset_job(src: Host, dst: Host, request: TreeRequest,
+                caps: tuple[zfs.Capabilities, zfs.Capabilities], known: Known | None,
+                ports: Ports, plan: TreePlan, e: TreeEntry, t0: float | None = None) -> Job:
+    """The job that sends `e` at the tree's snapshot, on the tree's two sessions."""
+    options = dataset_options(request, caps[1], plan, e)
+    if known is not None and options.port is None \
+            and transports.carrier(default_transport(src, dst, options)).listens:
+        options = replace(options, port=ports.take(dst, known))
+    job = Job(src, dst, Request(f"{e.source}@{plan.snapshot}", e.destination, options),
+              src_caps=caps[0], dst_caps=caps[1], t0=t0, known=known, deferred=True)
+    job.port_movable = request.options.port is None
+    job.parent_pending = e.source != plan.root  # it arrives earlier in this run
+    return job
+
+
+def expect_streams(src: Host, dst: Host, width: int, plan: TreePlan) -> None:
+    """Sessions for the first datasets that go side by side, opened on both hosts while the
+    tree is snapshotted and measured: each would wait for its own (0.1-0.3 s on loopback,
+    more on a busy host) as it starts; and the next ones' while they run. At most 4 a host:
+    sshd allows 10 by default."""
+    count = len(streams(plan))
+    if count > 1:
+        first = min(width, count, 4)
+        src.expect_pipelines(first)
+        dst.expect_pipelines(first)
+
+
+def with_new_snapshot(ds: zfs.Dataset, short: str) -> zfs.Dataset:
+    """`ds` as it will be once `ds@short` is taken (newest, guid not yet known: 0)."""
+    if ds.snapshot(short) is not None:
+        return ds
+    txg = max((x.createtxg for x in ds.snapshots), default=0) + 1
+    snap = zfs.Snapshot(f"{ds.name}@{short}", 0, int(time.time()), txg, 0, ds.referenced)
+    return replace(ds, snapshots=[*ds.snapshots, snap])
+
+
+def relay(emit: Callable[[object], None], progress: TreeProgress, i: int,
+          source: str) -> Callable[[object], None]:
+    """What one dataset's job says, as the tree says it: its progress as the tree's, its
+    samples, stages and verdicts named by the dataset, its end left to the tree."""
+    def passed_on(event: object) -> None:
+        if isinstance(event, Progress):
+            emit(progress.of(source, i, event))
+        elif isinstance(event, (Finished, Failed)):
+            return  # the tree reports its own end
+        elif isinstance(event, (Sample, StageChanged, Stalled, Verdict)):
+            emit(replace(event, dataset=source))
+        else:
+            emit(event)
+    return passed_on
+
+
+def planned_ahead(job: Job, plan: TreePlan) -> Plan:
+    """The plan (and so the exact commands) one dataset's `job` will run, before the run."""
+    if plan.snapshot_command and job.known is not None:
+        # Planned as if the snapshot to be taken first existed (it will, as the newest): its
+        # commands name snapshots, never guids, so they are the ones that will run.
+        job.known = replace(job.known, src_sets=tuple(
+            with_new_snapshot(d, plan.snapshot) for d in job.known.src_sets))
+    return job.prepare()

@@ -1,0 +1,302 @@
+"""Move a dataset tree: snapshot it, copy it dataset by dataset, catch up, cut over.
+
+A `TreeJob` reads both trees once (one `zfs get -r` per host), plans the run with
+`tree_plan.plan_tree` (each dataset's fate: in full with its history, the delta from the newest
+common snapshot, skipped, or carried in an encrypted subtree's raw stream), and then runs one
+`Job` per stream on the same two SSH control sessions, parents before children. Each dataset is
+its own resumable step: an interruption in dataset k of n leaves 1..k-1 complete, and the next
+run skips them.
+
+The pieces: `tree_schedule` (which dataset goes when, the tree's progress), `tree_jobs` (one
+dataset as its own `Job`), `tree_states` (each dataset's state, said as it changes),
+`tree_checks` (mountpoints before, the copy's root while, the whole copy after) and
+`tree_summary` (what the run adds up to).
+
+Events: the inner jobs' events pass through (samples, stages, logs, verdicts), their Progress is
+turned into whole-tree progress, and `DatasetState` says when a dataset changes state.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import replace
+
+from .. import zfs
+from ..errors import CancelledError, ZmigrateError
+from ..events import Observer, StageChanged, Summary
+from ..hosts import Host
+from ..job import Job, Known, read_settled, within
+from ..job.preflight import probe_both
+from ..plan import Plan
+from ..work import Work
+from .ahead import Ahead, take_snapshot
+from .checks import SourceSide, TreeCheck, check_ends, check_placement, finish_received, place_root
+from .dataset_job import Ports, dataset_job, expect_streams, planned_ahead, relay, with_new_snapshot
+from .entry import TreeEntry
+from .plan import (
+    TreePlan,
+    TreePlanReady,
+    TreeRequest,
+    plan_tree,
+    snapshot_name,
+    unused_snapshot_name,
+)
+from .schedule import Totals, TreeProgress, auto_width, depends_on, schedule
+from .states import DatasetStates
+from .summary import tree_summary
+from .unchanged import leave_empty, measures_empty, with_written, written_after_sync
+
+
+class TreeJob(Work):
+    """A tree transfer between two connected hosts (the caller owns and closes them).
+
+    Driven like a `Job`: `subscribe`, `start`/`run`, `cancel` from any thread, `wait`,
+    `summary`/`error` at the end. `prepare()` alone gives the plan (for --dry-run and review).
+    """
+
+    def __init__(self, src: Host, dst: Host, request: TreeRequest,
+                 observer: Observer | None = None) -> None:
+        request.validate()
+        super().__init__(observer, (src, dst))
+        self.src, self.dst, self.request = src, dst, request
+        self.src_caps: zfs.Capabilities | None = None
+        self.dst_caps: zfs.Capabilities | None = None
+        self.plan: TreePlan | None = None
+        self.readonly_since: float | None = None
+        self.readonly_before: dict[str, dict[str, str]] = {}  # dataset -> {readonly: on}
+        self._jobs: set[Job] = set()
+        self._source_side: SourceSide | None = None  # the check's source half, read early
+        self._lock = threading.Lock()  # guards _jobs (--parallel)
+        self._snapshot = request.snapshot or snapshot_name()
+        self.known: Known | None = None  # both trees etc., read once for every dataset's job
+        self._ports = Ports()
+        self.checked = TreeCheck()  # the last check of what arrived
+        self._planned: Callable[[list[zfs.Dataset]], TreePlan] | None = None  # by prepare()
+        self._ahead: Ahead | None = None  # the snapshot and measuring done while reading
+
+    thread_name = "zmigrate-tree"
+
+    def start(self) -> None:
+        self._start_thread()
+
+    def cancel(self) -> None:
+        self._cancel.set()
+        with self._lock:
+            jobs = list(self._jobs)
+        for job in jobs:
+            job.cancel()
+
+    # -- planning -----------------------------------------------------------------------------
+    def prepare(self, *, ahead: bool = False) -> TreePlan:
+        """Probe both hosts, read both trees (one `zfs get -r` each) and plan; changes nothing
+        (unless `ahead`, for a run: a zfs-fuse catch-up's snapshot is taken and measured while
+        the copy is read, tree_ahead)."""
+        req = self.request
+        self.emit(StageChanged("preflight", "probing hosts"))
+        # (Planned again at run, e.g. after Review: the hosts are not probed twice.)
+        src_caps, dst_caps = probe_both(self.src, self.dst, self.src_caps, self.dst_caps)
+        self.src_caps, self.dst_caps = src_caps, dst_caps
+        zfs.require_zfs(self.src, src_caps)
+        zfs.require_zfs(self.dst, dst_caps)
+        self.emit(StageChanged("preflight", "reading both trees"))
+        if ahead:
+            self._ahead = Ahead(self.src, src_caps, req, self._snapshot, self.emit)
+        known = self._read_known(self._ahead if ahead else None)
+        src_sets = list(known.src_sets)
+        dst_sets = [d for d in known.dst_sets if within(d.name, req.destination)]
+        check_ends(self.src, self.dst, req, src_sets, dst_sets, known.dst_sets)
+        if req.snapshot is None:
+            self._snapshot = unused_snapshot_name(self._snapshot, src_sets)
+        unmounted = dst_caps.receive_unmounted
+        opts = req.options
+        raw_streams = (src_caps.raw_send and dst_caps.raw_send and opts.raw is not False
+                       and not opts.decrypt and not opts.replicate)
+
+        def planned(src_sets: list[zfs.Dataset]) -> TreePlan:
+            return plan_tree(self.src, self.dst, req, src_sets, dst_sets,
+                             snapshot=self._snapshot, unmounted=unmounted,
+                             raw_streams=raw_streams, resumable=dst_caps.resumable)
+
+        self._planned = planned
+        plan = planned(src_sets)
+        written = written_after_sync(self.src, plan)
+        if written:  # written to after all: a `written` the pool had not synced yet
+            plan = planned(with_written(src_sets, written))
+        if measures_empty(src_caps, req, plan, known.src_sets):
+            plan = replace(plan, measures_empty=True)
+        check_placement(self.src, self.dst, dst_caps, plan, req.mount_root, known.dst_sets)
+        self.plan = plan
+        self.known = known
+        return plan
+
+    @property
+    def width(self) -> int:
+        """Datasets in flight at once: as asked, or by both hosts' memory (after prepare)."""
+        if self.request.parallel is not None:
+            return self.request.parallel
+        caps = [c for c in (self.src_caps, self.dst_caps) if c is not None]
+        return auto_width([c.mem_available for c in caps] or [None],
+                          self.request.options.buffer_size)
+
+    def _read_known(self, ahead: Ahead | None = None) -> Known:
+        """Both trees, the destination's parent, its ports, the tcp addresses and the pool's
+        resume feature: one read each, all at once, for every dataset's job (and `ahead`)."""
+        assert self.src_caps is not None and self.dst_caps is not None
+        return read_settled(self.src, self.dst, self.src_caps, self.dst_caps, self.request.root,
+                            self.request.destination, self.request.options, self.emit, ahead)
+
+    def dataset_plan(self, entry: TreeEntry) -> Plan:
+        """The plan (and so the exact commands) one dataset's job would run."""
+        assert self.plan is not None
+        return planned_ahead(self._job_for(self.plan, entry), self.plan)
+
+    # -- running ------------------------------------------------------------------------------
+    def run(self) -> Summary:
+        return self._finish(self._run)
+
+    def _check_cancel(self) -> None:
+        if self._cancel.is_set():
+            raise CancelledError("the transfer was cancelled")
+
+    def _run(self) -> Summary:
+        if self.plan is not None and (self.plan.unchanged or self.plan.measures_empty):
+            self.plan = None  # "unchanged" may no longer be true: planned again, now
+        prepared_before = self.plan is not None  # e.g. for Review, maybe long ago
+        try:
+            plan = self.plan or self.prepare(ahead=True)
+        except BaseException:
+            if self._ahead is not None:
+                self._ahead.take_back()
+            raise
+        expect_streams(self.src, self.dst, self.width, plan)
+        ahead = self._ahead if self._ahead is not None and self._ahead.owns(plan) else None
+        taken = plan.measures_empty or ahead is not None  # the snapshot exists by now
+        if plan.measures_empty:  # (a zfs without `written`) what changed, once it is taken
+            if ahead is None:
+                self._take_snapshot(plan)
+            assert self.known is not None and self._planned is not None
+            plan = leave_empty(self.src, plan, self.known.src_sets, self._planned, self.emit,
+                               ahead.empty if ahead is not None else None)
+        self.emit(TreePlanReady(plan))
+        for name in plan.vanished:
+            self.emit(StageChanged("preflight", f"{name} is gone from the source: kept on the "
+                                   "destination, not destroyed"))
+        self.states = DatasetStates(plan, self.emit)
+        self.states.announce()
+        self._check_cancel()
+        window_from = time.monotonic()  # the source's first change: the window.s clock
+        if plan.readonly_command:
+            # As it was before, for go-live to restore (golive.py); then the cut-over.
+            self.readonly_before = zfs.local_properties(self.src, plan.root, "readonly")
+            self.emit(StageChanged("preflight", "final sync: setting readonly=on on the source"))
+            self.src.run(plan.readonly_command, timeout=300).check("setting readonly=on")
+            self.readonly_since = time.time()
+        if plan.snapshot_command and not taken:
+            self._take_snapshot(plan)
+        if prepared_before:
+            # Once for every dataset (the snapshot just taken included), not once per dataset.
+            self.emit(StageChanged("preflight", "reading both trees"))
+            self.known = self._read_known()
+        elif plan.snapshot_command and self.known is not None:
+            # Read a moment ago: only the snapshot just taken is new, and the jobs plan by its
+            # name (its guid is read when the copy is checked), so no second read of both trees.
+            left = {e.source for e in plan.unchanged}  # no snapshot taken on these
+            self.known = replace(self.known, src_sets=tuple(
+                d if d.name in left else with_new_snapshot(d, plan.snapshot)
+                for d in self.known.src_sets))
+        assert self.src_caps is not None
+        self._source_side = SourceSide(self.src, self.src_caps, plan)
+        totals = Totals()
+        t0 = time.monotonic()
+        try:
+            first_error = self._send_all(plan, totals, t0)
+        except ZmigrateError:
+            self._settle(plan)
+            raise
+        if first_error is not None:
+            self._settle(plan)
+            raise first_error
+        self._finish_received(plan)
+        end = time.monotonic()
+        return tree_summary(plan, totals, end - t0, self.states.results,
+                            self.readonly_since, self.checked, window=end - window_from,
+                            readonly_before=self.readonly_before)
+
+    def _take_snapshot(self, plan: TreePlan) -> None:
+        assert plan.snapshot_command is not None
+        take_snapshot(self.src, plan.snapshot_command, plan.snapshot, self.emit)
+
+    def _send_all(self, plan: TreePlan, totals: Totals, t0: float) -> ZmigrateError | None:
+        """Send every dataset to send; returns the first failure of a dataset that others do
+        not depend on (the rest still went), raises when nothing more can go."""
+        first_error: ZmigrateError | None = None
+        progress = TreeProgress(plan, totals, t0)
+        outcomes = schedule(plan, self.width,
+                            lambda i, e: self._send_one(plan, i, e, progress), self._cancel)
+        for i, e, outcome in outcomes:
+            if isinstance(outcome, CancelledError):
+                self.states.failed(i, e, "cancelled")
+                raise outcome
+            if isinstance(outcome, ZmigrateError):
+                self.states.failed(i, e, str(outcome))
+                first_error = first_error or outcome
+                # A child cannot be received under a parent that failed to arrive, nor a
+                # clone from an origin that did not.
+                if self._cancel.is_set() or any(
+                        depends_on(x, e) and x.carried_by is None for x in plan.entries):
+                    raise outcome
+                continue
+            if isinstance(outcome, BaseException):
+                raise outcome
+            progress.finished(e.source, outcome)
+            self.states.arrived(i, e, outcome)
+        self._check_cancel()
+        return first_error
+
+    def _settle(self, plan: TreePlan) -> None:
+        """After an interruption: what did arrive is still checked (and marked verified)."""
+        try:
+            self._finish_received(plan)
+        except ZmigrateError as exc:
+            self.emit(StageChanged("verifying", str(exc)))
+
+    def _job_for(self, plan: TreePlan, e: TreeEntry, t0: float | None = None) -> Job:
+        assert self.src_caps is not None and self.dst_caps is not None
+        return dataset_job(self.src, self.dst, self.request, (self.src_caps, self.dst_caps),
+                           self.known, self._ports, plan, e, t0)
+
+    def _send_one(self, plan: TreePlan, i: int, e: TreeEntry,
+                  progress: TreeProgress) -> Summary:
+        job = self._job_for(plan, e, progress.t0)
+        job.subscribe(relay(self.emit, progress, i, e.source))
+        with self._lock:
+            self._jobs.add(job)
+        if self._cancel.is_set():
+            job.cancel()
+        self.states.sending(i, e)
+        try:
+            summary = job.run()
+        finally:
+            with self._lock:
+                self._jobs.discard(job)
+            progress.stopped(e.source)
+        if e.source == plan.root and e.action == "full":
+            assert self.dst_caps is not None
+            place_root(self.dst, self.dst_caps, self.request.mount_root, plan.destination,
+                       self.emit)
+        return summary
+
+    def _finish_received(self, plan: TreePlan) -> None:
+        """The received datasets, all at once: each one checked (marked verified, or failed
+        saying what differs), readonly=on where asked."""
+        assert self.src_caps is not None and self.dst_caps is not None
+        self.checked = finish_received(
+            self.src, self.dst, (self.src_caps, self.dst_caps), plan,
+            self.states.arrived_entries(), readonly=self.request.options.readonly,
+            source=self._source_side, emit=self.emit)
+        self.states.checked(self.checked)
+        self.checked.raise_problems(self.dst.label)
+
+
