@@ -672,7 +672,7 @@ class SshHost(Host):
         self._lock = threading.Lock()
         self._heard = time.monotonic()  # when a channel last received anything
         self._shells = ShellPool(self._open_shell)  # short commands (hosts/kept_shell.py)
-        self._launchers = Launchers(self._channel)  # the next pipeline's session (hosts/launcher.py)
+        self._launchers = Launchers(self._channel)  # the next pipeline's session (launcher.py)
         # The launcher is opened once the shell has answered (`_run_in_shell`): sshd sets a
         # session up after its exec request (fork, PAM, the shell; ~100 ms here), and a second
         # one meanwhile delays the first, which the probe and the inventory wait on.
