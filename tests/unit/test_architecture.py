@@ -30,8 +30,9 @@ def _type_checking_only(node: ast.AST) -> bool:
     return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
 
 
-def imports(path: Path, *, top_level_only: bool = False) -> list[str]:
-    """Absolute names of the zmigrate modules (or packages) `path` imports at run time."""
+def imports(path: Path, *, top_level_only: bool = False, typing: bool = False) -> list[str]:
+    """Absolute names of the zmigrate modules (or packages) `path` imports at run time (and,
+    with `typing`, for the type checker only)."""
     name = module_name(path)
     package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
     known = set(modules())
@@ -39,7 +40,7 @@ def imports(path: Path, *, top_level_only: bool = False) -> list[str]:
 
     def visit(node: ast.AST, in_function: bool) -> None:
         for child in ast.iter_child_nodes(node):
-            if _type_checking_only(child):
+            if _type_checking_only(child) and not typing:
                 continue
             nested = in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef))
             if isinstance(child, ast.Import) and not (top_level_only and in_function):
@@ -100,9 +101,9 @@ def _with_packages(name: str, deps: list[str]) -> set[str]:
     return out
 
 
-def test_no_import_cycles() -> None:
+def _cycles(*, typing: bool) -> list[list[str]]:
     known = set(modules())
-    graph = {name: {d for d in _with_packages(name, imports(path)) if d in known}
+    graph = {name: {d for d in _with_packages(name, imports(path, typing=typing)) if d in known}
              for name, path in modules().items()}
     # A package's __init__ runs before its modules; an edge to a package is an edge to __init__.
     cycles: list[list[str]] = []
@@ -123,7 +124,16 @@ def test_no_import_cycles() -> None:
     for name in sorted(graph):
         if name not in state:
             walk(name)
-    assert cycles == []
+    return cycles
+
+
+def test_no_import_cycles() -> None:
+    assert _cycles(typing=False) == []
+
+
+def test_no_import_cycles_even_for_the_type_checker() -> None:
+    """A circle that only `if TYPE_CHECKING:` hides is still a circle in the design."""
+    assert _cycles(typing=True) == []
 
 
 def test_engine_and_cli_import_without_qt() -> None:
@@ -226,3 +236,46 @@ def test_no_giant_unit() -> None:
         and (node.end_lineno or node.lineno) - node.lineno + 1
         > (CLASS_LINES if isinstance(node, ast.ClassDef) else FUNCTION_LINES))
     assert found == []
+
+
+MODULES_PER_FOLDER = 16  # about 15: past it a folder holds a room that has no door yet
+
+
+def _folders() -> dict[Path, list[str]]:
+    """Each folder of the package (generated forms aside) -> its modules' names, __init__ aside."""
+    out: dict[Path, list[str]] = {}
+    for path in PACKAGE.rglob("*.py"):
+        if "generated" not in path.parts and path.stem != "__init__":
+            out.setdefault(path.parent, []).append(path.stem)
+    return out
+
+
+def test_no_folder_is_too_wide() -> None:
+    """A folder past ~15 modules is a room that grew sideways: its families become packages."""
+    wide = {str(folder.relative_to(PACKAGE.parent)): len(names)
+            for folder, names in _folders().items() if len(names) > MODULES_PER_FOLDER}
+    assert wide == {}
+
+
+def _families(names: list[str]) -> dict[str, list[str]]:
+    """Prefixes shared by three or more of `names` (the bare prefix counts: `tree` + 2 more)."""
+    prefixes: dict[str, list[str]] = {}
+    for name in names:
+        if "_" in name:
+            prefixes.setdefault(name.split("_")[0], []).append(name)
+    return {p: sorted(m) for p, m in prefixes.items() if len(m) + (p in names) >= 3}
+
+
+def test_no_family_of_prefixed_siblings() -> None:
+    """Three or more modules sharing a name prefix (`tree_plan`, `tree_checks`, `tree_jobs`) are
+    a package without its folder: they move into one, with a front door."""
+    found = {f"{folder.relative_to(PACKAGE.parent)}/{prefix}*": members
+             for folder, names in _folders().items()
+             for prefix, members in _families(names).items()}
+    assert found == {}
+
+
+def test_the_folder_rules_see_a_family() -> None:
+    """The prefix rule itself, on the engine's old layout."""
+    assert _families(["tree", "tree_plan", "tree_checks", "job", "job_checks", "units"]) == {
+        "tree": ["tree_checks", "tree_plan"]}

@@ -12,8 +12,8 @@ from zmigrate.engine import zfs
 from zmigrate.engine.errors import PreflightError
 from zmigrate.engine.hosts import LocalHost
 from zmigrate.engine.plan import Options, Site, make_plan, safe_buffer
-from zmigrate.engine.route import Endpoint, SshRoute
 from zmigrate.engine.transports import Transport
+from zmigrate.engine.transports.route import Endpoint, SshRoute
 from zmigrate.engine.units import GiB, MiB
 
 CAPS = zfs.parse_probe((Path(__file__).parent.parent / "data/zfs/zfs-fuse/probe.txt").read_text())

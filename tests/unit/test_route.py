@@ -8,7 +8,13 @@ import shlex
 import pytest
 
 from zmigrate.engine.errors import InvalidNameError
-from zmigrate.engine.route import CONNECT_TIMEOUT, Endpoint, SshRoute, explain, option_key
+from zmigrate.engine.transports.route import (
+    CONNECT_TIMEOUT,
+    Endpoint,
+    SshRoute,
+    explain,
+    option_key,
+)
 
 OPTS = ("-oIdentityFile=/keys/id", "-oUserKnownHostsFile=/keys/known")
 JUMP = Endpoint("admin", "203.0.113.5", 2222)

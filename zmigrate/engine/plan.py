@@ -15,9 +15,9 @@ from .empty_target import Emptiness, refusal
 from .errors import InvalidNameError, PreflightError, PreflightReason
 from .hosts import Host
 from .hosts import tools as capabilities
-from .route import SshRoute
 from .transports import Carrier, Compression, Compressor, StreamSpec, Transport
 from .transports import compress as compression
+from .transports.route import SshRoute
 from .units import GiB, KiB
 
 DEFAULT_BLOCK = 128 * KiB

@@ -21,7 +21,7 @@ from ..units import MiB
 from .results import StageResult
 
 if TYPE_CHECKING:
-    from .stages import Doctor
+    from .context import StageContext
 
 SAMPLE = 256 * MiB  # of the stream: enough for the ratio of its first files and a steady rate
 PAYS = 1.15  # compression is advised when it predicts at least this much more
@@ -48,7 +48,7 @@ def tool_for(asked: Compression | None) -> Compressor:
     return COMPRESSORS.get(asked or Compression.ZSTD, COMPRESSORS[Compression.ZSTD])
 
 
-def compress_stage(doctor: Doctor, asked: Compression | None, in_path: bool,
+def compress_stage(doctor: StageContext, asked: Compression | None, in_path: bool,
                    read_rate: float | None) -> StageResult:
     """Measure the compressor on a sample of the snapshot's stream, on the source: at most
     what the source reads in half the stage's time (`read_rate`, measured just before), so

@@ -9,19 +9,19 @@ from .. import cmdline
 from ..errors import ZmigrateError
 from ..findings import Note, NoteKind
 from ..job.pipeline import free_port
-from ..route import SshRoute, diagnose
 from ..transports import carrier
+from ..transports.route import SshRoute, diagnose
 from ..transports.tcp import address_port
 from .measure import DOCTOR_ENV, mbuffer_argv
 from .results import StageResult
 
 if TYPE_CHECKING:
-    from .stages import Doctor
+    from .context import StageContext
 
 SSH_PROBE_TIMEOUT = 30.0
 
 
-def network_stage(doctor: Doctor) -> StageResult:
+def network_stage(doctor: StageContext) -> StageResult:
     """mbuffer to mbuffer over tcp, from /dev/zero to /dev/null: the network alone."""
     title = "network (tcp, mbuffer)"
     in_path = carrier(doctor.transport).doctor_stage == "network"
@@ -40,7 +40,7 @@ def network_stage(doctor: Doctor) -> StageResult:
                                    listen_port=port, details={"port": port, "connect": connect})
 
 
-def _ssh_route(doctor: Doctor) -> tuple[str, tuple[str, ...], SshRoute | None]:
+def _ssh_route(doctor: StageContext) -> tuple[str, tuple[str, ...], SshRoute | None]:
     """(target, options, the route they were made from: None when the caller gave them)."""
     if doctor.options.ssh_target:
         return doctor.options.ssh_target, doctor.options.ssh_options, doctor.options.ssh_route
@@ -49,7 +49,7 @@ def _ssh_route(doctor: Doctor) -> tuple[str, tuple[str, ...], SshRoute | None]:
     return target, opts, route
 
 
-def ssh_stages(doctor: Doctor) -> Iterator[StageResult]:
+def ssh_stages(doctor: StageContext) -> Iterator[StageResult]:
     """/dev/zero through ssh from the source into `cat` on the destination: ssh's default
     cipher and the fast ones, each a row."""
     in_path_default = carrier(doctor.transport).source_ssh

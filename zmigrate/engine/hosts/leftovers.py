@@ -30,7 +30,8 @@ from .. import cmdline
 from ..errors import PreflightError, PreflightReason, ZmigrateError
 from ..events import StageChanged
 from . import tools as capabilities
-from .host import HEARTBEAT, LEASE_DIR, TAG_PREFIX, Host
+from .base import HEARTBEAT, TAG_PREFIX, Host
+from .groups import LEASE_DIR
 
 # How long a lease is watched: four heartbeats, so one or two late beats on a loaded host never
 # make a live run look gone.

@@ -21,7 +21,9 @@ import paramiko
 
 from .. import cmdline
 from ..errors import AuthError, ConnectError, HostKeyError, ZmigrateError
-from .host import Host, LocalHost, SshHost
+from .base import Host
+from .local import LocalHost
+from .ssh_host import SshHost
 
 LOCAL_NAMES = frozenset({"", "local", "localhost-direct", "this computer"})
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 from concurrent.futures import ThreadPoolExecutor, wait
 
-from .host import Host
+from .base import Host
 from .login import HostKeyDecision, HostKeyInfo, HostSpec, Prompts, connect
 
 

@@ -17,7 +17,7 @@ from ..errors import CancelledError, PortInUseError, TransferError, ZmigrateErro
 from ..events import Observer, PlanReady, StageChanged, Summary
 from ..hosts import Host
 from ..plan import Options, Plan, Site, make_plan, with_estimates
-from ..route import SshRoute
+from ..transports.route import SshRoute
 from ..work import Work
 from .checks import RESUME_HINT as RESUME_HINT
 from .checks import (

@@ -20,7 +20,7 @@ from ..hosts import Host, Process
 from ..hosts import tools as capabilities
 from ..plan import Plan, Step
 from ..rate import SmoothedRate, eta
-from ..route import diagnose, route_error
+from ..transports.route import diagnose, route_error
 from ..transports.tcp import LISTEN_TIMEOUT
 from .stall_watch import StallMonitor, StepEnds
 from .stream_watch import Emit, SideState, StreamWatch

@@ -13,8 +13,8 @@ from ..empty_target import Emptiness
 from ..errors import PreflightError, PreflightReason
 from ..hosts import Host, leftovers
 from ..plan import Options, Plan
-from ..route import Endpoint, SshRoute
 from ..transports import Transport
+from ..transports.route import Endpoint, SshRoute
 from ..units import format_size
 from .checks import both
 from .pipeline import free_port

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, Protocol
 
 from .. import cmdline
 from ..findings import Advice, AdviceKind, Figure, Finding
@@ -19,8 +19,29 @@ from .compress import Compressor
 
 if TYPE_CHECKING:
     from ..hosts import Host
-    from ..plan import Options, Plan
     from ..zfs import Capabilities
+    from .route import SshRoute
+
+
+class RouteOptions(Protocol):
+    """What a carrier reads of a plan's options (`plan.Options`): where the source's own ssh
+    goes. A protocol, so this room needs nothing of the planner that uses it."""
+
+    @property
+    def ssh_target(self) -> str | None: ...
+
+    @property
+    def ssh_route(self) -> SshRoute | None: ...
+
+
+class PlanFacts(Protocol):
+    """What a carrier reads of a plan (`plan.Plan`): its port and its options."""
+
+    @property
+    def port(self) -> int | None: ...
+
+    @property
+    def options(self) -> RouteOptions: ...
 
 
 class Transport(str, Enum):
@@ -105,11 +126,11 @@ class Carrier:
     def check(self, dst: Host, dst_caps: Capabilities) -> None:
         """Refuse (PreflightError) what this transport cannot do with these hosts."""
 
-    def notes(self, options: Options, dst_label: str) -> list[str]:
+    def notes(self, options: RouteOptions, dst_label: str) -> list[str]:
         """What the plan should say about this transport's choices (warnings)."""
         return []
 
-    def describe(self, plan: Plan) -> str:
+    def describe(self, plan: PlanFacts) -> str:
         """How the stream goes, as the plan's paragraph says it."""
         raise NotImplementedError
 
@@ -117,7 +138,7 @@ class Carrier:
         """The commands of both ends for one step."""
         raise NotImplementedError
 
-    def sender_label(self, plan: Plan, dst_label: str) -> str:
+    def sender_label(self, plan: PlanFacts, dst_label: str) -> str:
         """How errors name the sending end."""
         return "the sender"
 
@@ -125,7 +146,7 @@ class Carrier:
         """The destination's line as started (tcp adds its readiness probe)."""
         return line
 
-    def stall_path(self, plan: Plan, src: str, dst: str) -> dict[str, Figure]:
+    def stall_path(self, plan: PlanFacts, src: str, dst: str) -> dict[str, Figure]:
         """How a stall verdict names the way between the hosts when it carries nothing: the
         figures `path` (this transport's name) and what that way is made of; {} for none."""
         return {}

@@ -13,14 +13,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from ..errors import PreflightError, PreflightReason
 from ..hosts import tools as capabilities
 
 if TYPE_CHECKING:
     from ..zfs import Capabilities
-    from .base import Carrier
+
+
+class Way(Protocol):
+    """What compression asks of a carrier (`base.Carrier`): whether its stream crosses a link."""
+
+    @property
+    def crosses_link(self) -> bool: ...
 
 
 class Compression(str, Enum):
@@ -74,7 +80,7 @@ class Stream:
         return None
 
 
-def decide(asked: Compression | None, always: bool, carrier: Carrier, stream: Stream,
+def decide(asked: Compression | None, always: bool, carrier: Way, stream: Stream,
            ends: list[tuple[str, Capabilities]]) -> tuple[Compressor | None, list[str]]:
     """The compressor a step's ends use, and the plan's notes on why none where one was asked.
 

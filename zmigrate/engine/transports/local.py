@@ -8,7 +8,7 @@ from .. import cmdline, mbuffer
 from .base import Carrier, Ends, StreamSpec, Transport
 
 if TYPE_CHECKING:
-    from ..plan import Plan
+    from .base import PlanFacts
 
 
 class Local(Carrier):
@@ -16,7 +16,7 @@ class Local(Carrier):
     two_ends: ClassVar[bool] = False
     crosses_link: ClassVar[bool] = False
 
-    def describe(self, plan: Plan) -> str:
+    def describe(self, plan: PlanFacts) -> str:
         return "on the same host, without network"
 
     def ends(self, spec: StreamSpec) -> Ends:

@@ -13,7 +13,7 @@ from ..findings import Advice, AdviceKind, Figure, Finding
 from .base import Carrier, Ends, StreamSpec, Transport
 
 if TYPE_CHECKING:
-    from ..plan import Plan
+    from .base import PlanFacts
 
 
 class Relay(Carrier):
@@ -21,7 +21,7 @@ class Relay(Carrier):
     relays: ClassVar[bool] = True
     link_words: ClassVar[str] = "this computer's link (the relay)"
 
-    def describe(self, plan: Plan) -> str:
+    def describe(self, plan: PlanFacts) -> str:
         return "relayed through this computer (both SSH control sessions)"
 
     def ends(self, spec: StreamSpec) -> Ends:
@@ -31,10 +31,10 @@ class Relay(Carrier):
                                  rate=spec.rate_limit, stop_on_error=True)
         return Ends(spec.source_side(src_mb), spec.receive_side(dst_mb))
 
-    def sender_label(self, plan: Plan, dst_label: str) -> str:
+    def sender_label(self, plan: PlanFacts, dst_label: str) -> str:
         return "the sender (relayed through this computer)"
 
-    def stall_path(self, plan: Plan, src: str, dst: str) -> dict[str, Figure]:
+    def stall_path(self, plan: PlanFacts, src: str, dst: str) -> dict[str, Figure]:
         # Both control sessions: this computer's links carry the stream.
         return {"path": self.transport.value, "source": src, "destination": dst}
 

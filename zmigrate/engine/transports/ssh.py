@@ -15,7 +15,7 @@ from ..findings import Advice, AdviceKind, Figure, Finding
 from .base import CIPHER, Carrier, Ends, StreamSpec, Transport
 
 if TYPE_CHECKING:
-    from ..plan import Options, Plan
+    from .base import PlanFacts, RouteOptions
 
 
 class Ssh(Carrier):
@@ -24,7 +24,7 @@ class Ssh(Carrier):
     doctor_stage: ClassVar[str] = "ssh"
     link_words: ClassVar[str] = "ssh"
 
-    def notes(self, options: Options, dst_label: str) -> list[str]:
+    def notes(self, options: RouteOptions, dst_label: str) -> list[str]:
         route = options.ssh_route
         if route is not None and route.proxied and not route.user_routed:
             return [f"this computer reaches {dst_label} through a ProxyCommand, which runs here "
@@ -32,7 +32,7 @@ class Ssh(Carrier):
                     f"{route.target.label} directly (if it cannot, use --transport relay)"]
         return []
 
-    def describe(self, plan: Plan) -> str:
+    def describe(self, plan: PlanFacts) -> str:
         route = plan.options.ssh_route
         via = (" via the jump host(s) " + ", ".join(j.label for j in route.jumps)
                if route and route.jumps else "")
@@ -50,11 +50,11 @@ class Ssh(Carrier):
                                  rate=spec.rate_limit, stop_on_error=True)
         return Ends(spec.source_side(src_mb, cmdline.join(ssh_argv)), None, receive_log)
 
-    def sender_label(self, plan: Plan, dst_label: str) -> str:
+    def sender_label(self, plan: PlanFacts, dst_label: str) -> str:
         # Its exit status is the ssh's: a killed ssh or a lost connection shows here.
         return f"the sender (through ssh to {plan.options.ssh_target or dst_label})"
 
-    def stall_path(self, plan: Plan, src: str, dst: str) -> dict[str, Figure]:
+    def stall_path(self, plan: PlanFacts, src: str, dst: str) -> dict[str, Figure]:
         # The source's own ssh session to the destination (through its jump hosts, if any).
         return {"path": self.transport.value, "source": src,
                 "destination": plan.options.ssh_target or dst}

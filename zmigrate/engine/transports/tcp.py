@@ -17,8 +17,8 @@ from .base import Carrier, Ends, StreamSpec, Transport
 
 if TYPE_CHECKING:
     from ..hosts import Host
-    from ..plan import Plan
     from ..zfs import Capabilities
+    from .base import PlanFacts
 
 LISTEN_TIMEOUT = 20.0
 LISTENING_MARK = "@@zmigrate-listening"  # printed by the listener's own readiness probe
@@ -68,7 +68,7 @@ class Tcp(Carrier):
                 reason=PreflightReason.MISSING_TOOL,
             )
 
-    def describe(self, plan: Plan) -> str:
+    def describe(self, plan: PlanFacts) -> str:
         return f"directly over TCP port {plan.port} (cleartext: trusted networks only)"
 
     def ends(self, spec: StreamSpec) -> Ends:
@@ -89,7 +89,7 @@ class Tcp(Carrier):
         dst_mb = mbuffer.command(spec.block, spec.destination_buffer, hash_=spec.hash)
         return Ends(spec.source_side(src_mb), spec.receive_side(dst_mb, cmdline.join(wire)))
 
-    def stall_path(self, plan: Plan, src: str, dst: str) -> dict[str, Figure]:
+    def stall_path(self, plan: PlanFacts, src: str, dst: str) -> dict[str, Figure]:
         # The listener's port on the destination, as the source reaches it.
         return {"path": self.transport.value, "source": src, "destination": dst,
                 "port": plan.port or 0}

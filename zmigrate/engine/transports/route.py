@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from . import cmdline
-from .errors import CommandError, InvalidNameError, TransferError, ZmigrateError
-from .hosts import Host
+from .. import cmdline
+from ..errors import CommandError, InvalidNameError, TransferError, ZmigrateError
+from ..hosts import Host
 
 # Seconds each hop's ssh may take to connect and exchange banners: a hop whose packets are
 # dropped would otherwise hold the transfer for TCP's minutes of retries.
