@@ -12,13 +12,14 @@ from collections.abc import Iterator
 
 import pytest
 from lab.plugin import Lab, Pool, PoolFactory
+from lab.util import quiet_machine
 from lab.zfsfuse import destroy_pool
 from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QTreeView
 from pytestqt.qtbot import QtBot
 from wizard_driver import to_review, to_source
 
 from zmigrate.gui.pages.base import PageId
-from zmigrate.gui.settings import Settings
 from zmigrate.gui.wizard import MigrationWizard
 
 pytestmark = [pytest.mark.gui, pytest.mark.lab, pytest.mark.timeout(900)]
@@ -109,10 +110,21 @@ def _drive(qtbot: QtBot, w: MigrationWizard, pool: Pool, dst: Pool) -> dict[str,
         assert page.set_ticked(child, True)
         qtbot.wait(200)
         phase("filter")
+        view, tree = page.ui.dataset_tree, page.tree
+        opened = f"{pool.name}/p05"
+        view.expand(tree.proxy.mapFromSource(tree.model.index_of(opened)))
+        open_before = set(tree._expanded())
+        assert opened in open_before
         page.ui.filter_edit.setText("c07")
         qtbot.wait(300)
+        # Only the matches (c07 under each parent) and their parents are left.
+        shown = _visible(view)
+        assert shown and all("c07" in n or not n.split("/")[-1].startswith("c") for n in shown)
+        assert len(shown) < len(mine) // 4
         page.ui.filter_edit.setText("")
         qtbot.wait(300)
+        # Every row is back, and exactly the rows open before the filter are open again.
+        assert set(tree._expanded()) == open_before
         phase("destination")
         assert page.isComplete()
         w.next()
@@ -137,22 +149,23 @@ def _drive(qtbot: QtBot, w: MigrationWizard, pool: Pool, dst: Pool) -> dict[str,
     return {n: meter.worst.get(n, 0.0) for n in names}
 
 
+def _visible(view: QTreeView) -> list[str]:
+    """The dataset names of the rows the view shows (under open parents), top to bottom."""
+    names: list[str] = []
+    index = view.model().index(0, 0)
+    while index.isValid():
+        names.append(str(index.data()))
+        index = view.indexBelow(index)
+    return names
+
+
 def test_a_big_pool_never_freezes_the_wizard(qtbot: QtBot, wizard: MigrationWizard,
                                              lab_env: Lab, big_pool: Pool,
-                                             make_pool: PoolFactory, settings: Settings) -> None:
+                                             make_pool: PoolFactory) -> None:
     dst = make_pool("bigdst")
+    # One run holds the bound (the README says so): the machine is made quiet first, and a
+    # stall of the shared machine is not forgiven by a second try.
+    quiet_machine()
     worst = _drive(qtbot, wizard, big_pool, dst)
-    if max(worst.values()) >= AIM:
-        # Once more in a new window: a stall of ours comes back in the same phase, one of the
-        # shared machine (zfs-fuse's threads, another process) does not. Each phase is judged
-        # on the better of its two runs.
-        again = MigrationWizard(settings)
-        qtbot.addWidget(again)
-        again.show()
-        try:
-            second = _drive(qtbot, again, big_pool, dst)
-        finally:
-            again.shutdown()
-        worst = {n: min(worst[n], second.get(n, worst[n])) for n in worst}
     print(f"worst {max(worst.values()) * 1000:.0f} ms (aim {AIM * 1000:.0f} ms)")
     assert max(worst.values()) < AIM, worst

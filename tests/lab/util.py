@@ -78,7 +78,11 @@ def quiet_machine(busy_below: float = 30.0, timeout: float = 60.0) -> float:
     while True:
         before = snapshot()
         time.sleep(0.5)
-        busy = cpu_between("here", before, snapshot()).busy or 0.0
+        reading = cpu_between("here", before, snapshot()).busy
+        if reading is None:
+            # Not "idle": a wait that cannot read the CPU would silently not wait.
+            raise RuntimeError("quiet_machine: the CPU figures of /proc/stat cannot be read")
+        busy = reading
         if busy < busy_below or time.monotonic() > deadline:
             return busy
 
