@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .sshd import SSHD, USER, Lab, SshdLab, _keygen, _sshd_config, keygen_fingerprint
-from .util import run, wait_until
+from .util import Run, run, wait_until, zmigrate
 from .zfsfuse import LabUnavailableError
 
 IP = "/usr/sbin/ip"
@@ -83,6 +83,10 @@ class NamespaceLab:
         env["ZMIGRATE_SSH_CONFIG"] = str(self.ssh_config)
         env["ZMIGRATE_KNOWN_HOSTS"] = str(self.known_hosts)
         return env
+
+    def zmigrate(self, *args: str, timeout: float = 300, input: str | None = None) -> Run:
+        """The CLI run against this namespace lab's hosts (and the lab's), stdin closed."""
+        return zmigrate(self.env(), *args, timeout=timeout, input=input)
 
     def _stop_sshds(self) -> None:
         for proc in self.procs:

@@ -10,7 +10,16 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .util import SETUP_HINT, free_port, parent_pid, proc_cmdlines, run, tcp_accepts
+from .util import (
+    SETUP_HINT,
+    Run,
+    free_port,
+    parent_pid,
+    proc_cmdlines,
+    run,
+    tcp_accepts,
+    zmigrate,
+)
 from .zfsfuse import LabUnavailableError, require_programs, require_root
 
 SSHD = "/usr/sbin/sshd"
@@ -71,6 +80,10 @@ class Lab:
         env["ZMIGRATE_KNOWN_HOSTS"] = str(self.known_hosts)
         env.pop("SSH_AUTH_SOCK", None)
         return env
+
+    def zmigrate(self, *args: str, timeout: float = 300, input: str | None = None) -> Run:
+        """The CLI run against this lab (its ssh_config and known_hosts), stdin closed."""
+        return zmigrate(self.env(), *args, timeout=timeout, input=input)
 
     def ssh_options(self) -> list[str]:
         """OpenSSH `-o` options with which a lab host's own `ssh` reaches the other sshd.

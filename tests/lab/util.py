@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import random
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from zmigrate.engine.doctor.cpu import CpuSnapshot
@@ -338,3 +341,37 @@ def receive_group(dataset: str) -> int | None:
                 and any(w == dataset or w.startswith(dataset + "/") for w in argv):
             return process_group(pid)
     return None
+
+
+# -- the CLI ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Run:
+    """A finished `zmigrate` command: its exit status, output, and the JSON events of `--json`."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+    @property
+    def events(self) -> list[dict[str, Any]]:
+        """The JSON objects of stdout, one a line (other lines, e.g. a plan's text, left out)."""
+        found: list[dict[str, Any]] = []
+        for line in self.stdout.splitlines():
+            if line.startswith("{"):
+                found.append(json.loads(line))
+        return found
+
+    def of(self, kind: str) -> list[dict[str, Any]]:
+        """The events named `kind` (`event` field), in order."""
+        return [e for e in self.events if e.get("event") == kind]
+
+
+def zmigrate(env: dict[str, str], *args: str, timeout: float = 300,
+             input: str | None = None) -> Run:
+    """Run the CLI (`python -m zmigrate ARGS`) with `env` (a lab's `env()`), stdin closed
+    unless `input` is given; never raises on its exit status."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "zmigrate", *args], capture_output=True, text=True,
+        timeout=timeout, env=env, input=input,
+        stdin=None if input is not None else subprocess.DEVNULL)
+    return Run(proc.returncode, proc.stdout, proc.stderr)
