@@ -19,7 +19,7 @@ from ..engine.doctor import (
     StageStarted,
 )
 from ..engine.errors import ZmigrateError
-from ..engine.hosts import Host
+from ..engine.hosts import Host, one_connection
 from ..engine.plan import Options
 from ..engine.transports import Compression, Transport
 from ..engine.units import format_rate
@@ -153,7 +153,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     try:
         src = connect_host(src_text, args.sudo or args.sudo_source, prompts)
         hosts.append(src)
-        if HostSpec.parse(dst_text).label == HostSpec.parse(src_text).label:
+        if one_connection(HostSpec.parse(src_text, sudo=args.sudo or args.sudo_source),
+                          HostSpec.parse(dst_text, sudo=args.sudo or args.sudo_destination)):
             dst = src
         else:
             dst = connect_host(dst_text, args.sudo or args.sudo_destination, prompts)

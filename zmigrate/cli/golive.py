@@ -13,7 +13,7 @@ from zmigrate.engine.hosts.login import HostSpec
 
 from ..engine.golive import GoLivePlan, Step
 from ..engine.history import History, HistoryError
-from ..engine.hosts import Host
+from ..engine.hosts import Host, one_connection
 from .common import EXIT_ERROR, EXIT_OK, TerminalPrompts, connect_host, print_json, split_location
 
 
@@ -57,7 +57,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     try:
         src = connect_host(src_text, args.sudo, prompts)
         hosts.append(src)
-        if HostSpec.parse(dst_text).label == HostSpec.parse(src_text).label:
+        if one_connection(HostSpec.parse(src_text), HostSpec.parse(dst_text)):
             dst = src
         else:
             dst = connect_host(dst_text, args.sudo, prompts)

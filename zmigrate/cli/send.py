@@ -16,7 +16,7 @@ from zmigrate.engine.hosts.pair import connect_both
 from ..engine.errors import InvalidNameError
 from ..engine.events import PlanReady, json_default
 from ..engine.history import Recorder
-from ..engine.hosts import Host
+from ..engine.hosts import Host, one_connection
 from ..engine.job import Job, Request
 from ..engine.plan import Options
 from ..engine.stall import STALL_AFTER
@@ -176,15 +176,14 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise InvalidNameError("--resume and --discard-partial exclude each other")
     prompts = TerminalPrompts()
     hosts: list[Host] = []
+    src_spec = HostSpec.parse(src_host, sudo=args.sudo or args.sudo_source)
+    dst_spec = HostSpec.parse(dst_host, sudo=args.sudo or args.sudo_destination)
     try:
-        if HostSpec.parse(dst_host).label == HostSpec.parse(src_host).label \
-                and not (args.sudo_destination and not args.sudo_source):
-            src = dst = connect_host(src_host, args.sudo or args.sudo_source, prompts)
+        if one_connection(src_spec, dst_spec):
+            src = dst = connect_host(src_host, src_spec.sudo, prompts)
             hosts.append(src)
         else:
-            src, dst = connect_both(
-                HostSpec.parse(src_host, sudo=args.sudo or args.sudo_source),
-                HostSpec.parse(dst_host, sudo=args.sudo or args.sudo_destination), prompts)
+            src, dst = connect_both(src_spec, dst_spec, prompts)
             hosts += [src, dst]
         if tree_request is not None:
             return _run_tree(args, TreeJob(src, dst, tree_request), out, err)

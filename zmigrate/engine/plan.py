@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from . import cmdline, transports, units, zfs
 from .empty_target import Emptiness, refusal
 from .errors import InvalidNameError, PreflightError, PreflightReason
-from .hosts import Host
+from .hosts import Host, same_host
 from .hosts import tools as capabilities
 from .transports import Carrier, Compression, Compressor, StreamSpec, Transport
 from .transports import compress as compression
@@ -301,7 +301,7 @@ def make_plan(
     """
     ds_name, short = cmdline.split_snapshot(snapshot)
     cmdline.dataset(destination)
-    transport = transports.chosen(options.transport, src.host.label == dst.host.label)
+    transport = transports.chosen(options.transport, same_host(src.host, dst.host))
     _check_tools(src, dst, transports.carrier(transport))
     source, snap = _source_snapshot(src, snapshot)
     _check_parent(dst, destination)
@@ -686,7 +686,7 @@ def _resume_plan(src: Site, dst: Site, snapshot: str, destination: str, options:
                  connect_address: str | None, allow_address: str | None,
                  port: int | None) -> Plan:
     """The plan that sends only the rest of an interrupted stream (zfs send -t TOKEN)."""
-    transport = transports.chosen(options.transport, src.host.label == dst.host.label)
+    transport = transports.chosen(options.transport, same_host(src.host, dst.host))
     snap = source.snapshot(snapshot.split("@", 1)[1])
     assert snap is not None
     base = None

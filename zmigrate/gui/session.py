@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from ..engine.diagnosis import Verdict
 from ..engine.errors import ZmigrateError
 from ..engine.events import Summary
-from ..engine.hosts import Host
+from ..engine.hosts import Host, same_host
 from ..engine.job import Job
 from ..engine.plan import Options, Plan
 from ..engine.samples import SampleStore
@@ -62,7 +62,7 @@ class Session:
         """Both ends are one machine (one Host object, or the same label)."""
         if self.src_host is None or self.dst_host is None:
             return False
-        return self.src_host is self.dst_host or self.src_host.label == self.dst_host.label
+        return same_host(self.src_host, self.dst_host)
 
     @property
     def default_transport(self) -> Transport:

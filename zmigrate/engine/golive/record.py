@@ -11,7 +11,7 @@ from .. import zfs
 from ..errors import ZmigrateError
 from ..history import History, golive_log
 from ..history.records import JobRecord
-from ..hosts import Host
+from ..hosts import Host, same_host
 from .checks import busy_mountpoints, check_ready, refuse_busy
 from .cutover import GoLivePlan, Step, plan_go_live, read_props, run, undo
 
@@ -75,15 +75,14 @@ def prepare(src: Host, dst: Host, src_caps: zfs.Capabilities, dst_caps: zfs.Capa
         if _live(history, dst, destination_root) is not None:
             raise ZmigrateError(f"{destination_root} on {dst.label} is live already (in the "
                                 "history)", fix="go back first (go-live --back), or leave it live")
-    same = src is dst or src.label == dst.label
     src_props = read_props(src, source_root, _extra(src_caps))
     dst_props = read_props(dst, destination_root, _extra(dst_caps))
     if not dst_props:
         raise ZmigrateError(f"{destination_root} does not exist on {dst.label}",
                             fix="run the final sync first (send -r --final)")
     check_ready(src_props, dst_props, source_root, destination_root)
-    return plan_go_live(src_props, dst_props, source_root, destination_root, same_host=same,
-                        mount_root=mount_root,
+    return plan_go_live(src_props, dst_props, source_root, destination_root,
+                        same_host=same_host(src, dst), mount_root=mount_root,
                         readonly_before=readonly_before(records, destination_root))
 
 

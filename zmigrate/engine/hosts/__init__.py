@@ -1,11 +1,14 @@
 """The hosts a job runs on: this computer (`local`) or an SSH host (`ssh_host`, logged in by
 `login`), each pipeline in a process group of its own (`groups`), a shell kept open
 (`kept_shell`), sessions opened ahead (`launcher`), the userland (`tools`), both ends at once
-(`pair`) and what earlier runs left (`leftovers`)."""
+(`pair`), whether both ends are one machine (`same`) and what earlier runs left
+(`leftovers`)."""
 
 from .base import HEARTBEAT, CommandResult, Host, Process
 from .groups import wrap_in_group
 from .local import LocalHost
+from .same import one_connection, same_host
 from .ssh_host import SshHost
 
-__all__ = ["HEARTBEAT", "CommandResult", "Host", "LocalHost", "Process", "SshHost", "wrap_in_group"]
+__all__ = ["HEARTBEAT", "CommandResult", "Host", "LocalHost", "Process", "SshHost",
+           "one_connection", "same_host", "wrap_in_group"]

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from .. import cmdline, empty_target, transports, zfs
 from ..empty_target import Emptiness
 from ..errors import PreflightError, PreflightReason
-from ..hosts import Host, leftovers
+from ..hosts import Host, leftovers, same_host
 from ..plan import Options, Plan
 from ..transports import Transport
 from ..transports.route import Endpoint, SshRoute
@@ -39,7 +39,7 @@ class Known:
 
 def default_transport(src: Host, dst: Host, options: Options) -> Transport:
     """The transport asked for, else local on one host and tcp between two."""
-    return transports.chosen(options.transport, src is dst or src.label == dst.label)
+    return transports.chosen(options.transport, same_host(src, dst))
 
 
 def addresses(src: Host, dst: Host, src_caps: zfs.Capabilities,

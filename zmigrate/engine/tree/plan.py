@@ -16,7 +16,7 @@ from typing import Any
 
 from .. import cmdline, zfs
 from ..errors import InvalidNameError, PreflightError, PreflightReason
-from ..hosts import Host
+from ..hosts import Host, same_host
 from ..plan import Options
 from ..units import format_size
 from .entry import TreeEntry
@@ -442,7 +442,7 @@ def plan_tree(src_host: Host, dst_host: Host, request: TreeRequest,
         vanished=_vanished(request, src_sets, dst_sets), excluded=tuple(excluded),
         mount=_mount_words(request, unmounted),
         transport=(request.options.transport.value if request.options.transport
-                   else "local" if src_host is dst_host or src_host.label == dst_host.label
+                   else "local" if same_host(src_host, dst_host)
                    else "tcp"),
         not_carried=NotCarried.of(picked),
     )

@@ -1,0 +1,24 @@
+"""One place per decision (docs/architecture.md): each decision's one engine function."""
+
+from __future__ import annotations
+
+from zmigrate.engine.hosts import LocalHost, one_connection, same_host
+from zmigrate.engine.hosts.login import HostSpec
+
+
+def test_same_host_is_one_object_or_one_label() -> None:
+    here = LocalHost()
+    assert same_host(here, here)
+    assert same_host(LocalHost(), LocalHost())  # two connections to this machine
+    assert not same_host(LocalHost("lab-src"), LocalHost("lab-dst"))
+    assert same_host(HostSpec.parse("this computer"), HostSpec.parse("local"))  # both `local`
+    assert same_host(HostSpec.parse("root@nas"), HostSpec.parse("root@nas"))
+    assert not same_host(HostSpec.parse("root@nas"), HostSpec.parse("nas"))
+
+
+def test_one_connection_unless_the_destination_asks_for_sudo_alone() -> None:
+    assert one_connection(HostSpec.parse("nas"), HostSpec.parse("nas"))
+    assert one_connection(HostSpec.parse("nas", sudo=True), HostSpec.parse("nas", sudo=True))
+    assert one_connection(HostSpec.parse("nas", sudo=True), HostSpec.parse("nas"))
+    assert not one_connection(HostSpec.parse("nas"), HostSpec.parse("nas", sudo=True))
+    assert not one_connection(HostSpec.parse("nas"), HostSpec.parse("backup"))
