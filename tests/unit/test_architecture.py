@@ -172,7 +172,11 @@ def _compares_with_transport_member(node: ast.AST) -> bool:
     """`x is Transport.TCP`, `x == Transport.SSH.value`, `x in (Transport.LOCAL, ...)`, and
     the same by name: `path == "tcp"`, `f.word("transport") in ("ssh", "relay")` (a name
     that is also a property source or a doctor stage, "local" or "ssh", counts when the other
-    side speaks of a transport or a path)."""
+    side speaks of a transport or a path); and a choice between transports written inline,
+    `"local" if same else "tcp"` or `Transport.LOCAL if same else Transport.TCP` (the default
+    is transports.chosen's)."""
+    if isinstance(node, ast.IfExp):
+        return _chooses_a_transport(node)
     if not isinstance(node, ast.Compare):
         return False
     sides = [node.left, *node.comparators]
@@ -182,6 +186,16 @@ def _compares_with_transport_member(node: ast.AST) -> bool:
     about = " ".join(ast.unparse(side) for side in sides).lower()
     return bool(named & {"tcp", "relay"}) or (bool(named) and ("transport" in about
                                                                or "path" in about))
+
+
+def _chooses_a_transport(node: ast.IfExp) -> bool:
+    """`a if test else b` whose branches are Transport members or transport names (two of
+    them, or one that is only ever a transport: tcp, relay)."""
+    branches = (node.body, node.orelse)
+    if any("Transport." in ast.unparse(branch) for branch in branches):
+        return True
+    named = [_names_in(branch) & _TRANSPORT_NAMES for branch in branches]
+    return all(named) or bool(set().union(*named) & {"tcp", "relay"})
 
 
 def test_only_the_transports_room_branches_on_a_transport() -> None:
@@ -202,10 +216,12 @@ def test_the_transport_rule_sees_a_comparison() -> None:
     """The rule above catches what it is meant to (so an empty finding means something)."""
     for line in ("t is Transport.TCP", "t == Transport.SSH.value", "t in (Transport.LOCAL,)",
                  "Transport.RELAY != t", 'path == "tcp"', 'transport == "ssh"',
-                 'f.word("transport") in ("ssh", "relay")', 'mode != "relay"'):
+                 'f.word("transport") in ("ssh", "relay")', 'mode != "relay"',
+                 '"local" if same else "tcp"', 'Transport.LOCAL if same else Transport.TCP',
+                 '"ssh" if jump else "local"', '"tcp" if transport == "" else None'):
         assert _compares_with_transport_member(ast.parse(line).body[0].value), line  # type: ignore[attr-defined]
     for line in ("t = Transport.TCP", 'entry.host == "local"', 'stage == "ssh"',
-                 'src.source in ("local", "received")'):
+                 'src.source in ("local", "received")', '"local" if h.is_local else h.label'):
         node = ast.parse(line).body[0]
         assert not _compares_with_transport_member(getattr(node, "value", node)), line
 

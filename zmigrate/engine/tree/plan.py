@@ -14,7 +14,7 @@ from collections.abc import Sequence, Set
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .. import cmdline, zfs
+from .. import cmdline, transports, zfs
 from ..errors import InvalidNameError, PreflightError, PreflightReason
 from ..hosts import Host, same_host
 from ..plan import Options
@@ -441,9 +441,8 @@ def plan_tree(src_host: Host, dst_host: Host, request: TreeRequest,
         readonly_command=readonly_command, entries=tuple(entries),
         vanished=_vanished(request, src_sets, dst_sets), excluded=tuple(excluded),
         mount=_mount_words(request, unmounted),
-        transport=(request.options.transport.value if request.options.transport
-                   else "local" if same_host(src_host, dst_host)
-                   else "tcp"),
+        transport=transports.chosen(request.options.transport,
+                                    same_host(src_host, dst_host)).value,
         not_carried=NotCarried.of(picked),
     )
 

@@ -10,7 +10,7 @@ from zmigrate.engine.hosts import tools as capabilities
 
 from ...engine.diagnosis import BUFFER_SECONDS
 from ...engine.plan import DEFAULT_BLOCK, MEMORY_SHARE, Options
-from ...engine.transports import Compression, Transport, carrier
+from ...engine.transports import Compression, Transport, carrier, chosen
 from ...engine.units import MiB, format_size, parse_size, size_arg
 from ...engine.zfs import Capabilities, Dataset
 from .. import forms, markup, style
@@ -122,8 +122,8 @@ class TransportPage(Page):
         ui.local_radio.setEnabled(same)
         remembered = self.settings.value("transport", "")
         between = {t.value: t for t in (Transport.TCP, Transport.SSH, Transport.RELAY)}
-        chosen = Transport.LOCAL if same else between.get(remembered, Transport.TCP)
-        self._radios()[chosen].setChecked(True)
+        # one host: local whatever was remembered; two: the remembered way, else the default
+        self._radios()[chosen(None if same else between.get(remembered), same)].setChecked(True)
         self._fill_buffers()
         self._suggest_compression()
         self._on_changed()
@@ -196,8 +196,8 @@ class TransportPage(Page):
     def _compression(self) -> Compression | None:
         if not carrier(self.transport()).crosses_link:
             return None
-        chosen = Compression(self.ui.compress_combo.currentText())
-        return None if chosen is Compression.NONE else chosen
+        asked = Compression(self.ui.compress_combo.currentText())
+        return None if asked is Compression.NONE else asked
 
     def _free_memory(self) -> list[int]:
         s = self.session
