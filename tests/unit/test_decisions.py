@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from zmigrate.engine.cmdline import below, within
 from zmigrate.engine.hosts import LocalHost, one_connection, same_host
 from zmigrate.engine.hosts.login import HostSpec
 
@@ -22,3 +23,13 @@ def test_one_connection_unless_the_destination_asks_for_sudo_alone() -> None:
     assert one_connection(HostSpec.parse("nas", sudo=True), HostSpec.parse("nas"))
     assert not one_connection(HostSpec.parse("nas"), HostSpec.parse("nas", sudo=True))
     assert not one_connection(HostSpec.parse("nas"), HostSpec.parse("backup"))
+
+
+def test_within_and_below_a_root() -> None:
+    assert within("tank/a", "tank/a") and not below("tank/a", "tank/a")
+    assert within("tank/a/b", "tank/a") and below("tank/a/b", "tank/a")
+    assert not within("tank/ab", "tank/a")  # a sibling sharing a prefix is not inside
+    assert not within("tank", "tank/a")
+    assert within("/mnt/tank/x", "/mnt/tank") and within("/mnt/tank/x", "/mnt/tank/")
+    assert within("/srv", "/") and within("/", "/") and not below("/", "/")
+    assert not within("/mnt/tankx", "/mnt/tank")

@@ -107,3 +107,14 @@ def join(argv: Sequence[str]) -> str:
 def pipe(*stages: str) -> str:
     """Join already-quoted stages into a pipeline."""
     return " | ".join(stages)
+
+
+def within(name: str, root: str) -> bool:
+    """`name` is `root` or inside it: a dataset or a snapshot's dataset below a dataset, a path
+    below a directory (`root` may end in `/`, as `/` does)."""
+    return name == root or name.startswith(root.rstrip("/") + "/")
+
+
+def below(name: str, root: str) -> bool:
+    """`name` is strictly inside `root` (a descendant, not `root` itself)."""
+    return name != root and within(name, root)

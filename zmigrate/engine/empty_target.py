@@ -47,7 +47,7 @@ def read_entries(host: Host, dataset: str) -> int | None:
 def judge(target: zfs.Dataset, datasets: list[zfs.Dataset] | tuple[zfs.Dataset, ...],
           entries: int | None) -> Emptiness:
     """`target` (with the destination's `datasets` around it) is empty, or what it holds."""
-    children = [d.name for d in datasets if d.name.startswith(target.name + "/")]
+    children = [d.name for d in datasets if cmdline.below(d.name, target.name)]
     size = format_size(target.referenced)
     held: list[str] = []
     if target.snapshots:

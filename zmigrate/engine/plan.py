@@ -348,7 +348,7 @@ def make_plan(
         replicate=options.replicate,
         bookmark=_bookmark(src, source, snapshot, options),
         children=tuple(d.name for d in src.datasets
-                       if d.name.startswith(ds_name + "/")) if options.replicate else (),
+                       if cmdline.below(d.name, ds_name)) if options.replicate else (),
     )
 
 

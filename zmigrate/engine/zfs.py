@@ -701,7 +701,7 @@ def effective_permissions(grants: Sequence[Delegation], dataset: str, user: str,
         if g.who == "group" and g.name not in groups:
             continue
         on_itself = g.dataset == dataset
-        below = dataset.startswith(g.dataset + "/")
+        below = cmdline.below(dataset, g.dataset)
         if (on_itself and "local" in g.scope) or (below and "descendent" in g.scope):
             perms |= g.permissions
     return perms

@@ -131,8 +131,7 @@ def parse_holders(text: str) -> list[Holder]:
 
 
 def _under(path: str, mountpoint: str) -> bool:
-    top = mountpoint.rstrip("/")
-    return path == mountpoint or path.startswith(top + "/")
+    return cmdline.within(path, mountpoint)
 
 
 def holding(holders: Sequence[Holder], mountpoints: Sequence[str]) -> dict[str, list[Holder]]:

@@ -1,10 +1,10 @@
 """One transfer of one dataset: read both hosts (`preflight`), plan, check, then run its stream
 (`pipeline`, watched by `stream_watch` and `stall_watch`) and verify it (`checks`)."""
 
-from .job import Job, Request, discard_partial, partial_receive, within
+from .job import Job, Request, discard_partial, partial_receive
 from .preflight import Known, default_transport, read_settled
 
 __all__ = [
     "Job", "Known", "Request", "default_transport", "discard_partial", "partial_receive",
-    "read_settled", "within",
+    "read_settled",
 ]

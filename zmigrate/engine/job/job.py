@@ -147,9 +147,10 @@ class Job(Work):
         known = self.known or read_settled(self.src, self.dst, self.src_caps, dst_caps,
                                            ds_name, req.destination, options, self.emit)
         origin_ds = req.options.origin.split("@")[0] if req.options.origin else None
-        src_sets = [d for d in known.src_sets if within(d.name, ds_name) or d.name == origin_ds]
+        src_sets = [d for d in known.src_sets
+                    if cmdline.within(d.name, ds_name) or d.name == origin_ds]
         dst_sets = [d for d in known.dst_sets
-                    if d.name == parent or within(d.name, req.destination)]
+                    if d.name == parent or cmdline.within(d.name, req.destination)]
         connect_address, allow_address = known.addresses if tcp else ("", None)
         used = set(known.ports)
         feature = known.feature
@@ -305,11 +306,6 @@ class Job(Work):
         assert self.dst_caps is not None
         ds = zfs.dataset_info(self.dst, self.dst_caps, plan.destination_dataset)
         return ds is not None, {s.name for s in ds.snapshots} if ds else set()
-
-
-def within(name: str, root: str) -> bool:
-    """Whether dataset `name` is `root` or one of its descendants."""
-    return name == root or name.startswith(root + "/")
 
 
 def partial_receive(src: Host, dst: Host, destination: str, *,

@@ -54,7 +54,7 @@ class Ahead:
         if not self._wanted or self.snapshot is not None:  # (a second call does nothing)
             return
         root = self._request.root
-        tree = [d for d in src_sets if d.name == root or d.name.startswith(root + "/")]
+        tree = [d for d in src_sets if cmdline.within(d.name, root)]
         # A catch-up (some dataset has a snapshot the copy may share), and a tree.
         if len(tree) < 2 or not any(d.snapshots for d in tree):
             return

@@ -14,7 +14,6 @@ from ..empty_target import refusal
 from ..errors import PreflightError, PreflightReason, ZmigrateError
 from ..events import StageChanged
 from ..hosts import Host
-from ..job import within
 from ..job.preflight import destination_emptiness
 from .entry import TreeEntry
 from .plan import TreePlan, TreeRequest, destination_name
@@ -250,7 +249,7 @@ def _lost_key_parent(plan: TreePlan, s: zfs.Dataset, d: zfs.Dataset) -> str | No
     """The copy whose key `d` should use, when `d` became an encryption root of its own
     while the source `s` uses an ancestor's key that was copied too; else None."""
     root = s.encryption_root
-    if root is None or root == s.name or not within(root, plan.root):
+    if root is None or root == s.name or not cmdline.within(root, plan.root):
         return None
     if d.encryption_root != d.name:
         return None

@@ -23,11 +23,11 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 
-from .. import zfs
+from .. import cmdline, zfs
 from ..errors import CancelledError, ZmigrateError
 from ..events import Observer, StageChanged, Summary
 from ..hosts import Host
-from ..job import Job, Known, read_settled, within
+from ..job import Job, Known, read_settled
 from ..job.preflight import probe_both
 from ..plan import Plan
 from ..work import Work
@@ -105,7 +105,7 @@ class TreeJob(Work):
             self._ahead = Ahead(self.src, src_caps, req, self._snapshot, self.emit)
         known = self._read_known(self._ahead if ahead else None)
         src_sets = list(known.src_sets)
-        dst_sets = [d for d in known.dst_sets if within(d.name, req.destination)]
+        dst_sets = [d for d in known.dst_sets if cmdline.within(d.name, req.destination)]
         check_ends(self.src, self.dst, req, src_sets, dst_sets, known.dst_sets)
         if req.snapshot is None:
             self._snapshot = unused_snapshot_name(self._snapshot, src_sets)

@@ -230,11 +230,10 @@ def pick(datasets: Sequence[zfs.Dataset], root: str,
     for ex in excludes:
         if ex == root:
             raise InvalidNameError(f"--exclude {ex} is the root of the tree itself")
-        if ex not in names or not ex.startswith(root + "/"):
+        if ex not in names or not cmdline.below(ex, root):
             raise InvalidNameError(f"--exclude {ex} is not a dataset under {root}")
-    inside = [d for d in datasets if d.name == root or d.name.startswith(root + "/")]
-    out = [d for d in inside if not any(d.name == ex or d.name.startswith(ex + "/")
-                                        for ex in excludes)]
+    inside = [d for d in datasets if cmdline.within(d.name, root)]
+    out = [d for d in inside if not any(cmdline.within(d.name, ex) for ex in excludes)]
     # Parents before children: sort by path components, not by string (a/b-c before a/b/c
     # would not matter, but a/b must precede a/b/c).
     out.sort(key=lambda d: d.name.split("/"))
@@ -453,7 +452,7 @@ def _vanished(request: TreeRequest, src_sets: Sequence[zfs.Dataset],
     on_src = {d.name for d in src_sets}
     return tuple(sorted(
         d.name for d in dst_sets
-        if (d.name == request.destination or d.name.startswith(request.destination + "/"))
+        if cmdline.within(d.name, request.destination)
         and request.root + d.name[len(request.destination):] not in on_src))
 
 

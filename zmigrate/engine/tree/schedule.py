@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
+from .. import cmdline
 from ..errors import ZmigrateError
 from ..events import Progress, Summary
 from ..rate import eta
@@ -64,7 +65,7 @@ def auto_width(mem_available: Sequence[int | None], buffer: int) -> int:
 
 def depends_on(e: TreeEntry, x: TreeEntry) -> bool:
     """Whether `e` can only arrive after `x`: `x` is its ancestor, or its origin's dataset."""
-    return e.source.startswith(x.source + "/") or (
+    return cmdline.below(e.source, x.source) or (
         e.origin is not None and e.origin.split("@")[0] == x.source)
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from .. import zfs
+from .. import cmdline, zfs
 from .entry import SMALL, TreeEntry
 
 
@@ -32,7 +32,7 @@ def raw_units(entries: list[TreeEntry], picked: Sequence[zfs.Dataset],
         e = by_name.get(d.name)
         if e is None or d.name in carried or d.encryption_root != d.name:
             continue
-        below = [x.name for x in src_sets if x.name.startswith(d.name + "/")]
+        below = [x.name for x in src_sets if cmdline.below(x.name, d.name)]
         if not below or e.action != "full" or e.resume:
             continue
         members = [by_name.get(n) for n in below]
@@ -69,13 +69,13 @@ def catch_up_units(entries: list[TreeEntry], src_sets: Sequence[zfs.Dataset],
     for e in entries:
         if e.source in carried or (keep_root and e.source == root):
             continue
-        below = [n for n in on_src if n.startswith(e.source + "/")]
+        below = [n for n in on_src if cmdline.below(n, e.source)]
         members = [e, *(by_name.get(n) for n in below)]
         if not below or not _one_catch_up(members, e.base) or any(
                 on_src[m.source].encrypted for m in members if m is not None):
             continue
         copy_root = destination + e.source[len(root):]
-        if any(c.startswith(copy_root + "/") and root + c[len(destination):] not in on_src
+        if any(cmdline.below(c, copy_root) and root + c[len(destination):] not in on_src
                for c in copies):
             continue  # `receive` of a replication stream must not meet datasets it does not know
         size = sum(m.size for m in members if m is not None)

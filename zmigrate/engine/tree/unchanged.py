@@ -96,8 +96,7 @@ def drop_empty(src: Host, plan: TreePlan, src_sets: Sequence[zfs.Dataset],
         empty = measured & {new.split("@")[0] for _, new in pairs}
     if not empty:
         return set()
-    taken = [d.name for d in src_sets if d.name == plan.root
-             or d.name.startswith(plan.root + "/")]
+    taken = [d.name for d in src_sets if cmdline.within(d.name, plan.root)]
     recursive = plan.snapshot_command == recursive_snapshot(src, plan.root, plan.snapshot)
     if recursive and len(empty) > len(taken) / 2:
         return _take_back_recursive(src, plan, empty, taken)

@@ -21,6 +21,7 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QColor
 
+from ...engine.cmdline import below
 from ...engine.units import format_size
 from ...engine.zfs import Dataset, Snapshot
 from .tree_pick import TreePick
@@ -128,7 +129,7 @@ class DatasetTreeModel(QAbstractItemModel):
 
     def _checkable(self, item: Dataset | Snapshot) -> bool:
         return (self.pick is not None and isinstance(item, Dataset)
-                and item.name != self.pick.root and item.name.startswith(self.pick.root + "/"))
+                and below(item.name, self.pick.root))
 
     def setData(self, index: ModelIndex, value: object,
                 role: int = Qt.ItemDataRole.EditRole) -> bool:
@@ -244,7 +245,7 @@ class DatasetTreeModel(QAbstractItemModel):
         if role == Qt.ItemDataRole.ForegroundRole and isinstance(item, Snapshot) and col == 0:
             return QColor("#4b5563")
         if role == Qt.ItemDataRole.ForegroundRole and self.pick is not None \
-                and isinstance(item, Dataset) and item.name.startswith(self.pick.root + "/") \
+                and isinstance(item, Dataset) and below(item.name, self.pick.root) \
                 and not self.pick.included(item.name):
             return QColor("#9ca3af")  # left out of the tree
         if role == Qt.ItemDataRole.ToolTipRole and col == 0:

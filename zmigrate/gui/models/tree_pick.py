@@ -8,16 +8,12 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+from ...engine.cmdline import within
 from ...engine.zfs import Dataset
 
 # A snapshot every picked dataset shares counts as recent for this long; an older one would
 # send stale data, so "Take a snapshot now" becomes the default.
 RECENT = 24 * 3600
-
-
-def under(name: str, root: str) -> bool:
-    """`name` is `root` or one of its descendants."""
-    return name == root or name.startswith(root + "/")
 
 
 @dataclass(slots=True)
@@ -36,7 +32,7 @@ class TreePick:
 
     @classmethod
     def of(cls, datasets: list[Dataset], root: str) -> TreePick:
-        members = sorted((d for d in datasets if under(d.name, root)),
+        members = sorted((d for d in datasets if within(d.name, root)),
                          key=lambda d: (d.name.count("/"), d.name))
         return cls(root, members)
 
@@ -64,7 +60,7 @@ class TreePick:
 
     def included(self, name: str) -> bool:
         """Picked: ticked, and no ancestor up to the root unticked."""
-        return under(name, self.root) and not any(under(name, x) for x in self.unticked)
+        return within(name, self.root) and not any(within(name, x) for x in self.unticked)
 
     def picked(self) -> list[Dataset]:
         return [d for d in self.members if self.included(d.name)]
@@ -73,7 +69,7 @@ class TreePick:
         """The fewest names that leave out what was unticked (an unticked child of an unticked
         parent is already out)."""
         out = [x for x in sorted(self.unticked)
-               if not any(x != y and under(x, y) for y in self.unticked)]
+               if not any(x != y and within(x, y) for y in self.unticked)]
         return tuple(out)
 
     def totals(self) -> tuple[int, int, int]:
