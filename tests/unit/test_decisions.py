@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from gui.history_data import make_plan, record, synthetic  # the Recorder fed a job's events
+
 from zmigrate.engine.cmdline import below, within
+from zmigrate.engine.history import RECENT_RUNS, recent_runs
 from zmigrate.engine.hosts import LocalHost, one_connection, same_host
 from zmigrate.engine.hosts.login import HostSpec
+from zmigrate.engine.units import MiB
 
 
 def test_same_host_is_one_object_or_one_label() -> None:
@@ -33,3 +39,15 @@ def test_within_and_below_a_root() -> None:
     assert within("/mnt/tank/x", "/mnt/tank") and within("/mnt/tank/x", "/mnt/tank/")
     assert within("/srv", "/") and within("/", "/") and not below("/", "/")
     assert not within("/mnt/tankx", "/mnt/tank")
+
+
+def test_recent_runs_of_one_copy_or_none(tmp_path: Path) -> None:
+    path = tmp_path / "history.sqlite3"
+    for n, dataset in enumerate(("backup/tank/a", "backup/tank/b", "other/x")):
+        plan = make_plan(f"tank/{n}@s1", dataset=dataset, key=f"cafe000{n}")
+        record(path, plan, synthetic(4, 50 * MiB, dips=False), start=1_000_000.0 + n)
+    runs = recent_runs("backup/tank", path=path)
+    assert [r.destination_dataset for r in runs] == ["backup/tank/b", "backup/tank/a"]
+    assert RECENT_RUNS == 200
+    (tmp_path / "broken.sqlite3").write_bytes(b"not a database, but some bytes " * 64)
+    assert recent_runs("backup/tank", path=tmp_path / "broken.sqlite3") == []

@@ -12,7 +12,7 @@ from zmigrate.engine.golive import record as golive_record
 from zmigrate.engine.hosts.login import HostSpec
 
 from ..engine.golive import GoLivePlan, Step
-from ..engine.history import History, HistoryError
+from ..engine.history import recent_runs
 from ..engine.hosts import Host, one_connection
 from .common import EXIT_ERROR, EXIT_OK, TerminalPrompts, connect_host, print_json, split_location
 
@@ -74,13 +74,9 @@ def _go_live(args: argparse.Namespace, src: Host, dst: Host, source_root: str,
              destination_root: str, out: TextIO, err: TextIO) -> int:
     src_caps = zfs.probe(src)
     caps = src_caps if dst is src else zfs.probe(dst)
-    try:
-        with History() as history:
-            records = history.jobs(limit=200, filter=destination_root)
-    except HistoryError:
-        records = []
     plan = golive_record.prepare(src, dst, src_caps, caps, source_root, destination_root,
-                                 mount_root=args.mount_root, records=records)
+                                 mount_root=args.mount_root,
+                                 records=recent_runs(destination_root))
     if args.json:
         print_json(plan.to_json(), out)
     else:

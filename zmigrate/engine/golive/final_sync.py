@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..history import History, HistoryError
+from ..history import recent_runs
 from ..tree import TreeJob
 from .readonly_window import Window, past_runs, predict
 
@@ -10,11 +10,7 @@ from .readonly_window import Window, past_runs, predict
 def readonly_window_of(job: TreeJob) -> Window:
     """How long `job` (prepared: its plan read) would keep its source read-only, from the
     earlier runs of the same tree in the history (none readable: the window says so)."""
-    try:
-        with History() as history:
-            records = history.jobs(limit=200, filter=job.request.destination)
-    except HistoryError:
-        records = []
+    records = recent_runs(job.request.destination)
     assert job.plan is not None and job.known is not None, "prepare() first"
     return predict(job.plan, job.known.src_sets, job.known.dst_sets,
                    past_runs(records, job.plan))

@@ -12,20 +12,12 @@ from zmigrate.engine import cmdline
 from zmigrate.engine.golive import record as golive_record
 
 from ...engine.golive import GoLivePlan
-from ...engine.history import History, HistoryError, JobRecord
+from ...engine.history import recent_runs
 from ...engine.hosts import Host
 from ...engine.zfs import Capabilities
 from .. import markup
 from ..session import Session
 from ..tasks import run_task
-
-
-def _records(destination: str) -> list[JobRecord]:
-    try:
-        with History() as history:
-            return list(history.jobs(limit=200, filter=destination))
-    except HistoryError:
-        return []
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +94,7 @@ class GoLiveControls(QObject):
         self._busy("Reading both hosts' properties…")
         run_task(lambda: golive_record.prepare(src, dst, *caps, root, destination,
                                                mount_root=mount_root,
-                                               records=_records(destination)),
+                                               records=recent_runs(destination)),
                  self._confirm, self._failed)
 
     def _confirm(self, plan: GoLivePlan) -> None:
