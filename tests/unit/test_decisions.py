@@ -10,7 +10,11 @@ from zmigrate.engine.cmdline import below, within
 from zmigrate.engine.history import RECENT_RUNS, recent_runs
 from zmigrate.engine.hosts import LocalHost, one_connection, same_host
 from zmigrate.engine.hosts.login import HostSpec
+from zmigrate.engine.job import Known
+from zmigrate.engine.tree import TreeRequest, plan_tree
+from zmigrate.engine.tree.dataset_job import as_if_snapshot_taken
 from zmigrate.engine.units import MiB
+from zmigrate.engine.zfs import Dataset, Snapshot
 
 
 def test_same_host_is_one_object_or_one_label() -> None:
@@ -51,3 +55,28 @@ def test_recent_runs_of_one_copy_or_none(tmp_path: Path) -> None:
     assert RECENT_RUNS == 200
     (tmp_path / "broken.sqlite3").write_bytes(b"not a database, but some bytes " * 64)
     assert recent_runs("backup/tank", path=tmp_path / "broken.sqlite3") == []
+
+
+def _ds(name: str, *snaps: tuple[str, int], written: int = 0) -> Dataset:
+    return Dataset(name, "filesystem", hash(name) & 0xFFFF, 100, 50, 1000, 0,
+                   [Snapshot(f"{name}@{s}", guid, i, i + 1, 1, 1)
+                    for i, (s, guid) in enumerate(snaps)], written=written)
+
+
+def test_as_if_snapshot_taken_gives_it_to_every_dataset_it_is_taken_on() -> None:
+    host = LocalHost()
+    # Copied at @s1; since then only tank/a was written to: tank/b is left unchanged.
+    src = [_ds("tank", ("s1", 1), written=4096), _ds("tank/a", ("s1", 2), written=4096),
+           _ds("tank/b", ("s1", 3))]
+    dst = [_ds("bk/t" + d.name[4:], *[(x.short, x.guid) for x in d.snapshots]) for d in src]
+    plan = plan_tree(host, host, TreeRequest("tank", "bk/t"), src, dst, snapshot="zm-2",
+                     unmounted=True)
+    assert [e.source for e in plan.unchanged] == ["tank/b"]
+    known = as_if_snapshot_taken(Known(tuple(src), tuple(dst)), plan)
+    after = {d.name: [s.short for s in d.snapshots] for d in known.src_sets}
+    assert after == {"tank": ["s1", "zm-2"], "tank/a": ["s1", "zm-2"], "tank/b": ["s1"]}
+    new = known.src_sets[1].snapshots[-1]
+    assert new.guid == 0 and new.createtxg > known.src_sets[1].snapshots[0].createtxg
+    assert known.dst_sets == tuple(dst)
+    again = as_if_snapshot_taken(known, plan)  # taken already: nothing added twice
+    assert again.src_sets == known.src_sets

@@ -99,6 +99,15 @@ def with_new_snapshot(ds: zfs.Dataset, short: str) -> zfs.Dataset:
     return replace(ds, snapshots=[*ds.snapshots, snap])
 
 
+def as_if_snapshot_taken(known: Known, plan: TreePlan) -> Known:
+    """Both trees as they will be once `plan`'s snapshot is taken: every source dataset but the
+    unchanged ones (none is taken there) has it as its newest. Jobs plan by snapshot names,
+    never guids, so the commands planned on this are the ones that will run."""
+    left = {e.source for e in plan.unchanged}
+    return replace(known, src_sets=tuple(
+        d if d.name in left else with_new_snapshot(d, plan.snapshot) for d in known.src_sets))
+
+
 def relay(emit: Callable[[object], None], progress: TreeProgress, i: int,
           source: str) -> Callable[[object], None]:
     """What one dataset's job says, as the tree says it: its progress as the tree's, its
@@ -118,8 +127,5 @@ def relay(emit: Callable[[object], None], progress: TreeProgress, i: int,
 def planned_ahead(job: Job, plan: TreePlan) -> Plan:
     """The plan (and so the exact commands) one dataset's `job` will run, before the run."""
     if plan.snapshot_command and job.known is not None:
-        # Planned as if the snapshot to be taken first existed (it will, as the newest): its
-        # commands name snapshots, never guids, so they are the ones that will run.
-        job.known = replace(job.known, src_sets=tuple(
-            with_new_snapshot(d, plan.snapshot) for d in job.known.src_sets))
+        job.known = as_if_snapshot_taken(job.known, plan)  # the snapshot to be taken first
     return job.prepare()

@@ -33,7 +33,14 @@ from ..plan import Plan
 from ..work import Work
 from .ahead import Ahead, take_snapshot
 from .checks import SourceSide, TreeCheck, check_ends, check_placement, finish_received, place_root
-from .dataset_job import Ports, dataset_job, expect_streams, planned_ahead, relay, with_new_snapshot
+from .dataset_job import (
+    Ports,
+    as_if_snapshot_taken,
+    dataset_job,
+    expect_streams,
+    planned_ahead,
+    relay,
+)
 from .entry import TreeEntry
 from .plan import (
     TreePlan,
@@ -202,10 +209,7 @@ class TreeJob(Work):
         elif plan.snapshot_command and self.known is not None:
             # Read a moment ago: only the snapshot just taken is new, and the jobs plan by its
             # name (its guid is read when the copy is checked), so no second read of both trees.
-            left = {e.source for e in plan.unchanged}  # no snapshot taken on these
-            self.known = replace(self.known, src_sets=tuple(
-                d if d.name in left else with_new_snapshot(d, plan.snapshot)
-                for d in self.known.src_sets))
+            self.known = as_if_snapshot_taken(self.known, plan)
         assert self.src_caps is not None
         self._source_side = SourceSide(self.src, self.src_caps, plan)
         totals = Totals()
