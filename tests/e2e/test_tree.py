@@ -285,6 +285,25 @@ def test_dry_run_prints_each_dataset_and_its_commands(lab: Lab,
     assert not dataset_exists(f"{dst.name}/copy")
 
 
+def test_dry_run_with_a_snapshot_to_take_prints_the_commands_planned_ahead(
+        lab: Lab, tree: tuple[Pool, Pool, str]) -> None:
+    """The snapshot is still to be taken: each dataset's exact commands are printed, planned as
+    if it existed and marked so (as the Review page shows them), and nothing is taken."""
+    _src, dst, root = tree
+    r = _cli(lab, "send", "-r", f"lab-src:{root}", f"lab-dst:{dst.name}/copy", "--snapshot",
+             "--dry-run", "--no-history")
+    assert r.returncode == 0, r.stderr + r.stdout
+    snap = re.search(r"planned as if @(zmigrate-[0-9-]+) existed: it is taken first", r.stdout)
+    assert snap is not None, r.stdout
+    for rel in TREE:
+        name = f"{root}{rel[1:]}"
+        assert f"# {name} -> {dst.name}/copy{rel[1:]}: full" in r.stdout
+        assert f"{name}@{snap.group(1)}" in r.stdout  # its zfs send names the coming snapshot
+    assert r.stdout.count(f"planned as if @{snap.group(1)}") == len(TREE)
+    assert snap.group(1) not in _snapshots(root)  # nothing taken
+    assert not dataset_exists(f"{dst.name}/copy")
+
+
 def test_final_sync_leaves_the_source_read_only_and_is_recorded_as_one_job(
         lab: Lab, tree: tuple[Pool, Pool, str], tmp_path: Path) -> None:
     src, dst, root = tree

@@ -73,6 +73,16 @@ def test_review_lists_each_datasets_exact_commands() -> None:
     assert by["tank/a/c"] == []
 
 
+def test_review_marks_commands_planned_ahead_of_the_snapshot() -> None:
+    """The snapshot is still to be taken: the commands are shown, planned as if it existed
+    (as --dry-run prints them, from the same engine listing)."""
+    _, rows, _ = plan_with_commands(FakeJob(plan("zfs snapshot -r tank/a@s")))  # type: ignore[arg-type]
+    by = {e.source: c for e, c in rows}
+    assert by["tank/a"] == ["# planned as if @s existed (it is taken first)",
+                            "# on dst\nzfs receive backup/a", "# on src\nzfs send backup/a"]
+    assert by["tank/a/c"] == []
+
+
 def test_review_names_the_stream_a_carried_dataset_arrives_in() -> None:
     entries = (TreeEntry("tank/a", "backup/a", "filesystem", 10, "full", replicate=True),
                TreeEntry("tank/a/x", "backup/a/x", "filesystem", 5, "full",

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from gui.history_data import make_plan, record, synthetic  # the Recorder fed a job's events
 
 from zmigrate.engine.cmdline import below, within
+from zmigrate.engine.errors import PreflightError
 from zmigrate.engine.history import RECENT_RUNS, recent_runs
 from zmigrate.engine.hosts import LocalHost, one_connection, same_host
 from zmigrate.engine.hosts.login import HostSpec
 from zmigrate.engine.job import Known
-from zmigrate.engine.tree import TreeRequest, plan_tree
+from zmigrate.engine.tree import TreeEntry, TreePlan, TreeRequest, plan_tree
 from zmigrate.engine.tree.dataset_job import as_if_snapshot_taken
+from zmigrate.engine.tree.listing import Listed, list_commands
 from zmigrate.engine.units import MiB
 from zmigrate.engine.zfs import Dataset, Snapshot
 
@@ -80,3 +83,49 @@ def test_as_if_snapshot_taken_gives_it_to_every_dataset_it_is_taken_on() -> None
     assert known.dst_sets == tuple(dst)
     again = as_if_snapshot_taken(known, plan)  # taken already: nothing added twice
     assert again.src_sets == known.src_sets
+
+
+class _Planned:
+    """One dataset's plan as the listing reads it: its commands."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def commands(self) -> list[tuple[str, str]]:
+        return [("dst", f"zfs receive {self.name}"), ("src", f"zfs send {self.name}")]
+
+
+class _Tree:
+    """A prepared tree job's dataset_plan: one dataset refused (its parent not there yet)."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    def dataset_plan(self, entry: TreeEntry) -> _Planned:
+        self.asked.append(entry.source)
+        if entry.source == "tank/b":
+            raise PreflightError("its parent is not there yet")
+        return _Planned(entry.destination)
+
+
+def test_list_commands_plans_ahead_of_the_snapshot_and_says_why_a_dataset_has_none() -> None:
+    entries = (TreeEntry("tank", "bk/t", "filesystem", 10, "full", replicate=True),
+               TreeEntry("tank/a", "bk/t/a", "filesystem", 5, "full", carried_by="tank"),
+               TreeEntry("tank/b", "bk/t/b", "filesystem", 5, "incremental", "from @x"),
+               TreeEntry("tank/c", "bk/t/c", "volume", 5, "skip", "@s already there"),
+               TreeEntry("tank/d", "bk/t/d", "filesystem", 5, "full"))
+    taken = TreePlan("src", "dst", "tank", "bk/t", "zm-2", "zfs snapshot -r tank@zm-2", None,
+                     entries, (), (), "")
+    job = _Tree()
+    rows = {d.entry.source: d for d in list_commands(job, taken)}  # type: ignore[arg-type]
+    assert [d.listed for d in rows.values()] == [Listed.COMMANDS, Listed.CARRIED,
+                                                 Listed.UNDECIDED, Listed.SKIPPED,
+                                                 Listed.COMMANDS]
+    assert rows["tank"].commands == (("dst", "zfs receive bk/t"), ("src", "zfs send bk/t"))
+    assert rows["tank"].ahead == "zm-2"  # planned as if the snapshot to be taken existed
+    assert rows["tank/b"].error is not None and "parent" in rows["tank/b"].error.message
+    assert job.asked == ["tank", "tank/b", "tank/d"]  # neither carried nor skipped is planned
+    named = replace(taken, snapshot_command=None)
+    assert all(d.ahead is None for d in list_commands(_Tree(), named))  # type: ignore[arg-type]
+    limited = list_commands(_Tree(), named, limit=3)  # type: ignore[arg-type]
+    assert [d.listed for d in limited][3:] == [Listed.SKIPPED, Listed.LATER]

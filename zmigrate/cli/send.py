@@ -22,6 +22,7 @@ from ..engine.plan import Options
 from ..engine.stall import STALL_AFTER
 from ..engine.transports import Compression, Transport
 from ..engine.tree import TreeJob, TreeRequest, describe_summary
+from ..engine.tree.listing import DatasetCommands, list_commands
 from ..engine.units import parse_size
 from .common import (
     EXIT_OK,
@@ -224,16 +225,8 @@ def _run_tree(args: argparse.Namespace, job: TreeJob, out: TextIO, err: TextIO) 
             print(f"Final sync: {readonly_window.describe(window)}.", file=out)
         for host, line in plan.commands():
             print(f"\n# on {host}:\n{line}", file=out)
-        for e in plan.entries:
-            print(f"\n# {e.source} -> {e.destination}: {e.action}"
-                  + (f" ({e.reason})" if e.reason else ""), file=out)
-            if e.action == "skip" or e.carried_by is not None:
-                continue  # a carried dataset's reason names the stream it arrives in
-            if plan.snapshot_command:
-                print("#   (its commands are planned once the snapshot exists)", file=out)
-                continue
-            for host, line in job.dataset_plan(e).commands():
-                print(f"# on {host}:\n{line}", file=out)
+        for listed in list_commands(job, plan):
+            _print_listed(listed, out)
         return EXIT_OK
     if window is not None:
         # Said before the source becomes read-only, so the user can still stop here.
@@ -244,6 +237,20 @@ def _run_tree(args: argparse.Namespace, job: TreeJob, out: TextIO, err: TextIO) 
     _follow(job, args.json, out, err)
     return run_job(job, out, err, args.json,
                    closing=lambda s: describe_summary(job.plan, s) if job.plan else "done")
+
+
+def _print_listed(d: DatasetCommands, out: TextIO) -> None:
+    """One dataset of the dry run: its fate, then its exact commands or why none are shown (a
+    skipped or carried dataset's reason already names why, or the stream it arrives in)."""
+    e = d.entry
+    print(f"\n# {e.source} -> {e.destination}: {e.action}"
+          + (f" ({e.reason})" if e.reason else ""), file=out)
+    if d.error is not None:
+        print(f"#   (decided when it runs: {d.error.message})", file=out)
+    if d.ahead is not None:
+        print(f"#   (planned as if @{d.ahead} existed: it is taken first)", file=out)
+    for host, line in d.commands:
+        print(f"# on {host}:\n{line}", file=out)
 
 
 def _readonly_window(job: TreeJob) -> Window:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import assert_never
+
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QWidget, QWizard
 
@@ -10,11 +12,11 @@ from zmigrate.engine.golive.final_sync import readonly_window_of
 from zmigrate.engine.golive.readonly_window import Window
 from zmigrate.engine.hosts import leftovers
 
-from ...engine.errors import ZmigrateError
 from ...engine.events import StageChanged
 from ...engine.job import Job, Request
 from ...engine.plan import Plan
 from ...engine.tree import TreeEntry, TreeJob, TreePlan
+from ...engine.tree.listing import DatasetCommands, Listed, list_commands
 from ...engine.units import format_size
 from .. import forms, markup, style
 from ..generated.ui_review_page import Ui_ReviewPage
@@ -38,26 +40,27 @@ def plan_with_commands(job: TreeJob) -> tuple[TreePlan, list[tuple[TreeEntry, li
     window = None
     if plan.readonly_command:  # a final sync
         window = readonly_window_of(job)
-    out: list[tuple[TreeEntry, list[str]]] = []
-    for i, entry in enumerate(plan.entries):
-        if entry.action == "skip":
-            out.append((entry, []))
-            continue
-        if entry.carried_by is not None:
-            out.append((entry, [f"# arrives in the raw replication stream of "
-                                f"{entry.carried_by}"]))
-            continue
-        if i >= COMMANDS_FOR:
-            out.append((entry, ["# (its commands are decided when it runs)"]))
-            continue
-        try:
-            commands = [f"# on {host}\n{line}" for host, line in
-                        job.dataset_plan(entry).commands()]
-        except ZmigrateError as exc:
+    return plan, [(d.entry, _lines(d)) for d in list_commands(job, plan, COMMANDS_FOR)], window
+
+
+def _lines(d: DatasetCommands) -> list[str]:
+    """One dataset's rows of the commands box."""
+    match d.listed:
+        case Listed.SKIPPED:
+            return []
+        case Listed.CARRIED:
+            return [f"# arrives in the raw replication stream of {d.entry.carried_by}"]
+        case Listed.LATER:
+            return ["# (its commands are decided when it runs)"]
+        case Listed.UNDECIDED:
             # Decided again when it runs (e.g. after its parent arrives): say so, not fail.
-            commands = [f"# decided when it runs: {exc.message}"]
-        out.append((entry, commands))
-    return plan, out, window
+            return [f"# decided when it runs: {d.error.message if d.error else ''}"]
+        case Listed.COMMANDS:
+            ahead = [f"# planned as if @{d.ahead} existed (it is taken first)"] if d.ahead \
+                else []
+            return ahead + [f"# on {host}\n{line}" for host, line in d.commands]
+        case _:
+            assert_never(d.listed)
 
 
 class ReviewPage(Page):
