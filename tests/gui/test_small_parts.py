@@ -12,16 +12,19 @@ from PySide6.QtWidgets import QWizardPage
 from pytestqt.qtbot import QtBot
 
 from zmigrate.engine import zfs
+from zmigrate.engine.diagnosis import buffer_suggestion
 from zmigrate.engine.hosts import LocalHost
 from zmigrate.engine.hosts.login import HostSpec
-from zmigrate.engine.transports import Compression, Transport
+from zmigrate.engine.plan import Options, stream_of
+from zmigrate.engine.transports import Compression, Transport, carrier
+from zmigrate.engine.transports.compress import suggest
 from zmigrate.gui import markup
 from zmigrate.gui.app import LastResortHook
 from zmigrate.gui.generated.ui_done_page import Ui_DonePage
 from zmigrate.gui.generated.ui_review_page import Ui_ReviewPage
 from zmigrate.gui.generated.ui_transport_page import Ui_TransportPage
 from zmigrate.gui.pages.host_panel import THIS_COMPUTER, HostPanel
-from zmigrate.gui.pages.transport_page import TransportPage, suggest_buffer, suggest_compression
+from zmigrate.gui.pages.transport_page import TransportPage, buffer_hint, compression_hint
 from zmigrate.gui.session import Session
 from zmigrate.gui.settings import RecentHost, Settings
 
@@ -46,13 +49,17 @@ def test_recent_hosts_are_remembered_without_passwords(settings: Settings, qtbot
 
 
 def test_buffer_suggestion_holds_five_seconds_within_memory() -> None:
-    size, why = suggest_buffer(None, [])
-    assert size == 512 * MiB  # 5 s at 110 MB/s
-    assert "1 GbE" in why
-    size, _ = suggest_buffer(20 * MiB, [])
-    assert size == 128 * MiB  # at least 5 s at the 20 MiB/s rate limit
-    size, why = suggest_buffer(None, [1 * GiB, 16 * GiB])
-    assert size <= GiB // 4 and "free memory" in why
+    """The engine's suggestion (diagnosis.buffer_suggestion, the doctor's 5 s rule), worded."""
+    advice = buffer_suggestion(None, [])
+    assert advice.figures["size"] == 576 * MiB  # 5 s at 110 MB/s, in 64 MiB steps
+    assert "1 GbE" in buffer_hint(advice, None)
+    advice = buffer_suggestion(20 * MiB, [])
+    assert advice.figures["size"] == 128 * MiB  # at least 5 s at the 20 MiB/s rate limit
+    assert "the rate limit (20 MiB/s)" in buffer_hint(advice, 20 * MiB)
+    advice = buffer_suggestion(None, [1 * GiB, 16 * GiB])
+    why = buffer_hint(advice, None)
+    assert advice.figures["size"] == GiB // 4, advice
+    assert "free memory (1 GiB), which holds 2.4 s" in why, why
 
 
 def test_last_resort_hook_shows_one_dialog_at_a_time(qtbot: QtBot) -> None:
@@ -148,11 +155,11 @@ def test_the_suggested_buffer_follows_the_rate_limit_until_the_user_picks_one(
     qtbot.addWidget(page)
     page.initializePage()
     combo = page.ui.buffer_combo
-    assert combo.currentText() == "512M"
+    assert combo.currentText() == "576M"
     page.ui.rate_edit.setText("1M")
-    assert combo.currentText() == "16M" and "Suggested 16M" in page.ui.buffer_hint.text()
+    assert combo.currentText() == "64M" and "Suggested 64M" in page.ui.buffer_hint.text()
     page.ui.rate_edit.setText("")
-    assert combo.currentText() == "512M"
+    assert combo.currentText() == "576M"
     combo.setCurrentText("1G")  # the user's choice stays
     page.ui.rate_edit.setText("1M")
     assert combo.currentText() == "1G"
@@ -183,8 +190,20 @@ def test_compression_is_suggested_where_it_pays_and_both_hosts_have_the_tool(
     # A destination without zstd: none, and the hint names the host and the install command.
     no_zstd = dataclasses.replace(caps, tools=dataclasses.replace(
         caps.tools, tools=caps.tools.tools - {"zstd"}))
-    choice, why = suggest_compression(Transport.TCP, stored, [("src", caps), ("dst", no_zstd)])
-    assert choice is Compression.NONE and "zstd is not on dst" in why and "install" in why
+    tcp, ssh = carrier(Transport.TCP), carrier(Transport.SSH)
+    got = suggest(tcp, stream_of(stored, caps, no_zstd, Options()),
+                  [("src", caps), ("dst", no_zstd)])
+    why = compression_hint(got)
+    assert got.compression is Compression.NONE and "zstd is not on dst" in why and "install" in why
+    # Stored compressed: little to gain only where its blocks go as stored (send -c, both
+    # OpenZFS); this zfs-fuse cannot, so they go decompressed and compress well.
     lz4 = dataclasses.replace(stored, compression="lz4")
-    choice, why = suggest_compression(Transport.SSH, lz4, [("src", caps), ("dst", caps)])
-    assert choice is Compression.NONE and "compression=lz4" in why
+    both = [("src", caps), ("dst", caps)]
+    assert suggest(ssh, stream_of(lz4, caps, caps, Options()), both).compression \
+        is Compression.ZSTD
+    openzfs = dataclasses.replace(caps, dialect="openzfs", compressed_send=True)
+    got = suggest(ssh, stream_of(lz4, openzfs, openzfs, Options()), both)
+    assert got.compression is Compression.NONE and "compression=lz4" in compression_hint(got)
+    encrypted = dataclasses.replace(stored, encryption="aes-256-gcm")
+    got = suggest(ssh, stream_of(encrypted, caps, caps, Options()), both)
+    assert got.compression is Compression.NONE and "raw" in compression_hint(got)

@@ -7,12 +7,17 @@ from pathlib import Path
 
 from gui.history_data import make_plan, record, synthetic  # the Recorder fed a job's events
 
+from zmigrate.engine import transports, zfs
 from zmigrate.engine.cmdline import below, within
+from zmigrate.engine.diagnosis import GIGABIT_RATE, buffer_advice, buffer_suggestion
 from zmigrate.engine.errors import PreflightError
 from zmigrate.engine.history import RECENT_RUNS, recent_runs
 from zmigrate.engine.hosts import LocalHost, one_connection, same_host
 from zmigrate.engine.hosts.login import HostSpec
 from zmigrate.engine.job import Known
+from zmigrate.engine.plan import MEMORY_SHARE, Options, stream_of
+from zmigrate.engine.transports import Compression, Transport
+from zmigrate.engine.transports.compress import Stream, Suggests, decide, suggest
 from zmigrate.engine.tree import TreeEntry, TreePlan, TreeRequest, plan_tree
 from zmigrate.engine.tree.dataset_job import as_if_snapshot_taken
 from zmigrate.engine.tree.listing import Listed, list_commands
@@ -129,3 +134,47 @@ def test_list_commands_plans_ahead_of_the_snapshot_and_says_why_a_dataset_has_no
     assert all(d.ahead is None for d in list_commands(_Tree(), named))  # type: ignore[arg-type]
     limited = list_commands(_Tree(), named, limit=3)  # type: ignore[arg-type]
     assert [d.listed for d in limited][3:] == [Listed.SKIPPED, Listed.LATER]
+
+
+DATA = Path(__file__).parents[1] / "data" / "zfs"
+OPENZFS = zfs.parse_probe((DATA / "openzfs-2.3" / "probe.txt").read_text())  # captured
+FUSE = zfs.parse_probe((DATA / "zfs-fuse" / "probe.txt").read_text())
+
+
+def _with_zstd(caps: zfs.Capabilities) -> zfs.Capabilities:
+    return replace(caps, tools=replace(caps.tools, tools=caps.tools.tools | {"zstd"}))
+
+
+def test_compression_is_suggested_by_the_rules_decide_plans_with() -> None:
+    lz4 = Dataset("tank/db", "filesystem", 1, 0, 0, 0, 0, compression="lz4")
+    ozfs, fuse = _with_zstd(OPENZFS), _with_zstd(FUSE)
+    tcp = transports.carrier(Transport.TCP)
+    # Both OpenZFS: lz4 blocks go as stored (send -c), as make_plan sends them: none.
+    stream = stream_of(lz4, ozfs, ozfs, Options())
+    assert stream == Stream(raw=False, as_stored=True, compression="lz4")
+    got = suggest(tcp, stream, [("nas", ozfs), ("backup", ozfs)])
+    assert (got.compression, got.why, got.stored) == (Compression.NONE, Suggests.AS_STORED, "lz4")
+    assert decide(Compression.ZSTD, False, tcp, stream, [("nas", ozfs), ("backup", ozfs)])[0] \
+        is None  # the plan leaves it out for the same reason
+    # zfs-fuse cannot send -c: the blocks go decompressed, so zstd pays.
+    got = suggest(tcp, stream_of(lz4, fuse, fuse, Options()), [("a", fuse), ("b", fuse)])
+    assert (got.compression, got.why) == (Compression.ZSTD, Suggests.COMPRESSIBLE)
+    assert suggest(tcp, stream_of(lz4, ozfs, ozfs, Options(compressed=False)),
+                   [("a", ozfs)]).compression is Compression.ZSTD
+    encrypted = replace(lz4, encryption="aes-256-gcm")
+    assert suggest(tcp, stream_of(encrypted, ozfs, ozfs, Options()), []).why is Suggests.RAW
+    assert suggest(transports.carrier(Transport.LOCAL), stream, []).why is Suggests.ONE_HOST
+    got = suggest(tcp, stream_of(replace(lz4, compression="off"), fuse, OPENZFS, Options()),
+                  [("a", fuse), ("backup", OPENZFS)])  # the captured probe has no zstd
+    assert (got.compression, got.why, got.host) == (Compression.NONE, Suggests.NO_TOOL, "backup")
+    assert got.install is not None and "zstd" in got.install
+
+
+def test_the_buffer_suggestion_is_the_five_second_rule_within_memory() -> None:
+    assert buffer_suggestion(None, []) == buffer_advice(GIGABIT_RATE)
+    assert buffer_suggestion(20 * MiB, [0]).figures["size"] == 128 * MiB
+    free = [OPENZFS.mem_available or 0, FUSE.mem_available or 0]  # 3.8 GB, 24.8 GB
+    assert "memory" not in buffer_suggestion(None, free).figures  # 576 MiB fits
+    cut = buffer_suggestion(500 * MiB, free)  # 2.5 GB wanted: 25 % of the smaller, in 64 MiB
+    assert cut.figures["size"] == int(free[0] * MEMORY_SHARE) // (64 * MiB) * 64 * MiB
+    assert cut.figures["memory"] == free[0]

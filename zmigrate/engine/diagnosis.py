@@ -55,6 +55,7 @@ MIN_SAMPLES = 4  # per side, about 2 s of mbuffer's 2 Hz status
 FULL_COVERAGE = 10.0  # seconds of samples after which confidence is no longer scaled down
 BUFFER_SECONDS = 5.0  # zfs receive gaps: hold 5 s of stream on the receiver (field notes)
 BUFFER_ROUND = 64 * MiB  # round the suggested receive buffer up to a multiple of this
+GIGABIT_RATE = 110 * 10**6  # what 1 GbE delivers in practice, bytes/s: a link not measured yet
 HISTORY_MAX = 1200  # samples per side kept for the final verdict (decimated beyond that)
 STILL = 10.0  # seconds of status lines without a byte moving: no rate verdict on those (a stall)
 
@@ -202,6 +203,14 @@ def buffer_advice(rate: float, seconds: float = BUFFER_SECONDS,
         if size > cap:
             figures.update(size=cap, seconds=round(cap / max(rate, 1.0), 1), memory=memory)
     return Advice(AdviceKind.RECEIVE_BUFFER, figures)
+
+
+def buffer_suggestion(rate_limit: float | None, memory: Sequence[int]) -> Advice:
+    """The receive buffer to suggest before any measurement (buffer_advice): 5 s of stream at
+    the rate limit, else at GIGABIT_RATE, within MEMORY_SHARE of the smaller free `memory` of
+    the hosts that report it. Figures: `size`, `seconds`, `rate`, `memory` when cut to fit."""
+    return buffer_advice(rate_limit or GIGABIT_RATE,
+                         memory=min((m for m in memory if m), default=None))
 
 
 def _network_advice(transport: Transport | None) -> tuple[Advice, ...]:

@@ -594,12 +594,31 @@ def _bookmark(src: Site, source: zfs.Dataset, snapshot: str, options: Options) -
     return cmdline.join(zfs.bookmark_argv(src.host, snapshot, mark))
 
 
+def sends_raw(source: zfs.Dataset, options: Options) -> bool:
+    """Whether `source` goes raw (zfs send -w): as asked, else when encrypted (not --decrypt)."""
+    return options.raw if options.raw is not None else (source.encrypted and not options.decrypt)
+
+
+def sends_as_stored(src: zfs.Capabilities, dst: zfs.Capabilities, options: Options) -> bool:
+    """Whether blocks go as stored (zfs send -c): unless refused, where both OpenZFS ends can."""
+    return (src.dialect == "openzfs" and dst.dialect == "openzfs"
+            and options.compressed is not False and src.compressed_send and dst.compressed_send)
+
+
+def stream_of(source: zfs.Dataset, src: zfs.Capabilities | None, dst: zfs.Capabilities | None,
+              options: Options) -> compression.Stream:
+    """The stream make_plan would send of `source`, as compression in transit sees it (ends
+    not probed yet: not sent as stored)."""
+    as_stored = src is not None and dst is not None and sends_as_stored(src, dst, options)
+    return compression.Stream(sends_raw(source, options), as_stored, source.compression)
+
+
 def send_flags(src: Site, dst: Site, source: zfs.Dataset,
                options: Options) -> tuple[list[str], bool, list[str]]:
     """The `zfs send` flags for `source`: (flags, raw, notes). Raw for encrypted datasets."""
     notes: list[str] = []
     both = src.caps.dialect == "openzfs" and dst.caps.dialect == "openzfs"
-    raw = options.raw if options.raw is not None else (source.encrypted and not options.decrypt)
+    raw = sends_raw(source, options)
     flags: list[str] = []
     if options.replicate:
         flags.append("-R")
@@ -627,8 +646,7 @@ def send_flags(src: Site, dst: Site, source: zfs.Dataset,
             )
         notes.append(f"{src.host.label}: {source.name} is encrypted but is sent DECRYPTED: the "
                      "copy is not encrypted unless its new parent encrypts it")
-    if both and options.compressed is not False and src.caps.compressed_send \
-            and dst.caps.compressed_send:
+    if sends_as_stored(src.caps, dst.caps, options):
         flags.append("-c")
     if both and options.large_blocks is not False and src.caps.large_blocks \
             and dst.caps.large_blocks:

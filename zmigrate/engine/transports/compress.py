@@ -11,6 +11,7 @@ and ETA, the sizes users plan with).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Protocol
@@ -70,14 +71,65 @@ class Stream:
     as_stored: bool = False
     compression: str | None = None
 
-    def compressed_already(self) -> str | None:
-        """Why compressing it again gains little, or None."""
+    def already(self) -> Suggests | None:
+        """Why compressing it again gains little (RAW, AS_STORED), or None."""
         if self.raw:
-            return ("the stream is raw (zfs send -w): its encrypted blocks do not compress")
+            return Suggests.RAW
         if self.as_stored and self.compression not in (None, "", "off"):
-            return (f"the dataset is stored compressed (compression={self.compression}) and "
-                    "sent as stored (zfs send -c): its blocks are compressed already")
+            return Suggests.AS_STORED
         return None
+
+    def compressed_already(self) -> str | None:
+        """Why compressing it again gains little, in the plan's words, or None."""
+        match self.already():
+            case Suggests.RAW:
+                return "the stream is raw (zfs send -w): its encrypted blocks do not compress"
+            case Suggests.AS_STORED:
+                return (f"the dataset is stored compressed (compression={self.compression}) "
+                        "and sent as stored (zfs send -c): its blocks are compressed already")
+        return None
+
+
+class Suggests(str, Enum):
+    """Why compression in transit is suggested, or not, before the user asks for it."""
+
+    ONE_HOST = "one_host"  # nothing crosses a link
+    RAW = "raw"  # encrypted blocks (zfs send -w)
+    AS_STORED = "as_stored"  # blocks sent compressed as stored (zfs send -c)
+    NO_TOOL = "no_tool"  # a host lacks zstd
+    STORED_OFF = "stored_off"  # the dataset is stored uncompressed: zstd pays
+    COMPRESSIBLE = "compressible"  # nothing says otherwise: zstd pays on a slow link
+
+
+@dataclass(frozen=True, slots=True)
+class Suggestion:
+    """The compression suggested and why, with its figures: the dataset's `compression`
+    property (AS_STORED), the `host` lacking the tool and its `install` command (NO_TOOL)."""
+
+    compression: Compression
+    why: Suggests
+    stored: str | None = None
+    host: str | None = None
+    install: str | None = None
+
+
+def suggest(carrier: Way, stream: Stream,
+            ends: Sequence[tuple[str, Capabilities | None]]) -> Suggestion:
+    """What to suggest by decide's own rules: none where decide would leave zstd out (one
+    host, a raw or compressed-block stream) or refuse it (a host without it; an end not
+    probed yet counts as having it), else zstd. `ends`: (label, capabilities) of both."""
+    if not carrier.crosses_link:
+        return Suggestion(Compression.NONE, Suggests.ONE_HOST)
+    already = stream.already()
+    if already is not None:
+        return Suggestion(Compression.NONE, already, stored=stream.compression)
+    zstd = COMPRESSORS[Compression.ZSTD].tool
+    for label, caps in ends:
+        if caps is not None and zstd not in caps.tools.tools:
+            return Suggestion(Compression.NONE, Suggests.NO_TOOL, host=label,
+                              install=capabilities.install_hint(caps.system, zstd))
+    why = Suggests.STORED_OFF if stream.compression == "off" else Suggests.COMPRESSIBLE
+    return Suggestion(Compression.ZSTD, why, stored=stream.compression)
 
 
 def decide(asked: Compression | None, always: bool, carrier: Way, stream: Stream,
@@ -113,4 +165,5 @@ def decide(asked: Compression | None, always: bool, carrier: Way, stream: Stream
     return chosen, []
 
 
-__all__ = ["COMPRESSORS", "Compression", "Compressor", "Stream", "compressor", "decide"]
+__all__ = ["COMPRESSORS", "Compression", "Compressor", "Stream", "Suggestion", "Suggests",
+           "compressor", "decide", "suggest"]

@@ -12,6 +12,7 @@ from zmigrate.engine.golive.final_sync import readonly_window_of
 from zmigrate.engine.golive.readonly_window import Window
 from zmigrate.engine.hosts import leftovers
 
+from ...engine.diagnosis import GIGABIT_RATE
 from ...engine.events import StageChanged
 from ...engine.job import Job, Request
 from ...engine.plan import Plan
@@ -25,7 +26,6 @@ from ..session import Session
 from ..settings import Settings
 from ..tasks import run_task
 from .base import Page
-from .transport_page import GIGABIT_RATE
 
 # Past this many datasets Review lists each one's step but not its exact commands: each costs a
 # preflight round trip to both hosts.

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import assert_never
 
 from PySide6.QtWidgets import QRadioButton, QWidget
 
-from zmigrate.engine.hosts import tools as capabilities
-
-from ...engine.diagnosis import BUFFER_SECONDS
-from ...engine.plan import DEFAULT_BLOCK, MEMORY_SHARE, Options
+from ...engine.diagnosis import BUFFER_SECONDS, GIGABIT_RATE, buffer_suggestion
+from ...engine.findings import Advice
+from ...engine.plan import DEFAULT_BLOCK, MEMORY_SHARE, Options, stream_of
 from ...engine.transports import Compression, Transport, carrier, chosen
+from ...engine.transports.compress import Stream, Suggestion, Suggests, suggest
 from ...engine.units import MiB, format_size, parse_size, size_arg
-from ...engine.zfs import Capabilities, Dataset
 from .. import forms, markup, style
 from ..dialogs.doctor_dialog import DoctorDialog, DoctorFactory
 from ..generated.ui_transport_page import Ui_TransportPage
@@ -20,57 +20,42 @@ from ..session import Session
 from ..settings import Settings
 from .base import Page
 
-GIGABIT_RATE = 110 * 10**6  # what 1 GbE delivers in practice, bytes/s
-
-
 # stall_combo's choices (ui/transport_page.ui): keep waiting, or give up after 1, 5, 15 min.
 STALL_CHOICES: tuple[float | None, ...] = (None, 60.0, 300.0, 900.0)
 
 
-def suggest_buffer(rate: float | None, free_memory: list[int]) -> tuple[int, str]:
-    """A buffer that holds ~5 s of stream at the expected rate, within the hosts' free memory.
-
-    Returns (bytes, the reason in words). Sizes are powers of two MiB, 16 MiB at least.
-    """
-    expected = rate or GIGABIT_RATE
-    want = expected * BUFFER_SECONDS
-    size = 16 * MiB
-    while size * 1.5 < want:
-        size *= 2
-    why = (f"about {BUFFER_SECONDS:.0f} s of stream at "
-           + (f"the rate limit ({format_size(expected)}/s)" if rate
-              else f"{expected / 1e6:.0f} MB/s (1 GbE)"))
-    if free_memory:
-        limit = int(min(free_memory) * MEMORY_SHARE)
-        if size > limit:
-            while size > 16 * MiB and size > limit:
-                size //= 2
-            why += (f", cut to fit {MEMORY_SHARE:.0%} of the free memory "
-                    f"({format_size(min(free_memory))})")
-    return size, why
+def buffer_hint(advice: Advice, rate_limit: float | None) -> str:
+    """Why the engine's suggested buffer (diagnosis.buffer_suggestion) is that size, in words."""
+    f = advice.figures
+    rate = (f"the rate limit ({format_size(int(rate_limit))}/s)" if rate_limit
+            else f"{GIGABIT_RATE / 1e6:.0f} MB/s (1 GbE)")
+    why = f"about {BUFFER_SECONDS:.0f} s of stream at {rate}"
+    memory = f.get("memory")
+    if isinstance(memory, (int, float)):
+        why += (f", cut to fit {MEMORY_SHARE:.0%} of the free memory "
+                f"({format_size(int(memory))}), which holds {f['seconds']:g} s")
+    return why
 
 
-def suggest_compression(transport: Transport, dataset: Dataset | None,
-                        hosts: list[tuple[str, Capabilities | None]]) -> tuple[Compression, str]:
-    """Compression in transit for this transfer, and why in words: zstd for a dataset stored
-    uncompressed going between two hosts that both have it; none otherwise (one host, a raw
-    or compressed-block stream, a missing tool - named with its install command)."""
-    if not carrier(transport).crosses_link:
-        return Compression.NONE, "both ends are on one host: nothing crosses a link"
-    if dataset is not None and dataset.encrypted:
-        return Compression.NONE, "the stream of an encrypted dataset is raw: it does not compress"
-    stored = dataset.compression if dataset is not None else None
-    if stored not in (None, "", "off"):
-        return Compression.NONE, (f"the dataset is stored compressed (compression={stored}): "
-                                  "its blocks gain little from compressing again")
-    for label, caps in hosts:
-        if caps is not None and "zstd" not in caps.tools.tools:
-            return Compression.NONE, (f"zstd is not on {label} "
-                                      f"({capabilities.install_hint(caps.system, 'zstd')})")
-    why = ("the dataset is stored uncompressed (compression=off)" if stored == "off"
-           else "compressible data travels smaller")
-    return Compression.ZSTD, (f"{why}: zstd pays on links slower than the source's CPU "
-                              "compresses (below 1 Gbit/s, typically); the Doctor measures both")
+def compression_hint(s: Suggestion) -> str:
+    """Why the engine suggests this compression in transit (transports.compress.suggest)."""
+    match s.why:
+        case Suggests.ONE_HOST:
+            return "both ends are on one host: nothing crosses a link"
+        case Suggests.RAW:
+            return "the stream of an encrypted dataset is raw: it does not compress"
+        case Suggests.AS_STORED:
+            return (f"the dataset is stored compressed (compression={s.stored}) and its blocks "
+                    "go as stored: they gain little from compressing again")
+        case Suggests.NO_TOOL:
+            return f"zstd is not on {s.host} ({s.install})"
+        case Suggests.STORED_OFF | Suggests.COMPRESSIBLE:
+            why = ("the dataset is stored uncompressed (compression=off)"
+                   if s.why is Suggests.STORED_OFF else "compressible data travels smaller")
+            return (f"{why}: zstd pays on links slower than the source's CPU compresses "
+                    "(below 1 Gbit/s, typically); the Doctor measures both")
+        case _:
+            assert_never(s.why)
 
 
 class TransportPage(Page):
@@ -185,13 +170,16 @@ class TransportPage(Page):
         choice (none at first): whether it pays depends on the link, which only the Doctor
         measures."""
         s = self.session
-        choice, why = suggest_compression(
-            self.transport(), s.source_dataset,
-            [(h.label, c) for h, c in ((s.src_host, s.src_caps), (s.dst_host, s.dst_caps))
-             if h is not None])
+        stream = stream_of(s.source_dataset, s.src_caps, s.dst_caps, Options()) \
+            if s.source_dataset is not None else Stream()
+        suggestion = suggest(carrier(self.transport()), stream,
+                             [(h.label, c) for h, c in ((s.src_host, s.src_caps),
+                                                        (s.dst_host, s.dst_caps))
+                              if h is not None])
         ui = self.ui
         ui.compress_combo.setCurrentText(self._compress_choice or Compression.NONE.value)
-        ui.compress_hint.setText(f"Suggested {choice.value}: {markup.escape(why)}.")
+        ui.compress_hint.setText(f"Suggested {suggestion.compression.value}: "
+                                 f"{markup.escape(compression_hint(suggestion))}.")
 
     def _compression(self) -> Compression | None:
         if not carrier(self.transport()).crosses_link:
@@ -207,7 +195,9 @@ class TransportPage(Page):
     def _fill_buffers(self) -> None:
         combo = self.ui.buffer_combo
         current = combo.currentText() or self._user_buffer
-        size, why = suggest_buffer(self._rate_or_none(), self._free_memory())
+        rate = self._rate_or_none()
+        advice = buffer_suggestion(rate, self._free_memory())
+        size, why = int(advice.figures["size"]), buffer_hint(advice, rate)
         if current == self._suggested:
             # Not the user's choice but the last suggestion: it follows the rate limit (a
             # 512M buffer at 1 MiB/s is memory held for nothing on both hosts).
