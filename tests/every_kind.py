@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from wire_samples import bad_cable, half_duplex_scaled, shaped
+
 from zmigrate.engine.diagnosis import Diagnoser, Verdict, diagnose
 from zmigrate.engine.doctor import Doctor, DoctorReport, HostCpu, ProcessCpu, StageResult
 from zmigrate.engine.doctor.stages import report as doctor_report
@@ -22,6 +24,7 @@ from zmigrate.engine.plan import Options, Plan
 from zmigrate.engine.stall import SideView, StallWatch, StallWhere
 from zmigrate.engine.transports import Transport, carrier
 from zmigrate.engine.units import GiB, MiB
+from zmigrate.engine.wire import Wire
 
 HZ = 2.0  # mbuffer's status lines per second
 Curve = Callable[[int], float] | float
@@ -63,14 +66,16 @@ def plan(transport: Transport | None, *, rate_limit: int | None = None,
 
 def replay(samples: list[Sample], transport: Transport | None = Transport.TCP, *,
            rate_limit: int | None = None, receive_buffer: int = 512 * MiB,
-           compress: str = "") -> Verdict:
+           compress: str = "", wire: Wire | None = None) -> Verdict:
     """The job's events through the real Diagnoser: its plan (unless the transport is not
-    known), then the samples; its final verdict."""
+    known), the wire its preflight read (if given), then the samples; its final verdict."""
     emitted: list[object] = []
     diagnoser = Diagnoser(emitted.append)
     if transport is not None:
         diagnoser(PlanReady(plan(transport, rate_limit=rate_limit,
                                  receive_buffer=receive_buffer, compress=compress)))
+    if wire is not None:
+        diagnoser(wire)
     for s in samples:
         diagnoser(s)
     verdict = diagnoser.finish()
@@ -94,10 +99,10 @@ def starved() -> list[Sample]:
     return both(trace(Side.SEND, 30, 113, 113, lambda i: 40 + 60 * (i % 3) / 2), recv)
 
 
-def network() -> list[Sample]:
+def network(mib: float = 40) -> list[Sample]:
     """The sender's buffer full, the receiver's empty: the path between them is the limit."""
-    return both(trace(Side.SEND, 20, 40, 40, lambda i: 97 + i % 3),
-                trace(Side.RECEIVE, 20, 40, 40, lambda i: i % 2))
+    return both(trace(Side.SEND, 20, mib, mib, lambda i: 97 + i % 3),
+                trace(Side.RECEIVE, 20, mib, mib, lambda i: i % 2))
 
 
 def stalled(send_fill: float, recv_fill: float, transport: Transport = Transport.TCP, *,
@@ -164,6 +169,8 @@ def verdicts() -> dict[str, Verdict]:
         "receive draining": replay(trace(Side.RECEIVE, 10, 0, lambda i: 90 if i % 2 else 0,
                                          lambda i: 44 - 2 * i)),
         "network over tcp": replay(network(), Transport.TCP),
+        # 45 MiB/s over the captured veth's tbf 400 Mbit/s (48.2 MB/s of payload): 98 %.
+        "network at the wire": replay(network(45), Transport.TCP, wire=shaped()),
         "network over ssh": replay(network(), Transport.SSH),
         "network through the relay": replay(network(), Transport.RELAY),
         "network, transport unknown": replay(network(), None),
@@ -212,10 +219,13 @@ WRITE_TITLE = "destination write (temp dataset)"
 FAST = "aes128-gcm@openssh.com"
 
 
-def report(stages: list[StageResult], transport: Transport = Transport.TCP) -> DoctorReport:
-    """The doctor's own report on these stages (the slowest on the path, advise()'s advice)."""
+def report(stages: list[StageResult], transport: Transport = Transport.TCP,
+           wire: Wire | None = None) -> DoctorReport:
+    """The doctor's own report on these stages (the slowest on the path, advise()'s advice)
+    and the wire as both hosts read it (wire_samples.py: real captures)."""
     doctor = Doctor(LocalHost("tank.lan"), LocalHost("backup-01"),
                     options=Options(transport=transport))
+    doctor.wire = wire
     return doctor_report(doctor, stages)
 
 
@@ -276,6 +286,18 @@ def reports() -> dict[str, DoctorReport]:
                   notes=(Note(NoteKind.NO_COMPRESSOR, {"tool": "zstd"}),)),
             stage("network", NETWORK_TITLE, 940, True),
         ]),
+        "a bad cable, MTUs that differ, small rings": report([
+            stage("source_read", SOURCE_TITLE, 400, True),
+            stage("network", NETWORK_TITLE, 6, True),
+        ], wire=bad_cable()),
+        "half duplex, a CPU clocked down": report([
+            stage("source_read", SOURCE_TITLE, 400, True),
+            stage("network", NETWORK_TITLE, 5, True),
+        ], wire=half_duplex_scaled()),
+        "the network fills the shaped wire": report([
+            stage("source_read", SOURCE_TITLE, 400, True),
+            stage("network", NETWORK_TITLE, 45, True),
+        ], wire=shaped()),
         "slow destination, its dataset left": report([
             stage("source_read", SOURCE_TITLE, 400, True),
             stage("network", NETWORK_TITLE, 940, True),

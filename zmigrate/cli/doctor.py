@@ -18,11 +18,13 @@ from ..engine.doctor import (
     StageResult,
     StageStarted,
 )
+from ..engine import plain_words
 from ..engine.errors import ZmigrateError
 from ..engine.hosts import Host, one_connection
 from ..engine.plan import Options
 from ..engine.transports import Compression, Transport
 from ..engine.units import format_rate
+from ..engine.wire import Wire
 from . import words
 from .common import (
     EXIT_CANCELLED,
@@ -117,6 +119,7 @@ def format_table(report: DoctorReport) -> str:
             st = report.stage(name)
             why = (st.error or words.stage_note(st)) if st is not None else ""
             lines.append(f"  - {st.title if st else name}" + (f": {why}" if why else ""))
+    lines += wire_lines(report.wire)
     unread = dict.fromkeys(f"{h.host}: {what}" for s in report.stages for h in s.cpu
                            for what in h.unread)
     if unread:
@@ -125,6 +128,16 @@ def format_table(report: DoctorReport) -> str:
         lines.append("advice:")
         lines += [f"  - {words.advice(a)}" for a in report.advice]
     return "\n".join(lines)
+
+
+def wire_lines(wire: Wire | None) -> list[str]:
+    """Each side's link as its host read it, and the path's ceiling."""
+    if wire is None:
+        return []
+    return [f"link: source {wire.source.host}: {plain_words.link_detail(wire.source)}",
+            f"      destination {wire.destination.host}: "
+            f"{plain_words.link_detail(wire.destination)}",
+            f"ceiling: {plain_words.ceiling_words(wire.ceiling)}"]
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

@@ -39,6 +39,9 @@ from .plan import MEMORY_SHARE
 from .transports import CIPHER, Transport
 from .transports.base import WIRE_ADVICE
 from .units import MiB
+from .wire.advise import at_the_wire
+from .wire.ceiling import Ceiling
+from .wire.path import Wire
 
 # -- thresholds (percent of buffer fill unless said otherwise) ----------------------------------
 FULL = 90.0  # a sample at or above this is "full"
@@ -237,6 +240,7 @@ class _Context:
     transport: Transport | None
     receive_buffer: int | None
     compress: str = ""  # the compressor in transit ("" none)
+    ceiling: Ceiling | None = None  # the path's ceiling, where the hosts' links were read
 
 
 def _confidence(base: float, span: float) -> float:
@@ -350,6 +354,11 @@ def _judge(send: _Stats | None, recv: _Stats | None, single: bool, ctx: _Context
         if recv is not None:
             figures["receive_fill"] = recv.fill_mean
         base = 0.55 + 0.4 * max(0.0, send.fill_mean - LOW) / (100 - LOW)
+        wire = at_the_wire(rate, ctx.ceiling)
+        if wire is not None:
+            # The wire is full: a network stage at its ceiling is no tuning problem.
+            return (Bottleneck.NETWORK, Finding(FindingKind.AT_THE_WIRE, wire.figures), (),
+                    base if recv else base * 0.6)
         return (Bottleneck.NETWORK, Finding(FindingKind.SEND_FULL, figures),
                 _network_advice(ctx.transport), base if recv else base * 0.6)
     # 6. Both ends near empty: the sender's read is the pace (or its compressor's, if any).
@@ -405,7 +414,7 @@ def _is_single(send: Sequence[Sample], recv: Sequence[Sample]) -> bool:
 def diagnose(samples: Sequence[Sample], *, rate_limit: int | None = None, window: float = 30.0,
              final: bool = False, transport: Transport | None = None,
              receive_buffer: int | None = None, receive_empties: int | None = None,
-             compress: str = "") -> Verdict:
+             compress: str = "", ceiling: Ceiling | None = None) -> Verdict:
     """Judge what limits a transfer from its mbuffer samples.
 
     Args:
@@ -415,6 +424,7 @@ def diagnose(samples: Sequence[Sample], *, rate_limit: int | None = None, window
         final: judge every sample given (the whole transfer) and mark the verdict final.
         transport, receive_buffer: from the plan, to tailor the advice.
         compress: the plan's compressor in transit: the sender's figures are compressed bytes.
+        ceiling: the path's ceiling (wire/): a network stage at WIRE_SHARE of it is the wire.
         receive_empties: times the receive buffer ran empty, when counted elsewhere over
             samples that were since thinned out.
     """
@@ -425,7 +435,7 @@ def diagnose(samples: Sequence[Sample], *, rate_limit: int | None = None, window
     recv_s = [s for s in samples if s.side is Side.RECEIVE]
     single = _is_single(send_s, recv_s)
     send, recv = _stats(send_s), _stats([] if single else recv_s)
-    ctx = _Context(rate_limit, transport, receive_buffer, compress)
+    ctx = _Context(rate_limit, transport, receive_buffer, compress, ceiling)
     evidence = _evidence(send, recv, ctx, receive_empties)
     if single:
         # One buffer between zfs send and zfs receive: judge it as the receiver's buffer
@@ -472,6 +482,7 @@ class Diagnoser:
         self.transport: Transport | None = None
         self.receive_buffer: int | None = None
         self.compress = ""
+        self.ceiling: Ceiling | None = None
         self._recent: deque[Sample] = deque()
         self._history: dict[Side, list[Sample]] = {Side.SEND: [], Side.RECEIVE: []}
         self._stride = 1
@@ -496,6 +507,9 @@ class Diagnoser:
             return
         if isinstance(event, Stalled):
             self._on_stalled(event)
+            return
+        if isinstance(event, Wire):
+            self.ceiling = event.ceiling
             return
         if not isinstance(event, Sample):
             return
@@ -560,7 +574,7 @@ class Diagnoser:
         return diagnose(samples, rate_limit=self.rate_limit, window=self.window, final=final,
                         transport=self.transport, receive_buffer=self.receive_buffer,
                         receive_empties=self._empties if final else None,
-                        compress=self.compress)
+                        compress=self.compress, ceiling=self.ceiling)
 
     def finish(self) -> Verdict:
         """The verdict over the whole transfer; emitted once, returned on every call."""

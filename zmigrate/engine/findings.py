@@ -48,6 +48,9 @@ class FindingKind(StrEnum):
     # (stopped, disk), pool_health
     STALLED = "stalled"
     STALL_CLEARED = "stall_cleared"  # where, host, seconds: the stream moves again
+    # rate, ceiling (bytes/s), share (0..1), bits (the limit's bit/s), limit ("link" or
+    # "shaping"), host: the stream fills the wire (wire/ceiling.py), no tuning goes faster
+    AT_THE_WIRE = "at_the_wire"
 
 
 class AdviceKind(StrEnum):
@@ -82,6 +85,15 @@ class AdviceKind(StrEnum):
     NIC_RINGS = "nic_rings"
     TRANSPORT_CPU = "transport_cpu"
     RUN_DOCTOR = "run_doctor"  # measure each stage alone
+    # The wire as both hosts read it (wire/): side ("source", "destination"), host, iface.
+    LINK_SLOWER = "link_slower"  # side, host, iface, speed, other_speed (Mb/s)
+    HALF_DUPLEX = "half_duplex"  # side, host, iface, speed (Mb/s)
+    # big_side, big_mtu, big_iface, small_side, small_mtu, small_iface, path_mtu
+    MTU_MISMATCH = "mtu_mismatch"
+    RINGS_BELOW_MAX = "rings_below_max"  # side, host, iface, ring ("rx", "tx"), size, max
+    HOST_SHAPING = "host_shaping"  # side, host, iface, bits (bit/s a tc qdisc shapes to)
+    CPU_SCALED = "cpu_scaled"  # side, host, mhz, max_mhz: frequency scaling holds it down
+    WIRE_FULL = "wire_full"  # rate, ceiling, share, bits, limit, host: as AT_THE_WIRE
     # The source pool.
     SOURCE_READ = "source_read"  # rate: time zfs send alone
     SOURCE_DISKS = "source_disks"

@@ -10,6 +10,7 @@ from __future__ import annotations
 from .findings import Advice, AdviceKind, Finding, FindingKind, Note, NoteKind
 from .transports import Carrier, Transport, carrier
 from .units import format_rate, format_size
+from .wire import Ceiling, LinkReading
 
 # How to time a pool's writes by hand (compression would flatter zeros).
 DD = "`dd if=/dev/zero bs=1M count=10240 | mbuffer -o /POOL/benchfile` with compression off"
@@ -47,6 +48,8 @@ def finding(f: Finding) -> str:
         case k.STALLED:
             return (f"Stalled: no byte has moved for {duration(f.num('seconds'))}; "
                     f"{stall_place(f)}")
+        case k.AT_THE_WIRE:
+            return f"The stream runs at {wire_share(f)}: the wire is the limit"
         case k.STALL_CLEARED:
             return (f"The stream moves again after {duration(f.num('seconds'))} without a byte "
                     f"({stall_short(f)})")
@@ -146,9 +149,127 @@ def compress_gain(a: Advice) -> str:
     return text + f": the transfer would go at ~{format_rate(a.num('predicted'))}"
 
 
+def link_speed(bits: float) -> str:
+    """A line rate as links are named: `100 Mb/s`, `1 Gb/s`, `2.5 Gb/s`, `400 Mb/s`."""
+    if bits >= 1e9:
+        return f"{bits / 1e9:.3g} Gb/s"
+    if bits >= 1e6:
+        return f"{bits / 1e6:.3g} Mb/s"
+    return f"{bits / 1e3:.3g} kb/s"
+
+
+def wire_share(f: Finding | Advice) -> str:
+    """`112 MiB/s, 95 % of the 1 Gb/s link` (or `of the 400 Mb/s shaping on HOST`)."""
+    what = (f"the {link_speed(f.num('bits'))} link" if f.word("limit") == "link"
+            else f"the {link_speed(f.num('bits'))} shaping on {f.word('host')}")
+    return f"{format_rate(f.num('rate'))}, {f.num('share'):.0%} of {what}"
+
+
+def _unknown(what: str, r: LinkReading, tool: str) -> str:
+    return f"{what} unknown" + (f" (no {tool})" if tool in r.missing else "")
+
+
+def link_brief(r: LinkReading) -> str:
+    """A host's link in a few words: `eth0 1 Gb/s, MTU 1500` (`lo, same machine`)."""
+    if r.iface is None:
+        return "link unknown"
+    if r.local:
+        return f"{r.iface}, same machine"
+    speed = link_speed(r.speed * 1e6) if r.speed else (r.virtual or "speed unknown")
+    return f"{r.iface} {speed}, MTU {r.mtu or '?'}"
+
+
+def link_detail(r: LinkReading) -> str:
+    """A host's side of the path: interface, speed and duplex, MTU, path MTU, rings,
+    shaping, CPU clock; what could not be read says "unknown" and why."""
+    if r.iface is None:
+        return f"no route to {r.peer} read" if r.peer else "not read"
+    if r.local:
+        return f"{r.iface}: the same machine as its peer, no wire between"
+    parts = [r.iface]
+    if r.speed:
+        parts.append(link_speed(r.speed * 1e6) + (f" {r.duplex} duplex" if r.duplex else ""))
+    else:
+        parts.append(f"speed unknown ({r.virtual} has none)" if r.virtual
+                     else _unknown("speed", r, "ethtool"))
+    parts.append(f"MTU {r.mtu}" if r.mtu else "MTU unknown")
+    parts.append(f"path MTU {r.path_mtu}" if r.path_mtu else _unknown("path MTU", r, "ping"))
+    rings = r.rings
+    if rings is not None and rings.rx is not None:
+        parts.append(f"rings rx {rings.rx}/{rings.rx_max or '?'} tx {rings.tx or '?'}/"
+                     f"{rings.tx_max or '?'}")
+    elif r.linux:
+        parts.append(_unknown("rings", r, "ethtool"))
+    if r.shaping:
+        parts.append(f"shaped to {link_speed(r.shaping)}")
+    elif "tc" not in r.missing and r.linux:
+        parts.append("no shaping")
+    if r.cpu_mhz and r.cpu_max_mhz:
+        parts.append(f"CPU {r.cpu_mhz}/{r.cpu_max_mhz} MHz")
+    return ", ".join(parts)
+
+
+def ceiling_words(c: Ceiling | None) -> str:
+    """`98.9 MiB/s (the 1 Gb/s link of backup-01's em0, MTU 1500)`, or why it is unknown."""
+    if c is None:
+        return "unknown (no link speed or shaping read on either host)"
+    what = "link" if c.limit == "link" else "shaping"
+    return (f"{format_rate(c.rate)} (the {link_speed(c.bits)} {what} of {c.host}'s {c.iface}, "
+            f"MTU {c.mtu})")
+
+
+def _wire_advice(a: Advice) -> str:
+    """The wire's cures, naming the interface and the host they apply on."""
+    k = AdviceKind
+    match a.kind:
+        case k.LINK_SLOWER:
+            other = "destination" if a.word("side") == "source" else "source"
+            return (f"On the {a.word('side')} ({a.word('host')}), {a.word('iface')} negotiated "
+                    f"{link_speed(a.num('speed') * 1e6)} while the {other}'s port does "
+                    f"{link_speed(a.num('other_speed') * 1e6)}: check the cable or the switch "
+                    "port")
+        case k.HALF_DUPLEX:
+            return (f"On the {a.word('side')} ({a.word('host')}), {a.word('iface')} runs half "
+                    f"duplex at {link_speed(a.num('speed') * 1e6)}: a duplex mismatch with the "
+                    "switch port; set both to auto-negotiate")
+        case k.MTU_MISMATCH:
+            big, small = a.count("big_mtu"), a.word("small_iface")
+            cure = ("for jumbo frames set it on both ends and on the switch" if big > 1500
+                    else "set the same MTU on both ends")
+            return (f"MTU {big} on the {a.word('big_side')} ({a.word('big_iface')}), "
+                    f"{a.count('small_mtu')} on the {a.word('small_side')} ({small}): the path "
+                    f"carries {a.count('path_mtu')}; {cure} (ip link set dev {small} mtu {big})")
+        case k.RINGS_BELOW_MAX:
+            ring, iface = a.word("ring"), a.word("iface")
+            return (f"On the {a.word('side')} ({a.word('host')}), {iface}'s {ring} ring holds "
+                    f"{a.count('size')} of {a.count('max')}: ethtool -G {iface} {ring} "
+                    f"{a.count('max')}")
+        case k.HOST_SHAPING:
+            iface = a.word("iface")
+            return (f"The {a.word('side')} ({a.word('host')}) shapes {iface} to "
+                    f"{link_speed(a.num('bits'))} itself (tc qdisc show dev {iface}): the "
+                    "transfer goes no faster while that stays")
+        case k.CPU_SCALED:
+            return (f"The {a.word('side')}'s CPU ({a.word('host')}) runs at "
+                    f"{a.count('mhz')} of {a.count('max_mhz')} MHz (frequency scaling): a "
+                    "CPU-bound stage runs slower; the performance governor keeps its clock up")
+        case k.WIRE_FULL:
+            return (f"The network carries {wire_share(a)}: the wire is the limit, only a "
+                    "faster link makes the transfer faster")
+        case _:
+            raise ValueError(f"{a.kind} is not the wire's")
+
+
+WIRE_KINDS = frozenset({AdviceKind.LINK_SLOWER, AdviceKind.HALF_DUPLEX, AdviceKind.MTU_MISMATCH,
+                        AdviceKind.RINGS_BELOW_MAX, AdviceKind.HOST_SHAPING,
+                        AdviceKind.CPU_SCALED, AdviceKind.WIRE_FULL})
+
+
 def advice(a: Advice) -> str:
     """Advice of a kind both faces word alike; ValueError for a kind each face words itself."""
     k = AdviceKind
+    if a.kind in WIRE_KINDS:
+        return _wire_advice(a)
     match a.kind:
         case k.CIPHER_CPU_BOUND:
             return (f"The cipher is CPU-bound: {a.word('process')} used {a.num('cpu'):.0f}% of "

@@ -105,7 +105,7 @@ def finding(f: Finding) -> str:
                     f"zfs send on the source is the slowest stage at {format_rate(f.num('rate'))}")
         case (k.NOT_ENOUGH_DATA | k.TOO_SHORT | k.BUFFER_EMPTY | k.BUFFER_BALANCED |
                 k.RECEIVER_WAITS | k.BALANCED | k.STALLED | k.STALL_CLEARED |
-                k.COMPRESSOR_SLOW):
+                k.COMPRESSOR_SLOW | k.AT_THE_WIRE):
             return plain_words.finding(f)
         case _:
             assert_never(f.kind)
@@ -193,7 +193,8 @@ def advice(a: Advice) -> str:
         case (k.CIPHER_CPU_BOUND | k.RELAY_PATH | k.RELAY_NEARBY | k.NETWORK_LINK |
                 k.JUMBO_FRAMES | k.NIC_RINGS | k.TRANSPORT_CPU | k.SOURCE_DISKS | k.SOURCE_POOL |
                 k.SOURCE_QUIET | k.DESTINATION_SLOW | k.DESTINATION_VDEVS | k.DESTINATION_POOL |
-                k.CPU_BOUND | k.CLEANUP_FAILED):
+                k.CPU_BOUND | k.CLEANUP_FAILED | k.LINK_SLOWER | k.HALF_DUPLEX | k.MTU_MISMATCH |
+                k.RINGS_BELOW_MAX | k.HOST_SHAPING | k.CPU_SCALED | k.WIRE_FULL):
             return plain_words.advice(a)
         case _:
             assert_never(a.kind)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from ..diagnosis import buffer_advice
 from ..findings import Advice, AdviceKind, NoteKind, unique
 from ..transports import Transport, carrier
+from ..wire import Wire, at_the_wire, wire_advice
 from .results import StageResult
 
 
@@ -19,9 +20,27 @@ def _cpu(kind: AdviceKind, stage: StageResult) -> Advice | None:
                          "stage": stage.title})
 
 
+WIRE_ITSELF = frozenset({AdviceKind.LINK_SLOWER, AdviceKind.HALF_DUPLEX,
+                         AdviceKind.MTU_MISMATCH, AdviceKind.HOST_SHAPING})
+
+
+def _network(rate: float, wire: Wire | None) -> list[Advice]:
+    """The network stage is the slowest: at the wire's ceiling nothing is to tune; else the
+    cures the wire's reading names, or the general ones where it was not read."""
+    full = at_the_wire(rate, wire.ceiling if wire is not None else None)
+    if full is not None and wire is not None:
+        # Nothing to tune; only a faster wire (cable, port, MTU, the host's own shaping) helps.
+        return [full, *(a for a in wire_advice(wire) if a.kind in WIRE_ITSELF)]
+    if wire is None:
+        return [Advice(AdviceKind.NETWORK_LINK, {"rate": rate}), Advice(AdviceKind.JUMBO_FRAMES),
+                Advice(AdviceKind.NIC_RINGS), Advice(AdviceKind.TRANSPORT_CPU)]
+    return [Advice(AdviceKind.NETWORK_LINK, {"rate": rate}), *wire_advice(wire),
+            Advice(AdviceKind.TRANSPORT_CPU)]
+
+
 def advise(stages: list[StageResult], slowest: StageResult | None,
            transport: Transport, memory: int | None = None,
-           compress: Advice | None = None) -> tuple[Advice, ...]:
+           compress: Advice | None = None, wire: Wire | None = None) -> tuple[Advice, ...]:
     """What to do, most telling first: a cleanup left to do by hand, a process that held a
     whole core, the slowest stage's own advice and its receive buffer, compression in transit
     on or off (`compress`, from doctor/compress.py), faster ciphers or tcp against ssh,
@@ -41,14 +60,15 @@ def advise(stages: list[StageResult], slowest: StageResult | None,
             out += [Advice(AdviceKind.SOURCE_POOL, {"rate": rate}),
                     Advice(AdviceKind.SOURCE_QUIET)]
         elif slowest.name == "network":
-            out += [Advice(AdviceKind.NETWORK_LINK, {"rate": rate}),
-                    Advice(AdviceKind.JUMBO_FRAMES), Advice(AdviceKind.NIC_RINGS),
-                    Advice(AdviceKind.TRANSPORT_CPU)]
+            out += _network(rate, wire)
         elif slowest.name.startswith("ssh"):
             out.append(Advice(AdviceKind.SSH_SLOW, {"rate": rate}))
         elif slowest.name == "destination_write":
             out.append(Advice(AdviceKind.DESTINATION_POOL, {"rate": rate}))
         out.append(buffer_advice(rate, memory=memory))  # within the receiver's memory
+    if wire is not None and (slowest is None or slowest.name != "network"):
+        # Not the slowest stage, but a mis-set link is worth a word all the same.
+        out += [a for a in wire_advice(wire) if a.kind is not AdviceKind.CPU_SCALED]
     if compress is not None:
         out.append(compress)
     ssh_rows = [s for s in stages if s.name.startswith("ssh_") and s.rate is not None]

@@ -12,6 +12,7 @@ from ..job.pipeline import free_port
 from ..transports import carrier
 from ..transports.route import SshRoute, diagnose
 from ..transports.tcp import address_port
+from ..wire import Wire, read_wire
 from .measure import DOCTOR_ENV, mbuffer_argv
 from .results import StageResult
 
@@ -38,6 +39,23 @@ def network_stage(doctor: StageContext) -> StageResult:
     return doctor.measurer.measure("network", title, in_path,
                                    [(doctor.dst, receiver), (doctor.src, sender)], 0,
                                    listen_port=port, details={"port": port, "connect": connect})
+
+
+def wire_between(doctor: StageContext) -> Wire | None:
+    """Both hosts' sides of the path between them (wire/), None on one machine or where the
+    addresses cannot be told."""
+    if doctor.dst is doctor.src:
+        return None
+    try:
+        connect, allow = doctor.job().addresses()
+    except ZmigrateError:
+        return None
+    connect = doctor.options.connect_address or connect
+    allow = doctor.options.allow_address or allow
+    try:
+        return read_wire(doctor.src, doctor.dst, connect, allow)
+    except ZmigrateError:  # an address that is no address: unknown, not a failed doctor
+        return None
 
 
 def _ssh_route(doctor: StageContext) -> tuple[str, tuple[str, ...], SshRoute | None]:

@@ -8,6 +8,7 @@ from typing import Any
 
 from ..findings import Advice, Note
 from ..transports import Transport
+from ..wire import Wire
 
 CPU_BOUND = 90.0  # percent of one core: a process at this is the limit of its stage
 Emit = Callable[[object], None]
@@ -103,6 +104,7 @@ class DoctorReport:
     advice: tuple[Advice, ...]
     cancelled: bool = False
     unmeasured: tuple[str, ...] = ()  # stages on the path it could not see (their notes: why)
+    wire: Wire | None = None  # both hosts' sides of the path and its ceiling (wire/)
 
     @property
     def bound(self) -> float | None:
@@ -121,6 +123,7 @@ class DoctorReport:
             "bottleneck": self.bottleneck, "expected_rate": self.expected_rate,
             "advice_items": [a.to_json() for a in self.advice], "cancelled": self.cancelled,
             "unmeasured": list(self.unmeasured), "upper_bound": self.bound,
+            "wire": None if self.wire is None else self.wire.to_json(),
         }
 
 

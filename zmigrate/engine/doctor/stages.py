@@ -35,9 +35,10 @@ from ..job import Job, Request
 from ..plan import Options
 from ..transports import carrier, chosen
 from ..units import MiB
+from ..wire import Wire
 from .advice import advise
 from .compress import Machines, compress_stage, with_compression
-from .links import network_stage, ssh_stages
+from .links import network_stage, ssh_stages, wire_between
 from .measure import BLOCK, Measurer, mbuffer_argv
 from .results import DoctorReport, Emit, StageResult
 
@@ -105,6 +106,7 @@ class Doctor:
         self.measurer = Measurer(src, dst, self.seconds, self.run_id, self._emit, self._cancel)
         self.src_caps: zfs.Capabilities | None = None
         self.dst_caps: zfs.Capabilities | None = None
+        self.wire: Wire | None = None
 
     def cancel(self) -> None:
         """Stop now: the running stage is killed and cleaned up, no further stage starts."""
@@ -126,6 +128,11 @@ class Doctor:
             if not caps.mbuffer_version:
                 raise ZmigrateError("mbuffer is not installed", host=host.label,
                                     fix=capabilities.install_hint(caps.system, "mbuffer"))
+        # The wire is read beside the stages (a bisected path MTU takes seconds).
+        wire_box: list[Wire | None] = []
+        wire_thread = threading.Thread(target=lambda: wire_box.append(wire_between(self)),
+                                       name="zmigrate-doctor-wire", daemon=True)
+        wire_thread.start()
         # Each step yields its rows as they finish (ssh yields one per cipher), so they are
         # emitted while the next one runs.
         steps: dict[str, Callable[[], Iterable[StageResult]]] = {
@@ -164,6 +171,8 @@ class Doctor:
                                      error=str(exc))
                 stages.append(result)
                 self._emit(result)
+        wire_thread.join()
+        self.wire = wire_box[0] if wire_box else None
         return report(self, stages)
 
     def job(self) -> Job:
@@ -335,7 +344,7 @@ def report(doctor: Doctor, stages: list[StageResult]) -> DoctorReport:
         slowest = squeeze.slowest
     advice = advise(stages, slowest, doctor.transport,
                     memory=doctor.dst_caps.mem_available if doctor.dst_caps else None,
-                    compress=squeeze.advice)
+                    compress=squeeze.advice, wire=doctor.wire)
     return DoctorReport(
         run_id=doctor.run_id, source=doctor.src.label, destination=doctor.dst.label,
         transport=doctor.transport, seconds=doctor.seconds,
@@ -344,5 +353,5 @@ def report(doctor: Doctor, stages: list[StageResult]) -> DoctorReport:
         # A stage it could not see may be slower still: then no end-to-end figure.
         expected_rate=(squeeze.expected or slowest.rate) if slowest and not unmeasured
         else None,
-        advice=advice, cancelled=doctor.cancelled, unmeasured=unmeasured,
+        advice=advice, cancelled=doctor.cancelled, unmeasured=unmeasured, wire=doctor.wire,
     )

@@ -1,0 +1,75 @@
+"""Both hosts' sides of the path, read at once, and the ceiling they make (`Wire`): the doctor
+reads it beside its stages, a job in its preflight, `list` for its host lines."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from .. import cmdline
+from ..errors import ZmigrateError
+from ..hosts import Host
+from .ceiling import Ceiling, ceiling, mtu_in_use
+from .parse import parse_link
+from .reading import LinkReading
+from .script import wire_script
+
+READ_TIMEOUT = 60.0  # a bisected path MTU over a lossy path takes a dozen seconds
+
+
+@dataclass(frozen=True, slots=True)
+class Wire:
+    """The path between the hosts as each end reads it, and its ceiling (None: unknown). Also
+    the event a job emits once its preflight has read it."""
+
+    source: LinkReading
+    destination: LinkReading
+    ceiling: Ceiling | None
+
+    @property
+    def mtu(self) -> int:
+        """The MTU the stream's frames have (the smallest read)."""
+        return mtu_in_use(self.source, self.destination)
+
+    def side(self, name: str) -> LinkReading:
+        return self.source if name == "source" else self.destination
+
+    def to_json(self) -> dict[str, Any]:
+        return {"event": "wire", "source": self.source.to_json(),
+                "destination": self.destination.to_json(),
+                "ceiling": None if self.ceiling is None else self.ceiling.to_json()}
+
+    @classmethod
+    def from_json(cls, data: object) -> Wire | None:
+        if not isinstance(data, dict) or not isinstance(data.get("source"), dict) \
+                or not isinstance(data.get("destination"), dict):
+            return None
+        return cls(LinkReading.from_json(data["source"]),
+                   LinkReading.from_json(data["destination"]),
+                   Ceiling.from_json(data.get("ceiling")))
+
+
+def read_side(host: Host, peer: str, *, probe_mtu: bool = True) -> LinkReading:
+    """`host`'s side of the path to `peer` (an address, validated): one remote script. What
+    it cannot read (the host is unreachable too) is unknown, never an error."""
+    line = cmdline.join(["sh", "-c", wire_script(peer, probe_mtu=probe_mtu)])
+    try:
+        r = host.run(line + " </dev/null", timeout=READ_TIMEOUT)
+    except ZmigrateError:
+        return LinkReading(host.label, peer)
+    return parse_link(r.stdout, host.label, peer)
+
+
+def read_wire(src: Host, dst: Host, dst_address: str, src_address: str | None, *,
+              probe_mtu: bool = True) -> Wire:
+    """Both sides at once: the source's route to `dst_address` (where it connects), the
+    destination's to `src_address` (the source as it sees it; None: the destination's side
+    is unknown)."""
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="zmigrate-wire") as pool:
+        a = pool.submit(read_side, src, dst_address, probe_mtu=probe_mtu)
+        b = pool.submit(read_side, dst, src_address, probe_mtu=probe_mtu) \
+            if src_address else None
+        source = a.result()
+        destination = b.result() if b is not None else LinkReading(dst.label, "")
+    return Wire(source, destination, ceiling(source, destination))
