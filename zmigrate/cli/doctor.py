@@ -9,6 +9,7 @@ from typing import Any, TextIO
 
 from zmigrate.engine.hosts.login import HostSpec
 
+from ..engine import plain_words
 from ..engine.doctor import (
     DEFAULT_SECONDS,
     FAST_CIPHERS,
@@ -18,7 +19,6 @@ from ..engine.doctor import (
     StageResult,
     StageStarted,
 )
-from ..engine import plain_words
 from ..engine.errors import ZmigrateError
 from ..engine.hosts import Host, one_connection
 from ..engine.plan import Options

@@ -98,8 +98,7 @@ def advice(a: Advice) -> str:
             return ("If it runs over ssh: use --transport tcp instead (cleartext: trusted "
                     "networks only)")
         case k.TRY_CIPHER:
-            cipher = a.word("cipher")
-            return f"Try cipher {cipher} (--ssh-option Ciphers={cipher})"
+            return f"Try cipher {a.word('cipher')} (--ssh-option Ciphers={a.word('cipher')})"
         case k.FASTER_CIPHER:
             cipher = a.word("cipher")
             return (f"Over ssh, cipher {cipher} carries {format_rate(a.num('rate'))} against "
@@ -141,11 +140,11 @@ def advice(a: Advice) -> str:
                         "before")
             return ("The transfer goes on by itself when bytes move again; Ctrl-C stops it, and "
                     "--stall-timeout SECONDS gives up by itself")
-        case (k.CIPHER_CPU_BOUND | k.RELAY_PATH | k.RELAY_NEARBY | k.NETWORK_LINK |
-                k.JUMBO_FRAMES | k.NIC_RINGS | k.TRANSPORT_CPU | k.SOURCE_DISKS | k.SOURCE_POOL |
-                k.SOURCE_QUIET | k.DESTINATION_SLOW | k.DESTINATION_VDEVS | k.DESTINATION_POOL |
-                k.CPU_BOUND | k.CLEANUP_FAILED | k.LINK_SLOWER | k.HALF_DUPLEX | k.MTU_MISMATCH |
-                k.RINGS_BELOW_MAX | k.HOST_SHAPING | k.CPU_SCALED | k.WIRE_FULL):
+        case (k.CIPHER_CPU_BOUND | k.RELAY_PATH | k.RELAY_NEARBY | k.NETWORK_LINK | k.JUMBO_FRAMES |
+              k.NIC_RINGS | k.TRANSPORT_CPU | k.SOURCE_DISKS | k.SOURCE_POOL | k.SOURCE_QUIET |
+              k.DESTINATION_SLOW | k.DESTINATION_VDEVS | k.DESTINATION_POOL | k.CPU_BOUND |
+              k.CLEANUP_FAILED | k.LINK_SLOWER | k.HALF_DUPLEX | k.MTU_MISMATCH |
+              k.RINGS_BELOW_MAX | k.HOST_SHAPING | k.CPU_SCALED | k.WIRE_FULL):
             return plain_words.advice(a)
         case _:
             assert_never(a.kind)

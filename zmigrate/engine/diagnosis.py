@@ -348,19 +348,7 @@ def _judge(send: _Stats | None, recv: _Stats | None, single: bool, ctx: _Context
     # 5. The sender holds a backlog while the receiver is near empty: the path between them is
     #    the limit (a large send buffer may hold the backlog without ever being full).
     if send is not None and send.fill_mean > LOW and (recv is None or recv.fill_mean <= LOW):
-        figures: dict[str, float | str] = {
-            "fill": send.fill_mean, "rate": rate,
-            "transport": ctx.transport.value if ctx.transport else ""}
-        if recv is not None:
-            figures["receive_fill"] = recv.fill_mean
-        base = 0.55 + 0.4 * max(0.0, send.fill_mean - LOW) / (100 - LOW)
-        wire = at_the_wire(rate, ctx.ceiling)
-        if wire is not None:
-            # The wire is full: a network stage at its ceiling is no tuning problem.
-            return (Bottleneck.NETWORK, Finding(FindingKind.AT_THE_WIRE, wire.figures), (),
-                    base if recv else base * 0.6)
-        return (Bottleneck.NETWORK, Finding(FindingKind.SEND_FULL, figures),
-                _network_advice(ctx.transport), base if recv else base * 0.6)
+        return _network(send, recv, rate, ctx)
     # 6. Both ends near empty: the sender's read is the pace (or its compressor's, if any).
     if (squeezed := _compressor(send, recv, ctx.compress)) is not None:
         return squeezed
@@ -374,6 +362,24 @@ def _judge(send: _Stats | None, recv: _Stats | None, single: bool, ctx: _Context
     if send is None and recv is not None and recv.fill_mean <= LOW:
         return (Bottleneck.NONE, Finding(FindingKind.RECEIVER_WAITS), (), 0.2)
     return (Bottleneck.NONE, Finding(FindingKind.BALANCED), (), 0.3)
+
+
+def _network(send: _Stats, recv: _Stats | None, rate: float, ctx: _Context
+             ) -> tuple[Bottleneck, Finding, tuple[Advice, ...], float]:
+    """Rule 5: the path between the buffers is the limit; at the wire's ceiling (where the
+    hosts' links were read) that is the wire itself, no tuning problem."""
+    base = 0.55 + 0.4 * max(0.0, send.fill_mean - LOW) / (100 - LOW)
+    base = base if recv else base * 0.6
+    wire = at_the_wire(rate, ctx.ceiling)
+    if wire is not None:
+        return Bottleneck.NETWORK, Finding(FindingKind.AT_THE_WIRE, wire.figures), (), base
+    figures: dict[str, float | str] = {
+        "fill": send.fill_mean, "rate": rate,
+        "transport": ctx.transport.value if ctx.transport else ""}
+    if recv is not None:
+        figures["receive_fill"] = recv.fill_mean
+    return (Bottleneck.NETWORK, Finding(FindingKind.SEND_FULL, figures),
+            _network_advice(ctx.transport), base)
 
 
 def _compressor(send: _Stats | None, recv: _Stats | None, tool: str

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from .. import cmdline
@@ -56,6 +57,20 @@ def wire_between(doctor: StageContext) -> Wire | None:
         return read_wire(doctor.src, doctor.dst, connect, allow)
     except ZmigrateError:  # an address that is no address: unknown, not a failed doctor
         return None
+
+
+def start_wire(doctor: StageContext) -> Callable[[], Wire | None]:
+    """`wire_between` in a thread of its own; call the result for its reading."""
+    box: list[Wire | None] = []
+    thread = threading.Thread(target=lambda: box.append(wire_between(doctor)),
+                              name="zmigrate-doctor-wire", daemon=True)
+    thread.start()
+
+    def result() -> Wire | None:
+        thread.join()
+        return box[0] if box else None
+
+    return result
 
 
 def _ssh_route(doctor: StageContext) -> tuple[str, tuple[str, ...], SshRoute | None]:

@@ -38,7 +38,7 @@ from ..units import MiB
 from ..wire import Wire
 from .advice import advise
 from .compress import Machines, compress_stage, with_compression
-from .links import network_stage, ssh_stages, wire_between
+from .links import network_stage, ssh_stages, start_wire
 from .measure import BLOCK, Measurer, mbuffer_argv
 from .results import DoctorReport, Emit, StageResult
 
@@ -128,11 +128,7 @@ class Doctor:
             if not caps.mbuffer_version:
                 raise ZmigrateError("mbuffer is not installed", host=host.label,
                                     fix=capabilities.install_hint(caps.system, "mbuffer"))
-        # The wire is read beside the stages (a bisected path MTU takes seconds).
-        wire_box: list[Wire | None] = []
-        wire_thread = threading.Thread(target=lambda: wire_box.append(wire_between(self)),
-                                       name="zmigrate-doctor-wire", daemon=True)
-        wire_thread.start()
+        wire = start_wire(self)  # beside the stages: a bisected path MTU takes seconds
         # Each step yields its rows as they finish (ssh yields one per cipher), so they are
         # emitted while the next one runs.
         steps: dict[str, Callable[[], Iterable[StageResult]]] = {
@@ -171,8 +167,7 @@ class Doctor:
                                      error=str(exc))
                 stages.append(result)
                 self._emit(result)
-        wire_thread.join()
-        self.wire = wire_box[0] if wire_box else None
+        self.wire = wire()
         return report(self, stages)
 
     def job(self) -> Job:
