@@ -28,12 +28,12 @@ import statistics
 import threading
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from enum import StrEnum
-from typing import Any
+from dataclasses import dataclass
 
 from . import transports
+from .events import Bottleneck as Bottleneck
 from .events import PlanReady, Sample, Side, Stalled
+from .events import Verdict as Verdict
 from .findings import Advice, AdviceKind, Finding, FindingKind
 from .plan import MEMORY_SHARE
 from .transports import CIPHER, Transport
@@ -61,75 +61,6 @@ BUFFER_ROUND = 64 * MiB  # round the suggested receive buffer up to a multiple o
 GIGABIT_RATE = 110 * 10**6  # what 1 GbE delivers in practice, bytes/s: a link not measured yet
 HISTORY_MAX = 1200  # samples per side kept for the final verdict (decimated beyond that)
 STILL = 10.0  # seconds of status lines without a byte moving: no rate verdict on those (a stall)
-
-
-class Bottleneck(StrEnum):
-    """The stage that holds the transfer back (a str: JSON writes the value)."""
-
-    SOURCE = "source"
-    NETWORK = "network"
-    DESTINATION = "destination"
-    BURSTY_RECEIVE = "bursty_receive"
-    RATE_LIMITED = "rate_limited"
-    STALLED = "stalled"  # no byte moves at all (stall.py says where)
-    COMPRESSOR = "compressor"  # compressing in transit: the stage before the wire
-    NONE = "none"  # balanced, or not enough data yet
-
-
-@dataclass(frozen=True, slots=True)
-class Verdict:
-    """What limits the transfer (`kind`), what the buffers show (`finding`), what to do about
-    it (`advice`), on which figures (`evidence`) and how sure (`confidence`, 0..1)."""
-
-    kind: Bottleneck
-    finding: Finding
-    advice: tuple[Advice, ...] = ()
-    evidence: dict[str, float] = field(default_factory=dict)
-    confidence: float = 0.0
-    final: bool = False
-    t: float = 0.0
-    dataset: str = ""  # a tree's dataset whose transfer this judges ("" for a single one)
-
-    def to_json(self) -> dict[str, Any]:
-        """The data of the --json form: rates in bytes/s, sizes in bytes, times in seconds.
-
-        No words: the CLI adds `text` and `advice` (its wording of `finding` and
-        `advice_items`) before it prints the event.
-        """
-        return {
-            "event": "verdict",
-            "kind": self.kind.value,
-            "finding": self.finding.to_json(),
-            "advice_items": [a.to_json() for a in self.advice],
-            "evidence": dict(self.evidence),
-            "confidence": round(self.confidence, 3),
-            "final": self.final,
-            "t": self.t,
-            **({"dataset": self.dataset} if self.dataset else {}),
-        }
-
-    @classmethod
-    def from_json(cls, data: object) -> Verdict | None:
-        """The verdict back from `to_json` (e.g. out of the history), or None for anything
-        else (an older record without its finding, a kind this version does not know)."""
-        if not isinstance(data, dict):
-            return None
-        finding = Finding.from_json(data.get("finding"))
-        try:
-            kind = Bottleneck(str(data.get("kind")))
-        except ValueError:
-            return None
-        if finding is None:
-            return None
-        items = data.get("advice_items")
-        advice = [Advice.from_json(a) for a in items] if isinstance(items, list) else []
-        evidence = data.get("evidence")
-        t, confidence = data.get("t"), data.get("confidence")
-        return cls(kind, finding, tuple(a for a in advice if a is not None),
-                   {str(k): float(v) for k, v in evidence.items()
-                    if isinstance(v, int | float)} if isinstance(evidence, dict) else {},
-                   float(confidence) if isinstance(confidence, int | float) else 0.0,
-                   data.get("final") is True, float(t) if isinstance(t, int | float) else 0.0)
 
 
 @dataclass(frozen=True, slots=True)

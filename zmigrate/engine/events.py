@@ -1,15 +1,27 @@
-"""What a running job tells its observers: plain frozen dataclasses, no Qt."""
+"""What the engine tells its observers: one closed vocabulary of frozen dataclasses, no Qt.
+
+`Event` is the union of every kind the engine emits (a job's, a tree's, the doctor's); an
+`Observer` takes an `Event`. The faces dispatch on it with `match` and `assert_never`, so mypy
+proves each handles (or explicitly ignores) every kind. `event_json.to_json`/`from_json` carry
+any event to JSON and back exactly (a "kind" and all fields).
+
+Kinds defined next to what they carry stay importable from there (diagnosis.Verdict,
+doctor.StageResult, tree.TreePlanReady); they live here so the union needs no import cycle.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import Enum, StrEnum
 from typing import TYPE_CHECKING, Any
 
+from .errors import ZmigrateError
+from .findings import Advice, Finding, Note
+
 if TYPE_CHECKING:
-    from .errors import ZmigrateError
     from .plan import Plan
+    from .tree.plan import TreePlan
 
 
 def json_default(obj: object) -> object:
@@ -48,6 +60,16 @@ class Sample:
 @dataclass(frozen=True, slots=True)
 class PlanReady:
     plan: Plan
+
+
+@dataclass(frozen=True, slots=True)
+class TreePlanReady:
+    """The tree's plan, before anything runs."""
+
+    plan: TreePlan
+
+    def to_json(self) -> dict[str, Any]:
+        return self.plan.to_json()
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,10 +176,175 @@ class Finished:
 
 @dataclass(frozen=True, slots=True)
 class Failed:
+    """The job ended with `error` (`cancelled`: the user stopped it).
+
+    Equal to another Failed whose error is of the same class with the same attributes
+    (exceptions alone compare by identity), so an event read back from JSON equals the one
+    written."""
+
     error: ZmigrateError
     cancelled: bool = False
 
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Failed):
+            return NotImplemented
+        return (self.cancelled == other.cancelled and type(self.error) is type(other.error)
+                and self.error.args == other.error.args
+                and vars(self.error) == vars(other.error))
 
-Event = PlanReady | StageChanged | Sample | LogLine | Progress | Stalled | Finished | Failed
-# Observers take any event object: later features add event kinds (verdicts) of their own.
-Observer = Callable[[Any], None]
+    def __hash__(self) -> int:
+        return hash((type(self.error), self.error.message, self.cancelled))
+
+
+class Bottleneck(StrEnum):
+    """The stage that holds the transfer back (a str: JSON writes the value)."""
+
+    SOURCE = "source"
+    NETWORK = "network"
+    DESTINATION = "destination"
+    BURSTY_RECEIVE = "bursty_receive"
+    RATE_LIMITED = "rate_limited"
+    STALLED = "stalled"  # no byte moves at all (stall.py says where)
+    COMPRESSOR = "compressor"  # compressing in transit: the stage before the wire
+    NONE = "none"  # balanced, or not enough data yet
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What limits the transfer (`kind`), what the buffers show (`finding`), what to do about
+    it (`advice`), on which figures (`evidence`) and how sure (`confidence`, 0..1)."""
+
+    kind: Bottleneck
+    finding: Finding
+    advice: tuple[Advice, ...] = ()
+    evidence: dict[str, float] = field(default_factory=dict)
+    confidence: float = 0.0
+    final: bool = False
+    t: float = 0.0
+    dataset: str = ""  # a tree's dataset whose transfer this judges ("" for a single one)
+
+    def to_json(self) -> dict[str, Any]:
+        """The data of the --json form: rates in bytes/s, sizes in bytes, times in seconds.
+
+        No words: the CLI adds `text` and `advice` (its wording of `finding` and
+        `advice_items`) before it prints the event.
+        """
+        return {
+            "event": "verdict",
+            "kind": self.kind.value,
+            "finding": self.finding.to_json(),
+            "advice_items": [a.to_json() for a in self.advice],
+            "evidence": dict(self.evidence),
+            "confidence": round(self.confidence, 3),
+            "final": self.final,
+            "t": self.t,
+            **({"dataset": self.dataset} if self.dataset else {}),
+        }
+
+    @classmethod
+    def from_json(cls, data: object) -> Verdict | None:
+        """The verdict back from `to_json` (e.g. out of the history), or None for anything
+        else (an older record without its finding, a kind this version does not know)."""
+        if not isinstance(data, dict):
+            return None
+        finding = Finding.from_json(data.get("finding"))
+        try:
+            kind = Bottleneck(str(data.get("kind")))
+        except ValueError:
+            return None
+        if finding is None:
+            return None
+        items = data.get("advice_items")
+        advice = [Advice.from_json(a) for a in items] if isinstance(items, list) else []
+        evidence = data.get("evidence")
+        t, confidence = data.get("t"), data.get("confidence")
+        return cls(kind, finding, tuple(a for a in advice if a is not None),
+                   {str(k): float(v) for k, v in evidence.items()
+                    if isinstance(v, int | float)} if isinstance(evidence, dict) else {},
+                   float(confidence) if isinstance(confidence, int | float) else 0.0,
+                   data.get("final") is True, float(t) if isinstance(t, int | float) else 0.0)
+
+
+# -- the doctor's stages -------------------------------------------------------------------------
+CPU_BOUND = 90.0  # percent of one core: a process at this is the limit of its stage
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessCpu:
+    """One process's CPU over a stage, in percent of one core."""
+
+    host: str
+    pid: int
+    name: str
+    cpu: float
+
+
+@dataclass(frozen=True, slots=True)
+class HostCpu:
+    """A host's CPU over a stage: `busy` in percent of all its cores, None where unknown."""
+
+    host: str
+    busy: float | None
+    cores: int | None
+    top: tuple[ProcessCpu, ...] = ()
+    unread: tuple[str, ...] = ()  # figures that could not be read on that host, by name
+
+
+@dataclass(frozen=True, slots=True)
+class StageResult:
+    """One measured stage. `in_path`: part of the transfer zmigrate would run (the others are
+    alternatives shown for comparison, e.g. ssh ciphers when the transport is tcp). `notes`:
+    why it was skipped, how it ended (data: each face words them)."""
+
+    name: str
+    title: str
+    rate: float | None
+    seconds: float
+    bytes: int
+    in_path: bool
+    cpu: tuple[HostCpu, ...] = ()
+    notes: tuple[Note, ...] = ()
+    error: str | None = None
+    skipped: bool = False
+    details: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def busiest(self) -> ProcessCpu | None:
+        """The process that used the most CPU during the stage, on either host."""
+        return max((p for h in self.cpu for p in h.top), key=lambda p: p.cpu, default=None)
+
+    @property
+    def cpu_bound(self) -> ProcessCpu | None:
+        """The busiest process if it used a whole core (it, not the hardware, set the pace)."""
+        top = self.busiest
+        return top if top is not None and top.cpu >= CPU_BOUND else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "event": "doctor_stage", "name": self.name, "title": self.title, "rate": self.rate,
+            "seconds": round(self.seconds, 3), "bytes": self.bytes, "in_path": self.in_path,
+            "cpu": [{"host": h.host, "busy": h.busy, "cores": h.cores, "unread": list(h.unread),
+                     "top": [{"pid": p.pid, "name": p.name, "cpu": p.cpu} for p in h.top]}
+                    for h in self.cpu],
+            "cpu_bound": None if (bound := self.cpu_bound) is None else {
+                "host": bound.host, "name": bound.name, "cpu": bound.cpu},
+            "notes": [n.to_json() for n in self.notes], "error": self.error,
+            "skipped": self.skipped,
+            **self.details,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class StageStarted:
+    """A stage began; it runs for about `seconds`."""
+
+    name: str
+    title: str
+    seconds: float
+
+
+Event = (PlanReady | TreePlanReady | StageChanged | Sample | LogLine | Progress | Stalled
+         | DatasetState | Verdict | Finished | Failed | StageStarted | StageResult)
+"""Every kind the engine emits; closed: a new kind joins here, and mypy then names each face
+that does not handle it (and tests/unit/test_event_json.py asks for an example of it)."""
+Observer = Callable[[Event], None]

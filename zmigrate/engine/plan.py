@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import secrets
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from . import cmdline, transports, units, zfs
 from .empty_target import Emptiness, refusal
@@ -226,6 +227,34 @@ class Plan:
         if self.bookmark:
             text += " The sent snapshot is bookmarked on the source."
         return text
+
+    def to_json(self) -> dict[str, Any]:
+        """What the plan does, for people and scripts (the CLI's `plan` event: numbers in
+        bytes, the commands each host runs, the description); not the whole plan: the event
+        record carries that (event_json)."""
+        return {
+            "source": self.source,
+            "destination": self.destination,
+            "snapshot": self.source_snapshot,
+            "destination_dataset": self.destination_dataset,
+            "kind": self.kind,
+            "base": self.base,
+            "transport": self.transport.value,
+            "port": self.port,
+            "estimate": self.estimate,
+            "estimate_exact": self.estimate_exact,
+            "resume": self.resume_token is not None,
+            "resumed_from": self.resumed_from,
+            "resumable": self.resumable,
+            "raw": self.raw,
+            "replicate": self.replicate,
+            "send_flags": list(self.send_flags),
+            "compress": self.compress or None,
+            "snapshots": list(self.arrives),
+            "destroys": list(self.destroys),
+            "commands": [{"host": h, "command": c} for h, c in self.commands()],
+            "description": self.describe(),
+        }
 
 
 @dataclass(frozen=True, slots=True)

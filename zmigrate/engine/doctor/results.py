@@ -2,90 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from ..findings import Advice, Note
+from ..events import CPU_BOUND as CPU_BOUND
+from ..events import HostCpu as HostCpu
+from ..events import Observer
+from ..events import ProcessCpu as ProcessCpu
+from ..events import StageResult as StageResult
+from ..events import StageStarted as StageStarted
+from ..findings import Advice
 from ..transports import Transport
 from ..wire import Wire
 
-CPU_BOUND = 90.0  # percent of one core: a process at this is the limit of its stage
-Emit = Callable[[object], None]
-
-
-@dataclass(frozen=True, slots=True)
-class ProcessCpu:
-    """One process's CPU over a stage, in percent of one core."""
-
-    host: str
-    pid: int
-    name: str
-    cpu: float
-
-
-@dataclass(frozen=True, slots=True)
-class HostCpu:
-    """A host's CPU over a stage: `busy` in percent of all its cores, None where unknown."""
-
-    host: str
-    busy: float | None
-    cores: int | None
-    top: tuple[ProcessCpu, ...] = ()
-    unread: tuple[str, ...] = ()  # figures that could not be read on that host, by name
-
-
-@dataclass(frozen=True, slots=True)
-class StageResult:
-    """One measured stage. `in_path`: part of the transfer zmigrate would run (the others are
-    alternatives shown for comparison, e.g. ssh ciphers when the transport is tcp). `notes`:
-    why it was skipped, how it ended (data: each face words them)."""
-
-    name: str
-    title: str
-    rate: float | None
-    seconds: float
-    bytes: int
-    in_path: bool
-    cpu: tuple[HostCpu, ...] = ()
-    notes: tuple[Note, ...] = ()
-    error: str | None = None
-    skipped: bool = False
-    details: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def busiest(self) -> ProcessCpu | None:
-        """The process that used the most CPU during the stage, on either host."""
-        return max((p for h in self.cpu for p in h.top), key=lambda p: p.cpu, default=None)
-
-    @property
-    def cpu_bound(self) -> ProcessCpu | None:
-        """The busiest process if it used a whole core (it, not the hardware, set the pace)."""
-        top = self.busiest
-        return top if top is not None and top.cpu >= CPU_BOUND else None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "event": "doctor_stage", "name": self.name, "title": self.title, "rate": self.rate,
-            "seconds": round(self.seconds, 3), "bytes": self.bytes, "in_path": self.in_path,
-            "cpu": [{"host": h.host, "busy": h.busy, "cores": h.cores, "unread": list(h.unread),
-                     "top": [{"pid": p.pid, "name": p.name, "cpu": p.cpu} for p in h.top]}
-                    for h in self.cpu],
-            "cpu_bound": None if (bound := self.cpu_bound) is None else {
-                "host": bound.host, "name": bound.name, "cpu": bound.cpu},
-            "notes": [n.to_json() for n in self.notes], "error": self.error,
-            "skipped": self.skipped,
-            **self.details,
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class StageStarted:
-    """A stage began; it runs for about `seconds`."""
-
-    name: str
-    title: str
-    seconds: float
+Emit = Observer
 
 
 @dataclass(frozen=True, slots=True)

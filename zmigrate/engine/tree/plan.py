@@ -16,6 +16,7 @@ from typing import Any
 
 from .. import cmdline, transports, zfs
 from ..errors import InvalidNameError, PreflightError, PreflightReason
+from ..events import TreePlanReady as TreePlanReady
 from ..hosts import Host, same_host
 from ..plan import Options
 from ..units import format_size
@@ -204,16 +205,6 @@ class TreePlan:
             "measures_empty": self.measures_empty, "description": self.describe(),
             "commands": [{"host": h, "command": c} for h, c in self.commands()],
         }
-
-
-@dataclass(frozen=True, slots=True)
-class TreePlanReady:
-    """The tree's plan, before anything runs."""
-
-    plan: TreePlan
-
-    def to_json(self) -> dict[str, Any]:
-        return self.plan.to_json()
 
 
 def pick(datasets: Sequence[zfs.Dataset], root: str,
