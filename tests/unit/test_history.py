@@ -13,7 +13,7 @@ import textwrap
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
@@ -24,6 +24,7 @@ from zmigrate.engine import history
 from zmigrate.engine.diagnosis import Bottleneck, Verdict, diagnose
 from zmigrate.engine.errors import CancelledError, TransferError
 from zmigrate.engine.events import (
+    DatasetState,
     Failed,
     Finished,
     LogLine,
@@ -32,6 +33,7 @@ from zmigrate.engine.events import (
     Sample,
     Side,
     StageChanged,
+    Stalled,
     Summary,
 )
 from zmigrate.engine.history import History, HistoryError, Recorder, SampleRow
@@ -73,14 +75,6 @@ class FakeClock:
 
     def __call__(self) -> float:
         return self.now
-
-
-@dataclass(frozen=True)
-class TextVerdict:
-    """An event of another kind with .kind and .text: recorded as a verdict with its text."""
-
-    kind: str
-    text: str
 
 
 def network_verdict() -> Verdict:
@@ -203,17 +197,20 @@ def test_verdict_from_summary_extra(store: History) -> None:
     assert job.verdict_data == {"kind": "source-disk", "text": "zfs send is slow"}
 
 
-def test_an_event_with_kind_and_text_keeps_its_text(store: History) -> None:
-    """Records made before verdicts were data (or by other event kinds) keep their words."""
+def test_the_kinds_a_recorder_does_not_keep_leave_no_verdict(store: History) -> None:
+    """The vocabulary is closed: only a Verdict (or the summary's) becomes the record's."""
     clock = FakeClock()
     rec = Recorder(store, clock=clock, background=False)
     rec(PlanReady(make_plan()))
     done = feed_run(rec, clock, 10)
-    rec(TextVerdict("network", "the network is the bottleneck"))
+    rec(StageChanged("verifying", "comparing snapshot guids"))
+    rec(LogLine("lab-dst", Side.RECEIVE, "a line"))
+    rec(Stalled(5.0, "destination", "lab-dst", 30.0, {"state": "disk"}))
+    rec(DatasetState("tank/data", "backup/data", "sending", 0, 1, 10))
     rec(Finished(summary(done, 10.0)))
     job = store.job(1)
-    assert (job.verdict, job.verdict_text) == ("network", "the network is the bottleneck")
-    assert words.stored_verdict(job) == "the network is the bottleneck"
+    assert job.outcome == "verified"
+    assert (job.verdict, job.verdict_text, job.verdict_data) == (None, None, None)
 
 
 def test_failed_and_cancelled_jobs(store: History) -> None:

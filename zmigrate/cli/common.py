@@ -11,14 +11,14 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict
-from typing import Any, Protocol, TextIO, cast
+from typing import Any, Protocol, TextIO, assert_never
 
 from zmigrate.engine.hosts.login import HostKeyDecision, HostKeyInfo, HostSpec, Prompts, connect
 
-from ..engine.diagnosis import Verdict
 from ..engine.errors import CancelledError, InvalidNameError, PreflightError, ZmigrateError
 from ..engine.events import (
     DatasetState,
+    Event,
     Failed,
     Finished,
     LogLine,
@@ -27,7 +27,12 @@ from ..engine.events import (
     Sample,
     Side,
     StageChanged,
+    StageResult,
+    StageStarted,
+    Stalled,
     Summary,
+    TreePlanReady,
+    Verdict,
     json_default,
 )
 from ..engine.findings import FindingKind
@@ -88,12 +93,9 @@ def seconds(text: str) -> float:
     return value
 
 
-def stall_news(event: object) -> Verdict | None:
-    """A verdict that says the stream stalled or moves again (news even off a terminal)."""
-    if isinstance(event, Verdict) and event.finding.kind in (FindingKind.STALLED,
-                                                             FindingKind.STALL_CLEARED):
-        return event
-    return None
+def stall_news(verdict: Verdict) -> bool:
+    """Whether the verdict says the stream stalled or moves again (news even off a terminal)."""
+    return verdict.finding.kind in (FindingKind.STALLED, FindingKind.STALL_CLEARED)
 
 
 def fmt_time(seconds: float | None) -> str:
@@ -124,96 +126,90 @@ class LiveLine:
         self.last_draw = 0.0
         self.extra = ""
 
-    def __call__(self, event: object) -> None:
-        if isinstance(event, Sample):
-            self.fill[event.side] = event.fill
-        elif isinstance(event, StageChanged):
-            self.clear()
-            print(stage_line(event), file=self.out)
-        elif isinstance(event, LogLine):
-            self.clear()
-            print(f"[{event.host}] {event.text}", file=self.out)
-        elif isinstance(event, DatasetState):
-            self.clear()
-            print(dataset_line(event), file=self.out)
-        elif stall_news(event) is not None:
-            self.clear()
-            print("\n".join(words.verdict_lines(cast(Verdict, event))), file=self.out)
-        elif isinstance(event, Progress):
-            now = time.monotonic()
-            if now - self.last_draw < 0.25:
-                return
-            self.last_draw = now
-            pct = f" {event.done / event.total:4.0%}" if event.total else ""
-            total = f" / {format_size(event.total)}" if event.total else ""
-            step = f" step {event.step}/{event.steps}" if event.steps > 1 else ""
-            text = (f"{format_rate(event.rate)}  buffers send {self.fill[Side.SEND]:3.0f}% "
-                    f"recv {self.fill[Side.RECEIVE]:3.0f}%  {format_size(event.done)}{total}"
-                    f"{pct}  {time_left(event)}{step}{self.extra}")
-            self.out.write("\r\x1b[K" + text)
-            self.out.flush()
+    def __call__(self, event: Event) -> None:
+        match event:
+            case Sample():
+                self.fill[event.side] = event.fill
+            case StageChanged():
+                self.clear()
+                print(stage_line(event), file=self.out)
+            case LogLine():
+                self.clear()
+                print(f"[{event.host}] {event.text}", file=self.out)
+            case DatasetState():
+                self.clear()
+                print(dataset_line(event), file=self.out)
+            case Verdict():
+                if stall_news(event):
+                    self.clear()
+                    print("\n".join(words.verdict_lines(event)), file=self.out)
+            case Progress():
+                self.draw(event)
+            case (PlanReady() | TreePlanReady() | Stalled() | Finished() | Failed()
+                  | StageStarted() | StageResult()):
+                pass  # the plan, the stall (as its verdict) and the end are said elsewhere
+            case _:
+                assert_never(event)
+
+    def draw(self, event: Progress) -> None:
+        """The line itself, at most four times a second."""
+        now = time.monotonic()
+        if now - self.last_draw < 0.25:
+            return
+        self.last_draw = now
+        pct = f" {event.done / event.total:4.0%}" if event.total else ""
+        total = f" / {format_size(event.total)}" if event.total else ""
+        step = f" step {event.step}/{event.steps}" if event.steps > 1 else ""
+        text = (f"{format_rate(event.rate)}  buffers send {self.fill[Side.SEND]:3.0f}% "
+                f"recv {self.fill[Side.RECEIVE]:3.0f}%  {format_size(event.done)}{total}"
+                f"{pct}  {time_left(event)}{step}{self.extra}")
+        self.out.write("\r\x1b[K" + text)
+        self.out.flush()
 
     def clear(self) -> None:
         self.out.write("\r\x1b[K")
 
 
-def event_to_json(event: object) -> dict[str, Any] | None:
+def event_to_json(event: Event) -> dict[str, Any] | None:
     """The --json form of an event (numbers in bytes and seconds), or None to skip it."""
-    if isinstance(event, PlanReady):
-        p = event.plan
-        return {
-            "event": "plan",
-            "source": p.source,
-            "destination": p.destination,
-            "snapshot": p.source_snapshot,
-            "destination_dataset": p.destination_dataset,
-            "kind": p.kind,
-            "base": p.base,
-            "transport": p.transport.value,
-            "port": p.port,
-            "estimate": p.estimate,
-            "estimate_exact": p.estimate_exact,
-            "resume": p.resume_token is not None,
-            "resumed_from": p.resumed_from,
-            "resumable": p.resumable,
-            "raw": p.raw,
-            "replicate": p.replicate,
-            "send_flags": list(p.send_flags),
-            "compress": p.compress or None,
-            "snapshots": list(p.arrives),
-            "destroys": list(p.destroys),
-            "commands": [{"host": h, "command": c} for h, c in p.commands()],
-            "description": p.describe(),
-        }
-    if isinstance(event, Sample):
-        return {"event": "sample", **asdict(event)}
-    if isinstance(event, DatasetState):
-        return {"event": "dataset", **asdict(event)}
-    if isinstance(event, Progress):
-        return {"event": "progress", **asdict(event)}
-    if isinstance(event, StageChanged):
-        return {"event": "stage", "stage": event.stage, "detail": event.detail,
-                "dataset": event.dataset or None}
-    if isinstance(event, LogLine):
-        return {"event": "log", "host": event.host, "side": event.side.value, "text": event.text}
-    if isinstance(event, Finished):
-        s = event.summary
-        extra = dict(s.extra)
-        if isinstance(extra.get("verdict"), dict):
-            extra["verdict"] = words.verdict_json(extra["verdict"])
-        return {"event": "done", "bytes": s.bytes, "seconds": s.seconds, "rate": s.rate,
-                "receive_empty_count": s.receive_empty_count, "source_guid": s.source_guid,
-                "destination_guid": s.destination_guid, "hash_match": s.hash_match,
-                "verified": s.verified, "snapshots": list(s.snapshots_sent), **extra}
-    if isinstance(event, Verdict):
-        return words.verdict_json(event.to_json())
-    if isinstance(event, Failed):
-        return error_json(event.error, cancelled=event.cancelled)
-    to_json = getattr(event, "to_json", None)
-    if callable(to_json):
-        result = to_json()
-        return result if isinstance(result, dict) else None
-    return None
+    match event:
+        case PlanReady():
+            return {"event": "plan", **event.plan.to_json()}
+        case TreePlanReady() | StageResult():
+            return event.to_json()
+        case Sample():
+            return {"event": "sample", **asdict(event)}
+        case DatasetState():
+            return {"event": "dataset", **asdict(event)}
+        case Progress():
+            return {"event": "progress", **asdict(event)}
+        case StageChanged():
+            return {"event": "stage", "stage": event.stage, "detail": event.detail,
+                    "dataset": event.dataset or None}
+        case LogLine():
+            return {"event": "log", "host": event.host, "side": event.side.value,
+                    "text": event.text}
+        case Finished():
+            return done_json(event.summary)
+        case Verdict():
+            return words.verdict_json(event.to_json())
+        case Failed():
+            return error_json(event.error, cancelled=event.cancelled)
+        case Stalled() | StageStarted():
+            return None  # a stall is told as its verdict; a doctor's stage by its result
+        case _:
+            assert_never(event)
+
+
+def done_json(s: Summary) -> dict[str, Any]:
+    """The `done` event: the summary, its verdict worded."""
+    extra = dict(s.extra)
+    if isinstance(extra.get("verdict"), dict):
+        extra["verdict"] = words.verdict_json(extra["verdict"])
+    return {"event": "done", "bytes": s.bytes, "seconds": s.seconds, "rate": s.rate,
+            "receive_empty_count": s.receive_empty_count, "source_guid": s.source_guid,
+            "destination_guid": s.destination_guid, "hash_match": s.hash_match,
+            "verified": s.verified, "snapshots": list(s.snapshots_sent), **extra}
 
 
 def error_json(err: ZmigrateError, cancelled: bool = False) -> dict[str, Any]:
@@ -252,16 +248,23 @@ def stage_line(event: StageChanged) -> str:
     return f"[{event.dataset}] {text}" if event.dataset else text
 
 
-def plain(event: object, err: TextIO) -> None:
-    news = stall_news(event)
-    if news is not None:
-        print("\n".join(words.verdict_lines(news)), file=err)
-    elif isinstance(event, DatasetState):
-        print(dataset_line(event), file=err)
-    elif isinstance(event, StageChanged):
-        print(stage_line(event), file=err)
-    elif isinstance(event, LogLine):
-        print(f"[{event.host}] {event.text}", file=err)
+def plain(event: Event, err: TextIO) -> None:
+    """What a run without a terminal says as it goes: stages, datasets, logs, stall news."""
+    match event:
+        case Verdict():
+            if stall_news(event):
+                print("\n".join(words.verdict_lines(event)), file=err)
+        case DatasetState():
+            print(dataset_line(event), file=err)
+        case StageChanged():
+            print(stage_line(event), file=err)
+        case LogLine():
+            print(f"[{event.host}] {event.text}", file=err)
+        case (PlanReady() | TreePlanReady() | Sample() | Progress() | Stalled() | Finished()
+              | Failed() | StageStarted() | StageResult()):
+            pass
+        case _:
+            assert_never(event)
 
 
 def run_interruptibly(start: Callable[[], None], finished: Callable[[float], bool],

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import threading
-from typing import Any, TextIO
+from typing import Any, TextIO, assert_never
 
 from zmigrate.engine.hosts.login import HostSpec
 
@@ -20,6 +20,20 @@ from ..engine.doctor import (
     StageStarted,
 )
 from ..engine.errors import ZmigrateError
+from ..engine.events import (
+    DatasetState,
+    Event,
+    Failed,
+    Finished,
+    LogLine,
+    PlanReady,
+    Progress,
+    Sample,
+    StageChanged,
+    Stalled,
+    TreePlanReady,
+    Verdict,
+)
 from ..engine.hosts import Host, one_connection
 from ..engine.plan import Options
 from ..engine.transports import Compression, Transport
@@ -155,13 +169,20 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     prompts = TerminalPrompts()
     hosts: list[Host] = []
 
-    def on_event(event: object) -> None:
-        if isinstance(event, StageResult):
-            if args.json:
-                out.write(json.dumps(words.stage_json(event)) + "\n")
-                out.flush()
-        elif isinstance(event, StageStarted) and not args.json:
-            print(f"measuring {event.title} for {event.seconds:g} s...", file=err)
+    def on_event(event: Event) -> None:
+        match event:
+            case StageResult():
+                if args.json:
+                    out.write(json.dumps(words.stage_json(event)) + "\n")
+                    out.flush()
+            case StageStarted():
+                if not args.json:
+                    print(f"measuring {event.title} for {event.seconds:g} s...", file=err)
+            case (PlanReady() | TreePlanReady() | StageChanged() | Sample() | LogLine() | Progress()
+                  | Stalled() | DatasetState() | Verdict() | Finished() | Failed()):
+                pass  # a job's kinds: the doctor emits none
+            case _:
+                assert_never(event)
 
     try:
         src = connect_host(src_text, args.sudo or args.sudo_source, prompts)

@@ -27,12 +27,12 @@ import math
 import statistics
 import threading
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from . import transports
 from .events import Bottleneck as Bottleneck
-from .events import PlanReady, Sample, Side, Stalled
+from .events import Event, Observer, PlanReady, Sample, Side, Stalled
 from .events import Verdict as Verdict
 from .findings import Advice, AdviceKind, Finding, FindingKind
 from .plan import MEMORY_SHARE
@@ -410,7 +410,7 @@ class Diagnoser:
     reads the transport and receive buffer size from the PlanReady event when it comes.
     """
 
-    def __init__(self, emit: Callable[[object], None], *, rate_limit: int | None = None,
+    def __init__(self, emit: Observer, *, rate_limit: int | None = None,
                  period: float = 5.0, window: float = 30.0) -> None:
         self._emit = emit
         self.rate_limit = rate_limit
@@ -432,7 +432,7 @@ class Diagnoser:
         self.stall_timeout: float | None = None
         self._stalled = False
 
-    def __call__(self, event: object) -> None:
+    def __call__(self, event: Event) -> None:
         if isinstance(event, PlanReady):
             plan = event.plan
             self.transport = plan.transport

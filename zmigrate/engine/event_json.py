@@ -72,7 +72,7 @@ def from_json(data: object) -> Event:
         raise EventJsonError(f"a {data['kind']} record does not read: {exc}",
                              fix="read it with the zmigrate version that wrote it") from None
     assert isinstance(event, kind)
-    return typing.cast(Event, event)
+    return event
 
 
 # -- writing --------------------------------------------------------------------------------------

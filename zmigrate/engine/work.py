@@ -7,7 +7,7 @@ import threading
 from collections.abc import Callable
 
 from .errors import CancelledError, ZmigrateError
-from .events import Failed, Finished, Observer, Summary
+from .events import Event, Failed, Finished, Observer, Summary
 from .hosts import Host
 
 
@@ -33,7 +33,7 @@ class Work:
     def subscribe(self, observer: Observer) -> None:
         self._observers.append(observer)
 
-    def emit(self, event: object) -> None:
+    def emit(self, event: Event) -> None:
         for obs in list(self._observers):
             obs(event)
 

@@ -3,18 +3,25 @@
 from __future__ import annotations
 
 import threading
+from typing import assert_never
 
 from PySide6.QtCore import QObject, Signal
 
-from ..engine.diagnosis import Verdict
 from ..engine.events import (
     DatasetState,
+    Event,
     Failed,
     Finished,
     LogLine,
+    PlanReady,
     Progress,
     Sample,
     StageChanged,
+    StageResult,
+    StageStarted,
+    Stalled,
+    TreePlanReady,
+    Verdict,
 )
 from ..engine.job import Job
 from ..engine.plan import Plan
@@ -86,33 +93,40 @@ class JobBridge(QObject):
             self.verdict_cleared.emit()
         return follows
 
-    def on_event(self, event: object) -> None:
+    def on_event(self, event: Event) -> None:
         """Observer: called on the job's thread (or by tests replaying a trace)."""
-        if isinstance(event, Sample):
-            if self._follows(event):
-                self.store.add(event)
-        elif isinstance(event, Progress):
-            self.progress.emit(event)
-        elif isinstance(event, LogLine):
-            self.log_line.emit(event)
-        elif isinstance(event, DatasetState):
-            # The tree's datasets share its clock (Job t0): the plots run on across them, their
-            # live edge the dataset being sent, and Done keeps the whole run.
-            with self._lock:
-                if event.state == "sending":
-                    self._sending.add(event.dataset)
-                else:
-                    self._sending.discard(event.dataset)
-            self.dataset_state.emit(event)
-        elif isinstance(event, StageChanged):
-            self.stage_changed.emit(event.stage, event.detail, event.dataset)
-        elif isinstance(event, Finished):
-            self.finished.emit(event.summary)
-        elif isinstance(event, Failed):
-            self.failed.emit(event)
-        elif isinstance(event, Verdict):
-            with self._lock:
-                ours = not event.dataset or event.dataset == self._following
-            if ours:
-                self.verdict.emit(event)
-        # Other event kinds are for other faces; ignore them.
+        match event:
+            case Sample():
+                if self._follows(event):
+                    self.store.add(event)
+            case Progress():
+                self.progress.emit(event)
+            case LogLine():
+                self.log_line.emit(event)
+            case DatasetState():
+                self._dataset_state(event)
+            case StageChanged():
+                self.stage_changed.emit(event.stage, event.detail, event.dataset)
+            case Finished():
+                self.finished.emit(event.summary)
+            case Failed():
+                self.failed.emit(event)
+            case Verdict():
+                with self._lock:
+                    ours = not event.dataset or event.dataset == self._following
+                if ours:
+                    self.verdict.emit(event)
+            case PlanReady() | TreePlanReady() | Stalled() | StageStarted() | StageResult():
+                pass  # the plan is Review's, a stall arrives as its verdict, the doctor's own
+            case _:
+                assert_never(event)
+
+    def _dataset_state(self, event: DatasetState) -> None:
+        # The tree's datasets share its clock (Job t0): the plots run on across them, their
+        # live edge the dataset being sent, and Done keeps the whole run.
+        with self._lock:
+            if event.state == "sending":
+                self._sending.add(event.dataset)
+            else:
+                self._sending.discard(event.dataset)
+        self.dataset_state.emit(event)

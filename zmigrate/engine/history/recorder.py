@@ -16,10 +16,11 @@ import sqlite3
 import threading
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Final
+from typing import Any, Final, assert_never
 
-from ..diagnosis import Verdict
 from ..events import (
+    DatasetState,
+    Event,
     Failed,
     Finished,
     LogLine,
@@ -27,9 +28,13 @@ from ..events import (
     Progress,
     Sample,
     StageChanged,
+    StageResult,
+    StageStarted,
+    Stalled,
+    TreePlanReady,
+    Verdict,
     json_default,
 )
-from ..tree import TreePlanReady
 from .store import History, HistoryError
 
 log = logging.getLogger(__name__)
@@ -107,20 +112,23 @@ class _Pending:
 
 def _job_row(event: PlanReady | TreePlanReady, now: float) -> tuple[object, ...]:
     """The jobs row of a job's plan (without pid and hostname)."""
-    if isinstance(event, TreePlanReady):
-        tree = event.plan
-        # One job row for the tree; its datasets' outcomes land in the summary.
-        return (secrets.token_hex(4), now, now, tree.source_host, tree.destination_host,
-                f"{tree.root}@{tree.snapshot}", tree.destination, "tree", None,
-                tree.transport, None, tree.total, _dumps(tree.to_json()),
-                _dumps([{"host": h, "command": c} for h, c in tree.commands()]),
-                tree.describe())
-    plan = event.plan
-    return (plan.job_id, now, now, plan.source, plan.destination, plan.source_snapshot,
-            plan.destination_dataset, plan.kind, plan.base, plan.transport.value,
-            plan.port, plan.estimate, _dumps(asdict(plan.options)),
-            _dumps([{"host": h, "command": c} for h, c in plan.commands()]),
-            plan.describe())
+    match event:
+        case TreePlanReady(plan=tree):
+            # One job row for the tree; its datasets' outcomes land in the summary.
+            return (secrets.token_hex(4), now, now, tree.source_host, tree.destination_host,
+                    f"{tree.root}@{tree.snapshot}", tree.destination, "tree", None,
+                    tree.transport, None, tree.total, _dumps(tree.to_json()),
+                    _dumps([{"host": h, "command": c} for h, c in tree.commands()]),
+                    tree.describe())
+        case PlanReady(plan=plan):
+            return (plan.job_id, now, now, plan.source, plan.destination,
+                    plan.source_snapshot, plan.destination_dataset, plan.kind, plan.base,
+                    plan.transport.value, plan.port, plan.estimate,
+                    _dumps(asdict(plan.options)),
+                    _dumps([{"host": h, "command": c} for h, c in plan.commands()]),
+                    plan.describe())
+        case _:
+            assert_never(event)
 
 
 class Recorder:
@@ -165,7 +173,7 @@ class Recorder:
         return cls(History(), owns_history=True)
 
     # -- events -------------------------------------------------------------------------------
-    def __call__(self, event: object) -> None:
+    def __call__(self, event: Event) -> None:
         if self.failed or self.finished:
             return
         try:
@@ -176,27 +184,31 @@ class Recorder:
         if self.finished or self.failed:
             self._join()
 
-    def _handle(self, event: object) -> None:
-        if isinstance(event, (PlanReady, TreePlanReady)):
-            if self.job_id is None:  # a tree's datasets' plans belong to the tree's job
-                self._start(event)
-            return
-        if self.job_id is None:
-            return
-        if isinstance(event, Sample):
-            self._add_sample(event)
-        elif isinstance(event, Progress):
-            self._pending.bytes = event.done
-        elif isinstance(event, Finished):
-            self._finish_ok(event)
-            return
-        elif isinstance(event, Failed):
-            self._finish_failed(event)
-            return
-        elif not isinstance(event, (StageChanged, LogLine)):
-            verdict = _verdict_of(event)
-            if verdict is not None:
-                self._pending.verdict = verdict
+    def _handle(self, event: Event) -> None:
+        match event:
+            case PlanReady() | TreePlanReady():
+                if self.job_id is None:  # a tree's datasets' plans belong to the tree's job
+                    self._start(event)
+                return
+            case _ if self.job_id is None:
+                return
+            case Sample():
+                self._add_sample(event)
+            case Progress():
+                self._pending.bytes = event.done
+            case Finished():
+                self._finish_ok(event)
+                return
+            case Failed():
+                self._finish_failed(event)
+                return
+            case Verdict():
+                self._pending.verdict = _verdict_value(event)
+            case (StageChanged() | LogLine() | Stalled() | DatasetState() | StageStarted()
+                  | StageResult()):
+                pass  # not kept (a stall is kept as its verdict)
+            case _:
+                assert_never(event)
         if self.clock() - self._last_flush >= self.flush_interval:
             self._flush()
 
@@ -396,11 +408,3 @@ def _event_data(event: object) -> object:
     with contextlib.suppress(TypeError):
         return asdict(event)  # type: ignore[call-overload]
     return str(event)
-
-
-def _verdict_of(event: object) -> tuple[str | None, str | None, str | None] | None:
-    """A verdict event: diagnosis.py's Verdict, or any later event kind with `.kind` and
-    `.text`."""
-    if not isinstance(event, Verdict) and not (hasattr(event, "kind") and hasattr(event, "text")):
-        return None
-    return _verdict_value(event)

@@ -22,13 +22,13 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
 from .. import cmdline
 from ..errors import PreflightError, PreflightReason, ZmigrateError
-from ..events import StageChanged
+from ..events import Observer, StageChanged
 from . import tools as capabilities
 from .base import HEARTBEAT, TAG_PREFIX, Host
 from .groups import LEASE_DIR
@@ -265,7 +265,7 @@ def refusal(host: Host, leftover: Leftover, destination: str) -> PreflightError:
 
 
 def settle(host: Host, found: tuple[Leftover, ...], destination: str,
-           emit: Callable[[object], None]) -> bool:
+           emit: Observer) -> bool:
     """Stop the leftovers of gone runs (saying so), or refuse if a run may still be live
     (nothing stopped then). True if something was stopped."""
     for leftover in found:

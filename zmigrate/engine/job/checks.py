@@ -10,7 +10,7 @@ from typing import TypeVar
 
 from .. import cmdline, zfs
 from ..errors import PreflightError, PreflightReason, TransferError, ZmigrateError
-from ..events import StageChanged, Summary
+from ..events import Observer, StageChanged, Summary
 from ..hosts import Host
 from ..plan import Plan
 from ..units import format_size
@@ -18,7 +18,7 @@ from .pipeline import StepResult
 
 A = TypeVar("A")
 B = TypeVar("B")
-Emit = Callable[[object], None]
+Emit = Observer
 RESUME_HINT = ("the partial receive was kept on the destination: run again with --resume to "
                "send only the rest, or --discard-partial to drop it")
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from .. import cmdline, empty_target, transports, zfs
 from ..empty_target import Emptiness
 from ..errors import PreflightError, PreflightReason
+from ..events import Observer
 from ..hosts import Host, leftovers, same_host
 from ..plan import Options, Plan
 from ..transports import Transport
@@ -92,7 +93,7 @@ def read_known(src: Host, dst: Host, src_caps: zfs.Capabilities, dst_caps: zfs.C
 
 def read_settled(src: Host, dst: Host, src_caps: zfs.Capabilities, dst_caps: zfs.Capabilities,
                  source: str, destination: str, options: Options,
-                 emit: Callable[[object], None], on_source: OnSource | None = None) -> Known:
+                 emit: Observer, on_source: OnSource | None = None) -> Known:
     """`read_known`, with what a gone zmigrate run left working on the destination stopped
     first (read again then: the destination as it is without them), or a refusal if the run
     may still be live (leftovers.settle)."""

@@ -6,17 +6,16 @@ from __future__ import annotations
 import collections
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .. import mbuffer
 from ..errors import TransferError
-from ..events import LogLine, Sample, Side
+from ..events import LogLine, Observer, Sample, Side
 from ..transports.tcp import CONNECTED_MARK, LISTENING_MARK
 
 FINAL_LINES_WAIT = 30.0  # seconds for mbuffer's summary and hash to arrive after its exit (a slow
 # emulated guest under load took more than 10)
-Emit = Callable[[object], None]
+Emit = Observer
 
 
 @dataclass

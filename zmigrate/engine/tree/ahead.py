@@ -13,18 +13,18 @@ just taken, and holds nothing yet.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from .. import cmdline, zfs
 from ..errors import ZmigrateError
-from ..events import StageChanged
+from ..events import Observer, StageChanged
 from ..hosts import Host
 from .plan import TreePlan, TreeRequest, recursive_snapshot, unused_snapshot_name
 from .unchanged import measure_empty
 
 
-def take_snapshot(src: Host, command: str, snapshot: str, emit: Callable[[object], None]) -> None:
+def take_snapshot(src: Host, command: str, snapshot: str, emit: Observer) -> None:
     """Run a tree's snapshot `command` (taking @`snapshot`), said first."""
     emit(StageChanged("preflight", f"taking the snapshot @{snapshot}"))
     src.run(command, timeout=300).check("taking the snapshot")
@@ -35,7 +35,7 @@ class Ahead:
     run reads its results only once that read is over)."""
 
     def __init__(self, src: Host, caps: zfs.Capabilities, request: TreeRequest, snapshot: str,
-                 emit: Callable[[object], None]) -> None:
+                 emit: Observer) -> None:
         self._src, self._request, self._emit = src, request, emit
         self._wanted = (request.snapshot is None and not request.final and not request.excludes
                         and "written" not in caps.properties)

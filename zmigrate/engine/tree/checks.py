@@ -5,14 +5,14 @@ before its children arrive) and after (every dataset compared with its source, o
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from .. import cmdline, zfs
 from ..empty_target import refusal
 from ..errors import PreflightError, PreflightReason, ZmigrateError
-from ..events import StageChanged
+from ..events import Observer, StageChanged
 from ..hosts import Host
 from ..job.preflight import destination_emptiness
 from .entry import TreeEntry
@@ -111,7 +111,7 @@ def root_mountpoint(dst_caps: zfs.Capabilities, mount_root: str | None) -> str |
 
 
 def place_root(dst: Host, dst_caps: zfs.Capabilities, mount_root: str | None, destination: str,
-               emit: Callable[[object], None]) -> None:
+               emit: Observer) -> None:
     """Set the copy's root mountpoint before any child arrives, where this zfs could not as
     it received (root_mountpoint says when and to what)."""
     value = root_mountpoint(dst_caps, mount_root)
@@ -222,7 +222,7 @@ def verify_tree(src: Host, dst: Host, src_caps: zfs.Capabilities, dst_caps: zfs.
 
 def finish_received(src: Host, dst: Host, caps: tuple[zfs.Capabilities, zfs.Capabilities],
                     plan: TreePlan, received: Sequence[TreeEntry], *, readonly: bool,
-                    source: SourceSide | None, emit: Callable[[object], None]) -> TreeCheck:
+                    source: SourceSide | None, emit: Observer) -> TreeCheck:
     """After the streams: every dataset checked (verify_tree), then readonly=on on the
     `received` copies that do not have it already."""
     emit(StageChanged("verifying", "checking every dataset on the destination"))

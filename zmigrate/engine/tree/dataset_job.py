@@ -4,12 +4,27 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import replace
+from typing import assert_never
 
 from .. import transports, zfs
-from ..diagnosis import Verdict
-from ..events import Failed, Finished, Progress, Sample, StageChanged, Stalled
+from ..events import (
+    DatasetState,
+    Event,
+    Failed,
+    Finished,
+    LogLine,
+    Observer,
+    PlanReady,
+    Progress,
+    Sample,
+    StageChanged,
+    StageResult,
+    StageStarted,
+    Stalled,
+    TreePlanReady,
+    Verdict,
+)
 from ..hosts import Host
 from ..job import Job, Known, Request, default_transport
 from ..job.pipeline import free_port
@@ -108,19 +123,22 @@ def as_if_snapshot_taken(known: Known, plan: TreePlan) -> Known:
         d if d.name in left else with_new_snapshot(d, plan.snapshot) for d in known.src_sets))
 
 
-def relay(emit: Callable[[object], None], progress: TreeProgress, i: int,
-          source: str) -> Callable[[object], None]:
+def relay(emit: Observer, progress: TreeProgress, i: int, source: str) -> Observer:
     """What one dataset's job says, as the tree says it: its progress as the tree's, its
     samples, stages and verdicts named by the dataset, its end left to the tree."""
-    def passed_on(event: object) -> None:
-        if isinstance(event, Progress):
-            emit(progress.of(source, i, event))
-        elif isinstance(event, (Finished, Failed)):
-            return  # the tree reports its own end
-        elif isinstance(event, (Sample, StageChanged, Stalled, Verdict)):
-            emit(replace(event, dataset=source))
-        else:
-            emit(event)
+    def passed_on(event: Event) -> None:
+        match event:
+            case Progress():
+                emit(progress.of(source, i, event))
+            case Finished() | Failed():
+                return  # the tree reports its own end
+            case Sample() | StageChanged() | Stalled() | Verdict():
+                emit(replace(event, dataset=source))
+            case (PlanReady() | TreePlanReady() | LogLine() | DatasetState() | StageStarted()
+                  | StageResult()):
+                emit(event)
+            case _:
+                assert_never(event)
     return passed_on
 
 

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import replace
 
-from ..events import DatasetState, Summary
+from ..events import DatasetState, Observer, Summary
 from .checks import TreeCheck
 from .entry import TreeEntry
 from .plan import TreePlan
@@ -20,7 +19,7 @@ WAITING, SENDING, RECEIVED, VERIFIED, SKIPPED, FAILED = (
 class DatasetStates:
     """The states of a plan's datasets; a stream's carried datasets change with it."""
 
-    def __init__(self, plan: TreePlan, emit: Callable[[object], None]) -> None:
+    def __init__(self, plan: TreePlan, emit: Observer) -> None:
         self.plan, self._emit = plan, emit
         self.results: dict[str, str] = {}  # source dataset -> its latest state
         self.received: dict[str, tuple[int, Summary]] = {}  # source -> (index, job summary)

@@ -18,7 +18,7 @@ from dataclasses import replace
 
 from .. import cmdline, zfs
 from ..errors import ZmigrateError
-from ..events import StageChanged
+from ..events import Observer, StageChanged
 from ..hosts import Host
 from .plan import TreePlan, TreeRequest, recursive_snapshot
 
@@ -172,7 +172,7 @@ def _take_back_recursive(src: Host, plan: TreePlan, empty: set[str],
 
 def leave_empty(src: Host, plan: TreePlan, src_sets: Sequence[zfs.Dataset],
                 replan: Callable[[list[zfs.Dataset]], TreePlan],
-                emit: Callable[[object], None], measured: set[str] | None = None) -> TreePlan:
+                emit: Observer, measured: set[str] | None = None) -> TreePlan:
     """(A zfs without `written`, the run's snapshot just taken) The plan again (`replan`, from
     `src_sets` as read before the snapshot) with the datasets whose increment to it is empty
     left as they are, that snapshot removed from them (`drop_empty`; `measured`: see there)."""

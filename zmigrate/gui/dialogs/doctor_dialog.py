@@ -8,7 +8,7 @@ dialog stays up, saying so, until the doctor has killed its processes and cleane
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Protocol, assert_never
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QDialog, QWidget
@@ -21,6 +21,20 @@ from ...engine.doctor import (
     DoctorReport,
     StageResult,
     StageStarted,
+)
+from ...engine.events import (
+    DatasetState,
+    Event,
+    Failed,
+    Finished,
+    LogLine,
+    PlanReady,
+    Progress,
+    Sample,
+    StageChanged,
+    Stalled,
+    TreePlanReady,
+    Verdict,
 )
 from ...engine.hosts import Host
 from ...engine.plan import Options
@@ -210,17 +224,23 @@ class DoctorDialog(QDialog):
         self.ui.status_label.setText("Stopping the running stage and cleaning up…")
         self.doctor.cancel()
 
-    def _on_event(self, event: object) -> None:
+    def _on_event(self, event: Event) -> None:
         if not self.running:
             return
-        if isinstance(event, StageStarted):
-            if not self.stopping:
-                self.ui.status_label.setText(
-                    f"Measuring {markup.escape(event.title)} for {event.seconds:g} s…")
-        elif isinstance(event, StageResult):
-            self.stages.append(event)
-            note = "skipped" if event.skipped else ("failed" if event.error else "")
-            self.chart.add_stage(event.name, event.title, event.rate, event.in_path, note)
+        match event:
+            case StageStarted():
+                if not self.stopping:
+                    self.ui.status_label.setText(
+                        f"Measuring {markup.escape(event.title)} for {event.seconds:g} s…")
+            case StageResult():
+                self.stages.append(event)
+                note = "skipped" if event.skipped else ("failed" if event.error else "")
+                self.chart.add_stage(event.name, event.title, event.rate, event.in_path, note)
+            case (PlanReady() | TreePlanReady() | StageChanged() | Sample() | LogLine() | Progress()
+                  | Stalled() | DatasetState() | Verdict() | Finished() | Failed()):
+                pass  # a job's kinds: the doctor emits none
+            case _:
+                assert_never(event)
 
     def _on_report(self, report: DoctorReport) -> None:
         self.report = report

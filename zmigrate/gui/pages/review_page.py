@@ -13,7 +13,7 @@ from zmigrate.engine.golive.readonly_window import Window
 from zmigrate.engine.hosts import leftovers
 
 from ...engine.diagnosis import GIGABIT_RATE
-from ...engine.events import StageChanged
+from ...engine.events import Event, StageChanged
 from ...engine.job import Job, Request
 from ...engine.plan import Plan
 from ...engine.tree import TreeEntry, TreeJob, TreePlan
@@ -95,7 +95,7 @@ class ReviewPage(Page):
         notes: list[str] = []
         self.cleanup_notes = notes
 
-        def collect(event: object) -> None:
+        def collect(event: Event) -> None:
             if isinstance(event, StageChanged) and event.stage == leftovers.STAGE:
                 notes.append(event.detail)
 
