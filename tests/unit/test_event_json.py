@@ -7,6 +7,7 @@ import typing
 
 import pytest
 
+from zmigrate.cli.common import event_to_json
 from zmigrate.engine.errors import (
     CancelledError,
     CommandError,
@@ -38,8 +39,8 @@ from zmigrate.engine.events import (
 )
 from zmigrate.engine.findings import Advice, AdviceKind, Finding, FindingKind, Note, NoteKind
 from zmigrate.engine.plan import Options, PartialReceiveError, Plan, Step
-from zmigrate.engine.route import Endpoint, SshRoute
 from zmigrate.engine.transports import Compression, Transport
+from zmigrate.engine.transports.route import Endpoint, SshRoute
 from zmigrate.engine.tree.entry import TreeEntry
 from zmigrate.engine.tree.plan import NotCarried, TreePlan
 
@@ -74,7 +75,8 @@ def _tree_plan() -> TreePlan:
 def _verdict() -> Verdict:
     return Verdict(Bottleneck.DESTINATION, Finding(FindingKind.RECEIVE_FULL, {"fill": 98.5,
                                                                                "rate": 12_000}),
-                   (Advice(AdviceKind.CPU_BOUND, {"process": "zfs", "cpu": 99.0}),),
+                   (Advice(AdviceKind.CPU_BOUND, {"process": "zfs", "cpu": 99.0, "host": "lab-dst",
+                                                  "stage": "receive"}),),
                    {"fill": 98.5}, 0.75, True, 31.5, "tank/t/a")
 
 
@@ -163,3 +165,14 @@ def test_what_is_not_an_event_record_is_refused() -> None:
         from_json({"kind": "telegram", "data": {}})
     with pytest.raises(EventJsonError):
         from_json({"kind": "progress", "data": {"elapsed": "soon"}})
+
+
+def test_the_clis_plan_line_is_the_plans_own_json() -> None:
+    """Plan.to_json lives beside the Plan; the CLI's --json `plan` event adds only its name."""
+    plan = _plan()
+    line = event_to_json(PlanReady(plan))
+    assert line == {"event": "plan", **plan.to_json()}
+    assert list(line)[:6] == ["event", "source", "destination", "snapshot",
+                              "destination_dataset", "kind"]
+    assert line["commands"] == [{"host": h, "command": c} for h, c in plan.commands()]
+    assert line["description"] == plan.describe()

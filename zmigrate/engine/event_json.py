@@ -7,8 +7,8 @@ hints, so a field added to a kind travels without a line here; a kind added to t
 its name in `KINDS` (tests/unit/test_event_json.py says so). This is the record a job's events
 are written to and read back from; the CLI's --json lines are a view of their own (cli/common).
 
-It sits beside events.py, not in it: reading a plan back needs the Plan and TreePlan classes,
-whose modules import events.py.
+It sits beside events.py, not in it: reading a tree's plan back needs the TreePlan class, whose
+package imports events.py.
 """
 
 from __future__ import annotations
@@ -48,7 +48,9 @@ _ERRORS: Final[dict[str, type[ZmigrateError]]] = {
         GoLiveError, NotReadyError)
 }
 # Names the kinds' annotations use that their own modules import only for type checking.
-_NAMES: Final[dict[str, object]] = {"Plan": Plan, "TreePlan": TreePlan}
+_NAMES: Final[dict[str, object]] = {"Plan": Plan}
+# What a field typed by what it offers is read back as.
+_CONCRETE: Final[dict[object, type]] = {ev.TreePlanFacts: TreePlan}
 
 
 class EventJsonError(ZmigrateError):
@@ -101,6 +103,7 @@ def _hints(cls: type) -> dict[str, Any]:
 
 def _decode(data: object, hint: Any) -> object:
     """`data` as a value of the type `hint` names."""
+    hint = _CONCRETE.get(hint, hint)
     origin = typing.get_origin(hint)
     if hint is Any or hint is object:
         return data

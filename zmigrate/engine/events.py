@@ -14,14 +14,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum, StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .errors import ZmigrateError
 from .findings import Advice, Finding, Note
 
 if TYPE_CHECKING:
     from .plan import Plan
-    from .tree.plan import TreePlan
 
 
 def json_default(obj: object) -> object:
@@ -59,14 +58,39 @@ class Sample:
 
 @dataclass(frozen=True, slots=True)
 class PlanReady:
+    """A single dataset's plan, before anything runs."""
+
     plan: Plan
+
+
+class TreePlanFacts(Protocol):
+    """What a face reads of a tree's plan (`tree.TreePlan`: the tree emits events, so this
+    module does not import it; event_json reads the plan back as a TreePlan)."""
+
+    @property
+    def source_host(self) -> str: ...
+    @property
+    def destination_host(self) -> str: ...
+    @property
+    def root(self) -> str: ...
+    @property
+    def destination(self) -> str: ...
+    @property
+    def snapshot(self) -> str: ...
+    @property
+    def transport(self) -> str: ...
+    @property
+    def total(self) -> int: ...
+    def commands(self) -> list[tuple[str, str]]: ...
+    def describe(self) -> str: ...
+    def to_json(self) -> dict[str, Any]: ...
 
 
 @dataclass(frozen=True, slots=True)
 class TreePlanReady:
     """The tree's plan, before anything runs."""
 
-    plan: TreePlan
+    plan: TreePlanFacts
 
     def to_json(self) -> dict[str, Any]:
         return self.plan.to_json()
