@@ -176,3 +176,14 @@ def test_the_clis_plan_line_is_the_plans_own_json() -> None:
                               "destination_dataset", "kind"]
     assert line["commands"] == [{"host": h, "command": c} for h, c in plan.commands()]
     assert line["description"] == plan.describe()
+
+
+def test_a_field_of_the_wrong_type_is_refused() -> None:
+    data = json.loads(json.dumps(to_json(LogLine("lab-dst", Side.SEND, "text"))))
+    data["data"]["host"] = 7
+    with pytest.raises(EventJsonError):
+        from_json(data)
+    data = to_json(Progress(1.0, 5, None, 0.0, None))
+    data["data"]["done"] = True
+    with pytest.raises(EventJsonError):
+        from_json(data)

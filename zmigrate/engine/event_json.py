@@ -51,6 +51,9 @@ _ERRORS: Final[dict[str, type[ZmigrateError]]] = {
 _NAMES: Final[dict[str, object]] = {"Plan": Plan}
 # What a field typed by what it offers is read back as.
 _CONCRETE: Final[dict[object, type]] = {ev.TreePlanFacts: TreePlan}
+# The JSON values each plain type reads from (a float field may hold an int: 0 for 0.0).
+_PLAIN: Final[dict[object, tuple[type, ...]]] = {int: (int,), float: (int, float), str: (str,),
+                                                 bool: (bool,)}
 
 
 class EventJsonError(ZmigrateError):
@@ -125,8 +128,9 @@ def _decode(data: object, hint: Any) -> object:
         return hint(data)
     if isinstance(hint, type) and dataclasses.is_dataclass(hint):
         return _decode_dataclass(_dict(data), hint)
-    if hint in (int, float, str, bool) and isinstance(data, (int, float, str, bool)):
-        return data
+    if hint in _PLAIN and isinstance(data, _PLAIN[hint]) and (hint is bool
+                                                               or not isinstance(data, bool)):
+        return data  # as written: an int where a float is typed stays the int it was
     raise TypeError(f"{data!r} is not a {hint}")
 
 
@@ -136,7 +140,7 @@ def _decode_union(data: object, members: tuple[Any, ...]) -> object:
     # A plain value goes to the first member of its own type (an int stays an int in
     # `int | float`); anything else to the first member it reads as.
     for member in members:
-        if member in (int, float, str, bool) and type(data) is member:
+        if member in _PLAIN and type(data) is member:
             return data
     for member in members:
         if member is type(None):
