@@ -207,3 +207,29 @@ def test_compression_is_suggested_where_it_pays_and_both_hosts_have_the_tool(
     encrypted = dataclasses.replace(stored, encryption="aes-256-gcm")
     got = suggest(ssh, stream_of(encrypted, caps, caps, Options()), both)
     assert got.compression is Compression.NONE and "raw" in compression_hint(got)
+
+
+def test_the_destination_page_words_its_own_fix_from_the_refusals_figures() -> None:
+    """The engine's fix may name CLI flags: the page words the fix from the reason and its
+    figures instead of filtering the engine's words."""
+    from zmigrate.engine.errors import PreflightError, PreflightReason
+    from zmigrate.gui.pages.destination_page import refusal_fix
+
+    no_parent = PreflightError("the destination's parent pool/x does not exist",
+                               fix="create it first: zfs create -p pool/x",
+                               reason=PreflightReason.NO_PARENT, figures={"parent": "pool/x"})
+    assert refusal_fix(no_parent) == "Create it first: zfs create -p pool/x"
+    hint = "install it there: apt install mbuffer (dnf install mbuffer)"
+    mbuffer = PreflightError("mbuffer is not installed", fix=hint,
+                             reason=PreflightReason.MISSING_TOOL,
+                             figures={"tool": "mbuffer", "install": hint})
+    assert refusal_fix(mbuffer) == "Install it there: apt install mbuffer (dnf install mbuffer)"
+    raw = PreflightError("raw sends (zfs send -w) are not supported there",
+                         fix="upgrade to OpenZFS 0.8 or newer, or choose --decrypt",
+                         reason=PreflightReason.UNSUPPORTED, figures={"feature": "raw"})
+    fix = refusal_fix(raw)
+    assert fix is not None and "OpenZFS 0.8" in fix and "--" not in fix
+    key = PreflightError("tank/x is encrypted and its key is not loaded",
+                         fix="load the key (zfs load-key tank/x) or leave out --decrypt",
+                         reason=PreflightReason.KEY_NOT_LOADED)
+    assert refusal_fix(key) is None  # not a choice this page offers: no CLI words either

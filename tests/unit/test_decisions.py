@@ -10,19 +10,20 @@ from gui.history_data import make_plan, record, synthetic  # the Recorder fed a 
 from zmigrate.engine import transports, zfs
 from zmigrate.engine.cmdline import below, within
 from zmigrate.engine.diagnosis import GIGABIT_RATE, buffer_advice, buffer_suggestion
-from zmigrate.engine.errors import PreflightError
+from zmigrate.engine.errors import PreflightError, PreflightReason
 from zmigrate.engine.history import RECENT_RUNS, recent_runs
 from zmigrate.engine.hosts import LocalHost, one_connection, same_host
 from zmigrate.engine.hosts.login import HostSpec
 from zmigrate.engine.job import Known
-from zmigrate.engine.plan import MEMORY_SHARE, Options, stream_of
+from zmigrate.engine.job.outlook import Outcome, Outlook, destination_outlook, partial_ways
+from zmigrate.engine.plan import MEMORY_SHARE, Options, Site, stream_of
 from zmigrate.engine.transports import Compression, Transport
 from zmigrate.engine.transports.compress import Stream, Suggests, decide, suggest
 from zmigrate.engine.tree import TreeEntry, TreePlan, TreeRequest, plan_tree
 from zmigrate.engine.tree.dataset_job import as_if_snapshot_taken
 from zmigrate.engine.tree.listing import Listed, list_commands
 from zmigrate.engine.units import MiB
-from zmigrate.engine.zfs import Dataset, Snapshot
+from zmigrate.engine.zfs import Dataset, ResumeInfo, Snapshot
 
 
 def test_same_host_is_one_object_or_one_label() -> None:
@@ -178,3 +179,64 @@ def test_the_buffer_suggestion_is_the_five_second_rule_within_memory() -> None:
     cut = buffer_suggestion(500 * MiB, free)  # 2.5 GB wanted: 25 % of the smaller, in 64 MiB
     assert cut.figures["size"] == int(free[0] * MEMORY_SHARE) // (64 * MiB) * 64 * MiB
     assert cut.figures["memory"] == free[0]
+
+
+def _snap(name: str, guid: int, txg: int) -> Snapshot:
+    return Snapshot(name, guid, 1_700_000_000 + txg, txg, MiB, 24 * MiB)
+
+
+def _sites(dst_snaps: tuple[tuple[str, int], ...] | None, *, parent: bool = True,
+           token: str | None = None) -> tuple[Site, Site]:
+    """tank/data@s1, @s2 on the source; backup (the parent) and backup/data on the
+    destination as asked; both ends the captured OpenZFS 2.3 probe."""
+    src = Site(LocalHost("nas"), OPENZFS, [
+        Dataset("tank/data", "filesystem", 2, 0, 0, 2**34, 0,
+                [_snap("tank/data@s1", 101, 10), _snap("tank/data@s2", 102, 20)])])
+    dst_sets = [Dataset("backup", "filesystem", 3, 0, 0, 2**34, 0)] if parent else []
+    if dst_snaps is not None:
+        dst_sets.append(Dataset("backup/data", "filesystem", 4, 0, 0, 2**34, 0,
+                                [_snap(f"backup/data@{s}", g, 10 + i)
+                                 for i, (s, g) in enumerate(dst_snaps)], resume_token=token))
+    return src, Site(LocalHost("backup-01"), OPENZFS, dst_sets)
+
+
+def test_destination_outlook_says_what_sending_there_would_do() -> None:
+    def seen(dst_snaps: tuple[tuple[str, int], ...] | None, **kw: bool) -> Outlook:
+        src, dst = _sites(dst_snaps, **kw)
+        return destination_outlook(src, dst, "tank/data@s2", "backup/data", Transport.TCP)
+
+    new = seen(None)
+    assert new.outcome is Outcome.NEW and new.plan is not None and new.plan.kind == "full"
+    inc = seen((("s1", 101),))
+    assert inc.outcome is Outcome.INCREMENTAL and inc.plan is not None
+    assert (inc.plan.base, inc.plan.arrives) == ("s1", ("s2",))
+    diverged = seen((("s1", 101), ("own", 999)))  # --force would roll back @own
+    assert diverged.outcome is Outcome.CONFLICT and diverged.refusal is not None
+    assert diverged.refusal.reason is PreflightReason.DIVERGED
+    assert diverged.forced is not None and diverged.forced.destroys == ("own",)
+    unrelated = seen((("other", 555),))  # never destroyed: nothing to force
+    assert unrelated.outcome is Outcome.CONFLICT and unrelated.forced is None
+    there = seen((("s1", 101), ("s2", 102)))
+    assert there.refusal is not None and there.refusal.reason is PreflightReason.ALREADY_THERE
+    orphan = seen(None, parent=False)  # refused for a reason that is not a conflict
+    assert orphan.outcome is Outcome.REFUSED and orphan.refusal is not None
+    assert orphan.refusal.reason is PreflightReason.NO_PARENT
+    assert orphan.refusal.figures == {"parent": "backup"}  # a face words its own fix
+
+
+def test_partial_ways_plans_resume_and_discard_or_says_it_changed() -> None:
+    token = "1-abc-def-0"
+    src, dst = _sites((), token=token)
+    received = 9 * MiB
+    info = ResumeInfo(token, "tank/data@s2", 102, None, received, 15 * MiB)
+    ways = partial_ways(src, dst, "tank/data@s2", "backup/data", Transport.TCP, info)
+    assert not ways.changed and not ways.keeps_snapshots
+    assert ways.resume is not None and ways.resume.resume_token == token
+    assert ways.discard is not None and ways.discard.discard and ways.discard.kind == "full"
+    other = replace(info, token="1-other-0")  # read after the list: not what it shows now
+    assert partial_ways(src, dst, "tank/data@s2", "backup/data", Transport.TCP, other).changed
+    unread = partial_ways(src, dst, "tank/data@s2", "backup/data", Transport.TCP, None)
+    assert unread.resume is None and unread.resume_refused is None  # nothing to plan it on
+    assert unread.discard is not None
+    wrong = partial_ways(src, dst, "tank/data@s1", "backup/data", Transport.TCP, info)
+    assert wrong.resume is None and wrong.resume_refused is not None  # another snapshot

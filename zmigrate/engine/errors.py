@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from enum import Enum
 
 
@@ -90,13 +91,16 @@ class PreflightReason(Enum):
 class PreflightError(ZmigrateError):
     """A check before the transfer refused it; nothing has run.
 
-    `reason` says which refusal it is, for code to decide on; `message` is for people.
+    `reason` says which refusal it is, for code to decide on; `message` is for people;
+    `figures` what a face needs to word its own fix (`parent`, `tool`, `install`, `feature`).
     """
 
     def __init__(self, message: str, *, host: str | None = None, fix: str | None = None,
-                 reason: PreflightReason = PreflightReason.OTHER) -> None:
+                 reason: PreflightReason = PreflightReason.OTHER,
+                 figures: Mapping[str, str] | None = None) -> None:
         super().__init__(message, host=host, fix=fix)
         self.reason = reason
+        self.figures: dict[str, str] = dict(figures or {})
 
 
 class TransferError(ZmigrateError):

@@ -301,7 +301,7 @@ def _check_parent(dst: Site, destination: str) -> None:
     if dst.find(parent) is None:
         raise PreflightError(f"the destination's parent {parent} does not exist",
                              host=dst.host.label, fix=f"create it first: zfs create -p {parent}",
-                             reason=PreflightReason.NO_PARENT)
+                             reason=PreflightReason.NO_PARENT, figures={"parent": parent})
 
 
 def make_plan(
@@ -400,7 +400,7 @@ def _check_tools(src: Site, dst: Site, carrier: Carrier) -> None:
         if not site.caps.has_zfs:
             raise PreflightError("zfs is not installed or not on the PATH", host=site.host.label,
                                  fix="install ZFS there, or check PATH for non-login shells",
-                                 reason=PreflightReason.MISSING_TOOL)
+                                 reason=PreflightReason.MISSING_TOOL, figures={"tool": "zfs"})
     for site in [src, dst] if carrier.two_ends else [src]:
         if not site.caps.mbuffer_version:
             raise PreflightError(
@@ -408,6 +408,8 @@ def _check_tools(src: Site, dst: Site, carrier: Carrier) -> None:
                 host=site.host.label,
                 fix=capabilities.install_hint(site.caps.system, "mbuffer"),
                 reason=PreflightReason.MISSING_TOOL,
+                figures={"tool": "mbuffer",
+                         "install": capabilities.install_hint(site.caps.system, "mbuffer")},
             )
         if not site.host.is_local and not site.caps.tools.can_stop():
             raise PreflightError(
@@ -416,6 +418,8 @@ def _check_tools(src: Site, dst: Site, carrier: Carrier) -> None:
                 host=site.host.label,
                 fix=capabilities.install_hint(site.caps.system, "procps"),
                 reason=PreflightReason.MISSING_TOOL,
+                figures={"tool": "procps",
+                         "install": capabilities.install_hint(site.caps.system, "procps")},
             )
     carrier.check(dst.host, dst.caps)
 
@@ -661,7 +665,7 @@ def send_flags(src: Site, dst: Site, source: zfs.Dataset,
                 host=side.host.label,
                 fix="upgrade to OpenZFS 0.8 or newer, or choose --decrypt (the copy is then "
                 "not encrypted)",
-                reason=PreflightReason.UNSUPPORTED,
+                reason=PreflightReason.UNSUPPORTED, figures={"feature": "raw"},
             )
         flags.append("-w")
     elif source.encrypted:

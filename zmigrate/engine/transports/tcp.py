@@ -66,6 +66,8 @@ class Tcp(Carrier):
                 fix=capabilities.install_hint(dst_caps.system, "sockets")
                 + "; or use --transport ssh",
                 reason=PreflightReason.MISSING_TOOL,
+                figures={"tool": "ss", "install": capabilities.install_hint(dst_caps.system,
+                                                                            "sockets")},
             )
 
     def describe(self, plan: PlanFacts) -> str:

@@ -14,7 +14,8 @@ from PySide6.QtWidgets import QWidget
 from zmigrate.engine.cmdline import dataset as check_dataset
 
 from ...engine.errors import PreflightError, PreflightReason, ZmigrateError
-from ...engine.plan import Options, Plan, Site, make_plan
+from ...engine.job.outlook import Outcome, destination_outlook, partial_ways
+from ...engine.plan import Plan, Site
 from ...engine.tree import TreePlan
 from ...engine.units import format_size
 from ...engine.zfs import Dataset, ResumeInfo, Snapshot
@@ -79,55 +80,46 @@ def _assess_partial(session: Session, src: Site, dst: Site, destination: str,
         return State("partial", "<b>An interrupted transfer left a partial receive here.</b> "
                      "Reading what it holds…")
 
-    def plan(*, resume: bool = False, discard_partial: bool = False) -> Plan:
-        opts = Options(transport=session.default_transport, resume=resume,
-                       discard_partial=discard_partial)
-        return make_plan(src, dst, snapshot, destination, opts, connect_address="127.0.0.1",
-                         port=1, resume_info=found if isinstance(found, ResumeInfo) else None)
-
-    if isinstance(found, ResumeInfo) and found.token != partial_token(session, destination):
+    info = found if isinstance(found, ResumeInfo) else None
+    ways = partial_ways(src, dst, snapshot, destination, session.default_transport, info)
+    if ways.changed:
         return State("error", "<b>The interrupted transfer here changed since the list was "
                      "read.</b><br>Reload the destination's datasets.")
-    resume_plan: Plan | None = None
-    if isinstance(found, ResumeInfo):
-        total = found.total
-        amount = format_size(found.received) + (f" of {format_size(total)}" if total else "")
-        to = found.toname.split("@", 1)[-1]
+    if info is not None:
+        total = info.total
+        amount = format_size(info.received) + (f" of {format_size(total)}" if total else "")
+        to = info.toname.split("@", 1)[-1]
         text = (f"<b>An interrupted transfer left {amount} here</b> (to @{markup.escape(to)}).")
-        try:
-            resume_plan = plan(resume=True)
-            rest = f" ({format_size(resume_plan.estimate)})" if resume_plan.estimate else ""
+        if ways.resume is not None:
+            rest = f" ({format_size(ways.resume.estimate)})" if ways.resume.estimate else ""
             resume_text = f"Re&sume: send only the rest{rest}"
-        except PreflightError as exc:
-            resume_text = f"Re&sume is not possible: {exc.message.replace('&', '&&')}"
-            if found.toname != snapshot:
+        elif ways.resume_refused is not None:
+            resume_text = ("Re&sume is not possible: "
+                           + ways.resume_refused.message.replace('&', '&&'))
+            if info.toname != snapshot:
                 resume_text += f" (pick @{to} on the Source page to resume it)"
     else:
+        assert isinstance(found, ZmigrateError)
         text = ("<b>An interrupted transfer left a partial receive here</b>, but it could not "
                 f"be read: {markup.escape(found.message)}.")
         resume_text = "Re&sume is not possible: the partial receive could not be read"
-    what = "the snapshots already there stay" if any(
-        d.name == destination and d.snapshots for d in dst.datasets) else \
+    what = "the snapshots already there stay" if ways.keeps_snapshots else \
         "nothing else on the destination is touched"
-    discard_plan: Plan | None = None
-    try:
-        discard_plan = plan(discard_partial=True)
-        again = "send everything again" if discard_plan.kind == "full" else \
-            f"send {len(discard_plan.arrives)} snapshot(s) again"
+    if ways.discard is not None:
+        again = "send everything again" if ways.discard.kind == "full" else \
+            f"send {len(ways.discard.arrives)} snapshot(s) again"
         discard_text = f"Dis&card the partial receive and {again} (zfs receive -A)"
-    except PreflightError as exc:
-        discard_text = f"Dis&card is not possible: {exc.message.replace('&', '&&')}"
+    else:
+        refused = ways.discard_refused.message if ways.discard_refused else ""
+        discard_text = f"Dis&card is not possible: {refused.replace('&', '&&')}"
     text += "<br>Choose what to do with it:"
     note = (f"Resuming sends only what is missing. Discarding destroys only the partially "
             f"received data; {what}.")
     return State("partial", text, None, "",
-                 Partial(resume_text, discard_text, resume_plan, discard_plan, note))
+                 Partial(resume_text, discard_text, ways.resume, ways.discard, note))
 
 
-# Refusals about what the destination already holds (not about the hosts or the options).
 TREE_PLAN_DELAY_MS = 300
-_CONFLICTS = frozenset({PreflightReason.NOT_EMPTY, PreflightReason.ALREADY_THERE,
-                        PreflightReason.NO_COMMON_SNAPSHOT, PreflightReason.DIVERGED})
 
 
 def assess(session: Session, destination: str, force: bool,
@@ -143,29 +135,17 @@ def assess(session: Session, destination: str, force: bool,
         return State("error", "Waiting for both hosts' datasets.")
     try:
         check_dataset(destination)
-    except ZmigrateError as exc:
-        return State("error", f"<b>{markup.escape(exc.message)}</b>")
+    except ZmigrateError as bad:
+        return State("error", f"<b>{markup.escape(bad.message)}</b>")
     src = Site(s.src_host, s.src_caps, s.src_datasets)
     dst = Site(s.dst_host, s.dst_caps, s.dst_datasets)
     if partial_token(s, destination):
         return _assess_partial(s, src, dst, destination, partial)
-    # The transport and port are chosen later; placeholders let the planner check the rest.
-    def plan(force_it: bool) -> Plan:
-        opts = Options(transport=s.default_transport, force=force_it)
-        return make_plan(src, dst, s.snapshot.name if s.snapshot else "", destination, opts,
-                         connect_address="127.0.0.1", port=1)
-
-    try:
-        p = plan(False)
-    except PreflightError as exc:
+    seen = destination_outlook(src, dst, s.snapshot.name, destination, s.default_transport)
+    if seen.refusal is not None:
+        exc = seen.refusal
         text = f"<b>Conflict: {markup.escape(exc.message)}.</b>"
-        resolvable = exc.reason in (PreflightReason.DIVERGED, PreflightReason.NOT_EMPTY)
-        forced = None
-        if resolvable:
-            try:
-                forced = plan(True)
-            except PreflightError:
-                forced = None
+        forced = seen.forced
         if forced is not None:
             if forced.destroys:
                 action = (f"Roll back {destination} to @{forced.base}, destroying "
@@ -180,10 +160,11 @@ def assess(session: Session, destination: str, force: bool,
                          None, action)
         if exc.reason is PreflightReason.NO_COMMON_SNAPSHOT:
             text += "<br>Choose another name: zmigrate never destroys an unrelated dataset."
-        elif exc.fix and "--" not in exc.fix:
-            text += f"<br>{markup.escape(exc.fix[0].upper() + exc.fix[1:])}."
-        kind = "conflict" if exc.reason in _CONFLICTS else "error"
-        return State(kind, text)
+        elif (fix := refusal_fix(exc)) is not None:
+            text += f"<br>{markup.escape(fix)}."
+        return State("conflict" if seen.outcome is Outcome.CONFLICT else "error", text)
+    p = seen.plan
+    assert p is not None
     size = f" (about {format_size(p.estimate)})" if p.estimate else ""
     if p.kind == "full":
         extra = f", with {len(p.arrives)} snapshots" if len(p.arrives) > 1 else ""
@@ -194,6 +175,26 @@ def assess(session: Session, destination: str, force: bool,
             f"{len(p.arrives)} snapshot{'s' if len(p.arrives) != 1 else ''} to send "
             f"({markup.escape(_snapshots(p.arrives))}){size}.")
     return State("incremental", text, p)
+
+
+def refusal_fix(exc: PreflightError) -> str | None:
+    """The fix of a refusal the page shows, in this page's terms (the CLI's names flags)."""
+    f = exc.figures
+    match exc.reason:
+        case PreflightReason.NO_PARENT if "parent" in f:
+            return f"Create it first: zfs create -p {f['parent']}"
+        case PreflightReason.MISSING_TOOL if "install" in f:
+            return f["install"][0].upper() + f["install"][1:]
+        case PreflightReason.MISSING_TOOL if f.get("tool") == "zfs":
+            return "Install ZFS there, or check PATH for non-login shells"
+        case PreflightReason.ALREADY_THERE:
+            return "Take a new snapshot on the Source page and send that"
+        case PreflightReason.NO_SOURCE:
+            return "Reload the source's datasets, or pick another snapshot"
+        case PreflightReason.UNSUPPORTED if f.get("feature") == "raw":
+            return ("Upgrade that host to OpenZFS 0.8 or newer: an encrypted dataset goes raw "
+                    "(zfs send -w) to stay encrypted")
+    return None
 
 
 def guess_destination(session: Session) -> tuple[str, str]:
