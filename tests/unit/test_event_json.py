@@ -6,6 +6,7 @@ import json
 import typing
 
 import pytest
+from wire_samples import shaped
 
 from zmigrate.cli.common import event_to_json
 from zmigrate.engine.errors import (
@@ -103,6 +104,7 @@ EXAMPLES: list[Event] = [
                           reason=PreflightReason.NO_SPACE)),
     StageStarted("network", "the network", 5.0),
     _stage_result(),
+    shaped(),
 ]
 
 

@@ -15,6 +15,7 @@ from typing import Any, Protocol, TextIO, assert_never
 
 from zmigrate.engine.hosts.login import HostKeyDecision, HostKeyInfo, HostSpec, Prompts, connect
 
+from ..engine import plain_words
 from ..engine.errors import CancelledError, InvalidNameError, PreflightError, ZmigrateError
 from ..engine.events import (
     DatasetState,
@@ -33,12 +34,14 @@ from ..engine.events import (
     Summary,
     TreePlanReady,
     Verdict,
+    Wire,
     json_default,
 )
 from ..engine.findings import FindingKind
 from ..engine.hosts import Host
 from ..engine.job import Job
 from ..engine.units import format_rate, format_size
+from ..engine.wire import Ceiling
 from . import words
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
@@ -125,6 +128,7 @@ class LiveLine:
         self.fill = {Side.SEND: 0.0, Side.RECEIVE: 0.0}
         self.last_draw = 0.0
         self.extra = ""
+        self.ceiling: Ceiling | None = None
 
     def __call__(self, event: Event) -> None:
         match event:
@@ -145,6 +149,8 @@ class LiveLine:
                     print("\n".join(words.verdict_lines(event)), file=self.out)
             case Progress():
                 self.draw(event)
+            case Wire():
+                self.ceiling = event.ceiling
             case (PlanReady() | TreePlanReady() | Stalled() | Finished() | Failed()
                   | StageStarted() | StageResult()):
                 pass  # the plan, the stall (as its verdict) and the end are said elsewhere
@@ -160,7 +166,9 @@ class LiveLine:
         pct = f" {event.done / event.total:4.0%}" if event.total else ""
         total = f" / {format_size(event.total)}" if event.total else ""
         step = f" step {event.step}/{event.steps}" if event.steps > 1 else ""
-        text = (f"{format_rate(event.rate)}  buffers send {self.fill[Side.SEND]:3.0f}% "
+        share = (f", {plain_words.live_share(event.rate, self.ceiling)}"
+                 if self.ceiling is not None and event.rate > 0 else "")
+        text = (f"{format_rate(event.rate)}{share}  buffers send {self.fill[Side.SEND]:3.0f}% "
                 f"recv {self.fill[Side.RECEIVE]:3.0f}%  {format_size(event.done)}{total}"
                 f"{pct}  {time_left(event)}{step}{self.extra}")
         self.out.write("\r\x1b[K" + text)
@@ -195,6 +203,8 @@ def event_to_json(event: Event) -> dict[str, Any] | None:
             return words.verdict_json(event.to_json())
         case Failed():
             return error_json(event.error, cancelled=event.cancelled)
+        case Wire():
+            return event.to_json()
         case Stalled() | StageStarted():
             return None  # a stall is told as its verdict; a doctor's stage by its result
         case _:
@@ -261,7 +271,7 @@ def plain(event: Event, err: TextIO) -> None:
         case LogLine():
             print(f"[{event.host}] {event.text}", file=err)
         case (PlanReady() | TreePlanReady() | Sample() | Progress() | Stalled() | Finished()
-              | Failed() | StageStarted() | StageResult()):
+              | Failed() | StageStarted() | StageResult() | Wire()):
             pass
         case _:
             assert_never(event)

@@ -33,12 +33,12 @@ from ..engine.events import (
     Stalled,
     TreePlanReady,
     Verdict,
+    Wire,
 )
 from ..engine.hosts import Host, one_connection
 from ..engine.plan import Options
 from ..engine.transports import Compression, Transport
 from ..engine.units import format_rate
-from ..engine.wire import Wire
 from . import words
 from .common import (
     EXIT_CANCELLED,
@@ -179,8 +179,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 if not args.json:
                     print(f"measuring {event.title} for {event.seconds:g} s...", file=err)
             case (PlanReady() | TreePlanReady() | StageChanged() | Sample() | LogLine() | Progress()
-                  | Stalled() | DatasetState() | Verdict() | Finished() | Failed()):
-                pass  # a job's kinds: the doctor emits none
+                  | Stalled() | DatasetState() | Verdict() | Finished() | Failed() | Wire()):
+                pass  # a job's kinds: the doctor emits none (its report carries the wire)
             case _:
                 assert_never(event)
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 from . import transports
 from .events import Bottleneck as Bottleneck
-from .events import Event, Observer, PlanReady, Sample, Side, Stalled
+from .events import Ceiling, Event, Observer, PlanReady, Sample, Side, Stalled, Wire
 from .events import Verdict as Verdict
 from .findings import Advice, AdviceKind, Finding, FindingKind
 from .plan import MEMORY_SHARE
@@ -40,8 +40,6 @@ from .transports import CIPHER, Transport
 from .transports.base import WIRE_ADVICE
 from .units import MiB
 from .wire.advise import at_the_wire
-from .wire.ceiling import Ceiling
-from .wire.path import Wire
 
 # -- thresholds (percent of buffer fill unless said otherwise) ----------------------------------
 FULL = 90.0  # a sample at or above this is "full"

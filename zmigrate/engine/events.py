@@ -367,8 +367,132 @@ class StageStarted:
     seconds: float
 
 
+# -- the wire (engine/wire reads it) ------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Rings:
+    """A NIC's rx/tx ring sizes and their maximums (`ethtool -g`)."""
+
+    rx: int | None
+    rx_max: int | None
+    tx: int | None
+    tx_max: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class LinkReading:
+    """One host's side of the path to its peer.
+
+    `speed` in Mb/s as negotiated; `shaping` a rate (bit/s) the host's own qdisc applies on that
+    interface (tc tbf/htb); `path_mtu` the largest IP packet that reached the peer with Don't
+    Fragment set; `cpu_mhz`/`cpu_max_mhz` the clock now and its top (frequency scaling);
+    `virtual` names a kind whose speed means nothing (veth, tun...); `local` when the route to
+    the peer is a local one (both on one machine: no wire); `missing` the tools not found
+    there, whose figures are therefore unknown."""
+
+    host: str
+    peer: str
+    system: str = ""
+    iface: str | None = None
+    local: bool = False
+    virtual: str = ""
+    speed: int | None = None
+    duplex: str | None = None
+    mtu: int | None = None
+    path_mtu: int | None = None
+    rings: Rings | None = None
+    shaping: int | None = None
+    cpu_mhz: int | None = None
+    cpu_max_mhz: int | None = None
+    missing: tuple[str, ...] = ()  # tools not found there (their figures are unknown)
+
+    @property
+    def linux(self) -> bool:
+        return self.system == "Linux"
+
+    def to_json(self) -> dict[str, Any]:
+        rings = self.rings
+        return {"host": self.host, "peer": self.peer, "system": self.system,
+                "iface": self.iface, "local": self.local, "virtual": self.virtual,
+                "speed": self.speed, "duplex": self.duplex, "mtu": self.mtu,
+                "path_mtu": self.path_mtu, "shaping": self.shaping,
+                "rings": None if rings is None else {"rx": rings.rx, "rx_max": rings.rx_max,
+                                                     "tx": rings.tx, "tx_max": rings.tx_max},
+                "cpu_mhz": self.cpu_mhz, "cpu_max_mhz": self.cpu_max_mhz,
+                "missing": list(self.missing)}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> LinkReading:
+        r = data.get("rings")
+        rings = Rings(r.get("rx"), r.get("rx_max"), r.get("tx"), r.get("tx_max")) \
+            if isinstance(r, dict) else None
+        return cls(str(data.get("host", "")), str(data.get("peer", "")),
+                   str(data.get("system", "")), data.get("iface"), bool(data.get("local")),
+                   str(data.get("virtual", "")), data.get("speed"), data.get("duplex"),
+                   data.get("mtu"), data.get("path_mtu"), rings, data.get("shaping"),
+                   data.get("cpu_mhz"), data.get("cpu_max_mhz"),
+                   tuple(str(x) for x in data.get("missing") or ()))
+
+
+@dataclass(frozen=True, slots=True)
+class Ceiling:
+    """The most the path carries: `rate` in payload bytes/s, set by `bits` bit/s of `limit`
+    ("link": a negotiated speed; "shaping": a host's qdisc) on `host`'s `iface`, at `mtu`."""
+
+    rate: float
+    bits: int
+    mtu: int
+    limit: str
+    host: str
+    iface: str
+
+    def share(self, rate: float) -> float:
+        """`rate` as a share of the ceiling (1.0 = the wire is full)."""
+        return rate / self.rate if self.rate > 0 else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"rate": round(self.rate), "bits": self.bits, "mtu": self.mtu,
+                "limit": self.limit, "host": self.host, "iface": self.iface}
+
+    @classmethod
+    def from_json(cls, data: object) -> Ceiling | None:
+        if not isinstance(data, dict):
+            return None
+        try:
+            return cls(float(data["rate"]), int(data["bits"]), int(data["mtu"]),
+                       str(data["limit"]), str(data["host"]), str(data["iface"]))
+        except (KeyError, TypeError, ValueError):
+            return None
+
+
+@dataclass(frozen=True, slots=True)
+class Wire:
+    """The path between the hosts as each end reads it, and its ceiling (None: unknown). Also
+    the event a job emits once its preflight has read it."""
+
+    source: LinkReading
+    destination: LinkReading
+    ceiling: Ceiling | None
+
+    def side(self, name: str) -> LinkReading:
+        return self.source if name == "source" else self.destination
+
+    def to_json(self) -> dict[str, Any]:
+        return {"event": "wire", "source": self.source.to_json(),
+                "destination": self.destination.to_json(),
+                "ceiling": None if self.ceiling is None else self.ceiling.to_json()}
+
+    @classmethod
+    def from_json(cls, data: object) -> Wire | None:
+        if not isinstance(data, dict) or not isinstance(data.get("source"), dict) \
+                or not isinstance(data.get("destination"), dict):
+            return None
+        return cls(LinkReading.from_json(data["source"]),
+                   LinkReading.from_json(data["destination"]),
+                   Ceiling.from_json(data.get("ceiling")))
+
+
 Event = (PlanReady | TreePlanReady | StageChanged | Sample | LogLine | Progress | Stalled
-         | DatasetState | Verdict | Finished | Failed | StageStarted | StageResult)
+         | DatasetState | Verdict | Finished | Failed | StageStarted | StageResult | Wire)
 """Every kind the engine emits; closed: a new kind joins here, and mypy then names each face
 that does not handle it (and tests/unit/test_event_json.py asks for an example of it)."""
 Observer = Callable[[Event], None]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from .findings import Advice, AdviceKind, Finding, FindingKind, Note, NoteKind
 from .transports import Carrier, Transport, carrier
 from .units import format_rate, format_size
-from .wire import Ceiling, LinkReading
+from .wire import WIRE_SHARE, Ceiling, LinkReading
 
 # How to time a pool's writes by hand (compression would flatter zeros).
 DD = "`dd if=/dev/zero bs=1M count=10240 | mbuffer -o /POOL/benchfile` with compression off"
@@ -216,6 +216,14 @@ def ceiling_words(c: Ceiling | None) -> str:
     what = "link" if c.limit == "link" else "shaping"
     return (f"{format_rate(c.rate)} (the {link_speed(c.bits)} {what} of {c.host}'s {c.iface}, "
             f"MTU {c.mtu})")
+
+
+def live_share(rate: float, c: Ceiling) -> str:
+    """A live rate against the ceiling: `95% of the 1 Gb/s link: the wire is the limit`."""
+    share = c.share(rate)
+    what = "link" if c.limit == "link" else f"shaping on {c.host}"
+    limit = ": the wire is the limit" if share >= WIRE_SHARE else ""
+    return f"{share:.0%} of the {link_speed(c.bits)} {what}{limit}"
 
 
 def _wire_advice(a: Advice) -> str:

@@ -22,6 +22,7 @@ from ..engine.events import (
     Stalled,
     TreePlanReady,
     Verdict,
+    Wire,
 )
 from ..engine.job import Job
 from ..engine.plan import Plan
@@ -40,7 +41,9 @@ class JobBridge(QObject):
         verdict(diagnosis.Verdict): for a tree, only of the dataset the plots follow;
         verdict_cleared(): a tree's plots now follow another dataset, so the verdict shown is
             not about it; finished(Summary), failed(Failed),
-        dataset_state(DatasetState): a tree job's dataset changed state
+        dataset_state(DatasetState): a tree job's dataset changed state,
+        wire(Wire): both hosts' links and the path's ceiling, once read (`seen_wire` has it
+            if it came before the page connected)
     """
 
     stage_changed = Signal(str, str, str)
@@ -51,6 +54,7 @@ class JobBridge(QObject):
     finished = Signal(object)
     failed = Signal(object)
     dataset_state = Signal(object)
+    wire = Signal(object)
 
     def __init__(self, job: Job | TreeJob, store: SampleStore,
                  parent: QObject | None = None) -> None:
@@ -73,6 +77,11 @@ class JobBridge(QObject):
             self.job.start()  # runs the tree plan its prepare() made (the one Review showed)
         else:
             self.job.start(plan=plan)
+
+    def seen_wire(self) -> Wire | None:
+        """The wire the job's preflight read so far (None: not yet, or no link crossed)."""
+        seen = getattr(self.job, "wire_seen", None)
+        return seen.wire if seen is not None else None
 
     def cancel(self) -> None:
         """Ask the job to stop; `failed` follows once both ends are stopped."""
@@ -116,6 +125,8 @@ class JobBridge(QObject):
                     ours = not event.dataset or event.dataset == self._following
                 if ours:
                     self.verdict.emit(event)
+            case Wire():
+                self.wire.emit(event)
             case PlanReady() | TreePlanReady() | Stalled() | StageStarted() | StageResult():
                 pass  # the plan is Review's, a stall arrives as its verdict, the doctor's own
             case _:

@@ -33,6 +33,7 @@ from ..events import (
     Stalled,
     TreePlanReady,
     Verdict,
+    Wire,
     json_default,
 )
 from .store import History, HistoryError
@@ -205,7 +206,7 @@ class Recorder:
             case Verdict():
                 self._pending.verdict = _verdict_value(event)
             case (StageChanged() | LogLine() | Stalled() | DatasetState() | StageStarted()
-                  | StageResult()):
+                  | StageResult() | Wire()):
                 pass  # not kept (a stall is kept as its verdict)
             case _:
                 assert_never(event)

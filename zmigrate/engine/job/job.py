@@ -18,6 +18,7 @@ from ..events import Observer, PlanReady, StageChanged, Summary
 from ..hosts import Host
 from ..plan import Options, Plan, Site, make_plan, with_estimates
 from ..transports.route import SshRoute
+from ..wire import WireSeen
 from ..work import Work
 from .checks import RESUME_HINT as RESUME_HINT
 from .checks import (
@@ -75,11 +76,8 @@ class Job(Work):
                  dst_caps: zfs.Capabilities | None = None, t0: float | None = None,
                  known: Known | None = None, deferred: bool = False) -> None:
         super().__init__(observer, (src, dst))
-        self.src = src
-        self.dst = dst
-        self.request = request
-        self.src_caps = src_caps
-        self.dst_caps = dst_caps
+        self.src, self.dst, self.request = src, dst, request
+        self.src_caps, self.dst_caps = src_caps, dst_caps
         self.plan: Plan | None = None
         self._runner: StepRunner | None = None
         self._origin = t0  # a tree's jobs share one time axis
@@ -90,6 +88,8 @@ class Job(Work):
         self._given_plan: Plan | None = None
         self.parent_pending = False  # plan as if the destination's parent existed
         self.known = known
+        self.wire_seen = WireSeen()  # the path as both hosts read it (the preflight emits it)
+        self.subscribe(self.wire_seen)
         self.deferred = deferred
         self._plan_on: Callable[[int | None], Plan] | None = None  # the plan on another port
         # A port zmigrate picked may move when another process takes it; the user's may not.
@@ -222,6 +222,7 @@ class Job(Work):
         self.plan = plan
         diagnoser = Diagnoser(self.emit, rate_limit=plan.options.rate_limit)
         self.subscribe(diagnoser)
+        self.wire_seen.feed(diagnoser)  # read before the diagnoser was there
         self.emit(PlanReady(plan))
         for w in plan.warnings:
             self.emit(StageChanged("preflight", w))

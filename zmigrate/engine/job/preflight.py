@@ -4,6 +4,7 @@ transport's addresses and port, the route of the source's own ssh, exact stream 
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from ..plan import Options, Plan
 from ..transports import Transport
 from ..transports.route import Endpoint, SshRoute
 from ..units import format_size
+from ..wire import read_wire
 from .checks import both
 from .pipeline import free_port
 
@@ -97,6 +99,7 @@ def read_settled(src: Host, dst: Host, src_caps: zfs.Capabilities, dst_caps: zfs
     """`read_known`, with what a gone zmigrate run left working on the destination stopped
     first (read again then: the destination as it is without them), or a refusal if the run
     may still be live (leftovers.settle)."""
+    read_wire_beside(src, dst, src_caps, dst_caps, options, emit)
     known = read_known(src, dst, src_caps, dst_caps, source, destination, options, on_source)
     if not leftovers.settle(dst, known.leftovers, destination, emit):
         return known
@@ -108,6 +111,27 @@ def read_settled(src: Host, dst: Host, src_caps: zfs.Capabilities, dst_caps: zfs
             f"{left.describe()}", host=dst.label, reason=PreflightReason.BUSY,
             fix=f"stop it by hand (`{leftovers.stop_line(dst, left.pgids)}`), then run again")
     return known
+
+
+def read_wire_beside(src: Host, dst: Host, src_caps: zfs.Capabilities,
+                     dst_caps: zfs.Capabilities, options: Options,
+                     emit: Observer) -> None:
+    """Where the stream crosses a link, read the wire (both hosts' links, the ceiling) in a
+    thread of its own and emit it as a `Wire` event when read: the preflight does not wait for
+    it (a bisected path MTU takes seconds)."""
+    transport = default_transport(src, dst, options)
+    if src is dst or src.label == dst.label or not transports.carrier(transport).crosses_link:
+        return
+
+    def read() -> None:
+        try:
+            connect, allow = addresses(src, dst, src_caps, dst_caps)
+            emit(read_wire(src, dst, options.connect_address or connect,
+                           options.allow_address or allow))
+        except Exception:  # noqa: BLE001 - hosts closed meanwhile, no address: the wire
+            pass  # unknown, and the transfer runs as it would without it
+
+    threading.Thread(target=read, name="zmigrate-preflight-wire", daemon=True).start()
 
 
 def listener_port(dst: Host, options: Options, used: set[int]) -> int:

@@ -24,6 +24,7 @@ from ..events import (
     Stalled,
     TreePlanReady,
     Verdict,
+    Wire,
 )
 from ..hosts import Host
 from ..job import Job, Known, Request, default_transport
@@ -135,7 +136,7 @@ def relay(emit: Observer, progress: TreeProgress, i: int, source: str) -> Observ
             case Sample() | StageChanged() | Stalled() | Verdict():
                 emit(replace(event, dataset=source))
             case (PlanReady() | TreePlanReady() | LogLine() | DatasetState() | StageStarted()
-                  | StageResult()):
+                  | StageResult() | Wire()):
                 emit(event)
             case _:
                 assert_never(event)

@@ -3,15 +3,16 @@ shaping and CPU clock, read by one remote script per host (`script`), parsed by 
 (`parse`) into a `LinkReading` each; the `Ceiling` they make (`ceiling`); both read at once
 (`path.read_wire`) and the cure that applies (`advise`)."""
 
+from ..events import Ceiling, Wire
 from .advise import at_the_wire, wire_advice
-from .ceiling import WIRE_SHARE, Ceiling, ceiling, payload_rate
+from .ceiling import WIRE_SHARE, ceiling, payload_rate
 from .parse import parse_link
-from .path import Wire, read_side, read_wire
+from .path import WireSeen, read_side, read_wire
 from .reading import LinkReading, Rings
 from .script import peer_address, wire_script
 
 __all__ = [
-    "WIRE_SHARE", "Ceiling", "LinkReading", "Rings", "Wire", "at_the_wire", "ceiling",
+    "WIRE_SHARE", "Ceiling", "LinkReading", "Rings", "Wire", "WireSeen", "at_the_wire", "ceiling",
     "parse_link", "payload_rate", "peer_address", "read_side", "read_wire", "wire_advice",
     "wire_script",
 ]

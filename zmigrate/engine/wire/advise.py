@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from ..events import Ceiling, Wire
 from ..findings import Advice, AdviceKind
-from .ceiling import WIRE_SHARE, Ceiling
-from .path import Wire
+from .ceiling import WIRE_SHARE, mtu_in_use
 
 SIDES = ("source", "destination")
 SCALED = 0.8  # a CPU clocked below this share of its top is held back by frequency scaling
@@ -37,7 +37,7 @@ def _mtu(wire: Wire) -> list[Advice]:
         "big_side": big, "big_mtu": wire.side(big).mtu or 0,
         "big_iface": wire.side(big).iface or "?", "small_side": small,
         "small_mtu": wire.side(small).mtu or 0, "small_iface": wire.side(small).iface or "?",
-        "path_mtu": wire.mtu})]
+        "path_mtu": mtu_in_use(a, b)})]
 
 
 def _host(wire: Wire) -> list[Advice]:

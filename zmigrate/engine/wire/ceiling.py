@@ -8,10 +8,7 @@ htb) counts the frame from its header on: MTU + 14 bytes per MTU - 40 of payload
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
-
-from .reading import LinkReading
+from ..events import Ceiling, LinkReading
 
 IP_TCP = 40  # IPv4 20 + TCP 20 (without options)
 WIRE_EXTRA = 38  # preamble 8 + Ethernet header 14 + FCS 4 + inter-frame gap 12
@@ -24,37 +21,6 @@ def payload_rate(bits: float, mtu: int, extra: int = WIRE_EXTRA) -> float:
     """Payload bytes/s of a line of `bits` bit/s carrying frames of `mtu` (`extra` bytes
     each beyond the IP packet)."""
     return bits / 8 * (mtu - IP_TCP) / (mtu + extra)
-
-
-@dataclass(frozen=True, slots=True)
-class Ceiling:
-    """The most the path carries: `rate` in payload bytes/s, set by `bits` bit/s of `limit`
-    ("link": a negotiated speed; "shaping": a host's qdisc) on `host`'s `iface`, at `mtu`."""
-
-    rate: float
-    bits: int
-    mtu: int
-    limit: str
-    host: str
-    iface: str
-
-    def share(self, rate: float) -> float:
-        """`rate` as a share of the ceiling (1.0 = the wire is full)."""
-        return rate / self.rate if self.rate > 0 else 0.0
-
-    def to_json(self) -> dict[str, Any]:
-        return {"rate": round(self.rate), "bits": self.bits, "mtu": self.mtu,
-                "limit": self.limit, "host": self.host, "iface": self.iface}
-
-    @classmethod
-    def from_json(cls, data: object) -> Ceiling | None:
-        if not isinstance(data, dict):
-            return None
-        try:
-            return cls(float(data["rate"]), int(data["bits"]), int(data["mtu"]),
-                       str(data["limit"]), str(data["host"]), str(data["iface"]))
-        except (KeyError, TypeError, ValueError):
-            return None
 
 
 def mtu_in_use(a: LinkReading, b: LinkReading) -> int:

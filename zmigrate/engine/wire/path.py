@@ -4,13 +4,12 @@ reads it beside its stages, a job in its preflight, `list` for its host lines.""
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from typing import Any
 
 from .. import cmdline
 from ..errors import ZmigrateError
+from ..events import Observer, Wire
 from ..hosts import Host
-from .ceiling import Ceiling, ceiling, mtu_in_use
+from .ceiling import ceiling
 from .parse import parse_link
 from .reading import LinkReading
 from .script import wire_script
@@ -18,36 +17,19 @@ from .script import wire_script
 READ_TIMEOUT = 60.0  # a bisected path MTU over a lossy path takes a dozen seconds
 
 
-@dataclass(frozen=True, slots=True)
-class Wire:
-    """The path between the hosts as each end reads it, and its ceiling (None: unknown). Also
-    the event a job emits once its preflight has read it."""
+class WireSeen:
+    """An observer that keeps the last `Wire` a job emitted, for observers that come later."""
 
-    source: LinkReading
-    destination: LinkReading
-    ceiling: Ceiling | None
+    def __init__(self) -> None:
+        self.wire: Wire | None = None
 
-    @property
-    def mtu(self) -> int:
-        """The MTU the stream's frames have (the smallest read)."""
-        return mtu_in_use(self.source, self.destination)
+    def __call__(self, event: object) -> None:
+        if isinstance(event, Wire):
+            self.wire = event
 
-    def side(self, name: str) -> LinkReading:
-        return self.source if name == "source" else self.destination
-
-    def to_json(self) -> dict[str, Any]:
-        return {"event": "wire", "source": self.source.to_json(),
-                "destination": self.destination.to_json(),
-                "ceiling": None if self.ceiling is None else self.ceiling.to_json()}
-
-    @classmethod
-    def from_json(cls, data: object) -> Wire | None:
-        if not isinstance(data, dict) or not isinstance(data.get("source"), dict) \
-                or not isinstance(data.get("destination"), dict):
-            return None
-        return cls(LinkReading.from_json(data["source"]),
-                   LinkReading.from_json(data["destination"]),
-                   Ceiling.from_json(data.get("ceiling")))
+    def feed(self, observer: Observer) -> None:
+        if self.wire is not None:
+            observer(self.wire)
 
 
 def read_side(host: Host, peer: str, *, probe_mtu: bool = True) -> LinkReading:

@@ -54,6 +54,7 @@ pm() {
   else ping -c 1 -t __WAIT__ -D -s $(($1 - H)) "$A" >/dev/null 2>&1; fi
 }
 echo @@pmtu
+case "$R" in local*) IF=;; esac  # one machine: no wire to probe
 if [ -n "$IF" ] && command -v ping >/dev/null 2>&1 && [ "${M:-0}" -gt 576 ] 2>/dev/null; then
   if pm "$M"; then echo "$M"
   elif pm 576; then

@@ -35,6 +35,7 @@ from ...engine.events import (
     Stalled,
     TreePlanReady,
     Verdict,
+    Wire,
 )
 from ...engine.hosts import Host
 from ...engine.plan import Options
@@ -237,8 +238,8 @@ class DoctorDialog(QDialog):
                 note = "skipped" if event.skipped else ("failed" if event.error else "")
                 self.chart.add_stage(event.name, event.title, event.rate, event.in_path, note)
             case (PlanReady() | TreePlanReady() | StageChanged() | Sample() | LogLine() | Progress()
-                  | Stalled() | DatasetState() | Verdict() | Finished() | Failed()):
-                pass  # a job's kinds: the doctor emits none
+                  | Stalled() | DatasetState() | Verdict() | Finished() | Failed() | Wire()):
+                pass  # a job's kinds: the doctor emits none (its report carries the wire)
             case _:
                 assert_never(event)
 

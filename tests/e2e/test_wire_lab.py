@@ -1,0 +1,121 @@
+"""The wire read on real links of the namespace lab: a veth whose ends have different MTUs (its
+path MTU measured), the tbf-shaped link's ceiling and a transfer drawn against it, and a host
+without ethtool saying "unknown" (tests/data/wire holds the captures the unit tests read)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lab.shaped import ShapedLab
+from lab.sshd import Lab, SshdLab
+from lab.util import run, snapshot_guid, zfs
+from lab.zfsfuse import PoolFactory
+
+from zmigrate.engine.hosts.login import HostSpec, connect
+from zmigrate.engine.plain_words import link_detail
+from zmigrate.engine.wire import read_side
+
+pytestmark = [pytest.mark.lab, pytest.mark.timeout(600)]
+
+IP = "/usr/sbin/ip"
+SHAPED_BITS = 400_000_000
+
+
+def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "zmigrate", *args], capture_output=True,
+                          text=True, timeout=300, env=env, stdin=subprocess.DEVNULL)
+
+
+def _events(out: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+
+
+@pytest.fixture
+def jumbo_one_end(lab: Lab, tmp_path: Path) -> Iterator[ShapedLab]:
+    """A namespace pair of its own, unshaped: MTU 9000 on this machine's end, 1500 on lab-far's."""
+    pair = ShapedLab(tmp_path / "jumbo", lab, rate=None, mtu=1500).start()
+    try:
+        run([IP, "link", "set", pair.near_link, "mtu", "9000"], timeout=30)
+        yield pair
+    finally:
+        pair.stop()
+
+
+def test_mtus_that_differ_are_reported_with_the_path_mtu_measured(
+        jumbo_one_end: ShapedLab) -> None:
+    r = _cli(jumbo_one_end.env(), "doctor", "lab-src", "lab-far", "--stage", "network",
+             "--seconds", "2", "--json")
+    assert r.returncode == 0, r.stderr + r.stdout
+    report = _events(r.stdout)[-1]
+    wire = report["wire"]
+    src, dst = wire["source"], wire["destination"]
+    assert (src["iface"], src["mtu"], dst["mtu"]) == (jumbo_one_end.near_link, 9000, 1500)
+    # Measured by DF pings: a 9000-byte packet does not reach the 1500 end; veth takes its MTU
+    # plus a VLAN tag's 4 bytes, no more.
+    assert 1500 <= src["path_mtu"] <= 1504, src
+    assert dst["path_mtu"] == 1500, dst
+    advice = {a["kind"]: a["figures"] for a in report["advice_items"]}
+    assert advice["mtu_mismatch"]["path_mtu"] == 1500, report["advice_items"]
+    assert any(text.startswith("MTU 9000 on the source") and "the path carries 1500" in text
+               for text in report["advice"]), report["advice"]
+    print("\n" + "\n".join(report["advice"]))
+
+
+def test_the_shaped_links_ceiling_and_a_transfer_drawn_against_it(
+        shaped_lab: ShapedLab, make_pool: PoolFactory) -> None:
+    shaped_lab.shape("400mbit")
+    src = make_pool("wsrc", size_mb=768)
+    ds = f"{src.name}/data"
+    zfs("create", "-o", "compression=off", ds)
+    run(["dd", "if=/dev/urandom", f"of={src.mountpoint / 'data' / 'blob'}", "bs=1M",
+         "count=320", "status=none"], timeout=120)
+    zfs("snapshot", f"{ds}@s")
+    dst = make_pool("wdst", size_mb=768)
+    sent = _cli(shaped_lab.env(), "send", f"lab-src:{ds}@s", f"lab-far:{dst.name}/copy",
+                "--json", "--no-history")
+    assert sent.returncode == 0, sent.stderr + sent.stdout
+    events = _events(sent.stdout)
+    assert snapshot_guid(f"{dst.name}/copy@s") == snapshot_guid(f"{ds}@s")
+    wires = [e for e in events if e["event"] == "wire"]
+    assert len(wires) == 1, [e["event"] for e in events]
+    ceiling = wires[0]["ceiling"]
+    assert (ceiling["limit"], ceiling["bits"], ceiling["host"]) == ("shaping", SHAPED_BITS,
+                                                                     "lab-src"), ceiling
+    assert wires[0]["source"]["shaping"] == SHAPED_BITS
+    done = events[-1]
+    rate = float(done["bytes"]) / float(done["seconds"])
+    share = rate / ceiling["rate"]
+    expected = rate / (SHAPED_BITS / 8)
+    verdicts = [f"{v['kind']} {v['text']}" for v in events if v["event"] == "verdict"]
+    print(f"\nrate {rate / 2**20:.1f} MiB/s, ceiling {ceiling['rate'] / 2**20:.1f} MiB/s, "
+          f"share {share:.0%}; " + "; ".join(verdicts))
+    assert abs(share - expected) <= 0.10 * expected, (share, expected)
+    assert 0.5 <= share <= 1.05, share  # drawn against the link it crossed
+
+
+def test_a_host_without_ethtool_says_unknown(
+        lab: Lab, shaped_lab: ShapedLab, tmp_path_factory: pytest.TempPathFactory,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    runner = SshdLab(tmp_path_factory.mktemp("noethtool"))
+    try:
+        bare = runner.start_bare(lab, "lab-noethtool", "/bin/bash",
+                                 without=frozenset({"ethtool"}))
+        monkeypatch.setenv("ZMIGRATE_SSH_CONFIG", str(lab.ssh_config))
+        monkeypatch.setenv("ZMIGRATE_KNOWN_HOSTS", str(lab.known_hosts))
+        monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+        host = connect(HostSpec(bare.alias))
+        try:
+            side = read_side(host, f"{shaped_lab.net}.2")
+        finally:
+            host.close()
+    finally:
+        runner.stop()
+    assert side.iface == shaped_lab.near_link and side.mtu == 1500
+    assert side.rings is None and "ethtool" in side.missing, side
+    assert "rings unknown (no ethtool)" in link_detail(side), link_detail(side)
