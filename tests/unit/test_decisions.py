@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -240,3 +242,39 @@ def test_partial_ways_plans_resume_and_discard_or_says_it_changed() -> None:
     assert unread.discard is not None
     wrong = partial_ways(src, dst, "tank/data@s1", "backup/data", Transport.TCP, info)
     assert wrong.resume is None and wrong.resume_refused is not None  # another snapshot
+
+
+def _copies(found: Callable[[ast.AST], bool], home: str) -> list[str]:
+    package = Path(__file__).parents[2] / "zmigrate"
+    return sorted(
+        f"{path.relative_to(package.parent)}:{node.lineno}: {ast.unparse(node)}"
+        for path in package.rglob("*.py") if path.relative_to(package).as_posix() != home
+        for node in ast.walk(ast.parse(path.read_text())) if found(node))
+
+
+def _inside_test(node: ast.AST) -> bool:
+    """`name.startswith(root + "/")` or `.startswith(f"{root}/")`: within/below written out."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "startswith" and node.args):
+        return False
+    arg = node.args[0]
+    if isinstance(arg, ast.BinOp) and isinstance(arg.right, ast.Constant):
+        return arg.right.value == "/"
+    return isinstance(arg, ast.JoinedStr) and isinstance(arg.values[-1], ast.Constant) \
+        and str(arg.values[-1].value).endswith("/")
+
+
+def _labels_compared(node: ast.AST) -> bool:
+    """`a.label == b.label`: whether two ends are one host, written out."""
+    return isinstance(node, ast.Compare) and sum(
+        isinstance(side, ast.Attribute) and side.attr == "label"
+        for side in [node.left, *node.comparators]) >= 2
+
+
+def test_each_decision_is_written_in_its_one_place_only() -> None:
+    assert _copies(_inside_test, "engine/cmdline.py") == []
+    assert _copies(_labels_compared, "engine/hosts/same.py") == []
+    for line in ('n.startswith(root + "/")', 'n.startswith(f"{root}/")'):
+        assert _inside_test(ast.parse(line).body[0].value), line  # type: ignore[attr-defined]
+    assert not _inside_test(ast.parse('p.startswith("/")').body[0].value)  # type: ignore[attr-defined]
+    assert _labels_compared(ast.parse("a.label == b.host.label").body[0].value)  # type: ignore[attr-defined]
