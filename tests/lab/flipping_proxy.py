@@ -1,7 +1,8 @@
 """A TCP relay on loopback that flips one bit of what it carries: damage in flight, on demand.
 
-mbuffer's listener binds the IPv4 wildcard, so the relay takes the same port on ::1 (v6 only) and
-passes the stream on to 127.0.0.1 - which is also the one client address the listener accepts.
+The relay listens on [::1]:port and passes the stream on to 127.0.0.1:upstream - which is also
+the one client address the listener accepts. Its port is not the listener's: zmigrate refuses a
+port another process holds (transports/listener.py), so the test points the sender at the relay.
 """
 
 from __future__ import annotations
@@ -12,11 +13,12 @@ import time
 
 
 class FlippingProxy:
-    """Accepts one connection on [::1]:port, relays it to 127.0.0.1:port, and XORs 0x01 into
-    byte `offset` of the stream (counted from the first byte received)."""
+    """Accepts one connection on [::1]:port, relays it to 127.0.0.1:upstream, and XORs 0x01
+    into byte `offset` of the stream (counted from the first byte received)."""
 
-    def __init__(self, port: int, offset: int) -> None:
+    def __init__(self, port: int, offset: int, upstream: int | None = None) -> None:
         self.port = port
+        self.upstream = port if upstream is None else upstream
         self.offset = offset
         self.flipped = False
         self.relayed = 0
@@ -54,7 +56,7 @@ class FlippingProxy:
         deadline = time.monotonic() + 10
         while True:
             try:
-                return socket.create_connection(("127.0.0.1", self.port), timeout=10)
+                return socket.create_connection(("127.0.0.1", self.upstream), timeout=10)
             except ConnectionRefusedError:
                 if time.monotonic() > deadline:
                     raise

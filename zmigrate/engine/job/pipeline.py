@@ -14,23 +14,26 @@ from dataclasses import dataclass
 from typing import Literal
 
 from .. import cmdline, mbuffer
-from ..errors import CancelledError, TransferError, ZmigrateError
+from ..errors import CancelledError, PortInUseError, TransferError, ZmigrateError
 from ..events import Progress, Side, StageChanged
 from ..hosts import Host, Process
 from ..hosts import tools as capabilities
 from ..plan import Plan, Step
 from ..rate import SmoothedRate, eta
+from ..transports.listener import LISTEN_TIMEOUT, holders, parse_taken
 from ..transports.route import diagnose, route_error
-from ..transports.tcp import LISTEN_TIMEOUT
 from .stall_watch import StallMonitor, StepEnds
 from .stream_watch import Emit, SideState, StreamWatch
 from .why_failed import (
-    UNREACHABLE_FIX,
     cut_off,
+    dropped,
     end_error,
     exit_text,
-    rejected_address,
+    rejected_addresses,
     rejected_error,
+    taken_error,
+    unchecked_words,
+    unreached_error,
 )
 
 # A tcp sender that has not reached the listener by then never will in useful time (a dropped
@@ -183,6 +186,43 @@ def pause(procs: list[Process], statuses: list[int | None], cancelled: threading
         cancelled.wait(0.02)
 
 
+def wait_ours(watch: StreamWatch, proc: Process, cancelled: threading.Event, dst: Host,
+              port: int, emit: Emit, stopped: Callable[[], ZmigrateError]) -> None:
+    """Until the listener's probe says our listener holds `port`: a port someone else holds is
+    an error naming them (the sender never starts, so no byte reaches them); `stopped` makes
+    the error of a listener that ended first."""
+    # The listener's probe prints its answer; output may still be on its way after an exit.
+    state = await_listener(watch.settled.wait, proc, cancelled, poll=0.01, grace=0.5)
+    if watch.taken is not None:
+        raise taken_error(port, dst.label, *watch.taken)
+    if state == "listening":
+        if watch.unchecked:
+            emit(StageChanged("starting", unchecked_words(port, dst.label)))
+        return
+    if state == "cancelled":
+        raise CancelledError("cancelled")
+    if state == "stopped":
+        error = stopped()
+        if isinstance(error, PortInUseError):
+            # Its probe had no time to say who holds the port: ask. Nobody any more (a port
+            # taken and let go meanwhile): another port will do.
+            taken = port_holder(dst, port)
+            if taken is not None:
+                raise taken_error(port, dst.label, *taken) from error
+        raise error
+    raise TransferError(f"the receiver did not listen on port {port} within "
+                        f"{LISTEN_TIMEOUT:.0f} s", host=dst.label)
+
+
+def port_holder(host: Host, port: int) -> tuple[str, str] | None:
+    """(pid, `user args`) of a process holding `port` on `host`, if any."""
+    try:
+        r = host.run(holders(port), timeout=30)
+    except ZmigrateError:
+        return None
+    return next((t for t in map(parse_taken, r.stdout.splitlines()) if t is not None), None)
+
+
 class StepRunner:
     """Runs one Step to its end, or until cancelled."""
 
@@ -241,19 +281,9 @@ class StepRunner:
         stop_processes(procs)
 
     def _wait_listening(self, proc: Process) -> None:
-        port = self.plan.port
-        assert port is not None
-        # The listener's probe prints the mark; output may still be on its way after an exit.
-        state = await_listener(self.watch.listening.wait, proc, self.cancelled, poll=0.01,
-                               grace=0.5)
-        if state == "listening":
-            return
-        if state == "cancelled":
-            raise CancelledError("cancelled")
-        if state == "stopped":
-            raise self._end_error(self.receive, "the receiver stopped before listening")
-        raise TransferError(f"the receiver did not listen on port {port} within "
-                            f"{LISTEN_TIMEOUT:.0f} s", host=self.dst.label)
+        assert self.plan.port is not None
+        wait_ours(self.watch, proc, self.cancelled, self.dst, self.plan.port, self.emit,
+                  lambda: self._end_error(self.receive, "the receiver stopped before listening"))
 
     def _progress(self) -> None:
         now = time.monotonic()
@@ -373,14 +403,13 @@ class StepRunner:
                 raise CancelledError("the transfer was cancelled; both ends were stopped")
             if connect_by is not None and time.monotonic() > connect_by:
                 connect_by = None
+                # A connection the listener rejected (a stranger's, a port scan) does not
+                # count: only the sender reaching it does.
                 if not self._connected() and first_error is None \
-                        and rejected_address(self.receive) is None \
                         and all(p.poll() is None for p, _, _ in procs):
                     self.stop()
-                    raise TransferError(
-                        f"the source could not reach the destination's listener (port "
-                        f"{self.plan.port}) within {CONNECT_TIMEOUT:.0f} s",
-                        host=self.src.label, fix=UNREACHABLE_FIX)
+                    raise unreached_error(self.plan.port, CONNECT_TIMEOUT, self.src.label,
+                                          rejected_addresses(self.receive))
             statuses = [p.poll() for p, _, _ in procs]
             for (_proc, state, what), status in zip(procs, statuses, strict=True):
                 if status not in (None, 0) and first_error is None:
@@ -405,9 +434,13 @@ class StepRunner:
     def _explain(self, procs: list[tuple[Process, SideState, str]],
                  first_error: ZmigrateError) -> ZmigrateError:
         """The error that says best why the step failed."""
-        rejected = rejected_address(self.receive)
-        if rejected is not None:
-            return rejected_error(rejected, self.dst.label)
+        rejected = rejected_addresses(self.receive)
+        if len(rejected) == 1 and not self._connected() and dropped(self.send):
+            # The sender's connection was dropped before any byte arrived, and the listener
+            # refused exactly one address meanwhile: the sender's own, seen through a NAT.
+            # Anything else (several addresses, a sender that got through or never reached
+            # the host) is a stranger's: not advice.
+            return rejected_error(rejected[0], self.dst.label)
         # Prefer the receiver's explanation: zfs receive says why a stream was refused -
         # unless the sender failed too and the receiver only saw its stream cut off (then
         # the sender's end is where it happened, e.g. a killed sender mbuffer).

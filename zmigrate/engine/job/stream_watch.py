@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from .. import mbuffer
 from ..errors import TransferError
 from ..events import LogLine, Observer, Sample, Side
-from ..transports.tcp import CONNECTED_MARK, LISTENING_MARK
+from ..transports.listener import CONNECTED_MARK, LISTENING_MARK, UNCHECKED_WORD, parse_taken
 
 FINAL_LINES_WAIT = 30.0  # seconds for mbuffer's summary and hash to arrive after its exit (a slow
 # emulated guest under load took more than 10)
@@ -39,7 +39,8 @@ class SideState:
 class StreamWatch:
     """Reads the output of a step's processes into both sides' `SideState`.
 
-    `listening` and `peer_connected` are set by the tcp listener's probe (transports.tcp)."""
+    `listening`, `settled`, `taken` and `peer_connected` are set by a listening transport's
+    probe (transports/listener.py)."""
 
     def __init__(self, send: SideState, receive: SideState, emit: Emit, t0: float,
                  stream_hash: bool) -> None:
@@ -50,6 +51,10 @@ class StreamWatch:
         self.stream_hash = stream_hash
         self.listening = threading.Event()  # the listener's probe saw its port listen
         self.peer_connected = threading.Event()  # ... and then the sender connect
+        # The probe has its answer: listening (set with `listening`) or the port taken.
+        self.settled = threading.Event()
+        self.unchecked = False  # no tool there names a socket's owner: listening, unchecked
+        self.taken: tuple[str, str] | None = None  # (pid, `user args`) of the port's holder
 
     def output(self, state: SideState, data: bytes, both: bool = False) -> None:
         for piece in state.splitter.feed(data):
@@ -88,8 +93,15 @@ class StreamWatch:
                 self._final(st)
             return
         text = line.strip()
-        if text == LISTENING_MARK:
+        if text in (LISTENING_MARK, f"{LISTENING_MARK} {UNCHECKED_WORD}"):
+            self.unchecked = text != LISTENING_MARK
             self.listening.set()
+            self.settled.set()
+            return
+        taken = parse_taken(text)
+        if taken is not None:
+            self.taken = taken
+            self.settled.set()
             return
         if text == CONNECTED_MARK:
             self.peer_connected.set()

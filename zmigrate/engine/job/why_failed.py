@@ -93,13 +93,50 @@ def end_error(state: SideState, what: str, host: Host,
                               fix="give another --port, or leave it out to pick a free one")
     return TransferError(f"{what}: {detail}", host=state.host, fix=fix)
 
-def rejected_address(receive: SideState) -> str | None:
-    """The address the destination's mbuffer refused ("rejected connection from X")."""
-    for line in reversed(receive.tail):
+def rejected_addresses(receive: SideState) -> list[str]:
+    """The addresses the destination's mbuffer refused ("rejected connection from X"), each
+    once, in order."""
+    found: list[str] = []
+    for line in receive.tail:
         m = re.search(r"rejected connection from (\S+)", line)
-        if m:
-            return m.group(1)
-    return None
+        if m and m.group(1) not in found:
+            found.append(m.group(1))
+    return found
+
+
+def unreached_error(port: int | None, seconds: float, source: str,
+                    rejected: list[str]) -> TransferError:
+    """The sender did not reach the listener in time. Connections the listener refused meanwhile
+    are named as what they are - not the source zmigrate expected - and never offered in."""
+    refused = ""
+    if rejected:
+        refused = ("; meanwhile the listener refused connections from " + ", ".join(rejected)
+                   + " (not the source's address as zmigrate expected it: if one of them is "
+                   "the source as the destination sees it, check it on the source before "
+                   "passing it to --allow-address)")
+    return TransferError(
+        f"the source could not reach the destination's listener (port {port}) within "
+        f"{seconds:.0f} s{refused}", host=source, fix=UNREACHABLE_FIX)
+
+
+def taken_error(port: int, destination: str, pid: str, who: str) -> TransferError:
+    """Another process holds the port zmigrate's listener was to take: the step stops before
+    the sender starts, so nothing reaches it."""
+    holder = (f"process {pid} ({who})" if pid != "?" and who else f"process {pid}"
+              if pid != "?" else "a process zmigrate cannot see (another user's)")
+    return TransferError(
+        f"port {port} on {destination} is held by {holder}, not by zmigrate's listener: "
+        "nothing was sent",
+        host=destination,
+        fix=f"find out why that process listens on port {port} (it may be waiting for a "
+        "stream that is not its own); stop it or give another --port",
+    )
+
+
+def unchecked_words(port: int, destination: str) -> str:
+    """The note when no tool there could name the process holding the listener's port."""
+    return (f"{destination} lists no socket's process (neither ss nor sockstat): zmigrate "
+            f"could not check that port {port} is held by its own listener")
 
 
 CUT_OFF = ("incomplete stream", "failed to read from stream", "premature end",
@@ -125,6 +162,15 @@ def cut_off(state: SideState) -> bool:
     lines = [line.lower() for line in state.tail]
     return any(k in line for line in lines for k in CUT_OFF) \
         and not any(line.endswith("killed") for line in lines)
+
+
+def dropped(send: SideState) -> bool:
+    """Whether the sender's connection was taken and then dropped by the other end (what a
+    listener that rejects it does), rather than never made."""
+    # mbuffer's own words about its socket ("error writing to host:port ...: Broken pipe"),
+    # not zfs send's broken pipe into an mbuffer that never connected.
+    lines = [line.lower() for line in send.tail if "error writing to" in line.lower()]
+    return any("broken pipe" in line or "connection reset" in line for line in lines)
 
 
 def exit_text(status: int) -> str:

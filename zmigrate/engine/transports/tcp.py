@@ -2,7 +2,8 @@
 
 The fastest way between hosts that reach each other on a trusted network: no cipher, a buffer
 at each end. The destination listens on a port first; a probe beside the listener says when it
-listens and when the sender has connected.
+listens - its own process holding the port (transports/listener.py) - and when the sender has
+connected.
 """
 
 from __future__ import annotations
@@ -14,42 +15,19 @@ from ..errors import PreflightError, PreflightReason
 from ..findings import Figure, Finding
 from ..hosts import tools as capabilities
 from .base import Carrier, Ends, StreamSpec, Transport
+from .listener import with_readiness_probe
 
 if TYPE_CHECKING:
     from ..hosts import Host
     from ..zfs import Capabilities
     from .base import PlanFacts
 
-LISTEN_TIMEOUT = 20.0
-LISTENING_MARK = "@@zmigrate-listening"  # printed by the listener's own readiness probe
-# Printed by the same probe once the port stops listening: mbuffer -I closes its listening
-# socket when it accepts the sender (one that it rejects leaves it open), so the source has
-# connected - even before `zfs send` has written its first byte.
-CONNECTED_MARK = "@@zmigrate-connected"
-# How long the probe keeps watching for that connection (the step fails long before).
-CONNECTED_WATCH = 600.0
 WIRE_BLOCKS = 64  # the compressed stream's receiving mbuffer: 8 MiB of 128 KiB blocks
 
 
 def address_port(address: str, port: int) -> str:
     """`host:port` as mbuffer takes it (`[v6]:port` for an IPv6 address)."""
     return f"[{address}]:{port}" if ":" in address else f"{address}:{port}"
-
-
-def with_readiness_probe(line: str, port: int, seconds: float = LISTEN_TIMEOUT) -> str:
-    """`line` (a listener's pipeline) with a probe beside it, in its process group, that prints
-    LISTENING_MARK on stderr once `port` listens - the listener's own channel says it is ready,
-    one SSH session sooner than a separate check (about 0.1 s a dataset in a tree) - and then
-    CONNECTED_MARK once it no longer listens, the sender having connected."""
-    tries = max(1, round(seconds / 0.02))
-    watch = max(1, round(CONNECTED_WATCH / 0.1))
-    grep = capabilities.listening_grep(port)
-    probe = (f"( i=0; while [ $i -lt {tries} ]; do {grep} && break; i=$((i+1)); "
-             "sleep 0.02 2>/dev/null || sleep 1; done; [ $i -lt "
-             f"{tries} ] || exit 1; echo {LISTENING_MARK} >&2; i=0; "
-             f"while [ $i -lt {watch} ]; do {grep} || {{ echo {CONNECTED_MARK} >&2; exit 0; }}; "
-             "i=$((i+1)); sleep 0.1 2>/dev/null || sleep 1; done ) &")
-    return f"{probe} {line}"
 
 
 class Tcp(Carrier):

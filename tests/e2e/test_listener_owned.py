@@ -1,0 +1,111 @@
+"""The listener is ours or nothing (issue 33): a port held by another process stops the job
+before the sender starts, and a stranger's connection the listener rejects neither disarms the
+connect deadline nor becomes advice to let that stranger in."""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+
+import pytest
+from lab.util import dataset_exists, wait_until, zfs, zfs_processes_naming
+from lab.zfsfuse import Pool
+
+from zmigrate.engine.errors import TransferError
+from zmigrate.engine.events import StageChanged
+from zmigrate.engine.hosts import Host
+from zmigrate.engine.job import Job, Request
+from zmigrate.engine.job import preflight as job_preflight
+from zmigrate.engine.job.why_failed import UNREACHABLE_FIX
+from zmigrate.engine.plan import Options
+from zmigrate.engine.units import MiB
+
+pytestmark = pytest.mark.lab
+
+
+def _dataset(pool: Pool, mb: int = 2) -> str:
+    ds = f"{pool.name}/ds"
+    zfs("create", ds)
+    with open(pool.mountpoint / "ds" / "data", "wb") as f:
+        f.write(os.urandom(mb * MiB))
+    zfs("snapshot", f"{ds}@s")
+    return ds
+
+
+def _leftovers(*pools: Pool) -> list[str]:
+    return zfs_processes_naming(*[p.name for p in pools], "mbuffer")
+
+
+def test_a_port_taken_before_the_listener_stops_the_job_and_gets_nothing(
+        lab_hosts: tuple[Host, Host], pools: tuple[Pool, Pool],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another process binds the port between the pick and the listener's start (this test,
+    on purpose): the job stops with an error naming that process, the sender never starts,
+    and not one connection reaches the squatter."""
+    src_pool, dst_pool = pools
+    ds = _dataset(src_pool)
+    src, dst = lab_hosts
+    squatter = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    squatter.bind(("0.0.0.0", 0))  # noqa: S104 - the lab's destination listens on all addresses
+    squatter.listen(8)
+    busy = squatter.getsockname()[1]
+    monkeypatch.setattr(job_preflight, "free_port", lambda host, **kw: busy)
+    seen: list[object] = []
+    try:
+        with pytest.raises(TransferError) as info:
+            Job(src, dst, Request(f"{ds}@s", f"{dst_pool.name}/squatted",
+                                  Options(buffer_size=16 * MiB)), seen.append).run()
+        squatter.setblocking(False)
+        with pytest.raises(BlockingIOError):
+            squatter.accept()  # nobody connected: the sender never started
+    finally:
+        squatter.close()
+    err = info.value
+    assert f"port {busy} on lab-dst is held by process {os.getpid()}" in err.message, err.message
+    assert err.host == "lab-dst" and err.fix is not None and "--port" in err.fix
+    assert not any(isinstance(e, StageChanged) and e.stage == "sending" for e in seen)
+    assert not any(isinstance(e, StageChanged) and "was taken" in e.detail for e in seen)
+    assert not dataset_exists(f"{dst_pool.name}/squatted")
+    assert wait_until(lambda: not _leftovers(*pools), 10), _leftovers(*pools)
+
+
+def test_a_rejected_stranger_is_not_advised(
+        lab_hosts: tuple[Host, Host], pools: tuple[Pool, Pool]) -> None:
+    """The sender cannot reach the listener (a connect address nobody answers on); a stranger
+    connects meanwhile and is rejected. The job fails on what really happened (the sender
+    reached nobody) and never offers the stranger --allow-address."""
+    src_pool, dst_pool = pools
+    ds = _dataset(src_pool)
+    src, dst = lab_hosts
+    stranger_sent: list[str] = []
+
+    def observe(event: object) -> None:
+        if isinstance(event, StageChanged) and event.stage == "sending" and not stranger_sent:
+            port = job.plan.port if job.plan else None
+            assert port is not None
+            # From the lab's eth0 address: not the 127.0.0.1 the listener accepts.
+            try:
+                with socket.create_connection(("192.0.2.2", port), timeout=5) as s:
+                    s.sendall(b"forged" * 1000)
+            except OSError:
+                pass  # rejected: closed under its feet
+            stranger_sent.append("192.0.2.2")
+
+    options = Options(buffer_size=16 * MiB, allow_address="127.0.0.1",
+                      connect_address="192.0.2.77")
+    job = Job(src, dst, Request(f"{ds}@s", f"{dst_pool.name}/unreached", options), observe)
+    t0 = time.monotonic()
+    with pytest.raises(TransferError) as info:
+        job.run()
+    took = time.monotonic() - t0
+    err = info.value
+    assert stranger_sent
+    assert took < 40, took
+    assert "--allow-address" not in (err.fix or ""), (err.message, err.fix)
+    assert "rejected the connection" not in err.message, err.message
+    # The sender's own failure (no one at 192.0.2.77), or the deadline: either way the way
+    # between the hosts, with its advice.
+    assert err.fix == UNREACHABLE_FIX, (err.message, err.fix)
+    assert not dataset_exists(f"{dst_pool.name}/unreached")
+    assert wait_until(lambda: not _leftovers(*pools), 10), _leftovers(*pools)
