@@ -33,8 +33,10 @@ def _dataset(pool: Pool, mb: int = 2) -> str:
     return ds
 
 
-def _leftovers(*pools: Pool) -> list[str]:
-    return zfs_processes_naming(*[p.name for p in pools], "mbuffer")
+def _leftovers(pools: tuple[Pool, Pool], port: int | None) -> list[str]:
+    """Processes of this test's job: they name its pools or its port (other sessions' jobs
+    may run beside it)."""
+    return zfs_processes_naming(*[p.name for p in pools], *([f":{port}"] if port else []))
 
 
 def test_a_port_taken_before_the_listener_stops_the_job_and_gets_nothing(
@@ -67,7 +69,7 @@ def test_a_port_taken_before_the_listener_stops_the_job_and_gets_nothing(
     assert not any(isinstance(e, StageChanged) and e.stage == "sending" for e in seen)
     assert not any(isinstance(e, StageChanged) and "was taken" in e.detail for e in seen)
     assert not dataset_exists(f"{dst_pool.name}/squatted")
-    assert wait_until(lambda: not _leftovers(*pools), 10), _leftovers(*pools)
+    assert wait_until(lambda: not _leftovers(pools, busy), 10), _leftovers(pools, busy)
 
 
 def test_a_rejected_stranger_is_not_advised(
@@ -108,4 +110,5 @@ def test_a_rejected_stranger_is_not_advised(
     # between the hosts, with its advice.
     assert err.fix == UNREACHABLE_FIX, (err.message, err.fix)
     assert not dataset_exists(f"{dst_pool.name}/unreached")
-    assert wait_until(lambda: not _leftovers(*pools), 10), _leftovers(*pools)
+    port = job.plan.port if job.plan else None
+    assert wait_until(lambda: not _leftovers(pools, port), 10), _leftovers(pools, port)

@@ -35,7 +35,7 @@ def test_a_listener_of_its_own_group_is_ready() -> None:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     own = (f"{sys.executable} -c 'import socket, time; s = socket.socket(); "
-           f"s.bind((\"0.0.0.0\", {port})); s.listen(1); time.sleep(1)'")
+           f"s.bind((\"0.0.0.0\", {port})); s.listen(1); time.sleep(4)'")
     r = _run_in_group(with_readiness_probe(own, port, 5))
     assert r.stderr.splitlines()[0] == LISTENING_MARK, r.stderr
 
