@@ -120,7 +120,7 @@ def read_wire_beside(src: Host, dst: Host, src_caps: zfs.Capabilities,
     thread of its own and emit it as a `Wire` event when read: the preflight does not wait for
     it (a bisected path MTU takes seconds)."""
     transport = default_transport(src, dst, options)
-    if src is dst or src.label == dst.label or not transports.carrier(transport).crosses_link:
+    if same_host(src, dst) or not transports.carrier(transport).crosses_link:
         return
 
     def read() -> None:
