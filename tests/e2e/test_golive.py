@@ -74,11 +74,14 @@ def test_go_live_then_back_on_one_host(lab: Lab,
     r = _cli(lab, env, "go-live", f"lab-src:{old.name}/t", f"lab-src:{new.name}/t", "--back",
              "--yes")
     assert r.returncode == 0, r.stderr + r.stdout
-    # The old pool again: read-only, without what was written into the copy.
-    assert not (path / "written-after-go-live").exists()
+    # The old pool again, writable as before the final sync, with what was written to the
+    # copy while it was live carried back.
+    assert "written to the copy since it went live" in r.stdout, r.stdout
+    assert f"carried back: " in r.stderr and f"{new.name}/t/a" in r.stderr, r.stderr
+    assert (path / "written-after-go-live").read_text() == "new\n"
     assert _get(f"{old.name}/t/a", "mounted") == "yes"
-    with pytest.raises(OSError, match="Read-only file system"):
-        (path / "probe").write_text("x")
+    (path / "probe").write_text("x")
+    assert _get(f"{old.name}/t/a", "readonly") == "off"
     assert _get(f"{new.name}/t/a", "mounted") == "no" and _get(f"{new.name}/t/a",
                                                                "readonly") == "on"
     assert _get(f"{old.name}/t/a", "canmount") == "on"
@@ -134,7 +137,9 @@ def test_go_live_between_two_hosts_under_a_chosen_root(lab: Lab, pools: tuple[Po
     args = ("go-live", f"lab-src:{old.name}/t", f"lab-dst:{new.name}/t", "--mount-root",
             str(live))
     r = _cli(lab, env, *args, "--dry-run")
-    assert r.returncode == 0 and "# on the source" not in r.stdout, r.stdout
+    # The source stays mounted: its only step keeps it read-only (going back restores it).
+    assert r.returncode == 0 and "# on the source: unmount" not in r.stdout, r.stdout
+    assert f"\nzfs set readonly=on {old.name}/t\n" in r.stdout, r.stdout
     r = _cli(lab, env, *args, "--yes")
     assert r.returncode == 0, r.stderr + r.stdout
     names = sorted(os.listdir(old.mountpoint / "t" / "a" / "files"))
@@ -146,6 +151,11 @@ def test_go_live_between_two_hosts_under_a_chosen_root(lab: Lab, pools: tuple[Po
     assert _get(f"{new.name}/t/a", "mounted") == "no" and _get(f"{new.name}/t",
                                                                "readonly") == "on"
     assert _get(f"{new.name}/t", "mountpoint") != str(live)
+    # What was written while live is on the source (sent back from the other host), and the
+    # source is writable again as before the final sync.
+    assert (old.mountpoint / "t" / "a" / "written-live").read_text() == "new\n"
+    assert _get(f"{old.name}/t/a", "readonly") in ("off", "off\ttemporary")
+    (old.mountpoint / "t" / "a" / "probe").write_text("x")
 
 
 def test_go_live_refuses_a_copy_that_is_not_a_final_sync(lab: Lab, pools: tuple[Pool, Pool],

@@ -128,7 +128,7 @@ def test_between_two_hosts_go_live_under_another_folder_and_back(
     done.ui.go_live_button.click()
     qtbot.waitUntil(lambda: done.go_live.box is not None, timeout=30_000)
     box = done.go_live.box
-    assert box is not None and "# on the source" not in box.detailedText()
+    assert box is not None and "# on the source: unmount" not in box.detailedText()
     _button(box, "Under another folder…").click()
     qtbot.waitUntil(lambda: done.go_live.folder_dialog is not None, timeout=10_000)
     folder = done.go_live.folder_dialog

@@ -9,7 +9,9 @@ from typing import Any, TextIO
 
 from zmigrate.engine import cmdline, zfs
 from zmigrate.engine.golive import record as golive_record
+from zmigrate.engine.golive.carry_back import Writes
 from zmigrate.engine.hosts.login import HostSpec
+from zmigrate.engine.units import format_size
 
 from ..engine.golive import GoLivePlan, Step
 from ..engine.history import recent_runs
@@ -23,8 +25,13 @@ def add_parser(sub: Any) -> None:
     gp.add_argument("source", help="[user@]host:pool/ds - the tree's root that was copied")
     gp.add_argument("destination", help="[user@]host:pool/ds - its copy")
     gp.add_argument("--back", action="store_true",
-                    help="undo what go-live did: the copy unmounted and read-only again, the "
-                    "source's mounts and canmount as they were")
+                    help="undo what go-live did (also one cut off halfway): what was written "
+                    "to the copy carried back to the source first, the copy unmounted and "
+                    "read-only again, the source's mounts, canmount and readonly as they were")
+    gp.add_argument("--leave-writes", action="store_true",
+                    help="with --back: leave what was written to the copy while it was live "
+                    "on the copy (kept under a snapshot @zmigrate-left-...) instead of carrying "
+                    "it back to the source first")
     gp.add_argument("--mount-root", metavar="PATH",
                     help="mount the copy under PATH instead of where the source was mounted")
     gp.add_argument("-n", "--dry-run", action="store_true", help="print the commands only")
@@ -34,7 +41,12 @@ def add_parser(sub: Any) -> None:
 
 
 def _lines(plan: GoLivePlan) -> list[str]:
-    return [f"# on the {s.side}: {s.what}\n{cmdline.join(s.argv)}" for s in plan.steps]
+    lines = [f"# on the {s.side}: {s.what}\n{cmdline.join(s.argv)}" for s in plan.remaining]
+    if plan.record is not None:
+        lines.insert(0, f"# continuing the go-live cut off after {plan.done} of "
+                     f"{len(plan.steps)} steps (as the history recorded it; "
+                     "`go-live --back` undoes it instead)")
+    return lines
 
 
 def _confirm(args: argparse.Namespace, err: TextIO) -> bool:
@@ -83,7 +95,7 @@ def _go_live(args: argparse.Namespace, src: Host, dst: Host, source_root: str,
         print("\n".join(_lines(plan)) or "# nothing to change", file=out)
         for note in plan.notes:
             print(f"note: {note}", file=out)
-    if args.dry_run or not plan.steps:
+    if args.dry_run or not plan.remaining and plan.record is None:
         return EXIT_OK
     if not _confirm(args, err):
         return EXIT_ERROR
@@ -106,10 +118,41 @@ def _back(args: argparse.Namespace, src: Host, dst: Host, destination_root: str,
     for s in reversed(steps):
         if s.undo is not None:
             print(f"# on the {s.side}: undo {s.what}\n{cmdline.join(s.undo)}", file=out)
+    writes = golive_record.preview(src, dst, destination_root) if steps else None
+    if writes is not None:
+        print(_writes_said(writes, args.leave_writes), file=out)
     if args.dry_run:
         return EXIT_OK
     if steps and not _confirm(args, err):
         return EXIT_ERROR
-    golive_record.back(src, dst, destination_root)
-    print(f"back: {destination_root} on {dst.label} is out of service again", file=err)
+
+    def said(step: Step) -> None:
+        print(f"{step.side}: undo {step.what}", file=err)
+
+    went = golive_record.back(src, dst, destination_root, leave_writes=args.leave_writes,
+                              on_step=said, said=lambda text: print(f"  {text}", file=err))
+    if went.writes.changed and went.left:
+        print(f"left on the copy: {format_size(went.writes.bytes)} written while live, in "
+              f"{', '.join(went.writes.datasets)}, kept under the snapshot "
+              f"{destination_root}@{went.snapshot}; the source does not have it", file=err)
+    elif went.writes.changed:
+        print(f"carried back: {format_size(went.writes.bytes)} written while live, in "
+              f"{', '.join(went.writes.datasets)}, is on the source (snapshot "
+              f"@{went.snapshot})", file=err)
+    print(f"back: {destination_root} on {dst.label} is out of service again; the source is "
+          "served as before", file=err)
     return EXIT_OK
+
+
+def _writes_said(writes: Writes, leave: bool) -> str:
+    """What going back does with what was written to the copy while live, in words."""
+    if not writes.changed:
+        return "# nothing was written to the copy while it was live"
+    where = ", ".join(f"{name} ({format_size(n)})" for name, n in writes.changed)
+    head = (f"# written to the copy since it went live: {format_size(writes.bytes)} in "
+            f"{len(writes.changed)} dataset(s): {where}")
+    if leave:
+        return (head + "\n# --leave-writes: they stay on the copy only, kept under a snapshot "
+                "@zmigrate-left-...; the source is served again without them")
+    return (head + "\n# going back carries them back to the source first: a snapshot of the "
+            "copy @zmigrate-back-... sent incrementally (--leave-writes leaves them on the copy)")

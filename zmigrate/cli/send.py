@@ -8,7 +8,7 @@ from typing import Any, TextIO
 
 from zmigrate.engine import cmdline
 from zmigrate.engine.golive import readonly_window
-from zmigrate.engine.golive.final_sync import readonly_window_of
+from zmigrate.engine.golive.final_sync import readonly_window_of, remember_readonly
 from zmigrate.engine.golive.readonly_window import Window
 from zmigrate.engine.hosts.login import HostSpec
 from zmigrate.engine.hosts.pair import connect_both
@@ -187,7 +187,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             src, dst = connect_both(src_spec, dst_spec, prompts)
             hosts += [src, dst]
         if tree_request is not None:
-            return _run_tree(args, TreeJob(src, dst, tree_request), out, err)
+            return _run_tree(args, remember_readonly(TreeJob(src, dst, tree_request)), out, err)
         job = Job(src, dst, Request(snapshot, destination, options))
         if not args.dry_run and not args.no_history:
             recorder = Recorder.for_default_store()

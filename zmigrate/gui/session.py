@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 from ..engine.diagnosis import Verdict
 from ..engine.errors import ZmigrateError
 from ..engine.events import Summary
+from ..engine.golive.final_sync import remember_readonly
 from ..engine.hosts import Host, same_host
 from ..engine.job import Job
 from ..engine.plan import Options, Plan
@@ -101,7 +102,8 @@ class Session:
     def new_tree_job(self, destination: str | None = None) -> TreeJob:
         """A TreeJob over the connected hosts (its prepare() plans it, off the GUI thread)."""
         assert self.src_host is not None and self.dst_host is not None
-        return TreeJob(self.src_host, self.dst_host, self.tree_request(destination))
+        return remember_readonly(TreeJob(self.src_host, self.dst_host,
+                                         self.tree_request(destination)))
 
     def reset_transfer(self) -> None:
         """Forget the last transfer (for "start another"); inventories are read again."""

@@ -8,14 +8,13 @@ old pool and the new one sit on one host, the source's datasets are unmounted fi
 
 The plan is data (every command, with the one that undoes it), computed from one property
 read per host, so a face shows it before anything runs. `run` applies it in order; a step that
-fails (a busy mountpoint) undoes what was done and stops. The record of what was done is kept
-(`golive/record.py`), and going back undoes exactly that.
+fails (a busy mountpoint) undoes what was done and stops. The plan and each step are kept in
+the history as they run (`golive/journal.py`), and going back undoes exactly what ran.
 """
 
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .. import cmdline
@@ -62,11 +61,21 @@ class GoLivePlan:
     same_host: bool
     steps: tuple[Step, ...]
     notes: tuple[str, ...] = field(default=())  # e.g. the `zfs load-key` to run
+    # A go-live cut off earlier, continued: its record (the history's row) and how many of
+    # its steps are done; the rest run now.
+    record: int | None = None
+    done: int = 0
+
+    @property
+    def remaining(self) -> tuple[Step, ...]:
+        """The steps still to run."""
+        return self.steps[self.done:]
 
     def to_json(self) -> dict[str, object]:
         return {"event": "go_live_plan", "source": self.source_root,
                 "destination": self.destination_root, "same_host": self.same_host,
-                "steps": [s.to_json() for s in self.steps], "notes": list(self.notes)}
+                "steps": [s.to_json() for s in self.remaining], "notes": list(self.notes),
+                "continues": self.record, "done": self.done}
 
 
 def read_props(host: Host, root: str, extra: tuple[str, ...] = ()) -> Props:
@@ -111,8 +120,10 @@ def _restore(ds: str, prop: str, before: Prop) -> tuple[str, ...]:
 def plan_go_live(src: Props, dst: Props, source_root: str, destination_root: str, *,
                  same_host: bool, mount_root: str | None = None,
                  readonly_before: dict[str, str] | None = None) -> GoLivePlan:
-    """The steps that make the copy the live data. `readonly_before`: the source's readonly
-    before the final sync set it (from the history); off where it does not say."""
+    """The steps that make the copy the live data. `readonly_before`: the source's local
+    readonly before its first final sync set it (from the history; not local where it does
+    not say): the copy's, and the source's again after going back. None: unknown (the copy
+    readonly=off, the source left read-only)."""
     if mount_root is not None and (not posixpath.isabs(mount_root) or
                                    any(c in mount_root for c in "\n\0")):
         raise InvalidNameError(f"the mount root {mount_root!r} is not an absolute path",
@@ -120,10 +131,12 @@ def plan_go_live(src: Props, dst: Props, source_root: str, destination_root: str
     src, dst = datasets(src), datasets(dst)
     steps: list[Step] = []
     notes: list[str] = []
-    if same_host:
-        steps += _source_out_of_the_way(src)
     pairs = [(s, destination_root + s[len(source_root):]) for s in sorted(src)
              if destination_root + s[len(source_root):] in dst]
+    if readonly_before is not None:
+        steps += _source_stays_readonly([s for s, _ in pairs], readonly_before)
+    if same_host:
+        steps += _source_out_of_the_way(src)
     if same_host:
         copied = {s for s, _ in pairs}
         notes += [f"{name} was not copied: it is unmounted with the rest of the source and "
@@ -133,6 +146,9 @@ def plan_go_live(src: Props, dst: Props, source_root: str, destination_root: str
     for s_name, d_name in pairs:
         steps += _copy_like_source(src[s_name], dst[d_name], s_name, d_name, source_root,
                                    destination_root, mount_root, readonly_before or {})
+    if readonly_before is None and pairs:
+        notes.append("the history does not say how read-only the source was before the final "
+                     "sync: it stays read-only after going back")
     for s_name, d_name in pairs:
         props = dst[d_name]
         if props.get("keystatus", Prop("-", "-")).value == "unavailable":
@@ -147,6 +163,19 @@ def plan_go_live(src: Props, dst: Props, source_root: str, destination_root: str
     return GoLivePlan(source_root, destination_root, same_host, tuple(steps), tuple(notes))
 
 
+def _source_stays_readonly(names: list[str], before: dict[str, str]) -> list[Step]:
+    """The source stays read-only while the copy is live (the final sync set it); first, so
+    that going back puts its readonly back as before that sync last (set, or inherited)."""
+    out = []
+    for name in names:
+        ds = cmdline.dataset(name)
+        undo = (_set(name, "readonly", before[name]) if name in before
+                else ("zfs", "inherit", "readonly", ds))
+        out.append(Step("source", f"readonly=on kept on {name} (going back restores it)",
+                        _set(name, "readonly", "on"), undo))
+    return out
+
+
 def _source_out_of_the_way(src: Props) -> list[Step]:
     """Old and new pool on one host: the source's datasets unmounted (children first) and set
     canmount=noauto, so their paths are free for the copy; nothing is destroyed."""
@@ -156,7 +185,7 @@ def _source_out_of_the_way(src: Props) -> list[Step]:
         if props["mounted"].value == "yes":
             ds = cmdline.dataset(name)
             steps.append(Step("source", f"unmount {name}", ("zfs", "unmount", ds),
-                              ("zfs", "mount", ds),
+                              ("zfs", "mount", ds), already="not currently mounted",
                               path=props["mountpoint"].value))
     for name in sorted(src):
         canmount = src[name]["canmount"]
@@ -225,59 +254,4 @@ def _will_mount(s: dict[str, Prop], d: dict[str, Prop]) -> bool:
 
 
 class GoLiveError(ZmigrateError):
-    """A step failed; what was done before it was undone."""
-
-
-def run(plan: GoLivePlan, src: Host, dst: Host,
-        on_step: Callable[[Step], None] | None = None) -> list[Step]:
-    """Apply the plan in order; returns the steps done. On a failure, undoes them (last
-    first) and raises GoLiveError naming the step (e.g. a busy mountpoint)."""
-    done: list[Step] = []
-    for step in plan.steps:
-        host = src if step.side == "source" else dst
-        if on_step is not None:
-            on_step(step)
-        r = host.execute(host.privileged(list(step.argv)), timeout=300)
-        if not r.ok and not (step.already and step.already in r.stderr):
-            undo(done, src, dst)
-            busy = "busy" in r.stderr.lower()
-            lines = r.stderr.strip().splitlines()
-            raise GoLiveError(
-                f"{step.what} failed: {lines[-1] if lines else f'exit {r.status}'}"
-                + ("; it is in use" if busy else ""),
-                host=host.label,
-                fix=("a process holds a file or its working directory there: stop it (`fuser -vm "
-                     "PATH` on Linux, `fstat -f PATH` on FreeBSD names it), then go live again; "
-                     "nothing was changed" if busy else
-                     "nothing was left changed: what ran before it was undone"))
-        done.append(step)
-    return done
-
-
-_NOT_MOUNTED = "not currently mounted"
-
-
-def _unmounts(step: Step) -> bool:
-    return step.side == "destination" and step.undo is not None \
-        and step.undo[:2] == ("zfs", "unmount")
-
-
-def undo(done: list[Step], src: Host, dst: Host) -> list[str]:
-    """Run the undo of each done step, last first; the ones that failed, in words."""
-    failed: list[str] = []
-    for step in reversed(done):
-        if step.undo is None:
-            continue
-        host = src if step.side == "source" else dst
-        r = host.execute(host.privileged(list(step.undo)), timeout=300)
-        if not r.ok and not (_unmounts(step) and _NOT_MOUNTED in r.stderr):
-            failed.append(f"{cmdline.join(step.undo)} on {host.label}: {r.stderr.strip()}")
-    # Restoring the copy's mountpoint remounts it (OpenZFS mounts a canmount=on dataset whose
-    # mountpoint changes): what going live mounted is unmounted again, children first.
-    for step in reversed(done):
-        if _unmounts(step):
-            assert step.undo is not None
-            r = dst.execute(dst.privileged(list(step.undo)), timeout=300)
-            if not r.ok and _NOT_MOUNTED not in r.stderr:
-                failed.append(f"{cmdline.join(step.undo)} on {dst.label}: {r.stderr.strip()}")
-    return failed
+    """Going live or back could not be done (a step failed, the copy is not ready)."""

@@ -1,8 +1,11 @@
-"""A final sync's read-only window for a prepared tree job, timed on the history's runs."""
+"""A final sync's read-only window for a prepared tree job, timed on the history's runs; the
+source's readonly before its first final sync, kept in the history (`remember_readonly`)."""
 
 from __future__ import annotations
 
-from ..history import recent_runs
+import time
+
+from ..history import History, HistoryError, golive_log, recent_runs
 from ..tree import TreeJob
 from .readonly_window import Window, past_runs, predict
 
@@ -14,3 +17,18 @@ def readonly_window_of(job: TreeJob) -> Window:
     assert job.plan is not None and job.known is not None, "prepare() first"
     return predict(job.plan, job.known.src_sets, job.known.dst_sets,
                    past_runs(records, job.plan))
+
+
+def remember_readonly(job: TreeJob) -> TreeJob:
+    """`job`, keeping the source's readonly as it was before its FIRST final sync in the
+    history: a retried final sync reads its predecessor's readonly=on, not the user's."""
+    job.readonly_memory = _remember
+    return job
+
+
+def _remember(host: str, now: dict[str, str | None]) -> dict[str, str | None]:
+    try:
+        with History() as history:
+            return golive_log.remember_readonly(history, host, now, time.time())
+    except HistoryError:
+        return now  # no history: this run's own reading, as before

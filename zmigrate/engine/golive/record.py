@@ -1,5 +1,6 @@
-"""Going live and back as one flow each: plan from both hosts' properties, apply, and record
-what was done in the history (`history/golive_log.py`) so going back undoes exactly that."""
+"""Going live and back as one flow each: plan from both hosts' properties (or continue the
+plan the history holds), apply it step by step as a journal (`journal.py`), and go back by
+undoing exactly what ran, the copy's writes carried back first (`carry_back.py`)."""
 
 from __future__ import annotations
 
@@ -12,20 +13,23 @@ from ..errors import ZmigrateError
 from ..history import History, golive_log
 from ..history.records import JobRecord
 from ..hosts import Host, same_host
+from . import carry_back, journal
 from .checks import busy_mountpoints, check_ready, refuse_busy
-from .cutover import GoLivePlan, Step, plan_go_live, read_props, run, undo
+from .cutover import GoLiveError, GoLivePlan, Step, plan_go_live, read_props
 
 
 @dataclass(frozen=True, slots=True)
 class Offer:
     """What the history offers for two hosts: a verified final sync to bring into service
-    (`live` False, `job_id` its job) or a copy in service to go back from (`live` True)."""
+    (`live` False, `job_id` its job) or a copy in service to go back from (`live` True;
+    `state` other than "live": a go-live or a way back cut off, to finish or undo)."""
 
     root: str
     destination: str
     when: float
     live: bool
     job_id: int | None = None
+    state: str = golive_log.LIVE
 
 
 def offer(source_host: str, destination_host: str) -> Offer | None:
@@ -35,7 +39,7 @@ def offer(source_host: str, destination_host: str) -> Offer | None:
         for row in golive_log.rows(history, 200):
             if row.back is None and (row.source_host, row.destination_host) == \
                     (source_host, destination_host):
-                return Offer(row.source, row.destination, row.started, True)
+                return Offer(row.source, row.destination, row.started, True, state=row.state)
         for r in history.jobs(limit=200, filter=destination_host, outcome="verified"):
             if r.kind == "tree" and (r.source, r.destination) == (source_host,
                                                                   destination_host):
@@ -50,15 +54,17 @@ def _live(history: History, dst: Host, destination_root: str) -> golive_log.GoLi
     return golive_log.live(history, dst.label, destination_root)
 
 
-def readonly_before(records: Sequence[JobRecord], destination_root: str) -> dict[str, str]:
-    """The source's readonly before its last final sync into `destination_root` (the history's
-    newest verified run of that tree that recorded it), dataset -> value."""
+def readonly_before(records: Sequence[JobRecord], destination_root: str
+                    ) -> dict[str, str] | None:
+    """The source's local readonly before its first final sync into `destination_root` (the
+    history's newest verified run of that tree that recorded it), dataset -> value; None
+    when no run recorded it."""
     for r in records:
         extra = (r.summary or {}).get("extra") or {}
         if r.kind == "tree" and r.outcome == "verified" and \
                 r.destination_dataset == destination_root and "readonly_before" in extra:
             return {str(k): str(v) for k, v in extra["readonly_before"].items()}
-    return {}
+    return None
 
 
 def _extra(caps: zfs.Capabilities) -> tuple[str, ...]:
@@ -66,15 +72,27 @@ def _extra(caps: zfs.Capabilities) -> tuple[str, ...]:
     return tuple(p for p in ("written", "keystatus") if p in caps.properties)
 
 
+def _continued(row: golive_log.GoLiveRow) -> GoLivePlan:
+    """The recorded plan of a go-live cut off (or half undone): the rest of it runs, the one
+    begun and cut off again (its end state may hold already: it counts as done then)."""
+    return GoLivePlan(row.source, row.destination, row.source_host == row.destination_host,
+                      tuple(journal.of_record(s) for s in row.steps), tuple(row.notes),
+                      record=row.id, done=row.completed)
+
+
 def prepare(src: Host, dst: Host, src_caps: zfs.Capabilities, dst_caps: zfs.Capabilities,
             source_root: str, destination_root: str, *, mount_root: str | None = None,
             records: Sequence[JobRecord] = ()) -> GoLivePlan:
     """The go-live plan from one property read per host (nothing changes); NotReadyError
-    unless the copy is the source's last state (a final sync's)."""
+    unless the copy is the source's last state (a final sync's). A go-live the history holds
+    as cut off is continued as recorded, not planned again from the state it left."""
     with History() as history:
-        if _live(history, dst, destination_root) is not None:
+        row = _live(history, dst, destination_root)
+    if row is not None:
+        if row.state == golive_log.LIVE and row.completed == len(row.steps):
             raise ZmigrateError(f"{destination_root} on {dst.label} is live already (in the "
                                 "history)", fix="go back first (go-live --back), or leave it live")
+        return _continued(row)
     src_props = read_props(src, source_root, _extra(src_caps))
     dst_props = read_props(dst, destination_root, _extra(dst_caps))
     if not dst_props:
@@ -88,48 +106,150 @@ def prepare(src: Host, dst: Host, src_caps: zfs.Capabilities, dst_caps: zfs.Capa
 
 def apply(plan: GoLivePlan, src: Host, dst: Host,
           on_step: Callable[[Step], None] | None = None) -> int:
-    """Run the plan and record what was done in the history; returns the record's id. A busy
-    source mountpoint stops it before the first command (and so does a history that cannot
-    be written: going back needs it)."""
+    """Run the plan (the rest of a continued one), recording it in the history before its
+    first command and each step as it ends; returns the record's id. A busy source
+    mountpoint stops it before the first command (and so does a history that cannot be
+    written). A step that fails is undone with what ran before it; a cut-off run (a lost
+    link, Ctrl-C) stays recorded as it is: run again to finish it, or go back."""
     with History() as history:
-        busy = busy_mountpoints(src, [s.path for s in plan.steps
+        busy = busy_mountpoints(src, [s.path for s in plan.remaining
                                       if s.side == "source" and s.path])
         if busy:
             refuse_busy(src, busy)
-        done = run(plan, src, dst, on_step)
-        steps = [{"side": s.side, "what": s.what, "argv": list(s.argv),
-                  "undo": list(s.undo) if s.undo else None} for s in done]
-        return golive_log.add(history, golive_log.GoLiveRow(
-            0, time.time(), src.label, dst.label, plan.source_root, plan.destination_root,
-            steps, list(plan.notes), None))
+        row_id = plan.record
+        if row_id is None:
+            row_id = golive_log.add(history, golive_log.GoLiveRow(
+                0, time.time(), src.label, dst.label, plan.source_root, plan.destination_root,
+                [journal.to_record(s) for s in plan.steps], list(plan.notes), None, done=0,
+                state=golive_log.GOING_LIVE))
+        else:
+            golive_log.set_extra(history, row_id, {})  # a new live period: measured anew
+        try:
+            journal.forward(history, row_id, list(plan.steps), plan.done, src, dst, on_step)
+        except journal.StepFailedError as failed:
+            _undo_after(history, row_id, src, dst, failed)
+        except ZmigrateError as exc:
+            row = golive_log.get(history, row_id)
+            raise GoLiveError(
+                f"going live was cut off after {row.completed} of {len(row.steps)} steps: "
+                f"{exc}", host=exc.host,
+                fix="the history holds what ran: run go-live again to finish it, or "
+                "go-live --back to undo exactly that") from exc
+        return row_id
 
 
-def _steps(row: golive_log.GoLiveRow) -> list[Step]:
-    return [Step(s["side"], s["what"], tuple(s["argv"]), tuple(s["undo"]) if s["undo"] else None)
-            for s in row.steps]
+def _undo_after(history: History, row_id: int, src: Host, dst: Host,
+                failed: journal.StepFailedError) -> None:
+    """A step failed: undo what ran before it (the record's steps), then raise saying what
+    failed and whether the undo did all it had to."""
+    busy = "in use" in str(failed)
+    try:
+        journal.backward(history, golive_log.get(history, row_id), src, dst,
+                         _carrying(history, row_id, src, dst, leave=False))
+    except ZmigrateError as undo_failed:
+        raise GoLiveError(
+            f"{failed}; undoing what ran before it failed too: {undo_failed}",
+            host=failed.host,
+            fix="the history holds what is still to undo: fix the cause, then run "
+            "go-live --back again (or go-live to finish going live)") from failed
+    raise GoLiveError(
+        str(failed), host=failed.host,
+        fix=("a process holds a file or its working directory there: stop it (`fuser -vm "
+             "PATH` on Linux, `fstat -f PATH` on FreeBSD names it), then go live again; what "
+             "ran before it was undone" if busy else
+             "what ran before it was undone; fix the cause and go live again")) from failed
 
 
 def recorded(dst: Host, destination_root: str) -> list[Step]:
-    """The steps going live did on `destination_root`, in order (empty: it is not live)."""
+    """The steps going live did (or may have: cut off) on `destination_root`, in order
+    (empty: it is not live)."""
     with History() as history:
         row = _live(history, dst, destination_root)
-    return _steps(row) if row is not None else []
+    if row is None:
+        return []
+    return [journal.of_record(s) for s in row.steps[:row.ran]]
 
 
-def back(src: Host, dst: Host, destination_root: str) -> list[Step]:
-    """Undo what going live did (last step first), recorded as undone in the history; the
-    undone steps."""
+def preview(src: Host, dst: Host, destination_root: str) -> carry_back.Writes:
+    """What was written to the live copy so far (going back carries it back by default);
+    nothing when no go-live of it is in the history or it never reached the copy."""
+    with History() as history:
+        row = _live(history, dst, destination_root)
+    if row is None or row.ran <= journal.source_first(
+            [journal.of_record(s) for s in row.steps]):
+        return carry_back.Writes(())
+    return carry_back.measure(src, dst, row.source, row.destination)
+
+
+@dataclass(frozen=True, slots=True)
+class WentBack:
+    """What going back did with the copy's writes: `carried` back to the source, or `left`
+    on the copy under @`snapshot`; `writes` their figures (empty: nothing was written)."""
+
+    steps: tuple[Step, ...]
+    writes: carry_back.Writes
+    snapshot: str | None
+    left: bool
+
+
+def back(src: Host, dst: Host, destination_root: str, *, leave_writes: bool = False,
+         on_step: Callable[[Step], None] | None = None,
+         said: Callable[[str], None] | None = None) -> WentBack:
+    """Undo what going live did (the steps that ran, last first), continuing a way back cut
+    off earlier. Once the copy is out of service and before the source is served again,
+    what was written to it while live is carried back to the source (a snapshot of it, sent
+    incrementally), or with `leave_writes` kept on the copy under a named snapshot."""
     with History() as history:
         row = _live(history, dst, destination_root)
         if row is None:
             raise ZmigrateError(f"no go-live of {destination_root} on {dst.label} is in the "
                                 "history", fix="nothing to undo: it is not live, or went live "
                                 "with another history (ZMIGRATE_DATA_DIR)")
-        steps = _steps(row)
-        failed = undo(steps, src, dst)
-        if failed:
-            raise ZmigrateError("going back did not undo everything: " + "; ".join(failed),
-                                fix="run the commands above by hand; the history still "
-                                "holds it as live")
-        golive_log.mark_back(history, row.id, time.time())
-    return steps
+        steps = tuple(journal.of_record(s) for s in row.steps[:row.ran])
+        try:
+            journal.backward(history, row, src, dst,
+                             _carrying(history, row.id, src, dst, leave=leave_writes,
+                                       said=said), on_step)
+        except ZmigrateError as exc:
+            left = golive_log.get(history, row.id).ran
+            raise GoLiveError(
+                f"going back stopped, {left} of {len(row.steps)} steps still to undo: {exc}",
+                host=exc.host, fix=(f"{exc.fix}; then" if exc.fix else "fix the cause, then")
+                + " run go-live --back again: it continues where it stopped (the history holds "
+                "what is still to undo)") from exc
+        extra = golive_log.get(history, row.id).extra
+    changed = tuple((str(k), int(v)) for k, v in (extra.get("datasets") or {}).items())
+    return WentBack(steps, carry_back.Writes(changed), extra.get("snapshot") if changed else None,
+                    extra.get("carried") == "left")
+
+
+def _carrying(history: History, row_id: int, src: Host, dst: Host, *, leave: bool,
+              said: Callable[[str], None] | None = None) -> Callable[[bool], None]:
+    """What runs between the copy's undos and the source's: the copy (out of service now)
+    snapshotted, its writes measured to that snapshot, then carried back (or left, the
+    snapshot kept); each stage recorded first, so a way back cut off reuses them."""
+
+    def between(was_live: bool) -> None:
+        row = golive_log.get(history, row_id)
+        extra = dict(row.extra)
+        if not was_live or extra.get("carried") in ("carried", "left", "nothing"):
+            return
+        name = extra.get("snapshot") or carry_back.snapshot_name("left" if leave else "back")
+        extra["snapshot"] = name
+        golive_log.set_extra(history, row_id, extra)  # before it exists: found again if cut
+        carry_back.take_snapshot(dst, row.destination, name)
+        if "datasets" not in extra:  # measured once: a part carried already is not "new"
+            writes = carry_back.measure(src, dst, row.source, row.destination, name)
+            extra["datasets"] = dict(writes.changed)
+            golive_log.set_extra(history, row_id, extra)
+        if not extra["datasets"]:
+            carry_back.drop_snapshot(dst, row.destination, name)
+            extra["carried"] = "nothing"
+        elif leave:
+            extra["carried"] = "left"
+        else:
+            carry_back.carry(src, dst, row.source, row.destination, name, said)
+            extra["carried"] = "carried"
+        golive_log.set_extra(history, row_id, extra)
+
+    return between

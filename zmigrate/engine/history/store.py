@@ -34,7 +34,7 @@ from .records import SAMPLE_COLUMNS, JobRecord, SampleRow
 
 DATA_DIR_ENV: Final = "ZMIGRATE_DATA_DIR"
 FILE_NAME: Final = "history.sqlite3"
-SCHEMA_VERSION: Final = 2
+SCHEMA_VERSION: Final = 3
 
 # A running job whose heartbeat is older than this reads as interrupted.
 STALE_AFTER: Final = 60.0
@@ -106,8 +106,29 @@ CREATE TABLE go_live (
 CREATE INDEX go_live_destination ON go_live(destination_host, destination);
 """
 
+# Going live as a journal (engine/golive/journal.py): `steps` is the whole plan, written
+# before its first command; `done` of them ran, `pending` says step `done` was begun (its end
+# unknown); `state` "going live", "live", "going back" or "back"; `extra` the way back's
+# figures. A schema-2 row held only the steps that ran: all done. `source_readonly`: each
+# source dataset's readonly before its first final sync (NULL: not set locally), so a
+# retried final sync does not take its own readonly=on for "before".
+_SCHEMA_V3 = """
+ALTER TABLE go_live ADD COLUMN done INTEGER;
+ALTER TABLE go_live ADD COLUMN pending INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE go_live ADD COLUMN state TEXT NOT NULL DEFAULT 'live';
+ALTER TABLE go_live ADD COLUMN extra TEXT NOT NULL DEFAULT '{}';
+UPDATE go_live SET state = 'back' WHERE back IS NOT NULL;
+CREATE TABLE source_readonly (
+    source_host TEXT NOT NULL,
+    dataset TEXT NOT NULL,
+    value TEXT,
+    recorded REAL NOT NULL,
+    PRIMARY KEY (source_host, dataset)
+);
+"""
+
 # Index i holds the script that brings a database from user_version i to i + 1.
-_MIGRATIONS: Final[tuple[str, ...]] = (_SCHEMA_V1, _SCHEMA_V2)
+_MIGRATIONS: Final[tuple[str, ...]] = (_SCHEMA_V1, _SCHEMA_V2, _SCHEMA_V3)
 
 
 class HistoryError(ZmigrateError):

@@ -55,6 +55,9 @@ from .states import DatasetStates
 from .summary import tree_summary
 from .unchanged import leave_empty, measures_empty, with_written, written_after_sync
 
+# (source host, {dataset: its local readonly now, None: not local}) -> the values to keep.
+ReadonlyMemory = Callable[[str, dict[str, str | None]], dict[str, str | None]]
+
 
 class TreeJob(Work):
     """A tree transfer between two connected hosts (the caller owns and closes them).
@@ -73,6 +76,9 @@ class TreeJob(Work):
         self.plan: TreePlan | None = None
         self.readonly_since: float | None = None
         self.readonly_before: dict[str, dict[str, str]] = {}  # dataset -> {readonly: on}
+        # Keeps the readonly before the FIRST final sync (golive/final_sync.py: the history,
+        # which tree/ cannot import); None: this run's own reading.
+        self.readonly_memory: ReadonlyMemory | None = None
         self._jobs: set[Job] = set()
         self._source_side: SourceSide | None = None  # the check's source half, read early
         self._lock = threading.Lock()  # guards _jobs (--parallel)
@@ -195,8 +201,8 @@ class TreeJob(Work):
         self._check_cancel()
         window_from = time.monotonic()  # the source's first change: the window.s clock
         if plan.readonly_command:
-            # As it was before, for go-live to restore (golive.py); then the cut-over.
-            self.readonly_before = zfs.local_properties(self.src, plan.root, "readonly")
+            # As it was before, for go-live to restore (golive/); then the cut-over.
+            self.readonly_before = self._readonly_before(plan)
             self.emit(StageChanged("preflight", "final sync: setting readonly=on on the source"))
             self.src.run(plan.readonly_command, timeout=300).check("setting readonly=on")
             self.readonly_since = time.time()
@@ -227,6 +233,17 @@ class TreeJob(Work):
         return tree_summary(plan, totals, end - t0, self.states.results,
                             self.readonly_since, self.checked, window=end - window_from,
                             readonly_before=self.readonly_before)
+
+    def _readonly_before(self, plan: TreePlan) -> dict[str, dict[str, str]]:
+        """The source's local readonly before this final sync; where an earlier final sync
+        (maybe one that failed) set it on already, the earliest record (`readonly_memory`)."""
+        now = zfs.local_properties(self.src, plan.root, "readonly")
+        if self.readonly_memory is None:
+            return now
+        names = sorted({e.source for e in plan.entries} | set(now))
+        kept = self.readonly_memory(self.src.label,
+                                    {n: now.get(n, {}).get("readonly") for n in names})
+        return {n: {"readonly": v} for n, v in kept.items() if v is not None}
 
     def _take_snapshot(self, plan: TreePlan) -> None:
         assert plan.snapshot_command is not None
