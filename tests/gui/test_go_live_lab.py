@@ -56,6 +56,20 @@ def _button(box: QMessageBox, text: str) -> QAbstractButton:
     return next(b for b in box.buttons() if b.text() == text)
 
 
+def _go_back(qtbot: QtBot, page: DonePage | HostsPage, choice: str | None = None) -> str:
+    """Click the page's Go back, answer its confirmation with `choice` (None: its default,
+    the copy's writes carried back); its text."""
+    page.ui.go_back_button.click()
+    qtbot.waitUntil(lambda: page.go_live.back_box is not None, timeout=60_000)
+    box = page.go_live.back_box
+    assert box is not None
+    text = box.text()
+    button = _button(box, choice) if choice else box.defaultButton()
+    assert button is not None
+    button.click()
+    return text
+
+
 def _final_sync(qtbot: QtBot, w: MigrationWizard, src: str, dst: str, root: str,
                 parent: str) -> DonePage:
     """A tree copied, then its final sync, to Done (Go live offered)."""
@@ -106,12 +120,23 @@ def test_final_sync_then_go_live_and_back(qtbot: QtBot, wizard: MigrationWizard,
     assert _get(f"{new.name}/data/a", "mounted") == "yes"
     assert _get(f"{new.name}/data/a", "mountpoint") == str(old.mountpoint / "data" / "a")
     assert _get(f"{root}/a", "mounted") == "no"
+    (old.mountpoint / "data" / "a" / "written-live").write_bytes(b"x" * 100_000)
     done.ui.go_back_button.click()
-    qtbot.waitUntil(lambda: done.ui.go_live_button.isVisible(), timeout=60_000)
-    assert "Back: the copy is out of service" in done.ui.go_live_label.text()
+    qtbot.waitUntil(lambda: done.go_live.back_box is not None, timeout=60_000)
+    box = done.go_live.back_box
+    assert box is not None
+    # The figures first; carrying them back is the default.
+    assert "was written to it" in box.text() and f"{new.name}/data/a (" in box.text(), box.text()
+    assert box.defaultButton() is _button(box, "Carry them back, then go back")
+    _shot(w, "done-go-back")
+    _button(box, "Carry them back, then go back").click()
+    qtbot.waitUntil(lambda: done.ui.go_live_button.isVisible(), timeout=120_000)
+    said = done.ui.go_live_label.text()
+    assert "Back: the copy is out of service" in said and "carried back" in said, said
     assert done.ui.sync_again_button.isVisible()
     assert _get(f"{root}/a", "mounted") == "yes" and _get(f"{new.name}/data/a",
                                                           "mounted") == "no"
+    assert (old.mountpoint / "data" / "a" / "written-live").read_bytes() == b"x" * 100_000
 
 
 def test_between_two_hosts_go_live_under_another_folder_and_back(
@@ -144,8 +169,13 @@ def test_between_two_hosts_go_live_under_another_folder_and_back(
     qtbot.waitUntil(lambda: done.ui.go_back_button.isVisible(), timeout=60_000)
     assert sorted(os.listdir(live / "a")) == sorted(os.listdir(old.mountpoint / "data" / "a"))
     assert _get(f"{root}/a", "mounted") == "yes"  # the other host's source: untouched
-    done.ui.go_back_button.click()
+    (live / "a" / "written-live").write_text("kept on the copy\n")
+    text = _go_back(qtbot, done, "Leave them on the copy")
+    assert "was written to it" in text, text
     qtbot.waitUntil(lambda: done.ui.go_live_button.isVisible(), timeout=60_000)
+    said = done.ui.go_live_label.text()
+    assert "stays on the copy only, under the snapshot @zmigrate-left-" in said, said
+    assert not (old.mountpoint / "data" / "a" / "written-live").exists()
     assert "Back: the copy is out of service" in done.ui.go_live_label.text()
     assert _get(f"{new.name}/data/a", "mounted") == "no"
     assert _get(f"{new.name}/data", "readonly") == "on"
@@ -180,7 +210,9 @@ def test_after_a_restart_the_hosts_page_offers_go_live_and_back(
     assert f"lab-src:{copy} is live" in hosts.ui.go_live_offer_label.text()
     assert _get(f"{copy}/a", "mounted") == "yes" and _get(f"{root}/a", "mounted") == "no"
     assert _get(f"{copy}/a", "mountpoint") == str(old.mountpoint / "data" / "a")
-    hosts.ui.go_back_button.click()
+    # (zfs-fuse counts a mount's own metadata as written: carried back, or nothing to carry)
+    text = _go_back(qtbot, hosts)
+    assert "was written to it" in text or "Nothing was written to the copy" in text, text
     qtbot.waitUntil(lambda: hosts.ui.go_live_button.isVisible(), timeout=60_000)
     assert "Back: the copy is out of service" in hosts.ui.go_live_label.text()
     assert "Ready to go live" in hosts.ui.go_live_offer_label.text()

@@ -38,7 +38,7 @@ def test_a_schema_1_history_is_migrated_and_keeps_its_jobs(tmp_path: Path) -> No
         assert [j.snapshot for j in store.jobs()] == ["p/d@s"]
         golive_log.add(store, _row())
     conn = sqlite3.connect(path)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == history.SCHEMA_VERSION == 2
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == history.SCHEMA_VERSION == 3
     conn.close()
 
 

@@ -106,7 +106,12 @@ def _go_live(args: argparse.Namespace, src: Host, dst: Host, source_root: str,
         else:
             print(f"{step.side}: {step.what}", file=err)
 
-    golive_record.apply(plan, src, dst, said)
+    try:
+        golive_record.apply(plan, src, dst, said)
+    except KeyboardInterrupt:
+        print("\ngoing live was interrupted: the history holds what ran; `zmigrate go-live` "
+              "again finishes it, `zmigrate go-live --back` undoes exactly that", file=err)
+        raise
     print(f"live: {destination_root} on {dst.label} is in service; `zmigrate go-live --back` "
           "undoes it", file=err)
     return EXIT_OK
@@ -129,8 +134,13 @@ def _back(args: argparse.Namespace, src: Host, dst: Host, destination_root: str,
     def said(step: Step) -> None:
         print(f"{step.side}: undo {step.what}", file=err)
 
-    went = golive_record.back(src, dst, destination_root, leave_writes=args.leave_writes,
-                              on_step=said, said=lambda text: print(f"  {text}", file=err))
+    try:
+        went = golive_record.back(src, dst, destination_root, leave_writes=args.leave_writes,
+                                  on_step=said, said=lambda text: print(f"  {text}", file=err))
+    except KeyboardInterrupt:
+        print("\ngoing back was interrupted: the history holds what is still to undo; "
+              "`zmigrate go-live --back` again continues it", file=err)
+        raise
     if went.writes.changed and went.left:
         print(f"left on the copy: {format_size(went.writes.bytes)} written while live, in "
               f"{', '.join(went.writes.datasets)}, kept under the snapshot "

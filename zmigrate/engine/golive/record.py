@@ -160,6 +160,14 @@ def _undo_after(history: History, row_id: int, src: Host, dst: Host,
              "what ran before it was undone; fix the cause and go live again")) from failed
 
 
+def state(dst: Host, destination_root: str) -> str | None:
+    """The open go-live of `destination_root`'s state: "live", or cut off "going live" or
+    "going back"; None when none is open."""
+    with History() as history:
+        row = _live(history, dst, destination_root)
+    return row.state if row is not None else None
+
+
 def recorded(dst: Host, destination_root: str) -> list[Step]:
     """The steps going live did (or may have: cut off) on `destination_root`, in order
     (empty: it is not live)."""

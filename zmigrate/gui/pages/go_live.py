@@ -11,13 +11,41 @@ from PySide6.QtWidgets import QInputDialog, QLabel, QMessageBox, QPushButton, QW
 from zmigrate.engine import cmdline
 from zmigrate.engine.golive import record as golive_record
 
-from ...engine.golive import GoLivePlan
-from ...engine.history import recent_runs
+from ...engine.golive import GoLivePlan, Step
+from ...engine.golive.carry_back import Writes
+from ...engine.golive.record import WentBack
+from ...engine.history import golive_log, recent_runs
 from ...engine.hosts import Host
+from ...engine.units import format_size
 from ...engine.zfs import Capabilities
 from .. import markup
 from ..session import Session
 from ..tasks import run_task
+
+
+def back_text(writes: Writes) -> str:
+    """Go back's question, with what was written to the live copy."""
+    if not writes.changed:
+        return ("Nothing was written to the copy while it was live. Going back takes it out "
+                "of service and serves the source again, as it was before the final sync.")
+    names = ", ".join(f"{name} ({format_size(n)})" for name, n in writes.changed)
+    return (f"Since the copy went live, {format_size(writes.bytes)} was written to it, in "
+            f"{len(writes.changed)} dataset(s): {names}.\n\nGoing back first carries these "
+            "writes back to the source (a snapshot of the copy, sent back), then serves the "
+            "source again. Leaving them on the copy keeps them there only, under a snapshot: "
+            "the source is then served without them.")
+
+
+def went_back_text(went: WentBack) -> str:
+    """What going back did, the copy's writes included."""
+    text = "Back: the copy is out of service again; the source is served as before."
+    if went.writes.changed and went.left:
+        text += (f" The {format_size(went.writes.bytes)} written while live stays on the copy "
+                 f"only, under the snapshot @{went.snapshot}.")
+    elif went.writes.changed:
+        text += (f" The {format_size(went.writes.bytes)} written while live was carried back: "
+                 "it is on the source.")
+    return text
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +81,7 @@ class GoLiveControls(QObject):
         self.parent_widget, self.live, self.back, self.said = parent, live, back, said
         self.syncs = syncs  # hidden while the copy is live: a sync would overwrite it
         self.box: QMessageBox | None = None
+        self.back_box: QMessageBox | None = None  # Go back's confirmation, while open
         self.folder_dialog: QInputDialog | None = None
         self.mount_root: str | None = None  # chosen with "Under another folder…"
         self.target: GoLiveTarget | None = None
@@ -60,16 +89,17 @@ class GoLiveControls(QObject):
         back.clicked.connect(self._on_back)
 
     def show_for(self, target: GoLiveTarget | None, final_synced: bool,
-                 live: bool | None = None) -> None:
-        """Offer Go live after a verified final sync (Go back once it is live). `live`: known
-        already (else read from the history)."""
+                 live: bool | None = None, cut_off: bool = False) -> None:
+        """Offer Go live after a verified final sync (Go back once it is live; both for one
+        cut off halfway, to finish or undo). `live`: known already (else read from the
+        history)."""
         self.target = target
         final_synced = final_synced and target is not None
-        if live is None:
-            live = final_synced and target is not None and \
-                bool(golive_record.recorded(target.dst, target.destination))
-        live = live and final_synced
-        self.live.setVisible(final_synced and not live)
+        if live is None and final_synced and target is not None:
+            state = golive_record.state(target.dst, target.destination)
+            live, cut_off = state is not None, state not in (None, golive_log.LIVE)
+        live = bool(live) and final_synced
+        self.live.setVisible(final_synced and (not live or cut_off))
         self.back.setVisible(live)
         if live:
             for w in self.syncs:
@@ -98,11 +128,16 @@ class GoLiveControls(QObject):
                  self._confirm, self._failed)
 
     def _confirm(self, plan: GoLivePlan) -> None:
-        lines = [f"# on the {st.side}: {st.what}\n{cmdline.join(st.argv)}" for st in plan.steps]
+        lines = [f"# on the {st.side}: {st.what}\n{cmdline.join(st.argv)}"
+                 for st in plan.remaining]
         where = (f" The copy is mounted under {self.mount_root}." if self.mount_root else
                  " The copy is mounted where the source was.")
         text = ("Going live runs these commands (each is undone by Go back)." + where
                 if lines else "Nothing to change: the copy is already as the source was.")
+        if plan.record is not None:
+            text = (f"Going live was cut off after {plan.done} of {len(plan.steps)} steps (the "
+                    "history holds what ran). These commands finish it; Go back undoes what "
+                    "ran instead.")
         box = QMessageBox(QMessageBox.Icon.Question, "Go live", text,
                           QMessageBox.StandardButton.NoButton, self.parent_widget)
         box.setDetailedText("\n".join(lines + [f"# {n}" for n in plan.notes]))
@@ -114,7 +149,7 @@ class GoLiveControls(QObject):
         def answered(_result: int) -> None:
             self.box = None
             box.deleteLater()
-            if box.clickedButton() is run and plan.steps:
+            if box.clickedButton() is run and (plan.remaining or plan.record is not None):
                 self._apply(plan)
             elif box.clickedButton() is elsewhere:
                 self._ask_folder()
@@ -155,11 +190,50 @@ class GoLiveControls(QObject):
                      "undoes exactly that. " + " ".join(plan.notes)), self._failed)
 
     def _on_back(self) -> None:
+        """Measure what was written to the live copy (off the GUI thread), then confirm."""
+        src, dst, _, destination = self._hosts()
+        self._busy("Measuring what was written to the copy while it was live…")
+        run_task(lambda: (golive_record.recorded(dst, destination),
+                          golive_record.preview(src, dst, destination)),
+                 lambda found: self._confirm_back(*found), self._failed)
+
+    def _confirm_back(self, steps: list[Step], writes: Writes) -> None:
+        """Going back, with the figures: the copy's writes carried back (the default) or,
+        chosen here, left on the copy under a named snapshot."""
+        box = QMessageBox(QMessageBox.Icon.Question, "Go back", back_text(writes),
+                          QMessageBox.StandardButton.NoButton, self.parent_widget)
+        box.setDetailedText("\n".join(f"# on the {s.side}: undo {s.what}\n"
+                                      f"{cmdline.join(s.undo)}"
+                                      for s in reversed(steps) if s.undo is not None))
+        if writes.changed:
+            run = box.addButton("Carry them back, then go back",
+                                QMessageBox.ButtonRole.AcceptRole)
+            leave = box.addButton("Leave them on the copy", QMessageBox.ButtonRole.ActionRole)
+        else:
+            run, leave = box.addButton("Go back", QMessageBox.ButtonRole.AcceptRole), None
+        box.addButton("Cancel", QMessageBox.ButtonRole.RejectRole)
+        box.setDefaultButton(run)
+        self.back_box = box
+
+        def answered(_result: int) -> None:
+            self.back_box = None
+            box.deleteLater()
+            if box.clickedButton() is run:
+                self._back(False)
+            elif leave is not None and box.clickedButton() is leave:
+                self._back(True)
+            else:
+                self._idle()
+
+        box.finished.connect(answered)
+        box.setWindowModality(Qt.WindowModality.WindowModal)
+        box.open()
+
+    def _back(self, leave: bool) -> None:
         src, dst, _, destination = self._hosts()
         self._busy("Going back…")
-        run_task(lambda: golive_record.back(src, dst, destination),
-                 lambda _s: self._done(False, "Back: the copy is out of service again; the source "
-                                       "is mounted as before."), self._failed)
+        run_task(lambda: golive_record.back(src, dst, destination, leave_writes=leave),
+                 lambda went: self._done(False, went_back_text(went)), self._failed)
 
     def _busy(self, text: str) -> None:
         self.live.setEnabled(False)
@@ -183,5 +257,7 @@ class GoLiveControls(QObject):
 
     def _failed(self, exc: Exception) -> None:
         self._idle()
+        if self.target is not None:  # cut off halfway: both ways offered, from the history
+            self.show_for(self.target, True)
         self.said.setText(markup.error_html(exc))
         self.said.setVisible(True)

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QFrame, QLabel
 from zmigrate.engine.golive import record as golive_record
 from zmigrate.engine.golive.record import Offer
 
+from ...engine.history import golive_log
 from ...engine.hosts import Host
 from ...engine.zfs import Capabilities
 from .. import markup, style
@@ -23,6 +24,10 @@ from .go_live import GoLiveControls, GoLiveTarget
 def offer_html(offer: Offer, src: str, dst: str) -> str:
     """What the banner says about `offer` (a final sync to go live from, or a live copy)."""
     root, copy = markup.escape(f"{src}:{offer.root}"), markup.escape(f"{dst}:{offer.destination}")
+    if offer.live and offer.state != golive_log.LIVE:
+        return (f"<b>Going {'live' if offer.state == golive_log.GOING_LIVE else 'back'} from "
+                f"{root} to {copy} was cut off</b> ({when(offer.when)}): <i>Go live</i> "
+                "finishes going live, <i>Go back</i> undoes exactly what ran.")
     if offer.live:
         return (f"<b>{copy} is live</b> since {when(offer.when)}: the copy of {root} in "
                 "service. <i>Go back</i> undoes exactly what going live did.")
@@ -66,7 +71,8 @@ class GoLiveOffer(QObject):
             self.offer = offer
             self.label.setText(offer_html(offer, src.label, dst.label))
             target = GoLiveTarget(src, dst, src_caps, dst_caps, offer.root, offer.destination)
-            self.controls.show_for(target, True, offer.live)
+            self.controls.show_for(target, True, offer.live,
+                                   cut_off=offer.state != golive_log.LIVE)
             self.frame.setVisible(True)
 
         run_task(lambda: golive_record.offer(src.label, dst.label), found, lambda _e: None)

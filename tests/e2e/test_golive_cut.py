@@ -1,0 +1,185 @@
+"""A go-live cut off after each step in turn (Ctrl-C at a step, or the CLI killed after one)
+is finished by running go-live again, or undone by --back, the datasets ending as before;
+a way back that failed is repeated; the live copy's writes carried back or, asked, left."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from lab.sshd import Lab, LabHost, SshdLab
+from lab.util import wait_until, write_random_files, zfs
+from lab.zfsfuse import Pool
+
+pytestmark = [pytest.mark.lab, pytest.mark.timeout(300)]
+
+GATE = "lab-gate"
+PROPS = "mounted,canmount,mountpoint,readonly"
+
+
+@pytest.fixture(scope="module")
+def gate(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LabHost, Path]]:
+    """lab-gate: a host whose `zfs` counts its changing commands (set, inherit, mount,
+    unmount) and holds the one numbered in DIR/stop: it waits there until DIR/release exists
+    (DIR/mode "before": then fails without running it; "after": ran it first)."""
+    real = shutil.which("zfs")
+    assert real, "zfs is not installed"
+    d = tmp_path_factory.mktemp("gate")
+    script = f"""#!/bin/sh
+case "$1" in set|inherit|mount|unmount)
+  n=$(( $(cat {d}/count 2>/dev/null || echo 0) + 1 )); echo $n > {d}/count
+  echo "$n $*" >> {d}/log
+  if [ "$n" = "$(cat {d}/stop 2>/dev/null)" ]; then
+    mode=$(cat {d}/mode); st=1
+    if [ "$mode" = after ]; then {real} "$@"; st=$?; fi
+    echo "$*" > {d}/reached
+    while [ ! -e {d}/release ]; do sleep 0.1; done
+    [ "$mode" = before ] && echo "held and refused by the test" >&2
+    exit $st
+  fi ;;
+esac
+exec {real} "$@"
+"""
+    runner = SshdLab(tmp_path_factory.mktemp("gate-sshd"))
+    try:
+        yield runner.start_wrapped(lab, GATE, {"zfs": script}), d
+    finally:
+        (d / "release").touch()
+        runner.stop()
+
+
+def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "zmigrate", *args], capture_output=True,
+                          text=True, timeout=300, env=env, stdin=subprocess.DEVNULL)
+
+
+def _state(*roots: str) -> dict[tuple[str, str], str]:
+    """Each dataset's mounted, canmount, mountpoint and readonly (not its snapshots)."""
+    out = {}
+    for root in roots:
+        for line in zfs("get", "-H", "-r", "-o", "name,property,value", PROPS,
+                        root).splitlines():
+            name, prop, value = line.split("\t")
+            if "@" not in name:
+                out[(name, prop)] = value
+    return out
+
+
+@pytest.fixture
+def final_synced(lab: Lab, pools: tuple[Pool, Pool],
+                 tmp_path: Path) -> tuple[Pool, Pool, dict[str, str]]:
+    """OLD/t (with t/a) copied to NEW/t on one host by a final sync."""
+    old, new = pools
+    zfs("create", f"{old.name}/t")
+    zfs("create", f"{old.name}/t/a")
+    write_random_files(old.mountpoint / "t" / "a" / "files", 1, files=2)
+    env = {**lab.env(), "ZMIGRATE_DATA_DIR": str(tmp_path / "data")}
+    r = _cli(env, "send", "-r", f"lab-src:{old.name}/t", f"lab-src:{new.name}/t",
+             "--snapshot", "--buffer", "16M", "--final")
+    assert r.returncode == 0, r.stderr + r.stdout
+    return old, new, env
+
+
+def _go_live_cut_at(env: dict[str, str], d: Path, old: Pool, new: Pool, k: int) -> str:
+    """go-live through lab-gate, cut off at its k-th step: odd k by Ctrl-C while step k is
+    held before it ran, even k by killing the CLI once step k ran. The CLI's stderr."""
+    for name in ("count", "reached", "release"):
+        (d / name).unlink(missing_ok=True)
+    (d / "stop").write_text(f"{k}\n")
+    mode = "before" if k % 2 else "after"
+    (d / "mode").write_text(mode)
+    proc = subprocess.Popen([sys.executable, "-m", "zmigrate", "go-live",
+                             f"{GATE}:{old.name}/t", f"{GATE}:{new.name}/t", "--yes"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            stdin=subprocess.DEVNULL)
+    try:
+        assert wait_until(lambda: (d / "reached").exists(), 60), (
+            proc.communicate(timeout=5), (d / "log").read_text())
+        proc.send_signal(signal.SIGINT if mode == "before" else signal.SIGKILL)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        (d / "release").touch()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    (d / "stop").write_text("0\n")
+    if mode == "before":
+        assert proc.returncode == 130 and "go-live --back` undoes exactly that" in err, err
+    else:
+        assert proc.returncode == -signal.SIGKILL
+    return err
+
+
+def _row(env: dict[str, str]) -> tuple[str, int, int, int]:
+    conn = sqlite3.connect(Path(env["ZMIGRATE_DATA_DIR"]) / "history.sqlite3")
+    try:
+        state, done, pending, steps = conn.execute(
+            "SELECT state, done, pending, json_array_length(steps) FROM go_live "
+            "ORDER BY id DESC LIMIT 1").fetchone()
+    finally:
+        conn.close()
+    return state, done, pending, steps
+
+
+def _steps(env: dict[str, str], old: Pool, new: Pool) -> int:
+    r = _cli(env, "go-live", f"lab-src:{old.name}/t", f"lab-src:{new.name}/t", "--dry-run")
+    assert r.returncode == 0, r.stderr
+    return r.stdout.count("# on the ")
+
+
+STEPS = 11  # same host, t and t/a: readonly kept x2, unmount x2, canmount x2, copy x5
+
+
+def test_the_same_host_plan_has_the_steps_the_cut_tests_walk(
+        final_synced: tuple[Pool, Pool, dict[str, str]]) -> None:
+    old, new, env = final_synced
+    assert _steps(env, old, new) == STEPS
+
+
+@pytest.mark.parametrize("k", range(1, STEPS + 1))
+def test_a_go_live_cut_off_at_step_k_is_finished_by_going_live_again(
+        gate: tuple[LabHost, Path], final_synced: tuple[Pool, Pool, dict[str, str]],
+        k: int) -> None:
+    old, new, env = final_synced
+    _, d = gate
+    _go_live_cut_at(env, d, old, new, k)
+    state, done, pending, steps = _row(env)
+    assert (state, steps) == ("going live", STEPS)
+    # Held before it ran: step k begun, not done. Killed after it ran: k done or begun.
+    assert (done, pending) == (k - 1, 1) if k % 2 else done + pending >= k, (done, pending)
+    r = _cli(env, "go-live", f"{GATE}:{old.name}/t", f"{GATE}:{new.name}/t", "--yes")
+    assert r.returncode == 0, r.stderr + r.stdout
+    assert f"continuing the go-live cut off after {done} of {STEPS} steps" in r.stdout
+    path = old.mountpoint / "t" / "a"
+    assert _state(f"{new.name}/t")[(f"{new.name}/t/a", "mounted")] == "yes"
+    assert _state(f"{new.name}/t")[(f"{new.name}/t/a", "mountpoint")] == str(path)
+    assert _state(f"{old.name}/t")[(f"{old.name}/t/a", "mounted")] == "no"
+    assert _state(f"{old.name}/t")[(f"{old.name}/t/a", "canmount")] == "noauto"
+    (path / "written-live").write_text("live\n")  # the copy, in service, writable
+    assert _row(env)[:3] == ("live", STEPS, 0)
+
+
+@pytest.mark.parametrize("k", range(1, STEPS + 1))
+def test_a_go_live_cut_off_at_step_k_is_undone_by_going_back(
+        gate: tuple[LabHost, Path], final_synced: tuple[Pool, Pool, dict[str, str]],
+        k: int) -> None:
+    old, new, env = final_synced
+    _, d = gate
+    before = _state(f"{old.name}/t", f"{new.name}/t")
+    _go_live_cut_at(env, d, old, new, k)
+    r = _cli(env, "go-live", f"{GATE}:{old.name}/t", f"{GATE}:{new.name}/t", "--back", "--yes")
+    assert r.returncode == 0, r.stderr + r.stdout
+    after = _state(f"{old.name}/t", f"{new.name}/t")
+    assert after == before
+    assert _row(env)[:3] == ("back", 0, 0)
+    names = os.listdir(old.mountpoint / "t" / "a" / "files")
+    assert len(names) == 2  # the source, served again
+    r = _cli(env, "go-live", f"{GATE}:{old.name}/t", f"{GATE}:{new.name}/t", "--back", "--yes")
+    assert r.returncode != 0 and "no go-live of" in r.stderr
