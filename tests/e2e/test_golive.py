@@ -77,7 +77,7 @@ def test_go_live_then_back_on_one_host(lab: Lab,
     # The old pool again, writable as before the final sync, with what was written to the
     # copy while it was live carried back.
     assert "written to the copy since it went live" in r.stdout, r.stdout
-    assert f"carried back: " in r.stderr and f"{new.name}/t/a" in r.stderr, r.stderr
+    assert "carried back: " in r.stderr and f"{new.name}/t/a" in r.stderr, r.stderr
     assert (path / "written-after-go-live").read_text() == "new\n"
     assert _get(f"{old.name}/t/a", "mounted") == "yes"
     (path / "probe").write_text("x")
@@ -171,3 +171,92 @@ def test_go_live_refuses_a_copy_that_is_not_a_final_sync(lab: Lab, pools: tuple[
     assert f"{old.name}/t is not read-only" in r.stderr and "--final" in r.stderr, r.stderr
     assert _get(f"{old.name}/t", "mounted") == "yes" and _get(f"{new.name}/t",
                                                               "mounted") == "no"
+
+
+def test_a_way_back_that_failed_is_repeated(lab: Lab,
+                                            cut_over: tuple[Pool, Pool, dict[str, str]]) -> None:
+    # A shell in the live copy: going back cannot unmount it, stops saying so, and the copy
+    # stays in service; once the shell is gone, --back again finishes.
+    old, new, env = cut_over
+    args = ("go-live", f"lab-src:{old.name}/t", f"lab-src:{new.name}/t")
+    r = _cli(lab, env, *args, "--yes")
+    assert r.returncode == 0, r.stderr + r.stdout
+    path = old.mountpoint / "t" / "a"
+    busy = subprocess.Popen(["sleep", "120"], cwd=path)
+    try:
+        r = _cli(lab, env, *args, "--back", "--yes")
+    finally:
+        busy.kill()
+        busy.wait()
+    assert r.returncode != 0
+    assert "going back stopped" in r.stderr and "undoing mount" in r.stderr, r.stderr
+    assert "nothing was left changed" not in r.stderr
+    assert "run go-live --back again" in r.stderr, r.stderr
+    assert _get(f"{new.name}/t/a", "mounted") == "yes"  # still in service
+    assert _get(f"{old.name}/t/a", "mounted") == "no"  # the source not served over it
+    r = _cli(lab, env, *args, "--back", "--yes")
+    assert r.returncode == 0, r.stderr + r.stdout
+    assert _get(f"{old.name}/t/a", "mounted") == "yes" and _get(f"{new.name}/t/a",
+                                                                "mounted") == "no"
+    assert _get(f"{old.name}/t/a", "canmount") == "on"
+    r = _cli(lab, env, *args, "--yes")  # the row no longer blocks a new go-live
+    assert "live already" not in r.stderr, r.stderr
+
+
+def test_leave_writes_keeps_them_on_the_copy_under_a_named_snapshot(
+        lab: Lab, cut_over: tuple[Pool, Pool, dict[str, str]]) -> None:
+    old, new, env = cut_over
+    args = ("go-live", f"lab-src:{old.name}/t", f"lab-src:{new.name}/t")
+    r = _cli(lab, env, *args, "--yes")
+    assert r.returncode == 0, r.stderr + r.stdout
+    path = old.mountpoint / "t" / "a"
+    (path / "written-live").write_bytes(b"y" * 200_000)
+    r = _cli(lab, env, *args, "--back", "--dry-run")
+    assert r.returncode == 0, r.stderr
+    assert "written to the copy since it went live" in r.stdout and f"{new.name}/t/a (" in \
+        r.stdout and "going back carries them back" in r.stdout, r.stdout
+    r = _cli(lab, env, *args, "--back", "--leave-writes", "--yes")
+    assert r.returncode == 0, r.stderr + r.stdout
+    assert "--leave-writes: they stay on the copy only" in r.stdout, r.stdout
+    said = r.stderr.split("left on the copy: ")[1]
+    snapshot = said.split("kept under the snapshot ")[1].split(";")[0]
+    assert snapshot.startswith(f"{new.name}/t@zmigrate-left-"), said
+    assert f"{new.name}/t/a" in said and "the source does not have it" in said
+    assert not (path / "written-live").exists()  # the source, served again, without it
+    short = snapshot.split("@")[1]
+    listed = zfs("list", "-H", "-t", "snapshot", "-o", "name", "-r", f"{new.name}/t")
+    assert f"{new.name}/t/a@{short}" in listed.split()
+    clone = f"{new.name}/look"
+    zfs("clone", f"{new.name}/t/a@{short}", clone)  # the write, kept in that snapshot
+    try:
+        assert (new.mountpoint / "look" / "written-live").read_bytes() == b"y" * 200_000
+    finally:
+        zfs("destroy", clone)
+
+
+def test_a_retried_final_sync_keeps_the_readonly_from_before_the_first(
+        lab: Lab, cut_over: tuple[Pool, Pool, dict[str, str]]) -> None:
+    # The final sync again (a retry): the source is read-only by now, but "before" is what it
+    # was before the first one, so the copy goes live writable and going back restores it.
+    # (Unmounted meanwhile: zfs-fuse shows a mounted dataset's readonly as "off temporary",
+    # an unmounted one's as the "on local" the first final sync set, as OpenZFS always does.)
+    old, new, env = cut_over
+    zfs("unmount", f"{old.name}/t/a")
+    zfs("unmount", f"{old.name}/t")
+    assert zfs("get", "-H", "-o", "value,source", "readonly", f"{old.name}/t/a").split() == [
+        "on", "local"]
+    r = _cli(lab, env, "send", "-r", f"lab-src:{old.name}/t", f"lab-src:{new.name}/t",
+             "--snapshot", "--buffer", "16M", "--final")
+    assert r.returncode == 0, r.stderr + r.stdout
+    zfs("mount", f"{old.name}/t")
+    zfs("mount", f"{old.name}/t/a")
+    args = ("go-live", f"lab-src:{old.name}/t", f"lab-src:{new.name}/t")
+    r = _cli(lab, env, *args, "--yes")
+    assert r.returncode == 0, r.stderr + r.stdout
+    path = old.mountpoint / "t" / "a"
+    assert _get(f"{new.name}/t/a", "readonly") == "off"
+    (path / "live-write").write_text("ok\n")  # the copy is writable
+    r = _cli(lab, env, *args, "--back", "--yes")
+    assert r.returncode == 0, r.stderr + r.stdout
+    (path / "after-back").write_text("ok\n")  # and so is the source again
+    assert zfs("get", "-H", "-o", "source", "readonly", f"{old.name}/t/a").strip() != "local"
