@@ -34,7 +34,14 @@ def test_between_two_hosts_only_the_copy_changes_and_mounts_parents_first() -> N
     plan = plan_go_live(SRC, DST, "tank/t", "new/t", same_host=False,
                         readonly_before={"tank/t/web": "on"})
     lines = [" ".join(s.argv) for s in plan.steps]
-    assert all(s.side == "destination" for s in plan.steps)
+    # The source only stays read-only, first; going back puts back what it was before the
+    # final sync (last): inherited, or on where it was on.
+    source = [(" ".join(s.argv), " ".join(s.undo or ())) for s in plan.steps
+              if s.side == "source"]
+    assert source == [("zfs set readonly=on tank/t", "zfs inherit readonly tank/t"),
+                      ("zfs set readonly=on tank/t/a", "zfs inherit readonly tank/t/a"),
+                      ("zfs set readonly=on tank/t/web", "zfs set readonly=on tank/t/web")]
+    assert all(s.side == "destination" for s in plan.steps[3:])
     assert "zfs set mountpoint=/srv/t new/t" in lines
     assert "zfs set readonly=off new/t" in lines and "zfs set readonly=off new/t/a" in lines
     assert not any("readonly" in line and "new/t/web" in line for line in lines)  # was on
@@ -86,4 +93,7 @@ def test_on_one_host_a_dataset_left_out_of_the_copy_is_named() -> None:
     plan = plan_go_live(SRC, dst, "tank/t", "new/t", same_host=True)
     assert "zfs unmount tank/t/web" in [" ".join(s.argv) for s in plan.steps]
     assert plan.notes == ("tank/t/web was not copied: it is unmounted with the rest of the "
-                          "source and nothing takes its place (going back mounts it again)",)
+                          "source and nothing takes its place (going back mounts it again)",
+                          "the history does not say how read-only the source was before the "
+                          "final sync: it stays read-only after going back")
+    assert not any("readonly" in " ".join(s.argv) for s in plan.steps if s.side == "source")

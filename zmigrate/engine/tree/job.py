@@ -59,6 +59,19 @@ from .unchanged import leave_empty, measures_empty, with_written, written_after_
 ReadonlyMemory = Callable[[str, dict[str, str | None]], dict[str, str | None]]
 
 
+def readonly_before(src: Host, plan: TreePlan,
+                    memory: ReadonlyMemory | None) -> dict[str, dict[str, str]]:
+    """The source's local readonly before this final sync; where an earlier final sync (maybe
+    one that failed) set it on already, the earliest record: `memory` keeps it (the history,
+    golive/final_sync.py, which tree/ cannot import); None: this run's own reading."""
+    now = zfs.local_properties(src, plan.root, "readonly")
+    if memory is None:
+        return now
+    names = sorted({e.source for e in plan.entries} | set(now))
+    kept = memory(src.label, {n: now.get(n, {}).get("readonly") for n in names})
+    return {n: {"readonly": v} for n, v in kept.items() if v is not None}
+
+
 class TreeJob(Work):
     """A tree transfer between two connected hosts (the caller owns and closes them).
 
@@ -76,9 +89,7 @@ class TreeJob(Work):
         self.plan: TreePlan | None = None
         self.readonly_since: float | None = None
         self.readonly_before: dict[str, dict[str, str]] = {}  # dataset -> {readonly: on}
-        # Keeps the readonly before the FIRST final sync (golive/final_sync.py: the history,
-        # which tree/ cannot import); None: this run's own reading.
-        self.readonly_memory: ReadonlyMemory | None = None
+        self.readonly_memory: ReadonlyMemory | None = None  # see readonly_before
         self._jobs: set[Job] = set()
         self._source_side: SourceSide | None = None  # the check's source half, read early
         self._lock = threading.Lock()  # guards _jobs (--parallel)
@@ -202,7 +213,7 @@ class TreeJob(Work):
         window_from = time.monotonic()  # the source's first change: the window.s clock
         if plan.readonly_command:
             # As it was before, for go-live to restore (golive/); then the cut-over.
-            self.readonly_before = self._readonly_before(plan)
+            self.readonly_before = readonly_before(self.src, plan, self.readonly_memory)
             self.emit(StageChanged("preflight", "final sync: setting readonly=on on the source"))
             self.src.run(plan.readonly_command, timeout=300).check("setting readonly=on")
             self.readonly_since = time.time()
@@ -233,17 +244,6 @@ class TreeJob(Work):
         return tree_summary(plan, totals, end - t0, self.states.results,
                             self.readonly_since, self.checked, window=end - window_from,
                             readonly_before=self.readonly_before)
-
-    def _readonly_before(self, plan: TreePlan) -> dict[str, dict[str, str]]:
-        """The source's local readonly before this final sync; where an earlier final sync
-        (maybe one that failed) set it on already, the earliest record (`readonly_memory`)."""
-        now = zfs.local_properties(self.src, plan.root, "readonly")
-        if self.readonly_memory is None:
-            return now
-        names = sorted({e.source for e in plan.entries} | set(now))
-        kept = self.readonly_memory(self.src.label,
-                                    {n: now.get(n, {}).get("readonly") for n in names})
-        return {n: {"readonly": v} for n, v in kept.items() if v is not None}
 
     def _take_snapshot(self, plan: TreePlan) -> None:
         assert plan.snapshot_command is not None
