@@ -173,10 +173,10 @@ def test_go_live_refuses_a_copy_that_is_not_a_final_sync(lab: Lab, pools: tuple[
                                                               "mounted") == "no"
 
 
-def test_a_way_back_that_failed_is_repeated(lab: Lab,
-                                            cut_over: tuple[Pool, Pool, dict[str, str]]) -> None:
-    # A shell in the live copy: going back cannot unmount it, stops saying so, and the copy
-    # stays in service; once the shell is gone, --back again finishes.
+def test_a_busy_live_copy_stops_going_back_before_anything_changed(
+        lab: Lab, cut_over: tuple[Pool, Pool, dict[str, str]]) -> None:
+    # A shell in the live copy: going back would fail to unmount it halfway; it stops first,
+    # naming it, the copy still in service; once the shell is gone, --back goes back.
     old, new, env = cut_over
     args = ("go-live", f"lab-src:{old.name}/t", f"lab-src:{new.name}/t")
     r = _cli(lab, env, *args, "--yes")
@@ -189,18 +189,15 @@ def test_a_way_back_that_failed_is_repeated(lab: Lab,
         busy.kill()
         busy.wait()
     assert r.returncode != 0
-    assert "going back stopped" in r.stderr and "undoing mount" in r.stderr, r.stderr
-    assert "nothing was left changed" not in r.stderr
-    assert "run go-live --back again" in r.stderr, r.stderr
-    assert _get(f"{new.name}/t/a", "mounted") == "yes"  # still in service
-    assert _get(f"{old.name}/t/a", "mounted") == "no"  # the source not served over it
+    said = f"going back unmounts the live copy here, and a process is using it: {path} is in " \
+        f"use by PID {busy.pid} (sleep); nothing was changed"
+    assert said in r.stderr, r.stderr
+    assert _get(f"{new.name}/t/a", "mounted") == "yes" and _get(f"{old.name}/t/a",
+                                                                "mounted") == "no"
     r = _cli(lab, env, *args, "--back", "--yes")
     assert r.returncode == 0, r.stderr + r.stdout
     assert _get(f"{old.name}/t/a", "mounted") == "yes" and _get(f"{new.name}/t/a",
                                                                 "mounted") == "no"
-    assert _get(f"{old.name}/t/a", "canmount") == "on"
-    r = _cli(lab, env, *args, "--yes")  # the row no longer blocks a new go-live
-    assert "live already" not in r.stderr, r.stderr
 
 
 def test_leave_writes_keeps_them_on_the_copy_under_a_named_snapshot(
@@ -228,10 +225,7 @@ def test_leave_writes_keeps_them_on_the_copy_under_a_named_snapshot(
     assert f"{new.name}/t/a@{short}" in listed.split()
     clone = f"{new.name}/look"
     zfs("clone", f"{new.name}/t/a@{short}", clone)  # the write, kept in that snapshot
-    try:
-        assert (new.mountpoint / "look" / "written-live").read_bytes() == b"y" * 200_000
-    finally:
-        zfs("destroy", clone)
+    assert (new.mountpoint / "look" / "written-live").read_bytes() == b"y" * 200_000
 
 
 def test_a_retried_final_sync_keeps_the_readonly_from_before_the_first(

@@ -28,11 +28,15 @@ PROPS = "mounted,canmount,mountpoint,readonly"
 def gate(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LabHost, Path]]:
     """lab-gate: a host whose `zfs` counts its changing commands (set, inherit, mount,
     unmount) and holds the one numbered in DIR/stop: it waits there until DIR/release exists
-    (DIR/mode "before": then fails without running it; "after": ran it first)."""
+    (DIR/mode "before": then fails without running it; "after": ran it first). The command
+    whose arguments are DIR/fail fails once, as zfs does."""
     real = shutil.which("zfs")
     assert real, "zfs is not installed"
     d = tmp_path_factory.mktemp("gate")
     script = f"""#!/bin/sh
+if [ "$*" = "$(cat {d}/fail 2>/dev/null)" ]; then
+  rm -f {d}/fail; echo "cannot $1: refused by the test" >&2; exit 1
+fi
 case "$1" in set|inherit|mount|unmount)
   n=$(( $(cat {d}/count 2>/dev/null || echo 0) + 1 )); echo $n > {d}/count
   echo "$n $*" >> {d}/log
@@ -183,3 +187,33 @@ def test_a_go_live_cut_off_at_step_k_is_undone_by_going_back(
     assert len(names) == 2  # the source, served again
     r = _cli(env, "go-live", f"{GATE}:{old.name}/t", f"{GATE}:{new.name}/t", "--back", "--yes")
     assert r.returncode != 0 and "no go-live of" in r.stderr
+
+
+def test_a_way_back_that_failed_partway_is_repeated_and_finishes(
+        gate: tuple[LabHost, Path], final_synced: tuple[Pool, Pool, dict[str, str]]) -> None:
+    # Going back fails at remounting the source's child (after the copy's writes were carried
+    # back): it stops, saying so, not "nothing was left changed"; run again, it continues
+    # from there and ends as before going live.
+    old, new, env = final_synced
+    _, d = gate
+    (d / "stop").write_text("0\n")
+    before = _state(f"{old.name}/t", f"{new.name}/t")
+    args = ("go-live", f"{GATE}:{old.name}/t", f"{GATE}:{new.name}/t")
+    r = _cli(env, *args, "--yes")
+    assert r.returncode == 0, r.stderr + r.stdout
+    path = old.mountpoint / "t" / "a"
+    (path / "written-live").write_text("live\n")
+    (d / "fail").write_text(f"mount {old.name}/t/a")
+    r = _cli(env, *args, "--back", "--yes")
+    assert r.returncode != 0
+    assert "going back stopped, 3 of 11 steps still to undo" in r.stderr, r.stderr
+    assert f"undoing unmount {old.name}/t/a failed" in r.stderr and "refused by the test" in \
+        r.stderr, r.stderr
+    assert "nothing was left changed" not in r.stderr
+    assert _row(env)[:3] == ("going back", 3, 0)
+    assert "cut off going back (3 of 11 steps done)" in _cli(env, "history").stdout
+    r = _cli(env, *args, "--back", "--yes")
+    assert r.returncode == 0, r.stderr + r.stdout
+    assert _state(f"{old.name}/t", f"{new.name}/t") == before
+    assert (path / "written-live").read_text() == "live\n"  # carried back the first time
+    assert _row(env)[:3] == ("back", 0, 0)

@@ -93,7 +93,9 @@ def _go_lives(store: History, text: str | None, out: TextIO) -> None:
         return
     print("\ngone live:", file=out)
     for g in reversed(found):
-        state = f"back {_when(g.back)}" if g.back is not None else "live"
+        state = f"back {_when(g.back)}" if g.back is not None else g.state
+        if g.state in (golive_log.GOING_LIVE, golive_log.GOING_BACK):
+            state = f"cut off {g.state} ({g.completed} of {len(g.steps)} steps done)"
         print(f"  {_when(g.started)}  {g.source_host}:{g.source} → {g.destination_host}:"
               f"{g.destination}  {len(g.steps)} commands  {state}", file=out)
 

@@ -153,8 +153,9 @@ def busy_mountpoints(host: Host, mountpoints: Sequence[str]) -> dict[str, list[H
     return holding(parse_holders(r.stdout), mountpoints) if r.ok else {}
 
 
-def refuse_busy(host: Host, busy: dict[str, list[Holder]]) -> None:
-    """Raise the GoLiveError naming each busy mountpoint and its processes."""
+def refuse_busy(host: Host, busy: dict[str, list[Holder]], *, back: bool = False) -> None:
+    """Raise the GoLiveError naming each busy mountpoint and its processes (`back`: of the
+    live copy, which going back unmounts)."""
     pids = sorted({h.pid for hs in busy.values() for h in hs})
     names = _process_names(host, pids)
     said = []
@@ -162,12 +163,13 @@ def refuse_busy(host: Host, busy: dict[str, list[Holder]]) -> None:
         who = ", ".join(sorted({f"PID {h.pid}" + (f" ({names[h.pid]})" if h.pid in names
                                                    else "") for h in hs}))
         said.append(f"{mp} is in use by {who}")
+    what = "going back unmounts the live copy" if back else "going live unmounts the source"
     raise GoLiveError(
-        "going live unmounts the source here, and a process is using it: " + "; ".join(said)
+        f"{what} here, and a process is using it: " + "; ".join(said)
         + "; nothing was changed",
         host=host.label,
         fix="stop those processes (or leave those folders: a shell's working directory "
-        "counts), then go live again")
+        f"counts), then go {'back' if back else 'live'} again")
 
 
 def _process_names(host: Host, pids: Sequence[int]) -> dict[int, str]:

@@ -15,7 +15,7 @@ from ..history.records import JobRecord
 from ..hosts import Host, same_host
 from . import carry_back, journal
 from .checks import busy_mountpoints, check_ready, refuse_busy
-from .cutover import GoLiveError, GoLivePlan, Step, plan_go_live, read_props
+from .cutover import GoLiveError, GoLivePlan, Prop, Step, datasets, plan_go_live, read_props
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,6 +214,7 @@ def back(src: Host, dst: Host, destination_root: str, *, leave_writes: bool = Fa
                                 "history", fix="nothing to undo: it is not live, or went live "
                                 "with another history (ZMIGRATE_DATA_DIR)")
         steps = tuple(journal.of_record(s) for s in row.steps[:row.ran])
+        _refuse_busy_copy(dst, row)
         try:
             journal.backward(history, row, src, dst,
                              _carrying(history, row.id, src, dst, leave=leave_writes,
@@ -229,6 +230,17 @@ def back(src: Host, dst: Host, destination_root: str, *, leave_writes: bool = Fa
     changed = tuple((str(k), int(v)) for k, v in (extra.get("datasets") or {}).items())
     return WentBack(steps, carry_back.Writes(changed), extra.get("snapshot") if changed else None,
                     extra.get("carried") == "left")
+
+
+def _refuse_busy_copy(dst: Host, row: golive_log.GoLiveRow) -> None:
+    """A process in the live copy stops going back before its first command (the unmount
+    would fail halfway), naming the mountpoint and the process."""
+    copy = datasets(read_props(dst, row.destination))
+    mounted = [p["mountpoint"].value for p in copy.values()
+               if p.get("mounted", Prop("no", "-")).value == "yes"]
+    busy = busy_mountpoints(dst, mounted)
+    if busy:
+        refuse_busy(dst, busy, back=True)
 
 
 def _carrying(history: History, row_id: int, src: Host, dst: Host, *, leave: bool,
