@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from zmigrate.engine.golive import journal
+from zmigrate.engine.golive import Prop, carry_back, journal, parse_props
 from zmigrate.engine.golive.cutover import Step
 from zmigrate.engine.history import History, golive_log
 from zmigrate.engine.history.store import _SCHEMA_V1, _SCHEMA_V2
@@ -223,3 +223,23 @@ def test_the_readonly_before_the_first_final_sync_is_kept(tmp_path: Path) -> Non
         later = golive_log.remember_readonly(store, "src", {"t": "off", "t/a": "on"}, 3.0)
         assert later == {"t": "off", "t/a": "off"}
         assert golive_log.remember_readonly(store, "other", {"t": "on"}, 4.0) == {"t": "on"}
+
+
+def test_the_copy_s_writes_are_measured_from_the_snapshot_it_shares_with_the_source() -> None:
+    """(real zfs-fuse `zfs get` of a final sync's two trees) Each copy dataset's newest
+    snapshot with the source's guid; a later one of the copy's own (sanoid's, while live) or
+    one with another guid is passed over."""
+    data = Path(__file__).parent.parent / "data" / "golive"
+    src = parse_props((data / "zfs-fuse-get-src.txt").read_text())
+    dst = parse_props((data / "zfs-fuse-get-dst.txt").read_text())
+    assert carry_back.common_snapshots(src, dst, "oldpool/t", "newpool/t") == {
+        "newpool/t": "zmigrate-20261124-215112", "newpool/t/a": "zmigrate-20261124-215112"}
+    later = dict(dst)
+    later["newpool/t/a@hourly"] = {"guid": Prop("1", "-"), "createtxg": Prop("99999", "-")}
+    other = dict(src)
+    other["oldpool/t@zmigrate-20261124-215112"] = {"guid": Prop("2", "-"),
+                                                    "createtxg": Prop("5", "-")}
+    assert carry_back.common_snapshots(other, later, "oldpool/t", "newpool/t") == {
+        "newpool/t/a": "zmigrate-20261124-215112"}
+    writes = carry_back.Writes((("newpool/t/a", 2048), ("newpool/t/b", 10)))
+    assert (writes.bytes, writes.datasets) == (2058, ("newpool/t/a", "newpool/t/b"))

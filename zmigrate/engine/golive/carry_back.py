@@ -80,8 +80,8 @@ def measure(src: Host, dst: Host, source_root: str, destination_root: str,
         raise ZmigrateError(f"the copy {destination_root} has no snapshot in common with "
                             f"{source_root}", host=dst.label,
                             fix="nothing can be carried back: go back with --leave-writes")
-    if snapshot is None and "written" in caps.properties:
-        return _written_since(dst, base)
+    if "written" in caps.properties:
+        return _written_since(dst, base, snapshot)
     if snapshot is not None:
         return _stream_sizes(dst, base, snapshot)
     temporary = snapshot_name("measure")
@@ -98,20 +98,23 @@ def drop_snapshot(dst: Host, root: str, name: str) -> None:
                 timeout=120)
 
 
-def _written_since(dst: Host, base: dict[str, str | None]) -> Writes:
-    """`written@SNAP` of each copy dataset (`written`, all it holds, of one created while
-    live): one command."""
+def _written_since(dst: Host, base: dict[str, str | None], at: str | None) -> Writes:
+    """`written@SNAP` of each copy dataset, or of its snapshot @`at` (`referenced`, all it
+    holds, of one created while live): one command, nothing read but the pool's counts."""
     zfs_cmd = cmdline.join(dst.privileged(["zfs"]))
     line = "; ".join(f"{zfs_cmd} get -Hp -o name,value "
                      f"{cmdline.join(['written@' + snap if snap else 'referenced'])} "
-                     f"{cmdline.dataset(name)}" for name, snap in sorted(base.items()))
+                     f"{cmdline.snapshot(f'{name}@{at}') if at else cmdline.dataset(name)}"
+                     for name, snap in sorted(base.items()) if snap != at)
+    if not line:
+        return Writes(())
     r = dst.run(line, timeout=120)
     r.check("measuring what was written to the copy")
     found = {}
     for row in r.stdout.splitlines():
         name, _, value = row.partition("\t")
         if value.strip().isdigit() and int(value) > 0:
-            found[name] = int(value)
+            found[name.split("@")[0]] = int(value)
     return Writes(tuple(sorted(found.items())))
 
 
