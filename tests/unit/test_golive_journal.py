@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from zmigrate.engine.errors import CommandError
 from zmigrate.engine.golive import Prop, carry_back, journal, parse_props
 from zmigrate.engine.golive.cutover import Step
 from zmigrate.engine.history import History, golive_log
 from zmigrate.engine.history.store import _SCHEMA_V1, _SCHEMA_V2
 from zmigrate.engine.hosts import CommandResult, LocalHost
-from zmigrate.engine.hosts.host import CommandError
 
 STEPS = [
     Step("source", "readonly=on kept on old/t", ("zfs", "set", "readonly=on", "old/t"),
