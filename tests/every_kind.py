@@ -13,17 +13,17 @@ from collections.abc import Callable
 
 from wire_samples import bad_cable, half_duplex_scaled, shaped
 
-from zmigrate.engine.diagnosis import Diagnoser, Verdict, diagnose
 from zmigrate.engine.doctor import Doctor, DoctorReport, HostCpu, ProcessCpu, StageResult
 from zmigrate.engine.doctor.stages import report as doctor_report
 from zmigrate.engine.events import PlanReady, Sample, Side, Stalled
 from zmigrate.engine.findings import Figure, Note, NoteKind
 from zmigrate.engine.hosts import LocalHost
-from zmigrate.engine.mbuffer import Status
 from zmigrate.engine.plan import Options, Plan
-from zmigrate.engine.stall import SideView, StallWatch, StallWhere
+from zmigrate.engine.readings.mbuffer import Status
 from zmigrate.engine.transports import Transport, carrier
 from zmigrate.engine.units import GiB, MiB
+from zmigrate.engine.verdict.diagnosis import Diagnoser, Verdict, diagnose
+from zmigrate.engine.verdict.stall import SideView, StallWatch, StallWhere
 from zmigrate.engine.wire import Wire
 
 HZ = 2.0  # mbuffer's status lines per second

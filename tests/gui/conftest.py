@@ -17,7 +17,7 @@ from pytestqt.qtbot import QtBot  # noqa: E402
 
 from zmigrate.engine.hosts import LocalHost  # noqa: E402
 from zmigrate.engine.job import Job, Request  # noqa: E402
-from zmigrate.engine.samples import SampleStore  # noqa: E402
+from zmigrate.engine.readings.samples import SampleStore
 from zmigrate.gui import style  # noqa: E402
 from zmigrate.gui.job_bridge import JobBridge  # noqa: E402
 from zmigrate.gui.pages.done_page import DonePage  # noqa: E402

@@ -6,13 +6,13 @@ import math
 from collections.abc import Iterable
 from pathlib import Path
 
-from zmigrate.engine.diagnosis import Diagnoser
 from zmigrate.engine.errors import TransferError
 from zmigrate.engine.events import Failed, Finished, PlanReady, Progress, Sample, Side, Summary
 from zmigrate.engine.history import History, Recorder
 from zmigrate.engine.plan import Options, Plan, Step
 from zmigrate.engine.transports import Transport
 from zmigrate.engine.units import MiB
+from zmigrate.engine.verdict.diagnosis import Diagnoser
 
 
 def make_plan(snapshot: str = "tank/data@s1", *, source: str = "lab-src",

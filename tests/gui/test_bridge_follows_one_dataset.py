@@ -7,11 +7,11 @@ from dataclasses import replace
 from every_kind import verdicts
 from pytestqt.qtbot import QtBot
 
-from zmigrate.engine.diagnosis import Verdict
 from zmigrate.engine.events import DatasetState, Sample, Side
 from zmigrate.engine.hosts import LocalHost
-from zmigrate.engine.samples import SampleStore
+from zmigrate.engine.readings.samples import SampleStore
 from zmigrate.engine.tree import TreeJob, TreeRequest
+from zmigrate.engine.verdict.diagnosis import Verdict
 from zmigrate.gui.job_bridge import JobBridge
 
 

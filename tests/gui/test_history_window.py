@@ -11,9 +11,9 @@ from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 from replay_trace import load_trace
 
-from zmigrate.engine.diagnosis import Bottleneck
 from zmigrate.engine.history import History
 from zmigrate.engine.units import MiB
+from zmigrate.engine.verdict.diagnosis import Bottleneck
 from zmigrate.gui import markup, words
 from zmigrate.gui.models.job_table_model import BYTES, RATE, ROUTE, SORT_ROLE, START, VERDICT
 from zmigrate.gui.windows.history_window import HistoryWindow

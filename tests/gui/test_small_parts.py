@@ -12,12 +12,12 @@ from PySide6.QtWidgets import QWizardPage
 from pytestqt.qtbot import QtBot
 
 from zmigrate.engine import zfs
-from zmigrate.engine.diagnosis import buffer_suggestion
 from zmigrate.engine.hosts import LocalHost
 from zmigrate.engine.hosts.login import HostSpec
 from zmigrate.engine.plan import Options, stream_of
 from zmigrate.engine.transports import Compression, Transport, carrier
 from zmigrate.engine.transports.compress import suggest
+from zmigrate.engine.verdict.diagnosis import buffer_suggestion
 from zmigrate.gui import markup
 from zmigrate.gui.app import LastResortHook
 from zmigrate.gui.generated.ui_done_page import Ui_DonePage
@@ -141,7 +141,7 @@ def test_a_host_without_zfs_says_so_on_its_panel_with_a_fix_for_its_os(
 
 
 def test_memory_capped_buffer_advice_names_the_wizards_control() -> None:
-    from zmigrate.engine.diagnosis import buffer_advice
+    from zmigrate.engine.verdict.diagnosis import buffer_advice
     from zmigrate.gui import words
 
     text = words.advice(buffer_advice(500 * MiB, memory=2 * GiB))

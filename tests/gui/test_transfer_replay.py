@@ -9,7 +9,6 @@ from every_kind import network, replay
 from pytestqt.qtbot import QtBot
 from replay_trace import load_trace
 
-from zmigrate.engine.diagnosis import Bottleneck
 from zmigrate.engine.errors import TransferError
 from zmigrate.engine.events import (
     Failed,
@@ -21,6 +20,7 @@ from zmigrate.engine.events import (
     Stalled,
 )
 from zmigrate.engine.transports import Transport
+from zmigrate.engine.verdict.diagnosis import Bottleneck
 from zmigrate.gui.job_bridge import JobBridge
 from zmigrate.gui.pages.done_page import DonePage
 from zmigrate.gui.pages.transfer_page import TransferPage
@@ -102,9 +102,9 @@ def test_a_transfer_shorter_than_a_status_line_ends_with_rates_points_and_a_verd
         qtbot: QtBot, pages: tuple[Session, TransferPage, DonePage, JobBridge]) -> None:
     """What the engine emits for a ~1 s run: one point per side from each mbuffer's summary,
     the final Progress at the average rate, and the real Diagnoser's final verdict."""
-    from zmigrate.engine.diagnosis import Diagnoser
     from zmigrate.engine.events import Progress, Summary
     from zmigrate.engine.findings import FindingKind
+    from zmigrate.engine.verdict.diagnosis import Diagnoser
 
     session, transfer, done, bridge = pages
     rate, total = 40 * 2**20, 4 * 2**20

@@ -17,11 +17,11 @@ from every_kind import reports, verdicts
 from PySide6.QtGui import QTextDocument
 from pytestqt.qtbot import QtBot
 
-from zmigrate.engine.diagnosis import Bottleneck
 from zmigrate.engine.doctor import DoctorReport, StageStarted
 from zmigrate.engine.findings import AdviceKind, FindingKind, NoteKind
 from zmigrate.engine.hosts import Host, LocalHost
 from zmigrate.engine.plan import Options
+from zmigrate.engine.verdict.diagnosis import Bottleneck
 from zmigrate.gui import markup, words
 from zmigrate.gui.dialogs.doctor_dialog import DoctorDialog
 from zmigrate.gui.job_bridge import JobBridge

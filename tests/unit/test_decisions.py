@@ -11,7 +11,6 @@ from gui.history_data import make_plan, record, synthetic  # the Recorder fed a 
 
 from zmigrate.engine import transports, zfs
 from zmigrate.engine.cmdline import below, within
-from zmigrate.engine.diagnosis import GIGABIT_RATE, buffer_advice, buffer_suggestion
 from zmigrate.engine.errors import PreflightError, PreflightReason
 from zmigrate.engine.history import RECENT_RUNS, recent_runs
 from zmigrate.engine.hosts import LocalHost, one_connection, same_host
@@ -25,6 +24,7 @@ from zmigrate.engine.tree import TreeEntry, TreePlan, TreeRequest, plan_tree
 from zmigrate.engine.tree.dataset_job import as_if_snapshot_taken
 from zmigrate.engine.tree.listing import Listed, list_commands
 from zmigrate.engine.units import MiB
+from zmigrate.engine.verdict.diagnosis import GIGABIT_RATE, buffer_advice, buffer_suggestion
 from zmigrate.engine.zfs import Dataset, ResumeInfo, Snapshot
 
 

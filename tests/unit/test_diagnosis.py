@@ -1,4 +1,4 @@
-"""Unit tests for engine.diagnosis: verdicts on traces shaped like the field notes' figures.
+"""Unit tests for engine.verdict.diagnosis: verdicts on traces shaped like the field notes' figures.
 
 A verdict is data; what it says is checked here in the CLI's words (cli/words.py), which name
 its flags. tests/gui/test_words_faces.py checks the wizard's words for every kind.
@@ -15,7 +15,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from zmigrate.cli import words
-from zmigrate.engine.diagnosis import (
+from zmigrate.engine.events import PlanReady, Sample, Side
+from zmigrate.engine.findings import Advice, AdviceKind, FindingKind
+from zmigrate.engine.plan import Options, Plan
+from zmigrate.engine.transports import Transport
+from zmigrate.engine.units import MiB
+from zmigrate.engine.verdict.diagnosis import (
     HISTORY_MAX,
     Bottleneck,
     Diagnoser,
@@ -23,11 +28,6 @@ from zmigrate.engine.diagnosis import (
     buffer_advice,
     diagnose,
 )
-from zmigrate.engine.events import PlanReady, Sample, Side
-from zmigrate.engine.findings import Advice, AdviceKind, FindingKind
-from zmigrate.engine.plan import Options, Plan
-from zmigrate.engine.transports import Transport
-from zmigrate.engine.units import MiB
 
 
 def advice_text(v: Verdict) -> str:

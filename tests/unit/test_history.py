@@ -21,7 +21,6 @@ import pytest
 from zmigrate.cli import main as cli
 from zmigrate.cli import words
 from zmigrate.engine import history
-from zmigrate.engine.diagnosis import Bottleneck, Verdict, diagnose
 from zmigrate.engine.errors import CancelledError, TransferError
 from zmigrate.engine.events import (
     DatasetState,
@@ -39,6 +38,7 @@ from zmigrate.engine.events import (
 from zmigrate.engine.history import History, HistoryError, Recorder, SampleRow
 from zmigrate.engine.plan import Options, Plan, Step
 from zmigrate.engine.transports import Transport
+from zmigrate.engine.verdict.diagnosis import Bottleneck, Verdict, diagnose
 
 DAY = 86400.0
 

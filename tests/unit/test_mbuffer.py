@@ -1,4 +1,4 @@
-"""Unit tests for zmigrate.engine.mbuffer (the parser of mbuffer's status output)."""
+"""Unit tests for zmigrate.engine.readings.mbuffer (the parser of mbuffer's status output)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from zmigrate.engine.mbuffer import (
+from zmigrate.engine.readings.mbuffer import (
     LineSplitter,
     Status,
     Summary,

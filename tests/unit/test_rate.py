@@ -1,8 +1,8 @@
-"""The rate people read: smoothed, because zfs receive takes data in bursts (engine.rate)."""
+"""The rate people read: smoothed, because zfs receive takes data in bursts (engine.readings.rate)."""
 
 from __future__ import annotations
 
-from zmigrate.engine.rate import SmoothedRate, eta
+from zmigrate.engine.readings.rate import SmoothedRate, eta
 
 
 def test_smoothing_follows_bursts_as_their_mean() -> None:

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from zmigrate.engine.events import Sample, Side
-from zmigrate.engine.samples import MAX_RECENT, SampleStore, Series
+from zmigrate.engine.readings.samples import MAX_RECENT, SampleStore, Series
 
 THREE_DAYS = 3 * 24 * 3600
 HZ = 2
@@ -104,6 +104,6 @@ def test_store_keeps_sides_apart_and_exports_csv() -> None:
 
 
 def test_engine_module_imports_no_qt() -> None:
-    code = ("import sys, zmigrate.engine.samples; "
+    code = ("import sys, zmigrate.engine.readings.samples; "
             "sys.exit(any(m.startswith('PySide6') for m in sys.modules))")
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0

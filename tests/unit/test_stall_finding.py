@@ -16,16 +16,16 @@ from pathlib import Path
 import pytest
 
 from zmigrate.cli.common import plain, time_left
-from zmigrate.engine.diagnosis import Bottleneck, Diagnoser, Verdict
 from zmigrate.engine.events import Progress, Sample, Side, Stalled
 from zmigrate.engine.findings import FindingKind
 from zmigrate.engine.hosts import LocalHost
 from zmigrate.engine.job.stall_watch import StallMonitor, look_line, parse_look
 from zmigrate.engine.job.stream_watch import SideState
-from zmigrate.engine.mbuffer import LineSplitter, Status, parse_status
-from zmigrate.engine.rate import SmoothedRate, eta
-from zmigrate.engine.stall import SideView, Stall, StallWatch, StallWhere
+from zmigrate.engine.readings.mbuffer import LineSplitter, Status, parse_status
+from zmigrate.engine.readings.rate import SmoothedRate, eta
 from zmigrate.engine.units import MiB
+from zmigrate.engine.verdict.diagnosis import Bottleneck, Diagnoser, Verdict
+from zmigrate.engine.verdict.stall import SideView, Stall, StallWatch, StallWhere
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 PATH = {"path": "tcp", "source": "src", "destination": "dst", "port": 24680}

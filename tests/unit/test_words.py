@@ -15,9 +15,9 @@ from every_kind import reports, verdicts
 from zmigrate.cli import words
 from zmigrate.cli.common import event_to_json, stage_line
 from zmigrate.cli.doctor import format_table
-from zmigrate.engine.diagnosis import Bottleneck
 from zmigrate.engine.events import Finished, StageChanged, Summary
 from zmigrate.engine.findings import AdviceKind, FindingKind, NoteKind
+from zmigrate.engine.verdict.diagnosis import Bottleneck
 
 VERDICTS = verdicts()
 REPORTS = reports()

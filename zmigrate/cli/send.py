@@ -12,6 +12,7 @@ from zmigrate.engine.golive.final_sync import readonly_window_of, remember_reado
 from zmigrate.engine.golive.readonly_window import Window
 from zmigrate.engine.hosts.login import HostSpec
 from zmigrate.engine.hosts.pair import connect_both
+from zmigrate.engine.verdict.stall import STALL_AFTER
 
 from ..engine.errors import InvalidNameError
 from ..engine.events import PlanReady, json_default
@@ -19,7 +20,6 @@ from ..engine.history import Recorder
 from ..engine.hosts import Host, one_connection
 from ..engine.job import Job, Request
 from ..engine.plan import Options
-from ..engine.stall import STALL_AFTER
 from ..engine.transports import Compression, Transport
 from ..engine.tree import TreeJob, TreeRequest, describe_summary
 from ..engine.tree.listing import DatasetCommands, list_commands

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from typing import Any, assert_never
 
+from zmigrate.engine.verdict.diagnosis import Verdict
+
 from ..engine import plain_words
-from ..engine.diagnosis import Verdict
 from ..engine.doctor import DoctorReport, StageResult
 from ..engine.findings import Advice, AdviceKind, Finding, FindingKind, Note, NoteKind
 from ..engine.history import JobRecord

@@ -1,6 +1,6 @@
 """What the engine found and what it advises, as data: a kind and its figures, never a sentence.
 
-The engine judges (diagnosis.py, doctor/); each face words the judgement in its own terms:
+The engine judges (verdict/, doctor/); each face words the judgement in its own terms:
 zmigrate.cli.words names the command's flags (`--bwlimit`, `--transport tcp`), zmigrate.gui.words
 the wizard's controls (Rate limit, Direct TCP); the kinds that name neither (a command to run
 on a host, a cause) both take from plain_words.py, written once. A figure is a number (bytes,

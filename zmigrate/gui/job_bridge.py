@@ -7,6 +7,8 @@ from typing import assert_never
 
 from PySide6.QtCore import QObject, Signal
 
+from zmigrate.engine.readings.samples import SampleStore
+
 from ..engine.events import (
     DatasetState,
     Event,
@@ -26,7 +28,6 @@ from ..engine.events import (
 )
 from ..engine.job import Job
 from ..engine.plan import Plan
-from ..engine.samples import SampleStore
 from ..engine.tree import TreeJob
 
 

@@ -5,14 +5,15 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field, replace
 
-from ..engine.diagnosis import Verdict
+from zmigrate.engine.readings.samples import SampleStore
+from zmigrate.engine.verdict.diagnosis import Verdict
+
 from ..engine.errors import ZmigrateError
 from ..engine.events import Summary
 from ..engine.golive.final_sync import remember_readonly
 from ..engine.hosts import Host, same_host
 from ..engine.job import Job
 from ..engine.plan import Options, Plan
-from ..engine.samples import SampleStore
 from ..engine.transports import Transport, chosen
 from ..engine.tree import TreeJob, TreePlan, TreeRequest
 from ..engine.zfs import Capabilities, Dataset, Snapshot

@@ -13,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import assert_never
 
+from zmigrate.engine.verdict.diagnosis import Bottleneck, Verdict
+
 from ..engine import plain_words
-from ..engine.diagnosis import Bottleneck, Verdict
 from ..engine.findings import Advice, AdviceKind, Finding, FindingKind, Note, NoteKind
 from ..engine.history import JobRecord
 from ..engine.plain_words import DD, link_carrier, pct

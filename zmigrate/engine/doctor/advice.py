@@ -5,9 +5,9 @@ Each item is an `Advice` (findings.py): a kind and its figures, worded by each f
 
 from __future__ import annotations
 
-from ..diagnosis import buffer_advice
 from ..findings import Advice, AdviceKind, NoteKind, unique
 from ..transports import Transport, carrier
+from ..verdict.diagnosis import buffer_advice
 from ..wire import Wire, at_the_wire, wire_advice
 from .results import StageResult
 

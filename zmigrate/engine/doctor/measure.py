@@ -14,7 +14,7 @@ from ..errors import ZmigrateError
 from ..findings import Note, NoteKind
 from ..hosts import Host, Process
 from ..job.pipeline import await_listener, stop_processes, wait_listening
-from ..mbuffer import LineSplitter, parse_status, parse_summary
+from ..readings.mbuffer import LineSplitter, parse_status, parse_summary
 from ..units import KiB, MiB, size_arg
 from .cpu import CPU_SCRIPT, CpuSnapshot, cpu_between, parse_cpu
 from .results import Emit, StageResult, StageStarted

@@ -12,12 +12,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from .. import cmdline, transports, zfs
-from ..diagnosis import Diagnoser
 from ..errors import CancelledError, PortInUseError, TransferError, ZmigrateError
 from ..events import Observer, PlanReady, StageChanged, Summary
 from ..hosts import Host
 from ..plan import Options, Plan, Site, make_plan, with_estimates
 from ..transports.route import SshRoute
+from ..verdict.diagnosis import Diagnoser
 from ..wire import WireSeen
 from ..work import Work
 from .checks import RESUME_HINT as RESUME_HINT

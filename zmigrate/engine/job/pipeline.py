@@ -13,13 +13,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from .. import cmdline, mbuffer
+from .. import cmdline
 from ..errors import CancelledError, PortInUseError, TransferError, ZmigrateError
 from ..events import Progress, Side, StageChanged
 from ..hosts import Host, Process
 from ..hosts import tools as capabilities
 from ..plan import Plan, Step
-from ..rate import SmoothedRate, eta
+from ..readings import mbuffer
+from ..readings.rate import SmoothedRate, eta
 from ..transports.listener import LISTEN_TIMEOUT, holders, parse_taken
 from ..transports.route import diagnose, route_error
 from .stall_watch import StallMonitor, StepEnds

@@ -1,5 +1,5 @@
-"""A step's stalled stream: when it stalls, where (stall.py, from both mbuffers' words, and a
-look at the host it names), the events that say so, and the error when it stalls too long."""
+"""A step's stalled stream: when it stalls, where (verdict/stall.py, from both mbuffers' words,
+and a look at the host it names), the events that say so, and the error when it stalls too long."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from ..events import Stalled
 from ..findings import Figure, Finding, FindingKind
 from ..hosts import Host, Process
 from ..plain_words import duration, stall_place
-from ..stall import SideView, Stall, StallWatch, StallWhere
+from ..verdict.stall import SideView, Stall, StallWatch, StallWhere
 from .stream_watch import Emit, SideState
 
 LOOK_TIMEOUT = 15.0  # seconds for a stalled host to answer a look at its processes

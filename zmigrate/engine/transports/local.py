@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
-from .. import cmdline, mbuffer
+from .. import cmdline
+from ..readings import mbuffer
 from .base import Carrier, Ends, StreamSpec, Transport
 
 if TYPE_CHECKING:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
-from .. import mbuffer
 from ..findings import Advice, AdviceKind, Figure, Finding
+from ..readings import mbuffer
 from .base import Carrier, Ends, StreamSpec, Transport
 
 if TYPE_CHECKING:

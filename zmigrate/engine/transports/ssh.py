@@ -10,8 +10,9 @@ from __future__ import annotations
 import secrets
 from typing import TYPE_CHECKING, ClassVar
 
-from .. import cmdline, mbuffer
+from .. import cmdline
 from ..findings import Advice, AdviceKind, Figure, Finding
+from ..readings import mbuffer
 from .base import CIPHER, Carrier, Ends, StreamSpec, Transport
 
 if TYPE_CHECKING:

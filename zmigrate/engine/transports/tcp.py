@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
-from .. import cmdline, mbuffer
+from .. import cmdline
 from ..errors import PreflightError, PreflightReason
 from ..findings import Figure, Finding
 from ..hosts import tools as capabilities
+from ..readings import mbuffer
 from .base import Carrier, Ends, StreamSpec, Transport
 from .listener import with_readiness_probe
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from .. import cmdline
 from ..errors import ZmigrateError
 from ..events import Progress, Summary
-from ..rate import eta
+from ..readings.rate import eta
 from .entry import SMALL, TreeEntry
 from .plan import TreePlan
 

@@ -13,7 +13,8 @@ from typing import Any, Protocol, assert_never
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QDialog, QWidget
 
-from ...engine.diagnosis import BUFFER_SECONDS, suggested_buffer
+from zmigrate.engine.verdict.diagnosis import BUFFER_SECONDS, suggested_buffer
+
 from ...engine.doctor import (
     DEFAULT_SECONDS,
     TEMP_PREFIX,

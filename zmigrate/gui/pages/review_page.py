@@ -11,8 +11,8 @@ from zmigrate.engine.golive import readonly_window
 from zmigrate.engine.golive.final_sync import readonly_window_of
 from zmigrate.engine.golive.readonly_window import Window
 from zmigrate.engine.hosts import leftovers
+from zmigrate.engine.verdict.diagnosis import GIGABIT_RATE
 
-from ...engine.diagnosis import GIGABIT_RATE
 from ...engine.events import Event, StageChanged
 from ...engine.job import Job, Request
 from ...engine.plan import Plan

@@ -12,10 +12,11 @@ from collections.abc import Callable
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QMessageBox, QWidget
 
-from ...engine.diagnosis import Bottleneck, Verdict
+from zmigrate.engine.readings.samples import SampleStore
+from zmigrate.engine.verdict.diagnosis import Bottleneck, Verdict
+
 from ...engine.events import DatasetState, Failed, LogLine, Observer, Progress, Side, Summary
 from ...engine.history import Recorder
-from ...engine.samples import SampleStore
 from ...engine.tree import SENDING
 from ...engine.units import format_size
 from .. import forms, style

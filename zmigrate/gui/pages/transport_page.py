@@ -7,7 +7,8 @@ from typing import assert_never
 
 from PySide6.QtWidgets import QRadioButton, QWidget
 
-from ...engine.diagnosis import BUFFER_SECONDS, GIGABIT_RATE, buffer_suggestion
+from zmigrate.engine.verdict.diagnosis import BUFFER_SECONDS, GIGABIT_RATE, buffer_suggestion
+
 from ...engine.findings import Advice
 from ...engine.plan import DEFAULT_BLOCK, MEMORY_SHARE, Options, stream_of
 from ...engine.transports import Compression, Transport, carrier, chosen

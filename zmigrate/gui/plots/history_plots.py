@@ -9,9 +9,10 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QWidget
 
+from zmigrate.engine.readings.samples import SeriesData
+
 from ...engine.events import Side
 from ...engine.history import SampleRow
-from ...engine.samples import SeriesData
 from .. import forms
 from .transfer_plots import MIB, _fast, _key, _pen, _percent_axis, _TimePlot, _title, rate_range
 

@@ -6,8 +6,9 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QTimer
 
+from zmigrate.engine.readings.samples import SampleStore, SeriesData
+
 from ...engine.events import Side
-from ...engine.samples import SampleStore, SeriesData
 
 REFRESH_MS = 500
 

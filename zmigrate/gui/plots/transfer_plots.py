@@ -7,7 +7,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QPen
 from PySide6.QtWidgets import QWidget
 
-from ...engine.samples import SeriesData
+from zmigrate.engine.readings.samples import SeriesData
+
 from ...engine.units import MiB
 from .. import forms, style
 from .axes import TimeAxis, ValueAxis

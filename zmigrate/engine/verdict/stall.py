@@ -18,8 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from .findings import Figure
-from .mbuffer import Status
+from ..findings import Figure
+from ..readings.mbuffer import Status
 
 STALL_AFTER = 30.0  # seconds without a byte moving before a stall is reported (--stall-after)
 # mbuffer prints a status line twice a second: a side silent this long is not merely slow to

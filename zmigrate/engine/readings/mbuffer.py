@@ -12,7 +12,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from .units import NUMBER, scale, size_arg
+from ..units import NUMBER, scale, size_arg
 
 __all__ = [
     "command",

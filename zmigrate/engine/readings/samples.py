@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from .events import Sample, Side
+from ..events import Sample, Side
 
 COLUMNS = ("in_rate", "out_rate", "total", "fill")
 FloatArray = npt.NDArray[np.float64]

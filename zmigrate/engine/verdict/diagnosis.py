@@ -30,16 +30,16 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from . import transports
-from .events import Bottleneck as Bottleneck
-from .events import Ceiling, Event, Observer, PlanReady, Sample, Side, Stalled, Wire
-from .events import Verdict as Verdict
-from .findings import Advice, AdviceKind, Finding, FindingKind
-from .plan import MEMORY_SHARE
-from .transports import CIPHER, Transport
-from .transports.base import WIRE_ADVICE
-from .units import MiB
-from .wire.advise import at_the_wire
+from .. import transports
+from ..events import Bottleneck as Bottleneck
+from ..events import Ceiling, Event, Observer, PlanReady, Sample, Side, Stalled, Wire
+from ..events import Verdict as Verdict
+from ..findings import Advice, AdviceKind, Finding, FindingKind
+from ..plan import MEMORY_SHARE
+from ..transports import CIPHER, Transport
+from ..transports.base import WIRE_ADVICE
+from ..units import MiB
+from ..wire.advise import at_the_wire
 
 # -- thresholds (percent of buffer fill unless said otherwise) ----------------------------------
 FULL = 90.0  # a sample at or above this is "full"

@@ -1,0 +1,2 @@
+"""What the mbuffers' status lines become: parsed (`mbuffer`, with its command line), smoothed
+into the rate and ETA people read (`rate`), kept at bounded size for plots (`samples`)."""
