@@ -1,4 +1,4 @@
-"""The rate people read: smoothed, because zfs receive takes data in bursts (engine.readings.rate)."""
+"""The rate people read: smoothed, because zfs receive takes data in bursts (readings/rate.py)."""
 
 from __future__ import annotations
 
