@@ -11,13 +11,14 @@ from typing import TextIO
 
 from .. import __version__
 from ..engine.errors import InvalidNameError, ZmigrateError
-from . import doctor, golive, history, list, send
+from . import doctor, golive, history, jobs, list, runner, send
 from .common import EXIT_CANCELLED, EXIT_ERROR, EXIT_USAGE, error_json
 
 Handler = Callable[[argparse.Namespace, TextIO, TextIO], int]
 COMMANDS: dict[str, Handler] = {
     "list": list.run, "send": send.run, "history": history.run, "doctor": doctor.run,
-    "go-live": golive.run,
+    "go-live": golive.run, "jobs": jobs.run_jobs, "attach": jobs.run_attach,
+    "stop": jobs.run_stop, "_runner": runner.run_runner,
 }
 
 
@@ -39,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     history.add_parser(sub)
     doctor.add_parser(sub)
     golive.add_parser(sub)
+    jobs.add_parsers(sub)
     return p
 
 
@@ -66,6 +68,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
     err = err or sys.stderr
     parser = build_parser()
     args = parser.parse_args(argv)
+    # What `send --detach` hands its runner: these very arguments.
+    args.argv = [*(sys.argv[1:] if argv is None else argv)]
     if args.self_test or args.command in (None, "gui"):
         missing = gui_missing()
         if missing:

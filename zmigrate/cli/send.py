@@ -15,7 +15,7 @@ from zmigrate.engine.hosts.pair import connect_both
 from zmigrate.engine.verdict.stall import STALL_AFTER
 
 from ..engine.errors import InvalidNameError
-from ..engine.events import PlanReady, json_default
+from ..engine.events import Observer, PlanReady, json_default
 from ..engine.history import Recorder
 from ..engine.hosts import Host, one_connection
 from ..engine.job import Job, Request
@@ -24,6 +24,7 @@ from ..engine.transports import Compression, Transport
 from ..engine.tree import TreeJob, TreeRequest, describe_summary
 from ..engine.tree.listing import DatasetCommands, list_commands
 from ..engine.units import parse_size
+from . import jobs
 from .common import (
     EXIT_OK,
     LiveLine,
@@ -101,6 +102,9 @@ def add_parser(sub: Any) -> None:
                     help="check and print the plan and its commands; run nothing")
     sp.add_argument("--no-history", action="store_true",
                     help="do not record this transfer in `zmigrate history`")
+    sp.add_argument("--detach", action="store_true",
+                    help="run the transfer apart from this terminal (a job of its own: "
+                    "`zmigrate jobs`, `zmigrate attach ID`, `zmigrate stop ID`)")
 
 
 def _add_stream_arguments(sp: Any) -> None:
@@ -159,7 +163,9 @@ def _parallel(n: int | None) -> int | None:
     return n
 
 
-def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+def run(args: argparse.Namespace, out: TextIO, err: TextIO,
+        observer: Observer | None = None) -> int:
+    """Run `send`; `observer` (the job runner's record) sees the job's events too."""
     src_host, snapshot = split_location(args.source)
     dst_host, destination = split_location(args.destination)
     cmdline.dataset(destination)
@@ -175,6 +181,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 raise InvalidNameError(f"{flag} goes with -r (a tree)")
     if options.resume and options.discard_partial:
         raise InvalidNameError("--resume and --discard-partial exclude each other")
+    if getattr(args, "detach", False):
+        return jobs.detach(args, src_host, dst_host, destination, out)
     prompts = TerminalPrompts()
     hosts: list[Host] = []
     src_spec = HostSpec.parse(src_host, sudo=args.sudo or args.sudo_source)
@@ -187,7 +195,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             src, dst = connect_both(src_spec, dst_spec, prompts)
             hosts += [src, dst]
         if tree_request is not None:
-            return _run_tree(args, remember_readonly(TreeJob(src, dst, tree_request)), out, err)
+            return _run_tree(args, remember_readonly(TreeJob(src, dst, tree_request)), out, err,
+                             observer)
         job = Job(src, dst, Request(snapshot, destination, options))
         if not args.dry_run and not args.no_history:
             recorder = Recorder.for_default_store()
@@ -203,14 +212,15 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 for host, line in plan.commands():
                     print(f"\n# on {host}:\n{line}", file=out)
             return EXIT_OK
-        _follow(job, args.json, out, err)
+        _follow(job, args.json, out, err, observer)
         return run_job(job, out, err, args.json)
     finally:
         for h in hosts:
             h.close()
 
 
-def _run_tree(args: argparse.Namespace, job: TreeJob, out: TextIO, err: TextIO) -> int:
+def _run_tree(args: argparse.Namespace, job: TreeJob, out: TextIO, err: TextIO,
+              observer: Observer | None = None) -> int:
     if not args.dry_run and not args.no_history:
         job.subscribe(Recorder.for_default_store())
     window = _readonly_window(job) if job.request.final else None
@@ -234,7 +244,7 @@ def _run_tree(args: argparse.Namespace, job: TreeJob, out: TextIO, err: TextIO) 
             print_json({"event": "readonly_window", **window.to_json()}, out)
         else:
             print(f"Final sync: {readonly_window.describe(window)}.", file=err)
-    _follow(job, args.json, out, err)
+    _follow(job, args.json, out, err, observer)
     return run_job(job, out, err, args.json,
                    closing=lambda s: describe_summary(job.plan, s) if job.plan else "done")
 
@@ -259,8 +269,11 @@ def _readonly_window(job: TreeJob) -> Window:
     return readonly_window_of(job)
 
 
-def _follow(job: Job | TreeJob, as_json: bool, out: TextIO, err: TextIO) -> None:
+def _follow(job: Job | TreeJob, as_json: bool, out: TextIO, err: TextIO,
+            observer: Observer | None = None) -> None:
     """Show the job's events: JSON lines, the live line on a terminal, or plain lines."""
+    if observer is not None:
+        job.subscribe(observer)
     if as_json:
         job.subscribe(lambda e: print_json(event_to_json(e), out))
     elif err.isatty():

@@ -1,0 +1,159 @@
+"""Jobs apart from the terminal: `send --detach`, the hidden `_runner`, `jobs`, `attach`,
+`stop` (engine/runner keeps the record; this module words it)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any, TextIO
+
+from ..engine import runner
+from ..engine.errors import InvalidNameError
+from ..engine.runner import died
+from ..engine.runner.state import JobState, Status
+from ..engine.units import format_rate, format_size
+from .common import (
+    EXIT_CANCELLED,
+    EXIT_ERROR,
+    EXIT_OK,
+    LiveLine,
+    event_to_json,
+    fmt_time,
+    plain,
+    print_json,
+)
+
+WORDS = {JobState.STARTING: "starting", JobState.RUNNING: "running",
+         JobState.FINISHED: "finished", JobState.FAILED: "failed",
+         JobState.STOPPED: "stopped", JobState.RUNNER_DIED: "runner died"}
+
+
+def add_parsers(sub: Any) -> None:
+    """`jobs`, `attach`, `stop`, and the runner's own hidden `_runner`."""
+    jp = sub.add_parser("jobs", help="list running and recent jobs (send --detach)")
+    jp.add_argument("--json", action="store_true", help="one JSON object a job")
+    jp.add_argument("--no-scan", action="store_true",
+                    help="do not look on the hosts for what a dead runner left")
+    ap = sub.add_parser("attach", help="follow a job: the live line, or its events")
+    ap.add_argument("id", help="the job's id (`zmigrate jobs`)")
+    ap.add_argument("--json", action="store_true",
+                    help="its events from the first, newline-delimited JSON")
+    sp = sub.add_parser("stop", help="stop a running job (both ends; the partial receive kept)")
+    sp.add_argument("id", help="the job's id (`zmigrate jobs`)")
+    rp = sub.add_parser("_runner")  # no help: not for users (argparse still lists the name)
+    rp.add_argument("id")
+
+
+def detach(args: argparse.Namespace, src_host: str, dst_host: str, destination: str,
+           out: TextIO) -> int:
+    """Start `send` (these arguments without --detach) as a job; say its id and how to
+    follow it."""
+    if args.dry_run:
+        raise InvalidNameError("--detach runs a transfer; --dry-run runs nothing",
+                               fix="give one or the other")
+    argv = [a for a in getattr(args, "argv", []) if a != "--detach"]
+    request = {"argv": argv, "source_host": src_host, "destination_host": dst_host,
+               "destination": destination, "sudo_source": args.sudo or args.sudo_source,
+               "sudo_destination": args.sudo or args.sudo_destination}
+    what = f"{args.source} -> {args.destination}" + (" (tree)" if args.recursive else "")
+    status = runner.start(what, request)
+    if args.json:
+        print_json({"event": "job", **status.to_json()}, out)
+    else:
+        print(f"started job {status.id}: {what}\n"
+              f"  follow it:  zmigrate attach {status.id}\n"
+              f"  stop it:    zmigrate stop {status.id}\n"
+              f"  all jobs:   zmigrate jobs", file=out)
+    return EXIT_OK
+
+
+def run_jobs(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    listed = runner.jobs()
+    for s in listed:
+        left = died.left_on_hosts(s) if s.state is JobState.RUNNER_DIED and not args.no_scan \
+            else []
+        if args.json:
+            print_json({"event": "job", **s.to_json(), "left": [_left_json(x) for x in left]},
+                       out)
+            continue
+        print(job_line(s), file=out)
+        for line in _left_lines(s, left):
+            print(f"    {line}", file=out)
+    if not listed and not args.json:
+        print("no jobs (send --detach starts one)", file=out)
+    return EXIT_OK
+
+
+def job_line(s: Status) -> str:
+    """`ID  running  lab-src:tank/t -> lab-dst:b/c  42% 1.2 GiB / 3 GiB  ETA 1:05`."""
+    pct = f"{s.done / s.total:4.0%} " if s.total else ""
+    total = f" / {format_size(s.total)}" if s.total else ""
+    if s.state is JobState.RUNNING:
+        tail = f"  {format_rate(s.rate)}  ETA {fmt_time(s.eta)}"
+    elif s.outcome is not None and not s.outcome.ok and s.outcome.message:
+        tail = f"  {s.outcome.message}"
+    else:
+        tail = f"  in {fmt_time(s.elapsed)}" if s.state is JobState.FINISHED else ""
+    return (f"{s.id}  {WORDS[s.state]:<11} {s.what}  {pct}{format_size(s.done)}{total}"
+            f"{tail}")
+
+
+def _left_json(x: died.Left) -> dict[str, Any]:
+    return {"host": x.host, "error": x.error or None,
+            "processes": [{"tag": f.tag, "state": f.state, "describe": f.describe()}
+                          for f in x.found]}
+
+
+def _left_lines(s: Status, left: list[died.Left]) -> list[str]:
+    if s.state is not JobState.RUNNER_DIED:
+        return []
+    lines = [f"the runner (pid {s.pid}) is gone without an outcome; its log: "
+             f"{runner.job_dir(s.id)}/runner.log"]
+    for x in left:
+        if x.error:
+            lines.append(f"on {x.host}: could not look ({x.error})")
+        elif x.found:
+            lines += [f"on {x.host}: left {f.describe()}" for f in x.found]
+        else:
+            lines.append(f"on {x.host}: nothing of it left running")
+    lines.append("the next `send` to the same destination stops what is left and resumes")
+    return lines
+
+
+def run_attach(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Follow the job from its first event; exit with its outcome."""
+    directory = runner.job_dir(args.id)
+    live = LiveLine(err) if err.isatty() and not args.json else None
+    def alive() -> bool:
+        return runner.status(args.id).state is not JobState.RUNNER_DIED
+
+    for rec in runner.follow(directory, alive):
+        if args.json:
+            print_json(event_to_json(rec.event), out)
+        elif live is not None:
+            live(rec.event)
+        else:
+            plain(rec.event, err)
+    s = runner.status(args.id)
+    if s.state.final and s.state is not JobState.RUNNER_DIED:
+        runner.mark_watched(args.id)
+    if args.json:
+        print_json({"event": "job", **s.to_json()}, out)
+    else:
+        if live is not None:
+            err.write("\r\x1b[K")
+        print(job_line(s), file=out)
+    return {JobState.FINISHED: EXIT_OK, JobState.STOPPED: EXIT_CANCELLED}.get(s.state,
+                                                                              EXIT_ERROR)
+
+
+def run_stop(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    before = runner.status(args.id)
+    if before.state.final:
+        print(f"job {args.id} is not running: {job_line(before)}", file=err)
+        return EXIT_OK if before.state is not JobState.RUNNER_DIED else EXIT_ERROR
+    print(f"stopping job {args.id}: both ends...", file=err)
+    s = runner.stop(args.id)
+    print(job_line(s), file=out)
+    return EXIT_OK if s.state in (JobState.STOPPED, JobState.FINISHED) else EXIT_ERROR
+
+

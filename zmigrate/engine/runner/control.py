@@ -1,0 +1,74 @@
+"""Reading and steering jobs from any face: the list, one job's status as a reader sees it
+(a runner that is gone without an end is RUNNER_DIED), stopping one."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from . import record, state
+from .place import all_ids, job_dir
+from .state import JobState, Status
+
+# A starting job whose runner has not said its pid yet (a systemd unit) is given this long.
+START_GRACE = 60.0
+
+
+def alive(s: Status, now: float | None = None) -> bool:
+    """Whether the job's runner is there."""
+    if s.pid is None and s.state is JobState.STARTING:
+        return (now or time.time()) - s.started < START_GRACE
+    return state.pid_alive(s.pid, s.id)
+
+
+def status(job_id: str) -> Status:
+    """One job's status, as a reader sees it."""
+    s = state.read(job_dir(job_id) / record.STATE)
+    return s.seen_by(alive(s))
+
+
+def jobs() -> list[Status]:
+    """Every job with a record, newest first, as a reader sees them."""
+    out = []
+    for job_id in reversed(all_ids()):
+        try:
+            out.append(status(job_id))
+        except (OSError, ValueError, KeyError):
+            continue  # a record being written or damaged is left out of the list
+    return out
+
+
+def unwatched() -> list[Status]:
+    """Jobs a face should show on its first page: running, or ended without being shown."""
+    return [s for s in jobs() if not s.state.final or not s.watched]
+
+
+def mark_watched(job_id: str) -> None:
+    """A face showed this ended job's end: it is no longer news."""
+    path = job_dir(job_id) / record.STATE
+    s = state.read(path)
+    if s.state.final:
+        state.write(path, replace(s, watched=True))
+
+
+def stop(job_id: str, wait: float = 120.0) -> Status:
+    """Ask the runner to stop the job (SIGTERM: it cancels the job, both ends stopped, the
+    resume token kept) and wait until it says it ended or is gone."""
+    s = status(job_id)
+    if s.state.final or s.pid is None:
+        return s
+    os.kill(s.pid, signal.SIGTERM)
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        s = status(job_id)
+        if s.state.final:
+            return s
+        time.sleep(0.2)
+    return s
+
+
+def directory(job_id: str) -> Path:
+    return job_dir(job_id)
