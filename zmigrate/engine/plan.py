@@ -103,6 +103,7 @@ class Step:
     destination_command: str | None  # None where the source's pipeline carries the receive
     receive_log: str | None = None  # mbuffer log file on the destination (ssh transport)
     resume_token: str | None = None  # this step continues an interrupted receive
+    keys: tuple[str, str] | None = None  # the private transport's key directories (src, dst)
 
     def title(self, index: int, count: int) -> str:
         """How the job's stages name this step: `step 1/2: incremental from tank/a@x`."""
@@ -422,6 +423,7 @@ def _check_tools(src: Site, dst: Site, carrier: Carrier) -> None:
                          "install": capabilities.install_hint(site.caps.system, "procps")},
             )
     carrier.check(dst.host, dst.caps)
+    carrier.check_source(src.host, src.caps)
 
 
 def _source_snapshot(src: Site, snapshot: str) -> tuple[zfs.Dataset, zfs.Snapshot]:
@@ -847,7 +849,8 @@ def _assemble(
             ssh_target=options.ssh_target or dst.host.label, ssh_options=options.ssh_options,
             compress=compress))
         steps.append(Step(b.name if b else None, s.name, arrives, estimate, ends.source,
-                          ends.destination, ends.receive_log, resume.token if resume else None))
+                          ends.destination, ends.receive_log, resume.token if resume else None,
+                          keys=ends.keys))
 
     estimates = [st.estimate for st in steps]
     total = sum(e for e in estimates if e is not None) if all(

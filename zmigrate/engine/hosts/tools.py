@@ -25,6 +25,8 @@ PROBE_SECTIONS = {
     # (containers, network namespaces), which the doctor's predictions must count once.
     "boot": "cat /proc/sys/kernel/random/boot_id 2>/dev/null || "
             "{ hostname; sysctl -n kern.boottime; } 2>/dev/null",
+    # The private transport's tool: `OpenSSL 3.0.13 30 Jan 2024` (LibreSSL says so).
+    "openssl": "openssl version 2>/dev/null",
     "cpu": "if [ -r /proc/stat ]; then echo /proc/stat; "
            "elif sysctl -n kern.cp_time >/dev/null 2>&1; then echo kern.cp_time; fi",
 }
@@ -54,6 +56,7 @@ class HostTools:
     memory_source: str | None = None  # "/proc/meminfo", "sysctl" or None
     cpu_source: str | None = None  # "/proc/stat", "kern.cp_time" or None
     machine: str | None = None  # this boot of this machine (boot_id; hostname and boot time)
+    openssl: tuple[int, int] | None = None  # OpenSSL's (major, minor); None: none, or LibreSSL
 
     @property
     def setsid(self) -> bool:
@@ -125,6 +128,12 @@ def install_hint(system: str, need: str) -> str:
     """How a user of `system` (uname -s) gets `need` ("procps", "sockets", "zfs", "mbuffer",
     "zstd" or "lz4"), in their terms: never a Linux package name on FreeBSD."""
     name = system.split()[0] if system else ""
+    if need == "openssl":
+        return {"Linux": "install it there: apt install openssl (dnf install openssl)",
+                "FreeBSD": "FreeBSD 14 has OpenSSL 3 in its base system; on older releases: "
+                           "pkg install openssl and put /usr/local/bin first in the PATH of a "
+                           "non-interactive login"}.get(
+            name, "install OpenSSL 3 there with the system's package manager")
     if need in COMPRESSOR_HINTS:
         return COMPRESSOR_HINTS[need].get(name, COMPRESSOR_HINTS[need][""])
     if name == "Linux":
@@ -208,7 +217,14 @@ def parse_tools(sections: dict[str, str]) -> HostTools:
         memory_source=source,
         cpu_source=cpu,
         machine=" ".join(sections.get("boot", "").split()) or None,
+        openssl=parse_openssl(sections.get("openssl", "")),
     )
+
+
+def parse_openssl(text: str) -> tuple[int, int] | None:
+    """(major, minor) from `openssl version`; None for none or another library (LibreSSL)."""
+    m = re.match(r"\s*OpenSSL (\d+)\.(\d+)", text)
+    return (int(m.group(1)), int(m.group(2))) if m else None
 
 
 def _port(address: str) -> int | None:

@@ -324,6 +324,8 @@ class StepRunner:
         tail_proc: Process | None = None
         try:
             carrier = self.carrier
+            if step.keys is not None:
+                carrier.hand_keys(self.src, self.dst, step.keys)
             if step.destination_command:
                 line = carrier.listener_line(step.destination_command, plan.port)
                 rx = self._spawn(self.dst, line, self.receive, data_stdin=carrier.relays)
@@ -351,6 +353,11 @@ class StepRunner:
                 time.sleep(0.3)  # let tail print the log's last lines (summary, hash)
                 kill_quietly(tail_proc)
             self.stop()
+            if step.keys is not None:
+                try:
+                    self.carrier.forget_keys(self.src, self.dst, step.keys)
+                except ZmigrateError:
+                    pass  # the ends' own trap removed them, or the host is gone
             if step.receive_log:
                 try:
                     self.dst.run(cmdline.join(["rm", "-f", step.receive_log]), timeout=15)

@@ -8,7 +8,7 @@ the doctor ask; `chosen(asked, same_host)` picks the default. To add a transport
 
 from __future__ import annotations
 
-from . import local, relay, ssh, tcp
+from . import local, private, relay, ssh, tcp
 from .base import CIPHER, Carrier, Ends, StreamSpec, Transport
 from .compress import Compression, Compressor, compressor
 
@@ -17,6 +17,7 @@ _CARRIERS: dict[Transport, Carrier] = {
     Transport.SSH: ssh.CARRIER,
     Transport.RELAY: relay.CARRIER,
     Transport.LOCAL: local.CARRIER,
+    Transport.PRIVATE: private.CARRIER,
 }
 
 

@@ -53,6 +53,8 @@ class Transport(str, Enum):
     # Through this computer: the source's stream comes up its control session and goes down
     # the destination's, so hosts that cannot reach each other still migrate (encrypted twice).
     RELAY = "relay"
+    # tcp's direct way, encrypted and authenticated with keys made for the job (TLS 1.3).
+    PRIVATE = "private"
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +100,8 @@ class Ends:
     source: str
     destination: str | None  # None where the source's pipeline carries the receive
     receive_log: str | None = None  # the receiving mbuffer's log file, followed with tail -F
+    # (source's, destination's) directory of the step's keys, handed over before it runs.
+    keys: tuple[str, str] | None = None
 
 
 class Carrier:
@@ -125,6 +129,16 @@ class Carrier:
 
     def check(self, dst: Host, dst_caps: Capabilities) -> None:
         """Refuse (PreflightError) what this transport cannot do with these hosts."""
+
+    def check_source(self, src: Host, src_caps: Capabilities) -> None:
+        """Refuse (PreflightError) what this transport cannot do with this source."""
+
+    def hand_keys(self, src: Host, dst: Host, dirs: tuple[str, str]) -> None:
+        """Before a step whose ends name key directories (`Ends.keys`): make its keys and
+        hand each end its own over the host's control session."""
+
+    def forget_keys(self, src: Host, dst: Host, dirs: tuple[str, str]) -> None:
+        """After such a step: remove what is left of its keys on both hosts."""
 
     def notes(self, options: RouteOptions, dst_label: str) -> list[str]:
         """What the plan should say about this transport's choices (warnings)."""

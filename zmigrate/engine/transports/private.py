@@ -1,0 +1,214 @@
+"""private: the direct TCP way of `tcp`, encrypted and authenticated with keys made for one step.
+
+Both ends run OpenSSL (on every platform zmigrate serves): the destination `openssl s_server`,
+the source `openssl s_client`, TLS 1.3 only (AES-GCM or ChaCha20-Poly1305: AEAD, AES-NI
+accelerated where the CPU has it). Each end has a self-signed certificate made here for this
+step (`secrets`-random keys, never written on this computer) and trusts only the other's: a
+connection that does not prove the step's client key completes no handshake, so it gets
+nothing and gives nothing to `zfs receive`; a squatter on the port cannot prove the server key,
+so the source sends it nothing. The keys travel over each host's SSH control session on stdin
+into a private directory (mkdir 0700, unguessable name) that the ends remove when they end -
+never on a command line (`ps` shows those).
+
+The listener takes one authenticated session: a stranger's failed handshake makes it listen
+again (up to `STRANGERS` times), and the sender retries a connection that never completed its
+handshake (it has read none of its input then).
+"""
+
+from __future__ import annotations
+
+import datetime
+import secrets
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+
+from .. import cmdline, mbuffer
+from ..errors import PreflightError, PreflightReason
+from ..findings import Figure, Finding
+from ..hosts import tools as capabilities
+from .base import Carrier, Ends, StreamSpec, Transport
+from .listener import with_readiness_probe
+from .tcp import WIRE_BLOCKS, address_port
+
+if TYPE_CHECKING:
+    from ..hosts import Host
+    from ..zfs import Capabilities
+    from .base import PlanFacts
+
+# AEAD suites only, AES-GCM first (AES-NI), ChaCha20-Poly1305 for CPUs without it.
+SUITES = "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256"
+STRANGERS = 50  # failed handshakes the listener sits through before it gives up
+CONNECT_TRIES = 100  # the sender's connections that did not complete a handshake, 0.1 s apart
+MIN_OPENSSL = (3, 0)  # s_client -nocommands (a stream byte 'Q' must not quit it)
+_TLS = ["-tls1_3", "-ciphersuites", SUITES, "-verify_return_error"]
+
+
+def _files(d: str) -> list[str]:
+    return ["-cert", f"{d}/own.crt", "-key", f"{d}/own.key", "-CAfile", f"{d}/peer.crt"]
+
+
+def key_dirs() -> tuple[str, str]:
+    """Fresh, unguessable directory names for one step's keys: (source's, destination's)."""
+    token = secrets.token_hex(12)
+    return f"/tmp/zmigrate-tls-{token}-s", f"/tmp/zmigrate-tls-{token}-d"
+
+
+def _cleanup(d: str) -> str:
+    # TERM/HUP/INT end the shell through EXIT, which removes the keys (a KILL leaves them to
+    # the step's own clean-up, StepRunner's `forget_keys`).
+    return f"trap {cmdline.join([f'rm -rf {d}'])} EXIT; trap 'exit 143' HUP INT TERM; "
+
+
+def server_stage(d: str, port: int) -> str:
+    """The destination's first stage: one authenticated TLS session's bytes on stdout. Its
+    stdin is a FIFO nobody writes (s_server ends a session at EOF on stdin)."""
+    s_server = cmdline.join(["openssl", "s_server", "-quiet", "-naccept", "1",
+                             "-accept", str(port), *_files(d), "-Verify", "1", *_TLS])
+    return (f"( n=0; exec 5<>{d}/idle; while :; do {s_server} <&5 2>{d}/err; s=$?; "
+            f"if grep -q ':error:' {d}/err; then grep ':error:' {d}/err | "
+            "sed 's/^/openssl: /' >&2; n=$((n+1)); "
+            f"[ $n -lt {STRANGERS} ] && continue; exit 1; fi; exit $s; done )")
+
+
+def client_stage(d: str, address: str) -> str:
+    """The source's last stage: its stdin to the listener, once that proves the step's server
+    key; a connection that never completed its handshake is tried again."""
+    s_client = cmdline.join(["openssl", "s_client", "-quiet", "-nocommands", "-no_ign_eof",
+                             "-connect", address, *_files(d), *_TLS])
+    noise = "'^(depth=|verify return:|DONE$)|SSL_get_servername'"
+    return (f"{{ n=0; while :; do {s_client} 2>{d}/err; s=$?; [ $s -eq 0 ] && exit 0; "
+            f"if ! grep -q '^verify return:1' {d}/err && [ $n -lt {CONNECT_TRIES} ]; then "
+            "n=$((n+1)); sleep 0.1 2>/dev/null || sleep 1; continue; fi; "
+            f"grep -Ev {noise} {d}/err | sed 's/^/openssl: /' >&2; exit $s; done; }}")
+
+
+@dataclass(frozen=True, slots=True)
+class StepKeys:
+    """One step's PEM files: each end's own certificate and key and the peer's certificate."""
+
+    source: dict[str, bytes]
+    destination: dict[str, bytes]
+
+
+def _pair(name: str) -> tuple[bytes, bytes]:
+    """A P-256 key and its self-signed certificate (PEM), valid a week either side of now
+    (the hosts' clocks may differ from this computer's)."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"zmigrate {name}")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (x509.CertificateBuilder().subject_name(subject).issuer_name(subject)
+            .public_key(key.public_key()).serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(days=7))
+            .not_valid_after(now + datetime.timedelta(days=7))
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+            .sign(key, hashes.SHA256()))
+    key_pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                serialization.NoEncryption())
+    return cert.public_bytes(serialization.Encoding.PEM), key_pem
+
+
+def make_keys() -> StepKeys:
+    """Fresh keys for one step: nothing of them outlives it."""
+    s_crt, s_key = _pair("receiver")
+    c_crt, c_key = _pair("sender")
+    return StepKeys({"own.crt": c_crt, "own.key": c_key, "peer.crt": s_crt},
+                    {"own.crt": s_crt, "own.key": s_key, "peer.crt": c_crt})
+
+
+def bundle(files: dict[str, bytes]) -> bytes:
+    """The files as one stream for `unpack_line`: a `#zm-file NAME` line before each."""
+    return b"".join(b"#zm-file " + n.encode() + b"\n" + data for n, data in files.items())
+
+
+def unpack_line(d: str) -> str:
+    """The remote line that makes `d` (mode 0700, failing if it exists) and writes the bundle
+    read on stdin into it, and the FIFO the listener reads; nothing on its command line."""
+    q = cmdline.join([d])
+    return (f"umask 077; mkdir -m 700 {q} || exit 1; cd {q} || exit 1; "
+            "awk '/^#zm-file /{f=$2; next} {print > f}' && mkfifo idle")
+
+
+class Private(Carrier):
+    transport: ClassVar[Transport] = Transport.PRIVATE
+    listens: ClassVar[bool] = True
+    link_words: ClassVar[str] = "the network (TLS)"
+
+    def check(self, dst: Host, dst_caps: Capabilities) -> None:
+        _need_openssl(dst, dst_caps)
+        if not dst_caps.tools.can_see_listener():
+            raise PreflightError(
+                "neither ss, netstat nor sockstat is there, so zmigrate cannot tell when the "
+                "private listener is up", host=dst.label,
+                fix=capabilities.install_hint(dst_caps.system, "sockets"),
+                reason=PreflightReason.MISSING_TOOL)
+
+    def check_source(self, src: Host, src_caps: Capabilities) -> None:
+        _need_openssl(src, src_caps)
+
+    def describe(self, plan: PlanFacts) -> str:
+        return (f"directly over TCP port {plan.port}, private: TLS 1.3 with keys made for "
+                "this job, each end proving its own")
+
+    def ends(self, spec: StreamSpec) -> Ends:
+        assert spec.connect_address is not None and spec.port is not None
+        src_dir, dst_dir = key_dirs()
+        src_mb = mbuffer.command(spec.block, spec.source_buffer, hash_=spec.hash,
+                                 rate=spec.rate_limit)
+        tls_out = client_stage(src_dir, address_port(spec.connect_address, spec.port))
+        tls_in = server_stage(dst_dir, spec.port)
+        if spec.compress is None:
+            dst_mb = mbuffer.command(spec.block, spec.destination_buffer, hash_=spec.hash)
+            receive = spec.receive_side(dst_mb, tls_in)
+        else:
+            # As tcp: a small quiet buffer takes the wire before the decompressor.
+            wire = mbuffer.command(spec.block, spec.block * WIRE_BLOCKS, hash_=False,
+                                   quiet=True)
+            dst_mb = mbuffer.command(spec.block, spec.destination_buffer, hash_=spec.hash)
+            receive = spec.receive_side(dst_mb, tls_in, cmdline.join(wire))
+        return Ends(_cleanup(src_dir) + spec.source_side(src_mb, tls_out),
+                    _cleanup(dst_dir) + receive, keys=(src_dir, dst_dir))
+
+    def hand_keys(self, src: Host, dst: Host, dirs: tuple[str, str]) -> None:
+        keys = make_keys()
+        for host, d, files in ((src, dirs[0], keys.source), (dst, dirs[1], keys.destination)):
+            host.run(unpack_line(d), stdin=bundle(files), timeout=60).check(
+                "handing over the private transport's keys")
+
+    def forget_keys(self, src: Host, dst: Host, dirs: tuple[str, str]) -> None:
+        for host, d in ((src, dirs[0]), (dst, dirs[1])):
+            host.run(cmdline.join(["rm", "-rf", d]), timeout=15)
+
+    def stall_path(self, plan: PlanFacts, src: str, dst: str) -> dict[str, Figure]:
+        return {"path": self.transport.value, "source": src, "destination": dst,
+                "port": plan.port or 0}
+
+    def stalled_words(self, f: Finding) -> str:
+        return (f"nothing reaches {f.word('destination')}:{f.count('port')} from "
+                f"{f.word('source')} — a firewall, a NAT, or the link between them")
+
+    def listener_line(self, line: str, port: int | None) -> str:
+        return with_readiness_probe(line, port) if port is not None else line
+
+
+def _need_openssl(host: Host, caps: Capabilities) -> None:
+    """Refuse a host without OpenSSL 3 (s_client -nocommands)."""
+    version = caps.tools.openssl
+    if caps.tools.probed and (version is None or version < MIN_OPENSSL):
+        have = ("no openssl" if version is None
+                else "OpenSSL " + ".".join(map(str, version)))
+        raise PreflightError(
+            f"the private transport needs OpenSSL 3.0 or later; {host.label} has {have}",
+            host=host.label,
+            fix=capabilities.install_hint(caps.system, "openssl")
+            + "; or use --transport ssh (encrypted) or tcp (cleartext)",
+            reason=PreflightReason.MISSING_TOOL,
+            figures={"tool": "openssl", "install": capabilities.install_hint(caps.system,
+                                                                             "openssl")})
+
+
+CARRIER = Private()
