@@ -22,7 +22,7 @@ from lab.util import dataset_exists, snapshot_guid, tree_digest, wait_until, zfs
 from lab.zfsfuse import Pool
 
 from zmigrate.engine.errors import TransferError
-from zmigrate.engine.events import StageChanged
+from zmigrate.engine.events import LogLine
 from zmigrate.engine.hosts import Host
 from zmigrate.engine.job import Job, Request
 from zmigrate.engine.job import preflight as job_preflight
@@ -74,3 +74,140 @@ def test_a_dataset_and_a_tree_over_the_private_transport(
         assert snapshot_guid(f"{dst.name}/tree/{child}@t") \
             == snapshot_guid(f"{src.name}/tree/{child}@t")
     assert wait_until(lambda: not _keys_left(), 10), _keys_left()
+
+
+def _forged_stream(pool: Pool) -> bytes:
+    """A real zfs stream of another dataset: what a stranger would try to plant."""
+    ds, _ = _dataset(pool, "forged", 1, b"FORGED-BY-A-STRANGER\n" * 1000)
+    return subprocess.run(["zfs", "send", f"{ds}@s"], capture_output=True, check=True,
+                          timeout=60).stdout
+
+
+def test_a_stranger_first_with_a_forged_stream_is_refused_and_the_transfer_completes(
+        lab_hosts: tuple[Host, Host], pools: tuple[Pool, Pool],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Once the listener is up and before the real sender starts, a process on the source
+    host connects first: once with a forged stream in the clear, once over TLS with a
+    certificate of its own. Both are refused; the real stream arrives and nothing else."""
+    from zmigrate.engine.job import pipeline
+
+    src_pool, dst_pool = pools
+    ds, mnt = _dataset(src_pool, "real", 4)
+    forged = _forged_stream(src_pool)
+    tried: list[str] = []
+    real_wait = pipeline.wait_ours
+
+    def stranger_first(*args: object, **kwargs: object) -> None:
+        real_wait(*args, **kwargs)  # type: ignore[arg-type]
+        port = args[4]
+        assert isinstance(port, int)
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+            try:
+                s.sendall(forged)
+                s.recv(1)
+            except OSError:
+                pass
+        tried.append("cleartext")
+        tried.append(_tls_stranger(port, forged))
+
+    monkeypatch.setattr(pipeline, "wait_ours", stranger_first)
+    seen: list[object] = []
+    summary = Job(*lab_hosts, Request(f"{ds}@s", f"{dst_pool.name}/real", PRIVATE),
+                  seen.append).run()
+    assert tried == ["cleartext", "tls"], tried
+    # The listener said why it refused each (the TLS stranger's certificate is not the job's).
+    refusals = [e.text for e in seen if isinstance(e, LogLine) and e.host == "lab-dst"
+                and e.text.startswith("openssl: ")]
+    assert len(refusals) >= 2, refusals
+    assert summary.source_guid == snapshot_guid(f"{dst_pool.name}/real@s")
+    got = Path(zfs("get", "-H", "-o", "value", "mountpoint", f"{dst_pool.name}/real").strip())
+    assert tree_digest(got) == tree_digest(mnt)
+    assert b"FORGED" not in (got / "data").read_bytes()
+    assert not dataset_exists(f"{dst_pool.name}/forged")
+
+
+def _tls_stranger(port: int, payload: bytes) -> str:
+    """openssl s_client with a certificate of its own, sending `payload` (its own exit
+    status is a race: TLS 1.3 lets it send before the server has judged its certificate)."""
+    if shutil.which("openssl") is None:
+        raise AssertionError("openssl is part of the lab")
+    work = Path(os.environ.get("TMPDIR", "/tmp")) / f"stranger-{os.getpid()}-{port}"
+    work.mkdir(mode=0o700)
+    try:
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                        "ec_paramgen_curve:P-256", "-nodes", "-keyout", str(work / "k"),
+                        "-out", str(work / "c"), "-days", "1", "-subj", "/CN=stranger"],
+                       capture_output=True, check=True, timeout=30)
+        subprocess.run(["openssl", "s_client", "-quiet", "-nocommands", "-no_ign_eof",
+                            "-connect", f"127.0.0.1:{port}", "-cert", str(work / "c"),
+                            "-key", str(work / "k"), "-tls1_3"], input=payload,
+                       capture_output=True, timeout=30, check=False)
+    finally:
+        shutil.rmtree(work)
+    return "tls"
+
+
+def test_a_squatter_on_the_port_stops_the_job_and_gets_nothing(
+        lab_hosts: tuple[Host, Host], pools: tuple[Pool, Pool],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    src_pool, dst_pool = pools
+    ds, _ = _dataset(src_pool, "sq", 1)
+    squatter = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    squatter.bind(("0.0.0.0", 0))  # noqa: S104 - as a squatter on the destination would
+    squatter.listen(8)
+    busy = squatter.getsockname()[1]
+    monkeypatch.setattr(job_preflight, "free_port", lambda host, **kw: busy)
+    try:
+        with pytest.raises(TransferError) as info:
+            Job(*lab_hosts, Request(f"{ds}@s", f"{dst_pool.name}/sq", PRIVATE)).run()
+        squatter.setblocking(False)
+        with pytest.raises(BlockingIOError):
+            squatter.accept()
+    finally:
+        squatter.close()
+    assert f"port {busy} on lab-dst is held by process {os.getpid()}" in info.value.message
+    assert not dataset_exists(f"{dst_pool.name}/sq")
+    assert wait_until(lambda: not _keys_left(), 10), _keys_left()
+
+
+def _captured(lab: Lab, src: Pool, dst: Pool, ds: str, name: str, transport: str,
+              port: int) -> bytes:
+    """The loopback packets of one transfer on `port` (tcpdump, whole packets)."""
+    pcap = Path(os.environ.get("TMPDIR", "/tmp")) / f"zm-{name}-{os.getpid()}.pcap"
+    dump = subprocess.Popen(["tcpdump", "-i", "lo", "-s", "0", "-U", "-w", str(pcap),
+                             f"tcp port {port}"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
+    try:
+        assert dump.stderr is not None
+        ready = threading.Event()
+        threading.Thread(target=lambda: (dump.stderr.readline(), ready.set()),  # type: ignore[union-attr]
+                         daemon=True).start()
+        ready.wait(10)
+        r = _cli(lab, "send", f"lab-src:{ds}@s", f"lab-dst:{dst.name}/{name}", "--transport",
+                 transport, "--port", str(port), "--no-history")
+        assert r.returncode == 0, r.stderr + r.stdout
+        time.sleep(0.5)
+    finally:
+        dump.send_signal(signal.SIGINT)
+        dump.wait(10)
+    data = pcap.read_bytes()
+    pcap.unlink()
+    return data
+
+
+def test_a_capture_of_the_private_transfer_holds_no_plaintext(
+        lab: Lab, pools: tuple[Pool, Pool]) -> None:
+    """A file of known text crosses loopback: the capture of the tcp transfer holds it (the
+    capture works), the capture of the private one holds not one line of it."""
+    src, dst = pools
+    line = b"zmigrate known plaintext 5d41402abc4b2a76b9719d911017c592\n"
+    ds = f"{src.name}/known"
+    zfs("create", "-o", "compression=off", ds)
+    (src.mountpoint / "known" / "data").write_bytes(line * 20000)
+    zfs("snapshot", f"{ds}@s")
+    from lab.util import free_port
+    clear = _captured(lab, src, dst, ds, "clear", "tcp", free_port())
+    assert clear.count(line) > 100, "the capture did not see the cleartext transfer"
+    private = _captured(lab, src, dst, ds, "private", "private", free_port())
+    assert len(private) > len(line) * 20000, len(private)
+    assert b"known plaintext" not in private
