@@ -1,0 +1,151 @@
+"""The private transport against cleartext tcp (and ssh) on the lab's loopback, side by side.
+
+Two measures in one run, rotating order so drift on a shared machine hits each alike:
+- the stage alone: the same bytes from /dev/urandom's copy in memory through mbuffer -O/-I
+  (tcp's wire) and through openssl s_client/s_server with the private transport's own options
+  (its wire), no zfs: what the TLS stage costs on this CPU;
+- whole jobs: zmigrate sends of one dataset over tcp, private and ssh (zfs-fuse included).
+Prints each median and the ratios private/tcp (issue 33's target: >= 0.9) and private/ssh.
+
+    sudo .venv/bin/python bench/bench_private.py [--mb 200] [--rounds 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+
+from bench_lab import bench_lab  # noqa: E402
+from bench_send import _destroy  # noqa: E402
+from lab.sshd import Lab  # noqa: E402
+from lab.util import write_random_files, zfs  # noqa: E402
+
+from zmigrate.engine.hosts.login import HostSpec, connect
+from zmigrate.engine.job import Job, Request  # noqa: E402
+from zmigrate.engine.plan import Options  # noqa: E402
+from zmigrate.engine.transports import Transport  # noqa: E402
+from zmigrate.engine.transports.private import (  # noqa: E402
+    bundle,
+    client_stage,
+    make_keys,
+    server_stage,
+    unpack_line,
+)
+from zmigrate.engine.units import MiB  # noqa: E402
+
+TRANSPORTS = (Transport.TCP, Transport.PRIVATE, Transport.SSH)
+
+
+def send(lab: Lab, snapshot: str, target: str, transport: Transport) -> float:
+    """One zmigrate send; returns the streaming seconds as the job measured them."""
+    ssh_options = tuple("-o" + o for o in lab.ssh_options()[1::2])
+    options = Options(transport=transport, buffer_size=128 * MiB, readonly=False,
+                      ssh_options=ssh_options if transport is Transport.SSH else ())
+    src, dst = connect(HostSpec("lab-src")), connect(HostSpec("lab-dst"))
+    try:
+        return Job(src, dst, Request(snapshot, target, options)).run().seconds
+    finally:
+        src.close()
+        dst.close()
+
+
+def _port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def stage(wire: str, data: Path) -> float:
+    """Seconds for `data` through one wire on loopback: "tcp" (mbuffer -O to mbuffer -I) or
+    "private" (the transport's own s_client/s_server stages, keys handed over as in a job)."""
+    port = _port()
+    mb = "mbuffer -q -s 128k -m 16M"
+    dirs = []
+    if wire == "tcp":
+        receiver = f"{mb} -I {port} > /dev/null"
+        sender = f"{mb} -O 127.0.0.1:{port} < {data}"
+    else:
+        keys = make_keys()
+        base = tempfile.mkdtemp(prefix="zm-bench-")
+        src_d, dst_d = f"{base}/s", f"{base}/d"
+        dirs.append(base)
+        for d, files in ((src_d, keys.source), (dst_d, keys.destination)):
+            subprocess.run(["sh", "-c", unpack_line(d)], input=bundle(files), check=True)
+        receiver = f"{server_stage(dst_d, port)} | {mb} > /dev/null"
+        sender = f"{mb} < {data} | {client_stage(src_d, f'127.0.0.1:{port}')}"
+    rx = subprocess.Popen(["sh", "-c", receiver])
+    time.sleep(0.5)
+    t0 = time.monotonic()
+    subprocess.run(["sh", "-c", sender], check=True)
+    rx.wait(120)
+    took = time.monotonic() - t0
+    for d in dirs:
+        shutil.rmtree(d)
+    return took
+
+
+def stages(mb: int, rounds: int) -> None:
+    """The wire stages alone, side by side."""
+    with tempfile.NamedTemporaryFile(prefix="zm-bench-") as f:
+        f.write(os.urandom(mb * MiB))
+        f.flush()
+        wires = ("tcp", "private")
+        seconds: dict[str, list[float]] = {w: [] for w in wires}
+        for i in range(rounds):
+            for w in wires[i % 2:] + wires[:i % 2]:
+                seconds[w].append(stage(w, Path(f.name)))
+        rate = {w: mb / statistics.median(seconds[w]) for w in wires}
+        print(f"stage alone ({mb} MiB in memory, {rounds} rounds): tcp wire "
+              f"{rate['tcp']:.1f} MiB/s, private wire {rate['private']:.1f} MiB/s, "
+              f"private/tcp {rate['private'] / rate['tcp']:.2f}", flush=True)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--mb", type=int, default=200)
+    ap.add_argument("--rounds", type=int, default=3)
+    args = ap.parse_args()
+    stages(args.mb, args.rounds)
+    with bench_lab("zmigrate-bench-private-") as (lab, pools):
+        src = pools("rsrc", size_mb=args.mb * 2 + 256)
+        dst = pools("rdst", size_mb=args.mb * 3 + 512)
+        zfs("create", f"{src.name}/data")
+        write_random_files(src.mountpoint / "data", args.mb, files=20)
+        snapshot = f"{src.name}/data@bench"
+        zfs("snapshot", snapshot)
+        size = args.mb * MiB
+        for t in TRANSPORTS:  # warm-up, not counted
+            send(lab, snapshot, f"{dst.name}/warm-{t.value}", t)
+            _destroy(f"{dst.name}/warm-{t.value}")
+        seconds: dict[Transport, list[float]] = {t: [] for t in TRANSPORTS}
+        for i in range(args.rounds):
+            order = TRANSPORTS[i % 3:] + TRANSPORTS[:i % 3]
+            line = []
+            for t in order:
+                target = f"{dst.name}/r{i}-{t.value}"
+                took = send(lab, snapshot, target, t)
+                _destroy(target)
+                seconds[t].append(took)
+                line.append(f"{t.value} {size / took / MiB:6.1f} MiB/s")
+            print(f"round {i + 1}: " + "   ".join(line), flush=True)
+        rate = {t: size / statistics.median(seconds[t]) for t in TRANSPORTS}
+        print(f"\n{args.mb} MiB, {args.rounds} rounds")
+        for t in TRANSPORTS:
+            print(f"  {t.value:6s} median {rate[t] / MiB:6.1f} MiB/s")
+        print(f"private/tcp {rate[Transport.PRIVATE] / rate[Transport.TCP]:.2f} (target >= 0.9); "
+              f"private/ssh {rate[Transport.PRIVATE] / rate[Transport.SSH]:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
