@@ -27,10 +27,11 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from .. import cmdline, mbuffer
+from .. import cmdline
 from ..errors import PreflightError, PreflightReason
 from ..findings import Figure, Finding
 from ..hosts import tools as capabilities
+from ..readings import mbuffer
 from .base import Carrier, Ends, StreamSpec, Transport
 from .listener import with_readiness_probe
 from .tcp import WIRE_BLOCKS, address_port
