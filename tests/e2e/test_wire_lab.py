@@ -119,3 +119,11 @@ def test_a_host_without_ethtool_says_unknown(
     assert side.iface == shaped_lab.near_link and side.mtu == 1500
     assert side.rings is None and "ethtool" in side.missing, side
     assert "rings unknown (no ethtool)" in link_detail(side), link_detail(side)
+
+
+def test_list_names_the_hosts_link(shaped_lab: ShapedLab) -> None:
+    r = _cli(shaped_lab.env(), "list", "lab-far")
+    assert r.returncode == 0, r.stderr + r.stdout
+    far_end = f"zmsb{shaped_lab.suffix}"  # lab-far's end of the veth, toward this computer
+    assert f"# lab-far: link {far_end} veth, MTU {shaped_lab.mtu} (toward this computer)" \
+        in r.stdout, r.stdout

@@ -16,6 +16,7 @@ from lab.util import (
     zfs_processes_naming,
 )
 from pytestqt.qtbot import QtBot
+from wire_samples import bad_cable
 
 from zmigrate.engine.doctor import (
     TEMP_PREFIX,
@@ -64,7 +65,8 @@ class FakeDoctor:
         slowest = self.stages[3]
         return DoctorReport("r1", "src", "dst", Transport.TCP, self.kw["seconds"], self.stages,
                             slowest.name, slowest.rate,
-                            advise(list(self.stages), slowest, Transport.TCP))
+                            advise(list(self.stages), slowest, Transport.TCP),
+                            wire=bad_cable())
 
     def cancel(self) -> None:
         self.cancelled.set()
@@ -102,6 +104,12 @@ def test_bars_bottleneck_and_buffer_reach_the_transport_page(qtbot: QtBot,
     assert "bottleneck" in chart.labels[3].textItem.toPlainText()
     assert "135 MiB/s" in dialog.ui.expected_label.text()
     assert "ssh used 99% of a core" in dialog.ui.cpu_label.text()
+    # Each side's link as its host read it, and the ceiling (wire_samples: real captures).
+    link = dialog.ui.cpu_label.text()
+    assert "Source tank.lan: eth0, 100 Mb/s full duplex, MTU 1400, path MTU 1400" in link
+    assert "Destination backup-01: em0, 1 Gb/s full duplex, MTU 1500" in link
+    assert "Ceiling: 11.3 MiB/s (the 100 Mb/s link of tank.lan&#x27;s eth0" in link \
+        or "Ceiling: 11.3 MiB/s (the 100 Mb/s link of tank.lan's eth0" in link, link
     advice = dialog.ui.advice_label.text()
     assert "The destination pool writes at 135 MiB/s" in advice
     assert "(set Buffer size to 704M on the Transport and tuning page)" in advice

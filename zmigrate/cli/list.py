@@ -9,8 +9,10 @@ from typing import Any, TextIO
 
 from zmigrate.engine import cmdline, zfs
 
+from ..engine import plain_words
 from ..engine.errors import ZmigrateError
 from ..engine.units import format_size
+from ..engine.wire import toward_us
 from .common import EXIT_OK, TerminalPrompts, connect_host, split_location
 
 
@@ -55,6 +57,10 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(f"# {host.title}: {caps.describe()}", file=out)
         for note in host.notes:
             print(f"# {host.label}: {note}", file=out)
+        link = toward_us(host, caps.ssh_client_ip)
+        if link is not None:
+            print(f"# {host.label}: link {plain_words.link_brief(link)} (toward this computer)",
+                  file=out)
         print(f"{'NAME':<48} {'USED':>10} {'REFER':>10}  {'CREATED':<16} GUID", file=out)
         for ds in datasets:
             print(f"{ds.name:<48} {format_size(ds.used):>10} {format_size(ds.referenced):>10}  "

@@ -218,6 +218,12 @@ def ceiling_words(c: Ceiling | None) -> str:
             f"MTU {c.mtu})")
 
 
+def ceiling_short(c: Ceiling) -> str:
+    """`113 MiB/s, the 1 Gb/s link` (`46 MiB/s, the 400 Mb/s shaping on lab-src`)."""
+    what = "link" if c.limit == "link" else f"shaping on {c.host}"
+    return f"{format_rate(c.rate)}, the {link_speed(c.bits)} {what}"
+
+
 def live_share(rate: float, c: Ceiling) -> str:
     """A live rate against the ceiling: `95% of the 1 Gb/s link: the wire is the limit`."""
     share = c.share(rate)

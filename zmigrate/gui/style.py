@@ -11,6 +11,7 @@ NETWORK_COLOR = "#d97706"  # between the two mbuffers (amber)
 RECEIVE_COLOR = "#059669"  # receiver mbuffer -> zfs receive (green)
 SENDER_FILL_COLOR = SEND_COLOR
 RECEIVER_FILL_COLOR = RECEIVE_COLOR
+CEILING_COLOR = "#b91c1c"  # the path's ceiling on the rate plot (dark red, dashed)
 
 STYLE_SHEET = """
 QWizard, QWizardPage { background: #fbfbfc; }

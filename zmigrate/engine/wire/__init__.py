@@ -7,12 +7,12 @@ from ..events import Ceiling, Wire
 from .advise import at_the_wire, wire_advice
 from .ceiling import WIRE_SHARE, ceiling, payload_rate
 from .parse import parse_link
-from .path import WireSeen, read_side, read_wire
+from .path import WireSeen, read_side, read_wire, toward_us
 from .reading import LinkReading, Rings
 from .script import peer_address, wire_script
 
 __all__ = [
-    "WIRE_SHARE", "Ceiling", "LinkReading", "Rings", "Wire", "WireSeen", "at_the_wire", "ceiling",
-    "parse_link", "payload_rate", "peer_address", "read_side", "read_wire", "wire_advice",
-    "wire_script",
+    "WIRE_SHARE", "Ceiling", "LinkReading", "Rings", "Wire", "WireSeen", "at_the_wire",
+    "ceiling", "parse_link", "payload_rate", "peer_address", "read_side", "read_wire",
+    "toward_us", "wire_advice", "wire_script",
 ]

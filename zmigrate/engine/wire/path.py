@@ -43,6 +43,16 @@ def read_side(host: Host, peer: str, *, probe_mtu: bool = True) -> LinkReading:
     return parse_link(r.stdout, host.label, peer)
 
 
+def toward_us(host: Host, ssh_client_ip: str | None) -> LinkReading | None:
+    """`host`'s side of the path toward this computer (where zmigrate's ssh comes from), read
+    without probing the path MTU: for a host line (`list`, the Hosts page). None for this
+    computer itself, or where the host could not say where we come from."""
+    if host.is_local or not ssh_client_ip:
+        return None
+    side = read_side(host, ssh_client_ip, probe_mtu=False)
+    return side if side.iface and not side.local else None
+
+
 def read_wire(src: Host, dst: Host, dst_address: str, src_address: str | None, *,
               probe_mtu: bool = True) -> Wire:
     """Both sides at once: the source's route to `dst_address` (where it connects), the

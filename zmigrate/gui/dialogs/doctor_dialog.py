@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QDialog, QWidget
 
 from zmigrate.engine.verdict.diagnosis import BUFFER_SECONDS, suggested_buffer
 
+from ...engine import plain_words
 from ...engine.doctor import (
     DEFAULT_SECONDS,
     TEMP_PREFIX,
@@ -85,6 +86,16 @@ def cpu_notes(report_or_stages: DoctorReport | list[StageResult]) -> list[str]:
             notes.append(f"{title(s)}: {busiest.name} at {busiest.cpu:.0f}% of a core "
                          f"on {busiest.host}")
     return notes
+
+
+def wire_notes(report: DoctorReport) -> list[str]:
+    """Each side's link as its host read it, and the path's ceiling (none: not read)."""
+    wire = report.wire
+    if wire is None:
+        return []
+    return [f"Source {wire.source.host}: {plain_words.link_detail(wire.source)}",
+            f"Destination {wire.destination.host}: {plain_words.link_detail(wire.destination)}",
+            f"Ceiling: {plain_words.ceiling_words(wire.ceiling)}"]
 
 
 def stage_notes(report: DoctorReport) -> list[str]:
@@ -277,7 +288,8 @@ class DoctorDialog(QDialog):
         else:
             ui.expected_label.setText("No stage on the transfer's path was measured.")
         parts = [f"<b>{head}</b><br>" + "<br>".join(markup.escape(n) for n in lines)
-                 for head, lines in (("CPU", cpu_notes(report)), ("Notes", stage_notes(report)))
+                 for head, lines in (("Link", wire_notes(report)), ("CPU", cpu_notes(report)),
+                                     ("Notes", stage_notes(report)))
                  if lines]
         ui.cpu_label.setText("<br>".join(parts))
         errors = [f"{title(s)} failed: {s.error}" for s in report.stages if s.error]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import weakref
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFileDialog, QWidget
@@ -10,8 +11,10 @@ from PySide6.QtWidgets import QFileDialog, QWidget
 from zmigrate.engine.hosts import tools as capabilities
 from zmigrate.engine.hosts.login import HostSpec, config_aliases, connect
 
+from ...engine import plain_words
 from ...engine.errors import AuthError, ZmigrateError
 from ...engine.hosts import Host
+from ...engine.wire import toward_us
 from ...engine.zfs import Capabilities, probe
 from .. import forms, markup, style, words
 from ..generated.ui_host_panel import Ui_HostPanel
@@ -68,7 +71,14 @@ def connect_and_probe(spec: HostSpec, prompts: GuiPrompts,
     except BaseException:
         host.close()
         raise
+    link = toward_us(host, caps.ssh_client_ip)
+    if link is not None:
+        LINKS[host] = plain_words.link_brief(link)
     return host, caps
+
+
+# Each connected host's link toward this computer, briefly (read with it, on the worker).
+LINKS: weakref.WeakKeyDictionary[Host, str] = weakref.WeakKeyDictionary()
 
 
 class HostPanel(QWidget):
@@ -255,7 +265,9 @@ class HostPanel(QWidget):
         assert self.host is not None and self.caps is not None
         caps = self.caps
         lines = [f"<b>✓ Connected to {markup.escape(self.host.title)}</b>",
-                 markup.escape(caps.describe()), *map(markup.escape, self.host.notes)]
+                 markup.escape(caps.describe()), *map(markup.escape, self.host.notes),
+                 *(f"Link {markup.escape(x)} (toward this computer)" for x in
+                   [LINKS.get(self.host)] if x)]
         kind = "ok"
         if not caps.has_zfs:
             lines.append("zfs was not found there: "

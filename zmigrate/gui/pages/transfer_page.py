@@ -137,6 +137,8 @@ class TransferPage(Page):
         bridge.verdict_cleared.connect(self._on_verdict_cleared)
         bridge.finished.connect(self._on_finished)
         bridge.failed.connect(self._on_failed)
+        bridge.wire.connect(self.plots.set_wire)  # the ceiling: read beside the preflight
+        self.plots.set_wire(bridge.seen_wire())
         self.refresher = PlotRefresher(bridge.store, self.plots.update_from, self)
         self.refresher.start()
         self.label_timer.start()
@@ -241,7 +243,8 @@ class TransferPage(Page):
         if not tree and sent > done:
             parts.append(f"{format_size(sent)} sent")
         if rate > 0 or summary is not None:  # the engine's smoothed rate: 0 until it settles
-            parts.append(f"{format_size(rate)}/s" + (" on average" if summary else ""))
+            parts.append(f"{format_size(rate)}/s" + (" on average" if summary else "")
+                         + self.plots.share(rate))
         parts.append(f"elapsed {elapsed(summary.seconds if summary else p.elapsed)}")
         if p.stalled is not None and not self.is_done:
             parts.append(f"stalled for {elapsed(p.stalled)}")

@@ -9,6 +9,8 @@ from PySide6.QtWidgets import QWidget
 
 from zmigrate.engine.readings.samples import SeriesData
 
+from ...engine import plain_words
+from ...engine.events import Ceiling, Wire
 from ...engine.units import MiB
 from .. import forms, style
 from .axes import TimeAxis, ValueAxis
@@ -102,7 +104,25 @@ class RatePlot(_TimePlot):
         self.receive = _fast(plot.plot(pen=_pen(style.RECEIVE_COLOR)))
         plot.enableAutoRange(axis="y", enable=False)
         plot.setYRange(0, 1, padding=0)
+        # The path's ceiling (wire/): what the link carries at most, once both hosts read it.
+        self.ceiling = pg.InfiniteLine(angle=0, movable=False,
+                                       pen=_pen(style.CEILING_COLOR, 1.5, dashed=True),
+                                       label="", labelOpts={"position": 0.02, "color":
+                                                            style.CEILING_COLOR,
+                                                            "anchors": [(0, 1), (0, 1)]})
+        self.ceiling.setVisible(False)
+        plot.addItem(self.ceiling, ignoreBounds=True)
+        self.ceiling_mib = self.top = 0.0
         self.setAccessibleName("Rates: zfs send, network and zfs receive")
+
+    def set_ceiling(self, c: Ceiling | None) -> None:
+        """Draw the path's ceiling as a line (none: hidden)."""
+        self.ceiling_mib = c.rate / MIB if c is not None else 0.0
+        self.ceiling.setVisible(c is not None)
+        if c is not None:
+            self.ceiling.setValue(self.ceiling_mib)
+            self.ceiling.label.setFormat(f"ceiling: {plain_words.ceiling_short(c)}")
+        self.getPlotItem().setYRange(*rate_range(max(self.top, self.ceiling_mib)), padding=0)
 
     def update_from(self, sender: SeriesData, receiver: SeriesData) -> None:
         """One setData per curve; the y axis runs from 0 to a little above the highest rate."""
@@ -115,7 +135,8 @@ class RatePlot(_TimePlot):
             curve.setData(t, mib, skipFiniteCheck=True)
             if len(mib):
                 top = max(top, float(mib.max()))
-        self.getPlotItem().setYRange(*rate_range(top), padding=0)
+        self.top = top
+        self.getPlotItem().setYRange(*rate_range(max(top, self.ceiling_mib)), padding=0)
 
 
 class FillPlot(_TimePlot):
@@ -150,6 +171,7 @@ class TransferPlots:
                  fill_host: QWidget | None = None) -> None:
         self.rates = RatePlot()
         self.fill = FillPlot()
+        self.wire: Wire | None = None
         self.fill.setXLink(self.rates)
         # One time axis for both: the lower plot's. Fewer axes also means less text to paint.
         self.rates.getPlotItem().hideAxis("bottom")
@@ -167,6 +189,16 @@ class TransferPlots:
         layout.setSpacing(2)
         layout.addWidget(self.rates, 3)
         layout.addWidget(self.fill, 2)
+
+    def set_wire(self, wire: Wire | None) -> None:
+        """The wire the job read: its ceiling drawn on the rate plot, kept for `share`."""
+        self.wire = wire
+        self.rates.set_ceiling(wire.ceiling if wire is not None else None)
+
+    def share(self, rate: float) -> str:
+        """`, 95% of the 1 Gb/s link: the wire is the limit` ("" without a ceiling)."""
+        c = self.wire.ceiling if self.wire is not None else None
+        return f", {plain_words.live_share(rate, c)}" if c is not None and rate > 0 else ""
 
     def update_from(self, sender: SeriesData, receiver: SeriesData) -> None:
         self.rates.update_from(sender, receiver)
