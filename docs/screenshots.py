@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from PySide6.QtCore import QCoreApplication, QSettings  # noqa: E402
 from PySide6.QtWidgets import QWidget  # noqa: E402
 
-from zmigrate.engine.capabilities import HostTools  # noqa: E402
+from zmigrate.engine.hosts.tools import HostTools  # noqa: E402
 from zmigrate.engine.diagnosis import Diagnoser  # noqa: E402
 from zmigrate.engine.doctor import (  # noqa: E402
     DoctorReport,
@@ -61,7 +61,7 @@ from zmigrate.engine.history import History, Recorder  # noqa: E402
 from zmigrate.engine.hosts import LocalHost  # noqa: E402
 from zmigrate.engine.job import Job  # noqa: E402
 from zmigrate.engine.plan import Options, Plan, Site, Transport, make_plan  # noqa: E402
-from zmigrate.engine.ssh import HostKeyInfo, HostSpec  # noqa: E402
+from zmigrate.engine.hosts.login import HostKeyInfo, HostSpec  # noqa: E402
 from zmigrate.engine.tree import (  # noqa: E402
     RECEIVED,
     SENDING,
@@ -72,6 +72,7 @@ from zmigrate.engine.tree import (  # noqa: E402
     TreePlan,
 )
 from zmigrate.engine.zfs import Capabilities, Dataset, ResumeInfo, Snapshot  # noqa: E402
+from zmigrate.engine.wire import LinkReading, Rings, Wire, ceiling  # noqa: E402
 from zmigrate.gui.app import make_app  # noqa: E402
 from zmigrate.gui.dialogs.doctor_dialog import DoctorDialog  # noqa: E402
 from zmigrate.gui.dialogs.host_key_dialog import HostKeyDialog  # noqa: E402
@@ -263,6 +264,27 @@ DOCTOR_STAGES = (
 )
 
 
+def link(host: str, peer: str, iface: str, speed: int, mtu: int, path_mtu: int,
+         rings: Rings | None = None) -> LinkReading:
+    """A host's side of the path as wire/ reads it (made up, like the rest of these hosts)."""
+    return LinkReading(host, peer, "Linux", iface, speed=speed, duplex="full", mtu=mtu,
+                       path_mtu=path_mtu, rings=rings, cpu_mhz=3400, cpu_max_mhz=3400)
+
+
+def wire(src: LinkReading, dst: LinkReading) -> Wire:
+    return Wire(src, dst, ceiling(src, dst))
+
+
+# The doctor's 10 GbE pair: jumbo frames set on the source only, the destination's rings small.
+DOCTOR_WIRE = wire(link("tank.lan", "10.0.0.7", "enp3s0", 10_000, 9000, 1500,
+                        Rings(4096, 4096, 4096, 4096)),
+                   link("backup-01", "10.0.0.5", "enp1s0f0", 10_000, 1500, 1500,
+                        Rings(512, 8192, 512, 8192)))
+# The transfer's 1 GbE pair.
+TRANSFER_WIRE = wire(link("tank.lan", "10.0.0.7", "eno1", 1000, 1500, 1500),
+                     link("backup-01", "10.0.0.5", "eno1", 1000, 1500, 1500))
+
+
 class SyntheticDoctor:
     """Stands in for zmigrate.engine.doctor.Doctor: the stages of a 10 GbE pair with slow disks."""
 
@@ -285,7 +307,8 @@ class SyntheticDoctor:
         slowest = min((s for s in stages if s.in_path), key=lambda s: s.rate or 0.0)
         return DoctorReport("5e1f09aa", "tank.lan", "backup-01", Transport.TCP, 10.0,
                             tuple(stages), slowest.name, slowest.rate,
-                            advise(stages, slowest, Transport.TCP))
+                            advise(stages, slowest, Transport.TCP, wire=DOCTOR_WIRE),
+                            wire=DOCTOR_WIRE)
 
     def cancel(self) -> None:
         pass
@@ -535,6 +558,8 @@ def main() -> int:
     assert bridge is not None
     diagnoser = Diagnoser(bridge.on_event)  # the job's: its verdicts go to the page
     diagnoser(PlanReady(plan))
+    for wired in (bridge.on_event, diagnoser):  # what the job's preflight read beside its reads
+        wired(TRANSFER_WIRE)
     for event in events:
         bridge.on_event(event)
         diagnoser(event)

@@ -161,3 +161,27 @@ def test_the_script_quotes_and_validates_the_peer() -> None:
     # The whole script reaches the host as one quoted word of `sh -c`.
     assert shlex.split(shlex.join(["sh", "-c", script]))[2] == script
     assert "ping" not in wire_script("10.0.0.2", probe_mtu=False)
+
+
+def test_the_verdict_at_the_wire_whatever_the_buffers_show() -> None:
+    from every_kind import HZ, both, network, replay, trace
+
+    from zmigrate.engine.diagnosis import Bottleneck
+    from zmigrate.engine.events import Side
+    from zmigrate.engine.findings import FindingKind
+    from zmigrate.engine.transports import Transport
+
+    assert HZ == 2.0
+    # Both buffers near empty at 45 MiB/s over the captured tbf 400 Mbit/s (46.0 MiB/s): the
+    # source keeps up with a full wire, the wire sets the pace.
+    empty = both(trace(Side.SEND, 30, 45, 45, lambda i: i % 3),
+                 trace(Side.RECEIVE, 30, 45, 45, lambda i: i % 2))
+    for samples in (empty, network(45)):
+        verdict = replay(samples, Transport.TCP, wire=shaped())
+        assert verdict.kind is Bottleneck.NETWORK
+        assert verdict.finding.kind is FindingKind.AT_THE_WIRE
+        assert verdict.finding.num("share") >= 0.9
+    # Without the wire's reading, the same trace is the source's.
+    assert replay(empty, Transport.TCP).finding.kind is FindingKind.BOTH_EMPTY
+    # Well below the ceiling the buffers judge as before.
+    assert replay(network(30), Transport.TCP, wire=shaped()).finding.kind is FindingKind.SEND_FULL

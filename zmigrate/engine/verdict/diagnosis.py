@@ -274,6 +274,10 @@ def _judge(send: _Stats | None, recv: _Stats | None, single: bool, ctx: _Context
                                                       "out_peak": recv.out_peak,
                                                       "in_rate": recv.in_mean}),
                 _bursty_advice(peak, ctx), 0.75)
+    # 4b. At the wire's ceiling (both hosts' links read) the wire sets the pace whatever the
+    #     buffers show: a source or a receiver that keeps up with a full wire holds nothing back.
+    if (wire := at_the_wire(rate, ctx.ceiling)) is not None:
+        return Bottleneck.NETWORK, Finding(FindingKind.AT_THE_WIRE, wire.figures), (), 0.8
     # 5. The sender holds a backlog while the receiver is near empty: the path between them is
     #    the limit (a large send buffer may hold the backlog without ever being full).
     if send is not None and send.fill_mean > LOW and (recv is None or recv.fill_mean <= LOW):
@@ -295,13 +299,9 @@ def _judge(send: _Stats | None, recv: _Stats | None, single: bool, ctx: _Context
 
 def _network(send: _Stats, recv: _Stats | None, rate: float, ctx: _Context
              ) -> tuple[Bottleneck, Finding, tuple[Advice, ...], float]:
-    """Rule 5: the path between the buffers is the limit; at the wire's ceiling (where the
-    hosts' links were read) that is the wire itself, no tuning problem."""
+    """Rule 5: the path between the buffers is the limit."""
     base = 0.55 + 0.4 * max(0.0, send.fill_mean - LOW) / (100 - LOW)
     base = base if recv else base * 0.6
-    wire = at_the_wire(rate, ctx.ceiling)
-    if wire is not None:
-        return Bottleneck.NETWORK, Finding(FindingKind.AT_THE_WIRE, wire.figures), (), base
     figures: dict[str, float | str] = {
         "fill": send.fill_mean, "rate": rate,
         "transport": ctx.transport.value if ctx.transport else ""}
