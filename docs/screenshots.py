@@ -33,7 +33,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from PySide6.QtCore import QCoreApplication, QSettings  # noqa: E402
 from PySide6.QtWidgets import QWidget  # noqa: E402
 
-from zmigrate.engine.hosts.tools import HostTools  # noqa: E402
 from zmigrate.engine.diagnosis import Diagnoser  # noqa: E402
 from zmigrate.engine.doctor import (  # noqa: E402
     DoctorReport,
@@ -59,9 +58,10 @@ from zmigrate.engine.events import (  # noqa: E402
 from zmigrate.engine.findings import Note, NoteKind  # noqa: E402
 from zmigrate.engine.history import History, Recorder  # noqa: E402
 from zmigrate.engine.hosts import LocalHost  # noqa: E402
+from zmigrate.engine.hosts.login import HostKeyInfo, HostSpec  # noqa: E402
+from zmigrate.engine.hosts.tools import HostTools  # noqa: E402
 from zmigrate.engine.job import Job  # noqa: E402
 from zmigrate.engine.plan import Options, Plan, Site, Transport, make_plan  # noqa: E402
-from zmigrate.engine.hosts.login import HostKeyInfo, HostSpec  # noqa: E402
 from zmigrate.engine.tree import (  # noqa: E402
     RECEIVED,
     SENDING,
@@ -71,8 +71,8 @@ from zmigrate.engine.tree import (  # noqa: E402
     TreeJob,
     TreePlan,
 )
-from zmigrate.engine.zfs import Capabilities, Dataset, ResumeInfo, Snapshot  # noqa: E402
 from zmigrate.engine.wire import LinkReading, Rings, Wire, ceiling  # noqa: E402
+from zmigrate.engine.zfs import Capabilities, Dataset, ResumeInfo, Snapshot  # noqa: E402
 from zmigrate.gui.app import make_app  # noqa: E402
 from zmigrate.gui.dialogs.doctor_dialog import DoctorDialog  # noqa: E402
 from zmigrate.gui.dialogs.host_key_dialog import HostKeyDialog  # noqa: E402
