@@ -97,6 +97,9 @@ def test_the_shaped_links_ceiling_and_a_transfer_drawn_against_it(
           f"share {share:.0%}; " + "; ".join(verdicts))
     assert abs(share - expected) <= 0.10 * expected, (share, expected)
     assert 0.5 <= share <= 1.05, share  # drawn against the link it crossed
+    if share >= 0.9:  # at the wire: the final verdict says so, not a tuning problem
+        final = [v for v in events if v["event"] == "verdict"][-1]
+        assert final["kind"] == "network" and "the wire is the limit" in final["text"], final
 
 
 def test_a_host_without_ethtool_says_unknown(
