@@ -33,7 +33,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from PySide6.QtCore import QCoreApplication, QSettings  # noqa: E402
 from PySide6.QtWidgets import QWidget  # noqa: E402
 
-from zmigrate.engine.diagnosis import Diagnoser  # noqa: E402
 from zmigrate.engine.doctor import (  # noqa: E402
     DoctorReport,
     HostCpu,
@@ -71,6 +70,7 @@ from zmigrate.engine.tree import (  # noqa: E402
     TreeJob,
     TreePlan,
 )
+from zmigrate.engine.verdict.diagnosis import Diagnoser  # noqa: E402
 from zmigrate.engine.wire import LinkReading, Rings, Wire, ceiling  # noqa: E402
 from zmigrate.engine.zfs import Capabilities, Dataset, ResumeInfo, Snapshot  # noqa: E402
 from zmigrate.gui.app import make_app  # noqa: E402
