@@ -166,10 +166,10 @@ def test_the_script_quotes_and_validates_the_peer() -> None:
 def test_the_verdict_at_the_wire_whatever_the_buffers_show() -> None:
     from every_kind import HZ, both, network, replay, trace
 
-    from zmigrate.engine.diagnosis import Bottleneck
     from zmigrate.engine.events import Side
     from zmigrate.engine.findings import FindingKind
     from zmigrate.engine.transports import Transport
+    from zmigrate.engine.verdict.diagnosis import Bottleneck
 
     assert HZ == 2.0
     # Both buffers near empty at 45 MiB/s over the captured tbf 400 Mbit/s (46.0 MiB/s): the
