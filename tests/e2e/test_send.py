@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from lab.flipping_proxy import FlippingProxy
+from lab.losses import LossWatch
 from lab.sshd import Lab
 from lab.util import (
     RECEIVE_CLEANUP,
@@ -262,7 +263,8 @@ def _refused(lab: Lab, *args: str) -> str:
     return r.stderr
 
 
-def test_refuses_existing_destination_without_force(lab: Lab, pools: tuple[Pool, Pool]) -> None:
+def test_refuses_existing_destination_without_force(lab: Lab, pools: tuple[Pool, Pool],
+                                                    loss_watch: type[LossWatch]) -> None:
     """An existing destination that holds a file is refused (what it holds, the ways out); an
     empty one takes the copy as itself (a new pool's root is the common case)."""
     src, dst = pools
@@ -274,8 +276,12 @@ def test_refuses_existing_destination_without_force(lab: Lab, pools: tuple[Pool,
     assert "already exists: it holds 1 file(s) or folder(s)" in err and "fix:" in err
     assert (dst.mountpoint / "taken" / "keep.txt").read_text() == "mine\n"
     zfs("create", f"{dst.name}/empty")
-    r = _cli(lab, "send", f"lab-src:{ds}@x", f"lab-dst:{dst.name}/empty", "--no-history")
+    watch = loss_watch(dst.name)
+    watch.start()
+    r = _cli(lab, "send", f"lab-src:{ds}@x", f"lab-dst:{dst.name}/empty", "--no-history",
+             "--json")
     assert r.returncode == 0, r.stderr + r.stdout
+    watch.check_json(r.stdout)  # its content is on the plan's list: replaced
     assert snapshot_guid(f"{dst.name}/empty@x") == snapshot_guid(f"{ds}@x")
 
 
@@ -307,7 +313,7 @@ def test_refuses_base_missing_on_destination(lab: Lab, pools: tuple[Pool, Pool])
 
 
 def test_refuses_diverged_destination_and_names_what_force_destroys(
-    lab: Lab, pools: tuple[Pool, Pool]
+    lab: Lab, pools: tuple[Pool, Pool], loss_watch: type[LossWatch]
 ) -> None:
     src, dst = pools
     ds, _ = _dataset(src, mb=1)
@@ -317,8 +323,11 @@ def test_refuses_diverged_destination_and_names_what_force_destroys(
     zfs("snapshot", f"{ds}@b")
     err = _refused(lab, f"lab-src:{ds}@b", f"lab-dst:{dst.name}/d")
     assert "diverged" in err and "@local-change" in err and "--force" in err
-    r = _cli(lab, "send", f"lab-src:{ds}@b", f"lab-dst:{dst.name}/d", "--force")
+    watch = loss_watch(dst.name)
+    watch.start()
+    r = _cli(lab, "send", f"lab-src:{ds}@b", f"lab-dst:{dst.name}/d", "--force", "--json")
     assert r.returncode == 0, r.stderr
+    watch.check_json(r.stdout)
     names = zfs("list", "-H", "-o", "name", "-t", "snapshot", "-r", f"{dst.name}/d").split()
     assert names == [f"{dst.name}/d@a", f"{dst.name}/d@b"]
 

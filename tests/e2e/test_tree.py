@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from lab.losses import LossWatch
 from lab.sshd import Lab
 from lab.util import (
     ZFS,
@@ -118,7 +119,7 @@ def test_full_tree_with_history_and_properties(lab: Lab, tree: tuple[Pool, Pool,
 
 
 def test_catch_up_sends_deltas_brings_new_children_and_reports_removed_ones(
-        lab: Lab, tree: tuple[Pool, Pool, str]) -> None:
+        lab: Lab, tree: tuple[Pool, Pool, str], loss_watch: type[LossWatch]) -> None:
     src, dst, root = tree
     copy = f"{dst.name}/copy"
     r = _cli(lab, "send", "-r", f"lab-src:{root}", f"lab-dst:{copy}", "--snapshot", "--json",
@@ -135,11 +136,15 @@ def test_catch_up_sends_deltas_brings_new_children_and_reports_removed_ones(
                       == 0, 20, 0.2)
     # The snapshot name has one-second resolution: the next run must get a new one.
     assert wait_until(lambda: snapshot_name() != first, 3)
+    watch = loss_watch(dst.name)
+    watch.start()
     r = _cli(lab, "send", "-r", f"lab-src:{root}", f"lab-dst:{copy}", "--snapshot", "--json",
              "--buffer", "16M", "--no-history")
     assert r.returncode == 0, r.stderr + r.stdout
+    watch.check_json(r.stdout)  # a catch-up destroys nothing, and shows nothing
     events = _events(r.stdout)
     plan = next(e for e in events if e["event"] == "tree_plan")
+    assert plan["destroys"] == []
     second = plan["snapshot"]
     assert second != first
     actions = {d["source"]: d["action"] for d in plan["datasets"]}
@@ -495,17 +500,23 @@ def test_the_final_syncs_read_only_window_is_predicted_and_then_measured(
 
 
 def test_a_tree_goes_into_a_new_pools_root_as_the_pool_itself(
-        lab: Lab, tree: tuple[Pool, Pool, str], make_pool: Any) -> None:
+        lab: Lab, tree: tuple[Pool, Pool, str], make_pool: Any,
+        loss_watch: type[LossWatch]) -> None:
     """`send -r SRC/t NEWPOOL`: t/a lands as NEWPOOL/a and t's own snapshots and properties on
     NEWPOOL itself (as `zfs send -R | zfs receive -Fdu` would); a catch-up goes into it again.
     A pool root holding a file is refused before anything runs."""
     src, new, root = tree
     zfs("set", "com.example:root=yes", root)
+    watch = loss_watch(new.name)
+    watch.start()
     r = _cli(lab, "send", "-r", f"lab-src:{root}", f"lab-dst:{new.name}", "--snapshot",
              "--json", "--buffer", "16M", "--no-history")
     assert r.returncode == 0, r.stderr + r.stdout
+    watch.check_json(r.stdout)
     events = _events(r.stdout)
     plan = next(e for e in events if e["event"] == "tree_plan")
+    # The pool's root takes the copy as itself: its (empty) content is named as replaced.
+    assert [(x["kind"], x["name"]) for x in plan["destroys"]] == [("content", new.name)]
     first = plan["snapshot"]
     assert plan["datasets"][0]["into"] is True, plan["datasets"][0]
     assert all(s == "verified" for s in _states(events).values()), _states(events)

@@ -21,6 +21,9 @@ Fixtures:
     lab_env (function) -> Lab: os.environ points zmigrate at the lab ssh_config and known_hosts,
         SSH_AUTH_SOCK removed.
     lab_hosts (function) -> (Host, Host): engine hosts connected to lab-src and lab-dst.
+    loss_watch (function) -> LossWatch class: `w = loss_watch(ROOT); w.start()` before an
+        operation, `w.check(plan.destroys)` / `w.check_json(stdout)` after: what disappeared or
+        became hidden under ROOT on the destination must be on the plan's list (lab.losses).
 
 When the lab cannot come up (not root, no /dev/fuse, programs missing) the tests that need it
 fail - never skip - with a message naming the set-up command.
@@ -38,6 +41,7 @@ import pytest
 from zmigrate.engine.hosts import Host
 from zmigrate.engine.hosts.login import HostSpec, connect
 
+from .losses import LossWatch
 from .netns import JumpLab
 from .shaped import ShapedLab
 from .sshd import Lab, LabHost, SshdLab
@@ -207,3 +211,9 @@ def lab_hosts(lab_env: Lab) -> Iterator[tuple[Host, Host]]:
     finally:
         src.close()
         dst.close()
+
+
+@pytest.fixture
+def loss_watch() -> type[LossWatch]:
+    """The invariant "nothing lost unseen" (lab.losses.LossWatch), to wrap an operation."""
+    return LossWatch

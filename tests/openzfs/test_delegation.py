@@ -134,7 +134,7 @@ def test_force_rollback_as_delegated_user(vm: Vm, zm: tuple[Host, Host], tag: st
     vm.ssh(f"zfs allow -u zm destroy {copy}")  # the line preflight printed
     job = Job(src_host, dst_host, Request(f"{src}@s2", copy, _opts(force=True)))
     summary = job.run()
-    assert job.plan is not None and job.plan.rollback and job.plan.destroys == ("local",)
+    assert job.plan is not None and job.plan.rollback and job.plan.rolled_back == ("local",)
     assert summary.verified and _guid(vm, f"{src}@s2") == _guid(vm, f"{copy}@s2")
     assert vm.ssh(f"zfs list -H -o name -t snapshot {copy}").stdout.split() == [
         f"{copy}@s1", f"{copy}@s2"]

@@ -215,7 +215,7 @@ def test_destination_outlook_says_what_sending_there_would_do() -> None:
     diverged = seen((("s1", 101), ("own", 999)))  # --force would roll back @own
     assert diverged.outcome is Outcome.CONFLICT and diverged.refusal is not None
     assert diverged.refusal.reason is PreflightReason.DIVERGED
-    assert diverged.forced is not None and diverged.forced.destroys == ("own",)
+    assert diverged.forced is not None and diverged.forced.rolled_back == ("own",)
     unrelated = seen((("other", 555),))  # never destroyed: nothing to force
     assert unrelated.outcome is Outcome.CONFLICT and unrelated.forced is None
     there = seen((("s1", 101), ("s2", 102)))

@@ -39,6 +39,7 @@ from zmigrate.engine.events import (
     Verdict,
 )
 from zmigrate.engine.findings import Advice, AdviceKind, Finding, FindingKind, Note, NoteKind
+from zmigrate.engine.losses import DESTINATION, Loss, LossKind
 from zmigrate.engine.plan import Options, PartialReceiveError, Plan, Step
 from zmigrate.engine.transports import Compression, Transport
 from zmigrate.engine.transports.route import Endpoint, SshRoute
@@ -59,7 +60,9 @@ def _plan() -> Plan:
              Step("tank/d@s0", "tank/d@s1", ("s1",), None, "zfs send -i @s0 tank/d@s1", None,
                   receive_log="/tmp/zmigrate-x.log", resume_token="1-abc"))
     return Plan("lab-src", "lab-dst", "tank/d@s1", "b/d", "incremental", "s0", Transport.SSH,
-                options, steps, None, 2**30, 2**30, 8192, False, destroys=("s9",),
+                options, steps, None, 2**30, 2**30, 8192, False,
+                destroys=(Loss(DESTINATION, LossKind.SNAPSHOT, "b/d@s9", "newer than @s0"),),
+                seen=("b/d", "b/d@s0", "b/d@s9"), force_receive=True,
                 warnings=("a warning",), job_id="cafe0001", send_flags=("-w", "-c"),
                 compress="zstd")
 

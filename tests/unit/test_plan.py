@@ -88,7 +88,8 @@ def test_incremental_base_is_newest_common_by_guid_not_name() -> None:
     with pytest.raises(PreflightError, match="diverged.*@c"):
         plan(dst)
     p = plan(dst, force=True)
-    assert p.base == "b" and p.destroys == ("c",)
+    assert p.base == "b" and p.rolled_back == ("c",)
+    assert [x.name for x in p.destroys] == ["backup/home@c"]
     assert p.arrives == ("c", "d")
     assert p.commands()[0][1] == "zfs rollback -r backup/home@b"
     assert "zfs receive -F backup/home" in p.commands()[1][1]

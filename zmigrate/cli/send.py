@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Sequence
 from typing import Any, TextIO
 
-from zmigrate.engine import cmdline
+from zmigrate.engine import cmdline, plain_words
 from zmigrate.engine.golive import readonly_window
 from zmigrate.engine.golive.final_sync import readonly_window_of, remember_readonly
 from zmigrate.engine.golive.readonly_window import Window
@@ -19,9 +20,10 @@ from ..engine.events import Observer, PlanReady, json_default
 from ..engine.history import Recorder
 from ..engine.hosts import Host, one_connection
 from ..engine.job import Job, Request
+from ..engine.losses import Loss
 from ..engine.plan import Options
 from ..engine.transports import Compression, Transport
-from ..engine.tree import TreeJob, TreeRequest, describe_summary
+from ..engine.tree import TreeJob, TreePlanReady, TreeRequest, describe_summary
 from ..engine.tree.listing import DatasetCommands, list_commands
 from ..engine.units import parse_size
 from . import jobs
@@ -55,8 +57,10 @@ def add_parser(sub: Any) -> None:
                     help="full send carries all older snapshots of the dataset")
     sp.add_argument("--base", help="incremental base snapshot (default: newest common by guid)")
     sp.add_argument("--force", action="store_true",
-                    help="allow zfs receive -F (rolls the destination back; "
-                    "destroys newer snapshots)")
+                    help="allow zfs receive -F: rolls the destination back (destroys its "
+                    "newer snapshots), replaces an existing dataset's files, and with -R also "
+                    "destroys the copy's datasets and snapshots the source no longer has; the "
+                    "plan lists each by name")
     sp.add_argument("--no-readonly", action="store_true", help="leave the copy writable")
     sp.add_argument("--bwlimit", metavar="RATE", help="limit the rate, e.g. 20M (bytes/s)")
     sp.add_argument("--buffer", default="1G", metavar="SIZE",
@@ -207,6 +211,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO,
                 print(json.dumps(event_to_json(PlanReady(plan)), default=json_default), file=out)
             else:
                 print(plan.describe(), file=out)
+                print_losses(plan.destroys, plan.source, plan.destination, out)
                 for w in plan.warnings:
                     print(f"warning: {w}", file=out)
                 for host, line in plan.commands():
@@ -231,6 +236,7 @@ def _run_tree(args: argparse.Namespace, job: TreeJob, out: TextIO, err: TextIO,
                 {"readonly_window": window.to_json()} if window is not None else {})}, out)
             return EXIT_OK
         print(plan.describe(), file=out)
+        print_losses(plan.destroys, plan.source_host, plan.destination_host, out)
         if window is not None:
             print(f"Final sync: {readonly_window.describe(window)}.", file=out)
         for host, line in plan.commands():
@@ -276,10 +282,29 @@ def _follow(job: Job | TreeJob, as_json: bool, out: TextIO, err: TextIO,
         job.subscribe(observer)
     if as_json:
         job.subscribe(lambda e: print_json(event_to_json(e), out))
-    elif err.isatty():
+        return
+    job.subscribe(lambda e: announce_losses(e, err))
+    if err.isatty():
         job.subscribe(LiveLine(err))
     else:
         job.subscribe(lambda e: plain(e, err))
+
+
+def print_losses(lost: Sequence[Loss], source: str, destination: str, out: TextIO) -> None:
+    """`Will be destroyed on HOST:` and each thing by name, for every host that loses any."""
+    for host, lines in plain_words.losses_by_host(lost, source, destination):
+        print(f"Will be destroyed on {host}:", file=out)
+        for line in lines:
+            print(f"  - {line}", file=out)
+
+
+def announce_losses(event: object, err: TextIO) -> None:
+    """A run's plan (a dataset's or a tree's): what it destroys, said before it runs."""
+    if isinstance(event, PlanReady):
+        print_losses(event.plan.destroys, event.plan.source, event.plan.destination, err)
+    elif isinstance(event, TreePlanReady):
+        p = event.plan
+        print_losses(p.destroys, p.source_host, p.destination_host, err)
 
 
 def _options(args: argparse.Namespace) -> Options:

@@ -86,6 +86,7 @@ class PreflightReason(Enum):
     PERMISSION = "permission"  # the user lacks a ZFS permission
     MOUNT_COLLISION = "mount_collision"  # a received dataset would mount over a used directory
     BUSY = "busy"  # another zmigrate run's processes still work on the destination
+    CHANGED = "changed"  # the destination changed after the plan: it would destroy more
 
 
 class PreflightError(ZmigrateError):

@@ -7,7 +7,10 @@ here, so one sentence is written once.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from .findings import Advice, AdviceKind, Finding, FindingKind, Note, NoteKind
+from .losses import DESTINATION, SOURCE, Loss, LossKind
 from .transports import Carrier, Transport, carrier
 from .units import format_rate, format_size
 from .wire import WIRE_SHARE, Ceiling, LinkReading
@@ -357,3 +360,27 @@ def note(n: Note) -> str:
             return f"At most {format_size(n.num('limit'))} (a tenth of the free space)"
         case _:
             raise ValueError(f"{n.kind} is worded by each face")
+
+
+def loss(x: Loss) -> str:
+    """One thing a plan destroys or replaces, by name."""
+    match x.kind:
+        case LossKind.SNAPSHOT:
+            return f"snapshot {x.name} ({x.detail})"
+        case LossKind.DATASET:
+            return f"dataset {x.name} and everything in it ({x.detail})"
+        case LossKind.CONTENT:
+            return f"the files of {x.name}, replaced by the copy ({x.detail})"
+        case LossKind.PARTIAL:
+            return f"the interrupted receive into {x.name} ({x.detail})"
+
+
+def losses_by_host(lost: Sequence[Loss], source: str,
+                   destination: str) -> list[tuple[str, list[str]]]:
+    """(host, what is lost there, worded) for each host that loses anything."""
+    out = []
+    for side, host in ((SOURCE, source), (DESTINATION, destination)):
+        lines = [loss(x) for x in lost if x.host_side == side]
+        if lines:
+            out.append((host, lines))
+    return out

@@ -11,11 +11,12 @@ import secrets
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from . import cmdline, transports, units, zfs
+from . import cmdline, losses, transports, units, zfs
 from .empty_target import Emptiness, refusal
 from .errors import InvalidNameError, PreflightError, PreflightReason
 from .hosts import Host, same_host
 from .hosts import tools as capabilities
+from .losses import Loss, LossKind
 from .transports import Carrier, Compression, Compressor, StreamSpec, Transport
 from .transports import compress as compression
 from .transports.route import SshRoute
@@ -129,7 +130,12 @@ class Plan:
     destination_buffer: int
     estimate: int | None
     estimate_exact: bool
-    destroys: tuple[str, ...] = ()
+    # What the plan destroys or replaces, by name (losses.py), computed from both hosts' reads.
+    destroys: tuple[Loss, ...] = ()
+    # The names under the destination as the plan read them, where it destroys anything: the
+    # run reads them again before its first destructive command (losses.grown).
+    seen: tuple[str, ...] = ()
+    force_receive: bool = False  # the first step's `zfs receive -F`
     rollback: str | None = None  # run on the destination first when the user forced a rollback
     # Run on the destination first: an existing mounted dataset that takes the copy as itself
     # (`zfs receive -F` into a mounted one fails now and then on zfs-fuse, "I/O error").
@@ -151,6 +157,22 @@ class Plan:
     @property
     def arrives(self) -> tuple[str, ...]:
         return tuple(s for step in self.steps for s in step.arrives)
+
+    @property
+    def rolled_back(self) -> tuple[str, ...]:
+        """Short names of the destination snapshots the rollback to the base destroys."""
+        if self.rollback is None:
+            return ()
+        at = self.destination_dataset + "@"
+        return tuple(x.name[len(at):] for x in self.destroys
+                     if x.kind is LossKind.SNAPSHOT and x.name.startswith(at)
+                     and x.detail.startswith(losses.NEWER))
+
+    @property
+    def destructive(self) -> bool:
+        """Whether anything on the destination is destroyed or replaced before or by the
+        stream (and so must be read again right before)."""
+        return bool(self.destroys or self.discard or self.rollback or self.force_receive)
 
     @property
     def carrier(self) -> Carrier:
@@ -209,12 +231,15 @@ class Plan:
             f"{how}{size}, with a {units.format_size(self.source_buffer)} buffer on the "
             f"sender and {units.format_size(self.destination_buffer)} on the receiver."
         )
-        if self.destroys:
+        if self.rolled_back:
             text += (
                 " The destination is rolled back first, destroying "
-                + ", ".join("@" + s for s in self.destroys)
+                + ", ".join("@" + s for s in self.rolled_back)
                 + "."
             )
+        if len(self.destroys) > len(self.rolled_back):
+            text += (f" {len(self.destroys)} dataset(s), snapshot(s) or content on the "
+                     "destination are destroyed or replaced (listed by name).")
         if self.discard:
             text = "The partial receive on the destination is discarded first. " + text
         if self.raw:
@@ -252,7 +277,7 @@ class Plan:
             "send_flags": list(self.send_flags),
             "compress": self.compress or None,
             "snapshots": list(self.arrives),
-            "destroys": list(self.destroys),
+            "destroys": [x.to_json() for x in self.destroys],
             "commands": [{"host": h, "command": c} for h, c in self.commands()],
             "description": self.describe(),
         }
@@ -364,11 +389,15 @@ def make_plan(
         compress=squeeze,
     )
     rollback, unmount = _making_room(dst, base, destination)
+    lost = _losses(src, dst, snapshot, destination, options, base, discard)
     return replace(
         plan,
         kind="full" if base.snapshot is None else "incremental",
         base=base.snapshot.short if base.snapshot else None,
-        destroys=base.destroys,
+        destroys=lost,
+        seen=losses.seen(destination, dst.datasets, options.replicate) if lost or discard
+        or base.force_receive else (),
+        force_receive=base.force_receive,
         rollback=rollback,
         unmount=unmount,
         discard=discard,
@@ -380,6 +409,26 @@ def make_plan(
         children=tuple(d.name for d in src.datasets
                        if cmdline.below(d.name, ds_name)) if options.replicate else (),
     )
+
+
+def _losses(src: Site, dst: Site, snapshot: str, destination: str, options: Options,
+            base: _Base, discard: str | None) -> tuple[Loss, ...]:
+    """What the plan destroys or replaces on the destination, by name: the partial receive
+    it discards, the snapshots its rollback destroys, the content it replaces and, for an
+    incremental replication stream received with -F, every dataset and snapshot of the copy
+    that the stream does not carry."""
+    target = dst.find(destination)
+    out: list[Loss] = []
+    if discard and target is not None:
+        out.append(losses.discarded(target))
+    out += base.destroys
+    if target is not None and base.snapshot is not None and base.force_receive:
+        out += losses.written_since(target)
+    if options.replicate and base.force_receive and base.snapshot is not None:
+        ds_name, short = cmdline.split_snapshot(snapshot)
+        out += losses.replication_pruned(ds_name, src.datasets, short, destination,
+                                         dst.datasets)
+    return losses.unique(out)
 
 
 def _making_room(dst: Site, base: _Base, destination: str) -> tuple[str | None, str | None]:
@@ -491,7 +540,7 @@ class _Base:
     the destination must lose first to take it."""
 
     snapshot: zfs.Snapshot | None = None
-    destroys: tuple[str, ...] = ()
+    destroys: tuple[Loss, ...] = ()
     rollback_to: str | None = None
     force_receive: bool = False
     unmount: bool = False  # the target is mounted: unmounted before it takes the stream
@@ -518,9 +567,12 @@ def _base(source: zfs.Dataset, snap: zfs.Snapshot, target: zfs.Dataset | None,
         if emptiness is not None and emptiness.empty:
             return _Base(force_receive=True, unmount=mounted, notes=(
                 f"{destination} is empty ({emptiness.why}): the copy is received into it as "
-                f"{destination} itself (zfs receive -F)",))
+                f"{destination} itself (zfs receive -F)",),
+                destroys=(losses.content_replaced(
+                    target, f"{losses.JUDGED_EMPTY}: {emptiness.why}"),))
         if options.force:
-            return _Base(force_receive=True, unmount=mounted)
+            return _Base(force_receive=True, unmount=mounted,
+                         destroys=(losses.content_replaced(target, "--force"),))
         raise refusal(destination, emptiness, dst_label, ds_name)
     by_guid = {s.guid: s for s in target.snapshots}
     if snap.guid in by_guid:
@@ -543,8 +595,8 @@ def _base(source: zfs.Dataset, snap: zfs.Snapshot, target: zfs.Dataset | None,
             + " (this destroys " + ", ".join("@" + n for n in newer) + ")",
             reason=PreflightReason.DIVERGED,
         )
-    return _Base(base, tuple(newer), f"{destination}@{dst_base.short}" if newer else None,
-                 options.force)
+    return _Base(base, tuple(losses.rolled_back(target, dst_base)),
+                 f"{destination}@{dst_base.short}" if newer else None, options.force)
 
 
 def _common(source: zfs.Dataset, snap: zfs.Snapshot, by_guid: dict[int, zfs.Snapshot],

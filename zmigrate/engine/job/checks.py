@@ -4,11 +4,11 @@ runs, and after it ran, the sent snapshot's guid on both sides (every child's af
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
-from .. import cmdline, zfs
+from .. import cmdline, empty_target, losses, zfs
 from ..errors import PreflightError, PreflightReason, TransferError, ZmigrateError
 from ..events import Observer, StageChanged, Summary
 from ..hosts import Host
@@ -200,6 +200,46 @@ def _saved_state(dst: Host, caps: zfs.Capabilities, name: str) -> zfs.Dataset | 
         ds = zfs.dataset_info(dst, caps, name)
         if ds is None or ds.resume_token or ds.snapshots or time.monotonic() > deadline:
             return ds
+
+
+def recheck_destination(dst: Host, dst_caps: zfs.Capabilities | None, plan: Plan, emit: Emit,
+                        shown: Collection[tuple[str, str, str]] | None = None) -> None:
+    """Right before the first destructive command: read the destination again and stop (a
+    PreflightError, nothing destroyed) if what the plan destroys grew since it was read (a
+    snapshot sanoid took after Review, a new child) or, given `shown` (the keys of what a
+    tree's plan showed), if the plan destroys anything not shown."""
+    if not plan.destructive:
+        return
+    assert dst_caps is not None
+    emit(StageChanged("preflight", "reading the destination again before destroying anything"))
+    now = zfs.inventory(dst, dst_caps, plan.destination_dataset)
+    grew = losses.grown(plan.seen, plan.destination_dataset, now, plan.replicate)
+    grew += _filled(dst, plan, now)
+    if shown is not None:
+        grew += [x for x in plan.destroys if x.key not in shown]
+    if grew:
+        raise PreflightError(
+            "the destination changed after the plan was made, and the plan would also "
+            "destroy: " + ", ".join(f"{x.name} ({x.detail})" for x in grew),
+            host=dst.label, reason=PreflightReason.CHANGED,
+            fix="nothing was destroyed; review the plan again (run again, or go back to "
+            "Review) and agree to what it destroys now")
+
+
+def _filled(dst: Host, plan: Plan, now: list[zfs.Dataset]) -> list[losses.Loss]:
+    """A dataset the plan judged empty (so it takes the copy as itself without --force),
+    judged again now: what it holds if it is no longer empty."""
+    judged = [x for x in plan.destroys if x.kind is losses.LossKind.CONTENT
+              and x.detail.startswith(losses.JUDGED_EMPTY)]
+    out: list[losses.Loss] = []
+    for x in judged:
+        ds = next((d for d in now if d.name == x.name), None)
+        if ds is None:
+            continue
+        found = empty_target.judge(ds, now, empty_target.read_entries(dst, ds.name))
+        if not found.empty:
+            out.append(losses.Loss(x.host_side, x.kind, x.name, f"no longer empty: {found.why}"))
+    return out
 
 
 def make_room(dst: Host, dst_caps: zfs.Capabilities | None, plan: Plan, emit: Emit) -> bool:

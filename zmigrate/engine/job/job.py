@@ -26,6 +26,7 @@ from .checks import (
     check_permissions,
     clean_up_after_failure,
     make_room,
+    recheck_destination,
     summary_of,
     verify_guids,
 )
@@ -94,6 +95,8 @@ class Job(Work):
         self._plan_on: Callable[[int | None], Plan] | None = None  # the plan on another port
         # A port zmigrate picked may move when another process takes it; the user's may not.
         self.port_movable = request.options.port is None
+        # A tree's dataset: the keys of the losses the tree's plan showed (nothing else may go).
+        self.shown: frozenset[tuple[str, str, str]] | None = None
 
     thread_name = "zmigrate-job"
 
@@ -228,11 +231,12 @@ class Job(Work):
             self.emit(StageChanged("preflight", w))
         self._check_cancel()
         if given is not None or self._dst_before is None:
-            existed, before = self._dst_state(plan)
+            existed, before = dst_state(self.dst, self.dst_caps, plan)
         else:
             existed, before = self._dst_before
+        recheck_destination(self.dst, self.dst_caps, plan, self.emit, self.shown)
         if make_room(self.dst, self.dst_caps, plan, self.emit):
-            existed, before = self._dst_state(plan)
+            existed, before = dst_state(self.dst, self.dst_caps, plan)
         try:
             results, hashes = self._send(plan)
         except ZmigrateError as exc:
@@ -302,11 +306,13 @@ class Job(Work):
         return summary_of(plan, results, hashes, (src_guid, dst_guid),
                           {"verdict": diagnoser.finish().to_json(), **extra})
 
-    def _dst_state(self, plan: Plan) -> tuple[bool, set[str]]:
-        """Whether the destination dataset exists, and its snapshots (one round trip)."""
-        assert self.dst_caps is not None
-        ds = zfs.dataset_info(self.dst, self.dst_caps, plan.destination_dataset)
-        return ds is not None, {s.name for s in ds.snapshots} if ds else set()
+
+
+def dst_state(dst: Host, dst_caps: zfs.Capabilities | None, plan: Plan) -> tuple[bool, set[str]]:
+    """Whether the destination dataset exists, and its snapshots (one round trip)."""
+    assert dst_caps is not None
+    ds = zfs.dataset_info(dst, dst_caps, plan.destination_dataset)
+    return ds is not None, {s.name for s in ds.snapshots} if ds else set()
 
 
 def partial_receive(src: Host, dst: Host, destination: str, *,

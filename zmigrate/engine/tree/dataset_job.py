@@ -91,6 +91,7 @@ def dataset_job(src: Host, dst: Host, request: TreeRequest,
               src_caps=caps[0], dst_caps=caps[1], t0=t0, known=known, deferred=True)
     job.port_movable = request.options.port is None
     job.parent_pending = e.source != plan.root  # it arrives earlier in this run
+    job.shown = frozenset(x.key for x in plan.destroys)
     return job
 
 

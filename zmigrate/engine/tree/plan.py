@@ -14,10 +14,11 @@ from collections.abc import Sequence, Set
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .. import cmdline, transports, zfs
+from .. import cmdline, losses, transports, zfs
 from ..errors import InvalidNameError, PreflightError, PreflightReason
 from ..events import TreePlanReady as TreePlanReady
 from ..hosts import Host, same_host
+from ..losses import Loss
 from ..plan import Options
 from ..units import format_size
 from .entry import TreeEntry
@@ -129,6 +130,9 @@ class TreePlan:
     # A zfs without `written` (zfs-fuse): which incrementals are empty is measured once the
     # snapshot is taken (tree_unchanged.leave_empty), so this plan may still shrink.
     measures_empty: bool = False
+    # What the datasets' jobs destroy or replace on the destination, by name (losses.py):
+    # each job stops before destroying anything not on this list.
+    destroys: tuple[Loss, ...] = ()
 
     @property
     def to_send(self) -> list[TreeEntry]:
@@ -179,6 +183,9 @@ class TreePlan:
         if self.vanished:
             text += (" Gone from the source, kept on the destination: "
                      + ", ".join(self.vanished) + ".")
+        if self.destroys:
+            text += (f" {len(self.destroys)} snapshot(s) or dataset content(s) on the "
+                     "destination are destroyed or replaced (listed by name).")
         return text
 
     def commands(self) -> list[tuple[str, str]]:
@@ -203,6 +210,7 @@ class TreePlan:
             "vanished": list(self.vanished), "excluded": list(self.excluded),
             "not_carried": self.not_carried.to_json(), "total": self.total,
             "measures_empty": self.measures_empty, "description": self.describe(),
+            "destroys": [x.to_json() for x in self.destroys],
             "commands": [{"host": h, "command": c} for h, c in self.commands()],
         }
 
@@ -434,7 +442,38 @@ def plan_tree(src_host: Host, dst_host: Host, request: TreeRequest,
         transport=transports.chosen(request.options.transport,
                                     same_host(src_host, dst_host)).value,
         not_carried=NotCarried.of(picked),
+        destroys=tree_losses(entries, src_sets, dst_sets, request, snapshot),
     )
+
+
+def tree_losses(entries: Sequence[TreeEntry], src_sets: Sequence[zfs.Dataset],
+                dst_sets: Sequence[zfs.Dataset], request: TreeRequest,
+                snapshot: str) -> tuple[Loss, ...]:
+    """What the datasets' jobs destroy or replace: the content of an existing dataset without
+    snapshots that takes the copy as itself (the root into a new pool's root; a child judged
+    empty, or any with --force), and with --force each incremental's snapshots newer than its
+    base (rolled back). Catch-up replication streams are never received with -F."""
+    on_src = {d.name: d for d in src_sets}
+    on_dst = {d.name: d for d in dst_sets}
+    out: list[Loss] = []
+    for e in entries:
+        target, ds = on_dst.get(e.destination), on_src.get(e.source)
+        if e.action == "skip" or e.resume or target is None or ds is None:
+            continue
+        if not target.snapshots:
+            why = "taken as the copy itself" if e.into else "if judged empty, or --force"
+            out.append(losses.content_replaced(target, why))
+            continue
+        if not request.options.force or e.action != "incremental":
+            continue
+        sent = ds.snapshot(snapshot)
+        guids = {t.guid: t for t in target.snapshots}
+        common = [s for s in ds.snapshots if s.guid in guids
+                  and (sent is None or s.createtxg <= sent.createtxg)]
+        if common:
+            out += losses.rolled_back(target, guids[common[-1].guid])
+            out += losses.written_since(target)
+    return losses.unique(out)
 
 
 def _vanished(request: TreeRequest, src_sets: Sequence[zfs.Dataset],

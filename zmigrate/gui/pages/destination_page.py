@@ -147,9 +147,9 @@ def assess(session: Session, destination: str, force: bool,
         text = f"<b>Conflict: {markup.escape(exc.message)}.</b>"
         forced = seen.forced
         if forced is not None:
-            if forced.destroys:
+            if forced.rolled_back:
                 action = (f"Roll back {destination} to @{forced.base}, destroying "
-                          f"{_snapshots(forced.destroys)}")
+                          f"{_snapshots(forced.rolled_back)}")
             else:
                 action = f"Overwrite the empty dataset {destination}"
             if force:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import assert_never
 
 from PySide6.QtGui import QGuiApplication
@@ -13,8 +14,10 @@ from zmigrate.engine.golive.readonly_window import Window
 from zmigrate.engine.hosts import leftovers
 from zmigrate.engine.verdict.diagnosis import GIGABIT_RATE
 
+from ...engine import plain_words
 from ...engine.events import Event, StageChanged
 from ...engine.job import Job, Request
+from ...engine.losses import Loss
 from ...engine.plan import Plan
 from ...engine.tree import TreeEntry, TreeJob, TreePlan
 from ...engine.tree.listing import DatasetCommands, Listed, list_commands
@@ -61,6 +64,14 @@ def _lines(d: DatasetCommands) -> list[str]:
             return ahead + [f"# on {host}\n{line}" for host, line in d.commands]
         case _:
             assert_never(d.listed)
+
+
+def losses_html(lost: Sequence[Loss], source: str, destination: str) -> str:
+    """`Will be destroyed on HOST:` and each thing by name, for every host that loses any."""
+    return "".join(
+        f"<br><br><b>Will be destroyed on {markup.escape(host)}:</b><br>"
+        + "<br>".join("• " + markup.escape(line) for line in lines)
+        for host, lines in plain_words.losses_by_host(lost, source, destination))
 
 
 class ReviewPage(Page):
@@ -161,7 +172,8 @@ class ReviewPage(Page):
             plan.describe() + " Parents first; " + (
                 f"up to {job.width} small datasets at once, a big one alone"
                 if job.width > 1 else "one dataset at a time")
-            + "; each is verified (guid, snapshots, properties)."))
+            + "; each is verified (guid, snapshots, properties).")
+            + losses_html(plan.destroys, plan.source_host, plan.destination_host))
         self.ui.size_label.setText(f"Size: about {format_size(plan.total)}")
         self._show_notes([])
         rate = options.rate_limit or (GIGABIT_RATE if not s.same_host else None)
@@ -204,7 +216,8 @@ class ReviewPage(Page):
         # The Transfer page starts this very plan (Job.start(plan=...)): the commands shown
         # below, with their port and log names, are the commands that run.
         s.plan = plan
-        self.ui.summary_label.setText(markup.escape(plan.describe()))
+        self.ui.summary_label.setText(markup.escape(plan.describe())
+                                      + losses_html(plan.destroys, plan.source, plan.destination))
         if plan.estimate:
             exact = "" if plan.estimate_exact else " (approximate)"
             self.ui.size_label.setText(f"Size: {format_size(plan.estimate)}{exact}")

@@ -1,0 +1,259 @@
+"""Nothing lost unseen, on the lab: every plan names what it destroys (the CLI's plan output,
+--dry-run, --json, the engine's plan), the run destroys nothing else (the invariant
+lab.losses.LossWatch around each operation), and a destination that changed after the plan
+stops the run before anything is destroyed."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from lab.losses import LossWatch
+from lab.sshd import Lab
+from lab.util import dataset_exists, write_random_files, zfs
+from lab.zfsfuse import Pool
+
+from zmigrate.engine.errors import PreflightError, PreflightReason
+from zmigrate.engine.hosts import Host
+from zmigrate.engine.job import Job, Request
+from zmigrate.engine.losses import LossKind
+from zmigrate.engine.plan import Options
+
+pytestmark = pytest.mark.lab
+
+
+def _cli(lab: Lab, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "zmigrate", *args], capture_output=True,
+                          text=True, timeout=timeout, env=lab.env(), stdin=subprocess.DEVNULL)
+
+
+def _snapshots(root: str) -> list[str]:
+    return zfs("list", "-H", "-o", "name", "-t", "snapshot", "-r", root).split()
+
+
+def _plan_event(stdout: str) -> dict[str, object]:
+    return next(e for e in map(json.loads, stdout.splitlines()) if e.get("event") == "plan")
+
+
+def _tree(src: Pool) -> str:
+    """tank/data with children a and scratch, each with a little data, snapshot @s1."""
+    root = f"{src.name}/data"
+    zfs("create", root)
+    for child in ("a", "scratch"):
+        zfs("create", f"{root}/{child}")
+        write_random_files(src.mountpoint / "data" / child, 1, files=2)
+    zfs("snapshot", "-r", f"{root}@s1")
+    return root
+
+
+def test_send_without_force_destroys_nothing_and_says_so(
+        lab: Lab, pools: tuple[Pool, Pool], loss_watch: type[LossWatch]) -> None:
+    src, dst = pools
+    ds = f"{src.name}/plain"
+    zfs("create", ds)
+    write_random_files(src.mountpoint / "plain", 1, files=3)
+    zfs("snapshot", f"{ds}@a")
+    target = f"{dst.name}/plain"
+    assert _cli(lab, "send", f"lab-src:{ds}@a", f"lab-dst:{target}").returncode == 0
+    zfs("snapshot", f"{ds}@b")
+    watch = loss_watch(dst.name)
+    watch.start()
+    r = _cli(lab, "send", "--json", f"lab-src:{ds}@b", f"lab-dst:{target}")
+    assert r.returncode == 0, r.stderr
+    assert _plan_event(r.stdout)["destroys"] == []
+    watch.check_json(r.stdout)
+    assert _snapshots(target) == [f"{target}@a", f"{target}@b"]
+
+
+def test_send_force_names_the_rolled_back_snapshot_everywhere(
+        lab: Lab, pools: tuple[Pool, Pool], loss_watch: type[LossWatch]) -> None:
+    src, dst = pools
+    ds = f"{src.name}/rb"
+    zfs("create", ds)
+    zfs("snapshot", f"{ds}@a")
+    target = f"{dst.name}/rb"
+    assert _cli(lab, "send", f"lab-src:{ds}@a", f"lab-dst:{target}").returncode == 0
+    zfs("snapshot", f"{target}@local-change")
+    zfs("snapshot", f"{ds}@b")
+    dry = _cli(lab, "send", "--dry-run", "--force", f"lab-src:{ds}@b", f"lab-dst:{target}")
+    assert dry.returncode == 0, dry.stderr
+    assert "Will be destroyed on lab-dst:" in dry.stdout
+    assert f"snapshot {target}@local-change (newer than @a)" in dry.stdout
+    watch = loss_watch(dst.name)
+    watch.start()
+    r = _cli(lab, "send", "--json", "--force", f"lab-src:{ds}@b", f"lab-dst:{target}")
+    assert r.returncode == 0, r.stderr
+    names = [x["name"] for x in _plan_event(r.stdout)["destroys"]]  # type: ignore[union-attr]
+    assert names == [f"{target}@local-change"]
+    watch.check_json(r.stdout)
+    assert _snapshots(target) == [f"{target}@a", f"{target}@b"]
+
+
+def test_replicate_force_names_the_destination_child_it_destroys(
+        lab: Lab, pools: tuple[Pool, Pool], loss_watch: type[LossWatch]) -> None:
+    src, dst = pools
+    root = _tree(src)
+    copy = f"{dst.name}/data"
+    r = _cli(lab, "send", "-R", "--no-mount", f"lab-src:{root}@s1", f"lab-dst:{copy}")
+    assert r.returncode == 0, r.stderr
+    zfs("destroy", "-r", f"{root}/scratch")
+    zfs("snapshot", "-r", f"{root}@s2")
+    gone = [f"{copy}/scratch", f"{copy}/scratch@s1"]
+    dry = _cli(lab, "send", "-R", "--force", "--no-mount", "--dry-run", f"lab-src:{root}@s2",
+               f"lab-dst:{copy}")
+    assert dry.returncode == 0, dry.stderr
+    assert f"dataset {copy}/scratch and everything in it (gone from the source)" in dry.stdout
+    assert f"snapshot {copy}/scratch@s1 (with {copy}/scratch)" in dry.stdout
+    dry_json = _cli(lab, "send", "-R", "--force", "--no-mount", "--dry-run", "--json",
+                    f"lab-src:{root}@s2", f"lab-dst:{copy}")
+    assert [x["name"] for x in _plan_event(dry_json.stdout)["destroys"]] == gone  # type: ignore
+    watch = loss_watch(dst.name)
+    watch.start()
+    r = _cli(lab, "send", "-R", "--force", "--no-mount", f"lab-src:{root}@s2",
+             f"lab-dst:{copy}")
+    # The run's own plan output names both before anything is destroyed (said at its plan).
+    said = r.stderr.index("Will be destroyed on lab-dst:")
+    assert r.stderr.index(f"dataset {copy}/scratch", said) > said, r.stderr
+    assert f"snapshot {copy}/scratch@s1" in r.stderr
+    assert said < r.stderr.index("reading the destination again"), r.stderr
+    assert r.returncode == 0, r.stderr
+    assert not dataset_exists(f"{copy}/scratch")
+    with pytest.raises(AssertionError, match="scratch"):  # the invariant has teeth
+        watch.check([])
+    watch.check([{"kind": "dataset", "name": gone[0]}, {"kind": "snapshot", "name": gone[1]}])
+    # And the invariant holds against the run's --json plan too (nothing left to destroy now).
+    zfs("snapshot", "-r", f"{root}@s3")
+    watch.start()
+    r = _cli(lab, "send", "-R", "--force", "--no-mount", "--json", f"lab-src:{root}@s3",
+             f"lab-dst:{copy}")
+    assert r.returncode == 0, r.stderr
+    assert _plan_event(r.stdout)["destroys"] == []
+    watch.check_json(r.stdout)
+
+
+def test_a_snapshot_taken_on_the_destination_after_the_plan_stops_the_run(
+        lab_hosts: tuple[Host, Host], pools: tuple[Pool, Pool]) -> None:
+    src_host, dst_host = lab_hosts
+    src, dst = pools
+    ds = f"{src.name}/sano"
+    zfs("create", ds)
+    zfs("snapshot", f"{ds}@a")
+    target = f"{dst.name}/sano"
+    Job(src_host, dst_host, Request(f"{ds}@a", target)).run()
+    zfs("snapshot", f"{target}@local")
+    zfs("snapshot", f"{ds}@b")
+    job = Job(src_host, dst_host, Request(f"{ds}@b", target, Options(force=True)))
+    plan = job.prepare()
+    assert [(x.kind, x.name) for x in plan.destroys] == [(LossKind.SNAPSHOT, f"{target}@local")]
+    # sanoid takes one after the user reviewed the plan:
+    zfs("snapshot", f"{target}@autosnap_hourly")
+    before = _snapshots(target)
+    with pytest.raises(PreflightError) as caught:
+        job.run(plan)
+    assert caught.value.reason is PreflightReason.CHANGED
+    assert f"{target}@autosnap_hourly (taken after the plan)" in caught.value.message
+    assert "nothing was destroyed" in (caught.value.fix or "")
+    assert _snapshots(target) == before  # the rollback never ran
+    # Planned again, the new snapshot is on the list, and the run takes exactly that list.
+    job = Job(src_host, dst_host, Request(f"{ds}@b", target, Options(force=True)))
+    plan = job.prepare()
+    assert sorted(x.name for x in plan.destroys) == [f"{target}@autosnap_hourly",
+                                                     f"{target}@local"]
+    job.run(plan)
+    assert _snapshots(target) == [f"{target}@a", f"{target}@b"]
+
+
+def test_a_child_created_on_the_destination_after_the_plan_stops_replicate_force(
+        lab_hosts: tuple[Host, Host], pools: tuple[Pool, Pool]) -> None:
+    src_host, dst_host = lab_hosts
+    src, dst = pools
+    root = _tree(src)
+    copy = f"{dst.name}/data"
+    Job(src_host, dst_host, Request(f"{root}@s1", copy,
+                                    Options(replicate=True, mount=False))).run()
+    zfs("snapshot", "-r", f"{root}@s2")
+    job = Job(src_host, dst_host, Request(f"{root}@s2", copy,
+                                          Options(replicate=True, force=True, mount=False)))
+    plan = job.prepare()
+    assert plan.destroys == ()
+    zfs("create", "-o", "mountpoint=none", f"{copy}/new-on-the-nas")
+    with pytest.raises(PreflightError) as caught:
+        job.run(plan)
+    assert caught.value.reason is PreflightReason.CHANGED
+    assert f"{copy}/new-on-the-nas (created after the plan)" in caught.value.message
+    assert dataset_exists(f"{copy}/new-on-the-nas")
+    assert f"{copy}@s2" not in _snapshots(copy)
+
+
+def _tree_json(lab: Lab, *args: str) -> subprocess.CompletedProcess[str]:
+    return _cli(lab, "send", "-r", "--json", "--buffer", "16M", "--no-history", *args)
+
+
+def test_a_forced_tree_names_the_child_snapshot_it_rolls_back(
+        lab: Lab, pools: tuple[Pool, Pool], loss_watch: type[LossWatch]) -> None:
+    src, dst = pools
+    root = _tree(src)
+    copy = f"{dst.name}/data"
+    r = _tree_json(lab, f"lab-src:{root}@s1", f"lab-dst:{copy}")
+    assert r.returncode == 0, r.stderr + r.stdout
+    zfs("snapshot", f"{copy}/a@mine")
+    zfs("snapshot", "-r", f"{root}@s2")
+    dry = _cli(lab, "send", "-r", "--force", "--dry-run", f"lab-src:{root}@s2",
+               f"lab-dst:{copy}")
+    assert dry.returncode == 0, dry.stderr
+    assert f"Will be destroyed on lab-dst:\n  - snapshot {copy}/a@mine (newer than @s1)" \
+        in dry.stdout
+    watch = loss_watch(dst.name)
+    watch.start()
+    r = _tree_json(lab, "--force", f"lab-src:{root}@s2", f"lab-dst:{copy}")
+    assert r.returncode == 0, r.stderr + r.stdout
+    tree_plan = next(e for e in map(json.loads, r.stdout.splitlines())
+                     if e["event"] == "tree_plan")
+    assert [x["name"] for x in tree_plan["destroys"]] == [f"{copy}/a@mine"]
+    watch.check_json(r.stdout)
+    assert _snapshots(f"{copy}/a") == [f"{copy}/a@s1", f"{copy}/a@s2"]
+
+
+def test_a_tree_planned_before_a_snapshot_was_taken_on_the_copy_stops_that_dataset(
+        lab_hosts: tuple[Host, Host], pools: tuple[Pool, Pool]) -> None:
+    from zmigrate.engine.tree import TreeJob, TreeRequest
+
+    src_host, dst_host = lab_hosts
+    src, dst = pools
+    root = _tree(src)
+    copy = f"{dst.name}/data"
+    TreeJob(src_host, dst_host, TreeRequest(root, copy, snapshot="s1")).run()
+    zfs("snapshot", "-r", f"{root}@s2")
+    zfs("snapshot", f"{copy}/a@mine")
+    job = TreeJob(src_host, dst_host, TreeRequest(root, copy, snapshot="s2",
+                                                  options=Options(force=True)))
+    plan = job.prepare()  # Review: shown @mine only
+    assert [x.name for x in plan.destroys] == [f"{copy}/a@mine"]
+    zfs("snapshot", f"{copy}/a@hourly")  # then sanoid
+    with pytest.raises(PreflightError) as caught:
+        job.run()
+    assert f"{copy}/a@hourly" in caught.value.message
+    assert f"{copy}/a@hourly" in _snapshots(f"{copy}/a")
+    assert f"{copy}/a@mine" in _snapshots(f"{copy}/a")
+
+
+def test_a_file_written_into_a_dataset_judged_empty_after_the_plan_stops_the_run(
+        lab_hosts: tuple[Host, Host], pools: tuple[Pool, Pool]) -> None:
+    src_host, dst_host = lab_hosts
+    src, dst = pools
+    ds = f"{src.name}/e"
+    zfs("create", ds)
+    zfs("snapshot", f"{ds}@a")
+    target = f"{dst.name}/e"
+    zfs("create", target)
+    job = Job(src_host, dst_host, Request(f"{ds}@a", target))
+    plan = job.prepare()
+    assert [(x.kind, x.name) for x in plan.destroys] == [(LossKind.CONTENT, target)]
+    (dst.mountpoint / "e" / "notes.txt").write_text("mine\n")
+    with pytest.raises(PreflightError) as caught:
+        job.run(plan)
+    assert caught.value.reason is PreflightReason.CHANGED
+    assert f"{target} (no longer empty: it holds 1 file(s)" in caught.value.message
+    assert (dst.mountpoint / "e" / "notes.txt").read_text() == "mine\n"
