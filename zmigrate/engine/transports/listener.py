@@ -22,6 +22,9 @@ TAKEN_MARK = "@@zmigrate-taken"
 # socket when it accepts the sender (one that it rejects leaves it open), so the source has
 # connected - even before `zfs send` has written its first byte.
 CONNECTED_MARK = "@@zmigrate-connected"
+# Checks in a row that must find the port's socket without a visible process before it counts
+# as another user's (one check may race a socket made while ss was reading the processes).
+UNSEEN_CHECKS = 5
 # How long the probe keeps watching for that connection (the step fails long before).
 CONNECTED_WATCH = 600.0
 
@@ -55,10 +58,15 @@ def probe(port: int, seconds: float = LISTEN_TIMEOUT) -> str:
              "?*) m=; s=; for q in $o; do "
              "h=$(ps -o pgid= -p \"$q\" 2>/dev/null); h=$(echo $h); "
              "if [ -n \"$h\" ] && [ \"$h\" = \"$g\" ]; then m=1; else s=$q; fi; done; "
+             # ss lists processes before sockets: a socket made between the two has no owner
+             # yet. Only one that stays ownerless for UNSEEN_CHECKS checks is another's.
+             f"if [ \"$s\" = '?' ]; then u=$((u+1)); [ $u -lt {UNSEEN_CHECKS} ] && {{ s=; m=; }}; "
+             "else u=0; fi; "
              f"if [ -n \"$s\" ]; then echo {TAKEN_MARK} $s "
              "$(ps -o user=,args= -p \"$s\" 2>/dev/null | head -n 1) >&2; exit 1; fi; "
              f"[ -n \"$m\" ] && {{ echo {LISTENING_MARK} >&2; break; }};; esac; ")
-    return (f"( set -f; g=$(ps -o pgid= -p $$); g=$(echo $g); i=0; while [ $i -lt {tries} ]; do "
+    return ("( set -f; g=$(ps -o pgid= -p $$); g=$(echo $g); i=0; u=0; "
+            f"while [ $i -lt {tries} ]; do "
             f"{check}i=$((i+1)); sleep 0.02 2>/dev/null || sleep 1; done; "
             f"[ $i -lt {tries} ] || exit 1; i=0; "
             f"while [ $i -lt {watch} ]; do {grep} || {{ echo {CONNECTED_MARK} >&2; exit 0; }}; "

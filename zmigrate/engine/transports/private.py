@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import datetime
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
@@ -194,6 +195,13 @@ class Private(Carrier):
 
     def listener_line(self, line: str, port: int | None) -> str:
         return with_readiness_probe(line, port) if port is not None else line
+
+
+def lacking(hosts: Sequence[tuple[str, Capabilities | None]]) -> list[str]:
+    """The labels of the hosts whose probe found no OpenSSL 3 (the private transport's need);
+    a host not probed yet is not counted."""
+    return [label for label, caps in hosts if caps is not None and caps.tools.probed
+            and (caps.tools.openssl is None or caps.tools.openssl < MIN_OPENSSL)]
 
 
 def _need_openssl(host: Host, caps: Capabilities) -> None:

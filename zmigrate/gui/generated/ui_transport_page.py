@@ -3,6 +3,7 @@
 ################################################################################
 ## Form generated from reading UI file 'transport_page.ui'
 ##
+## Created by: Qt User Interface Compiler version 6.11.3
 ##
 ## WARNING! All changes made in this file will be lost when recompiling UI file!
 ################################################################################
@@ -42,6 +43,18 @@ class Ui_TransportPage(object):
         self.tcp_note.setIndent(26)
 
         self.transport_layout.addWidget(self.tcp_note)
+
+        self.private_radio = QRadioButton(self.transport_group)
+        self.private_radio.setObjectName(u"private_radio")
+
+        self.transport_layout.addWidget(self.private_radio)
+
+        self.private_note = QLabel(self.transport_group)
+        self.private_note.setObjectName(u"private_note")
+        self.private_note.setWordWrap(True)
+        self.private_note.setIndent(26)
+
+        self.transport_layout.addWidget(self.private_note)
 
         self.ssh_radio = QRadioButton(self.transport_group)
         self.ssh_radio.setObjectName(u"ssh_radio")
@@ -256,6 +269,14 @@ class Ui_TransportPage(object):
         self.tcp_note.setText(QCoreApplication.translate("TransportPage", u"Cleartext: the data is not encrypted. Trusted networks only.", None))
 #if QT_CONFIG(accessibility)
         self.tcp_note.setAccessibleName(QCoreApplication.translate("TransportPage", u"Cleartext: the data is not encrypted", None))
+#endif // QT_CONFIG(accessibility)
+        self.private_radio.setText(QCoreApplication.translate("TransportPage", u"Direct TCP, &private (TLS 1.3 with keys made for this job)", None))
+#if QT_CONFIG(accessibility)
+        self.private_radio.setAccessibleName(QCoreApplication.translate("TransportPage", u"Direct TCP, private", None))
+#endif // QT_CONFIG(accessibility)
+        self.private_note.setText(QCoreApplication.translate("TransportPage", u"Encrypted and authenticated: each host proves a key made for this job. Needs OpenSSL 3 on both hosts.", None))
+#if QT_CONFIG(accessibility)
+        self.private_note.setAccessibleName(QCoreApplication.translate("TransportPage", u"Encrypted and authenticated with keys made for this job", None))
 #endif // QT_CONFIG(accessibility)
         self.ssh_radio.setText(QCoreApplication.translate("TransportPage", u"Through &SSH from the source to the destination (encrypted, slower)", None))
 #if QT_CONFIG(accessibility)

@@ -1,0 +1,45 @@
+"""The Transport page's private choice (issue 33): offered where both hosts' real probes find
+OpenSSL 3, off with the host and the fix where one lacks it, and saying why Direct TCP is
+still the default."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from pytestqt.qtbot import QtBot
+
+from zmigrate.engine import zfs
+from zmigrate.engine.hosts import LocalHost
+from zmigrate.engine.transports import Transport
+from zmigrate.gui.pages.transport_page import TransportPage
+from zmigrate.gui.session import Session
+from zmigrate.gui.settings import Settings
+
+pytestmark = pytest.mark.gui
+
+
+def test_the_private_choice_where_both_hosts_can_and_where_one_cannot(
+        qtbot: QtBot, settings: Settings) -> None:
+    caps = zfs.probe(LocalHost("src"))  # this machine's real probe: OpenSSL 3
+    assert caps.tools.openssl is not None and caps.tools.openssl >= (3, 0)
+    session = Session(src_host=LocalHost("src"), src_caps=caps, dst_host=LocalHost("dst"),
+                      dst_caps=caps)
+    page = TransportPage(session, settings)
+    qtbot.addWidget(page)
+    page.initializePage()
+    ui = page.ui
+    assert ui.tcp_radio.isChecked()  # still the default
+    assert ui.private_radio.isEnabled()
+    assert "Direct TCP stays the default" in ui.private_note.text()
+    ui.private_radio.setChecked(True)
+    assert page.options().transport is Transport.PRIVATE
+    assert ui.port_spin.isEnabled()  # it listens, as tcp does
+    old = dataclasses.replace(caps, tools=dataclasses.replace(caps.tools, openssl=(1, 1)))
+    page2 = TransportPage(Session(src_host=LocalHost("src"), src_caps=caps,
+                                  dst_host=LocalHost("dst"), dst_caps=old), settings)
+    qtbot.addWidget(page2)
+    page2.initializePage()
+    assert not page2.ui.private_radio.isEnabled()
+    assert "dst has no OpenSSL 3" in page2.ui.private_note.text()
+    assert page2.ui.tcp_radio.isChecked()
