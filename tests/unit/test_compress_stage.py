@@ -12,16 +12,18 @@ from test_plan import CAPS, sites
 from zmigrate.engine.doctor import HostCpu, ProcessCpu, StageResult
 from zmigrate.engine.doctor.compress import (
     Machines,
-    children_cpu,
     compress_advice,
     cpu_limit,
+    part_cpu,
     predict,
+    probe_line,
+    sample_size,
 )
 from zmigrate.engine.errors import PreflightError, PreflightReason
 from zmigrate.engine.findings import AdviceKind, Note, NoteKind
 from zmigrate.engine.plan import Options, Plan, make_plan
 from zmigrate.engine.transports import Compression, Transport, carrier
-from zmigrate.engine.transports.compress import Stream, decide
+from zmigrate.engine.transports.compress import COMPRESSORS, Stream, decide
 from zmigrate.engine.units import MiB
 
 WITH_TOOLS = dataclasses.replace(CAPS, tools=dataclasses.replace(
@@ -96,15 +98,35 @@ def _stage(name: str, mib: float, host: str, busy: float, **details: object) -> 
                        details=dict(details))
 
 
-def test_the_compressors_cpu_is_read_from_the_shells_times() -> None:
-    # `times` before and after compressing (dash's format), the size between, then after
-    # decompressing: what each pipeline used.
-    lines = ["0m0.004000s 0m0.008000s", "0m0.120000s 0m0.310000s", "70123456",
-             "0m0.004000s 0m0.012000s", "0m3.620000s 0m0.530000s",
-             "0m0.004000s 0m0.016000s", "0m4.420000s 0m0.630000s"]
-    assert children_cpu(lines) == pytest.approx([3.72, 0.9])
-    assert children_cpu(lines[:5]) == pytest.approx([3.72])
-    assert children_cpu(lines[:3]) == []
+def test_the_compressors_cpu_is_read_from_each_parts_own_times() -> None:
+    # Captured from probe_line under dash (stderr and stdout as the doctor's meter keeps
+    # them): each part's subshell says its status, then its own and its children's `times`.
+    lines = ["summary: 15.6 MiByte in  0.0sec - average of  318 MiB/s",
+             "zmigrate-cpu compress 0", "0m0.000000s 0m0.000000s",
+             "0m3.620000s 0m0.100000s", "538997",
+             "zmigrate-cpu decompress 0", "0m0.000000s 0m0.000000s",
+             "0m0.800000s 0m0.100000s"]
+    assert part_cpu(lines) == {"compress": (0, pytest.approx(3.72)),
+                               "decompress": (0, pytest.approx(0.9))}
+    # Cut off before its times: the status stands, the CPU is not known.
+    assert part_cpu(lines[:2]) == {"compress": (0, None)}
+    assert part_cpu(["zmigrate-cpu compress 137"]) == {"compress": (137, None)}
+
+
+def test_the_probe_writes_no_file_and_holds_the_sample_in_memory() -> None:
+    """No plaintext at rest: the stream goes through pipes and mbuffers' memory only, never
+    into a file (no redirection but to /dev/null, no /tmp), and the sample fits the source's
+    free memory."""
+    line = probe_line("zfs send tank/home@d 2>/dev/null", COMPRESSORS[Compression.ZSTD],
+                      256 * MiB)
+    assert "/tmp" not in line and "mktemp" not in line and " -o " not in line
+    assert [w for w in line.replace(">&2", "").split() if w.startswith(">")] == [">"]
+    assert line.count("> /dev/null") == 1 and line.count("2>/dev/null") == 3
+    assert line.count("mbuffer -q -s 128k -m") == 2 and line.count("-P 100") == 2
+    assert sample_size(None, 10, None) == 256 * MiB
+    assert sample_size(100 * MiB, 2, None) == 100 * MiB
+    assert sample_size(None, 10, 400 * MiB) == 100 * MiB  # a quarter of the free memory
+    assert sample_size(1.0, 10, None) == 16 * MiB
 
 
 def test_the_prediction_multiplies_the_link_and_shares_a_busy_cpu() -> None:

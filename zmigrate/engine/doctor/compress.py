@@ -1,10 +1,12 @@
 """The doctor's compression stage, and what it predicts.
 
-On the source: the first SAMPLE bytes of `zfs send SNAP` into a file (so the read does not pace
-it), then that file through an mbuffer into the compressor zmigrate would run: the mbuffer's
-rate is the compressor's (stream bytes a second on the source's CPU, all its threads), `wc -c`
-of its output gives the ratio. With the link's measured rate, `predict` says what a transfer
-would carry with and without compression.
+On the source, and never on disk: the first SAMPLE bytes of `zfs send SNAP` are held in an
+mbuffer's memory until they are all read (so the read does not pace what follows), then flow
+through a measuring mbuffer into the compressor zmigrate would run: that mbuffer's rate is the
+compressor's (stream bytes a second on the source's CPU, all its threads), `wc -c` of its
+output gives the ratio. A second pass compresses the sample again into memory and times the
+decompressor alone. With the link's measured rate, `predict` says what a transfer would carry
+with and without compression.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from .. import cmdline, zfs
 from ..findings import Advice, AdviceKind, Note, NoteKind
 from ..transports import Compression, Compressor, Transport, carrier
 from ..transports.compress import COMPRESSORS
-from ..units import MiB
+from ..units import MiB, size_arg
+from .measure import BLOCK, mbuffer_argv
 from .results import StageResult
 
 if TYPE_CHECKING:
@@ -29,18 +32,26 @@ TITLE = "compression ({tool}, on the source)"
 
 
 _TIMES = re.compile(r"^(\d+)m([\d.]+)s\s+(\d+)m([\d.]+)s$")
+CPU_MARK = "zmigrate-cpu"  # `CPU_MARK part status`, then that part's `times`
 
 
-def children_cpu(lines: list[str]) -> list[float]:
-    """CPU seconds (user + system) each pipeline between two `times` used: the growth of the
-    second line of each pair (the shell's children's time; the first is the shell's own)."""
-    found = [m for m in (_TIMES.match(x.strip()) for x in lines) if m]
+def _seconds(m: re.Match[str]) -> float:
+    return int(m[1]) * 60 + float(m[2]) + int(m[3]) * 60 + float(m[4])
 
-    def seconds(m: re.Match[str]) -> float:
-        return int(m[1]) * 60 + float(m[2]) + int(m[3]) * 60 + float(m[4])
 
-    children = [seconds(m) for m in found[1::2]]
-    return [max(0.0, b - a) for a, b in zip(children, children[1:], strict=False)]
+def part_cpu(lines: list[str]) -> dict[str, tuple[int, float | None]]:
+    """Each part's exit status and CPU seconds: a subshell ran the part alone and then said
+    `CPU_MARK part status` and its `times` (the second line: its children's, the part's)."""
+    parts: dict[str, tuple[int, float | None]] = {}
+    stripped = [x.strip() for x in lines]
+    for i, line in enumerate(stripped):
+        words = line.split()
+        if len(words) != 3 or words[0] != CPU_MARK or not words[2].isdigit():
+            continue
+        after = stripped[i + 1:i + 3]
+        m = _TIMES.match(after[1]) if len(after) == 2 and _TIMES.match(after[0]) else None
+        parts[words[1]] = (int(words[2]), _seconds(m) if m else None)
+    return parts
 
 
 def tool_for(asked: Compression | None) -> Compressor:
@@ -48,11 +59,52 @@ def tool_for(asked: Compression | None) -> Compressor:
     return COMPRESSORS.get(asked or Compression.ZSTD, COMPRESSORS[Compression.ZSTD])
 
 
+def sample_size(read_rate: float | None, seconds: float, memory: int | None) -> int:
+    """How much of the stream the stage holds: what the source reads in half the stage's time
+    (`read_rate`, measured just before), at most SAMPLE and a quarter of the source's free
+    memory (the sample and its compressed copy are held there, one pass after the other)."""
+    size = SAMPLE if not read_rate else max(16 * MiB, min(SAMPLE, int(read_rate * seconds / 2)))
+    if memory:
+        size = max(MiB, min(size, memory // 4))
+    return size // MiB * MiB
+
+
+def _timed(part: str, argv: list[str], out: str = "") -> str:
+    """`argv` in a subshell of its own that then says its status and its CPU (`part_cpu`)."""
+    return ("{ " + cmdline.join(argv) + out + "; s=$?; printf '\\n%s %s %s\\n' "
+            + cmdline.join([CPU_MARK, part]) + ' "$s" >&2; times >&2; }')
+
+
+def probe_line(send: str, tool: Compressor, size: int) -> str:
+    """The stage's shell line: nothing of the stream is written to a file.
+
+    Pass 1: the sample is held in an mbuffer (-P 100: it writes nothing until the whole sample
+    is in, or the stream ended); one byte through `dd` starts the measuring mbuffer when the
+    bytes come (its average then counts the compressor's time only); the compressor in its own
+    subshell (its CPU); `wc -c` of its output on stdout. Pass 2: the sample compressed again
+    into a second held mbuffer, then the decompressor alone (its CPU)."""
+    head = cmdline.join(["head", "-c", str(size)])
+    hold = size + size // 16 + MiB  # a stream that does not compress grows a little
+    held = cmdline.join(mbuffer_argv_quiet(hold))
+    measured = ("{ dd bs=1 count=1 2>/dev/null && exec "
+                + cmdline.join(mbuffer_argv()) + "; }")
+    first = cmdline.pipe(send, head, held, measured, _timed("compress", list(tool.compress)),
+                         cmdline.join(["wc", "-c"]))
+    second = cmdline.pipe(send, head, cmdline.join(tool.compress), held,
+                          _timed("decompress", list(tool.decompress), " > /dev/null"))
+    return f"{first}; {second}"
+
+
+def mbuffer_argv_quiet(hold: int) -> list[str]:
+    """A quiet mbuffer holding up to `hold` bytes in memory before it writes any."""
+    return ["mbuffer", "-q", "-s", size_arg(BLOCK), "-m", str(hold), "-P", "100"]
+
+
 def compress_stage(doctor: StageContext, asked: Compression | None, in_path: bool,
                    read_rate: float | None) -> StageResult:
     """Measure the compressor on a sample of the snapshot's stream, on the source: at most
-    what the source reads in half the stage's time (`read_rate`, measured just before), so
-    reading and compressing fit in twice that time."""
+    what the source reads in half the stage's time, so reading and compressing fit in twice
+    that time."""
     tool = tool_for(asked)
     title = TITLE.format(tool=tool.name)
     caps = doctor.src_caps
@@ -60,35 +112,22 @@ def compress_stage(doctor: StageContext, asked: Compression | None, in_path: boo
         return StageResult("compress", title, None, 0.0, 0, in_path, skipped=True,
                            notes=(Note(NoteKind.NO_COMPRESSOR, {"tool": tool.tool}),))
     assert doctor.snapshot is not None
-    sample = f"/tmp/zmigrate-doctor-{doctor.run_id}.sample"
-    squeezed = f"{sample}.{tool.tool}"
     send = cmdline.join(zfs.send_argv(doctor.src, doctor.snapshot)) + " 2>/dev/null"
-    size = SAMPLE if not read_rate else max(
-        16 * MiB, min(SAMPLE, int(read_rate * doctor.seconds / 2)))
-    head = cmdline.join(["head", "-c", str(size)])
-    rm = cmdline.join(["rm", "-f", sample, squeezed])
-    # The compressed size goes to stdout as a bare number; `times` around the compressing
-    # pipeline and then around decompressing its output says what each used of the CPU (the
-    # children's user and system time, its second line); the files go in any case.
-    line = (f"{send} | {head} > {cmdline.join([sample])}; times; "
-            + cmdline.pipe(cmdline.join(doctor.mbuffer_argv("-i", sample)),
-                         cmdline.join(tool.compress)) + f" > {cmdline.join([squeezed])}"
-            + f"; status=$?; wc -c < {cmdline.join([squeezed])}; times; "
-            + f"{cmdline.join(tool.decompress)} < {cmdline.join([squeezed])} > /dev/null; times; "
-            + f"{rm}; exit $status")
-    try:
-        result = doctor.measure_stage("compress", title, in_path, [(doctor.src, line)],
-                                      details={"tool": tool.name, "sample": size},
-                                      seconds=2 * doctor.seconds)
-    finally:
-        doctor.src.run(rm, timeout=30)
+    size = sample_size(read_rate, doctor.seconds, caps.mem_available if caps else None)
+    result = doctor.measure_stage("compress", title, in_path,
+                                  [(doctor.src, probe_line(send, tool, size))],
+                                  details={"tool": tool.name, "sample": size},
+                                  seconds=2 * doctor.seconds)
     output = [x.strip() for x in result.details.pop("output", [])]
-    compressed = next((int(x) for x in reversed(output) if x.isdigit()), None)
-    cpu = children_cpu(output)
+    parts = part_cpu(output)
+    status, cpu = parts.get("compress", (None, None))
+    if status not in (None, 0) and result.error is None:
+        result = replace(result, rate=None, error=f"{tool.tool} failed (exit {status})")
+    compressed = next((int(x) for x in reversed(output) if x.isdigit()), None) \
+        if status == 0 else None
     result = replace(result, details={
-        **result.details, "compressed": compressed,
-        "cpu_seconds": cpu[0] if cpu else None,
-        "decompress_seconds": cpu[1] if len(cpu) > 1 else None})
+        **result.details, "compressed": compressed, "cpu_seconds": cpu,
+        "decompress_seconds": parts.get("decompress", (None, None))[1]})
     if result.rate is None or not isinstance(compressed, int) or compressed <= 0 \
             or result.bytes <= 0:
         return result
