@@ -69,10 +69,10 @@ def test_the_reviewed_plan_is_the_plan_that_runs(qtbot: QtBot, wizard: Migration
     if transport is Transport.TCP:
         assert reviewed.port is not None and f":{reviewed.port}" in text
     elif transport is Transport.RELAY:
-        assert reviewed.port is None and reviewed.steps[0].receive_log is None
+        assert reviewed.port is None and reviewed.steps[0].receive_mark is None
         assert " -I " not in text and " -O " not in text and "ssh " not in text
     else:
-        log = reviewed.steps[0].receive_log
+        log = reviewed.steps[0].receive_mark
         assert log is not None and log in text
     seen: list[object] = []
     job.subscribe(seen.append)
@@ -86,7 +86,7 @@ def test_the_reviewed_plan_is_the_plan_that_runs(qtbot: QtBot, wizard: Migration
     if transport is Transport.TCP:
         assert ran.port == reviewed.port
     elif transport is Transport.SSH:
-        assert ran.steps[0].receive_log == reviewed.steps[0].receive_log
+        assert ran.steps[0].receive_mark == reviewed.steps[0].receive_mark
     assert snapshot_guid(f"{dst_pool.name}/copy@one") == snapshot_guid(f"{dataset}@one")
     assert w.session.summary.hash_match is (True if transport is Transport.TCP else None)
     checks = w.done_page.ui.check_value.text()

@@ -43,12 +43,12 @@ def _full_size(vm: Vm, snap: str) -> int:
 
 
 def _keys(tag: str, job: Job | None) -> list[str]:
-    """What names the job's processes in `ps`: the dataset, the port, the ssh transport's log."""
+    """What names the job's processes in `ps`: the dataset, the port, the ssh transport's receive mark."""
     keys = [tag]
     if job is not None and job.plan is not None:
         if job.plan.port:
             keys.append(f":{job.plan.port}")
-        keys += [s.receive_log for s in job.plan.steps if s.receive_log]
+        keys += [s.receive_mark for s in job.plan.steps if s.receive_mark]
     return keys
 
 

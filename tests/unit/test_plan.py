@@ -155,14 +155,18 @@ def test_buffer_is_capped_to_a_share_of_free_memory() -> None:
 def test_ssh_and_local_transports() -> None:
     p = plan(None, dst_exists=False, transport=Transport.SSH, ssh_target="root@192.0.2.7",
              ssh_options=("-p", "2222"))
-    assert p.steps[0].destination_command is None and p.steps[0].receive_log
+    assert p.steps[0].destination_command is None and p.steps[0].receive_mark
     line = p.commands()[0][1]
     words = shlex.split(line)
     assert words[words.index("ssh"):words.index("ssh") + 6] == [
         "ssh", "-o", "BatchMode=yes", "-p", "2222", "root@192.0.2.7"]
     remote = shlex.split(words[-1])
-    assert remote[:3] == ["mbuffer", "-q", "-l"] and remote[-3:] == ["zfs", "receive",
-                                                                      "backup/home"]
+    # In sh whatever the login shell; the receiving mbuffer reports on the remote's stdout
+    # (fd 3), not into a file: no /tmp log on the destination.
+    mark = p.steps[0].receive_mark
+    assert remote[:2] == ["sh", "-c"] and remote[2] == (
+        f": {mark}; exec 3>&1; mbuffer -s 128k -m 1G 2>&3 | zfs receive backup/home")
+    assert "/tmp" not in line and " -l " not in line
     p = plan(None, dst_exists=False, transport=Transport.LOCAL)
     assert p.commands() == [("src", "zfs send tank/home@d | mbuffer -s 128k -m 1G | "
                                     "zfs receive backup/home")]

@@ -102,7 +102,7 @@ class Step:
     estimate: int | None
     source_command: str
     destination_command: str | None  # None where the source's pipeline carries the receive
-    receive_log: str | None = None  # mbuffer log file on the destination (ssh transport)
+    receive_mark: str | None = None  # names the receive's processes (ssh transport)
     resume_token: str | None = None  # this step continues an interrupted receive
     keys: tuple[str, str] | None = None  # the private transport's key directories (src, dst)
 
@@ -901,7 +901,7 @@ def _assemble(
             ssh_target=options.ssh_target or dst.host.label, ssh_options=options.ssh_options,
             compress=compress))
         steps.append(Step(b.name if b else None, s.name, arrives, estimate, ends.source,
-                          ends.destination, ends.receive_log, resume.token if resume else None,
+                          ends.destination, ends.receive_mark, resume.token if resume else None,
                           keys=ends.keys))
 
     estimates = [st.estimate for st in steps]

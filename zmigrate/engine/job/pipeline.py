@@ -13,7 +13,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from .. import cmdline
 from ..errors import CancelledError, PortInUseError, TransferError, ZmigrateError
 from ..events import Progress, Side, StageChanged
 from ..hosts import Host, Process
@@ -249,7 +248,7 @@ class StepRunner:
         self.start_time = time.monotonic()
         self.ends = StepEnds(src, self.carrier.receiving_host(src, dst),
                              plan.source_snapshot.split("/")[0].split("@")[0],
-                             plan.destination_dataset.split("/")[0], step.receive_log,
+                             plan.destination_dataset.split("/")[0], step.receive_mark,
                              self.carrier.two_ends)
         options = plan.options
         self.stall = StallMonitor(
@@ -261,8 +260,12 @@ class StepRunner:
     # -- processes ----------------------------------------------------------------------------
     def _spawn(self, host: Host, line: str, state: SideState, both: bool = False,
                gated: bool = False, data_stdin: bool = False,
-               relay_to: Process | None = None) -> Process:
-        on_stdout: Callable[[bytes], None] = lambda d: self.watch.output(state, d, both)  # noqa: E731
+               relay_to: Process | None = None, stdout_state: SideState | None = None) -> Process:
+        """`stdout_state`: the side the process's stdout reports on (the ssh transport's
+        receiving mbuffer speaks on its sender's stdout); `state` by default."""
+        out_state = stdout_state or state
+        on_stdout: Callable[[bytes], None] = \
+            lambda d: self.watch.output(out_state, d, both)  # noqa: E731
         on_end: Callable[[], None] | None = None
         if relay_to is not None:
             relay = Relay(relay_to)
@@ -321,7 +324,6 @@ class StepRunner:
         plan, step = self.plan, self.step
         procs: list[tuple[Process, SideState, str]] = []
         rx: Process | None = None
-        tail_proc: Process | None = None
         try:
             carrier = self.carrier
             if step.keys is not None:
@@ -334,13 +336,10 @@ class StepRunner:
             # The sender's session comes up while the listener does; it runs on begin().
             tx = self._spawn(self.src, step.source_command, self.send,
                              both=not carrier.two_ends, gated=True,
-                             relay_to=rx if carrier.relays else None)
+                             relay_to=rx if carrier.relays else None,
+                             stdout_state=self.receive if step.receive_mark else None)
             procs.insert(0, (tx, self.send, carrier.sender_label(plan, self.dst.label)))
             self.ends.procs["send"] = tx
-            if step.receive_log:
-                tail_proc = self._spawn(
-                    self.dst, cmdline.join(["tail", "-n", "+1", "-F", step.receive_log])
-                    + " 2>/dev/null", self.receive)
             if rx is not None and carrier.listens:
                 self._wait_listening(rx)
             self.start_time = time.monotonic()
@@ -349,20 +348,12 @@ class StepRunner:
             self.emit(StageChanged("sending", step.title(self.index, len(plan.steps))))
             return self._follow(procs)
         finally:
-            if tail_proc is not None:
-                time.sleep(0.3)  # let tail print the log's last lines (summary, hash)
-                kill_quietly(tail_proc)
             self.stop()
             if step.keys is not None:
                 try:
                     self.carrier.forget_keys(self.src, self.dst, step.keys)
                 except ZmigrateError:
                     pass  # the ends' own trap removed them, or the host is gone
-            if step.receive_log:
-                try:
-                    self.dst.run(cmdline.join(["rm", "-f", step.receive_log]), timeout=15)
-                except ZmigrateError:
-                    pass
 
     def _end_error(self, state: SideState, what: str) -> ZmigrateError:
         host = self.carrier.receiving_host(self.src, self.dst) if state is self.receive \

@@ -68,20 +68,20 @@ class StepEnds:
     receiver: Host
     source_pool: str
     destination_pool: str
-    receive_log: str | None  # names the receive's processes where their group is not ours
+    receive_mark: str | None  # names the receive's processes where their group is not ours
     two_ends: bool
     procs: dict[str, Process] = field(default_factory=dict)
     held_for: Callable[[], float | None] = lambda: None
 
     def of(self, side: str) -> tuple[Host, int | None, str | None, str | None]:
         """A side's host, its process group there (None: not known), its pool, and what
-        names its processes where the group is not ours (the ssh transport's receive log)."""
+        names its processes where the group is not ours (the ssh transport's receive mark)."""
         proc = self.procs.get(side) or self.procs.get("send")
         if side == "send":
             return self.src, proc.pgid if proc else None, self.source_pool, None
         ours = proc is not None and (side in self.procs or not self.two_ends)
         return (self.receiver, proc.pgid if ours and proc else None, self.destination_pool,
-                self.receive_log)
+                self.receive_mark)
 
     def held(self) -> float | None:
         return self.held_for()

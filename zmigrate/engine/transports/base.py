@@ -84,13 +84,16 @@ class StreamSpec:
             stages.append(cmdline.join(self.compress.compress))
         return cmdline.pipe(*stages, cmdline.join(source_mbuffer), *after)
 
-    def receive_side(self, destination_mbuffer: list[str], *before: str) -> str:
+    def receive_side(self, destination_mbuffer: list[str], *before: str,
+                     status_to: str = "") -> str:
         """`[before... |] [decompressor |] mbuffer | zfs receive`: the destination's mbuffer
-        feeds `zfs receive` the stream as sent, and counts its bytes (progress)."""
+        feeds `zfs receive` the stream as sent, and counts its bytes (progress); `status_to`
+        redirects the mbuffer's stderr (its status lines)."""
         stages = list(before)
         if self.compress is not None:
             stages.append(cmdline.join(self.compress.decompress))
-        return cmdline.pipe(*stages, cmdline.join(destination_mbuffer), cmdline.join(self.receive))
+        mb = cmdline.join(destination_mbuffer) + (f" {status_to}" if status_to else "")
+        return cmdline.pipe(*stages, mb, cmdline.join(self.receive))
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +102,9 @@ class Ends:
 
     source: str
     destination: str | None  # None where the source's pipeline carries the receive
-    receive_log: str | None = None  # the receiving mbuffer's log file, followed with tail -F
+    # ssh: a word of the receive's shell line that names its processes on the destination
+    # (their process group is not ours); its mbuffer reports on the sender's stdout.
+    receive_mark: str | None = None
     # (source's, destination's) directory of the step's keys, handed over before it runs.
     keys: tuple[str, str] | None = None
 

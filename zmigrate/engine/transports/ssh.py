@@ -2,7 +2,9 @@
 
 Works wherever the source can log in to the destination (jump hosts included, the way this
 computer's ~/.ssh/config takes); the cipher costs a core at high rates. Only the source's
-pipeline is watched: the receiving mbuffer logs to a file that is followed with `tail -F`.
+pipeline is watched: the receiving mbuffer's status lines come back on its ssh's stdout (the
+remote shell's stdout as fd 3, while the mbuffer's own stdout feeds `zfs receive`), so no file
+is written on the destination for them (a fixed-name log in /tmp was a symlink target).
 """
 
 from __future__ import annotations
@@ -17,6 +19,9 @@ from .base import CIPHER, Carrier, Ends, StreamSpec, Transport
 
 if TYPE_CHECKING:
     from .base import PlanFacts, RouteOptions
+
+
+RECEIVE_MARK = "zmigrate-receive-"
 
 
 class Ssh(Carrier):
@@ -40,16 +45,18 @@ class Ssh(Carrier):
         return "through the source host's ssh to the destination" + via
 
     def ends(self, spec: StreamSpec) -> Ends:
-        receive_log = f"/tmp/zmigrate-{secrets.token_hex(6)}.log"
+        mark = f"{RECEIVE_MARK}{secrets.token_hex(6)}"
         # Only the source's pipeline is watched: a dead ssh or a failed receive must end
         # both mbuffers at once (-e), not after the rest of the stream.
         dst_mb = mbuffer.command(spec.block, spec.destination_buffer, hash_=spec.hash,
-                                 quiet=True, log=receive_log, stop_on_error=True)
-        remote = spec.receive_side(dst_mb)
-        ssh_argv = ["ssh", "-o", "BatchMode=yes", *spec.ssh_options, spec.ssh_target, remote]
+                                 stop_on_error=True)
+        # In sh whatever the login shell (csh has no fd 3); the mark names its processes.
+        inner = f": {mark}; exec 3>&1; " + spec.receive_side(dst_mb, status_to="2>&3")
+        ssh_argv = ["ssh", "-o", "BatchMode=yes", *spec.ssh_options, spec.ssh_target,
+                    cmdline.join(["sh", "-c", inner])]
         src_mb = mbuffer.command(spec.block, spec.source_buffer, hash_=spec.hash,
                                  rate=spec.rate_limit, stop_on_error=True)
-        return Ends(spec.source_side(src_mb, cmdline.join(ssh_argv)), None, receive_log)
+        return Ends(spec.source_side(src_mb, cmdline.join(ssh_argv)), None, mark)
 
     def sender_label(self, plan: PlanFacts, dst_label: str) -> str:
         # Its exit status is the ssh's: a killed ssh or a lost connection shows here.
