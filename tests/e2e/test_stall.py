@@ -137,7 +137,7 @@ def test_a_stall_timeout_ends_the_job_and_leaves_nothing_running(
 def test_a_held_zfs_receive_names_the_destination_not_the_network(
         lab: Lab, pools: tuple[Pool, Pool], transport: str) -> None:
     """Every way of carrying the stream: over ssh the receive is not a group zmigrate started
-    (the source's ssh did), and its look finds it by the receive log its mbuffer writes."""
+    (the source's ssh did), and its look finds it by the receive mark in its shell line."""
     src, dst = pools
     snap = _source(src, 200)
     ssh = [f"--ssh-option={o}" for o in lab.ssh_options()[1::2]] if transport == "ssh" else []

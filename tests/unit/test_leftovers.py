@@ -3,7 +3,10 @@ live, gone or unknown; and the tag and lease that hosts.py gives every process g
 
 from __future__ import annotations
 
+import os
 import re
+import signal
+import subprocess
 import time
 from pathlib import Path
 
@@ -108,7 +111,10 @@ def test_a_live_or_unknown_run_is_refused_with_its_pid() -> None:
             leftovers.settle(host, found, "tank/copy", lambda _e: None)
         assert err.value.reason is PreflightReason.BUSY
         assert "PID 2308 zfs receive -s tank/copy" in err.value.message
-        assert err.value.fix is not None and "pkill -TERM -g 2305" in err.value.fix
+        # The advice re-checks the tag in the same line before it signals the group.
+        assert err.value.fix is not None and (
+            "for g in 2305; do if pgrep -g \"$g\" -f zmigrate-job-5e192d56a2e6 >/dev/null"
+            in err.value.fix) and 'pkill -TERM -g "$G"' in err.value.fix
 
 
 def test_a_group_carries_the_tag_and_a_lease_that_moves_while_beating() -> None:
@@ -125,7 +131,8 @@ def test_a_group_carries_the_tag_and_a_lease_that_moves_while_beating() -> None:
         assert int(lease.read_text()) >= 2
         error = lost_error("the receiver failed", host, [proc])
         assert f"process group {pgid} (sleep 30)" in error.message
-        assert error.fix is not None and f"pkill -TERM -g {pgid}" in error.fix
+        assert error.fix is not None and f"for g in {pgid}; do" in error.fix
+        assert f"-f {host.tag}" in error.fix and 'pkill -TERM -g "$G"' in error.fix
         assert f"grep '[z]{host.tag[1:]}'" in error.fix
     finally:
         proc.kill()
@@ -135,3 +142,32 @@ def test_a_group_carries_the_tag_and_a_lease_that_moves_while_beating() -> None:
     while lease.exists() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not lease.exists(), "a group's lease goes with it"
+
+
+def test_a_group_is_stopped_only_while_it_still_holds_the_tag_it_was_judged_by() -> None:
+    """The stop re-reads each group's tag in the same command that signals it: a group number
+    now held by another group (another tag: the judged group ended, its number was reused) is
+    left alone; the group still tagged is stopped."""
+    judged, other = "zmigrate-job-aaaaaaaaaaaa", "zmigrate-job-bbbbbbbbbbbb"
+    procs = [subprocess.Popen(["sh", "-c", f"sleep 60; : {tag}"], start_new_session=True)
+             for tag in (judged, other)]
+    try:
+        groups = tuple(leftovers.Group(judged, p.pid, ()) for p in procs)
+        line = leftovers.stop_line(LocalHost("nas"), leftovers.Leftover(judged, groups, "dead"))
+        r = subprocess.run(["sh", "-c", line], capture_output=True, text=True, timeout=30)
+        assert r.returncode == 0, r.stderr
+        assert procs[0].wait(5) is not None
+        time.sleep(0.5)
+        assert procs[1].poll() is None, "a group that no longer holds the tag was signalled"
+        # The user's one-liner does the same.
+        kill = leftovers.checked_kill(LocalHost("nas"), [procs[1].pid], judged)
+        subprocess.run(["sh", "-c", kill], check=True, timeout=30)
+        time.sleep(0.5)
+        assert procs[1].poll() is None
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait(5)
+    with pytest.raises(ValueError):
+        leftovers.checked_kill(LocalHost("nas"), [1], "zmigrate-job-x; reboot")

@@ -235,21 +235,41 @@ def read(host: Host, destination: str, *, ports: bool) -> HostRead:
 STOP_WAIT = 10  # seconds a KILLed group may take to go (a zfs receive ending its txg)
 
 
-def stop_line(host: Host, pgids: list[int]) -> str:
-    """TERM the groups, KILL what is left a second later, then wait (STOP_WAIT at most) until
-    none of their processes is left, so that "stopped" is true when it is said."""
-    groups = ",".join(str(p) for p in pgids)
-    term = cmdline.join(host.privileged(["pkill", "-TERM", "-g", groups]))
-    kill = cmdline.join(host.privileged(["pkill", "-KILL", "-g", groups]))
-    left = cmdline.join(host.privileged(["pgrep", "-g", groups])) + " >/dev/null"
-    return (f"{term}; sleep 1; {kill}; n=0; while {left} && [ $n -lt {STOP_WAIT} ]; do "
-            "sleep 1; n=$((n+1)); done; true")
+def still_tagged(host: Host, pgids: list[int], tag: str) -> str:
+    """Shell: `G` = those of `pgids` that still hold a process naming `tag`, comma-separated.
+    Read in the same command that signals them: a group that ended since it was judged, its
+    number since given to a new group, is never signalled (pgrep -g and -f: procps, FreeBSD,
+    illumos)."""
+    if not _TAG_RE.fullmatch(tag):
+        raise ValueError(f"not a zmigrate tag: {tag!r}")
+    check = cmdline.join(host.privileged(["pgrep", "-g"])) + ' "$g" ' + \
+        cmdline.join(["-f", tag])
+    groups = " ".join(str(int(p)) for p in pgids)
+    return (f'G=; for g in {groups}; do if {check} >/dev/null; then G="$G${{G:+,}}$g"; fi; '
+            "done")
+
+
+def checked_kill(host: Host, pgids: list[int], tag: str) -> str:
+    """A command a user can run: TERM to those of `pgids` that still hold `tag`."""
+    term = cmdline.join(host.privileged(["pkill", "-TERM", "-g"])) + ' "$G"'
+    return f'{still_tagged(host, pgids, tag)}; [ -z "$G" ] || {term}'
+
+
+def stop_line(host: Host, leftover: Leftover) -> str:
+    """TERM the groups that still hold the leftover's tag, KILL what is left of them a second
+    later, then wait (STOP_WAIT at most) until none of their processes is left, so that
+    "stopped" is true when it is said."""
+    term = cmdline.join(host.privileged(["pkill", "-TERM", "-g"])) + ' "$G"'
+    kill = cmdline.join(host.privileged(["pkill", "-KILL", "-g"])) + ' "$G"'
+    left = cmdline.join(host.privileged(["pgrep", "-g"])) + ' "$G" >/dev/null'
+    return (f'{still_tagged(host, leftover.pgids, leftover.tag)}; if [ -n "$G" ]; then '
+            f"{term}; sleep 1; {kill}; n=0; while {left} && [ $n -lt {STOP_WAIT} ]; do "
+            "sleep 1; n=$((n+1)); done; fi; true")
 
 
 def refusal(host: Host, leftover: Leftover, destination: str) -> PreflightError:
     """Why a job will not start while another run's groups touch its destination."""
-    kill = cmdline.join(host.privileged(["pkill", "-TERM", "-g",
-                                       ",".join(str(p) for p in leftover.pgids)]))
+    kill = checked_kill(host, leftover.pgids, leftover.tag)
     if leftover.state == "live":
         return PreflightError(
             f"another zmigrate run ({leftover.tag}) is still working on {destination} there "
@@ -276,17 +296,18 @@ def settle(host: Host, found: tuple[Leftover, ...], destination: str,
                           f"{host.label} ({leftover.tag}, whose connection is gone): "
                           f"{leftover.describe()}"))
         try:
-            host.run(stop_line(host, leftover.pgids), timeout=30)
+            host.run(stop_line(host, leftover), timeout=30)
         except ZmigrateError as exc:
             raise PreflightError(
                 f"could not stop what an earlier zmigrate run left there: {exc.message}",
                 host=host.label, reason=PreflightReason.BUSY,
-                fix=f"stop them by hand: `{stop_line(host, leftover.pgids)}`") from exc
+                fix=f"stop them by hand: `{stop_line(host, leftover)}`") from exc
         emit(StageChanged(STAGE, f"stopped {len(leftover.work())} leftover process(es) "
                           f"of {leftover.tag} on {host.label}"))
     return bool(found)
 
 
-__all__ = ["STAGE", "WATCH", "Group", "HostRead", "Leftover", "PsLine", "judge", "names",
+__all__ = ["STAGE", "WATCH", "Group", "HostRead", "Leftover", "PsLine", "checked_kill", "judge",
+           "names",
            "parse_leases", "parse_ps", "parse_read", "read", "read_line", "refusal", "settle",
            "stop_line", "tagged_groups"]

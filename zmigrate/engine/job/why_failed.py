@@ -8,8 +8,8 @@ import signal
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .. import cmdline
 from ..errors import PortInUseError, TransferError, ZmigrateError
+from ..hosts.leftovers import checked_kill
 
 if TYPE_CHECKING:
     from ..hosts import Host, Process
@@ -41,7 +41,7 @@ def lost_error(what: str, host: Host, procs: Sequence[Process]) -> TransferError
                        for g, name in groups)
     left = (f"; zmigrate could not stop its processes there: {listed}" if groups else "")
     check = f"ps -A -o pid,pgid,args | grep '[{host.tag[0]}]{host.tag[1:]}'"
-    kill = cmdline.join(host.privileged(["pkill", "-TERM", "-g", ",".join(map(str, pgids))]))
+    kill = checked_kill(host, pgids, host.tag)
     stop = f"; to stop them by hand: `{kill}`" if pgids else ""
     silent = f" (it answered nothing for {host.lost_after:.0f} s)" if host.lost_after else ""
     return TransferError(
