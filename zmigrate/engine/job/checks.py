@@ -3,9 +3,11 @@ runs, and after it ran, the sent snapshot's guid on both sides (every child's af
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Collection
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import TypeVar
 
 from .. import cmdline, empty_target, losses, zfs
@@ -13,7 +15,7 @@ from ..errors import PreflightError, PreflightReason, TransferError, ZmigrateErr
 from ..events import Observer, StageChanged, Summary
 from ..hosts import Host
 from ..plan import Plan
-from ..units import format_size
+from ..units import MiB, format_size
 from .pipeline import StepResult
 
 A = TypeVar("A")
@@ -164,9 +166,30 @@ def bookmark(src: Host, src_caps: zfs.Capabilities | None, plan: Plan,
     return {"bookmark_error": str(err)}
 
 
+# Bytes this run's `zfs receive` must have taken before a new dataset at its name counts as
+# the one it created: a receive refused at the stream's start (the name exists) takes only
+# its begin record and what a pipe holds.
+CREATED_PROOF = 4 * MiB
+EXISTS = re.compile(r"destination .* exists|already exists")
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """What says this run's receive made the new dataset: the bytes it took, its error."""
+
+    received: int = 0
+    error: str = ""
+
+    def created(self) -> bool:
+        """A full receive into a name that did not exist took the stream: it created the
+        dataset (two receives cannot both write one new dataset; the later is refused)."""
+        return self.received >= CREATED_PROOF and not EXISTS.search(self.error)
+
+
 def clean_up_after_failure(dst: Host, dst_caps: zfs.Capabilities | None, plan: Plan,
-                           existed: bool, emit: Emit) -> bool:
-    """After a failure: make sure no partial dataset of ours is left on the destination.
+                           existed: bool, emit: Emit, evidence: Evidence | None = None) -> bool:
+    """After a failure: make sure no partial dataset of ours is left on the destination, and
+    destroy none this run did not create (a concurrent job's, at the same new name).
     True when an interrupted receive was kept there to resume."""
     emit(StageChanged("cleanup", "checking the destination"))
     try:
@@ -179,9 +202,19 @@ def clean_up_after_failure(dst: Host, dst_caps: zfs.Capabilities | None, plan: P
             emit(StageChanged("cleanup", RESUME_HINT))
             return True
         if ds is not None and not existed and not ds.snapshots:
-            # A dataset we created that holds no snapshot is a partial receive: remove it.
-            dst.execute(dst.privileged(["zfs", "destroy", "-r", plan.destination_dataset]),
-                        timeout=120)
+            if evidence is None or not evidence.created():
+                # Not proven ours: another job may be receiving into it. zfs removes a
+                # partial of a killed receive by itself.
+                emit(StageChanged("cleanup", f"{plan.destination_dataset} was left as it is: "
+                                  "this run cannot tell that its receive created it"))
+                return False
+            # A dataset we created that holds no snapshot is a partial receive: remove it,
+            # unless a snapshot arrived meanwhile (then it is whole, and not a partial).
+            snaps = cmdline.join(dst.privileged(["zfs", "list", "-H", "-t", "snapshot", "-o",
+                                                 "name", "-r", plan.destination_dataset]))
+            destroy = cmdline.join(dst.privileged(["zfs", "destroy", "-r",
+                                                   plan.destination_dataset]))
+            dst.run(f'[ -z "$({snaps} 2>/dev/null)" ] && {destroy}', timeout=120)
     except ZmigrateError as exc:
         emit(StageChanged("cleanup", f"cleanup failed: {exc}"))
     return False

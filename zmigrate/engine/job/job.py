@@ -22,6 +22,7 @@ from ..wire import WireSeen
 from ..work import Work
 from .checks import RESUME_HINT as RESUME_HINT
 from .checks import (
+    Evidence,
     bookmark,
     check_permissions,
     clean_up_after_failure,
@@ -84,6 +85,7 @@ class Job(Work):
         self._origin = t0  # a tree's jobs share one time axis
         self.t0 = time.monotonic() if t0 is None else t0
         self.partial_kept = False  # an interruption left a resumable state on the destination
+        self._received = 0  # bytes the receiving mbuffer handed to this run's zfs receive
         self._src_sets: list[zfs.Dataset] = []
         self._dst_before: tuple[bool, set[str]] | None = None
         self._given_plan: Plan | None = None
@@ -242,7 +244,8 @@ class Job(Work):
         except ZmigrateError as exc:
             self._runner = None
             self.partial_kept = clean_up_after_failure(self.dst, self.dst_caps, plan, existed,
-                                                       self.emit)
+                                                       self.emit, Evidence(self._received,
+                                                                           str(exc)))
             if self.partial_kept:
                 exc.fix = f"{exc.fix}; {RESUME_HINT}" if exc.fix else RESUME_HINT
             raise
@@ -289,6 +292,7 @@ class Job(Work):
                 plan = self._on_another_port(plan)
             finally:
                 self._runner = None
+                self._received = max(self._received, runner.receive.total)
         raise AssertionError("unreachable: the last attempt returns or raises")
 
     def _finish_sent(self, plan: Plan, results: list[StepResult], hashes: list[bool | None],

@@ -35,6 +35,13 @@ class SideState:
     # Set once mbuffer's last lines are in: its summary, and its hash when one was asked for.
     final: threading.Event = field(default_factory=threading.Event)
 
+    @property
+    def total(self) -> int:
+        """The bytes this mbuffer has passed on so far (its summary's, else its last line's)."""
+        if self.summary is not None:
+            return self.summary.total
+        return self.last.total if self.last is not None else 0
+
 
 class StreamWatch:
     """Reads the output of a step's processes into both sides' `SideState`.
