@@ -43,7 +43,8 @@ def _full_size(vm: Vm, snap: str) -> int:
 
 
 def _keys(tag: str, job: Job | None) -> list[str]:
-    """What names the job's processes in `ps`: the dataset, the port, the ssh transport's receive mark."""
+    """What names the job's processes in `ps`: the dataset, the port, the ssh transport's
+    receive mark."""
     keys = [tag]
     if job is not None and job.plan is not None:
         if job.plan.port:
