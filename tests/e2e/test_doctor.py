@@ -247,6 +247,8 @@ def _held_write_test(dst: Host, pool: Pool, monkeypatch: pytest.MonkeyPatch, sec
     ds = doctor.temp_dataset
     assert ds is not None
     zfs("create", ds)
+    # As the write test does: the dataset its create made, by guid (only that is destroyed).
+    doctor.temp_guid = zfs("get", "-H", "-o", "value", "guid", ds).strip()
     mnt = zfs("get", "-H", "-o", "value", "mountpoint", ds).strip()
     holder = subprocess.Popen(["sleep", str(seconds)], cwd=mnt)
     monkeypatch.setattr(stages, "DESTROY_WAIT", wait)
@@ -284,15 +286,15 @@ def test_a_write_test_dataset_busy_for_a_moment_is_destroyed_on_a_retry(
     _, dst = lab_hosts
     doctor, ds, holder = _held_write_test(dst, dst_pool, monkeypatch, 1, 10.0)
     destroys: list[tuple[list[str], bool]] = []
-    execute = dst.execute
+    run = dst.run
 
-    def recorded(argv: list[str], **kw: Any) -> Any:
-        result = execute(argv, **kw)
-        if "destroy" in argv:
-            destroys.append((argv, result.ok))
+    def recorded(line: str, **kw: Any) -> Any:
+        result = run(line, **kw)
+        if "zfs destroy" in line:  # with the guid check in the same command
+            destroys.append((line.split(), result.ok))
         return result
 
-    monkeypatch.setattr(dst, "execute", recorded)
+    monkeypatch.setattr(dst, "run", recorded)
     try:
         result = doctor._destination_write()
     finally:

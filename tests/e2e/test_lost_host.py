@@ -273,8 +273,11 @@ def test_a_group_without_a_lease_is_refused_never_stopped(
         assert "cannot tell whether that run is still connected" in error["message"]
         pids = {int(p) for p in re.findall(r"PID (\d+)", error["message"])}
         assert pids and {pgid} == {g for p, g, _ in _processes() if p in pids}, error
-        kill = re.search(r"`pkill -TERM -g ([\d,]+)`", error["fix"])
-        assert kill is not None and str(pgid) in kill.group(1).split(","), error["fix"]
+        # The advice re-checks each group's tag in the same line before it signals it.
+        kill = re.search(r"`G=; for g in ([\d ]+); do if pgrep -g \"\$g\" -f "
+                         r"zmigrate-job-[0-9a-f]{12} >/dev/null; .* pkill -TERM -g \"\$G\"`",
+                         error["fix"])
+        assert kill is not None and str(pgid) in kill.group(1).split(), error["fix"]
         assert other.group_alive(pgid)
     finally:
         other.close()
