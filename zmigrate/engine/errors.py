@@ -73,6 +73,7 @@ class PreflightReason(Enum):
     NO_PARENT = "no_parent"  # the destination's parent dataset does not exist
     PARTIAL_RECEIVE = "partial_receive"  # an interrupted receive waits: resume or discard
     PARTIAL_MISMATCH = "partial_mismatch"  # the interrupted receive cannot be resumed as asked
+    STALE_TOKEN = "stale_token"  # its resume token needs a snapshot the source no longer has
     NOT_EMPTY = "not_empty"  # the destination exists with no snapshots (--force overwrites)
     ALREADY_THERE = "already_there"  # the destination already holds the snapshot
     BASE_MISSING = "base_missing"  # the asked --base is not on the destination

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from . import cmdline
-from .errors import CommandError, ZmigrateError
+from .errors import CommandError, PreflightError, PreflightReason, ZmigrateError
 from .hosts import CommandResult, Host
 from .hosts import tools as capabilities
 from .hosts.tools import HostTools
@@ -550,13 +550,65 @@ def _token_ok(token: str) -> str:
     return token
 
 
-def parse_resume_info(token: str, text: str) -> ResumeInfo:
-    """Parse `zfs send -nvP -t TOKEN` output (the nvlist dump, then `full`/`incremental`/`size`)."""
+def _token_fields(text: str) -> dict[str, str]:
+    """The `name = value` lines of the token's nvlist dump (`zfs send -nv -t`)."""
     fields: dict[str, str] = {}
     for line in text.splitlines():
         m = re.match(r"^\s+(\w+) = (.*)$", line)
         if m:
             fields[m.group(1)] = m.group(2).strip()
+    return fields
+
+
+# `zfs send -t` refusing a token whose snapshots are gone (libzfs_sendrecv.c,
+# zfs_send_resume_impl: after the nvlist dump of -v, before any stream).
+_STALE = re.compile(r"cannot resume send: (?:'(?P<name>[^']+)' (?:used in the initial send no "
+                    r"longer exists|is no longer the same snapshot used in the initial send)"
+                    r"|incremental source (?P<base>\S+) no longer exists)")
+
+
+@dataclass(frozen=True, slots=True)
+class StaleToken:
+    """A resume token whose stream can no longer be sent: the snapshot it sends (`toname`),
+    or its incremental base (`base`, a guid), is no longer on the source."""
+
+    toname: str
+    base: str | None = None  # the base's guid as zfs printed it, when that is what is gone
+
+
+def stale_token(text: str, source: Iterable[Dataset] = ()) -> StaleToken | None:
+    """Whether `zfs send -nvP -t TOKEN`'s output (stdout and stderr) shows a stale token: zfs
+    says what is gone, or the snapshot the token sends (its `toguid`) is not among the
+    snapshots of its dataset as read from the source (`source`, where it was read). None
+    where the token can still be sent."""
+    fields = _token_fields(text)
+    toname = fields.get("toname", "")
+    m = _STALE.search(text)
+    if m:
+        return StaleToken(m.group("name") or toname, m.group("base"))
+    toguid = fields.get("toguid")
+    read = next((d for d in source if d.name == toname.split("@", 1)[0]), None)
+    if read is not None and toguid is not None:
+        guid = int(toguid, 16) if toguid.startswith("0x") else int(toguid)
+        if guid not in {s.guid for s in read.snapshots}:
+            return StaleToken(toname)
+    return None
+
+
+def stale_error(stale: StaleToken, host: str, destination: str) -> PreflightError:
+    """The refusal for a stale token: only discarding helps (resuming cannot send it)."""
+    gone = (f"its incremental base (guid {stale.base}) for {stale.toname}" if stale.base
+            else stale.toname)
+    return PreflightError(
+        f"the interrupted transfer into {destination} cannot be resumed: its resume token "
+        f"is stale ({gone} no longer exists on {host})",
+        host=host, reason=PreflightReason.STALE_TOKEN,
+        fix=f"drop it with --discard-partial (zfs receive -A {destination}) and send again")
+
+
+def parse_resume_info(token: str, text: str) -> ResumeInfo:
+    """Parse `zfs send -nvP -t TOKEN` output (the nvlist dump, then `full`/`incremental`/`size`)."""
+    fields = _token_fields(text)
     sizes = re.findall(r"^size\s+(\d+)", text, re.M)
 
     def num(key: str) -> int | None:
@@ -581,14 +633,20 @@ def parse_resume_info(token: str, text: str) -> ResumeInfo:
     )
 
 
-def resume_info(host: Host, token: str) -> ResumeInfo:
-    """Decode `token` on the source `host` (which must still hold the snapshot it names)."""
+def resume_info(host: Host, token: str, destination: str = "",
+                source: Iterable[Dataset] = ()) -> ResumeInfo:
+    """Decode `token` on the source `host` (which must still hold the snapshot it names);
+    a stale token (what it sends is gone from the source) raises `stale_error`."""
     argv = host.privileged(["zfs", "send", "-nvP", "-t", _token_ok(token)])
     r = host.execute(argv, timeout=120)
+    text = r.stdout + "\n" + r.stderr
+    stale = stale_token(text, source)
+    if stale is not None:
+        raise stale_error(stale, host.label, destination or "the destination")
     if not r.ok:
         raise classify_zfs_error(host.label, "reading the resume token", r.stderr, r.command,
                                  r.status)
-    return parse_resume_info(token, r.stdout + "\n" + r.stderr)
+    return parse_resume_info(token, text)
 
 
 def discard_partial_argv(host: Host, dataset: str) -> list[str]:

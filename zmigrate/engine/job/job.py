@@ -12,7 +12,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from .. import cmdline, transports, zfs
-from ..errors import CancelledError, PortInUseError, TransferError, ZmigrateError
+from ..errors import (
+    CancelledError,
+    PortInUseError,
+    PreflightError,
+    TransferError,
+    ZmigrateError,
+)
 from ..events import Observer, PlanReady, StageChanged, Summary
 from ..hosts import Host
 from ..plan import Options, Plan, Site, make_plan, with_estimates
@@ -173,9 +179,8 @@ class Job(Work):
         self._dst_before = (existing is not None,
                             {x.name for x in existing.snapshots} if existing else set())
         resume_info = None
-        if options.resume and existing is not None and existing.resume_token:
-            self.emit(StageChanged("preflight", "reading the resume token"))
-            resume_info = zfs.resume_info(self.src, existing.resume_token)
+        if existing is not None and existing.resume_token and not options.discard_partial:
+            resume_info = self._read_token(existing.resume_token, src_sets, options.resume)
         check_feature = dst_caps.resumable and options.resumable is not False
         resumable = feature in ("enabled", "active") if check_feature else dst_caps.resumable
         src_site = Site(self.src, self.src_caps, src_sets)
@@ -199,6 +204,22 @@ class Job(Work):
         check_room(plan, parent_ds if plan.kind == "full" and not plan.resume_token
                    else existing, self.dst.label)
         return plan
+
+    def _read_token(self, token: str, src_sets: list[zfs.Dataset],
+                    resume: bool) -> zfs.ResumeInfo | None:
+        """The destination's resume token decoded on the source: a stale one (what it sends
+        is gone there) is refused offering only --discard-partial, resumed or not; without
+        --resume any other failure to read it is left to the plan's own refusal."""
+        self.emit(StageChanged("preflight", "reading the resume token"))
+        try:
+            info = zfs.resume_info(self.src, token, self.request.destination, src_sets)
+        except PreflightError:
+            raise
+        except ZmigrateError:
+            if resume:
+                raise
+            return None
+        return info if resume else None
 
     def _on_another_port(self, plan: Plan) -> Plan:
         """The same plan on a port nothing holds now (another process took the one picked)."""
