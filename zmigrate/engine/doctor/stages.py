@@ -36,6 +36,7 @@ from ..plan import Options
 from ..transports import carrier, chosen
 from ..units import MiB
 from ..wire import Wire
+from . import temp_dataset
 from .advice import advise
 from .compress import Machines, compress_stage, with_compression
 from .links import network_stage, ssh_stages, start_wire
@@ -48,7 +49,6 @@ TEMP_PREFIX = "zmigrate-doctor-"
 WRITE_SHARE = 0.10  # of the destination's free space the write test writes (its quota: 9/8 + 64M)
 WRITE_CAP = 16 * 1024 * MiB  # and never more than this
 DESTROY_WAIT = 30.0  # seconds the write test's dataset may stay busy before the report says so
-NOT_OURS = "zmigrate-not-ours"  # said where the write test's name holds another dataset
 WRITE_MIN = 32 * MiB  # below this a measurement means little: the stage says why it did not run
 # in the order they run
 STAGES = ("source_read", "compress", "network", "ssh", "destination_write")
@@ -102,8 +102,7 @@ class Doctor:
         self._emit = emit or (lambda _e: None)
         self.run_id = secrets.token_hex(4)
         self.temp_dataset = f"{parent}/{TEMP_PREFIX}{self.run_id}" if parent else None
-        # The write test's dataset as this run created it: its guid ("" if it could not be
-        # read), None until `zfs create` made it. Only that dataset is ever destroyed.
+        # The guid `zfs create` gave the write test's dataset (None: not created by this run).
         self.temp_guid: str | None = None
         self.not_run: dict[str, Note] = {}  # stage on the path -> why it did not run
         self._cancel = threading.Event()
@@ -260,10 +259,7 @@ class Doctor:
             quota = limit + limit // 8 + 64 * MiB
             dst.execute(dst.privileged(["zfs", "create", "-o", f"quota={quota}", ds]),
                         timeout=120).check(f"creating {ds}")
-            self.temp_guid = ""
-            r = dst.execute(dst.privileged(["zfs", "get", "-H", "-o", "value", "guid", ds]),
-                            timeout=60)
-            self.temp_guid = r.stdout.strip() if r.ok and r.stdout.strip().isdigit() else ""
+            self.temp_guid = temp_dataset.created_guid(dst, ds)
             r = dst.execute(dst.privileged(["zfs", "get", "-H", "-o", "value",
                                             "mounted,mountpoint", ds]), timeout=60)
             mounted, _, mnt = r.stdout.strip().partition("\n")
@@ -292,38 +288,12 @@ class Doctor:
             return failed(exc.message)
 
     def _destroy_temp(self) -> bool:
-        """Destroy the write test's dataset, the one this run created (its guid re-read in the
-        same command): retrying while it is busy, forcing the unmount (`destroy -f`: it is the
-        doctor's own dataset) after the first refusal; True once gone or never ours."""
-        ds = self.temp_dataset
-        if ds is None or self.temp_guid is None:
+        """Destroy the write test's dataset, the one this run created (temp_dataset.destroy);
+        True once gone or never ours."""
+        if self.temp_dataset is None or self.temp_guid is None:
             return True  # not created by this run: a same-named dataset is not ours to touch
         self.measurer.stop_all()
-        deadline = time.monotonic() + DESTROY_WAIT
-        force: list[str] = []
-        while True:
-            try:
-                if not zfs.exists(self.dst, ds):
-                    return True
-                r = self.dst.run(self._destroy_ours(ds, force), timeout=120)
-                if NOT_OURS in r.stdout:
-                    return True  # another dataset took the name since: not ours to destroy
-                force = [] if r.ok else ["-f"]
-            except ZmigrateError:
-                force = ["-f"]
-            if time.monotonic() > deadline:
-                return False
-            time.sleep(0.3)
-
-    def _destroy_ours(self, ds: str, force: list[str]) -> str:
-        """`zfs destroy` of `ds` only if it still has the guid this run's create gave it."""
-        destroy = cmdline.join(self.dst.privileged(["zfs", "destroy", "-r", *force, ds]))
-        if not self.temp_guid:
-            return destroy  # created by this run, its guid unread: its random name is ours
-        guid = cmdline.join(self.dst.privileged(["zfs", "get", "-H", "-o", "value", "guid",
-                                                 ds]))
-        return (f'g=$({guid}); if [ "$g" = {cmdline.join([self.temp_guid])} ]; then {destroy}; '
-                f'elif [ -n "$g" ]; then echo {NOT_OURS}; else false; fi')
+        return temp_dataset.destroy(self.dst, self.temp_dataset, self.temp_guid, DESTROY_WAIT)
 
 
 def roomiest_pool(dst: Host) -> str | None:

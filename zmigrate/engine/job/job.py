@@ -12,13 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from .. import cmdline, transports, zfs
-from ..errors import (
-    CancelledError,
-    PortInUseError,
-    PreflightError,
-    TransferError,
-    ZmigrateError,
-)
+from ..errors import CancelledError, PortInUseError, TransferError, ZmigrateError
 from ..events import Observer, PlanReady, StageChanged, Summary
 from ..hosts import Host
 from ..plan import Options, Plan, Site, make_plan, with_estimates
@@ -47,6 +41,7 @@ from .preflight import (
     exact_size,
     listener_port,
     probe_both,
+    read_token,
     ssh_route,
 )
 from .preflight import default_transport as default_transport
@@ -178,9 +173,7 @@ class Job(Work):
         existing = next((d for d in dst_sets if d.name == req.destination), None)
         self._dst_before = (existing is not None,
                             {x.name for x in existing.snapshots} if existing else set())
-        resume_info = None
-        if existing is not None and existing.resume_token and not options.discard_partial:
-            resume_info = self._read_token(existing.resume_token, src_sets, options.resume)
+        resume_info = read_token(self.src, existing, src_sets, options, self.emit)
         check_feature = dst_caps.resumable and options.resumable is not False
         resumable = feature in ("enabled", "active") if check_feature else dst_caps.resumable
         src_site = Site(self.src, self.src_caps, src_sets)
@@ -204,22 +197,6 @@ class Job(Work):
         check_room(plan, parent_ds if plan.kind == "full" and not plan.resume_token
                    else existing, self.dst.label)
         return plan
-
-    def _read_token(self, token: str, src_sets: list[zfs.Dataset],
-                    resume: bool) -> zfs.ResumeInfo | None:
-        """The destination's resume token decoded on the source: a stale one (what it sends
-        is gone there) is refused offering only --discard-partial, resumed or not; without
-        --resume any other failure to read it is left to the plan's own refusal."""
-        self.emit(StageChanged("preflight", "reading the resume token"))
-        try:
-            info = zfs.resume_info(self.src, token, self.request.destination, src_sets)
-        except PreflightError:
-            raise
-        except ZmigrateError:
-            if resume:
-                raise
-            return None
-        return info if resume else None
 
     def _on_another_port(self, plan: Plan) -> Plan:
         """The same plan on a port nothing holds now (another process took the one picked)."""

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 from .. import cmdline, empty_target, transports, zfs
 from ..empty_target import Emptiness
-from ..errors import PreflightError, PreflightReason
-from ..events import Observer
+from ..errors import PreflightError, PreflightReason, ZmigrateError
+from ..events import Observer, StageChanged
 from ..hosts import Host, leftovers, same_host
 from ..plan import Options, Plan
 from ..transports import Transport
@@ -211,3 +211,24 @@ def destination_emptiness(dst: Host, existing: zfs.Dataset | None,
         return None
     return empty_target.judge(existing, list(dst_sets),
                               empty_target.read_entries(dst, existing.name))
+
+
+def read_token(src: Host, existing: zfs.Dataset | None, src_sets: list[zfs.Dataset],
+               options: Options, emit: Observer) -> zfs.ResumeInfo | None:
+    """The destination's resume token decoded on the source (for --resume): a stale one (what
+    it sends is gone there) is refused offering only --discard-partial, resumed or not;
+    without --resume any other failure to read it is left to the plan's own refusal. None
+    without a token, or when it is discarded."""
+    if existing is None or not existing.resume_token or options.discard_partial:
+        return None
+    resume = options.resume
+    emit(StageChanged("preflight", "reading the resume token"))
+    try:
+        info = zfs.resume_info(src, existing.resume_token, existing.name, src_sets)
+    except PreflightError:
+        raise
+    except ZmigrateError:
+        if resume:
+            raise
+        return None
+    return info if resume else None

@@ -1,0 +1,52 @@
+"""The write test's temporary dataset: which one this run created (the guid its `zfs create`
+gave it), and its destroy, which touches only that one."""
+
+from __future__ import annotations
+
+import time
+
+from .. import cmdline, zfs
+from ..errors import ZmigrateError
+from ..hosts import Host
+
+NOT_OURS = "zmigrate-not-ours"  # said where the write test's name holds another dataset
+
+
+def created_guid(dst: Host, ds: str) -> str:
+    """The guid of `ds`, just created by this run ("" where it cannot be read: its random
+    name alone then says it is ours)."""
+    r = dst.execute(dst.privileged(["zfs", "get", "-H", "-o", "value", "guid", ds]),
+                    timeout=60)
+    return r.stdout.strip() if r.ok and r.stdout.strip().isdigit() else ""
+
+
+def destroy_line(dst: Host, ds: str, guid: str, force: list[str]) -> str:
+    """`zfs destroy -r` of `ds` only if it still has `guid`, read in the same command; else
+    NOT_OURS is said (a failure to read it is a failure, retried)."""
+    destroy = cmdline.join(dst.privileged(["zfs", "destroy", "-r", *force, ds]))
+    if not guid:
+        return destroy
+    get = cmdline.join(dst.privileged(["zfs", "get", "-H", "-o", "value", "guid", ds]))
+    return (f'g=$({get}); if [ "$g" = {cmdline.join([guid])} ]; then {destroy}; '
+            f'elif [ -n "$g" ]; then echo {NOT_OURS}; else false; fi')
+
+
+def destroy(dst: Host, ds: str, guid: str, wait: float) -> bool:
+    """Destroy this run's `ds`, retrying for `wait` seconds while it is busy, forcing the
+    unmount (`destroy -f`: it is the doctor's own dataset) after the first refusal. True once
+    gone, or once another dataset holds the name (never ours to destroy)."""
+    deadline = time.monotonic() + wait
+    force: list[str] = []
+    while True:
+        try:
+            if not zfs.exists(dst, ds):
+                return True
+            r = dst.run(destroy_line(dst, ds, guid, force), timeout=120)
+            if NOT_OURS in r.stdout:
+                return True
+            force = [] if r.ok else ["-f"]
+        except ZmigrateError:
+            force = ["-f"]
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.3)
