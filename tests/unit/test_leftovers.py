@@ -171,3 +171,31 @@ def test_a_group_is_stopped_only_while_it_still_holds_the_tag_it_was_judged_by()
                 p.wait(5)
     with pytest.raises(ValueError):
         leftovers.checked_kill(LocalHost("nas"), [1], "zmigrate-job-x; reboot")
+
+
+def test_without_a_home_no_lease_is_written_anywhere(monkeypatch: pytest.MonkeyPatch,
+                                                     tmp_path: Path) -> None:
+    """No shared fallback (it was /tmp/.cache/...): a login without HOME keeps no lease (its
+    groups are then refused, never stopped, by a later run); with one, the lease directory is
+    private."""
+    for home in (None, tmp_path):
+        if home is None:
+            monkeypatch.delenv("HOME", raising=False)
+        else:
+            monkeypatch.setenv("HOME", str(home))
+        host = LocalHost()
+        before = set(Path("/tmp").glob(".cache/zmigrate/leases/*"))
+        proc = host.spawn("sleep 3; echo ran")
+        new: set[Path] = set()
+        try:
+            deadline = time.monotonic() + 2.5  # a few heartbeats while it runs
+            while time.monotonic() < deadline:
+                new |= set(Path("/tmp").glob(".cache/zmigrate/leases/*")) - before
+                time.sleep(0.1)
+            assert proc.wait(20) == 0
+        finally:
+            host.close()
+        assert new == set()
+        if home is not None:
+            leases = home / ".cache" / "zmigrate" / "leases"
+            assert leases.is_dir() and leases.stat().st_mode & 0o077 == 0

@@ -36,9 +36,11 @@ _WATCHDOG = ('exec 3<&0; (trap \'rm -f "$L"; exit 143\' TERM; n=0; '
              'rm -f "$L"; kill -TERM -$g) </dev/null >/dev/null 2>&1 & '
              'exec sh -c ": $0; $1" "$0" 3<&- </dev/null')
 _DATA = 'exec sh -c ": $0; $1" "$0"'
-# Where the leases are: the login user's own directory (no shared /tmp name to plant a link on).
-LEASE_DIR = '"${HOME:-/tmp}/.cache/zmigrate/leases"'
-_LEASE = f'D={LEASE_DIR}; L="$D/$0.$g"; [ -d "$D" ] || mkdir -p "$D" 2>/dev/null; '
+# Where the leases are: the login user's own directory (no shared /tmp name to plant a link on);
+# without a HOME, none (a group without a lease is never stopped by a later run, only refused).
+LEASE_DIR = '"${HOME:+$HOME/.cache/zmigrate/leases}"'
+_LEASE = (f'D={LEASE_DIR}; L="${{D:+$D/$0.$g}}"; '
+          '[ -z "$D" ] || [ -d "$D" ] || (umask 077; mkdir -p "$D") 2>/dev/null; ')
 # A gated pipeline waits for one line on stdin before it runs (`Process.begin()`), so the slow
 # part of starting it - an SSH session, a login shell - overlaps other work, and the pipeline
 # itself starts one write later. `read` takes the line byte by byte and leaves the rest of the

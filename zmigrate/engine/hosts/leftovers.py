@@ -206,7 +206,8 @@ _SCAN = (
 # Each lease of a group still there, `<tag>.<pgid> <count>`; a group's lease that outlived it
 # (a group killed by a signal) is removed.
 _LEASES = (
-    "leases() { for f in \"$D\"/" + TAG_PREFIX + "*.*; do [ -f \"$f\" ] || continue; "
+    "leases() { [ -n \"$D\" ] || return 0; for f in \"$D\"/" + TAG_PREFIX + "*.*; do "
+    "[ -f \"$f\" ] || continue; "
     "pg=${f##*.}; case \"$G\" in *\" $pg \"*) n=; read -r n <\"$f\"; "
     "printf '%s %s\\n' \"${f##*/}\" \"$n\";; "
     "*) rm -f \"$f\";; esac; done; }; "
