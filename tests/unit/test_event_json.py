@@ -58,7 +58,7 @@ def _plan() -> Plan:
                       compress=Compression.ZSTD)
     steps = (Step(None, "tank/d@s0", ("s0",), 4096, "zfs send tank/d@s0", "zfs receive b/d"),
              Step("tank/d@s0", "tank/d@s1", ("s1",), None, "zfs send -i @s0 tank/d@s1", None,
-                  receive_log="/tmp/zmigrate-x.log", resume_token="1-abc"))
+                  receive_mark="zmigrate-receive-0123456789ab", resume_token="1-abc"))
     return Plan("lab-src", "lab-dst", "tank/d@s1", "b/d", "incremental", "s0", Transport.SSH,
                 options, steps, None, 2**30, 2**30, 8192, False,
                 destroys=(Loss(DESTINATION, LossKind.SNAPSHOT, "b/d@s9", "newer than @s0"),),
