@@ -90,7 +90,17 @@ def _open_files(pids: list[int]) -> list[str]:
 
 
 def _named_in_shared(word: str) -> list[str]:
-    return [str(p) for d in _SHARED if Path(d).is_dir() for p in Path(d).rglob(f"*{word}*")]
+    """Paths naming `word` in a shared directory or one level below (a file there, or in a
+    directory made there); deeper trees (a guest's root file system under /var/tmp) are not
+    walked."""
+    found = []
+    for d in _SHARED:
+        for pattern in (f"*{word}*", f"*/*{word}*"):
+            try:
+                found += [str(p) for p in Path(d).glob(pattern)]
+            except OSError:
+                continue
+    return found
 
 
 def _text_snapshot(pool: Pool, mb: int = 96) -> str:
