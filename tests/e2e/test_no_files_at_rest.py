@@ -185,7 +185,7 @@ def test_a_link_cut_mid_probe_leaves_no_file(cut: LinkCut, make_pool: PoolFactor
     stream was ever in a file, so nothing is left either, whatever the processes there do."""
     src = make_pool("nfsrc", size_mb=768)
     dst = make_pool("nfdst", size_mb=256)
-    snap = _text_snapshot(src, 160)
+    snap = _text_snapshot(src, 96)
     proc = subprocess.Popen(
         [sys.executable, "-m", "zmigrate", "doctor", f"lab-far:{snap}", f"lab-dst:{dst.name}",
          "--stage", "compress", "--seconds", "20", "--json"],
@@ -227,6 +227,10 @@ def test_a_link_cut_mid_probe_leaves_no_file(cut: LinkCut, make_pool: PoolFactor
                 pass
         if proc.poll() is None:
             proc.kill()
+        # zfs-fuse ends the killed sends' reads a little later: the pools' clean-up waits.
+        wait_until(lambda: not any(snap in " ".join(a) for a in _env_processes(b"zfs").values()),
+                   30)
+        time.sleep(2)
     print(f"run {key!r}: {len(pids)} processes seen, files {seen}")
     assert pids, "the probe's processes were never seen"
     assert seen == [], seen
