@@ -12,7 +12,7 @@ import sys
 import pytest
 from lab.losses import LossWatch
 from lab.sshd import Lab
-from lab.util import dataset_exists, write_random_files, zfs
+from lab.util import ZFS, dataset_exists, run, wait_until, write_random_files, zfs
 from lab.zfsfuse import Pool
 
 from zmigrate.engine.errors import PreflightError, PreflightReason
@@ -98,7 +98,9 @@ def test_replicate_force_names_the_destination_child_it_destroys(
     copy = f"{dst.name}/data"
     r = _cli(lab, "send", "-R", "--no-mount", f"lab-src:{root}@s1", f"lab-dst:{copy}")
     assert r.returncode == 0, r.stderr
-    zfs("destroy", "-r", f"{root}/scratch")
+    # zfs-fuse may call a dataset busy for a moment after a send: retry until it goes.
+    assert wait_until(lambda: run([ZFS, "destroy", "-r", f"{root}/scratch"],
+                                  check=False).returncode == 0, 20, 0.2)
     zfs("snapshot", "-r", f"{root}@s2")
     gone = [f"{copy}/scratch", f"{copy}/scratch@s1"]
     dry = _cli(lab, "send", "-R", "--force", "--no-mount", "--dry-run", f"lab-src:{root}@s2",
