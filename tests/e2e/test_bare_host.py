@@ -5,8 +5,6 @@ nothing on it, and the doctor runs against it."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 
@@ -36,11 +34,6 @@ from zmigrate.engine.units import MiB
 pytestmark = [pytest.mark.lab, pytest.mark.timeout(300)]
 
 
-def _cli(lab: Lab, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "zmigrate", *args], capture_output=True,
-                          text=True, timeout=timeout, env=lab.env(), stdin=subprocess.DEVNULL)
-
-
 @pytest.fixture
 def bare(bare_host: LabHost, lab_env: Lab) -> Iterator[Host]:
     host = connect(HostSpec(bare_host.alias))
@@ -68,7 +61,7 @@ def test_the_bare_host_lacks_the_tools_and_the_probe_says_what_it_uses(
     assert f"groups: {groups}" in text and "sockets: netstat" in text
     assert "without setsid, ss, flock" in text
     # `zmigrate list` shows the same line for the host.
-    r = _cli(lab, "list", f"{bare_host.alias}:{pools[0].name}")
+    r = lab.zmigrate("list", f"{bare_host.alias}:{pools[0].name}")
     assert r.returncode == 0, r.stderr
     assert f"# {bare_host.alias}: " in r.stdout and f"groups: {groups}" in r.stdout, r.stdout
 
@@ -95,17 +88,17 @@ def test_full_and_incremental_sends_to_and_from_the_bare_host(
     for hop_src, hop_dst, dest in (("lab-src", bare_host.alias, f"{mid.name}/ds"),
                                    (bare_host.alias, "lab-dst", f"{dst.name}/ds")):
         from_snap = s1 if hop_src == "lab-src" else f"{mid.name}/ds@{s1.split('@')[1]}"
-        r = _cli(lab, "send", f"{hop_src}:{from_snap}", f"{hop_dst}:{dest}", "--no-history")
+        r = lab.zmigrate("send", f"{hop_src}:{from_snap}", f"{hop_dst}:{dest}", "--no-history")
         assert r.returncode == 0, r.stderr + r.stdout
         assert snapshot_guid(f"{dest}@{s1.split('@')[1]}") == snapshot_guid(s1)
     s2 = _snap(src, "ds", 4)
     short = s2.split("@")[1]
-    r = _cli(lab, "send", f"lab-src:{s2}", f"{bare_host.alias}:{mid.name}/ds", "--no-history",
+    r = lab.zmigrate("send", f"lab-src:{s2}", f"{bare_host.alias}:{mid.name}/ds", "--no-history",
              "--json")
     assert r.returncode == 0, r.stderr + r.stdout
-    plan = next(json.loads(x) for x in r.stdout.splitlines() if '"plan"' in x)
+    plan = r.of("plan")[0]
     assert "incremental" in json.dumps(plan).lower() or "-I" in json.dumps(plan)
-    r = _cli(lab, "send", f"{bare_host.alias}:{mid.name}/ds@{short}", f"lab-dst:{dst.name}/ds",
+    r = lab.zmigrate("send", f"{bare_host.alias}:{mid.name}/ds@{short}", f"lab-dst:{dst.name}/ds",
              "--no-history")
     assert r.returncode == 0, r.stderr + r.stdout
     assert snapshot_guid(f"{dst.name}/ds@{short}") == snapshot_guid(s2)
@@ -154,10 +147,10 @@ def test_doctor_runs_against_the_bare_host(lab: Lab, bare_host: LabHost,
                                            pools: tuple[Pool, Pool]) -> None:
     src, dst = pools
     snap = _snap(src, "doc", 16)
-    r = _cli(lab, "doctor", f"lab-src:{snap}", f"{bare_host.alias}:{dst.name}", "--seconds", "1",
+    r = lab.zmigrate("doctor", f"lab-src:{snap}", f"{bare_host.alias}:{dst.name}", "--seconds", "1",
              "--json", timeout=180)
     assert r.returncode == 0, r.stderr + r.stdout
-    events = [json.loads(line) for line in r.stdout.splitlines() if line.strip()]
+    events = r.events
     report = events[-1]
     stages = {s["name"]: s for s in report["stages"]}
     # The network stage needs the listening check (netstat there) and the process groups.

@@ -4,11 +4,7 @@ a host without the tool is refused, named, with its install command."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 from lab.sshd import Lab, LabHost
@@ -18,15 +14,6 @@ from lab.zfsfuse import Pool
 from zmigrate.engine.units import MiB
 
 pytestmark = [pytest.mark.lab, pytest.mark.timeout(300)]
-
-
-def _cli(lab: Lab, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "zmigrate", *args], capture_output=True,
-                          text=True, timeout=240, env=lab.env(), stdin=subprocess.DEVNULL)
-
-
-def _events(out: str) -> list[dict[str, Any]]:
-    return [json.loads(x) for x in out.splitlines() if x.startswith("{")]
 
 
 def _text_snapshot(pool: Pool, name: str, mb: int) -> str:
@@ -46,10 +33,10 @@ def test_compressed_in_transit_arrives_whole(lab: Lab, pools: tuple[Pool, Pool],
     dest = f"{dst.name}/copy"
     extra = [f"--ssh-option={o}" for o in lab.ssh_options()[1::2]] if transport == "ssh" else []
     # The rate limit caps the wire (compressed) bytes and keeps it long enough for status lines.
-    r = _cli(lab, "send", f"lab-src:{ds}@a", f"lab-dst:{dest}", "--transport", transport,
+    r = lab.zmigrate("send", f"lab-src:{ds}@a", f"lab-dst:{dest}", "--transport", transport,
              "--compress", tool, "--json", "--no-history", "--bwlimit", "6M", *extra)
     assert r.returncode == 0, r.stderr + r.stdout
-    events = _events(r.stdout)
+    events = r.events
     plan = next(e for e in events if e["event"] == "plan")
     assert plan["compress"] == tool
     assert "compressed in transit with " + tool in plan["description"]
@@ -82,14 +69,14 @@ def test_a_host_without_the_compressor_is_named_with_its_install_command(
         lab: Lab, nozstd_host: LabHost, pools: tuple[Pool, Pool]) -> None:
     src, dst = pools
     ds = _text_snapshot(src, "text", 2)
-    r = _cli(lab, "send", f"lab-src:{ds}@a", f"{nozstd_host.alias}:{dst.name}/copy",
+    r = lab.zmigrate("send", f"lab-src:{ds}@a", f"{nozstd_host.alias}:{dst.name}/copy",
              "--compress", "zstd", "--no-history")
     assert r.returncode != 0
     assert "zstd is not installed" in r.stderr and nozstd_host.alias in r.stderr, r.stderr
     assert "apt install zstd" in r.stderr, r.stderr
     assert not zfs("list", "-H", "-o", "name", "-r", dst.name).count("/copy")
     # Without --compress the same host takes it.
-    r = _cli(lab, "send", f"lab-src:{ds}@a", f"{nozstd_host.alias}:{dst.name}/copy",
+    r = lab.zmigrate("send", f"lab-src:{ds}@a", f"{nozstd_host.alias}:{dst.name}/copy",
              "--no-history")
     assert r.returncode == 0, r.stderr
     assert snapshot_guid(f"{dst.name}/copy@a") == snapshot_guid(f"{ds}@a")
@@ -102,10 +89,10 @@ def test_a_tree_is_compressed_dataset_by_dataset(lab: Lab, pools: tuple[Pool, Po
     write_text_files(src.mountpoint / "logs" / "child", 4, files=2)
     zfs("snapshot", "-r", f"{root}@b")
     copy = f"{dst.name}/tree"
-    r = _cli(lab, "send", "-r", f"lab-src:{root}@b", f"lab-dst:{copy}", "--compress", "zstd",
+    r = lab.zmigrate("send", "-r", f"lab-src:{root}@b", f"lab-dst:{copy}", "--compress", "zstd",
              "--json", "--no-history", "--buffer", "16M")
     assert r.returncode == 0, r.stderr + r.stdout
-    events = _events(r.stdout)
+    events = r.events
     plans = [e for e in events if e["event"] == "plan"]
     assert plans and all(p["compress"] == "zstd" for p in plans), plans
     for rel in ("", "/child"):

@@ -9,11 +9,6 @@ written found every stage a third slower, and predicted 26 % low)."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-from typing import Any
-
 import pytest
 from lab.shaped import ShapedLab
 from lab.util import quiet_machine, snapshot_guid, write_text_files, zfs
@@ -26,21 +21,12 @@ TOLERANCE = 0.25
 GAIN = 1.5
 
 
-def _cli(shaped: ShapedLab, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "zmigrate", *args], capture_output=True,
-                          text=True, timeout=timeout, env=shaped.env(), stdin=subprocess.DEVNULL)
-
-
-def _events(out: str) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
-
-
 def _rate(shaped: ShapedLab, snapshot: str, dest: str, *extra: str) -> float:
     print(f"\nbusy before {' '.join(extra) or 'plain'}: {quiet_machine():.0f} %")
-    sent = _cli(shaped, "send", f"lab-src:{snapshot}", f"lab-far:{dest}", "--json",
+    sent = shaped.zmigrate("send", f"lab-src:{snapshot}", f"lab-far:{dest}", "--json",
                 "--no-history", *extra)
     assert sent.returncode == 0, sent.stderr + sent.stdout
-    events = _events(sent.stdout)
+    events = sent.events
     done = events[-1]
     assert done["event"] == "done", done
     print("\n" + " ".join(extra) + ": " + "; ".join(
@@ -63,10 +49,10 @@ def test_zstd_multiplies_the_rate_of_a_slow_link_as_the_doctor_predicts(
     # The doctor measures each stage's rate and CPU, the transfers measure theirs: each on a
     # machine that is done writing the 640 MiB just written (or received), as a user's would.
     print(f"\nbusy before the doctor: {quiet_machine():.0f} %")
-    doctor = _cli(shaped_lab, "doctor", f"lab-src:{ds}@s", f"lab-far:{dst.name}", "--seconds",
+    doctor = shaped_lab.zmigrate("doctor", f"lab-src:{ds}@s", f"lab-far:{dst.name}", "--seconds",
                   "8", "--json", "--no-ssh")
     assert doctor.returncode == 0, doctor.stderr + doctor.stdout
-    report = _events(doctor.stdout)[-1]
+    report = doctor.events[-1]
     print("\nstages: " + ", ".join(f"{s['name']} {(s['rate'] or 0) / MB:.1f}"
                                    for s in report["stages"]))
     print("busy: " + ", ".join(f"{s['name']} " + "/".join(f"{c['busy']}" for c in s["cpu"])

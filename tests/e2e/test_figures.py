@@ -3,10 +3,7 @@ status line still ends with its figures, and an asked-for hash that goes missing
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -25,11 +22,6 @@ from zmigrate.engine.units import MiB
 pytestmark = pytest.mark.lab
 
 
-def _cli(lab: Lab, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "zmigrate", *args], capture_output=True,
-                          text=True, timeout=300, env=lab.env(), stdin=subprocess.DEVNULL)
-
-
 def _dataset(pool: Pool, name: str, mb: int) -> str:
     ds = f"{pool.name}/{name}"
     zfs("create", ds)
@@ -43,10 +35,10 @@ def test_capped_transfer_reads_a_steady_rate_and_an_eta(lab: Lab, pools: tuple[P
     src, dst = pools
     ds = _dataset(src, "capped", 160)
     cap = 20 * MiB
-    r = _cli(lab, "send", f"lab-src:{ds}@s", f"lab-dst:{dst.name}/capped", "--buffer", "64M",
+    r = lab.zmigrate("send", f"lab-src:{ds}@s", f"lab-dst:{dst.name}/capped", "--buffer", "64M",
              "--bwlimit", "20M", "--json")
     assert r.returncode == 0, r.stderr + r.stdout
-    events = [json.loads(line) for line in r.stdout.splitlines() if line.strip()]
+    events = r.events
     start = min(e["t"] for e in events if e["event"] == "sample")
     progress = [e for e in events if e["event"] == "progress" and e["elapsed"] >= start + 3]
     assert len(progress) >= 8, progress
@@ -59,9 +51,9 @@ def test_capped_transfer_reads_a_steady_rate_and_an_eta(lab: Lab, pools: tuple[P
 def test_one_second_transfer_ends_with_its_figures(lab: Lab, pools: tuple[Pool, Pool]) -> None:
     src, dst = pools
     ds = _dataset(src, "brief", 4)
-    r = _cli(lab, "send", f"lab-src:{ds}@s", f"lab-dst:{dst.name}/brief", "--json")
+    r = lab.zmigrate("send", f"lab-src:{ds}@s", f"lab-dst:{dst.name}/brief", "--json")
     assert r.returncode == 0, r.stderr + r.stdout
-    events = [json.loads(line) for line in r.stdout.splitlines() if line.strip()]
+    events = r.events
     done = next(e for e in events if e["event"] == "done")
     assert done["rate"] > 0 and done["bytes"] > 4 * MiB
     mbuffers = done["mbuffers"]
@@ -77,7 +69,7 @@ def test_one_second_transfer_ends_with_its_figures(lab: Lab, pools: tuple[Pool, 
         assert verdict["text"] == "The transfer was too short to judge"
         assert verdict["finding"]["kind"] == "too_short"
     # The human summary carries both mbuffers' figures too.
-    text = _cli(lab, "send", f"lab-src:{ds}@s", f"lab-dst:{dst.name}/brief2")
+    text = lab.zmigrate("send", f"lab-src:{ds}@s", f"lab-dst:{dst.name}/brief2")
     assert text.returncode == 0, text.stderr
     assert "average" in text.stdout and "mbuffer send " in text.stdout \
         and ", receive " in text.stdout, text.stdout

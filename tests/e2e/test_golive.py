@@ -2,32 +2,20 @@
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
-import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 from lab.sshd import Lab
-from lab.util import wait_until, write_random_files, zfs
+from lab.util import wait_until, write_random_files, zfs, zmigrate
 from lab.zfsfuse import Pool
 
 pytestmark = pytest.mark.lab
 
 
-def _cli(lab: Lab, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "zmigrate", *args], capture_output=True,
-                          text=True, timeout=300, env=env, stdin=subprocess.DEVNULL)
-
-
 def _get(ds: str, prop: str) -> str:
     return zfs("get", "-H", "-o", "value", prop, ds).strip()
-
-
-def _events(stdout: str) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
 
 
 @pytest.fixture
@@ -40,7 +28,7 @@ def cut_over(lab: Lab, pools: tuple[Pool, Pool],
     zfs("create", f"{old.name}/t/a")
     write_random_files(old.mountpoint / "t" / "a" / "files", 1, files=2)
     env = {**lab.env(), "ZMIGRATE_DATA_DIR": str(tmp_path / "data")}
-    r = _cli(lab, env, "send", "-r", f"lab-src:{old.name}/t", f"lab-src:{new.name}/t", "-r",
+    r = zmigrate(env, "send", "-r", f"lab-src:{old.name}/t", f"lab-src:{new.name}/t", "-r",
              "--snapshot", "--buffer", "16M", "--final")
     assert r.returncode == 0, r.stderr + r.stdout
     return old, new, env
@@ -53,11 +41,11 @@ def test_go_live_then_back_on_one_host(lab: Lab,
     with pytest.raises(OSError, match="Read-only file system"):  # the source, cut over
         (path / "probe").write_text("x")
     names = sorted(os.listdir(path / "files"))
-    r = _cli(lab, env, "go-live", f"lab-src:{old.name}/t", f"lab-src:{new.name}/t", "--dry-run")
+    r = zmigrate(env, "go-live", f"lab-src:{old.name}/t", f"lab-src:{new.name}/t", "--dry-run")
     assert r.returncode == 0, r.stderr
     assert f"zfs unmount {old.name}/t/a" in r.stdout and f"zfs mount {new.name}/t" in r.stdout
     assert _get(f"{new.name}/t", "mounted") == "no"  # a dry run changes nothing
-    r = _cli(lab, env, "go-live", f"lab-src:{old.name}/t", f"lab-src:{new.name}/t", "--yes",
+    r = zmigrate(env, "go-live", f"lab-src:{old.name}/t", f"lab-src:{new.name}/t", "--yes",
              "--json")
     assert r.returncode == 0, r.stderr + r.stdout
     # The same path now shows the new pool's copy, writable; the source is out of the way.
@@ -68,10 +56,10 @@ def test_go_live_then_back_on_one_host(lab: Lab,
     assert _get(f"{old.name}/t/a", "mounted") == "no"
     assert _get(f"{old.name}/t/a", "canmount") == "noauto"
     (path / "written-after-go-live").write_text("new\n")  # the source could not take it
-    listed = _cli(lab, env, "history").stdout  # what ran is in the history, live
+    listed = zmigrate(env, "history").stdout  # what ran is in the history, live
     assert f"lab-src:{new.name}/t" in listed.split("gone live:")[1] and listed.rstrip(
     ).endswith("live"), listed
-    r = _cli(lab, env, "go-live", f"lab-src:{old.name}/t", f"lab-src:{new.name}/t", "--back",
+    r = zmigrate(env, "go-live", f"lab-src:{old.name}/t", f"lab-src:{new.name}/t", "--back",
              "--yes")
     assert r.returncode == 0, r.stderr + r.stdout
     # The old pool again, writable as before the final sync, with what was written to the
@@ -85,8 +73,8 @@ def test_go_live_then_back_on_one_host(lab: Lab,
     assert _get(f"{new.name}/t/a", "mounted") == "no" and _get(f"{new.name}/t/a",
                                                                "readonly") == "on"
     assert _get(f"{old.name}/t/a", "canmount") == "on"
-    assert " back " in _cli(lab, env, "history").stdout.split("gone live:")[1]
-    r = _cli(lab, env, "go-live", f"lab-src:{old.name}/t", f"lab-src:{new.name}/t", "--back",
+    assert " back " in zmigrate(env, "history").stdout.split("gone live:")[1]
+    r = zmigrate(env, "go-live", f"lab-src:{old.name}/t", f"lab-src:{new.name}/t", "--back",
              "--yes")
     assert r.returncode != 0 and "no go-live of" in r.stderr  # undone once, not twice
 
@@ -106,7 +94,7 @@ def test_a_busy_source_stops_go_live_before_anything_changed(
         assert wait_until(lambda: any(os.path.realpath(f"/proc/{busy.pid}/fd/{fd}") == str(held)
                                       for fd in os.listdir(f"/proc/{busy.pid}/fd")), 5)
     try:
-        r = _cli(lab, env, "go-live", f"lab-src:{old.name}/t", f"lab-src:{new.name}/t",
+        r = zmigrate(env, "go-live", f"lab-src:{old.name}/t", f"lab-src:{new.name}/t",
                  "--yes")
     finally:
         busy.kill()
@@ -130,23 +118,23 @@ def test_go_live_between_two_hosts_under_a_chosen_root(lab: Lab, pools: tuple[Po
     zfs("create", f"{old.name}/t/a")
     write_random_files(old.mountpoint / "t" / "a" / "files", 1, files=2)
     env = {**lab.env(), "ZMIGRATE_DATA_DIR": str(tmp_path / "data")}
-    r = _cli(lab, env, "send", "-r", f"lab-src:{old.name}/t", f"lab-dst:{new.name}/t",
+    r = zmigrate(env, "send", "-r", f"lab-src:{old.name}/t", f"lab-dst:{new.name}/t",
              "--snapshot", "--buffer", "16M", "--final")
     assert r.returncode == 0, r.stderr + r.stdout
     live = tmp_path / "live"
     args = ("go-live", f"lab-src:{old.name}/t", f"lab-dst:{new.name}/t", "--mount-root",
             str(live))
-    r = _cli(lab, env, *args, "--dry-run")
+    r = zmigrate(env, *args, "--dry-run")
     # The source stays mounted: its only step keeps it read-only (going back restores it).
     assert r.returncode == 0 and "# on the source: unmount" not in r.stdout, r.stdout
     assert f"\nzfs set readonly=on {old.name}/t\n" in r.stdout, r.stdout
-    r = _cli(lab, env, *args, "--yes")
+    r = zmigrate(env, *args, "--yes")
     assert r.returncode == 0, r.stderr + r.stdout
     names = sorted(os.listdir(old.mountpoint / "t" / "a" / "files"))
     assert sorted(os.listdir(live / "a" / "files")) == names
     (live / "a" / "written-live").write_text("new\n")  # in service: writable
     assert _get(f"{old.name}/t/a", "mounted") == "yes"  # the source untouched
-    r = _cli(lab, env, *args[:3], "--back", "--yes")
+    r = zmigrate(env, *args[:3], "--back", "--yes")
     assert r.returncode == 0, r.stderr + r.stdout
     assert _get(f"{new.name}/t/a", "mounted") == "no" and _get(f"{new.name}/t",
                                                                "readonly") == "on"
@@ -163,10 +151,10 @@ def test_go_live_refuses_a_copy_that_is_not_a_final_sync(lab: Lab, pools: tuple[
     old, new = pools
     zfs("create", f"{old.name}/t")
     env = {**lab.env(), "ZMIGRATE_DATA_DIR": str(tmp_path / "data")}
-    r = _cli(lab, env, "send", "-r", f"lab-src:{old.name}/t", f"lab-src:{new.name}/t",
+    r = zmigrate(env, "send", "-r", f"lab-src:{old.name}/t", f"lab-src:{new.name}/t",
              "--snapshot", "--buffer", "16M")  # not --final: the source stays writable
     assert r.returncode == 0, r.stderr + r.stdout
-    r = _cli(lab, env, "go-live", f"lab-src:{old.name}/t", f"lab-src:{new.name}/t", "--yes")
+    r = zmigrate(env, "go-live", f"lab-src:{old.name}/t", f"lab-src:{new.name}/t", "--yes")
     assert r.returncode != 0
     assert f"{old.name}/t is not read-only" in r.stderr and "--final" in r.stderr, r.stderr
     assert _get(f"{old.name}/t", "mounted") == "yes" and _get(f"{new.name}/t",
@@ -179,12 +167,12 @@ def test_a_busy_live_copy_stops_going_back_before_anything_changed(
     # naming it, the copy still in service; once the shell is gone, --back goes back.
     old, new, env = cut_over
     args = ("go-live", f"lab-src:{old.name}/t", f"lab-src:{new.name}/t")
-    r = _cli(lab, env, *args, "--yes")
+    r = zmigrate(env, *args, "--yes")
     assert r.returncode == 0, r.stderr + r.stdout
     path = old.mountpoint / "t" / "a"
     busy = subprocess.Popen(["sleep", "120"], cwd=path)
     try:
-        r = _cli(lab, env, *args, "--back", "--yes")
+        r = zmigrate(env, *args, "--back", "--yes")
     finally:
         busy.kill()
         busy.wait()
@@ -194,7 +182,7 @@ def test_a_busy_live_copy_stops_going_back_before_anything_changed(
     assert said in r.stderr, r.stderr
     assert _get(f"{new.name}/t/a", "mounted") == "yes" and _get(f"{old.name}/t/a",
                                                                 "mounted") == "no"
-    r = _cli(lab, env, *args, "--back", "--yes")
+    r = zmigrate(env, *args, "--back", "--yes")
     assert r.returncode == 0, r.stderr + r.stdout
     assert _get(f"{old.name}/t/a", "mounted") == "yes" and _get(f"{new.name}/t/a",
                                                                 "mounted") == "no"
@@ -204,15 +192,15 @@ def test_leave_writes_keeps_them_on_the_copy_under_a_named_snapshot(
         lab: Lab, cut_over: tuple[Pool, Pool, dict[str, str]]) -> None:
     old, new, env = cut_over
     args = ("go-live", f"lab-src:{old.name}/t", f"lab-src:{new.name}/t")
-    r = _cli(lab, env, *args, "--yes")
+    r = zmigrate(env, *args, "--yes")
     assert r.returncode == 0, r.stderr + r.stdout
     path = old.mountpoint / "t" / "a"
     (path / "written-live").write_bytes(b"y" * 200_000)
-    r = _cli(lab, env, *args, "--back", "--dry-run")
+    r = zmigrate(env, *args, "--back", "--dry-run")
     assert r.returncode == 0, r.stderr
     assert "written to the copy since it went live" in r.stdout and f"{new.name}/t/a (" in \
         r.stdout and "going back carries them back" in r.stdout, r.stdout
-    r = _cli(lab, env, *args, "--back", "--leave-writes", "--yes")
+    r = zmigrate(env, *args, "--back", "--leave-writes", "--yes")
     assert r.returncode == 0, r.stderr + r.stdout
     assert "--leave-writes: they stay on the copy only" in r.stdout, r.stdout
     said = r.stderr.split("left on the copy: ")[1]
@@ -239,18 +227,18 @@ def test_a_retried_final_sync_keeps_the_readonly_from_before_the_first(
     zfs("unmount", f"{old.name}/t")
     assert zfs("get", "-H", "-o", "value,source", "readonly", f"{old.name}/t/a").split() == [
         "on", "local"]
-    r = _cli(lab, env, "send", "-r", f"lab-src:{old.name}/t", f"lab-src:{new.name}/t",
+    r = zmigrate(env, "send", "-r", f"lab-src:{old.name}/t", f"lab-src:{new.name}/t",
              "--snapshot", "--buffer", "16M", "--final")
     assert r.returncode == 0, r.stderr + r.stdout
     zfs("mount", f"{old.name}/t")
     zfs("mount", f"{old.name}/t/a")
     args = ("go-live", f"lab-src:{old.name}/t", f"lab-src:{new.name}/t")
-    r = _cli(lab, env, *args, "--yes")
+    r = zmigrate(env, *args, "--yes")
     assert r.returncode == 0, r.stderr + r.stdout
     path = old.mountpoint / "t" / "a"
     assert _get(f"{new.name}/t/a", "readonly") == "off"
     (path / "live-write").write_text("ok\n")  # the copy is writable
-    r = _cli(lab, env, *args, "--back", "--yes")
+    r = zmigrate(env, *args, "--back", "--yes")
     assert r.returncode == 0, r.stderr + r.stdout
     (path / "after-back").write_text("ok\n")  # and so is the source again
     assert zfs("get", "-H", "-o", "source", "readonly", f"{old.name}/t/a").strip() != "local"

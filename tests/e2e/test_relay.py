@@ -6,8 +6,6 @@ behind a jump host that the source cannot reach."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -36,11 +34,6 @@ from zmigrate.engine.units import MiB
 pytestmark = [pytest.mark.lab, pytest.mark.timeout(300)]
 
 
-def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "zmigrate", *args], capture_output=True,
-                          text=True, timeout=240, env=env, stdin=subprocess.DEVNULL)
-
-
 def _dataset(pool: Pool, name: str, mb: int) -> str:
     ds = f"{pool.name}/{name}"
     zfs("create", ds)
@@ -54,7 +47,7 @@ def test_relay_full_and_incremental(lab: Lab, pools: tuple[Pool, Pool]) -> None:
     zfs("snapshot", f"{ds}@a")
     dest = f"{dst.name}/relayed"
     # A rate limit keeps it ~3 s long, so both mbuffers print status lines (every 0.5 s).
-    r = _cli(lab.env(), "send", f"lab-src:{ds}@a", f"lab-dst:{dest}", "--transport", "relay",
+    r = lab.zmigrate("send", f"lab-src:{ds}@a", f"lab-dst:{dest}", "--transport", "relay",
              "--json", "--no-history", "--bwlimit", "8M", "--hash")
     assert r.returncode == 0, r.stderr + r.stdout
     events = [json.loads(x) for x in r.stdout.splitlines() if x.strip()]
@@ -66,7 +59,7 @@ def test_relay_full_and_incremental(lab: Lab, pools: tuple[Pool, Pool]) -> None:
     assert done["hash_match"] is True and done["bytes"] > 24 * MiB
     write_random_files(src.mountpoint / "ds" / "more", 4, files=2)
     zfs("snapshot", f"{ds}@b")
-    r = _cli(lab.env(), "send", f"lab-src:{ds}@b", f"lab-dst:{dest}", "--transport", "relay",
+    r = lab.zmigrate("send", f"lab-src:{ds}@b", f"lab-dst:{dest}", "--transport", "relay",
              "--no-history")
     assert r.returncode == 0, r.stderr + r.stdout
     for short in ("a", "b"):
@@ -105,7 +98,7 @@ def test_relay_to_a_host_the_source_cannot_reach(jump_lab: JumpLab,
     ds = _dataset(src, "far", 8)
     zfs("snapshot", f"{ds}@s")
     dest = f"{dst.name}/far"
-    r = _cli(jump_lab.env(), "send", f"lab-src:{ds}@s", f"lab-behind:{dest}", "--transport",
+    r = jump_lab.zmigrate("send", f"lab-src:{ds}@s", f"lab-behind:{dest}", "--transport",
              "relay", "--no-history")
     assert r.returncode == 0, r.stderr + r.stdout
     assert snapshot_guid(f"{dest}@s") == snapshot_guid(f"{ds}@s")
@@ -123,7 +116,7 @@ def test_default_tcp_to_an_unreachable_listener_fails_fast_and_names_the_ways(
     t0 = time.monotonic()
     jump_lab.drop_silently(network == "dropped")
     try:
-        r = _cli(jump_lab.env(), "send", f"lab-src:{ds}@s", f"lab-behind:{dst.name}/tcp",
+        r = jump_lab.zmigrate("send", f"lab-src:{ds}@s", f"lab-behind:{dst.name}/tcp",
                  "--no-history")
     finally:
         jump_lab.drop_silently(False)

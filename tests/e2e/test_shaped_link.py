@@ -13,9 +13,6 @@ Each scenario states its expected bottleneck and the rate it allows:
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -29,15 +26,6 @@ pytestmark = [pytest.mark.lab, pytest.mark.timeout(600)]
 MB = 1024 * 1024
 TOLERANCE = 0.25
 VERDICT_BY = 20.0  # seconds into the transfer
-
-
-def _cli(shaped: ShapedLab, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "zmigrate", *args], capture_output=True,
-                          text=True, timeout=timeout, env=shaped.env(), stdin=subprocess.DEVNULL)
-
-
-def _events(out: str) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
 
 
 @pytest.fixture
@@ -61,15 +49,15 @@ def _scenario(far: ShapedLab, snapshot: str, dst: Pool, expected: str, *,
     # The source's files were just written: zfs-fuse flushes them for seconds after, and a
     # doctor (or transfer) measured meanwhile measures that too (lab.util.quiet_machine).
     busy = [quiet_machine()]
-    doctor = _cli(far, "doctor", f"{source}:{snapshot}", f"lab-far:{dst.name}", "--seconds", "8",
+    doctor = far.zmigrate("doctor", f"{source}:{snapshot}", f"lab-far:{dst.name}", "--seconds", "8",
                   "--json", *extra)
     assert doctor.returncode == 0, doctor.stderr + doctor.stdout
-    report = _events(doctor.stdout)[-1]
+    report = doctor.events[-1]
     busy.append(quiet_machine())
-    sent = _cli(far, "send", f"{source}:{snapshot}", f"lab-far:{dst.name}/copy", "--json",
+    sent = far.zmigrate("send", f"{source}:{snapshot}", f"lab-far:{dst.name}/copy", "--json",
                 "--no-history", *extra)
     assert sent.returncode == 0, sent.stderr + sent.stdout
-    events = _events(sent.stdout)
+    events = sent.events
     done = events[-1]
     rate = done["bytes"] / done["seconds"]
     verdicts = [e for e in events if e["event"] == "verdict" and not e["final"]
