@@ -131,7 +131,7 @@ def test_killed_receiver_mbuffer_is_a_clear_error(lab_hosts: tuple[Host, Host],
 CRASHER = """
 import sys, time
 from zmigrate.engine.hosts import LocalHost
-from zmigrate.engine.ssh import HostSpec, connect
+from zmigrate.engine.hosts.login import HostSpec, connect
 host = LocalHost() if sys.argv[1] == "local" else connect(HostSpec(sys.argv[1]))
 proc = host.spawn("sleep 300 | cat")
 print(proc.pgid, flush=True)
