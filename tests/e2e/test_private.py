@@ -211,3 +211,29 @@ def test_a_capture_of_the_private_transfer_holds_no_plaintext(
     private = _captured(lab, src, dst, ds, "private", "private", free_port())
     assert len(private) > len(line) * 20000, len(private)
     assert b"known plaintext" not in private
+
+
+def test_the_doctor_measures_the_private_stage_beside_the_network(
+        lab: Lab, pools: tuple[Pool, Pool]) -> None:
+    """`doctor --transport private`: the tls stage runs on the path (s_client to s_server over
+    the lab's link, keys made for it), beside cleartext tcp's network stage, with both hosts'
+    CPU; its cost is the ratio of the two rates. No key directory is left."""
+    src, dst = pools
+    ds, _ = _dataset(src, "doc", 4)
+    r = subprocess.run([sys.executable, "-m", "zmigrate", "doctor", f"lab-src:{ds}@s",
+                        f"lab-dst:{dst.name}", "--seconds", "2", "--transport", "private",
+                        "--no-ssh", "--no-write-test", "--json"], capture_output=True,
+                       text=True, timeout=300, env=lab.env(), stdin=subprocess.DEVNULL)
+    assert r.returncode == 0, r.stderr + r.stdout
+    import json
+    report = [json.loads(x) for x in r.stdout.splitlines() if x.strip()][-1]
+    by = {s["name"]: s for s in report["stages"]}
+    tls, network = by["tls"], by["network"]
+    assert tls["error"] is None and tls["in_path"] and not network["in_path"], tls
+    assert tls["rate"] > MiB and network["rate"] > MiB
+    assert {c["host"] for c in tls["cpu"]} == {"lab-src", "lab-dst"}
+    cost = tls["rate"] / network["rate"]
+    print(f"tls {tls['rate'] / MiB:.1f} MiB/s, network {network['rate'] / MiB:.1f} MiB/s, "
+          f"private/tcp {cost:.2f}")
+    assert 0 < cost
+    assert wait_until(lambda: not _keys_left(), 10), _keys_left()

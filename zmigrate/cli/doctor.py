@@ -68,7 +68,8 @@ def add_parser(sub: Any) -> None:
                     help="skip timing writes into a temporary dataset on the destination (it "
                     "writes at most 10%% of the free space and is always destroyed)")
     dp.add_argument("--write-test", action="store_true", help=argparse.SUPPRESS)  # the default
-    dp.add_argument("--transport", choices=[Transport.TCP.value, Transport.SSH.value],
+    dp.add_argument("--transport", choices=[Transport.TCP.value, Transport.PRIVATE.value,
+                                               Transport.SSH.value],
                     help="the transport whose stages count for the bottleneck (default tcp)")
     dp.add_argument("--cipher", action="append", default=[], metavar="CIPHER",
                     help="ssh cipher to try (repeatable; default: "

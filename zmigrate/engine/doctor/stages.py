@@ -6,6 +6,8 @@ Stages, each run for a bounded time (default 10 s) and then stopped by killing i
 2. network           `mbuffer -i /dev/zero -O DST:PORT` to `mbuffer -I SRC:PORT -o /dev/null`;
 3. ssh               `mbuffer -i /dev/zero | ssh [-c CIPHER] DST 'cat > /dev/null'` from the source,
                      with the default cipher and fast ones (skipped when BatchMode ssh fails);
+   tls               `mbuffer -i /dev/zero | openssl s_client` to `openssl s_server | mbuffer`:
+                     the private transport's way (runs where it is the transport, or by name);
 4. destination write  /dev/urandom into a file of a temporary dataset on the destination, plus
                      the `sync` that flushes it; at most WRITE_SHARE of the free space (and a
                      quota on the dataset to match), so it never fills the pool; the dataset is
@@ -39,7 +41,7 @@ from ..wire import Wire
 from . import temp_dataset
 from .advice import advise
 from .compress import Machines, compress_stage, with_compression
-from .links import network_stage, ssh_stages, start_wire
+from .links import network_stage, ssh_stages, start_wire, tls_stage
 from .measure import BLOCK, Measurer, mbuffer_argv
 from .results import DoctorReport, Emit, StageResult
 
@@ -51,7 +53,7 @@ WRITE_CAP = 16 * 1024 * MiB  # and never more than this
 DESTROY_WAIT = 30.0  # seconds the write test's dataset may stay busy before the report says so
 WRITE_MIN = 32 * MiB  # below this a measurement means little: the stage says why it did not run
 # in the order they run
-STAGES = ("source_read", "compress", "network", "ssh", "destination_write")
+STAGES = ("source_read", "compress", "network", "ssh", "tls", "destination_write")
 TITLES = {"source_read": "source read (zfs send)",
           "destination_write": "destination write (temp dataset)"}
 
@@ -92,9 +94,12 @@ class Doctor:
                                 fix="choose from " + ", ".join(STAGES))
         # An explicit stage list is the user's choice; otherwise every stage asked for runs.
         self.explicit = bool(stages)
+        # The private transport's stage runs where it is the way (or when asked for by name).
+        private_path = carrier(chosen((options or Options()).transport, same_host=False)) \
+            .doctor_stage == "tls"
         self.only = frozenset(stages) if stages else frozenset(
-            name for name, on in zip(STAGES, (True, True, True, ssh_test, write_test),
-                                     strict=True) if on)
+            name for name, on in zip(STAGES, (True, True, True, ssh_test, private_path,
+                                               write_test), strict=True) if on)
         options = options or Options()
         self.options = options
         self.transport = chosen(options.transport, same_host=False)
@@ -139,6 +144,7 @@ class Doctor:
             "compress": lambda: self._compress(stages),
             "network": lambda: [network_stage(self)],
             "ssh": lambda: ssh_stages(self),
+            "tls": lambda: [tls_stage(self)],
             "destination_write": lambda: [self._destination_write()],
         }
         for name in ("source_read", "destination_write"):

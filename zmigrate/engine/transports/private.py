@@ -138,6 +138,7 @@ def unpack_line(d: str) -> str:
 class Private(Carrier):
     transport: ClassVar[Transport] = Transport.PRIVATE
     listens: ClassVar[bool] = True
+    doctor_stage: ClassVar[str] = "tls"
     link_words: ClassVar[str] = "the network (TLS)"
 
     def check(self, dst: Host, dst_caps: Capabilities) -> None:
