@@ -26,7 +26,7 @@ from ..engine.transports import Compression, Transport
 from ..engine.tree import TreeJob, TreePlanReady, TreeRequest, describe_summary
 from ..engine.tree.listing import DatasetCommands, list_commands
 from ..engine.units import parse_size
-from . import jobs
+from . import jobs, words
 from .common import (
     EXIT_OK,
     LiveLine,
@@ -58,9 +58,10 @@ def add_parser(sub: Any) -> None:
     sp.add_argument("--base", help="incremental base snapshot (default: newest common by guid)")
     sp.add_argument("--force", action="store_true",
                     help="allow zfs receive -F: rolls the destination back (destroys its "
-                    "newer snapshots), replaces an existing dataset's files, and with -R also "
-                    "destroys the copy's datasets and snapshots the source no longer has; the "
-                    "plan lists each by name")
+                    "newer snapshots), replaces the WHOLE content of an existing dataset "
+                    "without snapshots that is not proven empty (its files are lost), and with "
+                    "-R also destroys the copy's datasets and snapshots the source no longer "
+                    "has; the plan lists each by name first")
     sp.add_argument("--no-readonly", action="store_true", help="leave the copy writable")
     sp.add_argument("--bwlimit", metavar="RATE", help="limit the rate, e.g. 20M (bytes/s)")
     sp.add_argument("--buffer", default="1G", metavar="SIZE",
@@ -214,6 +215,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO,
                 print_losses(plan.destroys, plan.source, plan.destination, out)
                 for w in plan.warnings:
                     print(f"warning: {w}", file=out)
+                if plan.replaces is not None and not plan.replaces.empty:
+                    print(f"warning: {words.replaced(plan.replaces)}", file=out)
                 for host, line in plan.commands():
                     print(f"\n# on {host}:\n{line}", file=out)
             return EXIT_OK

@@ -15,6 +15,7 @@ from zmigrate.engine.verdict.diagnosis import Verdict
 
 from ..engine import plain_words
 from ..engine.doctor import DoctorReport, StageResult
+from ..engine.empty_target import Emptiness
 from ..engine.findings import Advice, AdviceKind, Finding, FindingKind, Note, NoteKind
 from ..engine.history import JobRecord
 from ..engine.plain_words import DD, link_carrier, pct
@@ -173,6 +174,14 @@ def note(n: Note) -> str:
 
 
 # -- the verdict --------------------------------------------------------------------------------
+def replaced(e: Emptiness) -> str:
+    """The plan's note on the dataset whose whole content the copy replaces."""
+    if e.empty:
+        return f"{e.dataset} is empty ({e.why}): the copy is received into it as itself"
+    return (f"--force replaces the WHOLE content of {e.dataset} with the copy, without a "
+            f"snapshot of it; lost: {plain_words.contents(e)}")
+
+
 def verdict_lines(v: Verdict) -> list[str]:
     """The verdict for a terminal: the headline, then one line per piece of advice."""
     sure = f" (confidence {v.confidence:.0%})" if v.confidence > 0 else ""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from .empty_target import Emptiness
 from .findings import Advice, AdviceKind, Finding, FindingKind, Note, NoteKind
 from .losses import DESTINATION, SOURCE, Loss, LossKind
 from .transports import Carrier, Transport, carrier
@@ -384,3 +385,25 @@ def losses_by_host(lost: Sequence[Loss], source: str,
         if lines:
             out.append((host, lines))
     return out
+
+
+def contents(e: Emptiness) -> str:
+    """What an existing destination holds, in figures: "1 file or folder: notes.txt; 116 KiB
+    referenced; 2 snapshots; 1 child dataset (backup/old)"."""
+    parts: list[str] = []
+    if e.entry_count:
+        n = e.entry_count
+        names = ", ".join(e.entries) + (", …" if n > len(e.entries) else "")
+        parts.append(f"{n} {'file or folder' if n == 1 else 'files or folders'}: {names}")
+    parts.append(f"{format_size(e.referenced)} referenced")
+    if e.snapshots:
+        parts.append(f"{e.snapshots} snapshot{'s' if e.snapshots != 1 else ''}")
+    if e.children:
+        n = len(e.children)
+        parts.append(f"{n} child dataset{'s' if n != 1 else ''} ({', '.join(e.children[:3])}"
+                     + (", …" if n > 3 else "") + ")")
+    if e.entry_count is None:
+        parts.append("its files not listed (" + ("not mounted" if not e.mounted
+                                                  else "its directory could not be read")
+                     + ")")
+    return "; ".join(parts)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from . import cmdline, losses, transports, units, zfs
-from .empty_target import Emptiness, refusal
+from .empty_target import Emptiness, refusal, unread
 from .errors import InvalidNameError, PreflightError, PreflightReason
 from .hosts import Host, same_host
 from .hosts import tools as capabilities
@@ -140,6 +140,9 @@ class Plan:
     # Run on the destination first: an existing mounted dataset that takes the copy as itself
     # (`zfs receive -F` into a mounted one fails now and then on zfs-fuse, "I/O error").
     unmount: str | None = None
+    # The existing dataset without snapshots whose whole content the copy replaces (`zfs
+    # receive -F` of a full stream): judged empty, or forced; what it holds, with figures.
+    replaces: Emptiness | None = None
     warnings: tuple[str, ...] = ()
     job_id: str = field(default_factory=lambda: secrets.token_hex(4))
     resume_token: str | None = None  # the transfer continues an interrupted receive
@@ -240,6 +243,9 @@ class Plan:
         if len(self.destroys) > len(self.rolled_back):
             text += (f" {len(self.destroys)} dataset(s), snapshot(s) or content on the "
                      "destination are destroyed or replaced (listed by name).")
+        if self.replaces is not None and not self.replaces.empty:
+            text += (f" The whole content of {self.destination_dataset} is replaced by the copy"
+                     f" (--force): {self.replaces.why}.")
         if self.discard:
             text = "The partial receive on the destination is discarded first. " + text
         if self.raw:
@@ -278,6 +284,7 @@ class Plan:
             "compress": self.compress or None,
             "snapshots": list(self.arrives),
             "destroys": [x.to_json() for x in self.destroys],
+            "replaces": self.replaces.to_json() if self.replaces is not None else None,
             "commands": [{"host": h, "command": c} for h, c in self.commands()],
             "description": self.describe(),
         }
@@ -367,7 +374,8 @@ def make_plan(
         assert resume_info is not None
         return _resume_plan(src, dst, snapshot, destination, options, resume_info, source,
                             notes, connect_address, allow_address, port)
-    base = _base(source, snap, target, destination, options, dst.host.label, emptiness, ds_name)
+    base = _base(source, snap, target, destination, options, dst.host.label, emptiness, ds_name,
+                 tuple(dst.datasets))
     if target is None and options.origin is not None:
         base = _Base(_origin(src, options.origin))
     notes += base.notes
@@ -398,6 +406,7 @@ def make_plan(
         seen=losses.seen(destination, dst.datasets, options.replicate) if lost or discard
         or base.force_receive else (),
         force_receive=base.force_receive,
+        replaces=base.replaces,
         rollback=rollback,
         unmount=unmount,
         discard=discard,
@@ -545,11 +554,13 @@ class _Base:
     force_receive: bool = False
     unmount: bool = False  # the target is mounted: unmounted before it takes the stream
     notes: tuple[str, ...] = ()
+    replaces: Emptiness | None = None  # the target whose content the stream replaces
 
 
 def _base(source: zfs.Dataset, snap: zfs.Snapshot, target: zfs.Dataset | None,
           destination: str, options: Options, dst_label: str,
-          emptiness: Emptiness | None = None, ds_name: str = "") -> _Base:
+          emptiness: Emptiness | None = None, ds_name: str = "",
+          datasets: tuple[zfs.Dataset, ...] = ()) -> _Base:
     """The incremental base (by guid) into `target`, or a full send; refuse what would destroy
     data the user did not agree to lose."""
     if target is None:
@@ -565,13 +576,15 @@ def _base(source: zfs.Dataset, snap: zfs.Snapshot, target: zfs.Dataset | None,
     if not target.snapshots:
         mounted = emptiness is not None and emptiness.mounted
         if emptiness is not None and emptiness.empty:
-            return _Base(force_receive=True, unmount=mounted, notes=(
+            return _Base(force_receive=True, unmount=mounted, replaces=emptiness, notes=(
                 f"{destination} is empty ({emptiness.why}): the copy is received into it as "
                 f"{destination} itself (zfs receive -F)",),
                 destroys=(losses.content_replaced(
                     target, f"{losses.JUDGED_EMPTY}: {emptiness.why}"),))
         if options.force:
+            # Forced over what was not judged empty: the plan names what is lost.
             return _Base(force_receive=True, unmount=mounted,
+                         replaces=emptiness or unread(target, datasets),
                          destroys=(losses.content_replaced(target, "--force"),))
         raise refusal(destination, emptiness, dst_label, ds_name)
     by_guid = {s.guid: s for s in target.snapshots}

@@ -16,6 +16,7 @@ from typing import assert_never
 from zmigrate.engine.verdict.diagnosis import Bottleneck, Verdict
 
 from ..engine import plain_words
+from ..engine.empty_target import Emptiness
 from ..engine.findings import Advice, AdviceKind, Finding, FindingKind, Note, NoteKind
 from ..engine.history import JobRecord
 from ..engine.plain_words import DD, link_carrier, pct
@@ -223,6 +224,21 @@ def note(n: Note) -> str:
 
 
 # -- the Hosts page -----------------------------------------------------------------------------
+def overwrite_choice(e: Emptiness) -> str:
+    """The Destination page's checkbox for a dataset the engine judged not empty (or could
+    not tell): what ticking it loses."""
+    return (f"Replace the contents of {e.dataset} ({plain_words.contents(e)}) with the copy; "
+            "what it holds is lost")
+
+
+def replaced(e: Emptiness) -> str:
+    """The plan's note on the dataset whose whole content the copy replaces."""
+    if e.empty:
+        return f"{e.dataset} was checked and is empty: the copy is received into it as itself."
+    return (f"The whole content of {e.dataset} is replaced by the copy, without a snapshot "
+            f"of it. Lost: {plain_words.contents(e)}.")
+
+
 def first_run_html(tried: Sequence[str], agent: bool, found: Sequence[str]) -> str:
     """The Hosts page when nothing is known yet (no ~/.ssh/config host, no recent one): what to
     type, that This computer is there, and where keys come from.

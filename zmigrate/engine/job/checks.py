@@ -247,7 +247,7 @@ def recheck_destination(dst: Host, dst_caps: zfs.Capabilities | None, plan: Plan
     emit(StageChanged("preflight", "reading the destination again before destroying anything"))
     now = zfs.inventory(dst, dst_caps, plan.destination_dataset)
     grew = losses.grown(plan.seen, plan.destination_dataset, now, plan.replicate)
-    grew += _filled(dst, plan, now)
+    grew += _filled(dst, dst_caps.dialect, plan, now)
     if shown is not None:
         grew += [x for x in plan.destroys if x.key not in shown]
     if grew:
@@ -259,7 +259,7 @@ def recheck_destination(dst: Host, dst_caps: zfs.Capabilities | None, plan: Plan
             "Review) and agree to what it destroys now")
 
 
-def _filled(dst: Host, plan: Plan, now: list[zfs.Dataset]) -> list[losses.Loss]:
+def _filled(dst: Host, dialect: str, plan: Plan, now: list[zfs.Dataset]) -> list[losses.Loss]:
     """A dataset the plan judged empty (so it takes the copy as itself without --force),
     judged again now: what it holds if it is no longer empty."""
     judged = [x for x in plan.destroys if x.kind is losses.LossKind.CONTENT
@@ -269,7 +269,7 @@ def _filled(dst: Host, plan: Plan, now: list[zfs.Dataset]) -> list[losses.Loss]:
         ds = next((d for d in now if d.name == x.name), None)
         if ds is None:
             continue
-        found = empty_target.judge(ds, now, empty_target.read_entries(dst, ds.name))
+        found = empty_target.judge(ds, now, empty_target.read_listing(dst, ds.name), dialect)
         if not found.empty:
             out.append(losses.Loss(x.host_side, x.kind, x.name, f"no longer empty: {found.why}"))
     return out

@@ -178,7 +178,7 @@ class Job(Work):
         resumable = feature in ("enabled", "active") if check_feature else dst_caps.resumable
         src_site = Site(self.src, self.src_caps, src_sets)
         dst_site = Site(self.dst, self.dst_caps, dst_sets)
-        emptiness = destination_emptiness(self.dst, existing, dst_sets)
+        emptiness = destination_emptiness(self.dst, existing, dst_sets, dst_caps.dialect)
 
         def plan_on(port: int | None) -> Plan:
             return make_plan(src_site, dst_site, req.snapshot, req.destination, options,

@@ -204,13 +204,13 @@ def probe_both(src: Host, dst: Host, src_caps: zfs.Capabilities | None,
 
 
 def destination_emptiness(dst: Host, existing: zfs.Dataset | None,
-                          dst_sets: Sequence[zfs.Dataset]) -> Emptiness | None:
+                          dst_sets: Sequence[zfs.Dataset], dialect: str) -> Emptiness | None:
     """How an existing destination without snapshots (a new pool's root) is found: empty, it
     takes the copy as itself. None for any other destination (nothing is read for it)."""
     if existing is None or existing.snapshots or existing.resume_token:
         return None
     return empty_target.judge(existing, list(dst_sets),
-                              empty_target.read_entries(dst, existing.name))
+                              empty_target.read_listing(dst, existing.name), dialect)
 
 
 def read_token(src: Host, existing: zfs.Dataset | None, src_sets: list[zfs.Dataset],

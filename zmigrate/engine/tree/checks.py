@@ -39,7 +39,7 @@ def check_placement(src: Host, dst: Host, dst_caps: zfs.Capabilities, plan: Tree
                     mount_root: str | None, all_dst: Sequence[zfs.Dataset]) -> None:
     """Where the copy lands: into an existing dataset only if empty (check_into), and no
     dataset mounting over a directory in use where this zfs mounts what it receives."""
-    check_into(dst, plan, all_dst)
+    check_into(dst, plan, all_dst, dst_caps.dialect)
     if mount_root is None and not dst_caps.receive_unmounted:
         check_mountpoints(src, dst, plan)
     elif mount_root is not None and not dst_caps.receive_properties:
@@ -87,14 +87,15 @@ def check_mountpoints(src: Host, dst: Host, plan: TreePlan, only_root: bool = Fa
         )
 
 
-def check_into(dst: Host, plan: TreePlan, dst_sets: Sequence[zfs.Dataset]) -> None:
+def check_into(dst: Host, plan: TreePlan, dst_sets: Sequence[zfs.Dataset],
+               dialect: str) -> None:
     """A root received into an existing dataset (a new pool's root) as itself: refuse, before
     anything runs, unless that dataset is empty (empty_target.py)."""
     root = next((e for e in plan.entries if e.into), None)
     if root is None:
         return
     target = next((d for d in dst_sets if d.name == root.destination), None)
-    emptiness = destination_emptiness(dst, target, dst_sets)
+    emptiness = destination_emptiness(dst, target, dst_sets, dialect)
     if emptiness is not None and not emptiness.empty:
         raise refusal(root.destination, emptiness, dst.label, root.source)
 
