@@ -18,6 +18,9 @@ Fixtures:
         pair with MTU 1500 whose direction from here is shaped by tbf (400 Mbit/s to start;
         `shape(rate)` changes it); its own ssh_config and known_hosts (lab hosts included).
     password_host (session) -> LabHost: lab-pw, an sshd taking root's password PASSWORD only.
+    sudo_host (session) -> (LabHost, SudoUser): lab-sudo, an sshd that a real non-root user
+        (made for the session, removed after) logs in to with the lab's key; sudoers grants it
+        exactly the line of docs/permissions.md (zfs, pkill, pgrep).
     lab_env (function) -> Lab: os.environ points zmigrate at the lab ssh_config and known_hosts,
         SSH_AUTH_SOCK removed.
     lab_hosts (function) -> (Host, Host): engine hosts connected to lab-src and lab-dst.
@@ -45,6 +48,7 @@ from .losses import LossWatch
 from .netns import JumpLab
 from .shaped import ShapedLab
 from .sshd import Lab, LabHost, SshdLab
+from .sudo_user import SudoUser, make_sudo_user, remove_sudo_user
 from .util import LabCommandError
 from .zfsfuse import LabUnavailableError, Pool, PoolFactory, ZfsDaemon, ensure_daemon, stop_daemon
 
@@ -191,6 +195,28 @@ def password_host(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterato
         yield host
     finally:
         runner.stop()
+
+
+@pytest.fixture(scope="session")
+def sudo_host(lab: Lab, tmp_path_factory: pytest.TempPathFactory
+              ) -> Iterator[tuple[LabHost, SudoUser]]:
+    runner = SshdLab(tmp_path_factory.mktemp("sudo"))
+    user: SudoUser | None = None
+    problem = ""
+    try:
+        try:
+            user = make_sudo_user()
+            host = runner.start_for_user(lab, "lab-sudo", user.name, user.home)
+        except (LabUnavailableError, LabCommandError) as exc:
+            problem = str(exc)
+        if problem:
+            pytest.fail(problem, pytrace=False)
+        assert user is not None
+        yield host, user
+    finally:
+        runner.stop()
+        if user is not None:
+            remove_sudo_user(user)
 
 
 @pytest.fixture

@@ -265,16 +265,29 @@ class SshdLab:
             (bindir / name).chmod(0o755)
         return self._start_with_path(lab, alias, f"{bindir}:/usr/sbin:/usr/bin:/sbin:/bin")
 
-    def _start_with_path(self, lab: Lab, alias: str, path: str) -> LabHost:
+    def start_for_user(self, lab: Lab, alias: str, user: str, home: Path) -> LabHost:
+        """Another lab host, `alias`, that `user` (not root) logs in to with the lab's key
+        (sshd reads it as that user: from `home`/.ssh); its sessions' PATH holds /usr/sbin
+        (where zfs is), as a Debian root's does."""
+        keys = home / ".ssh" / "authorized_keys"
+        keys.parent.mkdir(mode=0o700, exist_ok=True)
+        shutil.copyfile(lab.identity.parent / "authorized_keys", keys)
+        shutil.chown(keys.parent, user, user)
+        shutil.chown(keys, user, user)
+        return self._start_with_path(lab, alias, "/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+                                     user, keys)
+
+    def _start_with_path(self, lab: Lab, alias: str, path: str, user: str = USER,
+                         authorized_keys: Path | None = None) -> LabHost:
         """An sshd whose sessions' PATH is `path`, added to the lab's ssh_config and
-        known_hosts as `alias`."""
+        known_hosts as `alias` (logging in as `user`)."""
         host_key = self.root / f"ssh_host_{alias}_ed25519_key"
         pub = _keygen(host_key, f"zmigrate-{alias}")
         port, proc, cfg, log = self._start_one(
-            alias, host_key, lab.identity.parent / "authorized_keys",
+            alias, host_key, authorized_keys or lab.identity.parent / "authorized_keys",
             extra=(f"SetEnv PATH={path}",))
         host = LabHost(
-            alias=alias, address=ADDRESS, port=port, user=USER,
+            alias=alias, address=ADDRESS, port=port, user=user,
             host_key_fingerprint=keygen_fingerprint(Path(f"{host_key}.pub")), sshd_pid=proc.pid,
             public_key=pub, host_key=host_key, config=cfg, log=log,
         )

@@ -23,7 +23,7 @@ ZPOOL = "/usr/sbin/zpool"
 
 SETUP_HINT = (
     "set the lab up with `bash .ci/run` (or `sudo apt-get install zfs-fuse openssh-server "
-    "mbuffer pv` and run pytest as root)"
+    "mbuffer pv sudo` and run pytest as root)"
 )
 
 
