@@ -9,12 +9,12 @@ import pytest
 from tests.unit.test_plan import SRC_SNAPS, dataset, sites, snap
 from zmigrate.cli import words as cli_words
 from zmigrate.engine.empty_target import Emptiness, Evidence, Listing, judge, refusal
-from zmigrate.engine.plain_words import contents
-from zmigrate.gui import words as gui_words
 from zmigrate.engine.errors import PreflightError, PreflightReason
 from zmigrate.engine.hosts import LocalHost
+from zmigrate.engine.plain_words import contents
 from zmigrate.engine.plan import Options, make_plan
 from zmigrate.engine.tree.plan import TreeRequest, plan_tree
+from zmigrate.gui import words as gui_words
 
 KiB = 1024
 
