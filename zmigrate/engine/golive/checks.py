@@ -2,6 +2,8 @@
 
 `check_ready`, pure: the copy is what a final sync leaves - the source read-only, the copy's
 newest snapshot on the source with the same guid, and nothing written on the source since.
+`check_paths_free`: between two hosts, where the copies will mount is not already in use on the
+destination (another dataset's mountpoint, a folder holding files).
 `busy_mountpoints`: which of the source's mountpoints a process holds (a file open, its working
 directory), read from /proc in one command, so a busy one stops going live before the first
 unmount instead of failing halfway.
@@ -9,11 +11,12 @@ unmount instead of failing halfway.
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .. import cmdline
+from .. import cmdline, mounts
 from ..hosts import Host
 from .cutover import GoLiveError, Prop, Props, datasets
 
@@ -184,3 +187,36 @@ def _process_names(host: Host, pids: Sequence[int]) -> dict[int, str]:
         if pid.isdigit() and comm.strip():
             out[int(pid)] = comm.strip()
     return out
+
+
+def live_paths(src: Props, source_root: str, destination_root: str,
+               mount_root: str | None) -> dict[str, str]:
+    """copy -> the path it mounts on once live: its source's (as the copy is made like it),
+    or its place under `mount_root`; only the copies that mount (canmount=on, a path)."""
+    out: dict[str, str] = {}
+    for name, props in datasets(src).items():
+        mp, canmount = props.get("mountpoint", _UNKNOWN), props.get("canmount", _UNKNOWN)
+        if canmount.value != "on" or not mp.value.startswith("/") \
+                or not mounts.within(name, source_root):
+            continue
+        rel = posixpath.relpath(name, source_root)
+        path = mp.value if mount_root is None else posixpath.normpath(
+            posixpath.join(mount_root, rel))
+        out[destination_root + name[len(source_root):]] = path
+    return out
+
+
+def check_paths_free(dst: Host, src: Props, dst_props: Props, source_root: str,
+                     destination_root: str, mount_root: str | None) -> None:
+    """Two hosts: refuse, before anything changes, a copy that would mount where the
+    destination already has something mounted or a folder holding files."""
+    copies = datasets(dst_props)
+    paths = {d: p for d, p in live_paths(src, source_root, destination_root, mount_root).items()
+             if d in copies}
+    clashes = mounts.paths_in_use(dst, paths, own=[destination_root])
+    if clashes:
+        raise mounts.collision(
+            dst.label, paths, clashes, "going live",
+            "go live under a folder of your choice where nothing is mounted (--mount-root "
+            "PATH; Go live's 'Under another folder…'), or free those paths on the destination; "
+            "nothing was changed")

@@ -14,7 +14,7 @@ from ..history import History, golive_log
 from ..history.records import JobRecord
 from ..hosts import Host, same_host
 from . import carry_back, journal
-from .checks import busy_mountpoints, check_ready, refuse_busy
+from .checks import busy_mountpoints, check_paths_free, check_ready, refuse_busy
 from .cutover import GoLiveError, GoLivePlan, Prop, Step, datasets, plan_go_live, read_props
 
 
@@ -99,8 +99,11 @@ def prepare(src: Host, dst: Host, src_caps: zfs.Capabilities, dst_caps: zfs.Capa
         raise ZmigrateError(f"{destination_root} does not exist on {dst.label}",
                             fix="run the final sync first (send -r --final)")
     check_ready(src_props, dst_props, source_root, destination_root)
+    same = same_host(src, dst)
+    if not same:
+        check_paths_free(dst, src_props, dst_props, source_root, destination_root, mount_root)
     return plan_go_live(src_props, dst_props, source_root, destination_root,
-                        same_host=same_host(src, dst), mount_root=mount_root,
+                        same_host=same, mount_root=mount_root,
                         readonly_before=readonly_before(records, destination_root))
 
 

@@ -32,6 +32,7 @@ from .checks import (
     verify_guids,
 )
 from .checks import both as both
+from .mount_check import check_receive_mounts
 from .pipeline import StepResult, StepRunner, check_hashes, free_port, listening_ports
 from .preflight import Known as Known
 from .preflight import addresses as addresses
@@ -91,6 +92,9 @@ class Job(Work):
         self._dst_before: tuple[bool, set[str]] | None = None
         self._given_plan: Plan | None = None
         self.parent_pending = False  # plan as if the destination's parent existed
+        # A -R/-p receive mounting over the destination's paths is refused (a tree checks
+        # its own, all datasets at once: tree/checks.py).
+        self.checks_mounts = True
         self.known = known
         self.wire_seen = WireSeen()  # the path as both hosts read it (the preflight emits it)
         self.subscribe(self.wire_seen)
@@ -190,6 +194,8 @@ class Job(Work):
         plan = plan_on(port)
         check_permissions(self.src, self.dst, self.src_caps, dst_caps, plan, ds_name, parent,
                           existing)
+        if self.checks_mounts:
+            check_receive_mounts(self.src, dst_site, plan, ds_name, src_sets)
         if self.src_caps.send_estimate and not plan.resume_token:
             plan = with_estimates(plan, [exact_size(self.src, s.base, s.snapshot, plan)
                                          for s in plan.steps])

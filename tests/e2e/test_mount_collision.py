@@ -1,0 +1,85 @@
+"""End to end on the lab: a copy never mounts over a path the destination already uses (issue
+30 item 5): a single dataset's `send -R` carrying its own mountpoint, and a two-host go-live.
+
+The lab's two "hosts" are one machine: the source's own mounts are paths the destination uses.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from lab.sshd import Lab
+from lab.util import dataset_exists, write_random_files, zfs
+from lab.zfsfuse import Pool
+
+pytestmark = pytest.mark.lab
+
+
+def _cli(lab: Lab, *args: str, env: dict[str, str] | None = None
+         ) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "zmigrate", *args], capture_output=True,
+                          text=True, timeout=300, env=env or lab.env(),
+                          stdin=subprocess.DEVNULL)
+
+
+def test_a_single_replicate_send_refuses_to_mount_over_a_path_in_use(
+        lab: Lab, pools: tuple[Pool, Pool], tmp_path: Path) -> None:
+    src, dst = pools
+    in_use = tmp_path / "home"  # the source's own mountpoint: mounted, holding files
+    ds = f"{src.name}/home"
+    zfs("create", "-o", f"mountpoint={in_use}", ds)
+    write_random_files(in_use / "alice", 1, files=2)
+    zfs("snapshot", "-r", f"{ds}@s")
+    before = sorted(os.listdir(in_use / "alice"))
+    r = _cli(lab, "send", "-R", "--json", f"lab-src:{ds}@s", f"lab-dst:{dst.name}/home")
+    assert r.returncode != 0, r.stdout + r.stderr
+    error = json.loads(r.stdout.splitlines()[-1])
+    assert error["reason"] == "mount_collision", error
+    assert (f"{dst.name}/home would mount on {in_use} (where {ds} is mounted)"
+            in error["message"]), error
+    assert "pick a destination whose copy mounts on a free path" in error["fix"]
+    assert not dataset_exists(f"{dst.name}/home")
+    assert sorted(os.listdir(in_use / "alice")) == before
+    # A folder holding files, no dataset mounted there: refused as well, the folder named.
+    zfs("set", f"mountpoint={tmp_path / 'srv'}", ds)
+    zfs("snapshot", f"{ds}@t")
+    zfs("unmount", ds)
+    (tmp_path / "srv").mkdir(exist_ok=True)
+    (tmp_path / "srv" / "index.html").write_text("the destination's own site\n")
+    r = _cli(lab, "send", "-R", f"lab-src:{ds}@t", f"lab-dst:{dst.name}/home")
+    assert r.returncode != 0
+    assert (f"would mount on {tmp_path / 'srv'} (a folder that holds files)"
+            in r.stderr), r.stderr
+    assert (tmp_path / "srv" / "index.html").read_text() == "the destination's own site\n"
+    assert not dataset_exists(f"{dst.name}/home")
+
+
+def test_a_two_host_go_live_refuses_paths_in_use_on_the_destination(
+        lab: Lab, pools: tuple[Pool, Pool], tmp_path: Path) -> None:
+    """Without a mount root, the copy would take the source's paths - which the destination
+    (this same machine) has mounted: refused before anything changes, the path named."""
+    old, new = pools
+    zfs("create", f"{old.name}/t")
+    zfs("create", f"{old.name}/t/a")
+    write_random_files(old.mountpoint / "t" / "a" / "files", 1, files=2)
+    env = {**lab.env(), "ZMIGRATE_DATA_DIR": str(tmp_path / "data")}
+    r = _cli(lab, "send", "-r", f"lab-src:{old.name}/t", f"lab-dst:{new.name}/t",
+             "--snapshot", "--buffer", "16M", "--final", env=env)
+    assert r.returncode == 0, r.stderr + r.stdout
+    before = {p: zfs("get", "-H", "-o", "value", p, f"{new.name}/t").strip()
+              for p in ("mountpoint", "readonly", "mounted")}
+    r = _cli(lab, "go-live", f"lab-src:{old.name}/t", f"lab-dst:{new.name}/t", "--yes",
+             env=env)
+    assert r.returncode != 0, r.stdout + r.stderr
+    assert (f"going live would mount over what the destination already uses: {new.name}/t "
+            f"would mount on {old.mountpoint / 't'} (where {old.name}/t is mounted)"
+            in r.stderr), r.stderr
+    assert "--mount-root PATH" in r.stderr
+    assert {p: zfs("get", "-H", "-o", "value", p, f"{new.name}/t").strip()
+            for p in before} == before
+    assert zfs("get", "-H", "-o", "value", "mounted", f"{old.name}/t/a").strip() == "yes"

@@ -1,0 +1,91 @@
+"""Where received or live copies would mount on the destination, and which of those paths the
+destination already uses: the mountpoint of another of its datasets, or a folder that holds
+something. A mount there would hide what is there (OpenZFS mounts over a non-empty folder by
+default on FreeBSD, and on Linux with overlay=on), so the tree, a single dataset's `-R`/`-p`
+receive and a two-host go-live refuse it before anything runs (PreflightReason.MOUNT_COLLISION).
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Mapping, Sequence
+
+from . import cmdline, zfs
+from .errors import PreflightError, PreflightReason
+from .hosts import Host
+
+
+def within(name: str, root: str) -> bool:
+    return name == root or name.startswith(root + "/")
+
+
+def parent_mountpoint(dst: Host, destination: str) -> str | None:
+    """The mountpoint the copy's parent on the destination gives what inherits it (None: it
+    mounts nothing: none, legacy, or unreadable)."""
+    parent = posixpath.dirname(destination) or destination
+    r = dst.execute(dst.privileged(
+        ["zfs", "get", "-Hp", "-o", "value", "mountpoint", cmdline.dataset(parent)]))
+    base = r.stdout.strip() if r.ok else ""
+    return base if base.startswith("/") else None
+
+
+def received_paths(pairs: Sequence[tuple[str, str]], local: Mapping[str, str],
+                   destination: str, base: str | None) -> dict[str, str]:
+    """destination name -> the path it mounts on, for each (source, destination) pair received
+    mounted: its source's own mountpoint where set (the stream carries it), else inherited from
+    the nearest received ancestor, else from the copy's parent (mounted at `base`)."""
+    parent = posixpath.dirname(destination) or destination
+    paths: dict[str, str] = {}
+    resolved: dict[str, str] = {}  # destination -> its mountpoint value, paths or not
+    for s_name, d_name in sorted(pairs, key=lambda p: p[1].count("/")):
+        value = local.get(s_name)
+        if value is None:
+            up = max((a for a in resolved if d_name.startswith(a + "/")), key=len, default=None)
+            if up is not None:
+                above = resolved[up]
+                value = posixpath.join(above, d_name[len(up) + 1:]) \
+                    if above.startswith("/") else above
+            elif base is not None:
+                value = posixpath.join(base, posixpath.relpath(d_name, parent))
+            else:
+                value = "none"
+        resolved[d_name] = value
+        if value.startswith("/"):
+            paths[d_name] = value
+    return paths
+
+
+def paths_in_use(host: Host, paths: Mapping[str, str], own: Sequence[str] = ()
+                 ) -> dict[str, str]:
+    """dataset -> how the path it would mount on (`paths`) is in use on `host`: "where X is
+    mounted" (another dataset, not one of `own` or below them), or "a folder that holds
+    files". Two reads: the mounted file systems' mountpoints, and a listing of the paths."""
+    if not paths:
+        return {}
+    r = host.execute(host.privileged(["zfs", "list", "-H", "-o", "name,mounted,mountpoint",
+                                      "-t", "filesystem"]), timeout=120)
+    others: dict[str, str] = {}  # mountpoint -> another dataset mounted there
+    ours: set[str] = set()  # where one of `own` is mounted now: its own files, no collision
+    for line in r.stdout.splitlines() if r.ok else []:
+        parts = line.split("\t")
+        if len(parts) != 3 or parts[1] != "yes" or not parts[2].startswith("/"):
+            continue
+        if any(within(parts[0], o) for o in own):
+            ours.add(parts[2])
+        else:
+            others.setdefault(parts[2], parts[0])
+    out = {ds: f"where {others[mp]} is mounted" for ds, mp in paths.items() if mp in others}
+    left = {ds: mp for ds, mp in paths.items() if ds not in out and mp not in ours}
+    busy = zfs.busy_directories(host, list(left.values()))
+    out.update({ds: "a folder that holds files" for ds, mp in left.items() if mp in busy})
+    return out
+
+
+def collision(host: str, paths: Mapping[str, str], clashes: Mapping[str, str], what: str,
+              fix: str) -> PreflightError:
+    """The refusal naming each dataset, the path in use it would mount on, and how it is used."""
+    return PreflightError(
+        f"{what} would mount over what the destination already uses: "
+        + "; ".join(f"{ds} would mount on {paths[ds]} ({how})"
+                    for ds, how in sorted(clashes.items())),
+        host=host, fix=fix, reason=PreflightReason.MOUNT_COLLISION)
