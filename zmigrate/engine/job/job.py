@@ -92,9 +92,6 @@ class Job(Work):
         self._dst_before: tuple[bool, set[str]] | None = None
         self._given_plan: Plan | None = None
         self.parent_pending = False  # plan as if the destination's parent existed
-        # A -R/-p receive mounting over the destination's paths is refused (a tree checks
-        # its own, all datasets at once: tree/checks.py).
-        self.checks_mounts = True
         self.known = known
         self.wire_seen = WireSeen()  # the path as both hosts read it (the preflight emits it)
         self.subscribe(self.wire_seen)
@@ -194,8 +191,7 @@ class Job(Work):
         plan = plan_on(port)
         check_permissions(self.src, self.dst, self.src_caps, dst_caps, plan, ds_name, parent,
                           existing)
-        if self.checks_mounts:
-            check_receive_mounts(self.src, dst_site, plan, ds_name, src_sets)
+        check_receive_mounts(self.src, dst_site, plan, ds_name, src_sets, tree=self.deferred)
         if self.src_caps.send_estimate and not plan.resume_token:
             plan = with_estimates(plan, [exact_size(self.src, s.base, s.snapshot, plan)
                                          for s in plan.steps])

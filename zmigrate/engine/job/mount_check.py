@@ -20,10 +20,12 @@ def receives_mounted(plan: Plan, dst: Site) -> bool:
 
 
 def check_receive_mounts(src: Host, dst: Site, plan: Plan, ds_name: str,
-                         src_sets: Sequence[zfs.Dataset]) -> None:
-    """Refuse a `-R`/`-p` receive that would mount a copy over a path the destination uses."""
+                         src_sets: Sequence[zfs.Dataset], *, tree: bool = False) -> None:
+    """Refuse a `-R`/`-p` receive that would mount a copy over a path the destination uses
+    (`tree`: a tree's dataset job, whose tree checked every dataset at once already)."""
     options = plan.options
-    if not (options.replicate or options.send_properties) or not receives_mounted(plan, dst):
+    if tree or not (options.replicate or options.send_properties) \
+            or not receives_mounted(plan, dst):
         return
     if any(d.type != "filesystem" for d in src_sets if d.name == ds_name):
         return

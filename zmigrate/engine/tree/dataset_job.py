@@ -92,7 +92,6 @@ def dataset_job(src: Host, dst: Host, request: TreeRequest,
     job.port_movable = request.options.port is None
     job.parent_pending = e.source != plan.root  # it arrives earlier in this run
     job.shown = frozenset(x.key for x in plan.destroys)
-    job.checks_mounts = False  # the tree's own check covered every dataset (check_placement)
     return job
 
 

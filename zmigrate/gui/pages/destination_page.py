@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QWidget
 
 from zmigrate.engine.cmdline import dataset as check_dataset
 
+from ...engine.empty_target import Emptiness
 from ...engine.errors import PreflightError, PreflightReason, ZmigrateError
 from ...engine.job.outlook import Outcome, destination_outlook, partial_ways
 from ...engine.plan import Plan, Site
@@ -25,6 +26,7 @@ from ..session import Session
 from ..settings import Settings
 from ..tasks import LatestTask
 from .base import Page
+from .emptiness_reader import EmptinessFound, EmptinessReader, needs_judging
 from .partial_reader import PartialFound, PartialReader
 from .tree_support import DatasetTree
 
@@ -123,11 +125,14 @@ TREE_PLAN_DELAY_MS = 300
 
 
 def assess(session: Session, destination: str, force: bool,
-           partial: PartialFound | None = None) -> State:
+           partial: PartialFound | None = None,
+           emptiness: EmptinessFound | None = None) -> State:
     """Decide from the loaded inventories (no I/O) what sending to `destination` would do.
 
     `partial` is what was read of the destination's interrupted receive (if its inventory
-    shows a resume token); without it such a destination says it is being read.
+    shows a resume token); without it such a destination says it is being read. `emptiness`
+    is the engine's judgement of an existing destination without snapshots: replacing its
+    content is offered only once it is known, worded with what it holds.
     """
     s = session
     if s.src_host is None or s.dst_host is None or s.src_caps is None or s.dst_caps is None \
@@ -141,17 +146,24 @@ def assess(session: Session, destination: str, force: bool,
     dst = Site(s.dst_host, s.dst_caps, s.dst_datasets)
     if partial_token(s, destination):
         return _assess_partial(s, src, dst, destination, partial)
-    seen = destination_outlook(src, dst, s.snapshot.name, destination, s.default_transport)
+    judged = emptiness if isinstance(emptiness, Emptiness) else None
+    seen = destination_outlook(src, dst, s.snapshot.name, destination, s.default_transport,
+                               emptiness=judged)
     if seen.refusal is not None:
         exc = seen.refusal
         text = f"<b>Conflict: {markup.escape(exc.message)}.</b>"
+        if exc.reason is PreflightReason.NOT_EMPTY and judged is None \
+                and needs_judging(s, destination) is not None:
+            return _unjudged(destination, text,
+                             emptiness if isinstance(emptiness, ZmigrateError) else None)
         forced = seen.forced
         if forced is not None:
             if forced.rolled_back:
                 action = (f"Roll back {destination} to @{forced.base}, destroying "
                           f"{_snapshots(forced.rolled_back)}")
             else:
-                action = f"Overwrite the empty dataset {destination}"
+                assert forced.replaces is not None  # judged: never "empty" unless it is
+                action = words.overwrite_choice(forced.replaces)
             if force:
                 return State("conflict", f"<b>{markup.escape(action)}</b>, then send "
                              f"{len(forced.arrives)} snapshot(s): "
@@ -166,6 +178,11 @@ def assess(session: Session, destination: str, force: bool,
     p = seen.plan
     assert p is not None
     size = f" (about {format_size(p.estimate)})" if p.estimate else ""
+    if p.replaces is not None:  # judged empty: it takes the copy as itself
+        text = (f"<b>Into the existing empty dataset:</b> {markup.escape(destination)} "
+                f"({markup.escape(p.replaces.why)}) takes a full copy of "
+                f"@{markup.escape(s.snapshot.short)}{size} as itself.")
+        return State("new", text, p)
     if p.kind == "full":
         extra = f", with {len(p.arrives)} snapshots" if len(p.arrives) > 1 else ""
         text = (f"<b>New dataset:</b> {markup.escape(destination)} will be created from a full "
@@ -195,6 +212,16 @@ def refusal_fix(exc: PreflightError) -> str | None:
             return ("Upgrade that host to OpenZFS 0.8 or newer: an encrypted dataset goes raw "
                     "(zfs send -w) to stay encrypted")
     return None
+
+
+def _unjudged(destination: str, text: str, found: ZmigrateError | None) -> State:
+    """An existing dataset without snapshots not judged yet (or that could not be): no
+    choice to replace it is offered."""
+    if found is None:
+        return State("conflict", text + f"<br>Reading what {markup.escape(destination)} "
+                     "holds…")
+    return State("conflict", text + "<br>What it holds could not be read: "
+                 f"{markup.escape(found.message)}. Choose another name.")
 
 
 def guess_destination(session: Session) -> tuple[str, str]:
@@ -315,6 +342,7 @@ class DestinationPage(Page):
         self._guessed_for: object = None
         # Interrupted receives read so far: (destination host, dataset, token) -> what was found.
         self.partials = PartialReader(self)
+        self.emptiness = EmptinessReader(self)
         self._choice_for: tuple[int, str, str] | None = None
         # The tree's plan (engine.tree): read off the GUI thread whenever the choice changes.
         self.tree_plan: TreePlan | None = None
@@ -336,6 +364,7 @@ class DestinationPage(Page):
             return
         self._loaded_for = s.dst_host
         self.partials.clear()
+        self.emptiness.clear()
         self._set_state(State("error", "Reading the destination's datasets…"))
         self.tree.load(s.dst_host, s.dst_caps, self._on_loaded)
 
@@ -421,17 +450,28 @@ class DestinationPage(Page):
         found = self.partials.found.get(key) if key else None
         if key is not None and found is None:
             self._read_partial(key)
-        self._set_state(assess(self.session, destination, force, found))
+        self._set_state(assess(self.session, destination, force, found,
+                               self._judged(destination)))
+
+    def _judged(self, destination: str) -> EmptinessFound | None:
+        """The engine's judgement of an existing destination without snapshots (read off the
+        GUI thread once; the state line is assessed again after)."""
+        target = needs_judging(self.session, destination)
+        if target is None:
+            return None
+        found = self.emptiness.found.get((id(self.session.dst_host), destination))
+        if found is None and self.emptiness.read(self.session, target, self._read_done):
+            self.ui.busy_bar.show()
+        return found
+
+    def _read_done(self) -> None:
+        if not self.partials.reading and not self.emptiness.reading and not self.tree.loading:
+            self.ui.busy_bar.hide()
+        self._update_state()
 
     def _read_partial(self, key: tuple[int, str, str]) -> None:
         """Decode the token off the GUI thread; the state line is assessed again after."""
-
-        def done() -> None:
-            if not self.partials.reading and not self.tree.loading:
-                self.ui.busy_bar.hide()
-            self._update_state()
-
-        if self.partials.read(self.session, key, done):
+        if self.partials.read(self.session, key, self._read_done):
             self.ui.busy_bar.show()
 
     def _check_tree(self) -> None:
@@ -492,7 +532,7 @@ class DestinationPage(Page):
         check = self.ui.force_check
         check.setVisible(bool(state.force_text))
         if state.force_text:
-            check.setText(state.force_text)
+            check.setText(state.force_text.replace("&", "&&"))  # a name's & is no shortcut
             check.setAccessibleName(state.force_text)
         elif check.isChecked():
             check.setChecked(False)
