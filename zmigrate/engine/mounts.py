@@ -15,10 +15,6 @@ from .errors import PreflightError, PreflightReason
 from .hosts import Host
 
 
-def within(name: str, root: str) -> bool:
-    return name == root or name.startswith(root + "/")
-
-
 def parent_mountpoint(dst: Host, destination: str) -> str | None:
     """The mountpoint the copy's parent on the destination gives what inherits it (None: it
     mounts nothing: none, legacy, or unreadable)."""
@@ -40,7 +36,7 @@ def received_paths(pairs: Sequence[tuple[str, str]], local: Mapping[str, str],
     for s_name, d_name in sorted(pairs, key=lambda p: p[1].count("/")):
         value = local.get(s_name)
         if value is None:
-            up = max((a for a in resolved if d_name.startswith(a + "/")), key=len, default=None)
+            up = max((a for a in resolved if cmdline.below(d_name, a)), key=len, default=None)
             if up is not None:
                 above = resolved[up]
                 value = posixpath.join(above, d_name[len(up) + 1:]) \
@@ -70,7 +66,7 @@ def paths_in_use(host: Host, paths: Mapping[str, str], own: Sequence[str] = ()
         parts = line.split("\t")
         if len(parts) != 3 or parts[1] != "yes" or not parts[2].startswith("/"):
             continue
-        if any(within(parts[0], o) for o in own):
+        if any(cmdline.within(parts[0], o) for o in own):
             ours.add(parts[2])
         else:
             others.setdefault(parts[2], parts[0])

@@ -197,7 +197,7 @@ def live_paths(src: Props, source_root: str, destination_root: str,
     for name, props in datasets(src).items():
         mp, canmount = props.get("mountpoint", _UNKNOWN), props.get("canmount", _UNKNOWN)
         if canmount.value != "on" or not mp.value.startswith("/") \
-                or not mounts.within(name, source_root):
+                or not cmdline.within(name, source_root):
             continue
         rel = posixpath.relpath(name, source_root)
         path = mp.value if mount_root is None else posixpath.normpath(

@@ -71,8 +71,7 @@ class Job(Work):
         src_caps, dst_caps: capabilities if already probed.
         t0: the monotonic time samples count from (default: when the job runs).
         known: what the caller already read (a tree): the preflight then reads nothing again.
-        deferred: the caller compares the guids and sets readonly=on itself, for many
-            datasets in one round trip per host (a tree); the summary's guids are then 0.
+        deferred: a tree's: the tree checks guids (0 here), readonly=on, mountpoints itself.
     """
 
     def __init__(self, src: Host, dst: Host, request: Request, observer: Observer | None = None,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .. import mounts, zfs
+from .. import cmdline, mounts, zfs
 from ..hosts import Host
 from ..plan import Plan, Site, needs_unmounted
 
@@ -33,7 +33,7 @@ def check_receive_mounts(src: Host, dst: Site, plan: Plan, ds_name: str,
     pairs = [(ds_name, destination)]
     if options.replicate:
         pairs += [(d.name, destination + d.name[len(ds_name):]) for d in src_sets
-                  if d.name.startswith(ds_name + "/") and d.type == "filesystem"]
+                  if cmdline.below(d.name, ds_name) and d.type == "filesystem"]
     local = {name: props["mountpoint"] for name, props in
              zfs.local_properties(src, ds_name, "mountpoint").items() if "mountpoint" in props}
     if not options.replicate:

@@ -450,19 +450,9 @@ class DestinationPage(Page):
         found = self.partials.found.get(key) if key else None
         if key is not None and found is None:
             self._read_partial(key)
-        self._set_state(assess(self.session, destination, force, found,
-                               self._judged(destination)))
-
-    def _judged(self, destination: str) -> EmptinessFound | None:
-        """The engine's judgement of an existing destination without snapshots (read off the
-        GUI thread once; the state line is assessed again after)."""
-        target = needs_judging(self.session, destination)
-        if target is None:
-            return None
-        found = self.emptiness.found.get((id(self.session.dst_host), destination))
-        if found is None and self.emptiness.read(self.session, target, self._read_done):
-            self.ui.busy_bar.show()
-        return found
+        judged = self.emptiness.judged(self.session, destination, self._read_done)
+        self.ui.busy_bar.setVisible(self.ui.busy_bar.isVisible() or bool(self.emptiness.reading))
+        self._set_state(assess(self.session, destination, force, found, judged))
 
     def _read_done(self) -> None:
         if not self.partials.reading and not self.emptiness.reading and not self.tree.loading:

@@ -39,6 +39,18 @@ class EmptinessReader(QObject):
     def clear(self) -> None:
         self.found.clear()
 
+    def judged(self, session: Session, destination: str, done: Callable[[], None]
+               ) -> EmptinessFound | None:
+        """The judgement of `destination` if it needs one and is known; else None, and it is
+        read (once) when it needs one: `done()` on the GUI thread after."""
+        target = needs_judging(session, destination)
+        if target is None:
+            return None
+        found = self.found.get((id(session.dst_host), destination))
+        if found is None:
+            self.read(session, target, done)
+        return found
+
     def read(self, session: Session, target: Dataset, done: Callable[[], None]) -> bool:
         """Judge `target` off the GUI thread; `done()` on the GUI thread once it is known.
         False when it is being read already (or the host is gone)."""
