@@ -57,6 +57,14 @@ def test_a_single_replicate_send_refuses_to_mount_over_a_path_in_use(
             in r.stderr), r.stderr
     assert (tmp_path / "srv" / "index.html").read_text() == "the destination's own site\n"
     assert not dataset_exists(f"{dst.name}/home")
+    # Inherited mountpoints: the copy mounts under its new parent, a free path: it goes.
+    zfs("inherit", "mountpoint", ds)
+    zfs("create", f"{ds}/bob")
+    zfs("snapshot", "-r", f"{ds}@u")
+    r = _cli(lab, "send", "-R", f"lab-src:{ds}@u", f"lab-dst:{dst.name}/home")
+    assert r.returncode == 0, r.stderr + r.stdout
+    assert zfs("get", "-H", "-o", "value", "mountpoint", f"{dst.name}/home/bob").strip() \
+        == str(dst.mountpoint / "home" / "bob")
 
 
 def test_a_two_host_go_live_refuses_paths_in_use_on_the_destination(

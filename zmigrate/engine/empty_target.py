@@ -180,9 +180,10 @@ def holdings(e: Emptiness) -> str:
 
 
 def refusal(destination: str, emptiness: Emptiness | None, dst_label: str,
-            ds_name: str) -> PreflightError:
+            ds_name: str, *, force_helps: bool = True) -> PreflightError:
     """The refusal of an existing destination that may hold data, with the ways out
-    (`emptiness` None: it was not looked at)."""
+    (`emptiness` None: it was not looked at; `force_helps` False: a tree's root, which
+    --force never replaces)."""
     holds = f": {emptiness.why}" if emptiness is not None else " (with no snapshots)"
     below = f"{destination}/{ds_name.rsplit('/', 1)[-1]}" if ds_name else f"{destination}/NAME"
     pool_root = "/" not in destination
@@ -192,10 +193,10 @@ def refusal(destination: str, emptiness: Emptiness | None, dst_label: str,
         f"the destination {destination} "
         + ("is a pool root that is not empty" if pool_root else "already exists") + holds,
         host=dst_label,
-        fix=f"receive below it (e.g. {below}) or pick another name"
+        fix=f"receive below it (e.g. {below}) , pick another name, empty it first"
         + (f", mount it (zfs mount {destination}) so its files can be listed" if unmounted
            else "")
-        + f", or pass --force to replace the whole content of {destination} with the copy "
-        "(what it holds is lost)",
+        + (f", or pass --force to replace the whole content of {destination} with the copy "
+           "(what it holds is lost)" if force_helps else ""),
         reason=PreflightReason.POOL_ROOT if pool_root else PreflightReason.NOT_EMPTY,
     )

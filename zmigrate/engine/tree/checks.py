@@ -97,7 +97,7 @@ def check_into(dst: Host, plan: TreePlan, dst_sets: Sequence[zfs.Dataset],
     target = next((d for d in dst_sets if d.name == root.destination), None)
     emptiness = destination_emptiness(dst, target, dst_sets, dialect)
     if emptiness is not None and not emptiness.empty:
-        raise refusal(root.destination, emptiness, dst.label, root.source)
+        raise refusal(root.destination, emptiness, dst.label, root.source, force_helps=False)
 
 
 def root_mountpoint(dst_caps: zfs.Capabilities, mount_root: str | None) -> str | None:

@@ -22,7 +22,7 @@ from ...engine.plan import Plan
 from ...engine.tree import TreeEntry, TreeJob, TreePlan
 from ...engine.tree.listing import DatasetCommands, Listed, list_commands
 from ...engine.units import format_size
-from .. import forms, markup, style
+from .. import forms, markup, style, words
 from ..generated.ui_review_page import Ui_ReviewPage
 from ..plots.axes import elapsed
 from ..session import Session
@@ -228,7 +228,8 @@ class ReviewPage(Page):
                     f"Time: about {elapsed(plan.estimate / rate)} {basis}")
         else:
             self.ui.size_label.setText("Size: unknown until it runs")
-        self._show_notes(list(plan.warnings))
+        lost = plan.replaces if plan.replaces is not None and not plan.replaces.empty else None
+        self._show_notes([*plan.warnings, *([words.replaced(lost)] if lost else [])])
         lines = []
         for host, line in plan.commands():
             lines.append(f"# on {host}")
