@@ -80,6 +80,7 @@ def test_a_dataset_holding_a_file_is_refused_mounted_or_not_and_force_says_what_
     assert notes.read_text() == NOTES
     r = _cli(lab, "send", "--force", f"lab-src:{snapshot}", f"lab-dst:{target}")
     assert r.returncode == 0, r.stderr + r.stdout
+    assert f"warning: --force replaces the WHOLE content of {target}" in r.stderr, r.stderr
     assert snapshot_guid(snapshot) == snapshot_guid(f"{target}@s")
     mounted = Path(zfs("get", "-H", "-o", "value", "mountpoint", target).strip())
     assert not (mounted / "notes.txt").exists()

@@ -272,7 +272,11 @@ def plain(event: Event, err: TextIO) -> None:
             print(stage_line(event), file=err)
         case LogLine():
             print(f"[{event.host}] {event.text}", file=err)
-        case (PlanReady() | TreePlanReady() | Sample() | Progress() | Stalled() | Finished()
+        case PlanReady():
+            lost = event.plan.replaces
+            if lost is not None and not lost.empty:  # said before anything runs
+                print(f"warning: {words.replaced(lost)}", file=err)
+        case (TreePlanReady() | Sample() | Progress() | Stalled() | Finished()
               | Failed() | StageStarted() | StageResult() | Wire()):
             pass
         case _:
