@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import pytest
 
 from tests.unit.test_plan import SRC_SNAPS, dataset, sites, snap
 from zmigrate.cli import words as cli_words
+from zmigrate.engine import event_json
 from zmigrate.engine.empty_target import Emptiness, Evidence, Listing, judge, refusal
 from zmigrate.engine.errors import PreflightError, PreflightReason
+from zmigrate.engine.events import PlanReady
 from zmigrate.engine.hosts import LocalHost
 from zmigrate.engine.plain_words import contents
 from zmigrate.engine.plan import Options, make_plan
@@ -171,3 +174,14 @@ def test_a_tree_into_an_existing_empty_root_receives_its_root_as_that_dataset() 
     assert "into the existing newtank itself" in root.reason
     assert (child.destination, child.action, child.into) == ("newtank/a", "full", False)
     assert plan.to_json()["datasets"][0]["into"] is True
+
+
+def test_a_plan_that_replaces_a_dataset_travels_in_the_event_record() -> None:
+    """The history's event record carries what a forced plan replaces, exactly."""
+    src, dst = sites(None, dst_exists=False)
+    forced = make_plan(src, dst, "tank/home@d", "backup", Options(force=True),
+                       connect_address="x", port=1, emptiness=_emptiness("backup", "notes.txt"))
+    event = PlanReady(forced)
+    back = event_json.from_json(json.loads(json.dumps(event_json.to_json(event))))
+    assert isinstance(back, PlanReady) and back.plan.replaces == forced.replaces
+    assert forced.to_json()["replaces"]["entries"] == ["notes.txt"]
