@@ -4,7 +4,7 @@ says what is lost, never "empty" unless it was judged empty.
 
 The judge is the engine's own over real figures (zfs-fuse's 114688 bytes of a fresh dataset,
 118784 with notes.txt); only the remote read (`destination_emptiness`) is a stand-in, checked
-to run off the GUI thread. The lab tests read a real dataset (tests/e2e/test_empty_target.py).
+to run off the GUI thread. The lab tests read a real dataset (tests/e2e/test_empty_destination.py).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Iterator
 import pytest
 from pytestqt.qtbot import QtBot
 
-from zmigrate.engine.empty_target import Emptiness, Listing, judge
+from zmigrate.engine.destination import Emptiness, Listing, judge
 from zmigrate.engine.errors import ZmigrateError
 from zmigrate.engine.hosts import Host, LocalHost
 from zmigrate.engine.units import MiB

@@ -10,7 +10,7 @@ import pytest
 from tests.unit.test_plan import SRC_SNAPS, dataset, sites, snap
 from zmigrate.cli import words as cli_words
 from zmigrate.engine import event_json
-from zmigrate.engine.empty_target import Emptiness, Evidence, Listing, judge, refusal
+from zmigrate.engine.destination import Emptiness, Evidence, Listing, judge, refusal
 from zmigrate.engine.errors import PreflightError, PreflightReason
 from zmigrate.engine.events import PlanReady
 from zmigrate.engine.hosts import LocalHost

@@ -182,9 +182,7 @@ def event_to_json(event: Event) -> dict[str, Any] | None:
     """The --json form of an event (numbers in bytes and seconds), or None to skip it."""
     match event:
         case PlanReady():
-            lost = event.plan.replaces
-            return {"event": "plan", **event.plan.to_json(),
-                    "replaces_text": words.replaced(lost) if lost is not None else None}
+            return {"event": "plan", **event.plan.to_json()}
         case TreePlanReady() | StageResult():
             return event.to_json()
         case Sample():

@@ -14,8 +14,8 @@ from typing import Any, assert_never
 from zmigrate.engine.verdict.diagnosis import Verdict
 
 from ..engine import plain_words
+from ..engine.destination import Emptiness
 from ..engine.doctor import DoctorReport, StageResult
-from ..engine.empty_target import Emptiness
 from ..engine.findings import Advice, AdviceKind, Finding, FindingKind, Note, NoteKind
 from ..engine.history import JobRecord
 from ..engine.plain_words import DD, link_carrier, pct

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .empty_target import Emptiness
+from .destination import Emptiness
 from .findings import Advice, AdviceKind, Finding, FindingKind, Note, NoteKind
 from .losses import DESTINATION, SOURCE, Loss, LossKind
 from .transports import Carrier, Transport, carrier

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from . import cmdline, losses, transports, units, zfs
-from .empty_target import Emptiness, refusal, unread
+from .destination import Emptiness, refusal, unread
 from .errors import InvalidNameError, PreflightError, PreflightReason
 from .hosts import Host, same_host
 from .hosts import tools as capabilities
@@ -356,7 +356,7 @@ def make_plan(
     `resume_info` is the decoded resume token of the destination (needed for options.resume);
     `resumable` says whether the destination pool can keep a partial receive (default: the
     destination's zfs supports `receive -s`). `emptiness`: how an existing destination
-    without snapshots was found (empty_target.py); an empty one takes the copy as itself.
+    without snapshots was found (destination/emptiness.py); an empty one takes the copy as itself.
 
     Raises:
         PreflightError: the transfer cannot or must not run as asked; nothing has run.

@@ -16,7 +16,7 @@ from typing import assert_never
 from zmigrate.engine.verdict.diagnosis import Bottleneck, Verdict
 
 from ..engine import plain_words
-from ..engine.empty_target import Emptiness
+from ..engine.destination import Emptiness
 from ..engine.findings import Advice, AdviceKind, Finding, FindingKind, Note, NoteKind
 from ..engine.history import JobRecord
 from ..engine.plain_words import DD, link_carrier, pct

@@ -16,7 +16,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .. import cmdline, mounts
+from .. import cmdline
+from ..destination import mounts
 from ..hosts import Host
 from .cutover import GoLiveError, Prop, Props, datasets
 

@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TypeVar
 
-from .. import cmdline, empty_target, losses, zfs
+from .. import cmdline, destination, losses, zfs
 from ..errors import PreflightError, PreflightReason, TransferError, ZmigrateError
 from ..events import Observer, StageChanged, Summary
 from ..hosts import Host
@@ -269,7 +269,7 @@ def _filled(dst: Host, dialect: str, plan: Plan, now: list[zfs.Dataset]) -> list
         ds = next((d for d in now if d.name == x.name), None)
         if ds is None:
             continue
-        found = empty_target.judge(ds, now, empty_target.read_listing(dst, ds.name), dialect)
+        found = destination.judge(ds, now, destination.read_listing(dst, ds.name), dialect)
         if not found.empty:
             out.append(losses.Loss(x.host_side, x.kind, x.name, f"no longer empty: {found.why}"))
     return out

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .. import cmdline, mounts, zfs
+from .. import cmdline, zfs
+from ..destination import mounts
 from ..hosts import Host
 from ..plan import Plan, Site, needs_unmounted
 

@@ -9,8 +9,8 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from .. import cmdline, empty_target, transports, zfs
-from ..empty_target import Emptiness
+from .. import cmdline, destination, transports, zfs
+from ..destination import Emptiness
 from ..errors import PreflightError, PreflightReason, ZmigrateError
 from ..events import Observer, StageChanged
 from ..hosts import Host, leftovers, same_host
@@ -209,8 +209,8 @@ def destination_emptiness(dst: Host, existing: zfs.Dataset | None,
     takes the copy as itself. None for any other destination (nothing is read for it)."""
     if existing is None or existing.snapshots or existing.resume_token:
         return None
-    return empty_target.judge(existing, list(dst_sets),
-                              empty_target.read_listing(dst, existing.name), dialect)
+    return destination.judge(existing, list(dst_sets),
+                             destination.read_listing(dst, existing.name), dialect)
 
 
 def read_token(src: Host, existing: zfs.Dataset | None, src_sets: list[zfs.Dataset],

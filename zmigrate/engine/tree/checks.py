@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from .. import cmdline, zfs
-from ..empty_target import refusal
+from ..destination import refusal
 from ..errors import PreflightError, PreflightReason, ZmigrateError
 from ..events import Observer, StageChanged
 from ..hosts import Host
@@ -90,7 +90,7 @@ def check_mountpoints(src: Host, dst: Host, plan: TreePlan, only_root: bool = Fa
 def check_into(dst: Host, plan: TreePlan, dst_sets: Sequence[zfs.Dataset],
                dialect: str) -> None:
     """A root received into an existing dataset (a new pool's root) as itself: refuse, before
-    anything runs, unless that dataset is empty (empty_target.py)."""
+    anything runs, unless that dataset is empty (destination/emptiness.py)."""
     root = next((e for e in plan.entries if e.into), None)
     if root is None:
         return

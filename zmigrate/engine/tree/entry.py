@@ -28,7 +28,7 @@ class TreeEntry:
     replicate: bool = False
     carried_by: str | None = None
     # The root received into an existing empty dataset (a new pool's root) as that dataset
-    # itself: `zfs receive -F`, checked empty before anything runs (empty_target.py).
+    # itself: `zfs receive -F`, checked empty before anything runs (destination/emptiness.py).
     into: bool = False
     # A clone of a snapshot inside the tree: sent from that snapshot (`send -I ORIGIN@snap`)
     # after its origin's dataset, so it arrives as a clone of the copy, using the space the

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QWidget
 
 from zmigrate.engine.cmdline import dataset as check_dataset
 
-from ...engine.empty_target import Emptiness
+from ...engine.destination import Emptiness
 from ...engine.errors import PreflightError, PreflightReason, ZmigrateError
 from ...engine.job.outlook import Outcome, destination_outlook, partial_ways
 from ...engine.plan import Plan, Site

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject
 
-from ...engine.empty_target import Emptiness
+from ...engine.destination import Emptiness
 from ...engine.errors import ZmigrateError
 from ...engine.job.preflight import destination_emptiness
 from ...engine.zfs import Dataset

@@ -18,10 +18,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from enum import Enum
 
-from . import cmdline, zfs
-from .errors import PreflightError, PreflightReason
-from .hosts import Host
-from .units import KiB, format_size
+from .. import cmdline, zfs
+from ..errors import PreflightError, PreflightReason
+from ..hosts import Host
+from ..units import KiB, format_size
 
 # What a freshly created, never written file system references, by zfs dialect, measured:
 # zfs-fuse 0.7 (the lab): 114688 bytes for every fresh dataset (compression on or off,

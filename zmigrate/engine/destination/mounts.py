@@ -10,9 +10,9 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Mapping, Sequence
 
-from . import cmdline, zfs
-from .errors import PreflightError, PreflightReason
-from .hosts import Host
+from .. import cmdline, zfs
+from ..errors import PreflightError, PreflightReason
+from ..hosts import Host
 
 
 def parent_mountpoint(dst: Host, destination: str) -> str | None:
