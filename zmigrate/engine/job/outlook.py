@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from ..empty_target import Emptiness
+from ..destination import Emptiness
 from ..errors import PreflightError, PreflightReason
 from ..plan import Options, Plan, Site, make_plan
 from ..transports import Transport
@@ -22,7 +22,7 @@ _STAND_IN_ADDRESS, _STAND_IN_PORT = "127.0.0.1", 1  # never used: the job plans 
 # Refusals about what the destination already holds (not about the hosts or the options).
 CONFLICTS = frozenset({PreflightReason.NOT_EMPTY, PreflightReason.ALREADY_THERE,
                        PreflightReason.NO_COMMON_SNAPSHOT, PreflightReason.DIVERGED})
-# Of those, the ones --force resolves (rolls back, or replaces an empty dataset).
+# Of those, the ones --force resolves (rolls back, or replaces a dataset's whole content).
 FORCEABLE = frozenset({PreflightReason.DIVERGED, PreflightReason.NOT_EMPTY})
 
 
