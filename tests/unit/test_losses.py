@@ -12,7 +12,7 @@ from lab.losses import DestinationState, unseen_losses
 
 from zmigrate.cli.send import print_losses
 from zmigrate.engine import losses, plain_words, zfs
-from zmigrate.engine.empty_target import Emptiness
+from zmigrate.engine.destination import Listing, judge
 from zmigrate.engine.hosts import LocalHost
 from zmigrate.engine.losses import DESTINATION, Loss, LossKind
 from zmigrate.engine.plan import Options, Site, make_plan
@@ -76,9 +76,12 @@ def test_content_replaced_judged_empty_or_forced() -> None:
     judged = make_plan(Site(LocalHost("src"), CAPS, SRC),
                        Site(LocalHost("dst"), CAPS, [PARENT, *bare]), "tank/data@s3",
                        "nas/copy", Options(), connect_address="a", allow_address="b",
-                       port=1, emptiness=Emptiness(True, "no files", mounted=False))
+                       port=1, emptiness=judge(bare[0], bare, Listing(True, "/nas/copy", ()),
+                                               "openzfs"))
     assert [(x.kind, x.name) for x in judged.destroys] == [(LossKind.CONTENT, "nas/copy")]
-    assert judged.destroys[0].detail.startswith("judged empty: no files; 24576 bytes")
+    assert judged.destroys[0].detail.startswith(
+        "judged empty: no snapshots, no children, its directory empty, 24 KiB referenced; "
+        "24576 bytes")
     forced = _plan("tank/data@s3", bare, force=True)
     assert forced.destroys[0].detail == "--force; 24576 bytes referenced"
     assert forced.rolled_back == ()

@@ -353,10 +353,9 @@ def make_plan(
 ) -> Plan:
     """Decide a transfer of `snapshot` from `src` into `destination` on `dst`.
 
-    `resume_info` is the decoded resume token of the destination (needed for options.resume);
-    `resumable` says whether the destination pool can keep a partial receive (default: the
-    destination's zfs supports `receive -s`). `emptiness`: how an existing destination
-    without snapshots was found (destination/emptiness.py); an empty one takes the copy as itself.
+    `resume_info`: the destination's decoded resume token (for options.resume); `resumable`:
+    whether its pool keeps a partial receive (default: its zfs has `receive -s`); `emptiness`:
+    how an existing destination without snapshots was judged (destination/emptiness.py).
 
     Raises:
         PreflightError: the transfer cannot or must not run as asked; nothing has run.
