@@ -21,7 +21,7 @@ from zmigrate.engine.readings.samples import SampleStore
 from zmigrate.gui import style  # noqa: E402
 from zmigrate.gui.job_bridge import JobBridge  # noqa: E402
 from zmigrate.gui.pages.done_page import DonePage  # noqa: E402
-from zmigrate.gui.pages.transfer_page import TransferPage  # noqa: E402
+from zmigrate.gui.pages.transfer_page import DETACHED, TransferPage  # noqa: E402
 from zmigrate.gui.session import Session  # noqa: E402
 from zmigrate.gui.settings import Settings  # noqa: E402
 from zmigrate.gui.wizard import MigrationWizard  # noqa: E402
@@ -29,7 +29,20 @@ from zmigrate.gui.wizard import MigrationWizard  # noqa: E402
 
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
-    return Settings(QSettings(str(tmp_path / "zmigrate.ini"), QSettings.Format.IniFormat))
+    """Transfers run in this process (the tests written before runners follow the job as a
+    Job of their own); test_long_job_lab.py hands them to a runner (`detached_settings`)."""
+    s = Settings(QSettings(str(tmp_path / "zmigrate.ini"), QSettings.Format.IniFormat))
+    s.set_value(DETACHED, False)
+    return s
+
+
+@pytest.fixture(autouse=True)
+def jobs_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every GUI test's runner jobs live apart from the user's."""
+    path = tmp_path / "jobs"
+    monkeypatch.setenv("ZMIGRATE_JOBS_DIR", str(path))
+    monkeypatch.setenv("ZMIGRATE_RUNNER_LAUNCHER", "setsid")
+    return path
 
 
 @pytest.fixture

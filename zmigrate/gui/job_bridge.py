@@ -29,6 +29,7 @@ from ..engine.events import (
 from ..engine.job import Job
 from ..engine.plan import Plan
 from ..engine.tree import TreeJob
+from .record_job import RecordJob
 
 
 class JobBridge(QObject):
@@ -57,7 +58,7 @@ class JobBridge(QObject):
     dataset_state = Signal(object)
     wire = Signal(object)
 
-    def __init__(self, job: Job | TreeJob, store: SampleStore,
+    def __init__(self, job: Job | TreeJob | RecordJob, store: SampleStore,
                  parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.job = job
@@ -74,7 +75,7 @@ class JobBridge(QObject):
         """Start the job on its own thread; with `plan` (the one Review showed), exactly that
         plan runs: same port, same log names, same commands."""
         self.started = True
-        if isinstance(self.job, TreeJob):
+        if isinstance(self.job, TreeJob | RecordJob):
             self.job.start()  # runs the tree plan its prepare() made (the one Review showed)
         else:
             self.job.start(plan=plan)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field, replace
 
+from zmigrate.engine.hosts.login import HostSpec
 from zmigrate.engine.readings.samples import SampleStore
 from zmigrate.engine.verdict.diagnosis import Verdict
 
@@ -57,6 +58,13 @@ class Session:
     error: ZmigrateError | None = None
     cancelled: bool = False
     verdict: Verdict | None = None  # the latest: live, then the final one
+    # A job a runner owns that the Transfer page follows through its record (engine/runner),
+    # and whether it is a tree's.
+    attached: str | None = None
+    attached_tree: bool = False
+    # The logins the Hosts page made (a runner repeats them where it can: engine/runner).
+    src_spec: HostSpec | None = None
+    dst_spec: HostSpec | None = None
     owned: list[Host] = field(default_factory=list)
 
     @property
@@ -121,6 +129,8 @@ class Session:
         self.summary = self.error = None
         self.cancelled = False
         self.verdict = None
+        self.attached = None
+        self.attached_tree = False
 
     def close_hosts(self) -> None:
         """Close every host this session owns (safe to call twice)."""

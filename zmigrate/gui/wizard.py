@@ -7,8 +7,9 @@ import logging
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QLabel, QMessageBox, QVBoxLayout, QWidget, QWizard
 
+from ..engine import runner
 from ..engine.units import format_size
-from .dialogs.confirm import after_stop, ask_to_stop
+from .dialogs.confirm import after_stop, ask_keep_or_stop, ask_to_stop
 from .icons import app_icon
 from .notifier import Notifier
 from .pages.base import Page, PageId
@@ -19,6 +20,7 @@ from .pages.review_page import ReviewPage
 from .pages.source_page import SourcePage
 from .pages.transfer_page import TransferPage
 from .pages.transport_page import TransportPage
+from .record_job import RecordJob
 from .session import Session
 from .settings import Settings
 from .windows.history_window import HistoryWindow
@@ -105,6 +107,7 @@ class MigrationWizard(QWizard):
         self.done_page.lend_plots(self.transfer_page.plots)
         self.done_page.lend_datasets(self.transfer_page.datasets)
         self.done_page.sync_requested.connect(self.sync_again)
+        self.hosts_page.jobs.attach_requested.connect(self.reattach)
         self.hosts_page.ui.history_button.clicked.connect(self.open_history)
         self.done_page.history_requested.connect(self.open_history)
         self.history_window: HistoryWindow | None = None
@@ -180,6 +183,17 @@ class MigrationWizard(QWizard):
         self.restart()
         self.setStartId(PageId.HOSTS)
 
+    def reattach(self, job_id: str) -> None:
+        """Show a job its runner owns on the Transfer page, from its first event (then Done)."""
+        s = self.session
+        s.reset_transfer()
+        s.attached = job_id
+        argv = runner.status(job_id).request.get("argv", [])
+        s.attached_tree = any(a in ("-r", "--recursive") for a in argv)
+        self.setStartId(PageId.TRANSFER)
+        self.restart()
+        self.setStartId(PageId.HOSTS)
+
     # -- every way out ------------------------------------------------------------------------
     def done(self, result: int) -> None:
         """Finish, Cancel, Esc and the window's close button all end here."""
@@ -192,6 +206,10 @@ class MigrationWizard(QWizard):
     def _ask_close(self) -> None:
         if self.close_box is not None:
             return
+        bridge = self.transfer_page.bridge
+        if bridge is not None and isinstance(bridge.job, RecordJob):
+            self._ask_keep(bridge.job)
+            return
         def answered(stop: bool) -> None:
             self.close_box = None
             if stop:
@@ -202,6 +220,20 @@ class MigrationWizard(QWizard):
             self, "A transfer is running",
             "Stop the transfer and close zmigrate? Both ends are stopped and "
             f"{after_stop(self.session.plan)}.", "Stop and close", answered)
+
+    def _ask_keep(self, job: RecordJob) -> None:
+        """A job its runner owns: keep it running (the default) or stop it."""
+        def answered(keep: bool | None) -> None:
+            self.close_box = None
+            if keep:
+                job.detach()
+                self.shutdown()
+                super(MigrationWizard, self).done(QWizard.DialogCode.Rejected.value)
+            elif keep is not None:
+                self._closing = True
+                self.transfer_page.stop()
+
+        self.close_box = ask_keep_or_stop(self, answered)
 
     def shutdown(self) -> None:
         """Cancel a running job, wait for it, and close every host (idempotent).
@@ -218,6 +250,9 @@ class MigrationWizard(QWizard):
             self.history_window.close()
             self.history_window.deleteLater()
             self.history_window = None
+        bridge = self.transfer_page.bridge
+        if bridge is not None and isinstance(bridge.job, RecordJob):
+            bridge.job.detach()  # the runner owns the job: it goes on
         job = self.session.job
         if job is not None and self.transfer_page.running and not job.done:
             job.cancel()

@@ -37,3 +37,30 @@ def ask_to_stop(parent: QWidget, title: str, text: str, stop_label: str,
     box.setWindowModality(Qt.WindowModality.WindowModal)
     box.open()
     return box
+
+
+KEEP_RUNNING = "Keep it running (you can come back to it)"
+
+
+def ask_keep_or_stop(parent: QWidget, on_answer: Callable[[bool | None], None]) -> QMessageBox:
+    """Closing while a job its runner owns goes on: keep it running (the default: True), stop
+    it (False), or Esc to stay (None). Returns the box (open until answered)."""
+    box = QMessageBox(QMessageBox.Icon.Question, "A transfer is running",
+                      "The transfer runs on its own: it can go on without this window, and "
+                      "zmigrate shows it again, with its whole plot, when you open it.",
+                      QMessageBox.StandardButton.NoButton, parent)
+    keep = box.addButton(KEEP_RUNNING, QMessageBox.ButtonRole.AcceptRole)
+    stop = box.addButton("Stop it", QMessageBox.ButtonRole.DestructiveRole)
+    stay = box.addButton("Cancel", QMessageBox.ButtonRole.RejectRole)
+    box.setDefaultButton(keep)
+    box.setEscapeButton(stay)
+
+    def answered(_result: int) -> None:
+        clicked = box.clickedButton()
+        on_answer(True if clicked is keep else False if clicked is stop else None)
+        box.deleteLater()
+
+    box.finished.connect(answered)
+    box.setWindowModality(Qt.WindowModality.WindowModal)
+    box.open()
+    return box

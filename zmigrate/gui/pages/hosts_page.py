@@ -20,6 +20,7 @@ from .base import Page
 from .go_live import GoLiveControls
 from .go_live_offer import GoLiveOffer
 from .host_panel import HostPanel
+from .jobs_panel import JobsPanel
 
 # The default key files a login tries, as the first-run guidance names them (ssh-keygen makes
 # id_ed25519 today; the rarer kinds the login also tries would only lengthen the sentence).
@@ -62,6 +63,8 @@ class HostsPage(Page):
         self.go_live = GoLiveControls(self, ui.go_live_button, ui.go_back_button,
                                       ui.go_live_label)
         self.go_live_offer = GoLiveOffer(ui.go_live_frame, ui.go_live_offer_label, self.go_live)
+        self.jobs = JobsPanel()
+        ui.page_layout.insertWidget(0, self.jobs)
         recent = settings.recent_hosts()
         self.source.fill_hosts(recent, settings.last_host("source"))
         self.destination.fill_hosts(recent, settings.last_host("destination"))
@@ -72,6 +75,9 @@ class HostsPage(Page):
             self.ui.first_run_label.setText(first_run_html())
             style.set_banner(self.ui.first_run_frame, "info")
             self.ui.hint_label.setText(words.HOST_KEYS_HINT)
+
+    def initializePage(self) -> None:
+        self.jobs.refresh()
 
     def panels(self) -> tuple[HostPanel, HostPanel]:
         return self.source, self.destination
@@ -95,6 +101,7 @@ class HostsPage(Page):
         old = (s.src_host, s.dst_host)
         s.src_host, s.src_caps = self.source.host, self.source.caps
         s.dst_host, s.dst_caps = self.destination.host, self.destination.caps
+        s.src_spec, s.dst_spec = self.source.connected_spec, self.destination.connected_spec
         for host in (s.src_host, s.dst_host):
             if host is not None:
                 s.adopt(host)

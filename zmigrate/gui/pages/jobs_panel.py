@@ -1,0 +1,87 @@
+"""The first page's list of jobs a runner owns: running, or ended while nobody watched, each
+with its progress; choosing one shows it on the Transfer page from its first event."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtWidgets import QGroupBox, QListWidget, QListWidgetItem, QPushButton, QVBoxLayout
+
+from ...engine import runner
+from ...engine.runner.state import JobState, Status
+from ...engine.units import format_rate, format_size
+from .. import style
+
+REFRESH_MS = 3000  # the list's progress, read again this often
+STATES = {JobState.STARTING: "starting", JobState.RUNNING: "running",
+          JobState.FINISHED: "finished, verified", JobState.FAILED: "failed",
+          JobState.STOPPED: "stopped", JobState.RUNNER_DIED: "its runner died"}
+
+
+def job_text(s: Status) -> str:
+    """`tank/t -> backup/t: running, 42% of 3.0 GiB at 110 MiB/s, about 0:05:10 left`."""
+    text = f"{s.what}: {STATES[s.state]}"
+    if s.state is JobState.RUNNING and s.total:
+        text += f", {s.done / s.total:.0%} of {format_size(s.total)} at {format_rate(s.rate)}"
+        if s.eta is not None:
+            text += f", about {int(s.eta) // 3600}:{int(s.eta) % 3600 // 60:02d}:" \
+                    f"{int(s.eta) % 60:02d} left"
+    elif s.state is JobState.FINISHED:
+        text += f" ({format_size(s.done)})"
+    elif s.outcome is not None and s.outcome.message:
+        text += f": {s.outcome.message}"
+    return text
+
+
+class JobsPanel(QGroupBox):
+    """Hidden while there is no such job.
+
+    Signals:
+        attach_requested(job_id): show this job on the Transfer page.
+    """
+
+    attach_requested = Signal(str)
+
+    def __init__(self) -> None:
+        super().__init__("Transfers running on their own")
+        self.setObjectName("jobs_panel")
+        layout = QVBoxLayout(self)
+        self.list = QListWidget()
+        self.list.setObjectName("jobs_list")
+        self.list.setMaximumHeight(110)
+        self.show_button = QPushButton("Show transfer")
+        self.show_button.setObjectName("show_job_button")
+        self.show_button.setEnabled(False)
+        layout.addWidget(self.list)
+        layout.addWidget(self.show_button, alignment=Qt.AlignmentFlag.AlignRight)
+        style.set_role(self, "muted")
+        self.list.currentItemChanged.connect(
+            lambda item, _old: self.show_button.setEnabled(item is not None))
+        self.list.itemActivated.connect(lambda _item: self._show())
+        self.show_button.clicked.connect(self._show)
+        self.timer = QTimer(self)
+        self.timer.setInterval(REFRESH_MS)
+        self.timer.timeout.connect(self.refresh)
+        self.timer.start()
+        self.refresh()
+
+    def refresh(self) -> None:
+        """The jobs again, keeping the chosen one chosen."""
+        current = self.current_id()
+        jobs = runner.unwatched()
+        self.list.clear()
+        for s in jobs:
+            item = QListWidgetItem(job_text(s))
+            item.setData(Qt.ItemDataRole.UserRole, s.id)
+            self.list.addItem(item)
+            if s.id == current:
+                self.list.setCurrentItem(item)
+        self.setVisible(bool(jobs))
+
+    def current_id(self) -> str | None:
+        item = self.list.currentItem()
+        return str(item.data(Qt.ItemDataRole.UserRole)) if item is not None else None
+
+    def _show(self) -> None:
+        job_id = self.current_id()
+        if job_id is not None:
+            self.attach_requested.emit(job_id)

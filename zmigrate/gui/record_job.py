@@ -1,0 +1,91 @@
+"""A job a runner owns, seen through its record (engine/runner): the handle JobBridge drives,
+so the Transfer page follows it as it follows a job of this process, from the first event,
+whether it started a second ago or long before this window opened."""
+
+from __future__ import annotations
+
+import threading
+
+from ..engine import runner
+from ..engine.errors import ZmigrateError
+from ..engine.events import (
+    Event,
+    Failed,
+    Finished,
+    Observer,
+    PlanReady,
+    Summary,
+    TreePlanReady,
+)
+from ..engine.runner.state import JobState
+
+
+class RecordJob:
+    """Follows job `job_id`'s record on a thread of its own and tells its observers each
+    event; `cancel` asks the runner to stop the job, `detach` only stops following it."""
+
+    def __init__(self, job_id: str) -> None:
+        self.job_id = job_id
+        self.summary: Summary | None = None
+        self.error: ZmigrateError | None = None
+        self.plan_event: PlanReady | TreePlanReady | None = None
+        self._observers: list[Observer] = []
+        self._ended = threading.Event()
+        self._detached = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    @property
+    def done(self) -> bool:
+        return self._ended.is_set()
+
+    def subscribe(self, observer: Observer) -> None:
+        self._observers.append(observer)
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._follow, daemon=True,
+                                        name=f"zmigrate-follow-{self.job_id}")
+        self._thread.start()
+
+    def _follow(self) -> None:
+        try:
+            directory = runner.job_dir(self.job_id)
+            for rec in runner.follow(directory, self._alive, stop=self._detached.is_set):
+                self._emit(rec.event)
+            if not self._detached.is_set() and self.summary is None and self.error is None:
+                s = runner.status(self.job_id)
+                if s.state is JobState.RUNNER_DIED:
+                    self._emit(Failed(ZmigrateError(
+                        f"the job's runner (pid {s.pid}) is gone without an outcome",
+                        fix=f"`zmigrate jobs` names what it left on the hosts; its log is "
+                        f"{directory}/runner.log; sending again resumes")))
+        except (OSError, ZmigrateError, ValueError) as exc:
+            self._emit(Failed(exc if isinstance(exc, ZmigrateError)
+                              else ZmigrateError(f"the job's record cannot be read: {exc}")))
+        finally:
+            self._ended.set()
+
+    def _alive(self) -> bool:
+        return runner.status(self.job_id).state is not JobState.RUNNER_DIED
+
+    def _emit(self, event: Event) -> None:
+        match event:
+            case Finished():
+                self.summary = event.summary
+            case Failed():
+                self.error = event.error
+            case PlanReady() | TreePlanReady():
+                if self.plan_event is None:
+                    self.plan_event = event
+        for observer in list(self._observers):
+            observer(event)
+
+    def cancel(self) -> None:
+        """Ask the runner to stop the job (both ends); the record's end follows."""
+        threading.Thread(target=runner.stop, args=(self.job_id,), daemon=True).start()
+
+    def detach(self) -> None:
+        """Stop following (the window closes); the job goes on in its runner."""
+        self._detached.set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self._ended.wait(timeout)
