@@ -184,3 +184,37 @@ def test_records_live_in_a_private_directory_under_the_chosen_root(
     assert d == tmp_path / "jobs" / job_id and (d.stat().st_mode & 0o777) == 0o700
     with pytest.raises(place.JobNotFoundError):
         place.valid_id("../../etc")
+
+
+def test_the_wizards_choices_come_back_equal_through_sends_arguments() -> None:
+    """A runner's request is `send`'s arguments: parsed as `send` parses them, the choices
+    are the ones the wizard made."""
+    from zmigrate.cli import main as cli_main
+    from zmigrate.cli import send
+    from zmigrate.engine.hosts.login import HostSpec
+    from zmigrate.engine.plan import Options
+    from zmigrate.engine.runner import request
+    from zmigrate.engine.transports import Compression, Transport
+    from zmigrate.engine.tree import TreeRequest
+
+    chosen = Options(transport=Transport.SSH, force=True, readonly=False, rate_limit=1048576,
+                     buffer_size=16 * 2**20, block_size=256 * 1024, compress=Compression.ZSTD,
+                     properties=(("mountpoint", "none"),), exclude_properties=("quota",),
+                     mount=False, stall_after=12.0, stall_timeout=90.0, verify_hash=True)
+    src, dst = HostSpec("lab-src", user="root", sudo=True), HostSpec("lab-dst")
+    argv = request.send_argv(src, dst, "tank/d@s1", "backup/d", chosen)
+    assert argv is not None
+    args = cli_main.build_parser().parse_args(argv)
+    assert send._options(args) == chosen
+    assert (args.source, args.destination) == ("root@lab-src:tank/d@s1", "lab-dst:backup/d")
+    assert args.sudo_source and not args.sudo_destination
+    tree = TreeRequest("tank/t", "backup/t", None, excludes=("tank/t/skip",), final=True,
+                       options=Options(), parallel=2)
+    targv = request.send_argv(src, dst, "tank/t", "backup/t", Options(), tree)
+    assert targv is not None
+    targs = cli_main.build_parser().parse_args(targv)
+    assert targs.recursive and targs.snapshot and targs.final and targs.parallel == 2
+    assert targs.exclude == ["tank/t/skip"] and send._options(targs) == Options()
+    # What the CLI cannot say keeps the job in the window's process.
+    assert request.send_argv(HostSpec("h", port=2222), dst, "a@b", "c", Options()) is None
+    assert request.options_argv(Options(send_properties=True)) is None

@@ -68,6 +68,11 @@ class Session:
     owned: list[Host] = field(default_factory=list)
 
     @property
+    def shows_tree(self) -> bool:
+        """The transfer is a tree's: picked here, or a runner's job re-attached to."""
+        return self.tree is not None or self.attached_tree
+
+    @property
     def same_host(self) -> bool:
         """Both ends are one machine (one Host object, or the same label)."""
         if self.src_host is None or self.dst_host is None:

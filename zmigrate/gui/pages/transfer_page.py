@@ -6,7 +6,6 @@ and progress, bytes and time left are the whole tree's.
 
 from __future__ import annotations
 
-import contextlib
 import time
 from collections.abc import Callable
 
@@ -16,24 +15,17 @@ from PySide6.QtWidgets import QMessageBox, QWidget
 from zmigrate.engine.readings.samples import SampleStore
 from zmigrate.engine.verdict.diagnosis import Bottleneck, Verdict
 
-from ...engine import runner
-from ...engine.errors import ZmigrateError
 from ...engine.events import (
     DatasetState,
-    Event,
     Failed,
     LogLine,
     Observer,
-    PlanReady,
     Progress,
     Side,
     Summary,
-    TreePlanReady,
 )
 from ...engine.history import Recorder
-from ...engine.runner.request import request_of, send_argv
 from ...engine.tree import SENDING
-from ...engine.tree.plan import TreePlan
 from ...engine.units import format_size
 from .. import forms, style
 from ..dialogs.confirm import after_stop, ask_to_stop
@@ -43,11 +35,11 @@ from ..models.tree_table_model import TreeTableModel
 from ..plots.axes import elapsed
 from ..plots.refresher import PlotRefresher
 from ..plots.transfer_plots import TransferPlots
-from ..record_job import RecordJob
 from ..session import Session
 from ..settings import Settings
 from ..words import verdict_html
 from .base import Page
+from .runner_start import runner_bridge, shown
 
 LOG_LINES = 2000
 # The setting that hands each transfer to a runner of its own (default: yes).
@@ -116,17 +108,14 @@ class TransferPage(Page):
     # -- lifecycle ----------------------------------------------------------------------------
     def initializePage(self) -> None:
         s = self.session
-        if s.attached is None and self.settings.value(DETACHED, True):
-            s.attached = self._start_runner()  # None: a job the runner cannot repeat
-        if s.attached is not None:
-            self._follow_record(s.attached)
+        if (bridge := runner_bridge(s, self.settings.value(DETACHED, True), self)) is not None:
+            self.recorder = None  # the runner records the history itself
+            self.attach(bridge)
+            bridge.start()
             return
         job = s.tree_job if s.tree is not None else s.job
         assert job is not None and (s.plan is not None or s.tree_plan is not None)
-        s.store = SampleStore()
-        s.summary = s.error = None
-        s.cancelled = False
-        s.verdict = None
+        s.store, s.summary, s.error, s.cancelled, s.verdict = SampleStore(), None, None, False, None
         # Every transfer the wizard runs goes into the history. The recorder opens the store
         # on the job's thread, at PlanReady: nothing of it runs here.
         self.recorder = self.recorder_factory() if self.recorder_factory else None
@@ -135,52 +124,6 @@ class TransferPage(Page):
         self.attach(JobBridge(job, s.store, self))
         assert self.bridge is not None
         self.bridge.start(plan=s.plan)  # the plan Review showed, not a new one
-
-    def _start_runner(self) -> str | None:
-        """Start the reviewed transfer in a runner of its own (it outlives this window);
-        its id, or None where its choices cannot be handed to one (this process runs it)."""
-        s = self.session
-        if s.tree is not None and s.tree_plan is not None:
-            tree = s.tree_request()
-            if tree.snapshot is None and not s.take_snapshot:
-                return None
-            argv = send_argv(s.src_spec, s.dst_spec, tree.root, tree.destination,
-                             tree.options, tree)
-            destination, what = tree.destination, f"{tree.root} -> {tree.destination} (tree)"
-        elif s.plan is not None and s.snapshot is not None and s.destination is not None:
-            argv = send_argv(s.src_spec, s.dst_spec, s.snapshot.name, s.destination,
-                             s.choices())
-            destination, what = s.destination, f"{s.snapshot.name} -> {s.destination}"
-        else:
-            return None
-        if argv is None:
-            return None
-        s.attached_tree = s.tree is not None
-        return runner.start(what, request_of(argv, s.src_spec, s.dst_spec, destination)).id
-
-    def _follow_record(self, job_id: str) -> None:
-        """Follow a job its runner owns, from its first event (the whole plot since it
-        started); its plan comes from the record too."""
-        s = self.session
-        s.store = SampleStore()
-        s.summary = s.error = s.verdict = None
-        s.cancelled = False
-        job = RecordJob(job_id)
-
-        def plans(event: Event) -> None:
-            match event:
-                case TreePlanReady(plan=plan) if isinstance(plan, TreePlan):
-                    s.tree_plan = plan
-                case PlanReady(plan=plan) if not s.attached_tree:
-                    s.plan = plan
-                case _:
-                    pass
-
-        job.subscribe(plans)
-        self.recorder = None  # the runner records the history itself
-        self.attach(JobBridge(job, s.store, self))
-        assert self.bridge is not None
-        self.bridge.start()
 
     def attach(self, bridge: JobBridge) -> None:
         """Follow `bridge` (tests attach one and replay a recorded trace into it)."""
@@ -197,8 +140,7 @@ class TransferPage(Page):
         self.ui.stop_button.setEnabled(True)
         self.ui.stage_label.setText("Starting…")
         self.datasets.clear()
-        self.ui.datasets_view.setVisible(self.session.tree is not None
-                                         or self.session.attached_tree)
+        self.ui.datasets_view.setVisible(self.session.shows_tree)
         self.bridge = bridge
         bridge.dataset_state.connect(self._on_dataset_state)
         bridge.stage_changed.connect(self._on_stage)
@@ -217,10 +159,7 @@ class TransferPage(Page):
 
     def _end(self) -> None:
         self.is_done = True
-        if self.session.attached is not None:
-            with contextlib.suppress(OSError, ZmigrateError, ValueError):
-                runner.mark_watched(self.session.attached)  # shown: no longer news
-            self.session.attached = None  # the next transfer (Sync again) is a new job
+        shown(self.session)
         self.ended_after = time.monotonic() - self.started
         if self.refresher is not None:
             self.refresher.refresh()

@@ -1,0 +1,82 @@
+"""The Transfer page's transfers handed to a runner (engine/runner): starting one from the
+reviewed choices, and the plans its record carries back into the session."""
+
+from __future__ import annotations
+
+import contextlib
+
+from PySide6.QtCore import QObject
+
+from zmigrate.engine.readings.samples import SampleStore
+
+from ...engine import runner
+from ...engine.errors import ZmigrateError
+from ...engine.events import Event, Observer, PlanReady, TreePlanReady
+from ...engine.runner.request import request_of, send_argv
+from ...engine.tree.plan import TreePlan
+from ..job_bridge import JobBridge
+from ..record_job import RecordJob
+from ..session import Session
+
+
+def start_runner(s: Session) -> str | None:
+    """Start the reviewed transfer in a runner of its own (it outlives the window); its job
+    id, or None where its choices cannot be handed to one (the page runs it itself)."""
+    if s.tree is not None and s.tree_plan is not None:
+        tree = s.tree_request()
+        if tree.snapshot is None and not s.take_snapshot:
+            return None
+        argv = send_argv(s.src_spec, s.dst_spec, tree.root, tree.destination, tree.options,
+                         tree)
+        destination, what = tree.destination, f"{tree.root} -> {tree.destination} (tree)"
+    elif s.plan is not None and s.snapshot is not None and s.destination is not None:
+        argv = send_argv(s.src_spec, s.dst_spec, s.snapshot.name, s.destination, s.choices())
+        destination, what = s.destination, f"{s.snapshot.name} -> {s.destination}"
+    else:
+        return None
+    if argv is None:
+        return None
+    s.attached_tree = s.tree is not None
+    return runner.start(what, request_of(argv, s.src_spec, s.dst_spec, destination)).id
+
+
+def runner_bridge(s: Session, detached: bool, parent: QObject) -> JobBridge | None:
+    """The bridge of the job a runner owns for this transfer: the one re-attached to, else
+    (`detached`) one started now; None where the page runs the job itself."""
+    if s.attached is None and detached:
+        s.attached = start_runner(s)  # None: a job a runner cannot repeat
+    return record_bridge(s, s.attached, parent) if s.attached is not None else None
+
+
+def record_bridge(s: Session, job_id: str, parent: QObject) -> JobBridge:
+    """The bridge that feeds the Transfer page from job `job_id`'s record, from its first
+    event (the whole plot since it started); its plan comes from the record too."""
+    s.store = SampleStore()
+    s.summary = s.error = s.verdict = None
+    s.cancelled = False
+    job = RecordJob(job_id)
+    job.subscribe(plans_into(s))
+    return JobBridge(job, s.store, parent)
+
+
+def shown(s: Session) -> None:
+    """The page showed the followed job's end: no longer news on the first page; the next
+    transfer (Sync again) is a job of its own."""
+    if s.attached is not None:
+        with contextlib.suppress(OSError, ZmigrateError, ValueError):
+            runner.mark_watched(s.attached)
+        s.attached = None
+
+
+def plans_into(s: Session) -> Observer:
+    """An observer putting the record's plan into the session (Done words the outcome with
+    it): a tree's, or a single dataset's."""
+    def plans(event: Event) -> None:
+        match event:
+            case TreePlanReady(plan=plan) if isinstance(plan, TreePlan):
+                s.tree_plan = plan
+            case PlanReady(plan=plan) if not s.attached_tree:
+                s.plan = plan
+            case _:
+                pass
+    return plans
