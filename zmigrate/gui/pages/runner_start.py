@@ -4,6 +4,7 @@ reviewed choices, and the plans its record carries back into the session."""
 from __future__ import annotations
 
 import contextlib
+from typing import Protocol
 
 from PySide6.QtCore import QObject
 
@@ -17,6 +18,15 @@ from ...engine.tree.plan import TreePlan
 from ..job_bridge import JobBridge
 from ..record_job import RecordJob
 from ..session import Session
+
+
+class FollowingPage(Protocol):
+    """What of the Transfer page following a runner's job is used here."""
+
+    session: Session
+    recorder: Observer | None
+
+    def attach(self, bridge: JobBridge) -> None: ...
 
 
 def start_runner(s: Session) -> str | None:
@@ -38,6 +48,18 @@ def start_runner(s: Session) -> str | None:
         return None
     s.attached_tree = s.tree is not None
     return runner.start(what, request_of(argv, s.src_spec, s.dst_spec, destination)).id
+
+
+def follows_runner(page: FollowingPage, parent: QObject, detached: bool) -> bool:
+    """Feed `page` from the job a runner owns for this transfer (see `runner_bridge`); False
+    where the page runs the job itself."""
+    bridge = runner_bridge(page.session, detached, parent)
+    if bridge is None:
+        return False
+    page.recorder = None  # the runner records the history itself
+    page.attach(bridge)
+    bridge.start()
+    return True
 
 
 def runner_bridge(s: Session, detached: bool, parent: QObject) -> JobBridge | None:

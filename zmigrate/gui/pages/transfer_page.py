@@ -39,7 +39,7 @@ from ..session import Session
 from ..settings import Settings
 from ..words import verdict_html
 from .base import Page
-from .runner_start import runner_bridge, shown
+from .runner_start import follows_runner, shown
 
 LOG_LINES = 2000
 # The setting that hands each transfer to a runner of its own (default: yes).
@@ -108,10 +108,7 @@ class TransferPage(Page):
     # -- lifecycle ----------------------------------------------------------------------------
     def initializePage(self) -> None:
         s = self.session
-        if (bridge := runner_bridge(s, self.settings.value(DETACHED, True), self)) is not None:
-            self.recorder = None  # the runner records the history itself
-            self.attach(bridge)
-            bridge.start()
+        if follows_runner(self, self, self.settings.value(DETACHED, True)):
             return
         job = s.tree_job if s.tree is not None else s.job
         assert job is not None and (s.plan is not None or s.tree_plan is not None)
