@@ -19,7 +19,7 @@ from zmigrate.engine.runner import Status, Writer, place
 from zmigrate.engine.runner.state import JobState
 from zmigrate.gui.dialogs.confirm import KEEP_RUNNING
 from zmigrate.gui.job_bridge import JobBridge
-from zmigrate.gui.record_job import RecordJob
+from zmigrate.gui.jobs.record_job import RecordJob
 from zmigrate.gui.wizard import MigrationWizard
 
 pytestmark = pytest.mark.gui

@@ -22,9 +22,9 @@ from zmigrate.engine.events import Sample, Side
 from zmigrate.engine.readings.samples import SampleStore
 from zmigrate.engine.runner.state import JobState
 from zmigrate.gui.job_bridge import JobBridge
+from zmigrate.gui.jobs.record_job import RecordJob
 from zmigrate.gui.pages.base import PageId
 from zmigrate.gui.pages.transfer_page import DETACHED
-from zmigrate.gui.record_job import RecordJob
 from zmigrate.gui.settings import Settings
 from zmigrate.gui.wizard import MigrationWizard
 

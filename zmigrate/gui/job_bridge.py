@@ -29,7 +29,7 @@ from ..engine.events import (
 from ..engine.job import Job
 from ..engine.plan import Plan
 from ..engine.tree import TreeJob
-from .record_job import RecordJob
+from .jobs.record_job import RecordJob
 
 
 class JobBridge(QObject):

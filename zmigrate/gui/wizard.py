@@ -11,6 +11,7 @@ from ..engine import runner
 from ..engine.units import format_size
 from .dialogs.confirm import after_stop, ask_keep_or_stop, ask_to_stop
 from .icons import app_icon
+from .jobs.record_job import RecordJob
 from .notifier import Notifier
 from .pages.base import Page, PageId
 from .pages.destination_page import DestinationPage
@@ -20,7 +21,6 @@ from .pages.review_page import ReviewPage
 from .pages.source_page import SourcePage
 from .pages.transfer_page import TransferPage
 from .pages.transport_page import TransportPage
-from .record_job import RecordJob
 from .session import Session
 from .settings import Settings
 from .windows.history_window import HistoryWindow

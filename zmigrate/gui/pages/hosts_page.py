@@ -12,6 +12,7 @@ from zmigrate.engine.hosts.login import HostSpec
 from ...engine.hosts import Host
 from .. import forms, style, words
 from ..generated.ui_hosts_page import Ui_HostsPage
+from ..jobs.panel import JobsPanel
 from ..prompts import SecretMemory
 from ..session import Session
 from ..settings import Settings
@@ -20,7 +21,6 @@ from .base import Page
 from .go_live import GoLiveControls
 from .go_live_offer import GoLiveOffer
 from .host_panel import HostPanel
-from .jobs_panel import JobsPanel
 
 # The default key files a login tries, as the first-run guidance names them (ssh-keygen makes
 # id_ed25519 today; the rarer kinds the login also tries would only lengthen the sentence).

@@ -31,6 +31,7 @@ from .. import forms, style
 from ..dialogs.confirm import after_stop, ask_to_stop
 from ..generated.ui_transfer_page import Ui_TransferPage
 from ..job_bridge import JobBridge
+from ..jobs.start import follows_runner, shown
 from ..models.tree_table_model import TreeTableModel
 from ..plots.axes import elapsed
 from ..plots.refresher import PlotRefresher
@@ -39,7 +40,6 @@ from ..session import Session
 from ..settings import Settings
 from ..words import verdict_html
 from .base import Page
-from .runner_start import follows_runner, shown
 
 LOG_LINES = 2000
 # The setting that hands each transfer to a runner of its own (default: yes).

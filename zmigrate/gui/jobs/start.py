@@ -16,8 +16,8 @@ from ...engine.events import Event, Observer, PlanReady, TreePlanReady
 from ...engine.runner.request import request_of, send_argv
 from ...engine.tree.plan import TreePlan
 from ..job_bridge import JobBridge
-from ..record_job import RecordJob
 from ..session import Session
+from .record_job import RecordJob
 
 
 class FollowingPage(Protocol):

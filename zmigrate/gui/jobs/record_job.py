@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import threading
 
-from ..engine import runner
-from ..engine.errors import ZmigrateError
-from ..engine.events import (
+from ...engine import runner
+from ...engine.errors import ZmigrateError
+from ...engine.events import (
     Event,
     Failed,
     Finished,
@@ -17,7 +17,7 @@ from ..engine.events import (
     Summary,
     TreePlanReady,
 )
-from ..engine.runner.state import JobState
+from ...engine.runner.state import JobState
 
 
 class RecordJob:
