@@ -7,7 +7,10 @@ Two measures in one run, rotating order so drift on a shared machine hits each a
 - whole jobs: zmigrate sends of one dataset over tcp, private and ssh (zfs-fuse included).
 Prints each median and the ratios private/tcp (issue 33's target: >= 0.9) and private/ssh.
 
-    sudo .venv/bin/python bench/bench_private.py [--mb 200] [--rounds 3]
+With --shaped RATE (tc notation, e.g. 400mbit) it also sends over the lab's shaped veth to
+lab-far (tests/lab/shaped.py), tcp and private side by side.
+
+    sudo .venv/bin/python bench/bench_private.py [--mb 200] [--rounds 3] [--shaped 400mbit]
 """
 
 from __future__ import annotations
@@ -26,7 +29,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from bench_lab import bench_lab  # noqa: E402
+from bench_link import with_zmigrate  # noqa: E402
 from bench_send import _destroy  # noqa: E402
+from lab.shaped import ShapedLab  # noqa: E402
 from lab.sshd import Lab  # noqa: E402
 from lab.util import write_random_files, zfs  # noqa: E402
 
@@ -110,10 +115,31 @@ def stages(mb: int, rounds: int) -> None:
               f"private/tcp {rate['private'] / rate['tcp']:.2f}", flush=True)
 
 
+def shaped(lab: Lab, snapshot: str, pool: str, args: argparse.Namespace) -> None:
+    """tcp and private to lab-far over the shaped veth, side by side."""
+    far = ShapedLab(Path(lab.ssh_config).parent / "far-private", lab, rate=args.shaped)
+    far.start()
+    try:
+        ways = ("tcp", "private")
+        seconds: dict[str, list[float]] = {w: [] for w in ways}
+        for i in range(args.rounds):
+            for w in ways[i % 2:] + ways[:i % 2]:
+                target = f"{pool}/far{i}-{w}"
+                took, _ = with_zmigrate(far, snapshot, target, ["--transport", w])
+                _destroy(target)
+                seconds[w].append(took)
+        rate = {w: args.mb / statistics.median(seconds[w]) for w in ways}
+        print(f"shaped {args.shaped}: tcp {rate['tcp']:.1f} MiB/s, private "
+              f"{rate['private']:.1f} MiB/s, private/tcp {rate['private'] / rate['tcp']:.2f}")
+    finally:
+        far.stop()
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mb", type=int, default=200)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--shaped", default="", metavar="RATE")
     args = ap.parse_args()
     stages(args.mb, args.rounds)
     with bench_lab("zmigrate-bench-private-") as (lab, pools):
@@ -144,6 +170,8 @@ def main() -> int:
             print(f"  {t.value:6s} median {rate[t] / MiB:6.1f} MiB/s")
         print(f"private/tcp {rate[Transport.PRIVATE] / rate[Transport.TCP]:.2f} (target >= 0.9); "
               f"private/ssh {rate[Transport.PRIVATE] / rate[Transport.SSH]:.2f}")
+        if args.shaped:
+            shaped(lab, snapshot, dst.name, args)
     return 0
 
 
