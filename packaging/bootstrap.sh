@@ -19,6 +19,7 @@ APP_PKGS=(python3 python3-venv openssh-client mbuffer pv iproute2 util-linux
   libnotify-bin)
 # The real test lab: ZFS in userspace, two sshd, Xvfb for screenshots, desktop file validators.
 TEST_PKGS=(zfs-fuse openssh-server sudo xvfb xauth procps desktop-file-utils appstream
+  iputils-ping ethtool
   librsvg2-bin imagemagick)
 
 pkgs=("${APP_PKGS[@]}")

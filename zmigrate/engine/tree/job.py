@@ -30,6 +30,7 @@ from ..hosts import Host
 from ..job import Job, Known, read_settled
 from ..job.preflight import probe_both
 from ..plan import Plan
+from ..wire import WireSeen
 from ..work import Work
 from .ahead import Ahead, take_snapshot
 from .checks import SourceSide, TreeCheck, check_ends, check_placement, finish_received, place_root
@@ -86,6 +87,8 @@ class TreeJob(Work):
         self.src, self.dst, self.request = src, dst, request
         self.src_caps: zfs.Capabilities | None = None
         self.dst_caps: zfs.Capabilities | None = None
+        self.wire_seen = WireSeen()  # the wire its preflight read, for each dataset's verdicts
+        self.subscribe(self.wire_seen)
         self.plan: TreePlan | None = None
         self.readonly_since: float | None = None
         self.readonly_before: dict[str, dict[str, str]] = {}  # dataset -> {readonly: on}
@@ -291,6 +294,7 @@ class TreeJob(Work):
     def _send_one(self, plan: TreePlan, i: int, e: TreeEntry,
                   progress: TreeProgress) -> Summary:
         job = self._job_for(plan, e, progress.t0)
+        job.wire_seen(self.wire_seen.wire)
         job.subscribe(relay(self.emit, progress, i, e.source))
         with self._lock:
             self._jobs.add(job)
