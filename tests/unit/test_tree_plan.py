@@ -23,6 +23,7 @@ from zmigrate.engine.tree import (
 from zmigrate.engine.tree.checks import _lost_key_parent
 from zmigrate.engine.tree.schedule import Totals, TreeProgress
 from zmigrate.engine.tree.states import DatasetStates
+from zmigrate.engine.wire import WireSeen
 from zmigrate.engine.zfs import Dataset, Snapshot
 
 
@@ -242,6 +243,7 @@ class _StagedJob:
 
     def __init__(self) -> None:
         self.observers: list[Any] = []
+        self.wire_seen = WireSeen()  # as a Job keeps the wire its tree's preflight read
 
     def subscribe(self, observer: Any) -> None:
         self.observers.append(observer)
