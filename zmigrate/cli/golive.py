@@ -16,7 +16,15 @@ from zmigrate.engine.units import format_size
 from ..engine.golive import GoLivePlan, Step
 from ..engine.history import recent_runs
 from ..engine.hosts import Host, one_connection
-from .common import EXIT_ERROR, EXIT_OK, TerminalPrompts, connect_host, print_json, split_location
+from .common import (
+    EXIT_ERROR,
+    EXIT_OK,
+    EXIT_USAGE,
+    TerminalPrompts,
+    connect_host,
+    print_json,
+    split_location,
+)
 
 
 def add_parser(sub: Any) -> None:
@@ -60,6 +68,10 @@ def _confirm(args: argparse.Namespace, err: TextIO) -> bool:
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    if args.leave_writes and not args.back:
+        print("error: --leave-writes goes with --back (what going back does with the copy's "
+              "writes)", file=err)
+        return EXIT_USAGE
     src_text, source_root = split_location(args.source)
     dst_text, destination_root = split_location(args.destination)
     cmdline.dataset(source_root)
