@@ -5,7 +5,6 @@ a way back that failed is repeated; the live copy's writes carried back or, aske
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import sqlite3
 import subprocess
@@ -14,49 +13,20 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from lab.sshd import Lab, LabHost, SshdLab
-from lab.util import wait_until, write_random_files, zfs
+from lab.gate import GATE, gate_host, go_live_cut_at
+from lab.sshd import Lab, LabHost
+from lab.util import write_random_files, zfs
 from lab.zfsfuse import Pool
 
 pytestmark = [pytest.mark.lab, pytest.mark.timeout(300)]
 
-GATE = "lab-gate"
 PROPS = "mounted,canmount,mountpoint,readonly"
 
 
 @pytest.fixture(scope="module")
 def gate(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LabHost, Path]]:
-    """lab-gate: a host whose `zfs` counts its changing commands (set, inherit, mount,
-    unmount) and holds the one numbered in DIR/stop: it waits there until DIR/release exists
-    (DIR/mode "before": then fails without running it; "after": ran it first). The command
-    whose arguments are DIR/fail fails once, as zfs does."""
-    real = shutil.which("zfs")
-    assert real, "zfs is not installed"
-    d = tmp_path_factory.mktemp("gate")
-    script = f"""#!/bin/sh
-if [ "$*" = "$(cat {d}/fail 2>/dev/null)" ]; then
-  rm -f {d}/fail; echo "cannot $1: refused by the test" >&2; exit 1
-fi
-case "$1" in set|inherit|mount|unmount)
-  n=$(( $(cat {d}/count 2>/dev/null || echo 0) + 1 )); echo $n > {d}/count
-  echo "$n $*" >> {d}/log
-  if [ "$n" = "$(cat {d}/stop 2>/dev/null)" ]; then
-    mode=$(cat {d}/mode); st=1
-    if [ "$mode" = after ]; then {real} "$@"; st=$?; fi
-    echo "$*" > {d}/reached
-    while [ ! -e {d}/release ]; do sleep 0.1; done
-    [ "$mode" = before ] && echo "held and refused by the test" >&2
-    exit $st
-  fi ;;
-esac
-exec {real} "$@"
-"""
-    runner = SshdLab(tmp_path_factory.mktemp("gate-sshd"))
-    try:
-        yield runner.start_wrapped(lab, GATE, {"zfs": script}), d
-    finally:
-        (d / "release").touch()
-        runner.stop()
+    with gate_host(lab, tmp_path_factory) as found:
+        yield found
 
 
 def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
@@ -92,32 +62,12 @@ def final_synced(lab: Lab, pools: tuple[Pool, Pool],
 
 
 def _go_live_cut_at(env: dict[str, str], d: Path, old: Pool, new: Pool, k: int) -> str:
-    """go-live through lab-gate, cut off at its k-th step: odd k by Ctrl-C while step k is
-    held before it ran, even k by killing the CLI once step k ran. The CLI's stderr."""
-    for name in ("count", "reached", "release"):
-        (d / name).unlink(missing_ok=True)
-    (d / "stop").write_text(f"{k}\n")
-    mode = "before" if k % 2 else "after"
-    (d / "mode").write_text(mode)
-    proc = subprocess.Popen([sys.executable, "-m", "zmigrate", "go-live",
-                             f"{GATE}:{old.name}/t", f"{GATE}:{new.name}/t", "--yes"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                            stdin=subprocess.DEVNULL)
-    try:
-        assert wait_until(lambda: (d / "reached").exists(), 60), (
-            proc.communicate(timeout=5), (d / "log").read_text())
-        proc.send_signal(signal.SIGINT if mode == "before" else signal.SIGKILL)
-        _, err = proc.communicate(timeout=60)
-    finally:
-        (d / "release").touch()
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    (d / "stop").write_text("0\n")
-    if mode == "before":
-        assert proc.returncode == 130 and "go-live --back` undoes exactly that" in err, err
+    """go-live through lab-gate cut off at its k-th step (lab/gate.py); its stderr."""
+    status, err = go_live_cut_at(env, d, f"{old.name}/t", f"{new.name}/t", k)
+    if k % 2:  # Ctrl-C
+        assert status == 130 and "go-live --back` undoes exactly that" in err, err
     else:
-        assert proc.returncode == -signal.SIGKILL
+        assert status == -signal.SIGKILL
     return err
 
 

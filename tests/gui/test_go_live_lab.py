@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from lab.gate import GATE, gate_host, go_live_cut_at
 from lab.plugin import Lab, Pool
+from lab.sshd import LabHost
 from lab.util import write_random_files, zfs
 from PySide6.QtWidgets import QAbstractButton, QMessageBox
 from pytestqt.qtbot import QtBot
@@ -218,3 +222,55 @@ def test_after_a_restart_the_hosts_page_offers_go_live_and_back(
     assert "Ready to go live" in hosts.ui.go_live_offer_label.text()
     assert _get(f"{root}/a", "mounted") == "yes" and _get(f"{copy}/a", "mounted") == "no"
     assert _get(f"{copy}", "readonly") == "on"
+
+
+@pytest.fixture
+def gate(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LabHost, Path]]:
+    with gate_host(lab, tmp_path_factory) as found:
+        yield found
+
+
+def test_a_go_live_cut_off_is_offered_to_finish_or_undo_after_a_restart(
+        qtbot: QtBot, wizard: MigrationWizard, lab_env: Lab, pools: tuple[Pool, Pool],
+        gate: tuple[LabHost, Path]) -> None:
+    """The CLI's go-live killed after its 6th step (the source out of the way, the copy not
+    yet live): the Hosts page says it was cut off and offers both; Go live finishes the
+    recorded plan, Go back then undoes it all."""
+    old, new = pools
+    root, copy = f"{old.name}/data", f"{new.name}/data"
+    zfs("create", root)
+    zfs("create", f"{root}/a")
+    write_random_files(old.mountpoint / "data" / "a", 1, files=2)
+    env = lab_env.env()
+    r = subprocess.run([sys.executable, "-m", "zmigrate", "send", "-r", f"lab-src:{root}",
+                        f"lab-src:{copy}", "--snapshot", "--buffer", "16M", "--final"],
+                       capture_output=True, text=True, timeout=300, env=env,
+                       stdin=subprocess.DEVNULL)
+    assert r.returncode == 0, r.stderr + r.stdout
+    status, _ = go_live_cut_at(env, gate[1], root, copy, 6)
+    assert status == -signal.SIGKILL
+    assert _get(f"{root}/a", "mounted") == "no" and _get(f"{copy}/a", "mounted") == "no"
+    hosts = wizard.hosts_page
+    connect_panel(qtbot, hosts.source, GATE)
+    connect_panel(qtbot, hosts.destination, GATE)
+    qtbot.waitUntil(lambda: hosts.ui.go_live_frame.isVisible(), timeout=30_000)
+    offer = hosts.ui.go_live_offer_label.text()
+    assert "was cut off" in offer and "finishes going live" in offer, offer
+    assert hosts.ui.go_live_button.isVisible() and hosts.ui.go_back_button.isVisible()
+    hosts.ui.go_live_button.click()
+    qtbot.waitUntil(lambda: hosts.go_live.box is not None, timeout=30_000)
+    box = hosts.go_live.box
+    assert box is not None and "Going live was cut off after" in box.text(), box.text()
+    assert f"zfs unmount {root}/a" not in box.detailedText()  # done already: not again
+    assert f"zfs mount {copy}/a" in box.detailedText()
+    _button(box, "Run them").click()
+    qtbot.waitUntil(lambda: "Live: the copy is in service" in hosts.ui.go_live_label.text(),
+                    timeout=60_000)
+    assert _get(f"{copy}/a", "mounted") == "yes"
+    assert _get(f"{copy}/a", "mountpoint") == str(old.mountpoint / "data" / "a")
+    assert not hosts.ui.go_live_button.isVisible()
+    _go_back(qtbot, hosts)
+    qtbot.waitUntil(lambda: hosts.ui.go_live_button.isVisible(), timeout=120_000)
+    assert "Back: the copy is out of service" in hosts.ui.go_live_label.text()
+    assert _get(f"{root}/a", "mounted") == "yes" and _get(f"{copy}/a", "mounted") == "no"
+    assert _get(f"{root}/a", "canmount") == "on"
