@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from lab.gate import GATE, gate_host, go_live_cut_at
+from lab.gate import gate_host, go_live_cut_at
 from lab.sshd import Lab, LabHost
 from lab.util import write_random_files, zfs
 from lab.zfsfuse import Pool
@@ -61,14 +61,20 @@ def final_synced(lab: Lab, pools: tuple[Pool, Pool],
     return old, new, env
 
 
-def _go_live_cut_at(env: dict[str, str], d: Path, old: Pool, new: Pool, k: int) -> str:
+def _go_live_cut_at(env: dict[str, str], gate: tuple[LabHost, Path], old: Pool, new: Pool,
+                    k: int) -> str:
     """go-live through lab-gate cut off at its k-th step (lab/gate.py); its stderr."""
-    status, err = go_live_cut_at(env, d, f"{old.name}/t", f"{new.name}/t", k)
+    status, err = go_live_cut_at(env, gate, f"{old.name}/t", f"{new.name}/t", k)
     if k % 2:  # Ctrl-C
         assert status == 130 and "go-live --back` undoes exactly that" in err, err
     else:
         assert status == -signal.SIGKILL
     return err
+
+
+def _args(gate: tuple[LabHost, Path], old: Pool, new: Pool) -> tuple[str, str, str]:
+    alias = gate[0].alias
+    return "go-live", f"{alias}:{old.name}/t", f"{alias}:{new.name}/t"
 
 
 def _row(env: dict[str, str]) -> tuple[str, int, int, int]:
@@ -103,12 +109,12 @@ def test_a_go_live_cut_off_at_step_k_is_finished_by_going_live_again(
         k: int) -> None:
     old, new, env = final_synced
     _, d = gate
-    _go_live_cut_at(env, d, old, new, k)
+    _go_live_cut_at(env, gate, old, new, k)
     state, done, pending, steps = _row(env)
     assert (state, steps) == ("going live", STEPS)
     # Held before it ran: step k begun, not done. Killed after it ran: k done or begun.
     assert (done, pending) == (k - 1, 1) if k % 2 else done + pending >= k, (done, pending)
-    r = _cli(env, "go-live", f"{GATE}:{old.name}/t", f"{GATE}:{new.name}/t", "--yes")
+    r = _cli(env, *_args(gate, old, new), "--yes")
     assert r.returncode == 0, r.stderr + r.stdout
     assert f"continuing the go-live cut off after {done} of {STEPS} steps" in r.stdout
     path = old.mountpoint / "t" / "a"
@@ -127,15 +133,15 @@ def test_a_go_live_cut_off_at_step_k_is_undone_by_going_back(
     old, new, env = final_synced
     _, d = gate
     before = _state(f"{old.name}/t", f"{new.name}/t")
-    _go_live_cut_at(env, d, old, new, k)
-    r = _cli(env, "go-live", f"{GATE}:{old.name}/t", f"{GATE}:{new.name}/t", "--back", "--yes")
+    _go_live_cut_at(env, gate, old, new, k)
+    r = _cli(env, *_args(gate, old, new), "--back", "--yes")
     assert r.returncode == 0, r.stderr + r.stdout
     after = _state(f"{old.name}/t", f"{new.name}/t")
     assert after == before
     assert _row(env)[:3] == ("back", 0, 0)
     names = os.listdir(old.mountpoint / "t" / "a" / "files")
     assert len(names) == 2  # the source, served again
-    r = _cli(env, "go-live", f"{GATE}:{old.name}/t", f"{GATE}:{new.name}/t", "--back", "--yes")
+    r = _cli(env, *_args(gate, old, new), "--back", "--yes")
     assert r.returncode != 0 and "no go-live of" in r.stderr
 
 
@@ -148,7 +154,7 @@ def test_a_way_back_that_failed_partway_is_repeated_and_finishes(
     _, d = gate
     (d / "stop").write_text("0\n")
     before = _state(f"{old.name}/t", f"{new.name}/t")
-    args = ("go-live", f"{GATE}:{old.name}/t", f"{GATE}:{new.name}/t")
+    args = ("go-live", f"{gate[0].alias}:{old.name}/t", f"{gate[0].alias}:{new.name}/t")
     r = _cli(env, *args, "--yes")
     assert r.returncode == 0, r.stderr + r.stdout
     path = old.mountpoint / "t" / "a"

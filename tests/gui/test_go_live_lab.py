@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from lab.gate import GATE, gate_host, go_live_cut_at
+from lab.gate import gate_host, go_live_cut_at
 from lab.plugin import Lab, Pool
 from lab.sshd import LabHost
 from lab.util import write_random_files, zfs
@@ -247,12 +247,12 @@ def test_a_go_live_cut_off_is_offered_to_finish_or_undo_after_a_restart(
                        capture_output=True, text=True, timeout=300, env=env,
                        stdin=subprocess.DEVNULL)
     assert r.returncode == 0, r.stderr + r.stdout
-    status, _ = go_live_cut_at(env, gate[1], root, copy, 6)
+    status, _ = go_live_cut_at(env, gate, root, copy, 6)
     assert status == -signal.SIGKILL
     assert _get(f"{root}/a", "mounted") == "no" and _get(f"{copy}/a", "mounted") == "no"
     hosts = wizard.hosts_page
-    connect_panel(qtbot, hosts.source, GATE)
-    connect_panel(qtbot, hosts.destination, GATE)
+    connect_panel(qtbot, hosts.source, gate[0].alias)
+    connect_panel(qtbot, hosts.destination, gate[0].alias)
     qtbot.waitUntil(lambda: hosts.ui.go_live_frame.isVisible(), timeout=30_000)
     offer = hosts.ui.go_live_offer_label.text()
     assert "was cut off" in offer and "finishes going live" in offer, offer

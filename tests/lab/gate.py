@@ -1,10 +1,11 @@
-"""lab-gate: a lab host whose `zfs` can be held at its k-th changing command, so a test cuts a
+"""lab-gate-N: a lab host whose `zfs` can be held at its k-th changing command, so a test cuts a
 go-live off at a chosen step (Ctrl-C while the step is held before it ran, or the CLI killed
 once it ran), or fails one command as zfs does."""
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import shutil
 import signal
 import subprocess
@@ -17,7 +18,7 @@ import pytest
 from .sshd import Lab, LabHost, SshdLab
 from .util import wait_until
 
-GATE = "lab-gate"
+_SERIAL = itertools.count(1)  # each gate its own alias: two at once must not share one
 
 
 def _script(real: str, d: Path) -> str:
@@ -44,7 +45,7 @@ exec {real} "$@"
 @contextlib.contextmanager
 def gate_host(lab: Lab, tmp_path_factory: pytest.TempPathFactory
               ) -> Iterator[tuple[LabHost, Path]]:
-    """lab-gate and its control folder DIR: its `zfs` counts its changing commands (set,
+    """lab-gate-N and its control folder DIR: its `zfs` counts its changing commands (set,
     inherit, mount, unmount) and holds the one numbered in DIR/stop until DIR/release exists
     (DIR/mode "before": then fails without running it; "after": ran it first). The command
     whose arguments are DIR/fail fails once."""
@@ -53,24 +54,26 @@ def gate_host(lab: Lab, tmp_path_factory: pytest.TempPathFactory
     d = tmp_path_factory.mktemp("gate")
     runner = SshdLab(tmp_path_factory.mktemp("gate-sshd"))
     try:
-        yield runner.start_wrapped(lab, GATE, {"zfs": _script(real, d)}), d
+        yield runner.start_wrapped(lab, f"lab-gate-{next(_SERIAL)}",
+                                   {"zfs": _script(real, d)}), d
     finally:
         (d / "release").touch()
         runner.stop()
 
 
-def go_live_cut_at(env: dict[str, str], d: Path, source: str, destination: str,
-                   k: int) -> tuple[int, str]:
-    """`go-live lab-gate:SOURCE lab-gate:DESTINATION --yes`, cut off at its k-th step: odd k
-    by Ctrl-C while step k is held before it ran, even k by killing the CLI once step k ran.
-    Its exit status and stderr."""
+def go_live_cut_at(env: dict[str, str], gate: tuple[LabHost, Path], source: str,
+                   destination: str, k: int) -> tuple[int, str]:
+    """`go-live GATE:SOURCE GATE:DESTINATION --yes` (`gate`: gate_host's), cut off at its
+    k-th step: odd k by Ctrl-C while step k is held before it ran, even k by killing the CLI
+    once step k ran. Its exit status and stderr."""
+    host, d = gate
     for name in ("count", "reached", "release", "log"):
         (d / name).unlink(missing_ok=True)
     (d / "stop").write_text(f"{k}\n")
     mode = "before" if k % 2 else "after"
     (d / "mode").write_text(mode)
-    proc = subprocess.Popen([sys.executable, "-m", "zmigrate", "go-live", f"{GATE}:{source}",
-                             f"{GATE}:{destination}", "--yes"], stdout=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, "-m", "zmigrate", "go-live", f"{host.alias}:{source}",
+                             f"{host.alias}:{destination}", "--yes"], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env, stdin=subprocess.DEVNULL)
     try:
         if not wait_until(lambda: (d / "reached").exists(), 60):
