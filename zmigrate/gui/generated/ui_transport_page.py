@@ -3,7 +3,6 @@
 ################################################################################
 ## Form generated from reading UI file 'transport_page.ui'
 ##
-## Created by: Qt User Interface Compiler version 6.11.3
 ##
 ## WARNING! All changes made in this file will be lost when recompiling UI file!
 ################################################################################
