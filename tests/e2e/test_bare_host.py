@@ -94,12 +94,12 @@ def test_full_and_incremental_sends_to_and_from_the_bare_host(
     s2 = _snap(src, "ds", 4)
     short = s2.split("@")[1]
     r = lab.zmigrate("send", f"lab-src:{s2}", f"{bare_host.alias}:{mid.name}/ds", "--no-history",
-             "--json")
+                     "--json")
     assert r.returncode == 0, r.stderr + r.stdout
     plan = r.of("plan")[0]
     assert "incremental" in json.dumps(plan).lower() or "-I" in json.dumps(plan)
     r = lab.zmigrate("send", f"{bare_host.alias}:{mid.name}/ds@{short}", f"lab-dst:{dst.name}/ds",
-             "--no-history")
+                     "--no-history")
     assert r.returncode == 0, r.stderr + r.stdout
     assert snapshot_guid(f"{dst.name}/ds@{short}") == snapshot_guid(s2)
     assert snapshot_guid(f"{mid.name}/ds@{short}") == snapshot_guid(s2)
@@ -148,7 +148,7 @@ def test_doctor_runs_against_the_bare_host(lab: Lab, bare_host: LabHost,
     src, dst = pools
     snap = _snap(src, "doc", 16)
     r = lab.zmigrate("doctor", f"lab-src:{snap}", f"{bare_host.alias}:{dst.name}", "--seconds", "1",
-             "--json", timeout=180)
+                     "--json", timeout=180)
     assert r.returncode == 0, r.stderr + r.stdout
     events = r.events
     report = events[-1]

@@ -34,7 +34,7 @@ def test_compressed_in_transit_arrives_whole(lab: Lab, pools: tuple[Pool, Pool],
     extra = [f"--ssh-option={o}" for o in lab.ssh_options()[1::2]] if transport == "ssh" else []
     # The rate limit caps the wire (compressed) bytes and keeps it long enough for status lines.
     r = lab.zmigrate("send", f"lab-src:{ds}@a", f"lab-dst:{dest}", "--transport", transport,
-             "--compress", tool, "--json", "--no-history", "--bwlimit", "6M", *extra)
+                     "--compress", tool, "--json", "--no-history", "--bwlimit", "6M", *extra)
     assert r.returncode == 0, r.stderr + r.stdout
     events = r.events
     plan = next(e for e in events if e["event"] == "plan")
@@ -70,14 +70,14 @@ def test_a_host_without_the_compressor_is_named_with_its_install_command(
     src, dst = pools
     ds = _text_snapshot(src, "text", 2)
     r = lab.zmigrate("send", f"lab-src:{ds}@a", f"{nozstd_host.alias}:{dst.name}/copy",
-             "--compress", "zstd", "--no-history")
+                     "--compress", "zstd", "--no-history")
     assert r.returncode != 0
     assert "zstd is not installed" in r.stderr and nozstd_host.alias in r.stderr, r.stderr
     assert "apt install zstd" in r.stderr, r.stderr
     assert not zfs("list", "-H", "-o", "name", "-r", dst.name).count("/copy")
     # Without --compress the same host takes it.
     r = lab.zmigrate("send", f"lab-src:{ds}@a", f"{nozstd_host.alias}:{dst.name}/copy",
-             "--no-history")
+                     "--no-history")
     assert r.returncode == 0, r.stderr
     assert snapshot_guid(f"{dst.name}/copy@a") == snapshot_guid(f"{ds}@a")
 
@@ -90,7 +90,7 @@ def test_a_tree_is_compressed_dataset_by_dataset(lab: Lab, pools: tuple[Pool, Po
     zfs("snapshot", "-r", f"{root}@b")
     copy = f"{dst.name}/tree"
     r = lab.zmigrate("send", "-r", f"lab-src:{root}@b", f"lab-dst:{copy}", "--compress", "zstd",
-             "--json", "--no-history", "--buffer", "16M")
+                     "--json", "--no-history", "--buffer", "16M")
     assert r.returncode == 0, r.stderr + r.stdout
     events = r.events
     plans = [e for e in events if e["event"] == "plan"]

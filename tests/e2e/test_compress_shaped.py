@@ -24,7 +24,7 @@ GAIN = 1.5
 def _rate(shaped: ShapedLab, snapshot: str, dest: str, *extra: str) -> float:
     print(f"\nbusy before {' '.join(extra) or 'plain'}: {quiet_machine():.0f} %")
     sent = shaped.zmigrate("send", f"lab-src:{snapshot}", f"lab-far:{dest}", "--json",
-                "--no-history", *extra)
+                           "--no-history", *extra)
     assert sent.returncode == 0, sent.stderr + sent.stdout
     events = sent.events
     done = events[-1]
@@ -50,7 +50,7 @@ def test_zstd_multiplies_the_rate_of_a_slow_link_as_the_doctor_predicts(
     # machine that is done writing the 640 MiB just written (or received), as a user's would.
     print(f"\nbusy before the doctor: {quiet_machine():.0f} %")
     doctor = shaped_lab.zmigrate("doctor", f"lab-src:{ds}@s", f"lab-far:{dst.name}", "--seconds",
-                  "8", "--json", "--no-ssh")
+                                 "8", "--json", "--no-ssh")
     assert doctor.returncode == 0, doctor.stderr + doctor.stdout
     report = doctor.events[-1]
     print("\nstages: " + ", ".join(f"{s['name']} {(s['rate'] or 0) / MB:.1f}"

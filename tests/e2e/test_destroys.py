@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 
 import pytest
 from lab.losses import LossWatch
@@ -22,11 +21,6 @@ from zmigrate.engine.losses import LossKind
 from zmigrate.engine.plan import Options
 
 pytestmark = pytest.mark.lab
-
-
-def _cli(lab: Lab, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "zmigrate", *args], capture_output=True,
-                          text=True, timeout=timeout, env=lab.env(), stdin=subprocess.DEVNULL)
 
 
 def _snapshots(root: str) -> list[str]:
@@ -56,11 +50,11 @@ def test_send_without_force_destroys_nothing_and_says_so(
     write_random_files(src.mountpoint / "plain", 1, files=3)
     zfs("snapshot", f"{ds}@a")
     target = f"{dst.name}/plain"
-    assert _cli(lab, "send", f"lab-src:{ds}@a", f"lab-dst:{target}").returncode == 0
+    assert lab.zmigrate("send", f"lab-src:{ds}@a", f"lab-dst:{target}").returncode == 0
     zfs("snapshot", f"{ds}@b")
     watch = loss_watch(dst.name)
     watch.start()
-    r = _cli(lab, "send", "--json", f"lab-src:{ds}@b", f"lab-dst:{target}")
+    r = lab.zmigrate("send", "--json", f"lab-src:{ds}@b", f"lab-dst:{target}")
     assert r.returncode == 0, r.stderr
     assert _plan_event(r.stdout)["destroys"] == []
     watch.check_json(r.stdout)
@@ -74,16 +68,16 @@ def test_send_force_names_the_rolled_back_snapshot_everywhere(
     zfs("create", ds)
     zfs("snapshot", f"{ds}@a")
     target = f"{dst.name}/rb"
-    assert _cli(lab, "send", f"lab-src:{ds}@a", f"lab-dst:{target}").returncode == 0
+    assert lab.zmigrate("send", f"lab-src:{ds}@a", f"lab-dst:{target}").returncode == 0
     zfs("snapshot", f"{target}@local-change")
     zfs("snapshot", f"{ds}@b")
-    dry = _cli(lab, "send", "--dry-run", "--force", f"lab-src:{ds}@b", f"lab-dst:{target}")
+    dry = lab.zmigrate("send", "--dry-run", "--force", f"lab-src:{ds}@b", f"lab-dst:{target}")
     assert dry.returncode == 0, dry.stderr
     assert "Will be destroyed on lab-dst:" in dry.stdout
     assert f"snapshot {target}@local-change (newer than @a)" in dry.stdout
     watch = loss_watch(dst.name)
     watch.start()
-    r = _cli(lab, "send", "--json", "--force", f"lab-src:{ds}@b", f"lab-dst:{target}")
+    r = lab.zmigrate("send", "--json", "--force", f"lab-src:{ds}@b", f"lab-dst:{target}")
     assert r.returncode == 0, r.stderr
     names = [x["name"] for x in _plan_event(r.stdout)["destroys"]]  # type: ignore[union-attr]
     assert names == [f"{target}@local-change"]
@@ -96,25 +90,25 @@ def test_replicate_force_names_the_destination_child_it_destroys(
     src, dst = pools
     root = _tree(src)
     copy = f"{dst.name}/data"
-    r = _cli(lab, "send", "-R", "--no-mount", f"lab-src:{root}@s1", f"lab-dst:{copy}")
+    r = lab.zmigrate("send", "-R", "--no-mount", f"lab-src:{root}@s1", f"lab-dst:{copy}")
     assert r.returncode == 0, r.stderr
     # zfs-fuse may call a dataset busy for a moment after a send: retry until it goes.
     assert wait_until(lambda: run([ZFS, "destroy", "-r", f"{root}/scratch"],
                                   check=False).returncode == 0, 20, 0.2)
     zfs("snapshot", "-r", f"{root}@s2")
     gone = [f"{copy}/scratch", f"{copy}/scratch@s1"]
-    dry = _cli(lab, "send", "-R", "--force", "--no-mount", "--dry-run", f"lab-src:{root}@s2",
-               f"lab-dst:{copy}")
+    dry = lab.zmigrate("send", "-R", "--force", "--no-mount", "--dry-run", f"lab-src:{root}@s2",
+                       f"lab-dst:{copy}")
     assert dry.returncode == 0, dry.stderr
     assert f"dataset {copy}/scratch and everything in it (gone from the source)" in dry.stdout
     assert f"snapshot {copy}/scratch@s1 (with {copy}/scratch)" in dry.stdout
-    dry_json = _cli(lab, "send", "-R", "--force", "--no-mount", "--dry-run", "--json",
-                    f"lab-src:{root}@s2", f"lab-dst:{copy}")
+    dry_json = lab.zmigrate("send", "-R", "--force", "--no-mount", "--dry-run", "--json",
+                            f"lab-src:{root}@s2", f"lab-dst:{copy}")
     assert [x["name"] for x in _plan_event(dry_json.stdout)["destroys"]] == gone  # type: ignore
     watch = loss_watch(dst.name)
     watch.start()
-    r = _cli(lab, "send", "-R", "--force", "--no-mount", f"lab-src:{root}@s2",
-             f"lab-dst:{copy}")
+    r = lab.zmigrate("send", "-R", "--force", "--no-mount", f"lab-src:{root}@s2",
+                     f"lab-dst:{copy}")
     # The run's own plan output names both before anything is destroyed (said at its plan).
     said = r.stderr.index("Will be destroyed on lab-dst:")
     assert r.stderr.index(f"dataset {copy}/scratch", said) > said, r.stderr
@@ -128,8 +122,8 @@ def test_replicate_force_names_the_destination_child_it_destroys(
     # And the invariant holds against the run's --json plan too (nothing left to destroy now).
     zfs("snapshot", "-r", f"{root}@s3")
     watch.start()
-    r = _cli(lab, "send", "-R", "--force", "--no-mount", "--json", f"lab-src:{root}@s3",
-             f"lab-dst:{copy}")
+    r = lab.zmigrate("send", "-R", "--force", "--no-mount", "--json", f"lab-src:{root}@s3",
+                     f"lab-dst:{copy}")
     assert r.returncode == 0, r.stderr
     assert _plan_event(r.stdout)["destroys"] == []
     watch.check_json(r.stdout)
@@ -190,7 +184,7 @@ def test_a_child_created_on_the_destination_after_the_plan_stops_replicate_force
 
 
 def _tree_json(lab: Lab, *args: str) -> subprocess.CompletedProcess[str]:
-    return _cli(lab, "send", "-r", "--json", "--buffer", "16M", "--no-history", *args)
+    return lab.zmigrate("send", "-r", "--json", "--buffer", "16M", "--no-history", *args)
 
 
 def test_a_forced_tree_names_the_child_snapshot_it_rolls_back(
@@ -202,8 +196,8 @@ def test_a_forced_tree_names_the_child_snapshot_it_rolls_back(
     assert r.returncode == 0, r.stderr + r.stdout
     zfs("snapshot", f"{copy}/a@mine")
     zfs("snapshot", "-r", f"{root}@s2")
-    dry = _cli(lab, "send", "-r", "--force", "--dry-run", f"lab-src:{root}@s2",
-               f"lab-dst:{copy}")
+    dry = lab.zmigrate("send", "-r", "--force", "--dry-run", f"lab-src:{root}@s2",
+                       f"lab-dst:{copy}")
     assert dry.returncode == 0, dry.stderr
     assert f"Will be destroyed on lab-dst:\n  - snapshot {copy}/a@mine (newer than @s1)" \
         in dry.stdout

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import threading
 import time
 from typing import Any
@@ -31,13 +30,6 @@ pytestmark = [pytest.mark.lab, pytest.mark.timeout(180)]
 FAST = "aes128-gcm@openssh.com"  # one fast cipher besides the default keeps the test short
 
 
-def _cli(lab: Lab, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "zmigrate", *args],
-        capture_output=True, text=True, timeout=timeout, env=lab.env(), stdin=subprocess.DEVNULL,
-    )
-
-
 def _ssh_options(lab: Lab) -> list[str]:
     return [f"--ssh-option={o}" for o in lab.ssh_options()[1::2]]
 
@@ -60,8 +52,8 @@ def snapshot(pools: tuple[Pool, Pool]) -> str:
 def test_every_stage_reports_a_rate_and_the_slowest_is_the_bottleneck(
         lab: Lab, pools: tuple[Pool, Pool], snapshot: str) -> None:
     _, dst = pools
-    r = _cli(lab, "doctor", f"lab-src:{snapshot}", f"lab-dst:{dst.name}", "--seconds", "2",
-             "--write-test", "--cipher", FAST, "--json", *_ssh_options(lab))
+    r = lab.zmigrate("doctor", f"lab-src:{snapshot}", f"lab-dst:{dst.name}", "--seconds", "2",
+                     "--write-test", "--cipher", FAST, "--json", *_ssh_options(lab))
     assert r.returncode == 0, r.stderr + r.stdout
     events = [json.loads(line) for line in r.stdout.splitlines() if line.strip()]
     assert [e["event"] for e in events] == ["doctor_stage"] * 6 + ["doctor_report"]
@@ -99,7 +91,7 @@ def test_table_names_the_bottleneck_and_skips_ssh_it_cannot_use(
         lab: Lab, pools: tuple[Pool, Pool], snapshot: str) -> None:
     _, dst = pools
     # Without the lab's ssh options the source's own ssh cannot log in to lab-dst.
-    r = _cli(lab, "doctor", f"lab-src:{snapshot}", f"lab-dst:{dst.name}", "--seconds", "1")
+    r = lab.zmigrate("doctor", f"lab-src:{snapshot}", f"lab-dst:{dst.name}", "--seconds", "1")
     assert r.returncode == 0, r.stderr + r.stdout
     out = r.stdout
     assert "The source cannot ssh to the destination: " in out
@@ -189,8 +181,8 @@ def _free(pool: Pool) -> int:
 def test_the_write_stage_runs_by_default_within_a_safe_share_and_leaves_nothing(
         lab: Lab, snapshot: str) -> None:
     before = {p: _free_of(p) for p in zfs("list", "-H", "-o", "name", "-d", "0").split()}
-    r = _cli(lab, "doctor", f"lab-src:{snapshot}", "lab-dst", "--seconds", "20", "--no-ssh",
-             "--json")
+    r = lab.zmigrate("doctor", f"lab-src:{snapshot}", "lab-dst", "--seconds", "20", "--no-ssh",
+                     "--json")
     assert r.returncode == 0, r.stderr + r.stdout
     report = json.loads(r.stdout.splitlines()[-1])
     write = next(s for s in report["stages"] if s["name"] == "destination_write")
@@ -211,8 +203,8 @@ def test_a_pool_too_small_for_a_safe_write_test_is_named_not_filled(
         lab: Lab, make_pool: Any, snapshot: str) -> None:
     tiny = make_pool("tiny", size_mb=96)  # a tenth of its free space is under 32 MiB
     free = _free(tiny)
-    r = _cli(lab, "doctor", f"lab-src:{snapshot}", f"lab-dst:{tiny.name}", "--seconds", "2",
-             "--no-ssh")
+    r = lab.zmigrate("doctor", f"lab-src:{snapshot}", f"lab-dst:{tiny.name}", "--seconds", "2",
+                     "--no-ssh")
     assert r.returncode == 0, r.stderr + r.stdout
     out = r.stdout
     assert "not measured:" in out and f"free under {tiny.name}" in out, out
@@ -223,8 +215,8 @@ def test_a_pool_too_small_for_a_safe_write_test_is_named_not_filled(
 def test_without_a_source_snapshot_the_doctor_claims_no_end_to_end_rate(
         lab: Lab, pools: tuple[Pool, Pool]) -> None:
     _, dst = pools
-    r = _cli(lab, "doctor", "lab-src", f"lab-dst:{dst.name}", "--seconds", "2", "--no-ssh",
-             "--no-write-test", "--json")
+    r = lab.zmigrate("doctor", "lab-src", f"lab-dst:{dst.name}", "--seconds", "2", "--no-ssh",
+                     "--no-write-test", "--json")
     assert r.returncode == 0, r.stderr + r.stdout
     report = json.loads(r.stdout.splitlines()[-1])
     assert report["expected_rate"] is None

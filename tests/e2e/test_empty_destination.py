@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,11 +22,6 @@ from lab.zfsfuse import Pool, PoolFactory, ZfsDaemon
 
 pytestmark = pytest.mark.lab
 NOTES = "my only copy of these notes\n"
-
-
-def _cli(lab: Lab, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "zmigrate", *args], capture_output=True,
-                          text=True, timeout=timeout, env=lab.env(), stdin=subprocess.DEVNULL)
 
 
 def _source(pool: Pool) -> str:
@@ -54,7 +48,7 @@ def test_a_dataset_holding_a_file_is_refused_mounted_or_not_and_force_says_what_
     target, notes = _holding_notes(dst)
     zfs("unmount", target)
     # Unmounted: nothing can be listed, and ZFS's figure is above a fresh dataset's.
-    r = _cli(lab, "send", f"lab-src:{snapshot}", f"lab-dst:{target}")
+    r = lab.zmigrate("send", f"lab-src:{snapshot}", f"lab-dst:{target}")
     assert r.returncode != 0, r.stdout + r.stderr
     assert f"the destination {target} already exists: it holds" in r.stderr, r.stderr
     assert "more than a fresh dataset (it is not mounted" in r.stderr, r.stderr
@@ -63,22 +57,22 @@ def test_a_dataset_holding_a_file_is_refused_mounted_or_not_and_force_says_what_
     zfs("mount", target)
     assert notes.read_text() == NOTES
     # Mounted: its directory is listed, and the refusal names the file.
-    r = _cli(lab, "send", f"lab-src:{snapshot}", f"lab-dst:{target}")
+    r = lab.zmigrate("send", f"lab-src:{snapshot}", f"lab-dst:{target}")
     assert r.returncode != 0
     assert "it holds 1 file(s) or folder(s) (notes.txt)" in r.stderr, r.stderr
     assert notes.read_text() == NOTES
     # --force: the dry run (and its --json) say by name what is replaced, before anything runs.
-    r = _cli(lab, "send", "--dry-run", "--force", f"lab-src:{snapshot}", f"lab-dst:{target}")
+    r = lab.zmigrate("send", "--dry-run", "--force", f"lab-src:{snapshot}", f"lab-dst:{target}")
     assert r.returncode == 0, r.stderr
     assert (f"warning: --force replaces the WHOLE content of {target} with the copy, without "
             "a snapshot of it; lost: 1 file or folder: notes.txt;") in r.stdout, r.stdout
     assert f"The whole content of {target} is replaced by the copy (--force)" in r.stdout
-    r = _cli(lab, "send", "--dry-run", "--json", "--force", f"lab-src:{snapshot}",
-             f"lab-dst:{target}")
+    r = lab.zmigrate("send", "--dry-run", "--json", "--force", f"lab-src:{snapshot}",
+                     f"lab-dst:{target}")
     plan = json.loads(r.stdout.splitlines()[0])
     assert plan["replaces"]["entries"] == ["notes.txt"] and plan["replaces"]["empty"] is False
     assert notes.read_text() == NOTES
-    r = _cli(lab, "send", "--force", f"lab-src:{snapshot}", f"lab-dst:{target}")
+    r = lab.zmigrate("send", "--force", f"lab-src:{snapshot}", f"lab-dst:{target}")
     assert r.returncode == 0, r.stderr + r.stdout
     assert f"warning: --force replaces the WHOLE content of {target}" in r.stderr, r.stderr
     assert snapshot_guid(snapshot) == snapshot_guid(f"{target}@s")
@@ -95,11 +89,11 @@ def test_a_fresh_unmounted_dataset_is_proven_empty_by_its_figure(
     target = f"{dst.name}/fresh"
     zfs("create", target)
     zfs("unmount", target)
-    r = _cli(lab, "send", "--dry-run", f"lab-src:{snapshot}", f"lab-dst:{target}")
+    r = lab.zmigrate("send", "--dry-run", f"lab-src:{snapshot}", f"lab-dst:{target}")
     assert r.returncode == 0, r.stderr
     assert (f"{target} is empty (no snapshots, no children, not mounted, 112 KiB "
             "referenced: what a fresh dataset references)") in r.stdout, r.stdout
-    r = _cli(lab, "send", f"lab-src:{snapshot}", f"lab-dst:{target}")
+    r = lab.zmigrate("send", f"lab-src:{snapshot}", f"lab-dst:{target}")
     assert r.returncode == 0, r.stderr
     assert snapshot_guid(snapshot) == snapshot_guid(f"{target}@s")
 
@@ -135,14 +129,14 @@ def test_a_sudo_user_with_the_documented_sudoers_gets_the_same_refusal(
     src = make_pool("src")
     snapshot = _source(src)
     target, notes = _holding_notes(open_pool)
-    r = _cli(lab, "send", "--sudo-destination", f"lab-src:{snapshot}",
-             f"{host.alias}:{target}")
+    r = lab.zmigrate("send", "--sudo-destination", f"lab-src:{snapshot}",
+                     f"{host.alias}:{target}")
     assert r.returncode != 0, r.stdout + r.stderr
     assert "it holds 1 file(s) or folder(s) (notes.txt)" in r.stderr, r.stderr
     assert notes.read_text() == NOTES
     zfs("unmount", target)
-    r = _cli(lab, "send", "--sudo-destination", f"lab-src:{snapshot}",
-             f"{host.alias}:{target}")
+    r = lab.zmigrate("send", "--sudo-destination", f"lab-src:{snapshot}",
+                     f"{host.alias}:{target}")
     assert r.returncode != 0
     assert "more than a fresh dataset (it is not mounted" in r.stderr, r.stderr
     zfs("mount", target)

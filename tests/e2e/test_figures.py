@@ -36,7 +36,7 @@ def test_capped_transfer_reads_a_steady_rate_and_an_eta(lab: Lab, pools: tuple[P
     ds = _dataset(src, "capped", 160)
     cap = 20 * MiB
     r = lab.zmigrate("send", f"lab-src:{ds}@s", f"lab-dst:{dst.name}/capped", "--buffer", "64M",
-             "--bwlimit", "20M", "--json")
+                     "--bwlimit", "20M", "--json")
     assert r.returncode == 0, r.stderr + r.stdout
     events = r.events
     start = min(e["t"] for e in events if e["event"] == "sample")

@@ -29,7 +29,7 @@ def cut_over(lab: Lab, pools: tuple[Pool, Pool],
     write_random_files(old.mountpoint / "t" / "a" / "files", 1, files=2)
     env = {**lab.env(), "ZMIGRATE_DATA_DIR": str(tmp_path / "data")}
     r = zmigrate(env, "send", "-r", f"lab-src:{old.name}/t", f"lab-src:{new.name}/t", "-r",
-             "--snapshot", "--buffer", "16M", "--final")
+                 "--snapshot", "--buffer", "16M", "--final")
     assert r.returncode == 0, r.stderr + r.stdout
     return old, new, env
 
@@ -46,7 +46,7 @@ def test_go_live_then_back_on_one_host(lab: Lab,
     assert f"zfs unmount {old.name}/t/a" in r.stdout and f"zfs mount {new.name}/t" in r.stdout
     assert _get(f"{new.name}/t", "mounted") == "no"  # a dry run changes nothing
     r = zmigrate(env, "go-live", f"lab-src:{old.name}/t", f"lab-src:{new.name}/t", "--yes",
-             "--json")
+                 "--json")
     assert r.returncode == 0, r.stderr + r.stdout
     # The same path now shows the new pool's copy, writable; the source is out of the way.
     assert _get(f"{new.name}/t/a", "mountpoint") == str(path)
@@ -60,7 +60,7 @@ def test_go_live_then_back_on_one_host(lab: Lab,
     assert f"lab-src:{new.name}/t" in listed.split("gone live:")[1] and listed.rstrip(
     ).endswith("live"), listed
     r = zmigrate(env, "go-live", f"lab-src:{old.name}/t", f"lab-src:{new.name}/t", "--back",
-             "--yes")
+                 "--yes")
     assert r.returncode == 0, r.stderr + r.stdout
     # The old pool again, writable as before the final sync, with what was written to the
     # copy while it was live carried back.
@@ -75,7 +75,7 @@ def test_go_live_then_back_on_one_host(lab: Lab,
     assert _get(f"{old.name}/t/a", "canmount") == "on"
     assert " back " in zmigrate(env, "history").stdout.split("gone live:")[1]
     r = zmigrate(env, "go-live", f"lab-src:{old.name}/t", f"lab-src:{new.name}/t", "--back",
-             "--yes")
+                 "--yes")
     assert r.returncode != 0 and "no go-live of" in r.stderr  # undone once, not twice
 
 
@@ -95,7 +95,7 @@ def test_a_busy_source_stops_go_live_before_anything_changed(
                                       for fd in os.listdir(f"/proc/{busy.pid}/fd")), 5)
     try:
         r = zmigrate(env, "go-live", f"lab-src:{old.name}/t", f"lab-src:{new.name}/t",
-                 "--yes")
+                     "--yes")
     finally:
         busy.kill()
         busy.wait()
@@ -119,7 +119,7 @@ def test_go_live_between_two_hosts_under_a_chosen_root(lab: Lab, pools: tuple[Po
     write_random_files(old.mountpoint / "t" / "a" / "files", 1, files=2)
     env = {**lab.env(), "ZMIGRATE_DATA_DIR": str(tmp_path / "data")}
     r = zmigrate(env, "send", "-r", f"lab-src:{old.name}/t", f"lab-dst:{new.name}/t",
-             "--snapshot", "--buffer", "16M", "--final")
+                 "--snapshot", "--buffer", "16M", "--final")
     assert r.returncode == 0, r.stderr + r.stdout
     live = tmp_path / "live"
     args = ("go-live", f"lab-src:{old.name}/t", f"lab-dst:{new.name}/t", "--mount-root",
@@ -152,7 +152,7 @@ def test_go_live_refuses_a_copy_that_is_not_a_final_sync(lab: Lab, pools: tuple[
     zfs("create", f"{old.name}/t")
     env = {**lab.env(), "ZMIGRATE_DATA_DIR": str(tmp_path / "data")}
     r = zmigrate(env, "send", "-r", f"lab-src:{old.name}/t", f"lab-src:{new.name}/t",
-             "--snapshot", "--buffer", "16M")  # not --final: the source stays writable
+                 "--snapshot", "--buffer", "16M")  # not --final: the source stays writable
     assert r.returncode == 0, r.stderr + r.stdout
     r = zmigrate(env, "go-live", f"lab-src:{old.name}/t", f"lab-src:{new.name}/t", "--yes")
     assert r.returncode != 0
@@ -228,7 +228,7 @@ def test_a_retried_final_sync_keeps_the_readonly_from_before_the_first(
     assert zfs("get", "-H", "-o", "value,source", "readonly", f"{old.name}/t/a").split() == [
         "on", "local"]
     r = zmigrate(env, "send", "-r", f"lab-src:{old.name}/t", f"lab-src:{new.name}/t",
-             "--snapshot", "--buffer", "16M", "--final")
+                 "--snapshot", "--buffer", "16M", "--final")
     assert r.returncode == 0, r.stderr + r.stdout
     zfs("mount", f"{old.name}/t")
     zfs("mount", f"{old.name}/t/a")

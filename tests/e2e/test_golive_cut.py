@@ -7,15 +7,13 @@ from __future__ import annotations
 import os
 import signal
 import sqlite3
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from lab.gate import gate_host, go_live_cut_at
 from lab.sshd import Lab, LabHost
-from lab.util import write_random_files, zfs
+from lab.util import write_random_files, zfs, zmigrate
 from lab.zfsfuse import Pool
 
 pytestmark = [pytest.mark.lab, pytest.mark.timeout(300)]
@@ -27,11 +25,6 @@ PROPS = "mounted,canmount,mountpoint,readonly"
 def gate(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LabHost, Path]]:
     with gate_host(lab, tmp_path_factory) as found:
         yield found
-
-
-def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "zmigrate", *args], capture_output=True,
-                          text=True, timeout=300, env=env, stdin=subprocess.DEVNULL)
 
 
 def _state(*roots: str) -> dict[tuple[str, str], str]:
@@ -55,8 +48,8 @@ def final_synced(lab: Lab, pools: tuple[Pool, Pool],
     zfs("create", f"{old.name}/t/a")
     write_random_files(old.mountpoint / "t" / "a" / "files", 1, files=2)
     env = {**lab.env(), "ZMIGRATE_DATA_DIR": str(tmp_path / "data")}
-    r = _cli(env, "send", "-r", f"lab-src:{old.name}/t", f"lab-src:{new.name}/t",
-             "--snapshot", "--buffer", "16M", "--final")
+    r = zmigrate(env, "send", "-r", f"lab-src:{old.name}/t", f"lab-src:{new.name}/t",
+                 "--snapshot", "--buffer", "16M", "--final")
     assert r.returncode == 0, r.stderr + r.stdout
     return old, new, env
 
@@ -89,7 +82,7 @@ def _row(env: dict[str, str]) -> tuple[str, int, int, int]:
 
 
 def _steps(env: dict[str, str], old: Pool, new: Pool) -> int:
-    r = _cli(env, "go-live", f"lab-src:{old.name}/t", f"lab-src:{new.name}/t", "--dry-run")
+    r = zmigrate(env, "go-live", f"lab-src:{old.name}/t", f"lab-src:{new.name}/t", "--dry-run")
     assert r.returncode == 0, r.stderr
     return r.stdout.count("# on the ")
 
@@ -114,7 +107,7 @@ def test_a_go_live_cut_off_at_step_k_is_finished_by_going_live_again(
     assert (state, steps) == ("going live", STEPS)
     # Held before it ran: step k begun, not done. Killed after it ran: k done or begun.
     assert (done, pending) == (k - 1, 1) if k % 2 else done + pending >= k, (done, pending)
-    r = _cli(env, *_args(gate, old, new), "--yes")
+    r = zmigrate(env, *_args(gate, old, new), "--yes")
     assert r.returncode == 0, r.stderr + r.stdout
     assert f"continuing the go-live cut off after {done} of {STEPS} steps" in r.stdout
     path = old.mountpoint / "t" / "a"
@@ -134,14 +127,14 @@ def test_a_go_live_cut_off_at_step_k_is_undone_by_going_back(
     _, d = gate
     before = _state(f"{old.name}/t", f"{new.name}/t")
     _go_live_cut_at(env, gate, old, new, k)
-    r = _cli(env, *_args(gate, old, new), "--back", "--yes")
+    r = zmigrate(env, *_args(gate, old, new), "--back", "--yes")
     assert r.returncode == 0, r.stderr + r.stdout
     after = _state(f"{old.name}/t", f"{new.name}/t")
     assert after == before
     assert _row(env)[:3] == ("back", 0, 0)
     names = os.listdir(old.mountpoint / "t" / "a" / "files")
     assert len(names) == 2  # the source, served again
-    r = _cli(env, *_args(gate, old, new), "--back", "--yes")
+    r = zmigrate(env, *_args(gate, old, new), "--back", "--yes")
     assert r.returncode != 0 and "no go-live of" in r.stderr
 
 
@@ -155,20 +148,20 @@ def test_a_way_back_that_failed_partway_is_repeated_and_finishes(
     (d / "stop").write_text("0\n")
     before = _state(f"{old.name}/t", f"{new.name}/t")
     args = ("go-live", f"{gate[0].alias}:{old.name}/t", f"{gate[0].alias}:{new.name}/t")
-    r = _cli(env, *args, "--yes")
+    r = zmigrate(env, *args, "--yes")
     assert r.returncode == 0, r.stderr + r.stdout
     path = old.mountpoint / "t" / "a"
     (path / "written-live").write_text("live\n")
     (d / "fail").write_text(f"mount {old.name}/t/a")
-    r = _cli(env, *args, "--back", "--yes")
+    r = zmigrate(env, *args, "--back", "--yes")
     assert r.returncode != 0
     assert "going back stopped, 3 of 11 steps still to undo" in r.stderr, r.stderr
     assert f"undoing unmount {old.name}/t/a failed" in r.stderr and "refused by the test" in \
         r.stderr, r.stderr
     assert "nothing was left changed" not in r.stderr
     assert _row(env)[:3] == ("going back", 3, 0)
-    assert "cut off going back (3 of 11 steps done)" in _cli(env, "history").stdout
-    r = _cli(env, *args, "--back", "--yes")
+    assert "cut off going back (3 of 11 steps done)" in zmigrate(env, "history").stdout
+    r = zmigrate(env, *args, "--back", "--yes")
     assert r.returncode == 0, r.stderr + r.stdout
     assert _state(f"{old.name}/t", f"{new.name}/t") == before
     assert (path / "written-live").read_text() == "live\n"  # carried back the first time

@@ -32,7 +32,7 @@ def test_send_is_recorded_and_exported(lab: Lab, pools: tuple[Pool, Pool],
     env["ZMIGRATE_DATA_DIR"] = str(tmp_path / "data")
 
     sent = zmigrate(["send", f"lab-src:{src.name}/data@s1", f"lab-dst:{dst.name}/copy",
-                     "--bwlimit", "16M"], env)
+                    "--bwlimit", "16M"], env)
     assert sent.returncode == 0, sent.stdout + sent.stderr
     assert snapshot_guid(f"{dst.name}/copy@s1") == snapshot_guid(f"{src.name}/data@s1")
     assert (tmp_path / "data" / "history.sqlite3").is_file()
@@ -80,7 +80,7 @@ def test_no_history_flag_records_nothing(lab: Lab, pools: tuple[Pool, Pool],
     env = lab.env()
     env["ZMIGRATE_DATA_DIR"] = str(tmp_path / "data")
     sent = zmigrate(["send", f"lab-src:{src.name}/data@s1", f"lab-dst:{dst.name}/copy",
-                     "--no-history"], env)
+                    "--no-history"], env)
     assert sent.returncode == 0, sent.stdout + sent.stderr
     listed = zmigrate(["history"], env)
     assert "no transfers recorded yet" in listed.stdout

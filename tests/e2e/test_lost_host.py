@@ -44,10 +44,6 @@ def _cmd(*args: str) -> list[str]:
     return [sys.executable, "-m", "zmigrate", *args]
 
 
-def _events(out: str) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
-
-
 class Running:
     """A CLI run with --json whose events are read as they come."""
 
@@ -161,7 +157,7 @@ def test_a_dead_link_is_told_and_the_next_run_stops_what_it_left(
     assert wait_until(lambda: bool(_in_groups(pgids)), 1), "the leftovers ended by themselves"
     again = subprocess.run(_cmd(*args), capture_output=True, text=True, env=far.env(),
                            stdin=subprocess.DEVNULL, timeout=400)
-    events = _events(again.stdout)
+    events = again.events
     stages = [e["detail"] for e in events if e["event"] == "stage"]
     print("\n".join(s for s in stages if "left" in s))
     assert again.returncode == 0, again.stderr + again.stdout[-3000:]
@@ -196,7 +192,7 @@ def test_a_live_runs_receive_is_refused_with_its_pid(
         second = subprocess.run(_cmd(*args), capture_output=True, text=True, env=env,
                                 stdin=subprocess.DEVNULL, timeout=120)
         took = time.monotonic() - t0
-        error = next(e for e in _events(second.stdout) if e["event"] == "error")
+        error = next(e for e in second.events if e["event"] == "error")
         print(f"\nrefused after {took:.1f} s: {error['message']}\n  fix: {error['fix']}")
         assert second.returncode != 0 and error["reason"] == "busy", error
         pids = {int(p) for p in re.findall(r"PID (\d+)", error["message"])}
@@ -247,7 +243,7 @@ def test_a_tree_run_stops_what_a_gone_run_left_under_its_destination(
                            capture_output=True, text=True, env=lab.env(),
                            stdin=subprocess.DEVNULL, timeout=300)
         assert r.returncode == 0, r.stderr + r.stdout[-2000:]
-        stages = [e["detail"] for e in _events(r.stdout) if e["event"] == "stage"]
+        stages = [e["detail"] for e in r.events if e["event"] == "stage"]
         assert any(f"({gone.tag}, whose connection is gone)" in s and "zfs receive" in s
                    for s in stages), stages
         assert not gone.group_alive(pgid)
@@ -268,7 +264,7 @@ def test_a_group_without_a_lease_is_refused_never_stopped(
         r = subprocess.run(_cmd("send", f"lab-src:{slow_source}", f"lab-dst:{dst.name}/copy",
                                 "--json", "--no-history"), capture_output=True, text=True,
                            env=lab.env(), stdin=subprocess.DEVNULL, timeout=120)
-        error = next(e for e in _events(r.stdout) if e["event"] == "error")
+        error = next(e for e in r.events if e["event"] == "error")
         assert r.returncode != 0 and error["reason"] == "busy", error
         assert "cannot tell whether that run is still connected" in error["message"]
         pids = {int(p) for p in re.findall(r"PID (\d+)", error["message"])}

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,13 +16,6 @@ from lab.util import dataset_exists, write_random_files, zfs
 from lab.zfsfuse import Pool
 
 pytestmark = pytest.mark.lab
-
-
-def _cli(lab: Lab, *args: str, env: dict[str, str] | None = None
-         ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "zmigrate", *args], capture_output=True,
-                          text=True, timeout=300, env=env or lab.env(),
-                          stdin=subprocess.DEVNULL)
 
 
 def test_a_single_replicate_send_refuses_to_mount_over_a_path_in_use(
@@ -36,7 +27,7 @@ def test_a_single_replicate_send_refuses_to_mount_over_a_path_in_use(
     write_random_files(in_use / "alice", 1, files=2)
     zfs("snapshot", "-r", f"{ds}@s")
     before = sorted(os.listdir(in_use / "alice"))
-    r = _cli(lab, "send", "-R", "--json", f"lab-src:{ds}@s", f"lab-dst:{dst.name}/home")
+    r = lab.zmigrate("send", "-R", "--json", f"lab-src:{ds}@s", f"lab-dst:{dst.name}/home")
     assert r.returncode != 0, r.stdout + r.stderr
     error = json.loads(r.stdout.splitlines()[-1])
     assert error["reason"] == "mount_collision", error
@@ -51,7 +42,7 @@ def test_a_single_replicate_send_refuses_to_mount_over_a_path_in_use(
     zfs("unmount", ds)
     (tmp_path / "srv").mkdir(exist_ok=True)
     (tmp_path / "srv" / "index.html").write_text("the destination's own site\n")
-    r = _cli(lab, "send", "-R", f"lab-src:{ds}@t", f"lab-dst:{dst.name}/home")
+    r = lab.zmigrate("send", "-R", f"lab-src:{ds}@t", f"lab-dst:{dst.name}/home")
     assert r.returncode != 0
     assert (f"would mount on {tmp_path / 'srv'} (a folder that holds files)"
             in r.stderr), r.stderr
@@ -61,7 +52,7 @@ def test_a_single_replicate_send_refuses_to_mount_over_a_path_in_use(
     zfs("inherit", "mountpoint", ds)
     zfs("create", f"{ds}/bob")
     zfs("snapshot", "-r", f"{ds}@u")
-    r = _cli(lab, "send", "-R", f"lab-src:{ds}@u", f"lab-dst:{dst.name}/home")
+    r = lab.zmigrate("send", "-R", f"lab-src:{ds}@u", f"lab-dst:{dst.name}/home")
     assert r.returncode == 0, r.stderr + r.stdout
     assert zfs("get", "-H", "-o", "value", "mountpoint", f"{dst.name}/home/bob").strip() \
         == str(dst.mountpoint / "home" / "bob")
@@ -76,13 +67,13 @@ def test_a_two_host_go_live_refuses_paths_in_use_on_the_destination(
     zfs("create", f"{old.name}/t/a")
     write_random_files(old.mountpoint / "t" / "a" / "files", 1, files=2)
     env = {**lab.env(), "ZMIGRATE_DATA_DIR": str(tmp_path / "data")}
-    r = _cli(lab, "send", "-r", f"lab-src:{old.name}/t", f"lab-dst:{new.name}/t",
-             "--snapshot", "--buffer", "16M", "--final", env=env)
+    r = lab.zmigrate("send", "-r", f"lab-src:{old.name}/t", f"lab-dst:{new.name}/t",
+                     "--snapshot", "--buffer", "16M", "--final", env=env)
     assert r.returncode == 0, r.stderr + r.stdout
     before = {p: zfs("get", "-H", "-o", "value", p, f"{new.name}/t").strip()
               for p in ("mountpoint", "readonly", "mounted")}
-    r = _cli(lab, "go-live", f"lab-src:{old.name}/t", f"lab-dst:{new.name}/t", "--yes",
-             env=env)
+    r = lab.zmigrate("go-live", f"lab-src:{old.name}/t", f"lab-dst:{new.name}/t", "--yes",
+                     env=env)
     assert r.returncode != 0, r.stdout + r.stderr
     assert (f"going live would mount over what the destination already uses: {new.name}/t "
             f"would mount on {old.mountpoint / 't'} (where {old.name}/t is mounted)"

@@ -35,11 +35,6 @@ pytestmark = pytest.mark.lab
 PRIVATE = Options(transport=Transport.PRIVATE, buffer_size=16 * MiB, readonly=False)
 
 
-def _cli(lab: Lab, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "zmigrate", *args], capture_output=True,
-                          text=True, timeout=300, env=lab.env(), stdin=subprocess.DEVNULL)
-
-
 def _dataset(pool: Pool, name: str, mb: int, content: bytes | None = None) -> tuple[str, Path]:
     ds = f"{pool.name}/{name}"
     zfs("create", ds)
@@ -57,8 +52,8 @@ def test_a_dataset_and_a_tree_over_the_private_transport(
         lab: Lab, pools: tuple[Pool, Pool]) -> None:
     src, dst = pools
     ds, mnt = _dataset(src, "one", 8)
-    r = _cli(lab, "send", f"lab-src:{ds}@s", f"lab-dst:{dst.name}/one", "--transport",
-             "private", "--hash", "--no-history")
+    r = lab.zmigrate("send", f"lab-src:{ds}@s", f"lab-dst:{dst.name}/one", "--transport",
+                     "private", "--hash", "--no-history")
     assert r.returncode == 0, r.stderr + r.stdout
     assert snapshot_guid(f"{dst.name}/one@s") == snapshot_guid(f"{ds}@s")
     assert tree_digest(Path(zfs("get", "-H", "-o", "value", "mountpoint",
@@ -67,8 +62,8 @@ def test_a_dataset_and_a_tree_over_the_private_transport(
     for child in ("a", "b"):
         _dataset(src, f"tree/{child}", 2)
     zfs("snapshot", "-r", f"{src.name}/tree@t")
-    r = _cli(lab, "send", "-r", f"lab-src:{src.name}/tree@t", f"lab-dst:{dst.name}/tree",
-             "--transport", "private", "--compress", "zstd", "--no-history")
+    r = lab.zmigrate("send", "-r", f"lab-src:{src.name}/tree@t", f"lab-dst:{dst.name}/tree",
+                     "--transport", "private", "--compress", "zstd", "--no-history")
     assert r.returncode == 0, r.stderr + r.stdout
     for child in ("a", "b"):
         assert snapshot_guid(f"{dst.name}/tree/{child}@t") \
@@ -183,8 +178,8 @@ def _captured(lab: Lab, src: Pool, dst: Pool, ds: str, name: str, transport: str
         threading.Thread(target=lambda: (dump.stderr.readline(), ready.set()),  # type: ignore[union-attr]
                          daemon=True).start()
         ready.wait(10)
-        r = _cli(lab, "send", f"lab-src:{ds}@s", f"lab-dst:{dst.name}/{name}", "--transport",
-                 transport, "--port", str(port), "--no-history")
+        r = lab.zmigrate("send", f"lab-src:{ds}@s", f"lab-dst:{dst.name}/{name}", "--transport",
+                         transport, "--port", str(port), "--no-history")
         assert r.returncode == 0, r.stderr + r.stdout
         time.sleep(0.5)
     finally:

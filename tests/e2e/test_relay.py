@@ -48,7 +48,7 @@ def test_relay_full_and_incremental(lab: Lab, pools: tuple[Pool, Pool]) -> None:
     dest = f"{dst.name}/relayed"
     # A rate limit keeps it ~3 s long, so both mbuffers print status lines (every 0.5 s).
     r = lab.zmigrate("send", f"lab-src:{ds}@a", f"lab-dst:{dest}", "--transport", "relay",
-             "--json", "--no-history", "--bwlimit", "8M", "--hash")
+                     "--json", "--no-history", "--bwlimit", "8M", "--hash")
     assert r.returncode == 0, r.stderr + r.stdout
     events = [json.loads(x) for x in r.stdout.splitlines() if x.strip()]
     plan = next(e for e in events if e.get("event") == "plan")
@@ -60,7 +60,7 @@ def test_relay_full_and_incremental(lab: Lab, pools: tuple[Pool, Pool]) -> None:
     write_random_files(src.mountpoint / "ds" / "more", 4, files=2)
     zfs("snapshot", f"{ds}@b")
     r = lab.zmigrate("send", f"lab-src:{ds}@b", f"lab-dst:{dest}", "--transport", "relay",
-             "--no-history")
+                     "--no-history")
     assert r.returncode == 0, r.stderr + r.stdout
     for short in ("a", "b"):
         assert snapshot_guid(f"{dest}@{short}") == snapshot_guid(f"{ds}@{short}")
@@ -99,7 +99,7 @@ def test_relay_to_a_host_the_source_cannot_reach(jump_lab: JumpLab,
     zfs("snapshot", f"{ds}@s")
     dest = f"{dst.name}/far"
     r = jump_lab.zmigrate("send", f"lab-src:{ds}@s", f"lab-behind:{dest}", "--transport",
-             "relay", "--no-history")
+                          "relay", "--no-history")
     assert r.returncode == 0, r.stderr + r.stdout
     assert snapshot_guid(f"{dest}@s") == snapshot_guid(f"{ds}@s")
 
@@ -117,7 +117,7 @@ def test_default_tcp_to_an_unreachable_listener_fails_fast_and_names_the_ways(
     jump_lab.drop_silently(network == "dropped")
     try:
         r = jump_lab.zmigrate("send", f"lab-src:{ds}@s", f"lab-behind:{dst.name}/tcp",
-                 "--no-history")
+                              "--no-history")
     finally:
         jump_lab.drop_silently(False)
     took = time.monotonic() - t0

@@ -3,7 +3,6 @@ pools and real mbuffer, and refuses what it must refuse before anything runs."""
 
 from __future__ import annotations
 
-import json
 import socket
 import subprocess
 import sys
@@ -43,22 +42,10 @@ from zmigrate.engine.units import MiB
 pytestmark = pytest.mark.lab
 
 
-def _cli(lab: Lab, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "zmigrate", *args],
-        capture_output=True, text=True, timeout=timeout, env=lab.env(),
-        stdin=subprocess.DEVNULL,
-    )
-
-
 def _leftovers(*pools: Pool) -> list[str]:
     """zfs/mbuffer processes of our jobs: they name our pools, or are mbuffers (the tests of a
     session run one at a time, so any mbuffer left is one of ours)."""
     return zfs_processes_naming(*[p.name for p in pools], "mbuffer")
-
-
-def _events(stdout: str) -> list[dict[str, object]]:
-    return [json.loads(line) for line in stdout.splitlines() if line.strip()]
 
 
 def _dataset(pool: Pool, name: str = "ds", mb: int = 20) -> tuple[str, Path]:
@@ -80,10 +67,10 @@ def test_full_send_tcp_200mb_over_ssh_control_sessions(lab: Lab, pools: tuple[Po
     before = tree_digest(mnt)
     # A rate limit keeps it ~2 s long: mbuffer prints status every 0.5 s, and a sender that is
     # done in less would show no sample of its side on a fast, quiet machine.
-    r = _cli(lab, "send", f"lab-src:{ds}@one", f"lab-dst:{dst.name}/copy", "--buffer", "64M",
-             "--bwlimit", "100M", "--hash", "--json")
+    r = lab.zmigrate("send", f"lab-src:{ds}@one", f"lab-dst:{dst.name}/copy", "--buffer", "64M",
+                     "--bwlimit", "100M", "--hash", "--json")
     assert r.returncode == 0, r.stderr + r.stdout
-    events = _events(r.stdout)
+    events = r.events
     kinds = {e["event"] for e in events}
     assert {"plan", "sample", "done"} <= kinds
     plan = next(e for e in events if e["event"] == "plan")
@@ -116,8 +103,8 @@ def test_incremental_with_automatic_base_and_three_intermediates(
     zfs("snapshot", f"{ds}@base")
     dst_host = "lab-src" if transport == "local" else "lab-dst"
     extra = [f"--ssh-option={o}" for o in lab.ssh_options()[1::2]] if transport == "ssh" else []
-    r = _cli(lab, "send", f"lab-src:{ds}@base", f"{dst_host}:{dst.name}/copy",
-             "--transport", transport, "--buffer", "32M", *extra)
+    r = lab.zmigrate("send", f"lab-src:{ds}@base", f"{dst_host}:{dst.name}/copy",
+                     "--transport", transport, "--buffer", "32M", *extra)
     assert r.returncode == 0, r.stderr
     # The default check, named in the summary line: no md5 was asked for or computed.
     assert "stream checksums checked by zfs receive" in r.stdout, r.stdout
@@ -125,10 +112,10 @@ def test_incremental_with_automatic_base_and_three_intermediates(
     for i in (1, 2, 3):
         write_random_files(mnt / f"gen{i}", 2, files=2)
         zfs("snapshot", f"{ds}@i{i}")
-    r = _cli(lab, "send", f"lab-src:{ds}@i3", f"{dst_host}:{dst.name}/copy",
-             "--transport", transport, "--buffer", "32M", "--json", *extra)
+    r = lab.zmigrate("send", f"lab-src:{ds}@i3", f"{dst_host}:{dst.name}/copy",
+                     "--transport", transport, "--buffer", "32M", "--json", *extra)
     assert r.returncode == 0, r.stderr + r.stdout
-    events = _events(r.stdout)
+    events = r.events
     plan = next(e for e in events if e["event"] == "plan")
     assert plan["kind"] == "incremental" and plan["base"] == "base"
     assert plan["snapshots"] == ["i1", "i2", "i3"]
@@ -144,10 +131,10 @@ def test_no_intermediates_sends_only_the_endpoint(lab: Lab, pools: tuple[Pool, P
     src, dst = pools
     ds, mnt = _dataset(src, mb=4)
     zfs("snapshot", f"{ds}@a")
-    assert _cli(lab, "send", f"lab-src:{ds}@a", f"lab-dst:{dst.name}/c").returncode == 0
+    assert lab.zmigrate("send", f"lab-src:{ds}@a", f"lab-dst:{dst.name}/c").returncode == 0
     zfs("snapshot", f"{ds}@b")
     zfs("snapshot", f"{ds}@c")
-    r = _cli(lab, "send", f"lab-src:{ds}@c", f"lab-dst:{dst.name}/c", "--no-intermediates")
+    r = lab.zmigrate("send", f"lab-src:{ds}@c", f"lab-dst:{dst.name}/c", "--no-intermediates")
     assert r.returncode == 0, r.stderr
     names = zfs("list", "-H", "-o", "name", "-t", "snapshot", "-r", f"{dst.name}/c").split()
     assert names == [f"{dst.name}/c@a", f"{dst.name}/c@c"]
@@ -159,7 +146,7 @@ def test_full_send_with_history_carries_every_snapshot(lab: Lab, pools: tuple[Po
     for s in ("h1", "h2", "h3"):
         write_random_files(mnt / s, 1, files=1)
         zfs("snapshot", f"{ds}@{s}")
-    r = _cli(lab, "send", f"lab-src:{ds}@h3", f"lab-dst:{dst.name}/h", "--history", "--json")
+    r = lab.zmigrate("send", f"lab-src:{ds}@h3", f"lab-dst:{dst.name}/h", "--history", "--json")
     assert r.returncode == 0, r.stderr + r.stdout
     names = zfs("list", "-H", "-o", "name", "-t", "snapshot", "-r", f"{dst.name}/h").split()
     assert names == [f"{dst.name}/h@{s}" for s in ("h1", "h2", "h3")]
@@ -257,7 +244,7 @@ def test_cancel_of_incremental_keeps_every_snapshot(lab_hosts: tuple[Host, Host]
 
 # -- refusals: nothing runs ----------------------------------------------------------------------
 def _refused(lab: Lab, *args: str) -> str:
-    r = _cli(lab, "send", *args)
+    r = lab.zmigrate("send", *args)
     assert r.returncode != 0
     assert _leftovers() == []
     return r.stderr
@@ -278,8 +265,8 @@ def test_refuses_existing_destination_without_force(lab: Lab, pools: tuple[Pool,
     zfs("create", f"{dst.name}/empty")
     watch = loss_watch(dst.name)
     watch.start()
-    r = _cli(lab, "send", f"lab-src:{ds}@x", f"lab-dst:{dst.name}/empty", "--no-history",
-             "--json")
+    r = lab.zmigrate("send", f"lab-src:{ds}@x", f"lab-dst:{dst.name}/empty", "--no-history",
+                     "--json")
     assert r.returncode == 0, r.stderr + r.stdout
     watch.check_json(r.stdout)  # its content is on the plan's list: replaced
     assert snapshot_guid(f"{dst.name}/empty@x") == snapshot_guid(f"{ds}@x")
@@ -296,7 +283,7 @@ def test_empty_mounted_datasets_take_the_copy_every_time(lab: Lab,
     for i in range(8):
         target = f"{dst.name}/empty{i}"
         zfs("create", target)
-        r = _cli(lab, "send", f"lab-src:{ds}@x", f"lab-dst:{target}", "--no-history")
+        r = lab.zmigrate("send", f"lab-src:{ds}@x", f"lab-dst:{target}", "--no-history")
         assert r.returncode == 0, f"try {i}: " + r.stderr + r.stdout
         assert f"unmounting {target}, which takes the copy as itself" in r.stderr + r.stdout
         assert snapshot_guid(f"{target}@x") == snapshot_guid(f"{ds}@x")
@@ -307,7 +294,7 @@ def test_refuses_base_missing_on_destination(lab: Lab, pools: tuple[Pool, Pool])
     ds, _ = _dataset(src, mb=1)
     zfs("snapshot", f"{ds}@a")
     zfs("snapshot", f"{ds}@b")
-    assert _cli(lab, "send", f"lab-src:{ds}@a", f"lab-dst:{dst.name}/m").returncode == 0
+    assert lab.zmigrate("send", f"lab-src:{ds}@a", f"lab-dst:{dst.name}/m").returncode == 0
     err = _refused(lab, f"lab-src:{ds}@b", f"lab-dst:{dst.name}/m", "--base", "zz")
     assert "base @zz is missing on the destination" in err
 
@@ -318,14 +305,14 @@ def test_refuses_diverged_destination_and_names_what_force_destroys(
     src, dst = pools
     ds, _ = _dataset(src, mb=1)
     zfs("snapshot", f"{ds}@a")
-    assert _cli(lab, "send", f"lab-src:{ds}@a", f"lab-dst:{dst.name}/d").returncode == 0
+    assert lab.zmigrate("send", f"lab-src:{ds}@a", f"lab-dst:{dst.name}/d").returncode == 0
     zfs("snapshot", f"{dst.name}/d@local-change")
     zfs("snapshot", f"{ds}@b")
     err = _refused(lab, f"lab-src:{ds}@b", f"lab-dst:{dst.name}/d")
     assert "diverged" in err and "@local-change" in err and "--force" in err
     watch = loss_watch(dst.name)
     watch.start()
-    r = _cli(lab, "send", f"lab-src:{ds}@b", f"lab-dst:{dst.name}/d", "--force", "--json")
+    r = lab.zmigrate("send", f"lab-src:{ds}@b", f"lab-dst:{dst.name}/d", "--force", "--json")
     assert r.returncode == 0, r.stderr
     watch.check_json(r.stdout)
     names = zfs("list", "-H", "-o", "name", "-t", "snapshot", "-r", f"{dst.name}/d").split()
@@ -343,11 +330,11 @@ def test_refuses_shell_metacharacters_and_runs_nothing(lab: Lab, pools: tuple[Po
                                                        tmp_path: Path, bad: str) -> None:
     src, dst = pools
     marker = tmp_path / "pwned"
-    r = _cli(lab, "send", bad.format(pool=src.name, marker=marker), f"lab-dst:{dst.name}/x")
+    r = lab.zmigrate("send", bad.format(pool=src.name, marker=marker), f"lab-dst:{dst.name}/x")
     assert r.returncode == 2, r.stderr
     assert "not valid" in r.stderr or "starts with '-'" in r.stderr
     assert not marker.exists()
-    r = _cli(lab, "send", f"lab-src:{src.name}/ds@x", f"lab-dst:{dst.name}/x;touch {marker}")
+    r = lab.zmigrate("send", f"lab-src:{src.name}/ds@x", f"lab-dst:{dst.name}/x;touch {marker}")
     assert r.returncode == 2 and not marker.exists()
 
 
@@ -408,8 +395,8 @@ def test_dry_run_prints_the_commands_and_runs_nothing(lab: Lab, pools: tuple[Poo
     src, dst = pools
     ds, _ = _dataset(src, mb=1)
     zfs("snapshot", f"{ds}@x")
-    r = _cli(lab, "send", f"lab-src:{ds}@x", f"lab-dst:{dst.name}/x", "--dry-run",
-             "--bwlimit", "20M")
+    r = lab.zmigrate("send", f"lab-src:{ds}@x", f"lab-dst:{dst.name}/x", "--dry-run",
+                     "--bwlimit", "20M")
     assert r.returncode == 0, r.stderr
     assert "# on lab-dst:" in r.stdout and "# on lab-src:" in r.stdout
     assert f"zfs send {ds}@x | mbuffer -s 128k -m 1G -r 20M -O 127.0.0.1:" in r.stdout
@@ -420,19 +407,19 @@ def test_list_shows_datasets_and_snapshots(lab: Lab, pools: tuple[Pool, Pool]) -
     src, _ = pools
     ds, _ = _dataset(src, mb=1)
     zfs("snapshot", f"{ds}@seen")
-    r = _cli(lab, "list", f"lab-src:{src.name}", "--snapshots")
+    r = lab.zmigrate("list", f"lab-src:{src.name}", "--snapshots")
     assert r.returncode == 0, r.stderr
     assert ds in r.stdout and "@seen" in r.stdout and "zfs-fuse" in r.stdout
-    r = _cli(lab, "list", f"lab-src:{src.name}", "--json")
-    rows = _events(r.stdout)
+    r = lab.zmigrate("list", f"lab-src:{src.name}", "--json")
+    rows = r.events
     assert any(row["name"] == ds for row in rows)
     row = next(row for row in rows if row["name"] == ds)
     assert [s["guid"] for s in row["snapshots"]  # type: ignore[union-attr]
             if s["name"] == f"{ds}@seen"] == [snapshot_guid(f"{ds}@seen")]
     # `host:` as scp users type it: the whole host, like `host`.
-    whole = _cli(lab, "list", "lab-src:", "--json")
+    whole = lab.zmigrate("list", "lab-src:", "--json")
     assert whole.returncode == 0, whole.stderr
-    assert {row["name"] for row in _events(whole.stdout)} >= {src.name, ds}
+    assert {row["name"] for row in whole.events} >= {src.name, ds}
 
 
 def test_transport_local_on_this_machine(pools: tuple[Pool, Pool]) -> None:
@@ -515,18 +502,18 @@ def test_names_with_spaces_full_and_incremental(lab: Lab, pools: tuple[Pool, Poo
     ds, mnt = _dataset(src_pool, name="my data", mb=3)
     zfs("snapshot", f"{ds}@first snap")
     dest = f"{dst_pool.name}/copy of data"
-    r = _cli(lab, "send", f"lab-src:{ds}@first snap", f"lab-dst:{dest}", "--no-history")
+    r = lab.zmigrate("send", f"lab-src:{ds}@first snap", f"lab-dst:{dest}", "--no-history")
     assert r.returncode == 0, r.stderr + r.stdout
     write_random_files(mnt / "more", 2, files=2)
     zfs("snapshot", f"{ds}@second snap")
-    r = _cli(lab, "send", f"lab-src:{ds}@second snap", f"lab-dst:{dest}", "--no-history")
+    r = lab.zmigrate("send", f"lab-src:{ds}@second snap", f"lab-dst:{dest}", "--no-history")
     assert r.returncode == 0, r.stderr + r.stdout
     for short in ("first snap", "second snap"):
         assert snapshot_guid(f"{dest}@{short}") == snapshot_guid(f"{ds}@{short}")
     assert tree_digest(_mounted(dest)) == tree_digest(mnt)
-    r = _cli(lab, "list", "--json", f"lab-dst:{dest}")
+    r = lab.zmigrate("list", "--json", f"lab-dst:{dest}")
     assert r.returncode == 0, r.stderr
-    listed = _events(r.stdout)
+    listed = r.events
     assert [d["name"] for d in listed] == [dest]
     snaps = listed[0]["snapshots"]
     assert isinstance(snaps, list)

@@ -50,12 +50,12 @@ def _scenario(far: ShapedLab, snapshot: str, dst: Pool, expected: str, *,
     # doctor (or transfer) measured meanwhile measures that too (lab.util.quiet_machine).
     busy = [quiet_machine()]
     doctor = far.zmigrate("doctor", f"{source}:{snapshot}", f"lab-far:{dst.name}", "--seconds", "8",
-                  "--json", *extra)
+                          "--json", *extra)
     assert doctor.returncode == 0, doctor.stderr + doctor.stdout
     report = doctor.events[-1]
     busy.append(quiet_machine())
     sent = far.zmigrate("send", f"{source}:{snapshot}", f"lab-far:{dst.name}/copy", "--json",
-                "--no-history", *extra)
+                        "--no-history", *extra)
     assert sent.returncode == 0, sent.stderr + sent.stdout
     events = sent.events
     done = events[-1]

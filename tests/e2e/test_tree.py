@@ -36,15 +36,6 @@ pytestmark = pytest.mark.lab
 TREE = ("t", "t/a", "t/a/x", "t/b", "t/b/y", "t/c")
 
 
-def _cli(lab: Lab, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "zmigrate", *args], capture_output=True,
-                          text=True, timeout=timeout, env=lab.env(), stdin=subprocess.DEVNULL)
-
-
-def _events(stdout: str) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in stdout.splitlines() if line.strip()]
-
-
 def _states(events: list[dict[str, Any]]) -> dict[str, str]:
     """The last state of each dataset, from the `dataset` events."""
     return {e["dataset"]: e["state"] for e in events if e["event"] == "dataset"}
@@ -95,10 +86,10 @@ def test_full_tree_with_history_and_properties(lab: Lab, tree: tuple[Pool, Pool,
     src, dst, root = tree
     zfs("snapshot", "-r", f"{root}@s1")
     # One at a time: the order datasets start in is what this test reads.
-    r = _cli(lab, "send", "-r", f"lab-src:{root}@s1", f"lab-dst:{dst.name}/copy", "--json",
-             "--buffer", "16M", "--no-history", "--parallel", "1")
+    r = lab.zmigrate("send", "-r", f"lab-src:{root}@s1", f"lab-dst:{dst.name}/copy", "--json",
+                     "--buffer", "16M", "--no-history", "--parallel", "1")
     assert r.returncode == 0, r.stderr + r.stdout
-    events = _events(r.stdout)
+    events = r.events
     rels = tuple(rel[1:] for rel in TREE)  # "", "/a", "/a/x" ...
     assert _states(events) == {root + rel: "verified" for rel in rels}
     # Parents before children, each dataset one step of its own.
@@ -122,10 +113,10 @@ def test_catch_up_sends_deltas_brings_new_children_and_reports_removed_ones(
         lab: Lab, tree: tuple[Pool, Pool, str], loss_watch: type[LossWatch]) -> None:
     src, dst, root = tree
     copy = f"{dst.name}/copy"
-    r = _cli(lab, "send", "-r", f"lab-src:{root}", f"lab-dst:{copy}", "--snapshot", "--json",
-             "--buffer", "16M", "--no-history")
+    r = lab.zmigrate("send", "-r", f"lab-src:{root}", f"lab-dst:{copy}", "--snapshot", "--json",
+                     "--buffer", "16M", "--no-history")
     assert r.returncode == 0, r.stderr + r.stdout
-    first = next(e for e in _events(r.stdout) if e["event"] == "tree_plan")["snapshot"]
+    first = next(e for e in r.events if e["event"] == "tree_plan")["snapshot"]
     assert first.startswith("zmigrate-")
     # Changes on the source: new files, a new child, a removed child.
     write_random_files(src.mountpoint / "t/a/new", 1, files=2)
@@ -138,11 +129,11 @@ def test_catch_up_sends_deltas_brings_new_children_and_reports_removed_ones(
     assert wait_until(lambda: snapshot_name() != first, 3)
     watch = loss_watch(dst.name)
     watch.start()
-    r = _cli(lab, "send", "-r", f"lab-src:{root}", f"lab-dst:{copy}", "--snapshot", "--json",
-             "--buffer", "16M", "--no-history")
+    r = lab.zmigrate("send", "-r", f"lab-src:{root}", f"lab-dst:{copy}", "--snapshot", "--json",
+                     "--buffer", "16M", "--no-history")
     assert r.returncode == 0, r.stderr + r.stdout
     watch.check_json(r.stdout)  # a catch-up destroys nothing, and shows nothing
-    events = _events(r.stdout)
+    events = r.events
     plan = next(e for e in events if e["event"] == "tree_plan")
     assert plan["destroys"] == []
     second = plan["snapshot"]
@@ -169,10 +160,10 @@ def test_excluded_child_and_its_descendants_stay_out(lab: Lab,
                                                      tree: tuple[Pool, Pool, str]) -> None:
     src, dst, root = tree
     copy = f"{dst.name}/copy"
-    r = _cli(lab, "send", "-r", f"lab-src:{root}", f"lab-dst:{copy}", "--snapshot",
-             "--exclude", f"{root}/b", "--json", "--buffer", "16M", "--no-history")
+    r = lab.zmigrate("send", "-r", f"lab-src:{root}", f"lab-dst:{copy}", "--snapshot",
+                     "--exclude", f"{root}/b", "--json", "--buffer", "16M", "--no-history")
     assert r.returncode == 0, r.stderr + r.stdout
-    plan = next(e for e in _events(r.stdout) if e["event"] == "tree_plan")
+    plan = next(e for e in r.events if e["event"] == "tree_plan")
     assert plan["excluded"] == [f"{root}/b", f"{root}/b/y"]
     # One snapshot per picked dataset, not -r, when children are left out.
     assert "-r" not in plan["snapshot_command"].split()
@@ -204,14 +195,14 @@ def test_interrupted_tree_rerun_sends_only_what_was_not_complete(
             proc.send_signal(signal.SIGINT)
             break
     out, err = proc.communicate(timeout=120)
-    seen += _events(out)
+    seen += [json.loads(x) for x in out.splitlines() if x.startswith("{")]
     assert proc.returncode == 130, err
     before = _states(seen)
     assert before[root] == "verified" and before[f"{root}/a"] == "verified"
     assert before[f"{root}/b"] == "failed"
-    r = _cli(lab, *args)
+    r = lab.zmigrate(*args)
     assert r.returncode == 0, r.stderr + r.stdout
-    events = _events(r.stdout)
+    events = r.events
     plan = next(e for e in events if e["event"] == "tree_plan")
     actions = {d["source"]: d["action"] for d in plan["datasets"]}
     assert actions[root] == actions[f"{root}/a"] == actions[f"{root}/a/x"] == "skip"
@@ -231,10 +222,10 @@ def test_mountpoint_collision_is_refused_before_anything_runs(
     assert any(busy.iterdir())
     zfs("snapshot", "-r", f"{root}@s1")
     copy = f"{dst.name}/copy"
-    r = _cli(lab, "send", "-r", f"lab-src:{root}@s1", f"lab-dst:{copy}", "--json",
-             "--no-history")
+    r = lab.zmigrate("send", "-r", f"lab-src:{root}@s1", f"lab-dst:{copy}", "--json",
+                     "--no-history")
     assert r.returncode == 1
-    error = _events(r.stdout)[-1]
+    error = r.events[-1]
     assert error["event"] == "error"
     assert f"{copy}/c would mount on {busy}" in error["message"]
     assert "--mount-root" in error["fix"]
@@ -249,7 +240,7 @@ def test_a_catch_up_refused_after_its_snapshot_was_taken_ahead_leaves_none(
     src, dst, root = tree
     copy = f"{dst.name}/copy"
     zfs("snapshot", "-r", f"{root}@s1")
-    r = _cli(lab, "send", "-r", f"lab-src:{root}@s1", f"lab-dst:{copy}", "--no-history")
+    r = lab.zmigrate("send", "-r", f"lab-src:{root}@s1", f"lab-dst:{copy}", "--no-history")
     assert r.returncode == 0, r.stderr + r.stdout
     # A new child mounted at a directory of its own (sent with -p): in use on the destination
     # host, which is this machine, where the source has it.
@@ -259,10 +250,10 @@ def test_a_catch_up_refused_after_its_snapshot_was_taken_ahead_leaves_none(
     zfs("set", f"mountpoint={busy}", f"{root}/n")
     assert any(busy.iterdir())
     before = {rel: _snapshots(root + rel) for rel in ("", "/a", "/b/y", "/n")}
-    r = _cli(lab, "send", "-r", f"lab-src:{root}", f"lab-dst:{copy}", "--snapshot", "--json",
-             "--no-history")
+    r = lab.zmigrate("send", "-r", f"lab-src:{root}", f"lab-dst:{copy}", "--snapshot", "--json",
+                     "--no-history")
     assert r.returncode == 1, r.stderr + r.stdout
-    events = _events(r.stdout)
+    events = r.events
     assert f"{copy}/n would mount on {busy}" in events[-1]["message"]
     said = [e.get("detail", "") for e in events if e["event"] == "stage"]
     assert any(d.startswith("taking the snapshot @") for d in said), said  # it was taken ahead
@@ -271,7 +262,7 @@ def test_a_catch_up_refused_after_its_snapshot_was_taken_ahead_leaves_none(
 
 def test_a_tree_needs_a_snapshot_or_snapshot_now(lab: Lab, tree: tuple[Pool, Pool, str]) -> None:
     _src, dst, root = tree
-    r = _cli(lab, "send", "-r", f"lab-src:{root}", f"lab-dst:{dst.name}/copy")
+    r = lab.zmigrate("send", "-r", f"lab-src:{root}", f"lab-dst:{dst.name}/copy")
     assert r.returncode == 2
     assert "--snapshot to take one now" in r.stderr
 
@@ -280,7 +271,7 @@ def test_dry_run_prints_each_dataset_and_its_commands(lab: Lab,
                                                       tree: tuple[Pool, Pool, str]) -> None:
     _src, dst, root = tree
     zfs("snapshot", "-r", f"{root}@s1")
-    r = _cli(lab, "send", "-r", f"lab-src:{root}@s1", f"lab-dst:{dst.name}/copy", "--dry-run")
+    r = lab.zmigrate("send", "-r", f"lab-src:{root}@s1", f"lab-dst:{dst.name}/copy", "--dry-run")
     assert r.returncode == 0, r.stderr
     for rel in TREE:
         name = f"{root}{rel[1:]}"
@@ -295,8 +286,8 @@ def test_dry_run_with_a_snapshot_to_take_prints_the_commands_planned_ahead(
     """The snapshot is still to be taken: each dataset's exact commands are printed, planned as
     if it existed and marked so (as the Review page shows them), and nothing is taken."""
     _src, dst, root = tree
-    r = _cli(lab, "send", "-r", f"lab-src:{root}", f"lab-dst:{dst.name}/copy", "--snapshot",
-             "--dry-run", "--no-history")
+    r = lab.zmigrate("send", "-r", f"lab-src:{root}", f"lab-dst:{dst.name}/copy", "--snapshot",
+                     "--dry-run", "--no-history")
     assert r.returncode == 0, r.stderr + r.stdout
     snap = re.search(r"planned as if @(zmigrate-[0-9-]+) existed: it is taken first", r.stdout)
     assert snap is not None, r.stdout
@@ -338,7 +329,7 @@ def test_final_sync_leaves_the_source_read_only_and_is_recorded_as_one_job(
         assert snapshot_guid(f"{copy}{rel}@{last}") == snapshot_guid(f"{root}{rel}@{last}")
     h = subprocess.run([sys.executable, "-m", "zmigrate", "history", "--json"],
                        capture_output=True, text=True, timeout=60, env=env, check=True)
-    jobs = _events(h.stdout)
+    jobs = h.events
     assert [j["kind"] for j in jobs] == ["tree", "tree"]
     assert [j["outcome"] for j in jobs] == ["verified", "verified"]
     assert jobs[0]["summary"]["extra"]["datasets"][f"{root}/b"] == "verified"
@@ -349,10 +340,10 @@ def test_parallel_sends_small_siblings_at_once_parents_first(
     src, dst, root = tree
     zfs("snapshot", "-r", f"{root}@s1")
     copy = f"{dst.name}/copy"
-    r = _cli(lab, "send", "-r", f"lab-src:{root}@s1", f"lab-dst:{copy}", "--json",
-             "--buffer", "16M", "--no-history", "--parallel", "3")
+    r = lab.zmigrate("send", "-r", f"lab-src:{root}@s1", f"lab-dst:{copy}", "--json",
+                     "--buffer", "16M", "--no-history", "--parallel", "3")
     assert r.returncode == 0, r.stderr + r.stdout
-    events = _events(r.stdout)
+    events = r.events
     rels = tuple(rel[1:] for rel in TREE)
     assert _states(events) == {root + rel: "verified" for rel in rels}
     # Each dataset starts only after its parent arrived; some siblings overlap; every one is
@@ -411,10 +402,10 @@ def test_old_pool_to_new_pool_on_one_host(lab: Lab, tree: tuple[Pool, Pool, str]
     src, dst, root = tree
     zfs("snapshot", "-r", f"{root}@s1")
     copy = f"{dst.name}/moved"
-    r = _cli(lab, "send", "-r", f"{host}:{root}@s1", f"{host}:{copy}", "--json",
-             "--buffer", "16M")
+    r = lab.zmigrate("send", "-r", f"{host}:{root}@s1", f"{host}:{copy}", "--json",
+                     "--buffer", "16M")
     assert r.returncode == 0, r.stderr + r.stdout
-    events = _events(r.stdout)
+    events = r.events
     rels = tuple(rel[1:] for rel in TREE)
     plans = [e for e in events if e["event"] == "plan"]
     assert plans and all(p["transport"] == "local" for p in plans), plans
@@ -434,10 +425,10 @@ def test_mount_root_on_a_zfs_without_receive_o_checks_where_the_root_lands_first
     assert any(busy.iterdir())
     zfs("snapshot", "-r", f"{root}@s1")
     copy = f"{dst.name}/copy"
-    r = _cli(lab, "send", "-r", f"lab-src:{root}@s1", f"lab-dst:{copy}", "--json",
-             "--no-history", "--mount-root", str(tmp_path / "restored"))
+    r = lab.zmigrate("send", "-r", f"lab-src:{root}@s1", f"lab-dst:{copy}", "--json",
+                     "--no-history", "--mount-root", str(tmp_path / "restored"))
     assert r.returncode == 1, r.stdout + r.stderr
-    error = _events(r.stdout)[-1]
+    error = r.events[-1]
     assert error["event"] == "error"
     assert f"{copy} would mount on {busy}" in error["message"]
     assert "zfs receive -o" in error["fix"]
@@ -459,7 +450,7 @@ def test_the_final_syncs_read_only_window_is_predicted_and_then_measured(
              "--snapshot", "--buffer", "16M", "--json", *extra], capture_output=True, text=True,
             timeout=300, env=env, stdin=subprocess.DEVNULL)
         assert r.returncode == 0, r.stderr + r.stdout
-        return _events(r.stdout)
+        return r.events
 
     send()
     write_random_files(src.mountpoint / "t/a/day1", 4, files=2)
@@ -509,11 +500,11 @@ def test_a_tree_goes_into_a_new_pools_root_as_the_pool_itself(
     zfs("set", "com.example:root=yes", root)
     watch = loss_watch(new.name)
     watch.start()
-    r = _cli(lab, "send", "-r", f"lab-src:{root}", f"lab-dst:{new.name}", "--snapshot",
-             "--json", "--buffer", "16M", "--no-history")
+    r = lab.zmigrate("send", "-r", f"lab-src:{root}", f"lab-dst:{new.name}", "--snapshot",
+                     "--json", "--buffer", "16M", "--no-history")
     assert r.returncode == 0, r.stderr + r.stdout
     watch.check_json(r.stdout)
-    events = _events(r.stdout)
+    events = r.events
     plan = next(e for e in events if e["event"] == "tree_plan")
     # The pool's root takes the copy as itself: its (empty) content is named as replaced.
     assert [(x["kind"], x["name"]) for x in plan["destroys"]] == [("content", new.name)]
@@ -530,19 +521,19 @@ def test_a_tree_goes_into_a_new_pools_root_as_the_pool_itself(
     # A catch-up: incremental into the pool root and its children.
     write_random_files(src.mountpoint / "t" / "more", 1, files=1)
     assert wait_until(lambda: snapshot_name() != first, 3)
-    r = _cli(lab, "send", "-r", f"lab-src:{root}", f"lab-dst:{new.name}", "--snapshot",
-             "--json", "--buffer", "16M", "--no-history")
+    r = lab.zmigrate("send", "-r", f"lab-src:{root}", f"lab-dst:{new.name}", "--snapshot",
+                     "--json", "--buffer", "16M", "--no-history")
     assert r.returncode == 0, r.stderr + r.stdout
-    second = next(e for e in _events(r.stdout) if e["event"] == "tree_plan")["snapshot"]
+    second = next(e for e in r.events if e["event"] == "tree_plan")["snapshot"]
     assert snapshot_guid(f"{new.name}@{second}") == snapshot_guid(f"{root}@{second}")
 
     used = make_pool("used")
     (used.mountpoint / "keep.txt").write_text("mine\n")
     before = _snapshots(root)
-    r = _cli(lab, "send", "-r", f"lab-src:{root}", f"lab-dst:{used.name}", "--snapshot",
-             "--json", "--no-history")
+    r = lab.zmigrate("send", "-r", f"lab-src:{root}", f"lab-dst:{used.name}", "--snapshot",
+                     "--json", "--no-history")
     assert r.returncode != 0
-    error = next(e for e in _events(r.stdout) if e["event"] == "error")
+    error = next(e for e in r.events if e["event"] == "error")
     assert error["reason"] == "pool_root", error
     assert "is a pool root that is not empty: it holds 1 file(s) or folder(s)" in error["message"]
     assert _snapshots(root) == before  # refused before the snapshot was taken
@@ -568,16 +559,16 @@ def test_clones_arrive_as_clones_of_the_copied_origin_and_catch_up(
     write_random_files(src.mountpoint / "t" / "b" / "own", 1, files=1)
     zfs("snapshot", f"{root}/b@own")
     copy = f"{dst.name}/copy"
-    dry = _cli(lab, "send", "-r", f"lab-src:{root}", f"lab-dst:{copy}", "--snapshot",
-               "--dry-run", "--no-history")
+    dry = lab.zmigrate("send", "-r", f"lab-src:{root}", f"lab-dst:{copy}", "--snapshot",
+                       "--dry-run", "--no-history")
     assert dry.returncode == 0, dry.stderr + dry.stdout
     for clone in ("a", "b"):  # the plan as printed names each clone's origin
         assert re.search(rf"{root}/{clone}\b.*a clone of {root}/base@gold", dry.stdout), \
             dry.stdout
-    r = _cli(lab, "send", "-r", f"lab-src:{root}", f"lab-dst:{copy}", "--snapshot", "--json",
-             "--buffer", "16M", "--no-history", "--parallel", parallel)
+    r = lab.zmigrate("send", "-r", f"lab-src:{root}", f"lab-dst:{copy}", "--snapshot", "--json",
+                     "--buffer", "16M", "--no-history", "--parallel", parallel)
     assert r.returncode == 0, r.stderr + r.stdout
-    events = _events(r.stdout)
+    events = r.events
     plan = next(e for e in events if e["event"] == "tree_plan")
     origins = {d["source"]: d["origin"] for d in plan["datasets"]}
     assert origins[f"{root}/a"] == origins[f"{root}/b"] == f"{root}/base@gold"
@@ -591,10 +582,10 @@ def test_clones_arrive_as_clones_of_the_copied_origin_and_catch_up(
     for rel in ("base", "a", "b"):
         write_random_files(src.mountpoint / "t" / rel / "later", 1, files=1)
     assert wait_until(lambda: snapshot_name() != first, 3)
-    r = _cli(lab, "send", "-r", f"lab-src:{root}", f"lab-dst:{copy}", "--snapshot", "--json",
-             "--buffer", "16M", "--no-history", "--parallel", parallel)
+    r = lab.zmigrate("send", "-r", f"lab-src:{root}", f"lab-dst:{copy}", "--snapshot", "--json",
+                     "--buffer", "16M", "--no-history", "--parallel", parallel)
     assert r.returncode == 0, r.stderr + r.stdout
-    plan = next(e for e in _events(r.stdout) if e["event"] == "tree_plan")
+    plan = next(e for e in r.events if e["event"] == "tree_plan")
     second = plan["snapshot"]
     for rel in ("/base", "/a", "/b"):
         assert snapshot_guid(f"{copy}{rel}@{second}") == snapshot_guid(f"{root}{rel}@{second}")
@@ -617,19 +608,19 @@ def test_a_catch_up_sends_only_what_changed_a_changed_subtree_in_one_stream(
 
     def send(*extra: str) -> list[dict[str, Any]]:
         assert wait_until(lambda: snapshot_name() not in "".join(_snapshots(root)), 3)
-        r = _cli(lab, "send", "-r", f"lab-src:{root}", f"lab-dst:{copy}", "--snapshot",
-                 "--json", "--buffer", "16M", "--no-history", *extra)
+        r = lab.zmigrate("send", "-r", f"lab-src:{root}", f"lab-dst:{copy}", "--snapshot",
+                         "--json", "--buffer", "16M", "--no-history", *extra)
         assert r.returncode == 0, r.stderr + r.stdout
-        return _events(r.stdout)
+        return r.events
 
     first = next(e for e in send() if e["event"] == "tree_plan")["snapshot"]
     for rel in ("t/a/later", "t/a/x/later", "t/c/later"):
         write_random_files(src.mountpoint / rel, 1, files=1)
     zfs("snapshot", f"{root}/b@other-tool")
-    dry = _cli(lab, "send", "-r", f"lab-src:{root}", f"lab-dst:{copy}", "--snapshot", "--json",
-               "--dry-run", "--no-history")
+    dry = lab.zmigrate("send", "-r", f"lab-src:{root}", f"lab-dst:{copy}", "--snapshot", "--json",
+                       "--dry-run", "--no-history")
     assert dry.returncode == 0, dry.stderr + dry.stdout
-    ahead = next(e for e in _events(dry.stdout) if e["event"] == "tree_plan")
+    ahead = next(e for e in dry.events if e["event"] == "tree_plan")
     assert ahead["measures_empty"] is True, ahead  # said before: this plan may still shrink
     assert "each incremental is measured" in ahead["description"]
     events = send()

@@ -4,12 +4,8 @@ without ethtool saying "unknown" (tests/data/wire holds the captures the unit te
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from lab.shaped import ShapedLab
@@ -27,15 +23,6 @@ IP = "/usr/sbin/ip"
 SHAPED_BITS = 400_000_000
 
 
-def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "zmigrate", *args], capture_output=True,
-                          text=True, timeout=300, env=env, stdin=subprocess.DEVNULL)
-
-
-def _events(out: str) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
-
-
 @pytest.fixture
 def jumbo_one_end(lab: Lab, tmp_path: Path) -> Iterator[ShapedLab]:
     """A namespace pair of its own, unshaped: MTU 9000 on this machine's end, 1500 on lab-far's."""
@@ -49,10 +36,10 @@ def jumbo_one_end(lab: Lab, tmp_path: Path) -> Iterator[ShapedLab]:
 
 def test_mtus_that_differ_are_reported_with_the_path_mtu_measured(
         jumbo_one_end: ShapedLab) -> None:
-    r = _cli(jumbo_one_end.env(), "doctor", "lab-src", "lab-far", "--stage", "network",
-             "--seconds", "2", "--json")
+    r = jumbo_one_end.zmigrate("doctor", "lab-src", "lab-far", "--stage", "network",
+                               "--seconds", "2", "--json")
     assert r.returncode == 0, r.stderr + r.stdout
-    report = _events(r.stdout)[-1]
+    report = r.events[-1]
     wire = report["wire"]
     src, dst = wire["source"], wire["destination"]
     assert (src["iface"], src["mtu"], dst["mtu"]) == (jumbo_one_end.near_link, 9000, 1500)
@@ -77,10 +64,10 @@ def test_the_shaped_links_ceiling_and_a_transfer_drawn_against_it(
          "count=320", "status=none"], timeout=120)
     zfs("snapshot", f"{ds}@s")
     dst = make_pool("wdst", size_mb=768)
-    sent = _cli(shaped_lab.env(), "send", f"lab-src:{ds}@s", f"lab-far:{dst.name}/copy",
-                "--json", "--no-history")
+    sent = shaped_lab.zmigrate("send", f"lab-src:{ds}@s", f"lab-far:{dst.name}/copy",
+                               "--json", "--no-history")
     assert sent.returncode == 0, sent.stderr + sent.stdout
-    events = _events(sent.stdout)
+    events = sent.events
     assert snapshot_guid(f"{dst.name}/copy@s") == snapshot_guid(f"{ds}@s")
     wires = [e for e in events if e["event"] == "wire"]
     assert len(wires) == 1, [e["event"] for e in events]
@@ -125,7 +112,7 @@ def test_a_host_without_ethtool_says_unknown(
 
 
 def test_list_names_the_hosts_link(shaped_lab: ShapedLab) -> None:
-    r = _cli(shaped_lab.env(), "list", "lab-far")
+    r = shaped_lab.zmigrate("list", "lab-far")
     assert r.returncode == 0, r.stderr + r.stdout
     far_end = f"zmsb{shaped_lab.suffix}"  # lab-far's end of the veth, toward this computer
     assert f"# lab-far: link {far_end} veth, MTU {shaped_lab.mtu} (toward this computer)" \
