@@ -20,8 +20,8 @@ from zmigrate.engine.errors import ZmigrateError
 from zmigrate.engine.hosts import Host, LocalHost
 from zmigrate.engine.units import MiB
 from zmigrate.engine.zfs import Capabilities, Dataset, Snapshot
-from zmigrate.gui.pages import emptiness_reader
 from zmigrate.gui.pages.destination_page import DestinationPage
+from zmigrate.gui.readers import emptiness as emptiness_reader
 from zmigrate.gui.session import Session
 from zmigrate.gui.settings import Settings
 

@@ -18,8 +18,8 @@ from zmigrate.engine.errors import ZmigrateError
 from zmigrate.engine.hosts import Host, LocalHost
 from zmigrate.engine.units import MiB
 from zmigrate.engine.zfs import Capabilities, Dataset, ResumeInfo, Snapshot
-from zmigrate.gui.pages import partial_reader
 from zmigrate.gui.pages.destination_page import DestinationPage
+from zmigrate.gui.readers import partial as partial_reader
 from zmigrate.gui.session import Session
 from zmigrate.gui.settings import Settings
 

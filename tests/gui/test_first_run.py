@@ -14,9 +14,9 @@ from pytestqt.qtbot import QtBot
 from zmigrate.engine.errors import ZmigrateError
 from zmigrate.engine.hosts.login import HostSpec, Prompts
 from zmigrate.gui import words
-from zmigrate.gui.pages.host_panel import THIS_COMPUTER, HostPanel, login_of
 from zmigrate.gui.prompts import RememberingPrompts, SecretMemory
 from zmigrate.gui.settings import Settings
+from zmigrate.gui.widgets.host_panel import THIS_COMPUTER, HostPanel, login_of
 from zmigrate.gui.wizard import MigrationWizard
 
 pytestmark = pytest.mark.gui

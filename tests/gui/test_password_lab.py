@@ -21,8 +21,8 @@ from wizard_driver import (
 )
 
 from zmigrate.gui.pages.base import PageId
-from zmigrate.gui.pages.host_panel import HostPanel, login_of
 from zmigrate.gui.settings import Settings
+from zmigrate.gui.widgets.host_panel import HostPanel, login_of
 from zmigrate.gui.wizard import MigrationWizard
 
 pytestmark = [pytest.mark.gui, pytest.mark.lab, pytest.mark.timeout(240)]

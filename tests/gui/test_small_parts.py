@@ -23,10 +23,10 @@ from zmigrate.gui.app import LastResortHook
 from zmigrate.gui.generated.ui_done_page import Ui_DonePage
 from zmigrate.gui.generated.ui_review_page import Ui_ReviewPage
 from zmigrate.gui.generated.ui_transport_page import Ui_TransportPage
-from zmigrate.gui.pages.host_panel import THIS_COMPUTER, HostPanel
 from zmigrate.gui.pages.transport_page import TransportPage, buffer_hint, compression_hint
 from zmigrate.gui.session import Session
 from zmigrate.gui.settings import RecentHost, Settings
+from zmigrate.gui.widgets.host_panel import THIS_COMPUTER, HostPanel
 
 pytestmark = pytest.mark.gui
 MiB, GiB = 2**20, 2**30

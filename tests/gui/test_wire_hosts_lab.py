@@ -7,7 +7,7 @@ from lab.shaped import ShapedLab
 from pytestqt.qtbot import QtBot
 from wizard_driver import type_host
 
-from zmigrate.gui.pages.host_panel import HostPanel
+from zmigrate.gui.widgets.host_panel import HostPanel
 
 pytestmark = [pytest.mark.gui, pytest.mark.lab]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pytestqt.qtbot import QtBot
 
 from zmigrate.gui.pages.base import PageId
-from zmigrate.gui.pages.host_panel import HostPanel
+from zmigrate.gui.widgets.host_panel import HostPanel
 from zmigrate.gui.wizard import MigrationWizard
 
 WAIT_CONNECT = 30_000

@@ -28,8 +28,8 @@ from zmigrate.engine.job import Job, Request  # noqa: E402
 from zmigrate.engine.units import MiB  # noqa: E402
 from zmigrate.gui import style  # noqa: E402
 from zmigrate.gui.pages.base import PageId  # noqa: E402
-from zmigrate.gui.pages.host_panel import AUTH_KEY, HostPanel  # noqa: E402
 from zmigrate.gui.settings import Settings  # noqa: E402
+from zmigrate.gui.widgets.host_panel import AUTH_KEY, HostPanel
 from zmigrate.gui.wizard import MigrationWizard  # noqa: E402
 
 from .test_openzfs import _opts, _prop, _wait  # noqa: E402

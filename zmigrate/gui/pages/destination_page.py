@@ -22,13 +22,13 @@ from ...engine.units import format_size
 from ...engine.zfs import Dataset, ResumeInfo, Snapshot
 from .. import forms, markup, style, words
 from ..generated.ui_destination_page import Ui_DestinationPage
+from ..readers.emptiness import EmptinessFound, EmptinessReader, needs_judging
+from ..readers.partial import PartialFound, PartialReader
 from ..session import Session
 from ..settings import Settings
 from ..tasks import LatestTask
+from ..widgets.dataset_tree import DatasetTree
 from .base import Page
-from .emptiness_reader import EmptinessFound, EmptinessReader, needs_judging
-from .partial_reader import PartialFound, PartialReader
-from .tree_support import DatasetTree
 
 # What the destination page learnt of an interrupted receive: its decoded token, or why not.
 

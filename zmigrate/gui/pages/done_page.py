@@ -14,6 +14,7 @@ from ...engine.units import format_size
 from .. import forms, markup, style
 from ..dialogs.confirm import after_stop
 from ..generated.ui_done_page import Ui_DonePage
+from ..golive.buttons import GoLiveControls, GoLiveTarget
 from ..models.tree_table_model import TreeTableModel
 from ..plots.axes import elapsed
 from ..plots.transfer_plots import TransferPlots
@@ -21,7 +22,6 @@ from ..session import Session
 from ..settings import Settings
 from ..words import verdict_html
 from .base import Page
-from .go_live import GoLiveControls, GoLiveTarget
 
 
 class DonePage(Page):

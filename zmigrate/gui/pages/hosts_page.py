@@ -12,15 +12,15 @@ from zmigrate.engine.hosts.login import HostSpec
 from ...engine.hosts import Host
 from .. import forms, style, words
 from ..generated.ui_hosts_page import Ui_HostsPage
+from ..golive.buttons import GoLiveControls
+from ..golive.offer import GoLiveOffer
 from ..jobs.panel import JobsPanel
 from ..prompts import SecretMemory
 from ..session import Session
 from ..settings import Settings
 from ..tasks import run_task
+from ..widgets.host_panel import HostPanel
 from .base import Page
-from .go_live import GoLiveControls
-from .go_live_offer import GoLiveOffer
-from .host_panel import HostPanel
 
 # The default key files a login tries, as the first-run guidance names them (ssh-keygen makes
 # id_ed25519 today; the rarer kinds the login also tries would only lengthen the sentence).

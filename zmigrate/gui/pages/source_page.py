@@ -12,8 +12,8 @@ from ..generated.ui_source_page import Ui_SourcePage
 from ..models.tree_pick import TreePick
 from ..session import Session
 from ..settings import Settings
+from ..widgets.dataset_tree import DatasetTree
 from .base import Page
-from .tree_support import DatasetTree
 
 
 class SourcePage(Page):

@@ -8,10 +8,11 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject
 
-from ...engine.destination import Emptiness
-from ...engine.errors import ZmigrateError
-from ...engine.job.preflight import destination_emptiness
-from ...engine.zfs import Dataset
+from zmigrate.engine.destination import Emptiness
+from zmigrate.engine.errors import ZmigrateError
+from zmigrate.engine.job.preflight import destination_emptiness
+from zmigrate.engine.zfs import Dataset
+
 from ..session import Session
 from ..tasks import run_task
 

@@ -9,15 +9,15 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QInputDialog, QLabel, QMessageBox, QPushButton, QWidget
 
 from zmigrate.engine import cmdline
+from zmigrate.engine.golive import GoLivePlan, Step
 from zmigrate.engine.golive import record as golive_record
+from zmigrate.engine.golive.carry_back import Writes
+from zmigrate.engine.golive.record import WentBack
+from zmigrate.engine.history import golive_log, recent_runs
+from zmigrate.engine.hosts import Host
+from zmigrate.engine.units import format_size
+from zmigrate.engine.zfs import Capabilities
 
-from ...engine.golive import GoLivePlan, Step
-from ...engine.golive.carry_back import Writes
-from ...engine.golive.record import WentBack
-from ...engine.history import golive_log, recent_runs
-from ...engine.hosts import Host
-from ...engine.units import format_size
-from ...engine.zfs import Capabilities
 from .. import markup
 from ..session import Session
 from ..tasks import run_task

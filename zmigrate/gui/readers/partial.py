@@ -7,10 +7,11 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject
 
-from ...engine.errors import ZmigrateError
-from ...engine.hosts import Host
-from ...engine.job import partial_receive
-from ...engine.zfs import Capabilities, ResumeInfo
+from zmigrate.engine.errors import ZmigrateError
+from zmigrate.engine.hosts import Host
+from zmigrate.engine.job import partial_receive
+from zmigrate.engine.zfs import Capabilities, ResumeInfo
+
 from ..session import Session
 from ..tasks import run_task
 

@@ -8,20 +8,20 @@ import weakref
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFileDialog, QWidget
 
+from zmigrate.engine import plain_words
+from zmigrate.engine.errors import AuthError, ZmigrateError
+from zmigrate.engine.hosts import Host
 from zmigrate.engine.hosts import tools as capabilities
 from zmigrate.engine.hosts.login import HostSpec, config_aliases, connect
+from zmigrate.engine.wire import toward_us
+from zmigrate.engine.zfs import Capabilities, probe
 
-from ...engine import plain_words
-from ...engine.errors import AuthError, ZmigrateError
-from ...engine.hosts import Host
-from ...engine.wire import toward_us
-from ...engine.zfs import Capabilities, probe
 from .. import forms, markup, style, words
+from ..dialogs.login import LoginDialogs
 from ..generated.ui_host_panel import Ui_HostPanel
 from ..prompts import GuiPrompts, Login, PromptRelay, RememberingPrompts, SecretMemory
 from ..settings import RecentHost
 from ..tasks import run_task
-from .login_dialogs import LoginDialogs
 
 THIS_COMPUTER = "This computer"
 AUTH_AGENT, AUTH_KEY, AUTH_PASSWORD = range(3)

@@ -9,8 +9,9 @@ from typing import TypeVar
 from PySide6.QtCore import QModelIndex
 from PySide6.QtWidgets import QHeaderView, QLabel, QLineEdit, QProgressBar, QTreeView
 
-from ...engine.hosts import Host
-from ...engine.zfs import Capabilities, Dataset, inventory
+from zmigrate.engine.hosts import Host
+from zmigrate.engine.zfs import Capabilities, Dataset, inventory
+
 from .. import markup, style
 from ..models.dataset_tree_model import DatasetFilterProxy, DatasetTreeModel
 from ..tasks import run_task

@@ -14,8 +14,8 @@ from PySide6.QtWidgets import QInputDialog, QLineEdit, QWidget
 from zmigrate.engine.hosts.login import HostKeyDecision, HostKeyInfo
 
 from .. import words
-from ..dialogs.host_key_dialog import HostKeyDialog
 from ..prompts import PromptRelay
+from .host_key_dialog import HostKeyDialog
 
 
 class LoginDialogs(QObject):

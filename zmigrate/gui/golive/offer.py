@@ -11,14 +11,14 @@ from PySide6.QtWidgets import QFrame, QLabel
 
 from zmigrate.engine.golive import record as golive_record
 from zmigrate.engine.golive.record import Offer
+from zmigrate.engine.history import golive_log
+from zmigrate.engine.hosts import Host
+from zmigrate.engine.zfs import Capabilities
 
-from ...engine.history import golive_log
-from ...engine.hosts import Host
-from ...engine.zfs import Capabilities
 from .. import markup, style
 from ..models.job_table_model import when
 from ..tasks import run_task
-from .go_live import GoLiveControls, GoLiveTarget
+from .buttons import GoLiveControls, GoLiveTarget
 
 
 def offer_html(offer: Offer, src: str, dst: str) -> str:
