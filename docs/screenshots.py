@@ -16,6 +16,7 @@ import math
 import os
 import random
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -30,9 +31,11 @@ os.environ.setdefault("PYQTGRAPH_QT_LIB", "PySide6")
 # The zmigrate of this checkout, not whichever one is installed (a worktree's own pages).
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from PySide6.QtCore import QCoreApplication, QSettings  # noqa: E402
+from PySide6.QtCore import QCoreApplication, QSettings, Qt  # noqa: E402
+from PySide6.QtGui import QColor, QPainter  # noqa: E402
 from PySide6.QtWidgets import QWidget  # noqa: E402
 
+from zmigrate.engine.destination import Emptiness, Listing, judge  # noqa: E402
 from zmigrate.engine.doctor import (  # noqa: E402
     DoctorReport,
     HostCpu,
@@ -55,12 +58,15 @@ from zmigrate.engine.events import (  # noqa: E402
     Summary,
 )
 from zmigrate.engine.findings import Note, NoteKind  # noqa: E402
+from zmigrate.engine.golive import Step  # noqa: E402
+from zmigrate.engine.golive.carry_back import Writes  # noqa: E402
 from zmigrate.engine.history import History, Recorder  # noqa: E402
 from zmigrate.engine.hosts import LocalHost  # noqa: E402
 from zmigrate.engine.hosts.login import HostKeyInfo, HostSpec  # noqa: E402
 from zmigrate.engine.hosts.tools import HostTools  # noqa: E402
 from zmigrate.engine.job import Job  # noqa: E402
 from zmigrate.engine.plan import Options, Plan, Site, Transport, make_plan  # noqa: E402
+from zmigrate.engine.runner import JobState, Status, Writer, place  # noqa: E402
 from zmigrate.engine.tree import (  # noqa: E402
     RECEIVED,
     SENDING,
@@ -77,7 +83,9 @@ from zmigrate.gui.app import make_app  # noqa: E402
 from zmigrate.gui.dialogs.doctor_dialog import DoctorDialog  # noqa: E402
 from zmigrate.gui.dialogs.host_key_dialog import HostKeyDialog  # noqa: E402
 from zmigrate.gui.job_bridge import JobBridge  # noqa: E402
-from zmigrate.gui.pages import partial_reader  # noqa: E402
+from zmigrate.gui.pages import emptiness_reader, partial_reader  # noqa: E402
+from zmigrate.gui.pages.go_live import GoLiveTarget  # noqa: E402
+from zmigrate.gui.pages.transfer_page import DETACHED  # noqa: E402
 from zmigrate.gui.settings import Settings  # noqa: E402
 from zmigrate.gui.windows.history_window import HistoryWindow  # noqa: E402
 from zmigrate.gui.wizard import MigrationWizard  # noqa: E402
@@ -92,7 +100,7 @@ def caps(mem_gib: float, version: str) -> Capabilities:
     """A Debian host as the probe finds it: util-linux, procps and iproute2, /proc readable."""
     free = int(mem_gib * GiB)
     tools = HostTools(frozenset({"setsid", "ss", "flock", "ps", "pkill", "pgrep"}), probed=True,
-                      job_control=True, mem_available=free, mem_total=free * 2,
+                      job_control=True, openssl=(3, 0), mem_available=free, mem_total=free * 2,
                       memory_source="/proc/meminfo", cpu_source="/proc/stat")
     return Capabilities("openzfs", version, True, True, True, True, "20230301", True, True, True,
                         True, free, "Linux 6.1.0", 0, "10.0.0.5", "10.0.0.7", tools=tools,
@@ -333,6 +341,28 @@ def shoot(widget: QWidget, name: str) -> None:
     sys.stdout.write(f"wrote {path.relative_to(OUT.parent)}\n")
 
 
+def shoot_over(widget: QWidget, box: QWidget, name: str) -> None:
+    """`widget` with `box` (a window-modal question, its own window offscreen) drawn centred
+    over it, as the user sees them."""
+    settle()
+    box.adjustSize()
+    shot = widget.grab()
+    top = box.grab()
+    x, y = (shot.width() - top.width()) // 2, (shot.height() - top.height()) // 3
+    painter = QPainter(shot)
+    painter.fillRect(x - 1, y - 25, top.width() + 2, 25, QColor("#3c4654"))  # its title bar
+    painter.setPen(QColor("white"))
+    painter.drawText(x + 10, y - 24, top.width() - 20, 24, Qt.AlignmentFlag.AlignVCenter,
+                     box.windowTitle())
+    painter.drawPixmap(x, y, top)
+    painter.setPen(QColor("#3c4654"))
+    painter.drawRect(x - 1, y - 25, top.width() + 1, top.height() + 25)
+    painter.end()
+    path = OUT / f"screenshot-{name}.png"
+    shot.save(str(path))
+    sys.stdout.write(f"wrote {path.relative_to(OUT.parent)}\n")
+
+
 def shoot_resume(w: MigrationWizard, dst_sets: list[Dataset]) -> None:
     """An interrupted receive of tank/home into backup/archive/home, 31.4 of 74.2 GiB there."""
     page = w.destination_page
@@ -366,6 +396,160 @@ def shoot_resume(w: MigrationWizard, dst_sets: list[Dataset]) -> None:
     page.ui.parent_edit.setText(before[0])
     page.ui.name_edit.setText(before[1])
     page.tree.select(before[0])
+
+
+def shoot_overwrite(w: MigrationWizard, dst_sets: list[Dataset]) -> None:
+    """backup/data exists without snapshots and holds three things (the engine's judge over a
+    listing of its folder): the page offers to replace them, saying what is lost; ticked."""
+    page = w.destination_page
+    data = Dataset("backup/data", "filesystem", 11, 118784, 118784, 4200 * GiB,
+                   NOW - 30 * 86400)
+    listing = Listing(True, "/backup/data", ("notes.txt", "photos", ".ssh"))
+
+    def read(_dst: Any, existing: Dataset | None, sets: list[Dataset],
+             dialect: str) -> Emptiness | None:
+        assert existing is not None
+        return judge(existing, sets, listing, dialect)  # what the remote read would judge
+
+    vars(emptiness_reader)["destination_emptiness"] = read  # where the page's reader calls it
+    before = (page.ui.parent_edit.text(), page.ui.name_edit.text())
+    sets = w.session.dst_datasets = [*dst_sets, data]
+    page.tree.show(sets)
+    page.tree.select("backup/data")
+    page.ui.parent_edit.setText("backup")
+    page.ui.name_edit.setText("data")
+    settle(lambda: not page.emptiness.reading and page.ui.force_check.isVisible())
+    page.ui.force_check.setChecked(True)
+    w.resize(1200, 760)  # the checkbox's one line (a QCheckBox does not wrap) shown whole
+    shoot(w, "destination-overwrite")
+    w.resize(1060, 760)
+    page.ui.force_check.setChecked(False)
+    w.session.dst_datasets = dst_sets
+    page.tree.show(dst_sets)
+    page.ui.parent_edit.setText(before[0])
+    page.ui.name_edit.setText(before[1])
+    page.tree.select(before[0])
+
+
+def diverged(dst_sets: list[Dataset]) -> list[Dataset]:
+    """The destination with two snapshots taken on backup/tank/home after the last copy."""
+    out = []
+    for ds in dst_sets:
+        if ds.name == "backup/tank/home":
+            last = ds.snapshots[-1]
+            ds = replace(ds, snapshots=[*ds.snapshots, *(
+                Snapshot(f"backup/tank/home@local-2024-11-{d:02d}", 9_100_000 + d,
+                         last.creation + d * 3600, last.createtxg + d * 7, 12 * MiB * d,
+                         last.referenced) for d in (12, 13))])
+        out.append(ds)
+    return out
+
+
+def shoot_review_destroys(w: MigrationWizard, sites: tuple[Site, Site], plan: Plan) -> None:
+    """Review of the same transfer where the copy was changed since: with --force the rollback
+    destroys two snapshots, named under "Will be destroyed on backup-01:"."""
+    src, dst = sites
+    forced = make_plan(src, replace(dst, datasets=diverged(dst.datasets)), plan.source_snapshot,
+                       plan.destination_dataset, replace(plan.options, force=True),
+                       connect_address="10.0.0.7", allow_address="10.0.0.5", port=40871)
+    w.back()
+    Job.prepare = lambda _job: forced  # type: ignore[method-assign, assignment, misc]
+    w.next()
+    settle(lambda: w.review_page.isComplete())
+    shoot(w, "review-destroys")
+    w.back()
+    Job.prepare = lambda _job: plan  # type: ignore[method-assign, assignment, misc]
+    w.next()
+    settle(lambda: w.review_page.isComplete())
+
+
+def shoot_go_back(w: MigrationWizard, target: GoLiveTarget) -> None:
+    """Done after going live (as the lab test's final sync leaves it), then Go back's question
+    with what was written to the copy while it was live; its default carries that back."""
+    controls = w.done_page.go_live
+    controls.show_for(target, True, live=True)
+    controls._done(True, "Live: the copy is in service; what ran is in the history, and Go "
+                   "back undoes exactly that.")
+    steps = [Step("source", "unmount tank/home", ("zfs", "unmount", "tank/home"),
+                  ("zfs", "mount", "tank/home")),
+             Step("destination", "mount backup/tank/home where tank/home was",
+                  ("zfs", "set", "mountpoint=/tank/home", "backup/tank/home"),
+                  ("zfs", "set", "mountpoint=none", "backup/tank/home"))]
+    controls._confirm_back(steps, Writes((("backup/tank/home", int(1.3 * GiB)),
+                                          ("backup/tank/projects", 48 * MiB))))
+    box = controls.back_box
+    assert box is not None
+    shoot_over(w, box, "go-back")
+    box.reject()
+    settle()
+
+
+def job_record(plan: Plan, seconds: int) -> tuple[str, subprocess.Popen[bytes]]:
+    """A job a runner owns, `seconds` into the synthetic 1 GbE run, written by the runner's
+    own Writer; its "runner" a process that only waits (its command line names the job, as a
+    runner's does, so readers see it alive)."""
+    job_id = place.new_id()
+    directory = place.create_dir(job_id)
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)", job_id])
+    started = time.time() - seconds
+    clock = [started]
+    writer = Writer(directory, Status(
+        id=job_id, what=f"{plan.source_snapshot} -> {plan.destination_dataset}",
+        request={"argv": [plan.source_snapshot, f"backup-01:{plan.destination_dataset}"]},
+        started=started, state=JobState.RUNNING, pid=proc.pid), clock=lambda: clock[0])
+    diagnoser = Diagnoser(writer)  # the runner's job: its verdicts go to the record too
+    # What the job's preflight read beside its reads goes first, as in a runner's record.
+    for event in (PlanReady(plan), TRANSFER_WIRE, *synthetic_run(seconds, 74 * GiB)):
+        t = getattr(event, "t", None) or getattr(event, "elapsed", None)
+        if isinstance(t, float):
+            clock[0] = started + t
+        writer(event)  # type: ignore[arg-type]
+        diagnoser(event)
+    writer.close()
+    return job_id, proc
+
+
+def shoot_long_jobs(settings: Settings, plan: Plan) -> None:
+    """A transfer its runner owns, left running when the window closed: the next wizard's
+    Hosts page lists it with its progress, Show transfer re-attaches the Transfer page to its
+    record (the whole plot since it started), and closing again asks Keep it running / Stop."""
+    with tempfile.TemporaryDirectory() as tmp, environment(ZMIGRATE_JOBS_DIR=tmp):
+        job_id, proc = job_record(plan, 420)
+        try:
+            w = MigrationWizard(settings)
+            w.resize(1120, 760)  # the progress line with the wire's figures shown whole
+            w.show()
+            w.hosts_page.source.ui.host_combo.setEditText("tank.lan")
+            w.hosts_page.destination.ui.host_combo.setEditText("backup-01")
+            panel = w.hosts_page.jobs
+            panel.refresh()
+            panel.list.setCurrentRow(0)
+            shoot(w, "hosts-jobs")
+            panel.show_button.click()
+            store = w.session
+
+            def plotted() -> bool:
+                s = store.store
+                return s is not None and s.series[Side.RECEIVE].last() is not None
+
+            settle(lambda: w.currentId() == 5 and plotted())
+            settle(timeout=1.0)
+            page = w.transfer_page
+            page.refresher.refresh() if page.refresher else None
+            page._show_progress()
+            shoot(w, "transfer-reattached")
+            w.done(0)
+            box = w.close_box
+            assert box is not None
+            shoot_over(w, box, "close-keep")
+            box.reject()  # stay: the record is not touched
+            settle()
+            w.shutdown()
+            w.deleteLater()
+            settle()
+        finally:
+            proc.kill()
+            proc.wait()
 
 
 def tree_plan(src_sets: list[Dataset], excluded: tuple[str, ...]) -> TreePlan:
@@ -488,10 +672,15 @@ def main() -> int:
     config = tmp / "ssh_config"
     config.write_text("Host tank.lan\n    User root\n\nHost backup-01\n    User zfsrecv\n")
     os.environ["ZMIGRATE_SSH_CONFIG"] = str(config)
+    # Records of jobs a runner owns go to the temporary directory, never the user's; the
+    # replayed transfers run in the window (no runner is started: nothing is contacted).
+    os.environ["ZMIGRATE_JOBS_DIR"] = str(tmp / "jobs")
     settings = Settings(QSettings(str(OUT / ".screenshots.ini"), QSettings.Format.IniFormat))
+    settings.set_value(DETACHED, False)
     w = MigrationWizard(settings)
     w.resize(1060, 760)
     w.show()
+    w.transfer_page.recorder_factory = None  # the History window's jobs are made below
     s = w.session
     src_host, dst_host = LocalHost("tank.lan"), LocalHost("backup-01")
     src_caps, dst_caps = caps(28.4, "2.2.6-1"), caps(11.7, "2.1.11-1")
@@ -526,6 +715,8 @@ def main() -> int:
 
     # 3b The same page where an interrupted transfer left a resumable receive: Resume chosen.
     shoot_resume(w, dst_sets)
+    # 3c An existing dataset without snapshots that holds files: Replace its contents, ticked.
+    shoot_overwrite(w, dst_sets)
 
     # 4 Transport
     w.next()
@@ -545,11 +736,15 @@ def main() -> int:
     w.next()
     settle(lambda: w.review_page.isComplete())
     shoot(w, "review")
+    # 5b The same where the copy changed since and --force rolls it back: what is destroyed.
+    sites = (Site(src_host, src_caps, src_sets), Site(dst_host, dst_caps, dst_sets))
+    shoot_review_destroys(w, sites, plan)
 
     # 6 Transfer: replay a synthetic 1 GbE run, stopped 8 minutes in
     def no_start(bridge: JobBridge, plan: Plan | None = None) -> None:
         bridge.started = True
 
+    real_start = JobBridge.start
     JobBridge.start = no_start  # type: ignore[method-assign, assignment]
     estimate = 74 * GiB
     events = synthetic_run(480, estimate)
@@ -582,6 +777,9 @@ def main() -> int:
                                      extra={"verdict": final.to_json()})))
     settle(lambda: w.currentId() == 6)
     shoot(w, "done")
+    # 7b Done after going live, and Go back's question over it.
+    shoot_go_back(w, GoLiveTarget(src_host, dst_host, src_caps, dst_caps, "tank/home",
+                                  "backup/tank/home"))
 
     # The host key question
     dialog = HostKeyDialog(HostKeyInfo("backup-01", "backup-01", "ssh-ed25519",
@@ -592,8 +790,8 @@ def main() -> int:
     dialog.close()
 
     # The History window: three recorded jobs, one opened, then two compared.
-    with tempfile.TemporaryDirectory() as tmp:
-        db = Path(tmp) / "history.sqlite3"
+    with tempfile.TemporaryDirectory() as kept:
+        db = Path(kept) / "history.sqlite3"
         before, after, _failed = history_store(db, plan)
         history = HistoryWindow(db)
         history.resize(1100, 820)
@@ -625,6 +823,8 @@ def main() -> int:
     w.deleteLater()
     settle()
     shoot_tree(settings, plan)
+    JobBridge.start = real_start  # type: ignore[method-assign]
+    shoot_long_jobs(settings, plan)
     (OUT / ".screenshots.ini").unlink(missing_ok=True)
     shutil.rmtree(tmp, ignore_errors=True)
     return 0
