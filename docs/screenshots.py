@@ -663,6 +663,76 @@ def shoot_tree(settings: Settings, one_plan: Plan) -> None:
     settle()
 
 
+def shoot_run(w: MigrationWizard, plan: Plan) -> None:
+    """Transfer: a synthetic 1 GbE run replayed, stopped 8 minutes in (the job's Diagnoser
+    giving its verdicts); then Done, verified."""
+    s = w.session
+    estimate = 74 * GiB
+    events = synthetic_run(480, estimate)
+    w.next()
+    bridge = w.transfer_page.bridge
+    assert bridge is not None
+    diagnoser = Diagnoser(bridge.on_event)  # the job's: its verdicts go to the page
+    diagnoser(PlanReady(plan))
+    for wired in (bridge.on_event, diagnoser):  # what the job's preflight read beside its reads
+        wired(TRANSFER_WIRE)
+    for event in events:
+        bridge.on_event(event)
+        diagnoser(event)
+    w.transfer_page.ui.log_toggle.setChecked(True)
+    w.transfer_page.refresher.refresh() if w.transfer_page.refresher else None
+    w.transfer_page._show_progress()
+    shoot(w, "transfer")
+
+    # Done
+    w.transfer_page.ui.log_toggle.setChecked(False)
+    store = s.store
+    assert store is not None
+    last = store.series[Side.RECEIVE].last()
+    total = int(last[1][2]) if last else 0
+    bridge.on_event(StageChanged("verifying", "comparing snapshot guids"))
+    final = diagnoser.finish()
+    bridge.on_event(Finished(Summary(total, 478.0, total / 478.0, 6, s.snapshot.guid if s.snapshot
+                                     else 0, s.snapshot.guid if s.snapshot else 0,
+                                     None, plan.arrives,  # the default: no --hash
+                                     extra={"verdict": final.to_json()})))
+    settle(lambda: w.currentId() == 6)
+    shoot(w, "done")
+
+
+def shoot_windows(w: MigrationWizard, plan: Plan) -> None:
+    """The History window (three recorded jobs, one opened, then two compared) and the
+    doctor, run to its report from the Transport page's button."""
+    src_host, dst_host = LocalHost("tank.lan"), LocalHost("backup-01")
+    with tempfile.TemporaryDirectory() as kept:
+        db = Path(kept) / "history.sqlite3"
+        before, after, _failed = history_store(db, plan)
+        history = HistoryWindow(db)
+        history.resize(1100, 820)
+        history.show()
+        settle(lambda: history.model.rowCount() == 3 and not history.loading)
+        history.select_ids([after])
+        settle(lambda: history.job_view.job is not None and not history.detail_loading)
+        shoot(history, "history")
+        history.select_ids([before, after])
+        history.ui.compare_button.click()
+        settle(lambda: len(history.compare_view.jobs) == 2 and not history.detail_loading)
+        shoot(history, "compare")
+        history.close()
+        history.deleteLater()
+
+    w.transport_page.doctor_factory = SyntheticDoctor
+    doctor = DoctorDialog(src_host, dst_host, snapshot="tank/home@daily-2024-11-14",
+                          parent_dataset="backup/tank", options=Options(),
+                          doctor_factory=SyntheticDoctor, parent=w)
+    doctor.ui.write_check.setChecked(True)
+    doctor.show()
+    doctor.run()
+    settle(lambda: doctor.report is not None)
+    shoot(doctor, "doctor")
+    doctor.close()
+
+
 def main() -> int:
     app = make_app([])
     app.setStyleSheet(app.styleSheet())
@@ -740,43 +810,13 @@ def main() -> int:
     sites = (Site(src_host, src_caps, src_sets), Site(dst_host, dst_caps, dst_sets))
     shoot_review_destroys(w, sites, plan)
 
-    # 6 Transfer: replay a synthetic 1 GbE run, stopped 8 minutes in
+    # 6 Transfer and 7 Done: the job does not run; its events are replayed.
     def no_start(bridge: JobBridge, plan: Plan | None = None) -> None:
         bridge.started = True
 
     real_start = JobBridge.start
     JobBridge.start = no_start  # type: ignore[method-assign, assignment]
-    estimate = 74 * GiB
-    events = synthetic_run(480, estimate)
-    w.next()
-    bridge = w.transfer_page.bridge
-    assert bridge is not None
-    diagnoser = Diagnoser(bridge.on_event)  # the job's: its verdicts go to the page
-    diagnoser(PlanReady(plan))
-    for wired in (bridge.on_event, diagnoser):  # what the job's preflight read beside its reads
-        wired(TRANSFER_WIRE)
-    for event in events:
-        bridge.on_event(event)
-        diagnoser(event)
-    w.transfer_page.ui.log_toggle.setChecked(True)
-    w.transfer_page.refresher.refresh() if w.transfer_page.refresher else None
-    w.transfer_page._show_progress()
-    shoot(w, "transfer")
-
-    # 7 Done
-    w.transfer_page.ui.log_toggle.setChecked(False)
-    store = s.store
-    assert store is not None
-    last = store.series[Side.RECEIVE].last()
-    total = int(last[1][2]) if last else 0
-    bridge.on_event(StageChanged("verifying", "comparing snapshot guids"))
-    final = diagnoser.finish()
-    bridge.on_event(Finished(Summary(total, 478.0, total / 478.0, 6, s.snapshot.guid if s.snapshot
-                                     else 0, s.snapshot.guid if s.snapshot else 0,
-                                     None, plan.arrives,  # the default: no --hash
-                                     extra={"verdict": final.to_json()})))
-    settle(lambda: w.currentId() == 6)
-    shoot(w, "done")
+    shoot_run(w, plan)
     # 7b Done after going live, and Go back's question over it.
     shoot_go_back(w, GoLiveTarget(src_host, dst_host, src_caps, dst_caps, "tank/home",
                                   "backup/tank/home"))
@@ -789,35 +829,7 @@ def main() -> int:
     shoot(dialog, "host-key")
     dialog.close()
 
-    # The History window: three recorded jobs, one opened, then two compared.
-    with tempfile.TemporaryDirectory() as kept:
-        db = Path(kept) / "history.sqlite3"
-        before, after, _failed = history_store(db, plan)
-        history = HistoryWindow(db)
-        history.resize(1100, 820)
-        history.show()
-        settle(lambda: history.model.rowCount() == 3 and not history.loading)
-        history.select_ids([after])
-        settle(lambda: history.job_view.job is not None and not history.detail_loading)
-        shoot(history, "history")
-        history.select_ids([before, after])
-        history.ui.compare_button.click()
-        settle(lambda: len(history.compare_view.jobs) == 2 and not history.detail_loading)
-        shoot(history, "compare")
-        history.close()
-        history.deleteLater()
-
-    # The doctor, run to its report from the Transport page's button.
-    w.transport_page.doctor_factory = SyntheticDoctor
-    doctor = DoctorDialog(src_host, dst_host, snapshot="tank/home@daily-2024-11-14",
-                          parent_dataset="backup/tank", options=Options(),
-                          doctor_factory=SyntheticDoctor, parent=w)
-    doctor.ui.write_check.setChecked(True)
-    doctor.show()
-    doctor.run()
-    settle(lambda: doctor.report is not None)
-    shoot(doctor, "doctor")
-    doctor.close()
+    shoot_windows(w, plan)
     w.shutdown()
     # Delete the window while the QApplication still exists (not at interpreter exit).
     w.deleteLater()
