@@ -82,10 +82,11 @@ from zmigrate.engine.zfs import Capabilities, Dataset, ResumeInfo, Snapshot  # n
 from zmigrate.gui.app import make_app  # noqa: E402
 from zmigrate.gui.dialogs.doctor_dialog import DoctorDialog  # noqa: E402
 from zmigrate.gui.dialogs.host_key_dialog import HostKeyDialog  # noqa: E402
+from zmigrate.gui.golive.buttons import GoLiveTarget  # noqa: E402
 from zmigrate.gui.job_bridge import JobBridge  # noqa: E402
-from zmigrate.gui.pages import emptiness_reader, partial_reader  # noqa: E402
-from zmigrate.gui.pages.go_live import GoLiveTarget  # noqa: E402
 from zmigrate.gui.pages.transfer_page import DETACHED  # noqa: E402
+from zmigrate.gui.readers import emptiness as emptiness_reader  # noqa: E402
+from zmigrate.gui.readers import partial as partial_reader  # noqa: E402
 from zmigrate.gui.settings import Settings  # noqa: E402
 from zmigrate.gui.windows.history_window import HistoryWindow  # noqa: E402
 from zmigrate.gui.wizard import MigrationWizard  # noqa: E402
