@@ -26,7 +26,7 @@ import pytest
 from lab.cut import LinkCut
 from lab.shaped import ShapedLab
 from lab.sshd import Lab
-from lab.util import wait_until, write_random_files, zfs
+from lab.util import wait_until, write_random_files, zfs, zmigrate
 from lab.zfsfuse import PoolFactory
 
 from zmigrate.engine import cmdline
@@ -155,8 +155,7 @@ def test_a_dead_link_is_told_and_the_next_run_stops_what_it_left(
 
     cut.back()
     assert wait_until(lambda: bool(_in_groups(pgids)), 1), "the leftovers ended by themselves"
-    again = subprocess.run(_cmd(*args), capture_output=True, text=True, env=far.env(),
-                           stdin=subprocess.DEVNULL, timeout=400)
+    again = far.zmigrate(*args, timeout=400)
     events = again.events
     stages = [e["detail"] for e in events if e["event"] == "stage"]
     print("\n".join(s for s in stages if "left" in s))
@@ -189,8 +188,7 @@ def test_a_live_runs_receive_is_refused_with_its_pid(
     try:
         live.until(lambda e: e["event"] == "stage" and e["stage"] == "sending", 90)
         t0 = time.monotonic()
-        second = subprocess.run(_cmd(*args), capture_output=True, text=True, env=env,
-                                stdin=subprocess.DEVNULL, timeout=120)
+        second = zmigrate(env, *args, timeout=120)
         took = time.monotonic() - t0
         error = next(e for e in second.events if e["event"] == "error")
         print(f"\nrefused after {took:.1f} s: {error['message']}\n  fix: {error['fix']}")
@@ -238,10 +236,8 @@ def test_a_tree_run_stops_what_a_gone_run_left_under_its_destination(
         pgid = _listener(gone, f"{dst.name}/copy/child")
         time.sleep(3 * HEARTBEAT)  # its lease is written
         gone._closed.set()  # its heartbeat stops
-        r = subprocess.run(_cmd("send", "-r", f"lab-src:{src.name}/top@s",
-                                f"lab-dst:{dst.name}/copy", "--json", "--no-history"),
-                           capture_output=True, text=True, env=lab.env(),
-                           stdin=subprocess.DEVNULL, timeout=300)
+        r = lab.zmigrate("send", "-r", f"lab-src:{src.name}/top@s", f"lab-dst:{dst.name}/copy",
+                         "--json", "--no-history")
         assert r.returncode == 0, r.stderr + r.stdout[-2000:]
         stages = [e["detail"] for e in r.events if e["event"] == "stage"]
         assert any(f"({gone.tag}, whose connection is gone)" in s and "zfs receive" in s
@@ -261,9 +257,8 @@ def test_a_group_without_a_lease_is_refused_never_stopped(
     other = connect(HostSpec("lab-dst"))
     try:
         pgid = _listener(other, f"{dst.name}/copy", data_stdin=True)
-        r = subprocess.run(_cmd("send", f"lab-src:{slow_source}", f"lab-dst:{dst.name}/copy",
-                                "--json", "--no-history"), capture_output=True, text=True,
-                           env=lab.env(), stdin=subprocess.DEVNULL, timeout=120)
+        r = lab.zmigrate("send", f"lab-src:{slow_source}", f"lab-dst:{dst.name}/copy", "--json",
+                         "--no-history", timeout=120)
         error = next(e for e in r.events if e["event"] == "error")
         assert r.returncode != 0 and error["reason"] == "busy", error
         assert "cannot tell whether that run is still connected" in error["message"]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from lab.sshd import Lab
-from lab.util import dataset_exists, write_random_files, zfs
+from lab.util import dataset_exists, write_random_files, zfs, zmigrate
 from lab.zfsfuse import Pool
 
 pytestmark = pytest.mark.lab
@@ -67,13 +67,12 @@ def test_a_two_host_go_live_refuses_paths_in_use_on_the_destination(
     zfs("create", f"{old.name}/t/a")
     write_random_files(old.mountpoint / "t" / "a" / "files", 1, files=2)
     env = {**lab.env(), "ZMIGRATE_DATA_DIR": str(tmp_path / "data")}
-    r = lab.zmigrate("send", "-r", f"lab-src:{old.name}/t", f"lab-dst:{new.name}/t",
-                     "--snapshot", "--buffer", "16M", "--final", env=env)
+    r = zmigrate(env, "send", "-r", f"lab-src:{old.name}/t", f"lab-dst:{new.name}/t",
+                 "--snapshot", "--buffer", "16M", "--final")
     assert r.returncode == 0, r.stderr + r.stdout
     before = {p: zfs("get", "-H", "-o", "value", p, f"{new.name}/t").strip()
               for p in ("mountpoint", "readonly", "mounted")}
-    r = lab.zmigrate("go-live", f"lab-src:{old.name}/t", f"lab-dst:{new.name}/t", "--yes",
-                     env=env)
+    r = zmigrate(env, "go-live", f"lab-src:{old.name}/t", f"lab-dst:{new.name}/t", "--yes")
     assert r.returncode != 0, r.stdout + r.stderr
     assert (f"going live would mount over what the destination already uses: {new.name}/t "
             f"would mount on {old.mountpoint / 't'} (where {old.name}/t is mounted)"

@@ -23,6 +23,7 @@ from lab.util import (
     wait_until,
     write_random_files,
     zfs,
+    zmigrate,
 )
 from lab.zfsfuse import Pool
 
@@ -327,8 +328,8 @@ def test_final_sync_leaves_the_source_read_only_and_is_recorded_as_one_job(
             (src.mountpoint / "t" / rel.lstrip("/") / "after-cutover").write_bytes(b"x")
         last = _snapshots(root + rel)[-1]
         assert snapshot_guid(f"{copy}{rel}@{last}") == snapshot_guid(f"{root}{rel}@{last}")
-    h = subprocess.run([sys.executable, "-m", "zmigrate", "history", "--json"],
-                       capture_output=True, text=True, timeout=60, env=env, check=True)
+    h = zmigrate(env, "history", "--json", timeout=60)
+    assert h.returncode == 0, h.stderr
     jobs = h.events
     assert [j["kind"] for j in jobs] == ["tree", "tree"]
     assert [j["outcome"] for j in jobs] == ["verified", "verified"]
@@ -445,10 +446,8 @@ def test_the_final_syncs_read_only_window_is_predicted_and_then_measured(
     env = {**lab.env(), "ZMIGRATE_DATA_DIR": str(tmp_path / "data")}
 
     def send(*extra: str) -> list[dict[str, Any]]:
-        r = subprocess.run(
-            [sys.executable, "-m", "zmigrate", "send", "-r", f"lab-src:{root}", f"lab-dst:{copy}",
-             "--snapshot", "--buffer", "16M", "--json", *extra], capture_output=True, text=True,
-            timeout=300, env=env, stdin=subprocess.DEVNULL)
+        r = zmigrate(env, "send", "-r", f"lab-src:{root}", f"lab-dst:{copy}", "--snapshot",
+                     "--buffer", "16M", "--json", *extra)
         assert r.returncode == 0, r.stderr + r.stdout
         return r.events
 
