@@ -101,8 +101,11 @@ def test_overwrite_is_offered_once_judged_and_says_what_is_lost(
     assert ui.force_check.isVisible() and not ui.force_check.isChecked()
     wanted = ("Replace the contents of backup/data (3 files or folders: notes.txt, photos, "
               ".ssh; 116 KiB referenced) with the copy; what it holds is lost")
-    assert ui.force_check.text() == wanted and ui.force_check.accessibleName() == wanted
-    assert "empty" not in ui.force_check.text()
+    # On lines of its own: a check box does not wrap.
+    shown = ui.force_check.text()
+    assert " ".join(shown.split("\n")) == wanted and ui.force_check.accessibleName() == wanted
+    assert shown.count("\n") == 1
+    assert "empty" not in shown
     assert "it holds 3 file(s) or folder(s) (notes.txt, photos, .ssh)" in after
     assert not page.isComplete()  # Next waits for the tick
     ui.force_check.click()

@@ -71,6 +71,7 @@ class Ui_TransferPage(object):
 
         self.progress_label = QLabel(TransferPage)
         self.progress_label.setObjectName(u"progress_label")
+        self.progress_label.setWordWrap(True)
 
         self.page_layout.addWidget(self.progress_label)
 

@@ -6,6 +6,7 @@ datasets go in full or as a catch-up, and its mountpoint collision check.
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass, replace
 
 from PySide6.QtCore import QItemSelection
@@ -122,6 +123,7 @@ def _assess_partial(session: Session, src: Site, dst: Site, destination: str,
 
 
 TREE_PLAN_DELAY_MS = 300
+FORCE_LINE = 90  # characters a line of the force check box holds at the window's width
 
 
 def assess(session: Session, destination: str, force: bool,
@@ -522,7 +524,9 @@ class DestinationPage(Page):
         check = self.ui.force_check
         check.setVisible(bool(state.force_text))
         if state.force_text:
-            check.setText(state.force_text.replace("&", "&&"))  # a name's & is no shortcut
+            # A check box does not wrap its text: lines of its own, so none is cut off.
+            lines = textwrap.fill(state.force_text, FORCE_LINE)
+            check.setText(lines.replace("&", "&&"))  # a name's & is no shortcut
             check.setAccessibleName(state.force_text)
         elif check.isChecked():
             check.setChecked(False)
