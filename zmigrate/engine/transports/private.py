@@ -30,12 +30,10 @@ from cryptography.x509.oid import NameOID
 
 from .. import cmdline
 from ..errors import PreflightError, PreflightReason
-from ..findings import Figure, Finding
 from ..hosts import tools as capabilities
 from ..readings import mbuffer
-from .base import Carrier, Ends, StreamSpec, Transport
-from .listener import with_readiness_probe
-from .tcp import WIRE_BLOCKS, address_port
+from .base import Ends, StreamSpec, Transport
+from .tcp import WIRE_BLOCKS, Tcp, address_port
 
 if TYPE_CHECKING:
     from ..hosts import Host
@@ -135,7 +133,9 @@ def unpack_line(d: str) -> str:
             "awk '/^#zm-file /{f=$2; next} {print > f}' && mkfifo idle")
 
 
-class Private(Carrier):
+class Private(Tcp):
+    """tcp's listener, port and stall words, with TLS 1.3 around the wire."""
+
     transport: ClassVar[Transport] = Transport.PRIVATE
     listens: ClassVar[bool] = True
     doctor_stage: ClassVar[str] = "tls"
@@ -186,16 +186,6 @@ class Private(Carrier):
         for host, d in ((src, dirs[0]), (dst, dirs[1])):
             host.run(cmdline.join(["rm", "-rf", d]), timeout=15)
 
-    def stall_path(self, plan: PlanFacts, src: str, dst: str) -> dict[str, Figure]:
-        return {"path": self.transport.value, "source": src, "destination": dst,
-                "port": plan.port or 0}
-
-    def stalled_words(self, f: Finding) -> str:
-        return (f"nothing reaches {f.word('destination')}:{f.count('port')} from "
-                f"{f.word('source')} — a firewall, a NAT, or the link between them")
-
-    def listener_line(self, line: str, port: int | None) -> str:
-        return with_readiness_probe(line, port) if port is not None else line
 
 
 def lacking(hosts: Sequence[tuple[str, Capabilities | None]]) -> list[str]:

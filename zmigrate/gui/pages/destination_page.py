@@ -126,6 +126,12 @@ TREE_PLAN_DELAY_MS = 300
 FORCE_LINE = 90  # characters a line of the force check box holds at the window's width
 
 
+def check_box_text(sentence: str) -> str:
+    """`sentence` on lines of its own (a check box does not wrap its text: it would be cut off),
+    a name's `&` kept as text, not a shortcut."""
+    return textwrap.fill(sentence, FORCE_LINE).replace("&", "&&")
+
+
 def assess(session: Session, destination: str, force: bool,
            partial: PartialFound | None = None,
            emptiness: EmptinessFound | None = None) -> State:
@@ -524,9 +530,7 @@ class DestinationPage(Page):
         check = self.ui.force_check
         check.setVisible(bool(state.force_text))
         if state.force_text:
-            # A check box does not wrap its text: lines of its own, so none is cut off.
-            lines = textwrap.fill(state.force_text, FORCE_LINE)
-            check.setText(lines.replace("&", "&&"))  # a name's & is no shortcut
+            check.setText(check_box_text(state.force_text))
             check.setAccessibleName(state.force_text)
         elif check.isChecked():
             check.setChecked(False)
