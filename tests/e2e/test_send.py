@@ -83,6 +83,9 @@ def test_full_send_tcp_200mb_over_ssh_control_sessions(lab: Lab, pools: tuple[Po
     assert done["verified"] is True and done["hash_match"] is True
     assert isinstance(done["bytes"], int) and done["bytes"] > 200 * MiB
     print(f"\nREMOTE COMMANDS of one full send: {done['remote_commands']}")
+    # Each round trip costs 80-200 ms on a real host: 6 a side today (probe, read, listener,
+    # sender, verify...), a budget that fails if a change adds several.
+    assert done["remote_commands"]["source"] <= 8 and done["remote_commands"]["destination"] <= 8
     sides = {e["side"] for e in events if e["event"] == "sample"}
     assert sides == {"send", "receive"}
     assert snapshot_guid(f"{ds}@one") == snapshot_guid(f"{dst.name}/copy@one")
