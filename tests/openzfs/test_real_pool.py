@@ -7,6 +7,11 @@ compression=zstd, a mountpoint=legacy and a canmount=noauto dataset, user proper
 zvol with volblocksize=16k and two clones of it, a filesystem template with a clone carrying a
 user property of its own, and an encrypted subtree (passphrase from a key file) with a child;
 holds and a bookmark, which neither copy carries and the plan counts.
+
+Compared: the properties above, origin and encryptionroot of every dataset and snapshot, every
+snapshot's guid, and the data: a sha256 of every file of every filesystem at the sent snapshot
+(each @last mounted read-only, the encrypted subtree's key loaded) and of every zvol's device,
+hashed on the guest in one command per copy.
 """
 
 from __future__ import annotations
@@ -44,6 +49,10 @@ zfs create -o com.example:role=template {root}/tmpl
 zfs create -V 32M -o volblocksize=16k {root}/vol
 zfs create -o encryption=on -o keyformat=passphrase -o keylocation=file://{key} {root}/enc
 zfs create {root}/enc/child
+head -c 1M /dev/urandom > /{root}/enc/secret; head -c 512K /dev/urandom > /{root}/enc/child/inner
+mkdir -p /mnt/{tag}-legacy; mount -t zfs {root}/legacy /mnt/{tag}-legacy
+head -c 256K /dev/urandom > /mnt/{tag}-legacy/l; umount /mnt/{tag}-legacy; rmdir /mnt/{tag}-legacy
+zfs mount {root}/noauto; head -c 256K /dev/urandom > /{root}/noauto/n; zfs unmount {root}/noauto
 for i in 1 2 3 4 5 6; do
   head -c 1M /dev/urandom > /{root}/home/f$i
   yes "media line $i" | head -c 2M > /{root}/media/f$i
@@ -84,6 +93,50 @@ def _listing(vm: Vm, root: str) -> dict[str, dict[str, str]]:
     return found
 
 
+def _guids(vm: Vm, root: str) -> dict[str, str]:
+    """snapshot name relative to `root` -> its guid."""
+    out = vm.ssh(f"zfs get -H -p -r -t snapshot -o name,value guid {root}", timeout=300).stdout
+    rows = (line.split("\t") for line in out.splitlines())
+    return {name[len(root):]: guid for name, guid in rows}
+
+
+def _contents(vm: Vm, root: str, key: str) -> dict[str, str]:
+    """'dataset relative to root:path' -> sha256 of every file of every filesystem at @last and
+    of every zvol's device ('dataset:zvol'), hashed on the guest in one command. Each snapshot
+    is mounted read-only on its own directory (mountpoint, legacy or canmount=noauto alike) and
+    unmounted again; the encrypted subtree's key is loaded first (raw copies arrive without)."""
+    where = f"/mnt/zmcmp-{root.replace('/', '-')}"
+    script = f"""
+set -e -o pipefail
+R={root}; M={where}
+mkdir -p $M
+done_() {{
+  for d in $M/*; do umount $d 2>/dev/null || true; rmdir $d 2>/dev/null || true; done
+  rmdir $M 2>/dev/null || true
+}}
+trap done_ EXIT
+[ "$(zfs get -H -o value keystatus $R/enc)" = available ] || zfs load-key -L file://{key} $R/enc
+udevadm settle
+i=0
+for ds in $(zfs list -H -o name -t filesystem -r $R); do
+  i=$((i+1)); mkdir $M/$i; mount -t zfs -o ro $ds@last $M/$i
+  (cd $M/$i && find . -type f -exec sha256sum {{}} + | sed "s|^|${{ds#$R}}:|")
+  umount $M/$i
+done
+for ds in $(zfs list -H -o name -t volume -r $R); do
+  for n in $(seq 60); do [ -e /dev/zvol/$ds ] && break; sleep 1; done
+  sha256sum /dev/zvol/$ds | sed "s|^|${{ds#$R}}:|"
+done
+"""
+    out = vm.ssh(script, timeout=600).stdout
+    found: dict[str, str] = {}
+    for line in out.splitlines():
+        rel, rest = line.split(":", 1)
+        digest, path = rest.split("  ", 1)
+        found[f"{rel or '.'}:{'zvol' if path.startswith('/dev/zvol/') else path}"] = digest
+    return found
+
+
 def _used(vm: Vm, ds: str) -> int:
     return int(vm.ssh(f"zfs get -H -p -o value used {ds}").stdout.strip())
 
@@ -114,4 +167,17 @@ def test_the_copy_is_what_zfs_send_R_makes(vm: Vm, real_pool: str, tmp_path: Pat
           f"{len(differences)} differences; used: reference {_used(vm, ref)}, "
           f"zmigrate {_used(vm, copy)}")
     assert differences == []
+    # The same snapshots: each one's guid, as zfs send -R keeps it.
+    want_guids, got_guids = _guids(vm, ref), _guids(vm, copy)
+    assert len(want_guids) >= 6 * 9 and got_guids == want_guids
+    # The same data: every file of every filesystem at @last and every zvol, byte for byte.
+    want_data = _contents(vm, ref, f"/root/{tag}.pass")
+    got_data = _contents(vm, copy, f"/root/{tag}.pass")
+    print(f"REAL POOL: {len(want_guids)} snapshot guids, {len(want_data)} files and zvols hashed")
+    assert {f"/{v}:zvol" for v in ("vol", "vol-c1", "vol-c2")} <= set(want_data)
+    assert {"/home:./f6", "/media:./f6", "/tmpl:./base", "/tc:./base", "/tc:./mine",
+            "/enc:./secret", "/enc/child:./inner", "/legacy:./l", "/noauto:./n"} <= set(want_data)
+    mismatched = sorted(k for k in set(want_data) | set(got_data)
+                        if want_data.get(k) != got_data.get(k))
+    assert mismatched == []
     assert _used(vm, copy) <= 1.05 * _used(vm, ref)
