@@ -104,14 +104,18 @@ class LossWatch:
         self.before: DestinationState | None = None
         self.after: DestinationState | None = None
 
+    def read(self) -> DestinationState:
+        """The destination as it is now (a watch of a remote destination reads it there)."""
+        return read_state(self.root)
+
     def start(self) -> DestinationState:
-        self.before = read_state(self.root)
+        self.before = self.read()
         return self.before
 
     def check(self, shown: Iterable[Any]) -> DestinationState:
         """Raise AssertionError naming whatever was lost without being shown."""
         assert self.before is not None, "start() was not called before the operation"
-        self.after = read_state(self.root)
+        self.after = self.read()
         unseen = unseen_losses(self.before, self.after, shown)
         assert not unseen, f"lost without being on the plan's list: {unseen}"
         return self.after

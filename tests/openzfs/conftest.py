@@ -130,3 +130,15 @@ def tag(vm: Vm) -> Iterator[str]:
     vm.ssh(f"for d in $(zfs list -H -o name -d 1 srcpool dstpool | grep '/{name}'); do "
            f"zfs destroy -R \"$d\"; done; zfs destroy -r dstpool/hog-{name} 2>/dev/null; true",
            check=False)
+
+
+@pytest.fixture
+def tree(vm: Vm, tag: str) -> Iterator[str]:
+    """srcpool/TAG for one test. Afterwards: readonly set back on the source (a --final run
+    leaves it on), srcpool/TAG and dstpool/TAG destroyed with everything under them (`tag`
+    then sweeps any other dstpool/TAG*), the key file and mount directories removed."""
+    yield tag
+    vm.ssh(f"if zfs list srcpool/{tag} >/dev/null 2>&1; then "
+           f"zfs inherit -r readonly srcpool/{tag}; zfs destroy -R srcpool/{tag}; fi; "
+           f"if zfs list dstpool/{tag} >/dev/null 2>&1; then zfs destroy -R dstpool/{tag}; fi; "
+           f"rm -f /root/{tag}.pass; rm -rf /mnt/{tag}; true", check=False)

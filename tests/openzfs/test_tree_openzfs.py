@@ -22,7 +22,6 @@ from __future__ import annotations
 import os
 import signal
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,24 +29,13 @@ import pytest
 
 from zmigrate.engine.units import MiB
 
+from .losses import GuestLossWatch
 from .test_interruptions import _cli, _events, _two_hosts_config
 from .test_openzfs import _guid, _leftovers, _prop, _wait
 from .vm import Vm
 
 pytestmark = pytest.mark.openzfs
 Events = list[dict[str, Any]]
-
-
-@pytest.fixture
-def tree(vm: Vm, tag: str) -> Iterator[str]:
-    """srcpool/TAG for one test. Afterwards: readonly set back on the source (a --final run
-    leaves it on), srcpool/TAG and dstpool/TAG destroyed with everything under them (`tag`
-    then sweeps any other dstpool/TAG*), the key file and mount directories removed."""
-    yield tag
-    vm.ssh(f"if zfs list srcpool/{tag} >/dev/null 2>&1; then "
-           f"zfs inherit -r readonly srcpool/{tag}; zfs destroy -R srcpool/{tag}; fi; "
-           f"if zfs list dstpool/{tag} >/dev/null 2>&1; then zfs destroy -R dstpool/{tag}; fi; "
-           f"rm -f /root/{tag}.pass; rm -rf /mnt/{tag}; true", check=False)
 
 
 def _make(vm: Vm, ds: str, mb: int, extra: str = "") -> None:
@@ -422,9 +410,13 @@ def test_a_catch_up_leaves_unchanged_datasets_as_they_are(vm: Vm, tree: str,
     # Written a moment before the run: `written` shows it only once the pool syncs, which
     # the run makes it do before it trusts a 0.
     vm.ssh(f"head -c 512K /dev/urandom > /{root}/b/f1")
+    watch = GuestLossWatch(vm, f"dstpool/{tag}")  # nothing lost unseen: here, nothing at all
+    watch.start()
     rc, events, stderr = _send(vm, config, "-r", f"openzfs-vm:{root}", dest, "--snapshot")
     assert rc == 0, stderr + str(events[-3:])
     plan = _one(events, "tree_plan")
+    assert plan["destroys"] == [] and all(p["destroys"] == [] for p in _plans(events).values())
+    watch.check([])
     snap = str(plan["snapshot"])
     actions = {d["source"]: (d["action"], d["reason"]) for d in plan["datasets"]}
     assert actions[f"{root}/b"][0] == "incremental", actions

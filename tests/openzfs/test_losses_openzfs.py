@@ -1,0 +1,87 @@
+"""Nothing lost unseen, on OpenZFS 2.3: around a `send --force` into a diverged copy and a
+forced tree catch-up, the guest's destination is listed before and after (datasets, snapshots,
+files: tests/openzfs/losses.py, the lab's LossWatch read over ssh), and everything that
+disappeared must be on the list the run's plan showed (its --json `destroys`). OpenZFS reports
+`written`, so the files written on the copy since its newest snapshot are named too."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from .losses import GuestLossWatch
+from .test_interruptions import _two_hosts_config
+from .test_openzfs import _guid
+from .test_tree_openzfs import Events, _copied_at_s1, _make, _send
+from .vm import Vm
+
+pytestmark = pytest.mark.openzfs
+
+
+def _destroys(events: Events, kind: str) -> list[tuple[str, str]]:
+    """(kind, name) of every loss the plan events of one run showed."""
+    return sorted((str(x["kind"]), str(x["name"])) for e in events if e.get("event") == kind
+                  for x in e.get("destroys", []))
+
+
+def _diverge(vm: Vm, copy: str) -> None:
+    """The copy changes on its own: a file kept by a snapshot taken there, then a file written
+    after it (synced, so `written` shows it: a write of the last seconds is another matter)."""
+    vm.ssh(f"[ \"$(zfs get -H -o value mounted {copy})\" = yes ] || zfs mount {copy}; "
+           f"head -c 64K /dev/urandom > /{copy}/in-snap && zfs snapshot {copy}@local && "
+           f"head -c 96K /dev/urandom > /{copy}/after && zpool sync dstpool")
+
+
+def test_send_force_loses_only_what_its_plan_names(vm: Vm, tree: str, tmp_path: Path) -> None:
+    tag = tree
+    src, copy = f"srcpool/{tag}", f"dstpool/{tag}"
+    _make(vm, src, 1)
+    vm.ssh(f"zfs snapshot {src}@a")
+    config = _two_hosts_config(vm, tmp_path)
+    rc, events, stderr = _send(vm, config, f"openzfs-vm:{src}@a", f"openzfs-dst:{copy}")
+    assert rc == 0, stderr + str(events[-3:])
+    _diverge(vm, copy)
+    vm.ssh(f"head -c 128K /dev/urandom > /{src}/f1 && zfs snapshot {src}@b")
+    watch = GuestLossWatch(vm, copy)
+    before = watch.start()
+    assert {"in-snap", "after", "f0"} <= before.files[copy]
+    rc, events, stderr = _send(vm, config, "--force", f"openzfs-vm:{src}@b",
+                               f"openzfs-dst:{copy}")
+    assert rc == 0, stderr + str(events[-3:])
+    assert _destroys(events, "plan") == [("content", copy), ("snapshot", f"{copy}@local")]
+    with pytest.raises(AssertionError, match="local"):  # the invariant has teeth
+        watch.check([])
+    after = watch.check([x for e in events if e.get("event") == "plan"
+                         for x in e["destroys"]])
+    assert {"in-snap", "after"}.isdisjoint(after.files.get(copy, frozenset()))
+    assert _guid(vm, f"{src}@b") == _guid(vm, f"{copy}@b")
+    print(f"\nLOSSES send --force: {sorted(before.snapshots - after.snapshots)} and the copy's "
+          f"written files, both on the plan's list; nothing else gone")
+
+
+def test_a_forced_tree_catch_up_loses_only_what_its_plan_names(vm: Vm, tree: str,
+                                                               tmp_path: Path) -> None:
+    tag = tree
+    root, config, dest, _ = _copied_at_s1(vm, tag, tmp_path, ["", "/a", "/b"])
+    copy = f"dstpool/{tag}"
+    _diverge(vm, f"{copy}/a")
+    vm.ssh(f"head -c 256K /dev/urandom > /{root}/a/f1 && head -c 256K /dev/urandom > "
+           f"/{root}/b/f1")
+    watch = GuestLossWatch(vm, copy)
+    before = watch.start()
+    rc, events, stderr = _send(vm, config, "-r", f"openzfs-vm:{root}", dest, "--snapshot",
+                               "--force")
+    assert rc == 0, stderr + str(events[-3:])
+    shown = [x for e in events if e.get("event") in ("plan", "tree_plan")
+             for x in e.get("destroys", [])]
+    assert {("content", f"{copy}/a"), ("snapshot", f"{copy}/a@local")} <= {
+        (str(x["kind"]), str(x["name"])) for x in shown}
+    with pytest.raises(AssertionError, match="local"):
+        watch.check([])
+    after = watch.check(shown)
+    assert before.datasets == after.datasets
+    assert {"in-snap", "after"}.isdisjoint(after.files.get(f"{copy}/a", frozenset()))
+    assert {"f0", "f1"} <= after.files[f"{copy}/b"]
+    print(f"\nLOSSES tree catch-up --force: {len(shown)} loss(es) shown, nothing else gone")
+
