@@ -26,9 +26,11 @@ def _destroys(events: Events, kind: str) -> list[tuple[str, str]]:
 
 
 def _diverge(vm: Vm, copy: str) -> None:
-    """The copy changes on its own: a file kept by a snapshot taken there, then a file written
-    after it (synced, so `written` shows it: a write of the last seconds is another matter)."""
-    vm.ssh(f"[ \"$(zfs get -H -o value mounted {copy})\" = yes ] || zfs mount {copy}; "
+    """The copy changes on its own (made writable, as the copy is read-only after a send):
+    a file kept by a snapshot taken there, then a file written after it (synced, so `written`
+    shows it: a write of the last seconds is another matter)."""
+    vm.ssh(f"zfs set readonly=off {copy}; "
+           f"[ \"$(zfs get -H -o value mounted {copy})\" = yes ] || zfs mount {copy}; "
            f"head -c 64K /dev/urandom > /{copy}/in-snap && zfs snapshot {copy}@local && "
            f"head -c 96K /dev/urandom > /{copy}/after && zpool sync dstpool")
 
@@ -82,6 +84,8 @@ def test_a_forced_tree_catch_up_loses_only_what_its_plan_names(vm: Vm, tree: str
     after = watch.check(shown)
     assert before.datasets == after.datasets
     assert {"in-snap", "after"}.isdisjoint(after.files.get(f"{copy}/a", frozenset()))
-    assert {"f0", "f1"} <= after.files[f"{copy}/b"]
+    snap = next(str(e["snapshot"]) for e in events if e.get("event") == "tree_plan")
+    for child in ("/a", "/b"):
+        assert _guid(vm, f"{root}{child}@{snap}") == _guid(vm, f"{copy}{child}@{snap}"), child
     print(f"\nLOSSES tree catch-up --force: {len(shown)} loss(es) shown, nothing else gone")
 
