@@ -185,3 +185,13 @@ def test_the_verdict_at_the_wire_whatever_the_buffers_show() -> None:
     assert replay(empty, Transport.TCP).finding.kind is FindingKind.BOTH_EMPTY
     # Well below the ceiling the buffers judge as before.
     assert replay(network(30), Transport.TCP, wire=shaped()).finding.kind is FindingKind.SEND_FULL
+
+
+def test_the_openzfs_guest_without_ethtool_or_ping_says_unknown_never_a_figure() -> None:
+    """Captured on the OpenZFS 2.3 guest (Debian 12, virtio NIC behind QEMU's user network):
+    no ethtool, no ping; its speed, rings and path MTU are unknown, and it says which tools."""
+    r = reading(capture("openzfs-guest-virtio.txt"), "guest")
+    assert (r.system, r.iface, r.local, r.mtu) == ("Linux", "enp0s4", False, 1500)
+    assert (r.speed, r.duplex, r.rings, r.path_mtu, r.shaping) == (None, None, None, None, None)
+    assert r.missing == ("ethtool", "ping")
+    assert wire_advice(Wire(r, r, None)) == []  # nothing known, nothing advised
