@@ -28,16 +28,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from bench_lab import bench_lab  # noqa: E402
+from bench_lab import bench_lab, side_by_side  # noqa: E402
+from bench_lab import destroy_copy as _destroy  # noqa: E402
 from bench_link import with_zmigrate  # noqa: E402
-from bench_send import _destroy  # noqa: E402
 from lab.shaped import ShapedLab  # noqa: E402
 from lab.sshd import Lab  # noqa: E402
-from lab.util import write_random_files, zfs  # noqa: E402
 
-from zmigrate.engine.hosts.login import HostSpec, connect
-from zmigrate.engine.job import Job, Request  # noqa: E402
-from zmigrate.engine.plan import Options  # noqa: E402
 from zmigrate.engine.transports import Transport  # noqa: E402
 from zmigrate.engine.transports.private import (  # noqa: E402
     bundle,
@@ -49,19 +45,6 @@ from zmigrate.engine.transports.private import (  # noqa: E402
 from zmigrate.engine.units import MiB  # noqa: E402
 
 TRANSPORTS = (Transport.TCP, Transport.PRIVATE, Transport.SSH)
-
-
-def send(lab: Lab, snapshot: str, target: str, transport: Transport) -> float:
-    """One zmigrate send; returns the streaming seconds as the job measured them."""
-    ssh_options = tuple("-o" + o for o in lab.ssh_options()[1::2])
-    options = Options(transport=transport, buffer_size=128 * MiB, readonly=False,
-                      ssh_options=ssh_options if transport is Transport.SSH else ())
-    src, dst = connect(HostSpec("lab-src")), connect(HostSpec("lab-dst"))
-    try:
-        return Job(src, dst, Request(snapshot, target, options)).run().seconds
-    finally:
-        src.close()
-        dst.close()
 
 
 def _port() -> int:
@@ -143,35 +126,11 @@ def main() -> int:
     args = ap.parse_args()
     stages(args.mb, args.rounds)
     with bench_lab("zmigrate-bench-private-") as (lab, pools):
-        src = pools("rsrc", size_mb=args.mb * 2 + 256)
-        dst = pools("rdst", size_mb=args.mb * 3 + 512)
-        zfs("create", f"{src.name}/data")
-        write_random_files(src.mountpoint / "data", args.mb, files=20)
-        snapshot = f"{src.name}/data@bench"
-        zfs("snapshot", snapshot)
-        size = args.mb * MiB
-        for t in TRANSPORTS:  # warm-up, not counted
-            send(lab, snapshot, f"{dst.name}/warm-{t.value}", t)
-            _destroy(f"{dst.name}/warm-{t.value}")
-        seconds: dict[Transport, list[float]] = {t: [] for t in TRANSPORTS}
-        for i in range(args.rounds):
-            order = TRANSPORTS[i % 3:] + TRANSPORTS[:i % 3]
-            line = []
-            for t in order:
-                target = f"{dst.name}/r{i}-{t.value}"
-                took = send(lab, snapshot, target, t)
-                _destroy(target)
-                seconds[t].append(took)
-                line.append(f"{t.value} {size / took / MiB:6.1f} MiB/s")
-            print(f"round {i + 1}: " + "   ".join(line), flush=True)
-        rate = {t: size / statistics.median(seconds[t]) for t in TRANSPORTS}
-        print(f"\n{args.mb} MiB, {args.rounds} rounds")
-        for t in TRANSPORTS:
-            print(f"  {t.value:6s} median {rate[t] / MiB:6.1f} MiB/s")
+        snapshot, dst, rate = side_by_side(lab, pools, args.mb, args.rounds, TRANSPORTS)
         print(f"private/tcp {rate[Transport.PRIVATE] / rate[Transport.TCP]:.2f} (target >= 0.9); "
               f"private/ssh {rate[Transport.PRIVATE] / rate[Transport.SSH]:.2f}")
         if args.shaped:
-            shaped(lab, snapshot, dst.name, args)
+            shaped(lab, snapshot, dst, args)
     return 0
 
 

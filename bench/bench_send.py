@@ -13,7 +13,6 @@ first byte.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import subprocess
 import sys
@@ -24,6 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from bench_lab import bench_lab  # noqa: E402
+from bench_lab import destroy_copy as _destroy  # noqa: E402
 from lab.util import (  # noqa: E402
     established_to,
     free_port,
@@ -41,18 +41,6 @@ from zmigrate.engine.plan import Options  # noqa: E402
 from zmigrate.engine.units import MiB
 
 BLOCK, BUFFER = "128k", "256M"
-
-
-def _destroy(name: str) -> None:
-    """Destroy a received copy, then flush the host's dirty pages: the pools are files, and
-    gigabytes of write-back from one run would otherwise land in the middle of the next."""
-    for _ in range(50):
-        if subprocess.run(["zfs", "destroy", "-rf", name], capture_output=True).returncode == 0:
-            break
-        time.sleep(0.2)  # zfs-fuse may call a just-received dataset busy for a moment
-    else:
-        zfs("destroy", "-rf", name)
-    os.sync()
 
 
 WALL: dict[str, list[float]] = {"zmigrate": [], "hand-built": []}  # each run's wall seconds
