@@ -11,7 +11,7 @@ from collections.abc import Iterator  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
-from PySide6.QtCore import QEvent, QSettings  # noqa: E402
+from PySide6.QtCore import QSettings  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 from pytestqt.qtbot import QtBot  # noqa: E402
 
@@ -57,12 +57,6 @@ def wizard(qtbot: QtBot, settings: Settings) -> Iterator[MigrationWizard]:
         yield w
     finally:
         w.shutdown()
-        # Deleted now, not at some later event loop turn: a style set on the application
-        # (make_app) while its widgets wait for deletion crashed Qt (test_forms, then
-        # test_small_parts).
-        w.close()
-        w.deleteLater()
-        QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
 
 
 @pytest.fixture(autouse=True)

@@ -90,10 +90,13 @@ def _source_of(vm: Vm, path: str) -> str:
 
 
 def test_old_pool_to_new_pool_on_one_host_busy_then_live_then_back(
-        vm: Vm, tag: str, tree: str, tmp_path: Path) -> None:
+        vm: Vm, tag: str, tree: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root, copy = tree, f"dstpool/{tag}"
     config = _two_hosts_config(vm, tmp_path)
     data = tmp_path / "data"
+    # The final sync keeps the source's readonly from before it where going back reads it:
+    # one history for both, as one user's zmigrate has.
+    monkeypatch.setenv("ZMIGRATE_DATA_DIR", str(data))
     rc, events, stderr = _send(vm, config, "-r", f"openzfs-vm:{root}", f"openzfs-vm:{copy}",
                                "--snapshot", "--final", timeout=900)
     assert rc == 0, stderr + str(events[-3:])
