@@ -94,11 +94,11 @@ def test_old_pool_to_new_pool_on_one_host_busy_then_live_then_back(
     root, copy = tree, f"dstpool/{tag}"
     config = _two_hosts_config(vm, tmp_path)
     data = tmp_path / "data"
-    # The final sync keeps the source's readonly from before it where going back reads it:
-    # one history for both, as one user's zmigrate has.
+    # The final sync is recorded where going live and back read it (one history, as one
+    # user's zmigrate has): the source's readonly before it, put back when going back.
     monkeypatch.setenv("ZMIGRATE_DATA_DIR", str(data))
     rc, events, stderr = _send(vm, config, "-r", f"openzfs-vm:{root}", f"openzfs-vm:{copy}",
-                               "--snapshot", "--final", timeout=900)
+                               "--snapshot", "--final", timeout=900, history=True)
     assert rc == 0, stderr + str(events[-3:])
     home = f"/{root}/home"
     args = (f"openzfs-vm:{root}", f"openzfs-vm:{copy}")
@@ -124,6 +124,8 @@ def test_old_pool_to_new_pool_on_one_host_busy_then_live_then_back(
     # The old pool again, with what was written while live carried back, writable as it
     # was before the final sync.
     assert _source_of(vm, home) == f"{root}/home"
-    vm.ssh(f"test -e {home}/written && touch {home}/x")
+    ro = vm.ssh(f"zfs get -r -H -o name,value,source,received readonly {root}").stdout
+    assert vm.ssh(f"test -e {home}/written && touch {home}/x", check=False).returncode == 0, \
+        ro + r.stderr
     assert _get(vm, f"{root}/home", "canmount") == "on"
     assert _get(vm, f"{copy}/home", "mounted") == "no" and _get(vm, copy, "mounted") == "no"

@@ -168,13 +168,14 @@ def _two_hosts_config(vm: Vm, tmp_path: Path) -> Path:
     return config
 
 
-def _cli(vm: Vm, config: Path, *args: str,
-         stdout: int | IO[bytes] = subprocess.PIPE) -> subprocess.Popen[bytes]:
+def _cli(vm: Vm, config: Path, *args: str, stdout: int | IO[bytes] = subprocess.PIPE,
+         history: bool = False) -> subprocess.Popen[bytes]:
     env = {**os.environ, "ZMIGRATE_SSH_CONFIG": str(config),
            "ZMIGRATE_KNOWN_HOSTS": str(vm.known_hosts)}
     env.pop("SSH_AUTH_SOCK", None)
     return subprocess.Popen(
-        [sys.executable, "-m", "zmigrate", "send", *args, "--json", "--no-history",
+        [sys.executable, "-m", "zmigrate", "send", *args, "--json",
+         *(() if history else ("--no-history",)),
          "--buffer", "16M", "--connect-address", "127.0.0.1", "--allow-address", "127.0.0.1"],
         stdout=stdout, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, env=env)
 

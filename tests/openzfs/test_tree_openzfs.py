@@ -42,9 +42,11 @@ def _make(vm: Vm, ds: str, mb: int, extra: str = "") -> None:
     vm.ssh(f"zfs create {extra} {ds} && head -c {mb}M /dev/urandom > /{ds}/f0")
 
 
-def _send(vm: Vm, config: Path, *args: str, timeout: float = 420) -> tuple[int, Events, str]:
-    """`zmigrate send ARGS --json ...` to its end: (exit status, events, stderr)."""
-    cli = _cli(vm, config, *args)
+def _send(vm: Vm, config: Path, *args: str, timeout: float = 420,
+          history: bool = False) -> tuple[int, Events, str]:
+    """`zmigrate send ARGS --json ...` to its end: (exit status, events, stderr); recorded in
+    the history (ZMIGRATE_DATA_DIR's) only with `history`."""
+    cli = _cli(vm, config, *args, history=history)
     try:
         stdout, stderr = cli.communicate(timeout=timeout)
     finally:

@@ -9,6 +9,7 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QInputDialog, QLabel, QMessageBox, QPushButton, QWidget
 
 from zmigrate.engine import cmdline
+from zmigrate.engine.errors import PreflightError, PreflightReason
 from zmigrate.engine.golive import GoLivePlan, Step
 from zmigrate.engine.golive import record as golive_record
 from zmigrate.engine.golive.carry_back import Writes
@@ -125,7 +126,14 @@ class GoLiveControls(QObject):
         run_task(lambda: golive_record.prepare(src, dst, *caps, root, destination,
                                                mount_root=mount_root,
                                                records=recent_runs(destination)),
-                 self._confirm, self._failed)
+                 self._confirm, self._refused)
+
+    def _refused(self, exc: Exception) -> None:
+        """A copy that would mount over what the destination uses (two sessions on one
+        machine, say) is offered a folder of its own, the refusal said beside the question."""
+        self._failed(exc)
+        if isinstance(exc, PreflightError) and exc.reason is PreflightReason.MOUNT_COLLISION:
+            self._ask_folder()
 
     def _confirm(self, plan: GoLivePlan) -> None:
         lines = [f"# on the {st.side}: {st.what}\n{cmdline.join(st.argv)}"
