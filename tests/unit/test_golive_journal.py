@@ -34,13 +34,14 @@ STEPS = [
 
 
 class Scripted(LocalHost):
-    """Runs nothing: records each line; `answers` maps a line to (status, stderr), once;
-    `cut` raises as a dropped link does on that line."""
+    """Runs nothing: records each line; `answers` maps a line to (status, stderr), once,
+    `outputs` to its stdout; `cut` raises as a dropped link does on that line."""
 
     def __init__(self) -> None:
         super().__init__("lab")
         self.lines: list[str] = []
         self.answers: dict[str, tuple[int, str]] = {}
+        self.outputs: dict[str, str] = {}
         self.cut: str | None = None
 
     def run(self, line: str, *, timeout: float = 120.0,
@@ -50,7 +51,7 @@ class Scripted(LocalHost):
             raise CommandError(f"{self.label}: the SSH control session was lost", host=self.label)
         self.lines.append(line)
         status, err = self.answers.pop(line, (0, ""))
-        return CommandResult(self.label, line, status, "", err)
+        return CommandResult(self.label, line, status, self.outputs.pop(line, ""), err)
 
 
 def _begin(store: History) -> int:
@@ -119,6 +120,9 @@ def test_a_step_that_fails_is_recorded_as_not_done(tmp_path: Path) -> None:
     assert (row.done, row.pending, row.ran) == (1, False, 1)
 
 
+CHECK = "zfs get -H -o value,source readonly old/t"  # how the source is mounted, after going back
+
+
 def test_going_back_undoes_exactly_what_ran_last_first_and_carries_between(
         tmp_path: Path) -> None:
     host = Scripted()
@@ -133,8 +137,9 @@ def test_going_back_undoes_exactly_what_ran_last_first_and_carries_between(
                          lambda live: calls.append((live, list(host.lines))))
         row = golive_log.get(store, gid)
     undo = [" ".join(s.undo or ()) for s in reversed(STEPS[:5])]  # the cut one too
-    # The copy's undos, its mount undone again (nothing mounted: fine), the carry, the source.
-    assert host.lines == undo[:2] + ["zfs unmount new/t"] + undo[2:]
+    # The copy's undos, its mount undone again (nothing mounted: fine), the carry, the source,
+    # and a look at how the source is mounted now that its readonly is back.
+    assert host.lines == undo[:2] + ["zfs unmount new/t"] + undo[2:] + [CHECK]
     assert calls == [(True, undo[:2] + ["zfs unmount new/t"])]
     assert (row.state, row.done, row.back is not None) == ("back", 0, True)
 
@@ -158,7 +163,8 @@ def test_a_way_back_that_failed_is_repeated_from_where_it_stopped(tmp_path: Path
         host.answers["zfs mount old/t"] = (1, "cannot mount 'old/t': filesystem already mounted")
         journal.backward(store, golive_log.get(store, gid), host, host, calls.append)
         row = golive_log.get(store, gid)
-    assert host.lines[0] == "zfs unmount new/t" and len(host.lines) == 7
+    assert host.lines[0] == "zfs unmount new/t" and len(host.lines) == 8
+    assert host.lines[-1] == CHECK
     assert calls == [True]
     assert (row.state, row.back is not None) == ("back", True)
 
@@ -188,7 +194,20 @@ def test_a_go_live_cut_off_before_the_copy_skips_nothing_and_carries_nothing(
         journal.backward(store, golive_log.get(store, gid), host, host, calls.append)
     assert calls == [False]  # the copy never went live: nothing to measure
     assert host.lines == ["zfs unmount new/t", "zfs set canmount=on old/t", "zfs mount old/t",
-                          "zfs inherit readonly old/t"]
+                          "zfs inherit readonly old/t", CHECK]
+
+
+def test_a_source_mounted_while_read_only_is_mounted_again_writable(tmp_path: Path) -> None:
+    """Mounted before its readonly was put back, it stays read-only (`on`, `temporary`, seen
+    on OpenZFS 2.3): going back unmounts and mounts it again."""
+    host = Scripted()
+    with History(tmp_path / "h.sqlite3") as store:
+        gid = _begin(store)
+        journal.forward(store, gid, STEPS, 0, host, host)
+        host.lines.clear()
+        host.outputs[CHECK] = "on\ttemporary\n"
+        journal.backward(store, golive_log.get(store, gid), host, host, lambda _l: None)
+    assert host.lines[-3:] == [CHECK, "zfs unmount old/t", "zfs mount old/t"]
 
 
 def test_a_schema_2_go_live_reads_as_all_done(tmp_path: Path) -> None:

@@ -103,6 +103,23 @@ def unmount_again(steps: list[Step], dst: Host) -> None:
             undo_one(step, dst, dst)
 
 
+def remount_writable(steps: list[Step], src: Host) -> None:
+    """A source dataset mounted while it was still read-only stays mounted read-only when its
+    readonly is put back (zfs shows it as `on`, source `temporary`; OpenZFS 2.3 and zfs-fuse
+    alike): each such dataset is unmounted and mounted again, now as its readonly says."""
+    names = sorted({s.argv[-1] for s in steps if s.side == "source" and s.undo is not None
+                    and s.undo[:3] in (("zfs", "inherit", "readonly"),
+                                       ("zfs", "set", "readonly=off"))})
+    for name in reversed(names):  # children first
+        ds = cmdline.dataset(name)
+        r = src.execute(src.privileged(["zfs", "get", "-H", "-o", "value,source", "readonly",
+                                        ds]), timeout=60)
+        if r.ok and r.stdout.split() == ["on", "temporary"]:
+            for argv in (["zfs", "unmount", ds], ["zfs", "mount", ds]):
+                src.execute(src.privileged(argv), timeout=120).check(
+                    f"mounting {name} again writable after going back")
+
+
 def source_first(steps: list[Step]) -> int:
     """How many of the plan's first steps are on the source (its way out of the way, which
     going back undoes last, once the copy is out of service)."""
@@ -136,4 +153,5 @@ def backward(history: History, row: golive_log.GoLiveRow, src: Host, dst: Host,
     between(ran > boundary)
     for i in range(min(ran, boundary) - 1, -1, -1):  # then the source's
         undo(i)
+    remount_writable(steps[:boundary], src)
     golive_log.mark_back(history, row.id, time.time())
