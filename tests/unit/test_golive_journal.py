@@ -120,7 +120,7 @@ def test_a_step_that_fails_is_recorded_as_not_done(tmp_path: Path) -> None:
     assert (row.done, row.pending, row.ran) == (1, False, 1)
 
 
-CHECK = "zfs get -H -o value,source readonly old/t"  # how the source is mounted, after going back
+CHECK = "zfs get -H -o name,value,source readonly old/t"  # the source's mounts, going back
 
 
 def test_going_back_undoes_exactly_what_ran_last_first_and_carries_between(
@@ -205,7 +205,7 @@ def test_a_source_mounted_while_read_only_is_mounted_again_writable(tmp_path: Pa
         gid = _begin(store)
         journal.forward(store, gid, STEPS, 0, host, host)
         host.lines.clear()
-        host.outputs[CHECK] = "on\ttemporary\n"
+        host.outputs[CHECK] = "old/t\ton\ttemporary\n"
         journal.backward(store, golive_log.get(store, gid), host, host, lambda _l: None)
     assert host.lines[-3:] == [CHECK, "zfs unmount old/t", "zfs mount old/t"]
 

@@ -41,12 +41,11 @@ def destroy(dst: Host, ds: str, guid: str, wait: float) -> bool:
         try:
             if not zfs.exists(dst, ds):
                 return True
-            r = dst.run(destroy_line(dst, ds, guid, force), timeout=120)
-            if NOT_OURS in r.stdout:
+            if NOT_OURS in dst.run(destroy_line(dst, ds, guid, force), timeout=120).stdout:
                 return True
-            force = [] if r.ok else ["-f"]
         except ZmigrateError:
-            force = ["-f"]
+            pass
+        force = ["-f"]  # refused or not yet gone: force the unmount from now on
         if time.monotonic() > deadline:
             return False
         time.sleep(0.3)
