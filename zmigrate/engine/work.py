@@ -28,14 +28,22 @@ class Work:
         self._cancel = threading.Event()
         self._done = threading.Event()
         self._thread: threading.Thread | None = None
+        self._ended = False  # the end was said: what a background reader says later is dropped
+        self._emitting = threading.RLock()  # an observer may say more
 
     # -- observation --------------------------------------------------------------------------
     def subscribe(self, observer: Observer) -> None:
         self._observers.append(observer)
 
     def emit(self, event: Event) -> None:
-        for obs in list(self._observers):
-            obs(event)
+        """Tell every observer; nothing after the end (a face reads the end as the last word,
+        and a thread reading the wire may answer after a quick refusal)."""
+        with self._emitting:
+            if self._ended:
+                return
+            self._ended = isinstance(event, (Finished, Failed))
+            for obs in list(self._observers):
+                obs(event)
 
     # -- control ------------------------------------------------------------------------------
     def _start_thread(self) -> None:
