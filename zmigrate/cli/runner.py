@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 import signal
+import threading
 from typing import TextIO
 
 from ..engine import runner
@@ -31,7 +32,10 @@ def run_runner(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     writer.update(pid=_pid(), state=JobState.RUNNING)
 
     def on_term(_sig: int, _frame: object) -> None:
-        writer.update(stop_requested=True)
+        # Written by a thread: the handler may have interrupted this very thread inside the
+        # writer (its lock and the record's flock held), where writing here would deadlock.
+        threading.Thread(target=writer.update, kwargs={"stop_requested": True},
+                         daemon=True).start()
         signal.raise_signal(signal.SIGINT)  # the send's own Ctrl-C: cancel, both ends stopped
 
     signal.signal(signal.SIGTERM, on_term)

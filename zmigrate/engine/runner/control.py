@@ -48,10 +48,8 @@ def unwatched() -> list[Status]:
 
 def mark_watched(job_id: str) -> None:
     """A face showed this ended job's end: it is no longer news."""
-    path = job_dir(job_id) / record.STATE
-    s = state.read(path)
-    if s.state.final:
-        state.write(path, replace(s, watched=True))
+    state.update(job_dir(job_id) / record.STATE,
+                 lambda s: replace(s, watched=True) if s.state.final else None)
 
 
 def stop(job_id: str, wait: float = 120.0) -> Status:

@@ -18,7 +18,7 @@ from typing import Final
 from ..errors import ZmigrateError
 from . import record, state
 from .place import create_dir, new_id
-from .state import Status
+from .state import JobState, Status
 
 SYSTEMD: Final = "systemd"
 SETSID: Final = "setsid"
@@ -90,12 +90,16 @@ def start(what: str, request: dict[str, object]) -> Status:
         _run_checked(systemd_argv(job_id, dict(os.environ)), "systemd-run")
         return status
     pid = _detach(directory, runner_argv(job_id))
-    status = replace(status, pid=pid)
-    # The runner may already have written its own state: only a starting one takes the pid.
-    current = state.read(directory / record.STATE)
-    if current.pid is None:
-        state.write(directory / record.STATE, replace(current, pid=pid))
-    return status
+    take_pid(directory, pid)
+    return replace(status, pid=pid)
+
+
+def take_pid(directory: Path, pid: int) -> Status:
+    """The launcher's word on the runner's pid, after the runner may already have written its
+    own state (running, even ended): only a record still starting without a pid takes it,
+    read and written under the record's lock (never a stale state written over a newer)."""
+    return state.update(directory / record.STATE, lambda s: replace(s, pid=pid)
+                        if s.pid is None and s.state is JobState.STARTING else None)
 
 
 def _detach(directory: Path, argv: list[str]) -> int:

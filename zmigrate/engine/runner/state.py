@@ -3,12 +3,19 @@ still there (a record saying "running" whose runner is gone is a runner that die
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
+import tempfile
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
+
+# The write lock beside state.json.
+LOCK: Final = ".state.lock"
 
 
 class JobState(StrEnum):
@@ -81,10 +88,48 @@ class Status:
 
 
 def write(path: Path, status: Status) -> None:
-    """state.json, replaced whole (a reader never sees half of it)."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}")
-    tmp.write_text(json.dumps(status.to_json(), sort_keys=True))
-    os.replace(tmp, path)
+    """state.json, replaced whole (a reader never sees half of it), under the record's lock."""
+    with locked(path):
+        _replace(path, status)
+
+
+def update(path: Path, change: Callable[[Status], Status | None]) -> Status:
+    """Read, change and write state.json as one step against every other writer (the runner,
+    its launcher, a face marking it watched): `change` returns the new status, or None to
+    leave it as it is. The status now."""
+    with locked(path):
+        current = read(path)
+        new = change(current)
+        if new is None:
+            return current
+        _replace(path, new)
+        return new
+
+
+@contextlib.contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """The record's write lock (flock on `.state.lock` beside it; each call opens the file
+    anew, so threads of one process exclude each other too)."""
+    fd = os.open(path.with_name(LOCK), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # (releases the lock)
+
+
+def _replace(path: Path, status: Status) -> None:
+    """A temporary file of this writer's own in the same directory, then os.replace: a
+    reader sees the old file or the new one, and two writers never share a temporary."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(json.dumps(status.to_json(), sort_keys=True))
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def read(path: Path) -> Status:
