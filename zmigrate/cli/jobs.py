@@ -8,9 +8,10 @@ from typing import Any, TextIO
 
 from ..engine import runner
 from ..engine.errors import InvalidNameError
-from ..engine.runner import died
+from ..engine.runner import died, record, remote
 from ..engine.runner.state import JobState, Status
 from ..engine.units import format_rate, format_size
+from . import remote_jobs
 from .common import (
     EXIT_CANCELLED,
     EXIT_ERROR,
@@ -33,14 +34,20 @@ def add_parsers(sub: Any) -> None:
     jp.add_argument("--json", action="store_true", help="one JSON object a job")
     jp.add_argument("--no-scan", action="store_true",
                     help="do not look on the hosts for what a dead runner left")
+    jp.add_argument("--runner", metavar="HOST",
+                    help="list the jobs on that runner host (send --detach --runner HOST)")
     ap = sub.add_parser("attach", help="follow a job: the live line, or its events")
     ap.add_argument("id", help="the job's id (`zmigrate jobs`)")
     ap.add_argument("--json", action="store_true",
                     help="its events from the first, newline-delimited JSON")
+    ap.add_argument("--record", action="store_true", help=argparse.SUPPRESS)  # its record's
+    # own lines, for a computer following a job whose runner is this one (remote_jobs.py)
     sp = sub.add_parser("stop", help="stop a running job (both ends; the partial receive kept)")
     sp.add_argument("id", help="the job's id (`zmigrate jobs`)")
     rp = sub.add_parser("_runner")  # no help: not for users (argparse still lists the name)
     rp.add_argument("id")
+    reach = sub.add_parser("_reach")  # the runner host's check of its logins (remote_jobs.py)
+    reach.add_argument("hosts", nargs="+")
 
 
 def detach(args: argparse.Namespace, src_host: str, dst_host: str, destination: str,
@@ -50,6 +57,8 @@ def detach(args: argparse.Namespace, src_host: str, dst_host: str, destination: 
     if args.dry_run:
         raise InvalidNameError("--detach runs a transfer; --dry-run runs nothing",
                                fix="give one or the other")
+    if getattr(args, "runner", None):
+        return remote_jobs.detach(args, src_host, dst_host, out)
     argv = [a for a in getattr(args, "argv", []) if a != "--detach"]
     request = {"argv": argv, "source_host": src_host, "destination_host": dst_host,
                "destination": destination, "sudo_source": args.sudo or args.sudo_source,
@@ -67,6 +76,8 @@ def detach(args: argparse.Namespace, src_host: str, dst_host: str, destination: 
 
 
 def run_jobs(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    if getattr(args, "runner", None):
+        return remote_jobs.run_jobs_on(args, out)
     listed = runner.jobs()
     for s in listed:
         left = died.left_on_hosts(s) if s.state is JobState.RUNNER_DIED and not args.no_scan \
@@ -78,7 +89,8 @@ def run_jobs(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(job_line(s), file=out)
         for line in _left_lines(s, left):
             print(f"    {line}", file=out)
-    if not listed and not args.json:
+    known = remote_jobs.print_known(args, out)
+    if not listed and not known and not args.json:
         print("no jobs (send --detach starts one)", file=out)
     return EXIT_OK
 
@@ -120,33 +132,64 @@ def _left_lines(s: Status, left: list[died.Left]) -> list[str]:
 
 
 def run_attach(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    """Follow the job from its first event; exit with its outcome."""
-    directory = runner.job_dir(args.id)
-    live = LiveLine(err) if err.isatty() and not args.json else None
+    """Follow the job from its first event (here, or on its runner host); exit with its
+    outcome."""
+    try:
+        directory = runner.job_dir(args.id)
+    except runner.JobNotFoundError:
+        p = remote.pointer(args.id)
+        if p is None:
+            raise
+        return remote_jobs.attach(args, p, out, err)
+    shown = Shown(args, out, err)
+
     def alive() -> bool:
         return runner.status(args.id).state is not JobState.RUNNER_DIED
 
     for rec in runner.follow(directory, alive):
-        if args.json:
-            print_json(event_to_json(rec.event), out)
-        elif live is not None:
-            live(rec.event)
-        else:
-            plain(rec.event, err)
+        shown(rec)
     s = runner.status(args.id)
     if s.state.final and s.state is not JobState.RUNNER_DIED:
         runner.mark_watched(args.id)
-    if args.json:
-        print_json({"event": "job", **s.to_json()}, out)
-    else:
-        if live is not None:
-            err.write("\r\x1b[K")
-        print(job_line(s), file=out)
-    return {JobState.FINISHED: EXIT_OK, JobState.STOPPED: EXIT_CANCELLED}.get(s.state,
-                                                                              EXIT_ERROR)
+    return shown.end(s)
+
+
+class Shown:
+    """A followed job's events as `attach` shows them: the live line, plain lines, --json,
+    or (--record) the record's own lines."""
+
+    def __init__(self, args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
+        self.as_record = bool(getattr(args, "record", False))
+        self.as_json = bool(args.json) or self.as_record
+        self.out, self.err = out, err
+        self.live = LiveLine(err) if err.isatty() and not self.as_json else None
+
+    def __call__(self, rec: runner.Recorded) -> None:
+        if self.as_record:
+            print(record.encode(rec.seq, rec.event, rec.at), file=self.out, flush=True)
+        elif self.as_json:
+            print_json(event_to_json(rec.event), self.out)
+        elif self.live is not None:
+            self.live(rec.event)
+        else:
+            plain(rec.event, self.err)
+
+    def end(self, s: Status) -> int:
+        """The job's last line; the exit status its outcome gives."""
+        if self.as_json:
+            print_json({"event": "job", **s.to_json()}, self.out)
+        else:
+            if self.live is not None:
+                self.err.write("\r\x1b[K")
+            print(job_line(s), file=self.out)
+        return {JobState.FINISHED: EXIT_OK, JobState.STOPPED: EXIT_CANCELLED}.get(
+            s.state, EXIT_ERROR)
 
 
 def run_stop(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    p = None if runner.known(args.id) else remote.pointer(args.id)
+    if p is not None:
+        return remote_jobs.stop(p, out, err)
     before = runner.status(args.id)
     if before.state.final:
         print(f"job {args.id} is not running: {job_line(before)}", file=err)

@@ -11,14 +11,14 @@ from typing import TextIO
 
 from .. import __version__
 from ..engine.errors import InvalidNameError, ZmigrateError
-from . import doctor, golive, history, jobs, list, runner, send
+from . import doctor, golive, history, jobs, list, remote_jobs, runner, send
 from .common import EXIT_CANCELLED, EXIT_ERROR, EXIT_USAGE, error_json
 
 Handler = Callable[[argparse.Namespace, TextIO, TextIO], int]
 COMMANDS: dict[str, Handler] = {
     "list": list.run, "send": send.run, "history": history.run, "doctor": doctor.run,
     "go-live": golive.run, "jobs": jobs.run_jobs, "attach": jobs.run_attach,
-    "stop": jobs.run_stop, "_runner": runner.run_runner,
+    "stop": jobs.run_stop, "_runner": runner.run_runner, "_reach": remote_jobs.run_reach,
 }
 
 

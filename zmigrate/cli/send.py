@@ -110,6 +110,11 @@ def add_parser(sub: Any) -> None:
     sp.add_argument("--detach", action="store_true",
                     help="run the transfer apart from this terminal (a job of its own: "
                     "`zmigrate jobs`, `zmigrate attach ID`, `zmigrate stop ID`)")
+    sp.add_argument("--runner", metavar="HOST",
+                    help="with --detach: run the job on HOST (one of the two hosts, or a "
+                    "machine that stays on) where zmigrate's command line is installed; HOST "
+                    "logs in to both hosts with its own ssh config and keys, so SOURCE and "
+                    "DESTINATION name them as HOST knows them")
 
 
 def _add_stream_arguments(sp: Any) -> None:
@@ -186,6 +191,9 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO,
                 raise InvalidNameError(f"{flag} goes with -r (a tree)")
     if options.resume and options.discard_partial:
         raise InvalidNameError("--resume and --discard-partial exclude each other")
+    if getattr(args, "runner", None) and not getattr(args, "detach", False):
+        raise InvalidNameError("--runner HOST says where a detached job runs",
+                               fix="add --detach")
     if getattr(args, "detach", False):
         return jobs.detach(args, src_host, dst_host, destination, out)
     prompts = TerminalPrompts()

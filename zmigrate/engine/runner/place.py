@@ -63,6 +63,11 @@ def job_dir(job_id: str) -> Path:
     return path
 
 
+def known(job_id: str) -> bool:
+    """Whether this computer has the record of `job_id` (else it may run elsewhere)."""
+    return (jobs_root() / valid_id(job_id) / "state.json").is_file()
+
+
 def all_ids() -> list[str]:
     """Every job id with a record, oldest first."""
     root = jobs_root()

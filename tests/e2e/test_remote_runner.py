@@ -1,0 +1,179 @@
+"""The runner on another host (issue 31, "where the runner runs"): the starter, a computer in
+a network namespace of its own, starts `send --detach --runner lab-runner` and then loses its
+network for CUT seconds mid-transfer; the transfer goes on on lab-runner and completes, and
+`attach` from the starter afterwards shows all of it, its samples covering the cut without a
+gap. A runner host without zmigrate, or one that cannot log in to the lab's hosts, is refused
+before anything moves, with the fix. `stop` from the starter stops a remote job there.
+
+Figures: 24 MiB at --bwlimit 256k (about 95 s of transfer); the starter is cut off for
+CUT = 60 s of it (the issue says two minutes; 60 s keeps the test near 2.5 minutes)."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lab.sshd import Lab
+from lab.starter import StarterLab
+from lab.util import Run, dataset_exists, snapshot_guid, wait_until, write_random_files, zfs
+from lab.zfsfuse import LabUnavailableError, Pool
+
+from zmigrate.engine.events import Sample
+from zmigrate.engine.runner import read_events
+
+pytestmark = [pytest.mark.lab, pytest.mark.timeout(420)]
+
+CUT = 60.0
+DATA_MB = 24
+RATE = "256k"
+# mbuffer says its status every second; a few intervals on a loaded two-core machine.
+MAX_GAP = 4.0
+
+
+@pytest.fixture
+def starter(lab: Lab, tmp_path: Path) -> Iterator[StarterLab]:
+    s = StarterLab(tmp_path / "starter", lab)
+    problem = ""
+    try:
+        try:
+            s.start()
+        except LabUnavailableError as exc:
+            problem = str(exc)
+        if problem:
+            pytest.fail(problem, pytrace=False)
+        yield s
+    finally:
+        s.stop()
+
+
+@pytest.fixture
+def dataset(pools: tuple[Pool, Pool]) -> tuple[Pool, Pool, str]:
+    src, dst = pools
+    zfs("create", f"{src.name}/d")
+    write_random_files(src.mountpoint / "d", DATA_MB, files=4)
+    zfs("snapshot", f"{src.name}/d@s1")
+    return src, dst, f"{src.name}/d@s1"
+
+
+def _send(starter: StarterLab, snap: str, copy: str, runner: str, rate: str = RATE) -> Run:
+    return starter.zmigrate("send", f"lab-src:{snap}", f"lab-dst:{copy}", "--detach",
+                            "--runner", runner, "--json", "--bwlimit", rate, "--buffer", "8M",
+                            timeout=120)
+
+
+def _job(starter: StarterLab, job_id: str) -> dict[str, Any]:
+    r = starter.zmigrate("jobs", "--json", timeout=120)
+    assert r.returncode == 0, r.stderr
+    return next(j for j in r.of("job") if j["id"] == job_id)
+
+
+def _gaps(ats: list[float]) -> list[float]:
+    return [b - a for a, b in zip(ats, ats[1:], strict=False)]
+
+
+def test_the_job_runs_on_while_its_starter_is_cut_off_and_attach_shows_all_of_it(
+        starter: StarterLab, dataset: tuple[Pool, Pool, str]) -> None:
+    src, dst, snap = dataset
+    copy = f"{dst.name}/copy"
+    r = _send(starter, snap, copy, "lab-runner")
+    assert r.returncode == 0, r.stderr + r.stdout
+    (said,) = r.of("runner")  # the plan's word on the runner's own logins
+    assert said["zmigrate"].endswith("/zmigrate")
+    assert [x["host"] for x in said["reach"]] == ["lab-src", "lab-dst"]
+    assert all(x["ok"] and x["ssh_config"] == str(starter.lab.ssh_config)
+               and str(starter.lab.identity) in x["identities"] for x in said["reach"])
+    (job,) = r.of("job")
+    job_id = job["id"]
+    assert job["runner"] == "lab-runner"
+    assert (starter.runner_jobs / job_id / "state.json").is_file()  # the record is there
+    assert not (starter.starter_jobs / job_id).exists()  # here only the pointer
+    assert json.loads((starter.starter_jobs / "remote" / f"{job_id}.json").read_text())[
+        "runner"] == "lab-runner"
+
+    assert wait_until(lambda: _job(starter, job_id)["done"] > 2 * 1024 * 1024, 120, 1)
+    starter.cut()
+    cut_at = time.time()
+    try:
+        lost = starter.zmigrate("jobs", "--json", timeout=120)
+        (unreachable,) = [j for j in lost.of("job") if j["id"] == job_id]
+        assert unreachable["state"] == "unreachable", unreachable
+        assert "lab-runner" in unreachable["error"]
+        time.sleep(max(0.0, CUT - (time.time() - cut_at)))
+    finally:
+        starter.back()
+    back_at = time.time()
+
+    seen = _job(starter, job_id)
+    assert seen["state"] == "running", seen  # it outlasted the cut: the cut fell mid-transfer
+    end = starter.zmigrate("attach", job_id, "--json", timeout=300)
+    assert end.returncode == 0, end.stderr + end.stdout
+    final = end.events[-1]
+    assert final["event"] == "job" and final["state"] == "finished", final
+    assert final["outcome"]["ok"] is True and final["done"] >= DATA_MB * 1024 * 1024
+    assert snapshot_guid(f"{copy}@s1") == snapshot_guid(snap)
+
+    # attach shows the job from its first event: the plan, samples all along, the end.
+    kinds = [e["event"] for e in end.events]
+    assert kinds[0] in ("plan", "stage") and "plan" in kinds and kinds[-2] == "done"
+    sample_ts = [e["t"] for e in end.events if e["event"] == "sample" and e["side"] == "send"]
+    assert len(sample_ts) > 60 and max(_gaps(sample_ts)) < MAX_GAP, sorted(_gaps(sample_ts))[-3:]
+    # The same samples in lab-runner's record, by the clock: they cover the cut.
+    recorded = [x for x in read_events(starter.runner_jobs / job_id)
+                if isinstance(x.event, Sample) and x.event.side.value == "send"]
+    during = [x.at for x in recorded if cut_at <= x.at <= back_at]
+    assert len(during) >= CUT * 0.8, len(during)
+    assert max(_gaps([cut_at, *during, back_at])) < MAX_GAP
+    assert len(recorded) == len(sample_ts)
+
+
+def test_a_runner_host_without_zmigrate_is_refused_before_anything_moves(
+        starter: StarterLab, dataset: tuple[Pool, Pool, str]) -> None:
+    src, dst, snap = dataset
+    r = _send(starter, snap, f"{dst.name}/copy", "lab-runner-bare")
+    assert r.returncode != 0
+    (err,) = r.of("error")
+    assert err["message"].startswith("zmigrate is not installed on lab-runner-bare"), err
+    assert "pipx install zmigrate" in err["fix"]
+    plain = starter.zmigrate("send", f"lab-src:{snap}", f"lab-dst:{dst.name}/copy",
+                             "--detach", "--runner", "lab-runner-bare", timeout=120)
+    assert plain.returncode != 0
+    assert "zmigrate is not installed on lab-runner-bare" in plain.stderr
+    assert "fix: install the command line there: `pipx install zmigrate`" in plain.stderr
+    assert not dataset_exists(f"{dst.name}/copy")
+    assert not (starter.starter_jobs / "remote").exists()
+    assert not starter.runner_jobs.exists()
+
+
+def test_a_runner_host_that_cannot_log_in_to_a_host_is_refused_with_the_fix(
+        starter: StarterLab, dataset: tuple[Pool, Pool, str]) -> None:
+    src, dst, snap = dataset
+    r = _send(starter, snap, f"{dst.name}/copy", "lab-runner-lost")
+    assert r.returncode != 0
+    (said,) = r.of("runner")
+    assert [x["ok"] for x in said["reach"]] == [False, False]
+    (err,) = r.of("error")
+    assert err["message"].startswith("lab-runner-lost cannot log in to lab-src: "), err
+    assert "make `ssh lab-src` work on lab-runner-lost" in err["fix"]
+    assert not dataset_exists(f"{dst.name}/copy")
+    assert not starter.runner_jobs.exists()
+
+
+def test_stop_from_the_starter_stops_the_job_on_its_runner(
+        starter: StarterLab, dataset: tuple[Pool, Pool, str]) -> None:
+    src, dst, snap = dataset
+    r = _send(starter, snap, f"{dst.name}/copy", "lab-runner", rate="200k")
+    assert r.returncode == 0, r.stderr + r.stdout
+    (job,) = r.of("job")
+    assert wait_until(lambda: _job(starter, job["id"])["state"] == "running", 60, 1)
+    text = starter.zmigrate("jobs", timeout=60).stdout
+    assert f"{job['id']}  running" in text and "[runner lab-runner]" in text, text
+    listed = starter.zmigrate("jobs", "--runner", "lab-runner", "--json", timeout=60)
+    assert [j["id"] for j in listed.of("job")] == [job["id"]]
+    stopped = starter.zmigrate("stop", job["id"], timeout=300)
+    assert stopped.returncode == 0, stopped.stderr + stopped.stdout
+    assert "stopped" in stopped.stdout
+    assert _job(starter, job["id"])["state"] == "stopped"

@@ -1,0 +1,197 @@
+"""Jobs whose runner is another machine (`send --detach --runner HOST`): the logins HOST will
+use, checked there before anything moves; `jobs`, `attach` and `stop` of such a job run
+zmigrate on HOST over SSH (engine/runner/remote.py) and word its answers here."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import time
+from collections.abc import Iterator
+from dataclasses import asdict
+from typing import Any, TextIO
+
+from ..engine.runner import place, record, remote
+from ..engine.runner.remote import Pointer, Reach, RemoteRunner, RemoteRunnerError
+from ..engine.runner.state import Status
+from . import jobs
+from .common import EXIT_ERROR, EXIT_OK, TerminalPrompts, print_json
+
+# `send` options this side takes (the runner host is told to detach by itself).
+_LOCAL_ONLY = (("--runner", True), ("--detach", False))
+
+
+def remote_argv(argv: list[str]) -> list[str]:
+    """`send`'s arguments without --runner HOST and --detach (or argparse's unique
+    abbreviations of them, which reach here only where they were unique)."""
+    out: list[str] = []
+    skip = False
+    for a in argv:
+        if skip:
+            skip = False
+            continue
+        name = a.split("=", 1)[0]
+        hit = next((value for opt, value in _LOCAL_ONLY
+                    if a.startswith("--") and len(name) >= 4 and opt.startswith(name)), None)
+        if hit is None:
+            out.append(a)
+        else:
+            skip = hit and "=" not in a
+    return out
+
+
+@contextlib.contextmanager
+def _runner(name: str, zmigrate: str = "") -> Iterator[RemoteRunner]:
+    rr = RemoteRunner.open(name, TerminalPrompts(), zmigrate)
+    try:
+        yield rr
+    finally:
+        rr.close()
+
+
+def detach(args: argparse.Namespace, src_host: str, dst_host: str, out: TextIO) -> int:
+    """Start the job on the runner host: zmigrate there, its logins to both hosts checked
+    (said, then refused with the fix if one fails), then `send --detach` there; keep the
+    pointer."""
+    hosts = [(src_host, bool(args.sudo or args.sudo_source)),
+             (dst_host, bool(args.sudo or args.sudo_destination))]
+    if hosts[0] == hosts[1]:
+        hosts.pop()
+    with _runner(args.runner) as rr:
+        reach = rr.reach(hosts)
+        _say_reach(rr, reach, args.json, out)
+        for r in reach:
+            if not r.ok:
+                raise RemoteRunnerError(
+                    f"{rr.name} cannot log in to {r.host}: {r.message}",
+                    fix=(f"{r.fix}; " if r.fix else "") + f"the runner logs in with "
+                    f"{rr.name}'s own ssh config ({r.ssh_config}) and keys: make `ssh {r.host}` "
+                    f"work on {rr.name}, or name the host as {rr.name} knows it")
+        job = rr.start(remote_argv(list(getattr(args, "argv", []))))
+    p = Pointer(place.valid_id(str(job["id"])), args.runner, rr.zmigrate,
+                str(job.get("what", "")), float(job.get("started") or time.time()))
+    remote.save_pointer(p)
+    if args.json:
+        print_json({**job, "runner": p.runner}, out)
+    else:
+        print(f"started job {p.id} on {p.runner}: {p.what}\n"
+              f"  follow it:  zmigrate attach {p.id}\n"
+              f"  stop it:    zmigrate stop {p.id}\n"
+              f"  all jobs:   zmigrate jobs   (or on {p.runner}: zmigrate jobs --runner "
+              f"{p.runner})", file=out)
+    return EXIT_OK
+
+
+def _say_reach(rr: RemoteRunner, reach: list[Reach], as_json: bool, out: TextIO) -> None:
+    """The plan's word on the runner: where its zmigrate is and how it logs in to each host."""
+    if as_json:
+        print_json({"event": "runner", "runner": rr.name, "zmigrate": rr.zmigrate,
+                    "reach": [asdict(r) for r in reach]}, out)
+        return
+    print(f"runner {rr.name}: {rr.zmigrate}", file=out)
+    for r in reach:
+        if not r.ok:
+            print(f"  {r.host}: cannot log in ({r.message})", file=out)
+        elif r.login == "this machine":
+            print(f"  {r.host}: {rr.name} itself", file=out)
+        else:
+            keys = ", ".join(r.identities) or "its agent and default keys"
+            print(f"  logs in to {r.host} as {r.login} with {keys} (its ssh config: "
+                  f"{r.ssh_config})", file=out)
+
+
+def run_reach(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """`_reach HOST...` (on the runner host): one JSON line per host, whether it logs in."""
+    for text in args.hosts:
+        print_json(asdict(remote.check_reach(text)), out)
+    return EXIT_OK
+
+
+def _remote_jobs(rr: RemoteRunner, scan: bool) -> list[dict[str, Any]]:
+    code, stdout, stderr = rr.run("jobs", "--json", *(() if scan else ("--no-scan",)))
+    if code != 0:
+        raise RemoteRunnerError(f"`zmigrate jobs` on {rr.name} failed: "
+                                f"{(stderr.strip().splitlines() or ['no output'])[-1]}")
+    rows = [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
+    return [d for d in rows if d.get("event") == "job"]
+
+
+def run_jobs_on(args: argparse.Namespace, out: TextIO) -> int:
+    """`jobs --runner HOST`: every job on HOST, as HOST has it."""
+    with _runner(args.runner) as rr:
+        rows = _remote_jobs(rr, not args.no_scan)
+    for d in rows:
+        _print_remote(d, args.runner, args.json, out)
+    if not rows and not args.json:
+        print(f"no jobs on {args.runner}", file=out)
+    return EXIT_OK
+
+
+def print_known(args: argparse.Namespace, out: TextIO) -> int:
+    """After `jobs`' own list: the remote jobs this side started, as their runners have them
+    (one login per runner host; a host that does not answer is said so). How many."""
+    by_runner: dict[str, list[Pointer]] = {}
+    for p in remote.pointers():
+        by_runner.setdefault(p.runner, []).append(p)
+    for name, known in by_runner.items():
+        try:
+            with _runner(name, known[0].zmigrate) as rr:
+                rows = {d.get("id"): d for d in _remote_jobs(rr, False)}
+        except RemoteRunnerError as exc:
+            for p in known:
+                _print_missing(p, "unreachable", exc.message, args.json, out)
+            continue
+        for p in known:
+            if p.id in rows:
+                _print_remote(rows[p.id], name, args.json, out)
+            else:
+                _print_missing(p, "unknown", f"{name} has no record of it", args.json, out)
+    return sum(len(v) for v in by_runner.values())
+
+
+def _print_remote(d: dict[str, Any], runner: str, as_json: bool, out: TextIO) -> None:
+    if as_json:
+        print_json({**d, "runner": runner}, out)
+        return
+    print(f"{jobs.job_line(Status.from_json(d))}  [runner {runner}]", file=out)
+    for x in d.get("left") or ():
+        if x.get("error"):
+            print(f"    on {x['host']}: could not look ({x['error']})", file=out)
+        for proc in x.get("processes") or ():
+            print(f"    on {x['host']}: left {proc['describe']}", file=out)
+
+
+def _print_missing(p: Pointer, state: str, why: str, as_json: bool, out: TextIO) -> None:
+    if as_json:
+        print_json({"event": "job", "id": p.id, "what": p.what, "runner": p.runner,
+                    "state": state, "error": why}, out)
+    else:
+        print(f"{p.id}  {state:<11} {p.what}  [runner {p.runner}: {why}]", file=out)
+
+
+def attach(args: argparse.Namespace, p: Pointer, out: TextIO, err: TextIO) -> int:
+    """Follow the remote job: its record's lines as they come from `attach --record` there,
+    shown as a local job's are."""
+    shown = jobs.Shown(args, out, err)
+    status: Status | None = None
+    with _runner(p.runner, p.zmigrate) as rr:
+        for line in rr.stream("attach", "--record", p.id):
+            data = json.loads(line) if line.startswith("{") else {}
+            if "kind" in data:
+                shown(record.decode(line))
+            elif data.get("event") == "job":
+                status = Status.from_json(data)
+    if status is None:
+        raise RemoteRunnerError(f"{p.runner} said nothing of job {p.id}",
+                                fix=f"`zmigrate jobs --runner {p.runner}` lists its jobs")
+    return shown.end(status)
+
+
+def stop(p: Pointer, out: TextIO, err: TextIO) -> int:
+    """`stop ID` on the runner host (both ends stopped there), its words relayed."""
+    with _runner(p.runner, p.zmigrate) as rr:
+        code, stdout, stderr = rr.run("stop", p.id, timeout=300)
+    out.write(stdout)
+    err.write(stderr)
+    return code if code >= 0 else EXIT_ERROR
