@@ -77,7 +77,7 @@ def detach(args: argparse.Namespace, src_host: str, dst_host: str, destination: 
 
 def run_jobs(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if getattr(args, "runner", None):
-        return remote_jobs.run_jobs_on(args, out)
+        return remote_jobs.run_jobs_on(args, out, job_line)
     listed = runner.jobs()
     for s in listed:
         left = died.left_on_hosts(s) if s.state is JobState.RUNNER_DIED and not args.no_scan \
@@ -89,7 +89,7 @@ def run_jobs(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(job_line(s), file=out)
         for line in _left_lines(s, left):
             print(f"    {line}", file=out)
-    known = remote_jobs.print_known(args, out)
+    known = remote_jobs.print_known(args, out, job_line)
     if not listed and not known and not args.json:
         print("no jobs (send --detach starts one)", file=out)
     return EXIT_OK
@@ -140,7 +140,7 @@ def run_attach(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         p = remote.pointer(args.id)
         if p is None:
             raise
-        return remote_jobs.attach(args, p, out, err)
+        return remote_jobs.attach(p, Shown(args, out, err))
     shown = Shown(args, out, err)
 
     def alive() -> bool:

@@ -8,15 +8,27 @@ import argparse
 import contextlib
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict
-from typing import Any, TextIO
+from typing import Any, Protocol, TextIO
 
 from ..engine.runner import place, record, remote
+from ..engine.runner.record import Recorded
 from ..engine.runner.remote import Pointer, Reach, RemoteRunner, RemoteRunnerError
 from ..engine.runner.state import Status
-from . import jobs
 from .common import EXIT_ERROR, EXIT_OK, TerminalPrompts, print_json
+
+# How `jobs` words one job (jobs.job_line: passed in, as jobs.py imports this module).
+Line = Callable[[Status], str]
+
+
+class Shows(Protocol):
+    """How `attach` shows a followed job (jobs.Shown)."""
+
+    def __call__(self, rec: Recorded) -> None: ...
+
+    def end(self, s: Status) -> int: ...
+
 
 # `send` options this side takes (the runner host is told to detach by itself).
 _LOCAL_ONLY = (("--runner", True), ("--detach", False))
@@ -117,18 +129,18 @@ def _remote_jobs(rr: RemoteRunner, scan: bool) -> list[dict[str, Any]]:
     return [d for d in rows if d.get("event") == "job"]
 
 
-def run_jobs_on(args: argparse.Namespace, out: TextIO) -> int:
+def run_jobs_on(args: argparse.Namespace, out: TextIO, line: Line) -> int:
     """`jobs --runner HOST`: every job on HOST, as HOST has it."""
     with _runner(args.runner) as rr:
         rows = _remote_jobs(rr, not args.no_scan)
     for d in rows:
-        _print_remote(d, args.runner, args.json, out)
+        _print_remote(d, args.runner, args.json, out, line)
     if not rows and not args.json:
         print(f"no jobs on {args.runner}", file=out)
     return EXIT_OK
 
 
-def print_known(args: argparse.Namespace, out: TextIO) -> int:
+def print_known(args: argparse.Namespace, out: TextIO, line: Line) -> int:
     """After `jobs`' own list: the remote jobs this side started, as their runners have them
     (one login per runner host; a host that does not answer is said so). How many."""
     by_runner: dict[str, list[Pointer]] = {}
@@ -144,17 +156,18 @@ def print_known(args: argparse.Namespace, out: TextIO) -> int:
             continue
         for p in known:
             if p.id in rows:
-                _print_remote(rows[p.id], name, args.json, out)
+                _print_remote(rows[p.id], name, args.json, out, line)
             else:
                 _print_missing(p, "unknown", f"{name} has no record of it", args.json, out)
     return sum(len(v) for v in by_runner.values())
 
 
-def _print_remote(d: dict[str, Any], runner: str, as_json: bool, out: TextIO) -> None:
+def _print_remote(d: dict[str, Any], runner: str, as_json: bool, out: TextIO,
+                  line: Line) -> None:
     if as_json:
         print_json({**d, "runner": runner}, out)
         return
-    print(f"{jobs.job_line(Status.from_json(d))}  [runner {runner}]", file=out)
+    print(f"{line(Status.from_json(d))}  [runner {runner}]", file=out)
     for x in d.get("left") or ():
         if x.get("error"):
             print(f"    on {x['host']}: could not look ({x['error']})", file=out)
@@ -170,10 +183,9 @@ def _print_missing(p: Pointer, state: str, why: str, as_json: bool, out: TextIO)
         print(f"{p.id}  {state:<11} {p.what}  [runner {p.runner}: {why}]", file=out)
 
 
-def attach(args: argparse.Namespace, p: Pointer, out: TextIO, err: TextIO) -> int:
+def attach(p: Pointer, shown: Shows) -> int:
     """Follow the remote job: its record's lines as they come from `attach --record` there,
     shown as a local job's are."""
-    shown = jobs.Shown(args, out, err)
     status: Status | None = None
     with _runner(p.runner, p.zmigrate) as rr:
         for line in rr.stream("attach", "--record", p.id):

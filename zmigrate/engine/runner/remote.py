@@ -54,8 +54,9 @@ def _pointer_dir() -> Path:
 
 
 def save_pointer(p: Pointer) -> None:
+    jobs_root().mkdir(parents=True, exist_ok=True, mode=0o700)
     d = _pointer_dir()
-    d.mkdir(parents=True, exist_ok=True, mode=0o700)
+    d.mkdir(exist_ok=True, mode=0o700)
     tmp = d / f".{p.id}.{os.getpid()}"
     tmp.write_text(json.dumps(asdict(p), sort_keys=True))
     os.replace(tmp, d / f"{p.id}.json")
