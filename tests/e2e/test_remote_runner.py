@@ -128,6 +128,11 @@ def test_the_job_runs_on_while_its_starter_is_cut_off_and_attach_shows_all_of_it
     assert len(during) >= CUT * 0.8, len(during)
     assert max(_gaps([cut_at, *during, back_at])) < MAX_GAP
     assert len(recorded) == len(sample_ts)
+    print(f"remote runner: cut {CUT:.0f} s of a {final['elapsed']:.0f} s transfer; "
+          f"{len(sample_ts)} send samples, {len(during)} while cut off, largest gap "
+          f"{max(_gaps(sample_ts)):.2f} s")
+    again = starter.zmigrate("attach", job_id, timeout=120)  # the plain follower: its end
+    assert again.returncode == 0 and f"{job_id}  finished" in again.stdout, again.stdout
 
 
 def test_a_runner_host_without_zmigrate_is_refused_before_anything_moves(
@@ -165,9 +170,16 @@ def test_a_runner_host_that_cannot_log_in_to_a_host_is_refused_with_the_fix(
 def test_stop_from_the_starter_stops_the_job_on_its_runner(
         starter: StarterLab, dataset: tuple[Pool, Pool, str]) -> None:
     src, dst, snap = dataset
-    r = _send(starter, snap, f"{dst.name}/copy", "lab-runner", rate="200k")
+    r = starter.zmigrate("send", f"lab-src:{snap}", f"lab-dst:{dst.name}/copy", "--detach",
+                         "--runner", "lab-runner", "--bwlimit", "200k", timeout=120)
     assert r.returncode == 0, r.stderr + r.stdout
-    (job,) = r.of("job")
+    said = r.stdout.splitlines()  # the plan's word on the runner, then the job
+    assert said[0].startswith("runner lab-runner: /") and said[0].endswith("/zmigrate"), said
+    assert said[1].startswith("  logs in to lab-src as root@127.0.0.1:"), said
+    assert f"with {starter.lab.identity} (its ssh config: {starter.lab.ssh_config})" in said[1]
+    assert said[2].startswith("  logs in to lab-dst as root@127.0.0.1:"), said
+    assert said[3].startswith("started job ") and " on lab-runner: " in said[3], said
+    job = {"id": said[3].split()[2]}
     assert wait_until(lambda: _job(starter, job["id"])["state"] == "running", 60, 1)
     text = starter.zmigrate("jobs", timeout=60).stdout
     assert f"{job['id']}  running" in text and "[runner lab-runner]" in text, text
