@@ -95,9 +95,19 @@ def test_the_job_runs_on_while_its_starter_is_cut_off_and_attach_shows_all_of_it
         "runner"] == "lab-runner"
 
     assert wait_until(lambda: _job(starter, job_id)["done"] > 2 * 1024 * 1024, 120, 1)
+    follower = starter.popen("attach", job_id)  # following when the network goes
+    time.sleep(3)
+    assert follower.poll() is None
     starter.cut()
     cut_at = time.time()
     try:
+        # It learns within LOST_AFTER (15 s) and a few keepalives that the runner is out of
+        # reach, and says the job goes on there.
+        _, said = follower.communicate(timeout=45)
+        assert follower.returncode == 1, said
+        assert "error: lost the runner host lab-runner while following the job" in said, said
+        assert "fix: the job goes on there: `zmigrate attach ID` again" in said, said
+        assert time.time() - cut_at < 40
         lost = starter.zmigrate("jobs", "--json", timeout=120)
         (unreachable,) = [j for j in lost.of("job") if j["id"] == job_id]
         assert unreachable["state"] == "unreachable", unreachable
@@ -105,6 +115,9 @@ def test_the_job_runs_on_while_its_starter_is_cut_off_and_attach_shows_all_of_it
         time.sleep(max(0.0, CUT - (time.time() - cut_at)))
     finally:
         starter.back()
+        if follower.poll() is None:
+            follower.kill()
+            follower.communicate()
     back_at = time.time()
 
     seen = _job(starter, job_id)

@@ -132,13 +132,22 @@ class StarterLab(NamespaceLab):
         env["ZMIGRATE_DATA_DIR"] = str(self.root / "starter-data")
         return env
 
+    def _argv(self, *args: str) -> list[str]:
+        return [NSENTER, f"--net=/run/netns/{self.namespace}", sys.executable, "-m",
+                "zmigrate", *args]
+
     def zmigrate(self, *args: str, timeout: float = 300, input: str | None = None) -> Run:
         """The CLI run on the starter (in its namespace), stdin closed."""
         proc = subprocess.run(
-            [NSENTER, f"--net=/run/netns/{self.namespace}", sys.executable, "-m", "zmigrate",
-             *args], capture_output=True, text=True, timeout=timeout, env=self.env(),
+            self._argv(*args), capture_output=True, text=True, timeout=timeout, env=self.env(),
             input=input, stdin=None if input is not None else subprocess.DEVNULL)
         return Run(proc.returncode, proc.stdout, proc.stderr)
+
+    def popen(self, *args: str) -> subprocess.Popen[str]:
+        """The CLI started on the starter, its output in pipes (for the caller to read)."""
+        return subprocess.Popen(self._argv(*args), stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+                                env=self.env())
 
     def cut(self) -> None:
         """The starter's end of the veth goes down: it has no network at all."""
