@@ -113,3 +113,17 @@ def test_pointers_come_back_newest_first_and_a_bad_one_is_left_out(jobs_dir: Pat
     assert remote.pointer(older.id) == older
     assert remote.pointer("20261127-030000-dddddd") is None
     assert oct(os.stat(jobs_dir / "remote").st_mode & 0o777) == "0o700"
+
+
+def test_runner_needs_detach_and_valid_host_names_before_any_login(jobs_dir: Path) -> None:
+    from io import StringIO
+
+    from zmigrate.cli.main import main
+
+    for argv, said in ((["send", "a:p/x@s", "b:p/y", "--runner", "nas"], "add --detach"),
+                       (["send", "a;b:p/x@s", "b:p/y", "--detach", "--runner", "nas"],
+                        "host name 'a;b' is not valid")):
+        out, err = StringIO(), StringIO()
+        assert main(argv, out, err) == 2
+        assert said in err.getvalue()
+    assert not jobs_dir.exists()

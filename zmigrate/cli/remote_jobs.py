@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict
 from typing import Any, Protocol, TextIO
 
+from ..engine.hosts.login import HostSpec
 from ..engine.runner import place, record, remote
 from ..engine.runner.record import Recorded
 from ..engine.runner.remote import Pointer, Reach, RemoteRunner, RemoteRunnerError
@@ -66,6 +67,8 @@ def detach(args: argparse.Namespace, src_host: str, dst_host: str, out: TextIO) 
     """Start the job on the runner host: zmigrate there, its logins to both hosts checked
     (said, then refused with the fix if one fails), then `send --detach` there; keep the
     pointer."""
+    for text in (src_host, dst_host):
+        HostSpec.parse(text)  # validated here: HOST is handed them as they are
     hosts = [(src_host, bool(args.sudo or args.sudo_source)),
              (dst_host, bool(args.sudo or args.sudo_destination))]
     if hosts[0] == hosts[1]:
