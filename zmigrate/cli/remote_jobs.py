@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict
 from typing import Any, Protocol, TextIO
 
+from ..engine.errors import ZmigrateError
 from ..engine.hosts.login import HostSpec
 from ..engine.runner import place, record, remote
 from ..engine.runner.record import Recorded
@@ -93,7 +94,7 @@ def detach(args: argparse.Namespace, src_host: str, dst_host: str, out: TextIO) 
         print(f"started job {p.id} on {p.runner}: {p.what}\n"
               f"  follow it:  zmigrate attach {p.id}\n"
               f"  stop it:    zmigrate stop {p.id}\n"
-              f"  all jobs:   zmigrate jobs   (or on {p.runner}: zmigrate jobs --runner "
+              f"  all jobs:   zmigrate jobs   (all on {p.runner}: zmigrate jobs --runner "
               f"{p.runner})", file=out)
     return EXIT_OK
 
@@ -153,7 +154,7 @@ def print_known(args: argparse.Namespace, out: TextIO, line: Line) -> int:
         try:
             with _runner(name, known[0].zmigrate) as rr:
                 rows = {d.get("id"): d for d in _remote_jobs(rr, False)}
-        except RemoteRunnerError as exc:
+        except ZmigrateError as exc:  # not logged in, or lost while it answered
             for p in known:
                 _print_missing(p, "unreachable", exc.message, args.json, out)
             continue
