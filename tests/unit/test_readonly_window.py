@@ -4,6 +4,7 @@ changed since the copy's newest snapshot."""
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 from typing import Any
 
 from zmigrate.engine.golive.readonly_window import (
@@ -95,3 +96,36 @@ def test_prediction_and_its_words() -> None:
     assert describe(w).endswith("(200 MiB changed in 2 datasets)")
     unknown = predict(plan, src, dst, None)
     assert unknown.seconds is None and "a catch-up run first gives the figure" in describe(unknown)
+
+
+class _Job:
+    """A prepared tree job as final_sync_window reads it (plan, known, request)."""
+
+    def __init__(self, final: bool) -> None:
+        self.request = dataclasses.make_dataclass("R", ["final", "destination"])(final, "bk/t")
+        self.plan: TreePlan | None = None
+        self.known = dataclasses.make_dataclass("K", ["src_sets", "dst_sets"])((), ())
+        self.prepared = 0
+
+    def prepare(self) -> TreePlan:
+        self.prepared += 1
+        self.plan = _plan(_entry("tank/t"))
+        return self.plan
+
+
+def test_the_window_applies_to_a_final_sync_only_and_both_faces_ask_one_function(
+        tmp_path: Any, monkeypatch: Any) -> None:
+    from zmigrate.engine.golive.final_sync import final_sync_window
+
+    monkeypatch.setenv("ZMIGRATE_DATA_DIR", str(tmp_path))  # an empty history
+    plain = _Job(final=False)
+    assert final_sync_window(plain) is None and plain.prepared == 0  # type: ignore[arg-type]
+    final = _Job(final=True)
+    window = final_sync_window(final)  # type: ignore[arg-type]
+    assert isinstance(window, Window) and final.prepared == 1
+    assert final_sync_window(final) is not None and final.prepared == 1  # prepared once
+    faces = [Path(__file__).resolve().parents[2] / "zmigrate" / p
+             for p in ("cli/send.py", "gui/pages/review_page.py")]
+    for face in faces:
+        text = face.read_text()
+        assert "final_sync_window(job)" in text and "readonly_window_of" not in text, face

@@ -9,8 +9,7 @@ from typing import Any, TextIO
 
 from zmigrate.engine import cmdline, plain_words
 from zmigrate.engine.golive import readonly_window
-from zmigrate.engine.golive.final_sync import readonly_window_of, remember_readonly
-from zmigrate.engine.golive.readonly_window import Window
+from zmigrate.engine.golive.final_sync import final_sync_window, remember_readonly
 from zmigrate.engine.hosts.login import HostSpec
 from zmigrate.engine.hosts.pair import connect_both
 from zmigrate.engine.verdict.stall import STALL_AFTER
@@ -239,7 +238,7 @@ def _run_tree(args: argparse.Namespace, job: TreeJob, out: TextIO, err: TextIO,
               observer: Observer | None = None) -> int:
     if not args.dry_run and not args.no_history:
         job.subscribe(Recorder.for_default_store())
-    window = _readonly_window(job) if job.request.final else None
+    window = final_sync_window(job)
     if args.dry_run:
         plan = job.plan or job.prepare()
         if args.json:
@@ -278,12 +277,6 @@ def _print_listed(d: DatasetCommands, out: TextIO) -> None:
         print(f"#   (planned as if @{d.ahead} existed: it is taken first)", file=out)
     for host, line in d.commands:
         print(f"# on {host}:\n{line}", file=out)
-
-
-def _readonly_window(job: TreeJob) -> Window:
-    """The final sync's read-only window, timed on this tree's earlier runs in the history."""
-    job.prepare()
-    return readonly_window_of(job)
 
 
 def _follow(job: Job | TreeJob, as_json: bool, out: TextIO, err: TextIO,

@@ -1,5 +1,6 @@
-"""A final sync's read-only window for a prepared tree job, timed on the history's runs; the
-source's readonly before its first final sync, kept in the history (`remember_readonly`)."""
+"""A final sync's read-only window for a tree job (`final_sync_window`: the one place that
+decides whether one applies), timed on the history's runs; the source's readonly before its
+first final sync, kept in the history (`remember_readonly`)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,17 @@ import time
 from ..history import History, HistoryError, golive_log, recent_runs
 from ..tree import TreeJob
 from .readonly_window import Window, past_runs, predict
+
+
+def final_sync_window(job: TreeJob) -> Window | None:
+    """The read-only window a face shows before `job` runs: for a final sync (`--final`: the
+    source is set read-only before its snapshot), how long it stays so, timed on the history;
+    None for any other run. Prepares the job first if it was not (remote: off a GUI thread)."""
+    if not job.request.final:
+        return None
+    if job.plan is None:
+        job.prepare()
+    return readonly_window_of(job)
 
 
 def readonly_window_of(job: TreeJob) -> Window:

@@ -9,7 +9,7 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QWidget, QWizard
 
 from zmigrate.engine.golive import readonly_window
-from zmigrate.engine.golive.final_sync import readonly_window_of
+from zmigrate.engine.golive.final_sync import final_sync_window
 from zmigrate.engine.golive.readonly_window import Window
 from zmigrate.engine.hosts import leftovers
 from zmigrate.engine.verdict.diagnosis import GIGABIT_RATE
@@ -40,9 +40,7 @@ def plan_with_commands(job: TreeJob) -> tuple[TreePlan, list[tuple[TreeEntry, li
     """The tree's plan, each dataset's exact commands and, for a final sync, its read-only
     window (remote: call it off the GUI thread)."""
     plan = job.prepare()
-    window = None
-    if plan.readonly_command:  # a final sync
-        window = readonly_window_of(job)
+    window = final_sync_window(job)
     return plan, [(d.entry, _lines(d)) for d in list_commands(job, plan, COMMANDS_FOR)], window
 
 
