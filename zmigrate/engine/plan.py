@@ -1,7 +1,8 @@
 """What a transfer will do, decided before anything runs: base snapshot, steps and exact commands.
 
 `make_plan` is pure: it takes what the hosts reported (capabilities, inventories, addresses) and
-either returns a Plan or raises PreflightError naming the problem and its fix.
+either returns a Plan or raises PreflightError naming the problem and its fix. It is two steps:
+`decide_transfer` (every refusal and choice, a `Transfer`) and `assemble` (its command lines).
 """
 
 from __future__ import annotations
@@ -337,6 +338,46 @@ def _check_parent(dst: Site, destination: str) -> None:
                              reason=PreflightReason.NO_PARENT, figures={"parent": parent})
 
 
+StepSpec = tuple[zfs.Snapshot | None, zfs.Snapshot, tuple[str, ...]]
+
+
+@dataclass(frozen=True, slots=True)
+class Transfer:
+    """A transfer decided (`decide_transfer`), before any command is written (`assemble`):
+    every refusal is behind it. `steps`: (base, snapshot, what arrives) of each stream."""
+
+    snapshot: str
+    destination: str
+    options: Options
+    transport: Transport
+    source: zfs.Dataset
+    steps: tuple[StepSpec, ...]
+    kind: str = "full"
+    base: str | None = None
+    flags: tuple[str, ...] = ()
+    receive_extra: tuple[str, ...] = ()
+    compress: Compressor | None = None
+    buffers: tuple[int, int] = (0, 0)  # the source's and the destination's mbuffer
+    stream_hash: bool = False
+    warnings: tuple[str, ...] = ()
+    connect_address: str | None = None
+    allow_address: str | None = None
+    port: int | None = None
+    resume: zfs.ResumeInfo | None = None
+    force_receive: bool = False
+    destroys: tuple[Loss, ...] = ()
+    seen: tuple[str, ...] = ()
+    replaces: Emptiness | None = None
+    rollback_to: str | None = None  # the snapshot `zfs rollback -r` returns the copy to
+    unmount: bool = False  # the existing dataset is unmounted before it takes the copy
+    discard: bool = False  # the partial receive is dropped first (`zfs receive -A`)
+    resumable: bool = False
+    raw: bool = False
+    replicate: bool = False
+    bookmark: str | None = None  # the bookmark made on the source after success
+    children: tuple[str, ...] = ()
+
+
 def make_plan(
     src: Site,
     dst: Site,
@@ -351,7 +392,8 @@ def make_plan(
     resumable: bool | None = None,
     emptiness: Emptiness | None = None,
 ) -> Plan:
-    """Decide a transfer of `snapshot` from `src` into `destination` on `dst`.
+    """Decide a transfer of `snapshot` from `src` into `destination` on `dst` and write its
+    commands: `assemble(decide_transfer(...))`.
 
     `resume_info`: the destination's decoded resume token (for options.resume); `resumable`:
     whether its pool keeps a partial receive (default: its zfs has `receive -s`); `emptiness`:
@@ -360,6 +402,29 @@ def make_plan(
     Raises:
         PreflightError: the transfer cannot or must not run as asked; nothing has run.
     """
+    return assemble(src, dst, decide_transfer(
+        src, dst, snapshot, destination, options, connect_address=connect_address,
+        allow_address=allow_address, port=port, resume_info=resume_info, resumable=resumable,
+        emptiness=emptiness))
+
+
+def decide_transfer(
+    src: Site,
+    dst: Site,
+    snapshot: str,
+    destination: str,
+    options: Options,
+    *,
+    connect_address: str | None = None,
+    allow_address: str | None = None,
+    port: int | None = None,
+    resume_info: zfs.ResumeInfo | None = None,
+    resumable: bool | None = None,
+    emptiness: Emptiness | None = None,
+) -> Transfer:
+    """Every decision of a transfer, from what both hosts reported (no I/O): the refusals, the
+    outcome (full, incremental, resumed), its base and steps, the flags, compression, buffers
+    and addresses. Raises PreflightError as make_plan says."""
     ds_name, short = cmdline.split_snapshot(snapshot)
     cmdline.dataset(destination)
     transport = transports.chosen(options.transport, same_host(src.host, dst.host))
@@ -371,8 +436,8 @@ def make_plan(
                                        notes)
     if target is not None and target.resume_token and options.resume:
         assert resume_info is not None
-        return _resume_plan(src, dst, snapshot, destination, options, resume_info, source,
-                            notes, connect_address, allow_address, port)
+        return _resume_transfer(src, dst, snapshot, destination, options, resume_info, source,
+                                notes, (connect_address, allow_address, port))
     base = _base(source, snap, target, destination, options, dst.host.label, emptiness, ds_name,
                  tuple(dst.datasets))
     if target is None and options.origin is not None:
@@ -389,30 +454,23 @@ def make_plan(
     can_resume = dst.caps.resumable if resumable is None else resumable
     recv_resumable = bool(can_resume and options.resumable is not False
                           and not options.replicate)
-    plan = _assemble(
-        src, dst, snapshot, destination, options, source, steps_spec, flags,
-        receive_extra(dst, options, resumable=recv_resumable),
-        base.force_receive, connect_address, allow_address, port, notes, transport,
-        compress=squeeze,
-    )
-    rollback, unmount = _making_room(dst, base, destination)
+    extra = receive_extra(dst, options, resumable=recv_resumable)
+    c = _carriage(src, dst, options, transport, squeeze, notes,
+                  (connect_address, allow_address, port))
     lost = _losses(src, dst, snapshot, destination, options, base, discard)
-    return replace(
-        plan,
+    return Transfer(
+        snapshot, destination, options, transport, source, tuple(steps_spec),
+        flags=tuple(flags), receive_extra=tuple(extra), compress=squeeze, buffers=c.buffers,
+        stream_hash=c.stream_hash, warnings=c.warnings, connect_address=c.connect_address,
+        allow_address=c.allow_address, port=c.port,
         kind="full" if base.snapshot is None else "incremental",
         base=base.snapshot.short if base.snapshot else None,
         destroys=lost,
         seen=losses.seen(destination, dst.datasets, options.replicate) if lost or discard
         or base.force_receive else (),
-        force_receive=base.force_receive,
-        replaces=base.replaces,
-        rollback=rollback,
-        unmount=unmount,
-        discard=discard,
-        resumable=recv_resumable,
-        send_flags=tuple(flags),
-        raw=raw,
-        replicate=options.replicate,
+        force_receive=base.force_receive, replaces=base.replaces, rollback_to=base.rollback_to,
+        unmount=base.unmount and dst.caps.unmounts_to_replace, discard=discard,
+        resumable=recv_resumable, raw=raw, replicate=options.replicate,
         bookmark=_bookmark(src, source, snapshot, options),
         children=tuple(d.name for d in src.datasets
                        if cmdline.below(d.name, ds_name)) if options.replicate else (),
@@ -420,7 +478,7 @@ def make_plan(
 
 
 def _losses(src: Site, dst: Site, snapshot: str, destination: str, options: Options,
-            base: _Base, discard: str | None) -> tuple[Loss, ...]:
+            base: _Base, discard: bool) -> tuple[Loss, ...]:
     """What the plan destroys or replaces on the destination, by name: the partial receive
     it discards, the snapshots its rollback destroys, the content it replaces and, for an
     incremental replication stream received with -F, every dataset and snapshot of the copy
@@ -437,19 +495,6 @@ def _losses(src: Site, dst: Site, snapshot: str, destination: str, options: Opti
         out += losses.replication_pruned(ds_name, src.datasets, short, destination,
                                          dst.datasets)
     return losses.unique(out)
-
-
-def _making_room(dst: Site, base: _Base, destination: str) -> tuple[str | None, str | None]:
-    """The commands the destination runs before the stream: the rollback the user agreed to,
-    and the unmount of a mounted dataset that takes the copy as itself."""
-    rollback = None
-    if base.rollback_to is not None:
-        # `receive -F` alone keeps destination snapshots newer than the base on some
-        # implementations (zfs-fuse); an explicit rollback -r destroys exactly what we announced.
-        rollback = cmdline.join(dst.host.privileged(["zfs", "rollback", "-r", base.rollback_to]))
-    unmount = cmdline.join(dst.host.privileged(["zfs", "unmount", cmdline.dataset(destination)])) \
-        if base.unmount and dst.caps.unmounts_to_replace else None
-    return rollback, unmount
 
 
 def _check_tools(src: Site, dst: Site, carrier: Carrier) -> None:
@@ -505,15 +550,15 @@ def _source_snapshot(src: Site, snapshot: str) -> tuple[zfs.Dataset, zfs.Snapsho
 
 def _partial_receive(dst: Site, destination: str, snapshot: str, snap: zfs.Snapshot,
                      options: Options, resume_info: zfs.ResumeInfo | None, notes: list[str]
-                     ) -> tuple[zfs.Dataset | None, str | None]:
+                     ) -> tuple[zfs.Dataset | None, bool]:
     """What to do with an interrupted receive on the destination: (the destination as the plan
-    sees it, the discard command). Resuming keeps the target (with its token); discarding a
-    partial first receive leaves no target; with neither asked, refuse."""
+    sees it, whether it is discarded first). Resuming keeps the target (with its token);
+    discarding a partial first receive leaves no target; with neither asked, refuse."""
     target = dst.find(destination)
     if target is None or not target.resume_token:
         if options.resume:
             notes.append(f"{dst.host.label}: no interrupted transfer to resume; sending normally")
-        return target, None
+        return target, False
     if options.resume:
         if resume_info is None or resume_info.token != target.resume_token:
             raise PreflightError("the resume token of the destination was not decoded",
@@ -528,11 +573,10 @@ def _partial_receive(dst: Site, destination: str, snapshot: str, snap: zfs.Snaps
                 "with --discard-partial",
                 reason=PreflightReason.PARTIAL_MISMATCH,
             )
-        return target, None
+        return target, False
     if options.discard_partial:
-        discard = cmdline.join(zfs.discard_partial_argv(dst.host, destination))
         # A partial first receive: discarding removes the dataset.
-        return (target if target.snapshots else None), discard
+        return (target if target.snapshots else None), True
     raise PartialReceiveError(
         f"{destination} holds an interrupted transfer (receive_resume_token)",
         host=dst.host.label,
@@ -643,9 +687,6 @@ def _common(source: zfs.Dataset, snap: zfs.Snapshot, by_guid: dict[int, zfs.Snap
     return common[-1]
 
 
-StepSpec = tuple[zfs.Snapshot | None, zfs.Snapshot, tuple[str, ...]]
-
-
 def _origin(src: Site, origin: str) -> zfs.Snapshot:
     """The origin snapshot a clone's stream starts from (its copy on the destination is the
     clone's origin there)."""
@@ -681,7 +722,7 @@ def _steps(source: zfs.Dataset, snap: zfs.Snapshot, base: zfs.Snapshot | None,
 
 
 def _bookmark(src: Site, source: zfs.Dataset, snapshot: str, options: Options) -> str | None:
-    """The `zfs bookmark` to run on the source after success (--bookmark), if not there yet."""
+    """The bookmark to make on the source after success (--bookmark), if not there yet."""
     if not options.bookmark:
         return None
     if not src.caps.bookmarks:
@@ -690,7 +731,7 @@ def _bookmark(src: Site, source: zfs.Dataset, snapshot: str, options: Options) -
     mark = snapshot.replace("@", "#", 1)
     if any(b.name == mark for b in source.bookmarks):
         return None
-    return cmdline.join(zfs.bookmark_argv(src.host, snapshot, mark))
+    return mark
 
 
 def sends_raw(source: zfs.Dataset, options: Options) -> bool:
@@ -798,31 +839,6 @@ def receive_extra(dst: Site, options: Options, *, resumable: bool) -> list[str]:
     return extra
 
 
-def _resume_plan(src: Site, dst: Site, snapshot: str, destination: str, options: Options,
-                 info: zfs.ResumeInfo, source: zfs.Dataset, notes: list[str],
-                 connect_address: str | None, allow_address: str | None,
-                 port: int | None) -> Plan:
-    """The plan that sends only the rest of an interrupted stream (zfs send -t TOKEN)."""
-    transport = transports.chosen(options.transport, same_host(src.host, dst.host))
-    snap = source.snapshot(snapshot.split("@", 1)[1])
-    assert snap is not None
-    base = None
-    if info.fromguid:
-        base = next((s for s in [*source.snapshots, *source.bookmarks]
-                     if s.guid == info.fromguid), None)
-    extra = receive_extra(dst, replace(options, properties=(), exclude_properties=()),
-                          resumable=True)
-    squeeze = _compressor(src, dst, options, transport,
-                          compression.Stream(raw=info.raw), notes)
-    plan = _assemble(src, dst, snapshot, destination, options, source,
-                     [(base, snap, (snap.short,))], [], extra, False, connect_address,
-                     allow_address, port, notes, transport, resume=info, compress=squeeze)
-    return replace(plan, kind="full" if info.fromguid is None else "incremental",
-                   base=base.short if base else None, resume_token=info.token,
-                   resumed_from=info.received, resumable=True,
-                   raw=info.raw)
-
-
 def _compressor(src: Site, dst: Site, options: Options, transport: Transport,
                 stream: compression.Stream, notes: list[str]) -> Compressor | None:
     """The compressor in transit, if any (its notes added to `notes`); a missing tool refuses."""
@@ -871,15 +887,24 @@ def _listener_address(options: Options, carrier: Carrier, connect_address: str |
     return connect_address, allow_address
 
 
-def _assemble(
-    src: Site, dst: Site, snapshot: str, destination: str, options: Options,
-    source: zfs.Dataset, steps_spec: list[StepSpec],
-    flags: list[str], receive_extra_args: list[str], force_receive: bool,
-    connect_address: str | None, allow_address: str | None, port: int | None,
-    notes: list[str], transport: Transport, resume: zfs.ResumeInfo | None = None,
-    compress: Compressor | None = None,
-) -> Plan:
-    """Buffers, addresses and the exact command lines of every step."""
+@dataclass(frozen=True, slots=True)
+class _Carriage:
+    """How the stream is carried: both mbuffers, the md5, the warnings, the listener's place."""
+
+    buffers: tuple[int, int]
+    stream_hash: bool
+    warnings: tuple[str, ...]
+    connect_address: str | None
+    allow_address: str | None
+    port: int | None
+
+
+Where = tuple[str | None, str | None, int | None]  # (connect address, allow address, port)
+
+
+def _carriage(src: Site, dst: Site, options: Options, transport: Transport,
+              compress: Compressor | None, notes: list[str], where: Where) -> _Carriage:
+    """Buffers, the stream hash and the addresses of the listener; refuse what is missing."""
     carrier = transports.carrier(transport)
     src_buffer, note_src = safe_buffer(options.buffer_size, options.block_size, src.caps)
     dst_buffer, note_dst = safe_buffer(options.buffer_size, options.block_size, dst.caps)
@@ -889,55 +914,98 @@ def _assemble(
         f"{h}: {n}" for h, n in ((src.host.label, note_src), (dst.host.label, note_dst)) if n
     ) + tuple(notes)
     connect_address, allow_address = _listener_address(
-        options, carrier, connect_address, allow_address, port, dst.host.label)
+        options, carrier, where[0], where[1], where[2], dst.host.label)
+    return _Carriage((src_buffer, dst_buffer), hash_, warnings, connect_address, allow_address,
+                     where[2])
+
+
+def _resume_transfer(src: Site, dst: Site, snapshot: str, destination: str, options: Options,
+                     info: zfs.ResumeInfo, source: zfs.Dataset, notes: list[str],
+                     where: Where) -> Transfer:
+    """The transfer that sends only the rest of an interrupted stream (zfs send -t TOKEN)."""
+    transport = transports.chosen(options.transport, same_host(src.host, dst.host))
+    snap = source.snapshot(snapshot.split("@", 1)[1])
+    assert snap is not None
+    base = None
+    if info.fromguid:
+        base = next((s for s in [*source.snapshots, *source.bookmarks]
+                     if s.guid == info.fromguid), None)
+    extra = receive_extra(dst, replace(options, properties=(), exclude_properties=()),
+                          resumable=True)
+    squeeze = _compressor(src, dst, options, transport,
+                          compression.Stream(raw=info.raw), notes)
+    c = _carriage(src, dst, options, transport, squeeze, notes, where)
+    return Transfer(snapshot, destination, options, transport, source,
+                    ((base, snap, (snap.short,)),),
+                    kind="full" if info.fromguid is None else "incremental",
+                    base=base.short if base else None, receive_extra=tuple(extra),
+                    compress=squeeze, buffers=c.buffers, stream_hash=c.stream_hash,
+                    warnings=c.warnings, connect_address=c.connect_address,
+                    allow_address=c.allow_address, port=c.port, resume=info, resumable=True,
+                    raw=info.raw)
+
+
+def assemble(src: Site, dst: Site, t: Transfer) -> Plan:
+    """The exact command lines of a decided transfer, each step's and the ones around them
+    (rollback, unmount, discard, bookmark): no decision and no refusal here."""
+    options = t.options
+    carrier = transports.carrier(t.transport)
     receiver = carrier.receiving_host(src.host, dst.host)
     steps: list[Step] = []
-    for i, (b, s, arrives) in enumerate(steps_spec):
-        if resume is not None:
-            send = zfs.send_argv(src.host, s.name, resume_token=resume.token)
-            estimate = resume.remaining
+    for i, (b, s, arrives) in enumerate(t.steps):
+        if t.resume is not None:
+            send = zfs.send_argv(src.host, s.name, resume_token=t.resume.token)
+            estimate = t.resume.remaining
         else:
-            send = zfs.send_argv(
-                src.host, s.name, base=b.name if b else None,
-                intermediates=options.intermediates,
-                flags=flags,
-            )
-            estimate = _estimate(source, b, s)
+            send = zfs.send_argv(src.host, s.name, base=b.name if b else None,
+                                 intermediates=options.intermediates, flags=list(t.flags))
+            estimate = _estimate(t.source, b, s)
         # Only the first step may need -F; later steps continue what the first created.
-        recv = zfs.receive_argv(receiver, destination, force=force_receive and i == 0,
-                                extra=receive_extra_args)
+        recv = zfs.receive_argv(receiver, t.destination, force=t.force_receive and i == 0,
+                                extra=list(t.receive_extra))
         ends = carrier.ends(StreamSpec(
-            send, recv, options.block_size, src_buffer, dst_buffer, hash_,
-            rate_limit=options.rate_limit, connect_address=connect_address,
-            allow_address=allow_address, port=port,
+            send, recv, options.block_size, t.buffers[0], t.buffers[1], t.stream_hash,
+            rate_limit=options.rate_limit, connect_address=t.connect_address,
+            allow_address=t.allow_address, port=t.port,
             ssh_target=options.ssh_target or dst.host.label, ssh_options=options.ssh_options,
-            compress=compress))
+            compress=t.compress))
         steps.append(Step(b.name if b else None, s.name, arrives, estimate, ends.source,
-                          ends.destination, ends.receive_mark, resume.token if resume else None,
-                          keys=ends.keys))
-
+                          ends.destination, ends.receive_mark,
+                          t.resume.token if t.resume else None, keys=ends.keys))
     estimates = [st.estimate for st in steps]
     total = sum(e for e in estimates if e is not None) if all(
         e is not None for e in estimates) else None
     return Plan(
-        source=src.host.label,
-        destination=dst.host.label,
-        source_snapshot=snapshot,
-        destination_dataset=destination,
-        kind="full",
-        base=None,
-        transport=transport,
-        options=options,
-        steps=tuple(steps),
-        port=port if carrier.listens else None,
-        source_buffer=src_buffer,
-        destination_buffer=dst_buffer,
-        estimate=total,
-        estimate_exact=resume is not None and resume.remaining is not None,
-        warnings=warnings,
-        stream_hash=bool(hash_),
-        compress=compress.name if compress else "",
+        source=src.host.label, destination=dst.host.label, source_snapshot=t.snapshot,
+        destination_dataset=t.destination, kind=t.kind, base=t.base, transport=t.transport,
+        options=options, steps=tuple(steps), port=t.port if carrier.listens else None,
+        source_buffer=t.buffers[0], destination_buffer=t.buffers[1], estimate=total,
+        estimate_exact=t.resume is not None and t.resume.remaining is not None,
+        destroys=t.destroys, seen=t.seen, force_receive=t.force_receive,
+        rollback=_commands_before(dst, t)[0], unmount=_commands_before(dst, t)[1],
+        replaces=t.replaces, warnings=t.warnings,
+        resume_token=t.resume.token if t.resume else None,
+        resumed_from=t.resume.received if t.resume else 0,
+        discard=cmdline.join(zfs.discard_partial_argv(dst.host, t.destination))
+        if t.discard else None,
+        resumable=t.resumable, send_flags=t.flags, raw=t.raw, replicate=t.replicate,
+        bookmark=cmdline.join(zfs.bookmark_argv(src.host, t.snapshot, t.bookmark))
+        if t.bookmark else None,
+        children=t.children, stream_hash=t.stream_hash,
+        compress=t.compress.name if t.compress else "",
     )
+
+
+def _commands_before(dst: Site, t: Transfer) -> tuple[str | None, str | None]:
+    """The commands the destination runs before the stream: the rollback the user agreed to,
+    and the unmount of a mounted dataset that takes the copy as itself."""
+    # `receive -F` alone keeps destination snapshots newer than the base on some
+    # implementations (zfs-fuse); an explicit rollback -r destroys exactly what we announced.
+    rollback = cmdline.join(dst.host.privileged(["zfs", "rollback", "-r", t.rollback_to])) \
+        if t.rollback_to is not None else None
+    unmount = cmdline.join(dst.host.privileged(
+        ["zfs", "unmount", cmdline.dataset(t.destination)])) if t.unmount else None
+    return rollback, unmount
 
 
 def with_estimates(plan: Plan, estimates: list[int]) -> Plan:

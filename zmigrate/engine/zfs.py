@@ -765,15 +765,34 @@ def effective_permissions(grants: Sequence[Delegation], dataset: str, user: str,
     return perms
 
 
-def missing_permissions(host: Host, caps: Capabilities, dataset: str,
-                        needed: Sequence[str]) -> list[str]:
-    """Which of `needed` the (non-root, no sudo) login of `host` lacks on `dataset`."""
+@dataclass(frozen=True, slots=True)
+class Grants:
+    """What `zfs allow` shows on some datasets and the login's groups (`read_grants`), for a
+    login without root or sudo: which permissions it lacks is decided on them (`missing`)."""
+
+    user: str
+    allows: dict[str, str | None]  # dataset -> `zfs allow` output; None: unreadable
+    groups: tuple[str, ...] = ()
+
+    def missing(self, dataset: str, needed: Sequence[str]) -> list[str]:
+        """Which of `needed` the login lacks on `dataset` (none where it could not be read:
+        no way to tell, not Linux/FreeBSD OpenZFS?, so zfs itself says)."""
+        text = self.allows.get(dataset)
+        if text is None:
+            return []
+        have = effective_permissions(parse_allow(text), dataset, self.user, self.groups)
+        return [p for p in needed if p not in have]
+
+
+def read_grants(host: Host, caps: Capabilities, datasets: Sequence[str]) -> Grants | None:
+    """`zfs allow` of each of `datasets` and the login's groups; None for a login that needs
+    no delegation (root, sudo) or whose user is unknown (nothing is read)."""
     if caps.root or host.sudo or not caps.user:
-        return []
-    r = host.execute(["zfs", "allow", cmdline.dataset(dataset)], timeout=60)
-    if not r.ok:
-        return []  # no way to tell (not Linux/FreeBSD OpenZFS?): let zfs itself say
-    g = host.execute(["id", "-Gn"], timeout=30)
-    groups = g.stdout.split() if g.ok else []
-    have = effective_permissions(parse_allow(r.stdout), dataset, caps.user, groups)
-    return [p for p in needed if p not in have]
+        return None
+    allows: dict[str, str | None] = {}
+    for dataset in dict.fromkeys(datasets):
+        r = host.execute(["zfs", "allow", cmdline.dataset(dataset)], timeout=60)
+        allows[dataset] = r.stdout if r.ok else None
+    g = host.execute(["id", "-Gn"], timeout=30) if any(
+        v is not None for v in allows.values()) else None
+    return Grants(caps.user, allows, tuple(g.stdout.split()) if g is not None and g.ok else ())

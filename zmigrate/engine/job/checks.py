@@ -1,5 +1,6 @@
-"""What a job checks around its streams: the `zfs allow` delegations a plan needs before it
-runs, and after it ran, the sent snapshot's guid on both sides (every child's after -R)."""
+"""What a job checks around its streams: the destination read again before anything is
+destroyed, and after the streams, the sent snapshot's guid on both sides (every child's after
+-R); the clean-up after a failure."""
 
 from __future__ import annotations
 
@@ -39,52 +40,6 @@ def permission_need(caps: zfs.Capabilities | None, operation: str,
     if caps is None or caps.root or not caps.user:
         return None
     return zfs.PERMISSIONS[operation], dataset.split("@", 1)[0], caps.user
-
-
-def check_permissions(src: Host, dst: Host, src_caps: zfs.Capabilities,
-                      dst_caps: zfs.Capabilities, plan: Plan, ds_name: str, parent: str,
-                      target: zfs.Dataset | None) -> None:
-    """For a login without root or sudo: the `zfs allow` delegations the plan needs.
-
-    The sets were verified on OpenZFS 2.3.2 with a delegated user (docs/permissions.md)."""
-    need_src = list(zfs.PERMISSIONS["send"])
-    if plan.bookmark:
-        need_src += zfs.PERMISSIONS["bookmark"]
-    if plan.replicate or (plan.options.intermediates and any(
-            s.base is not None and not zfs.is_bookmark(s.base) and not s.resume_token
-            for s in plan.steps)):
-        need_src += zfs.PERMISSIONS["hold"]  # send -R / -I take temporary holds
-    need_dst = list(zfs.PERMISSIONS["receive"])
-    if plan.options.readonly:
-        need_dst += zfs.PERMISSIONS["readonly"]
-    extra: list[str] = []
-    if plan.rollback:  # zfs rollback -r (receive -F alone needs only the receive set)
-        extra += zfs.PERMISSIONS["force"]
-    if plan.options.force and plan.replicate and plan.base is not None:
-        extra += zfs.PERMISSIONS["force_replicate"]  # receive -F -R drops pruned snapshots
-    # A partial first receive: `receive -A` destroys the dataset itself, and the copy is
-    # then created afresh under the parent (checked there, like any new dataset).
-    fresh = bool(plan.discard) and target is not None and not target.snapshots
-    if plan.discard and not fresh:
-        extra += zfs.PERMISSIONS["discard"]
-    need_dst += [p for p in dict.fromkeys(extra) if p not in need_dst]
-    dst_on = target.name if target is not None and not fresh else parent
-    checks = [(src, src_caps, ds_name, need_src),
-              (dst, dst_caps, dst_on, need_dst)]
-    if fresh and target is not None:
-        checks.append((dst, dst_caps, target.name,
-                       list(zfs.PERMISSIONS["discard"])))
-    for host, caps, dataset, needed in checks:
-        missing = zfs.missing_permissions(host, caps, dataset, needed)
-        if missing:
-            user = caps.user or "USER"
-            raise PreflightError(
-                f"{user} lacks the ZFS permission(s) {','.join(missing)} on {dataset}",
-                host=host.label,
-                fix=f"grant them (as root there): {zfs.allow_line(user, missing, dataset)}; "
-                "or connect as root / with --sudo",
-                reason=PreflightReason.PERMISSION,
-            )
 
 
 def verify_guids(src: Host, dst: Host, dst_caps: zfs.Capabilities, plan: Plan,

@@ -8,14 +8,12 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field, replace
 
-from .. import cmdline, transports, zfs
+from .. import cmdline, zfs
 from ..errors import CancelledError, PortInUseError, TransferError, ZmigrateError
 from ..events import Observer, PlanReady, StageChanged, Summary
 from ..hosts import Host
-from ..plan import Options, Plan, Site, make_plan, with_estimates
+from ..plan import Plan
 from ..transports.route import SshRoute
 from ..verdict.diagnosis import Diagnoser
 from ..wire import WireSeen
@@ -24,7 +22,6 @@ from .checks import RESUME_HINT as RESUME_HINT
 from .checks import (
     Evidence,
     bookmark,
-    check_permissions,
     clean_up_after_failure,
     make_room,
     recheck_destination,
@@ -32,33 +29,17 @@ from .checks import (
     verify_guids,
 )
 from .checks import both as both
-from .mount_check import check_receive_mounts
+from .decide import Decision, decide_job
 from .pipeline import StepResult, StepRunner, check_hashes, free_port, listening_ports
+from .planning import on_port, plan_job
 from .preflight import Known as Known
-from .preflight import addresses as addresses
-from .preflight import (
-    check_room,
-    destination_emptiness,
-    exact_size,
-    listener_port,
-    probe_both,
-    read_token,
-    ssh_route,
-)
+from .preflight import Reading, addresses, read_job, ssh_route
 from .preflight import default_transport as default_transport
 from .preflight import read_known as read_known
 from .preflight import read_settled as read_settled
+from .request import Request as Request
 
 PORT_ATTEMPTS = 3  # listeners started before one binds its port (another process may take it)
-
-
-@dataclass(frozen=True, slots=True)
-class Request:
-    """What to move: `pool/ds@snap` on the source into `pool/ds` on the destination."""
-
-    snapshot: str
-    destination: str
-    options: Options = field(default_factory=Options)
 
 
 class Job(Work):
@@ -95,7 +76,7 @@ class Job(Work):
         self.wire_seen = WireSeen()  # the path as both hosts read it (the preflight emits it)
         self.subscribe(self.wire_seen)
         self.deferred = deferred
-        self._plan_on: Callable[[int | None], Plan] | None = None  # the plan on another port
+        self._decided: tuple[Reading, Decision] | None = None  # what prepare() read, decided
         # A port zmigrate picked may move when another process takes it; the user's may not.
         self.port_movable = request.options.port is None
         # A tree's dataset: the keys of the losses the tree's plan showed (nothing else may go).
@@ -133,81 +114,28 @@ class Job(Work):
             raise CancelledError("the transfer was cancelled before it started")
 
     def prepare(self) -> Plan:
-        """Probe, inventory and plan (preflight); raises PreflightError before anything runs."""
-        req = self.request
-        self.emit(StageChanged("preflight", "probing hosts"))
-        self.src_caps, self.dst_caps = probe_both(self.src, self.dst, self.src_caps,
-                                                  self.dst_caps)
-        dst_caps = self.dst_caps
-        ds_name, _ = cmdline.split_snapshot(req.snapshot)
-        cmdline.dataset(req.destination)
-        self._check_cancel()
-        self.emit(StageChanged("preflight", "reading datasets"))
-        parent = req.destination.rsplit("/", 1)[0] if "/" in req.destination else req.destination
-
-        options = req.options
-        transport = default_transport(self.src, self.dst, options)
-        options = replace(options, transport=transport)
-        carrier = transports.carrier(transport)
-        tcp = carrier.listens
-        known = self.known or read_settled(self.src, self.dst, self.src_caps, dst_caps,
-                                           ds_name, req.destination, options, self.emit)
-        origin_ds = req.options.origin.split("@")[0] if req.options.origin else None
-        src_sets = [d for d in known.src_sets
-                    if cmdline.within(d.name, ds_name) or d.name == origin_ds]
-        dst_sets = [d for d in known.dst_sets
-                    if d.name == parent or cmdline.within(d.name, req.destination)]
-        connect_address, allow_address = known.addresses if tcp else ("", None)
-        used = set(known.ports)
-        feature = known.feature
-        if self.parent_pending and not any(d.name == parent for d in dst_sets):
-            # A tree's dry run: the parent arrives earlier in the same run.
-            dst_sets.append(zfs.Dataset(parent, "filesystem", 0, 0, 0, 0, 0))
-        port = listener_port(self.dst, options, used) if tcp else None
-        if carrier.source_ssh and options.ssh_target is None:
-            route = self.ssh_route()
-            target, ssh_options = route.target_and_options()
-            options = replace(options, ssh_target=target, ssh_options=ssh_options,
-                              ssh_route=route)
-        self._src_sets = src_sets
-        existing = next((d for d in dst_sets if d.name == req.destination), None)
+        """Read both hosts, decide, plan: each step once, in that order (docs/architecture.md,
+        "A job's preparation"); raises PreflightError before anything runs."""
+        reading = read_job(self.src, self.dst, self.request, self.emit,
+                           caps=(self.src_caps, self.dst_caps), known=self.known,
+                           cancelled=self._check_cancel, tree=self.deferred,
+                           parent_pending=self.parent_pending)
+        self.src_caps, self.dst_caps = reading.src.caps, reading.dst.caps
+        self._src_sets = list(reading.src.datasets)
+        existing = reading.existing
         self._dst_before = (existing is not None,
                             {x.name for x in existing.snapshots} if existing else set())
-        resume_info = read_token(self.src, existing, src_sets, options, self.emit)
-        check_feature = dst_caps.resumable and options.resumable is not False
-        resumable = feature in ("enabled", "active") if check_feature else dst_caps.resumable
-        src_site = Site(self.src, self.src_caps, src_sets)
-        dst_site = Site(self.dst, self.dst_caps, dst_sets)
-        emptiness = destination_emptiness(self.dst, existing, dst_sets, dst_caps.dialect)
-
-        def plan_on(port: int | None) -> Plan:
-            return make_plan(src_site, dst_site, req.snapshot, req.destination, options,
-                             connect_address=connect_address, allow_address=allow_address,
-                             port=port, resume_info=resume_info, resumable=resumable,
-                             emptiness=emptiness)
-
-        self._plan_on = plan_on
-        plan = plan_on(port)
-        check_permissions(self.src, self.dst, self.src_caps, dst_caps, plan, ds_name, parent,
-                          existing)
-        check_receive_mounts(self.src, dst_site, plan, ds_name, src_sets, tree=self.deferred)
-        if self.src_caps.send_estimate and not plan.resume_token:
-            plan = with_estimates(plan, [exact_size(self.src, s.base, s.snapshot, plan)
-                                         for s in plan.steps])
-        parent_ds = next((d for d in dst_sets if d.name == parent), None)
-        check_room(plan, parent_ds if plan.kind == "full" and not plan.resume_token
-                   else existing, self.dst.label)
-        return plan
+        decision = decide_job(self.src, self.dst, self.request, reading)
+        self._decided = (reading, decision)
+        return plan_job(reading, decision)
 
     def _on_another_port(self, plan: Plan) -> Plan:
         """The same plan on a port nothing holds now (another process took the one picked)."""
-        assert self._plan_on is not None and plan.port is not None
+        assert self._decided is not None and plan.port is not None
         port = free_port(self.dst, used=listening_ports(self.dst) | {plan.port})
         self.emit(StageChanged("starting", f"port {plan.port} was taken on the destination: "
                                f"listening on {port} instead"))
-        moved = self._plan_on(port)
-        if plan.estimate_exact:
-            moved = with_estimates(moved, [s.estimate or 0 for s in plan.steps])
+        moved = on_port(*self._decided, plan, port)
         self.plan = moved
         return moved
 
@@ -285,7 +213,7 @@ class Job(Work):
             try:
                 return plan, runner.run()
             except PortInUseError:
-                if attempt == PORT_ATTEMPTS - 1 or self._plan_on is None \
+                if attempt == PORT_ATTEMPTS - 1 or self._decided is None \
                         or not self.port_movable:
                     raise
                 plan = self._on_another_port(plan)

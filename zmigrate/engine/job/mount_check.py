@@ -1,42 +1,54 @@
 """A single dataset's `send -R` or `-p` received mounted: the stream carries the source's own
 mountpoints (`/home`, say), and the copy would mount there on the destination, over what that
-host already uses. Refused before anything runs, naming the path and the ways out (the tree
-has its own check: tree/checks.py)."""
+host already uses. Read with both hosts (`read_receive_mounts`: where the copy would mount and
+how those paths are used), refused once the transfer is decided (`refuse_receive_mounts`),
+naming the path and the ways out (the tree has its own check: tree/checks.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from dataclasses import dataclass
 
 from .. import cmdline, zfs
 from ..destination import mounts
-from ..hosts import Host
-from ..plan import Plan, Site, needs_unmounted
+from ..plan import Options, Site, Transfer, needs_unmounted
 
 
-def receives_mounted(plan: Plan, dst: Site) -> bool:
-    """Whether this plan's receive creates file systems that mount as they arrive."""
-    options = plan.options
-    return (plan.kind == "full" and plan.resume_token is None
-            and options.mount and not needs_unmounted(dst))
+@dataclass(frozen=True, slots=True)
+class ReceiveMounts:
+    """Where each dataset of the copy would mount (destination name -> path), and how the
+    paths in use are used there (destination name -> "where X is mounted", ...)."""
+
+    paths: dict[str, str]
+    clashes: dict[str, str]
 
 
-def check_receive_mounts(src: Host, dst: Site, plan: Plan, ds_name: str,
-                         src_sets: Sequence[zfs.Dataset], *, tree: bool = False) -> None:
-    """Refuse a `-R`/`-p` receive that would mount a copy over a path the destination uses
-    (`tree`: a tree's dataset job, whose tree checked every dataset at once already)."""
-    options = plan.options
-    if tree or not (options.replicate or options.send_properties) \
-            or not receives_mounted(plan, dst):
-        return
+def receives_mounted(t: Transfer, dst: Site) -> bool:
+    """Whether this transfer's receive creates file systems that mount as they arrive."""
+    return (t.kind == "full" and t.resume is None
+            and t.options.mount and not needs_unmounted(dst))
+
+
+def may_receive_mounted(options: Options, dst: Site, existing: zfs.Dataset | None) -> bool:
+    """Before deciding: whether the transfer could be a `-R`/`-p` receive that mounts (a full
+    one: into a new name or a dataset without snapshots), so where it mounts is read."""
+    return ((options.replicate or options.send_properties) and options.mount
+            and not needs_unmounted(dst) and (existing is None or not existing.snapshots))
+
+
+def read_receive_mounts(src: Site, dst: Site, ds_name: str, destination: str,
+                        options: Options) -> ReceiveMounts | None:
+    """Where a `-R`/`-p` receive of `ds_name` into `destination` would mount each dataset, and
+    which of those paths the destination uses (None: not a file system, nothing to read)."""
+    src_sets = src.datasets
     if any(d.type != "filesystem" for d in src_sets if d.name == ds_name):
-        return
-    destination = plan.destination_dataset
+        return None
     pairs = [(ds_name, destination)]
     if options.replicate:
         pairs += [(d.name, destination + d.name[len(ds_name):]) for d in src_sets
                   if cmdline.below(d.name, ds_name) and d.type == "filesystem"]
     local = {name: props["mountpoint"] for name, props in
-             zfs.local_properties(src, ds_name, "mountpoint").items() if "mountpoint" in props}
+             zfs.local_properties(src.host, ds_name, "mountpoint").items()
+             if "mountpoint" in props}
     if not options.replicate:
         local = {k: v for k, v in local.items() if k == ds_name}
     chosen = dict(options.properties).get("mountpoint")
@@ -46,9 +58,14 @@ def check_receive_mounts(src: Host, dst: Site, plan: Plan, ds_name: str,
         local.pop(ds_name, None)
     paths = mounts.received_paths(pairs, local, destination,
                                   mounts.parent_mountpoint(dst.host, destination))
-    clashes = mounts.paths_in_use(dst.host, paths, own=[destination])
-    if clashes:
-        raise mounts.collision(dst.host.label, paths, clashes, "the copy", _fix(dst.caps))
+    return ReceiveMounts(paths, mounts.paths_in_use(dst.host, paths, own=[destination]))
+
+
+def refuse_receive_mounts(read: ReceiveMounts | None, t: Transfer, dst: Site) -> None:
+    """Refuse a `-R`/`-p` receive that would mount a copy over a path the destination uses."""
+    if read is None or not read.clashes or not receives_mounted(t, dst):
+        return
+    raise mounts.collision(dst.host.label, read.paths, read.clashes, "the copy", _fix(dst.caps))
 
 
 def _fix(caps: zfs.Capabilities) -> str:

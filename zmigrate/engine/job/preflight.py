@@ -1,5 +1,7 @@
-"""What a job reads and decides before it plans: both hosts read at once (`read_known`), the
-transport's addresses and port, the route of the source's own ssh, exact stream sizes, room."""
+"""The read step of a job's preparation (`read_job`, docs/architecture.md "A job's
+preparation"): both hosts probed and read at once (`read_known`, `read_settled`), the resume
+token, the emptiness evidence, the route of the source's own ssh, the delegations and where a
+`-R`/`-p` copy would mount, all into one `Reading` before anything is decided."""
 
 from __future__ import annotations
 
@@ -14,13 +16,13 @@ from ..destination import Emptiness
 from ..errors import PreflightError, PreflightReason, ZmigrateError
 from ..events import Observer, StageChanged
 from ..hosts import Host, leftovers, same_host
-from ..plan import Options, Plan
+from ..plan import Options, Site
 from ..transports import Transport
 from ..transports.route import Endpoint, SshRoute
-from ..units import format_size
 from ..wire import read_wire
 from .checks import both
-from .pipeline import free_port
+from .mount_check import ReceiveMounts, may_receive_mounted, read_receive_mounts
+from .request import Request
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,20 +136,6 @@ def read_wire_beside(src: Host, dst: Host, src_caps: zfs.Capabilities,
     threading.Thread(target=read, name="zmigrate-preflight-wire", daemon=True).start()
 
 
-def listener_port(dst: Host, options: Options, used: set[int]) -> int:
-    """The port the destination listens on: the user's (if free), else one picked free."""
-    if options.port is None:
-        return free_port(dst, used=used)
-    if options.port in used:
-        raise PreflightError(
-            f"port {options.port} is already in use",
-            host=dst.label,
-            fix="choose another --port, or leave it out to pick a free one",
-            reason=PreflightReason.NO_PORT,
-        )
-    return options.port
-
-
 def ssh_route(dst_label: str, ssh_options: tuple[str, ...]) -> SshRoute:
     """How the source's own ssh reaches the destination, resolved from our SSH config: the
     same HostName, User, Port and ProxyJump chain as our control session, with the user's
@@ -160,34 +148,6 @@ def ssh_route(dst_label: str, ssh_options: tuple[str, ...]) -> SshRoute:
     return SshRoute(Endpoint(r.user, r.hostname, r.port), jumps,
                     ssh_options,
                     proxied=bool(r.proxy_command) and not jumps)
-
-
-def exact_size(src: Host, base: str | None, snapshot: str, plan: Plan) -> int:
-    """The stream's size as `zfs send -nvP` tells it."""
-    argv = zfs.send_argv(src, snapshot, base=base,
-                         intermediates=plan.options.intermediates,
-                         flags=[*plan.send_flags, "-nvP"])
-    r = src.execute(argv, timeout=300)
-    m = re.findall(r"^size\s+(\d+)", r.stdout + r.stderr, re.M)
-    if not r.ok or not m:
-        raise zfs.classify_zfs_error(src.label, "estimating the stream size", r.stderr,
-                                     r.command, r.status)
-    return int(m[-1])
-
-
-def check_room(plan: Plan, room: zfs.Dataset | None, dst_label: str) -> None:
-    """Refuse a stream larger than what `room` (the parent of a new copy, or the copy being
-    updated) has available."""
-    if plan.estimate and room is not None and room.available \
-            and room.available < plan.estimate:
-        raise PreflightError(
-            f"not enough space on the destination: {format_size(plan.estimate)} to send"
-            + ("" if plan.estimate_exact else " (approximate)")
-            + f", {format_size(room.available)} available under {room.name}",
-            host=dst_label,
-            fix="free space or pick another pool",
-            reason=PreflightReason.NO_SPACE,
-        )
 
 
 def probe_both(src: Host, dst: Host, src_caps: zfs.Capabilities | None,
@@ -232,3 +192,65 @@ def read_token(src: Host, existing: zfs.Dataset | None, src_sets: list[zfs.Datas
             raise
         return None
     return info if resume else None
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """Everything a job's preparation reads from both hosts, read before anything is decided.
+
+    `src_sets`: the source dataset, its descendants and a clone's origin; `dst_sets`: the
+    destination's parent and tree; `existing`: the destination dataset, if there;
+    `resume_info`: its resume token decoded on the source; `emptiness`: how an existing one
+    without snapshots was found; `route`: how the source's own ssh reaches the destination
+    (where the transport has it log in); `grants`: the delegations of a login without root
+    (source, destination); `mounts`: where a `-R`/`-p` copy would mount and what uses that."""
+
+    src: Site
+    dst: Site
+    known: Known
+    existing: zfs.Dataset | None = None
+    resume_info: zfs.ResumeInfo | None = None
+    emptiness: Emptiness | None = None
+    route: SshRoute | None = None
+    grants: tuple[zfs.Grants | None, zfs.Grants | None] = (None, None)
+    mounts: ReceiveMounts | None = None
+
+
+def read_job(src: Host, dst: Host, request: Request, emit: Observer, *,
+             caps: tuple[zfs.Capabilities | None, zfs.Capabilities | None] = (None, None),
+             known: Known | None = None, cancelled: Callable[[], None] = lambda: None,
+             tree: bool = False, parent_pending: bool = False) -> Reading:
+    """The read step: both hosts probed (unless `caps`), both inventories, ports, addresses
+    and leftovers (unless a tree read them: `known`), then what depends on them. `cancelled`
+    raises if the job was cancelled meanwhile; `tree`: a tree's dataset job (the tree checks
+    mountpoints itself); `parent_pending`: the parent arrives earlier in the tree's run."""
+    emit(StageChanged("preflight", "probing hosts"))
+    src_caps, dst_caps = probe_both(src, dst, *caps)
+    ds_name, _ = cmdline.split_snapshot(request.snapshot)
+    cmdline.dataset(request.destination)
+    cancelled()
+    emit(StageChanged("preflight", "reading datasets"))
+    options, target = request.options, request.destination
+    parent = target.rsplit("/", 1)[0] if "/" in target else target
+    known = known or read_settled(src, dst, src_caps, dst_caps, ds_name, target, options, emit)
+    origin_ds = options.origin.split("@")[0] if options.origin else None
+    src_sets = [d for d in known.src_sets if cmdline.within(d.name, ds_name)
+                or d.name == origin_ds]
+    dst_sets = [d for d in known.dst_sets if d.name == parent or cmdline.within(d.name, target)]
+    if parent_pending and not any(d.name == parent for d in dst_sets):
+        # A tree's dry run: the parent arrives earlier in the same run.
+        dst_sets.append(zfs.Dataset(parent, "filesystem", 0, 0, 0, 0, 0))
+    src_site, dst_site = Site(src, src_caps, src_sets), Site(dst, dst_caps, dst_sets)
+    existing = next((d for d in dst_sets if d.name == target), None)
+    carrier = transports.carrier(default_transport(src, dst, options))
+    route = ssh_route(dst.label, options.ssh_options) \
+        if carrier.source_ssh and options.ssh_target is None else None
+    resume_info = read_token(src, existing, src_sets, options, emit)
+    emptiness = destination_emptiness(dst, existing, dst_sets, dst_caps.dialect)
+    grants = both(lambda: zfs.read_grants(src, src_caps, [ds_name]),
+                  lambda: zfs.read_grants(dst, dst_caps, [parent] + (
+                      [existing.name] if existing is not None else [])))
+    mounts = read_receive_mounts(src_site, dst_site, ds_name, target, options) \
+        if not tree and may_receive_mounted(options, dst_site, existing) else None
+    return Reading(src_site, dst_site, known, existing, resume_info, emptiness, route, grants,
+                   mounts)

@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from .. import cmdline, zfs
-from ..destination import refusal
+from ..destination import Emptiness, refusal
 from ..errors import PreflightError, PreflightReason, ZmigrateError
 from ..events import Observer, StageChanged
 from ..hosts import Host
@@ -35,69 +35,88 @@ def check_ends(src: Host, dst: Host, request: TreeRequest, src_sets: Sequence[zf
                              reason=PreflightReason.NO_PARENT)
 
 
-def check_placement(src: Host, dst: Host, dst_caps: zfs.Capabilities, plan: TreePlan,
-                    mount_root: str | None, all_dst: Sequence[zfs.Dataset]) -> None:
-    """Where the copy lands: into an existing dataset only if empty (check_into), and no
-    dataset mounting over a directory in use where this zfs mounts what it receives."""
-    check_into(dst, plan, all_dst, dst_caps.dialect)
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """What the tree's read step found of where the copy lands: how the existing root without
+    snapshots it may go into was found (`into`), where each new file system would mount
+    (destination -> path, `paths`; only the root's with `only_root`) and which of those paths
+    are directories in use (`busy`)."""
+
+    into: Emptiness | None = None
+    paths: dict[str, str] = field(default_factory=dict)
+    busy: frozenset[str] = frozenset()
+    only_root: bool = False
+
+
+def read_placement(src: Host, dst: Host, dst_caps: zfs.Capabilities, request: TreeRequest,
+                   src_sets: Sequence[zfs.Dataset], all_dst: Sequence[zfs.Dataset]) -> Placement:
+    """The read half of the placement check, before the plan: the existing root's content
+    (destination/emptiness.py), and where this zfs would mount each dataset new on the
+    destination (all of them; only the root's without receive -o under a mount root)."""
+    if not any(d.name == request.root for d in src_sets):
+        return Placement()  # nothing to place: the decide step refuses it
+    target = next((d for d in all_dst if d.name == request.destination), None)
+    into = destination_emptiness(dst, target, all_dst, dst_caps.dialect)
+    mount_root = request.mount_root
     if mount_root is None and not dst_caps.receive_unmounted:
-        check_mountpoints(src, dst, plan)
+        only_root = False
     elif mount_root is not None and not dst_caps.receive_properties:
         # Without receive -o the copy's root lands where its own mountpoint says (or its
         # new parent's) before it is set to the chosen root; its children follow it there.
-        check_mountpoints(src, dst, plan, only_root=True)
-
-
-def check_mountpoints(src: Host, dst: Host, plan: TreePlan, only_root: bool = False) -> None:
-    """Where this zfs mounts each new dataset (or just the root) on receive: refuse a
-    directory in use."""
-    # A root received into an existing dataset stays where that one is mounted.
-    new = [e for e in plan.to_send if e.action == "full" and e.type == "filesystem"
-           and not e.into and (not only_root or e.source == plan.root)]
+        only_root = True
+    else:
+        return Placement(into)
+    on_dst = {d.name for d in all_dst if d.snapshots or not d.resume_token}
+    new = [d.name for d in src_sets if d.type == "filesystem" and cmdline.within(d.name,
+           request.root) and (not only_root or d.name == request.root)
+           and destination_name(d.name, request.root, request.destination) not in on_dst]
     if not new:
-        return
-    parent = posixpath.dirname(plan.destination) or plan.destination
+        return Placement(into, only_root=only_root)
+    parent = posixpath.dirname(request.destination) or request.destination
     r = dst.execute(dst.privileged(
         ["zfs", "get", "-Hp", "-o", "value", "mountpoint", cmdline.dataset(parent)]))
     base = r.stdout.strip() if r.ok else ""
     if not base.startswith("/"):
-        return  # the parent is not mounted (none, legacy): nothing new mounts either
-    local = zfs.local_properties(src, plan.root, "mountpoint")
+        return Placement(into, only_root=only_root)  # the parent mounts nothing: nor the new
+    local = zfs.local_properties(src, request.root, "mountpoint")
     paths: dict[str, str] = {}
-    for e in new:
-        mp = local.get(e.source, {}).get("mountpoint")
+    for name in new:
+        dest = destination_name(name, request.root, request.destination)
+        mp = local.get(name, {}).get("mountpoint")
         if mp is None:
-            mp = posixpath.join(base, posixpath.relpath(e.destination, parent))
+            mp = posixpath.join(base, posixpath.relpath(dest, parent))
         if mp.startswith("/"):
-            paths[e.destination] = mp
+            paths[dest] = mp
     busy = zfs.busy_directories(dst, list(paths.values()))
-    clash = [f"{ds} would mount on {mp}" for ds, mp in paths.items() if mp in busy]
+    return Placement(into, paths, frozenset(busy), only_root)
+
+
+def check_placement(plan: TreePlan, placed: Placement, dst_label: str) -> None:
+    """Where the copy lands, decided on what `read_placement` read: into an existing dataset
+    only if empty, and no dataset mounting over a directory in use where this zfs mounts
+    what it receives."""
+    root = next((e for e in plan.entries if e.into), None)
+    if root is not None and placed.into is not None and not placed.into.empty:
+        raise refusal(root.destination, placed.into, dst_label, root.source, force_helps=False)
+    # A root received into an existing dataset stays where that one is mounted.
+    new = [e for e in plan.to_send if e.action == "full" and e.type == "filesystem"
+           and not e.into and (not placed.only_root or e.source == plan.root)]
+    clash = [f"{e.destination} would mount on {placed.paths[e.destination]}" for e in new
+             if e.destination in placed.paths and placed.paths[e.destination] in placed.busy]
     if clash:
         raise PreflightError(
             "the copy would mount over directories the destination already uses: "
             + "; ".join(clash),
-            host=dst.label,
+            host=dst_label,
             fix=("this zfs cannot set the mountpoint as it receives (no zfs receive -o), "
                  "so the copy's root mounts there before it moves under the mount root: "
                  "empty that directory on the destination, or leave the mount root out"
-                 if only_root else
+                 if placed.only_root else
                  "pick a destination whose mountpoint is free, or --mount-root PATH to "
                  "mount the copy under a directory of your choice"),
             reason=PreflightReason.MOUNT_COLLISION,
+            figures={"way": "tree_root" if placed.only_root else "tree"},
         )
-
-
-def check_into(dst: Host, plan: TreePlan, dst_sets: Sequence[zfs.Dataset],
-               dialect: str) -> None:
-    """A root received into an existing dataset (a new pool's root) as itself: refuse, before
-    anything runs, unless that dataset is empty (destination/emptiness.py)."""
-    root = next((e for e in plan.entries if e.into), None)
-    if root is None:
-        return
-    target = next((d for d in dst_sets if d.name == root.destination), None)
-    emptiness = destination_emptiness(dst, target, dst_sets, dialect)
-    if emptiness is not None and not emptiness.empty:
-        raise refusal(root.destination, emptiness, dst.label, root.source, force_helps=False)
 
 
 def root_mountpoint(dst_caps: zfs.Capabilities, mount_root: str | None) -> str | None:
@@ -257,5 +276,5 @@ def _lost_key_parent(plan: TreePlan, s: zfs.Dataset, d: zfs.Dataset) -> str | No
     return destination_name(root, plan.root, plan.destination)
 
 
-__all__ = ["SourceSide", "TreeCheck", "check_ends", "check_into", "check_mountpoints",
-           "check_placement", "finish_received", "place_root", "root_mountpoint", "verify_tree"]
+__all__ = ["Placement", "SourceSide", "TreeCheck", "check_ends", "check_placement",
+           "read_placement", "finish_received", "place_root", "root_mountpoint", "verify_tree"]

@@ -21,7 +21,6 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import replace
 
 from .. import cmdline, zfs
 from ..errors import CancelledError, ZmigrateError
@@ -33,7 +32,13 @@ from ..plan import Plan
 from ..wire import WireSeen
 from ..work import Work
 from .ahead import Ahead, take_snapshot
-from .checks import SourceSide, TreeCheck, check_ends, check_placement, finish_received, place_root
+from .checks import (
+    SourceSide,
+    TreeCheck,
+    finish_received,
+    place_root,
+    read_placement,
+)
 from .dataset_job import (
     Ports,
     as_if_snapshot_taken,
@@ -47,14 +52,14 @@ from .plan import (
     TreePlan,
     TreePlanReady,
     TreeRequest,
-    plan_tree,
     snapshot_name,
-    unused_snapshot_name,
+    unchanged_candidates,
 )
+from .preparation import TreeReading, decide_tree
 from .schedule import Totals, TreeProgress, auto_width, depends_on, schedule
 from .states import DatasetStates
 from .summary import tree_summary
-from .unchanged import leave_empty, measures_empty, with_written, written_after_sync
+from .unchanged import leave_empty, written_after_sync
 
 # (source host, {dataset: its local readonly now, None: not local}) -> the values to keep.
 ReadonlyMemory = Callable[[str, dict[str, str | None]], dict[str, str | None]]
@@ -117,46 +122,39 @@ class TreeJob(Work):
 
     # -- planning -----------------------------------------------------------------------------
     def prepare(self, *, ahead: bool = False) -> TreePlan:
-        """Probe both hosts, read both trees (one `zfs get -r` each) and plan; changes nothing
-        (unless `ahead`, for a run: a zfs-fuse catch-up's snapshot is taken and measured while
-        the copy is read, tree_ahead)."""
+        """Read both hosts (`_read`), then decide every dataset's fate (`decide_tree`):
+        docs/architecture.md, "A job's preparation". Changes nothing (unless `ahead`, for a
+        run: a zfs-fuse catch-up's snapshot is taken and measured while the copy is read,
+        tree_ahead). Each dataset's own plan is its job's (`dataset_plan`, and at run)."""
+        reading = self._read(ahead)
+        assert self.src_caps is not None and self.dst_caps is not None
+        decided = decide_tree(self.src, self.dst, self.request, reading,
+                              (self.src_caps, self.dst_caps), self._snapshot)
+        self._snapshot, self._planned = decided.snapshot, decided.planned
+        plan = self.plan = decided.plan
+        self.known = reading.known
+        return plan
+
+    def _read(self, ahead: bool) -> TreeReading:
+        """The read step: both hosts probed, both trees read (one `zfs get -r` each), what
+        the inventory says is unchanged read again after a pool sync, where the copy lands."""
         req = self.request
         self.emit(StageChanged("preflight", "probing hosts"))
         # (Planned again at run, e.g. after Review: the hosts are not probed twice.)
         src_caps, dst_caps = probe_both(self.src, self.dst, self.src_caps, self.dst_caps)
         self.src_caps, self.dst_caps = src_caps, dst_caps
-        zfs.require_zfs(self.src, src_caps)
+        zfs.require_zfs(self.src, src_caps)  # (nothing more can be read without it)
         zfs.require_zfs(self.dst, dst_caps)
         self.emit(StageChanged("preflight", "reading both trees"))
         if ahead:
             self._ahead = Ahead(self.src, src_caps, req, self._snapshot, self.emit)
         known = self._read_known(self._ahead if ahead else None)
-        src_sets = list(known.src_sets)
         dst_sets = [d for d in known.dst_sets if cmdline.within(d.name, req.destination)]
-        check_ends(self.src, self.dst, req, src_sets, dst_sets, known.dst_sets)
-        if req.snapshot is None:
-            self._snapshot = unused_snapshot_name(self._snapshot, src_sets)
-        unmounted = dst_caps.receive_unmounted
-        opts = req.options
-        raw_streams = (src_caps.raw_send and dst_caps.raw_send and opts.raw is not False
-                       and not opts.decrypt and not opts.replicate)
-
-        def planned(src_sets: list[zfs.Dataset]) -> TreePlan:
-            return plan_tree(self.src, self.dst, req, src_sets, dst_sets,
-                             snapshot=self._snapshot, unmounted=unmounted,
-                             raw_streams=raw_streams, resumable=dst_caps.resumable)
-
-        self._planned = planned
-        plan = planned(src_sets)
-        written = written_after_sync(self.src, plan)
-        if written:  # written to after all: a `written` the pool had not synced yet
-            plan = planned(with_written(src_sets, written))
-        if measures_empty(src_caps, req, plan, known.src_sets):
-            plan = replace(plan, measures_empty=True)
-        check_placement(self.src, self.dst, dst_caps, plan, req.mount_root, known.dst_sets)
-        self.plan = plan
-        self.known = known
-        return plan
+        written = written_after_sync(self.src, req.root,
+                                     unchanged_candidates(req, known.src_sets, dst_sets))
+        placed = read_placement(self.src, self.dst, dst_caps, req, known.src_sets,
+                                known.dst_sets)
+        return TreeReading(known, dst_sets, written, placed)
 
     @property
     def width(self) -> int:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .. import cmdline, losses, transports, zfs
-from ..errors import InvalidNameError, PreflightError, PreflightReason
+from ..errors import InvalidNameError, PreflightError, PreflightReason, ZmigrateError
 from ..events import TreePlanReady as TreePlanReady
 from ..hosts import Host, same_host
 from ..losses import Loss
@@ -307,6 +307,26 @@ def _unchanged(ds: zfs.Dataset, target: zfs.Dataset) -> str | None:
         return None
     newest = ds.snapshots[-1]
     return newest.short if target.snapshots[-1].guid == newest.guid else None
+
+
+def unchanged_candidates(request: TreeRequest, src_sets: Sequence[zfs.Dataset],
+                         dst_sets: Sequence[zfs.Dataset]) -> list[str]:
+    """The datasets `plan_tree` would leave unchanged by the inventories' `written` (its own
+    rule, `_unchanged`): the ones whose `written` is read again after a pool sync before the
+    plan is made. None where the tree cannot be picked (the plan says why)."""
+    if request.snapshot is not None or request.final:
+        return []
+    try:
+        picked, _ = pick(src_sets, request.root, request.excludes)
+    except ZmigrateError:
+        return []
+    on_dst = {d.name: d for d in dst_sets}
+    out = []
+    for ds in picked:
+        target = on_dst.get(destination_name(ds.name, request.root, request.destination))
+        if target is not None and not target.resume_token and _unchanged(ds, target):
+            out.append(ds.name)
+    return out
 
 
 def origins_first(entries: list[TreeEntry]) -> list[TreeEntry]:

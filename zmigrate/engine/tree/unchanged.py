@@ -27,13 +27,13 @@ from .plan import TreePlan, TreeRequest, recursive_snapshot
 EMPTY_INCREMENT = 624
 
 
-def written_after_sync(src: Host, plan: TreePlan) -> dict[str, int]:
-    """{dataset: bytes written} for the plan's unchanged datasets that were written to after
-    all, once their pool has synced (`zpool sync`, else `sync`)."""
-    names = [e.source for e in plan.unchanged]
+def written_after_sync(src: Host, root: str, names: Sequence[str]) -> dict[str, int]:
+    """{dataset: bytes written} for `names` (the ones the inventory says are unchanged:
+    plan.unchanged_candidates) that were written to after all, once their pool has synced
+    (`zpool sync`, else `sync`)."""
     if not names:
         return {}
-    pool = plan.root.split("/", 1)[0]
+    pool = root.split("/", 1)[0]
     sync = (cmdline.join(src.privileged(["zpool", "sync", cmdline.dataset(pool)]))
             + " 2>/dev/null || sync")
     get = cmdline.join(src.privileged(["zfs", "get", "-Hp", "-o", "name,property,value",

@@ -1,0 +1,62 @@
+"""A tree's preparation, read then decided (docs/architecture.md, "A job's preparation"):
+what the read step read (`TreeReading`, `TreeJob._read`) and the decide step on it alone
+(`decide_tree`): the ends exist, the snapshot's name, each dataset's fate (`plan_tree`), where
+the copy lands. Each dataset's own plan is its job's (dataset_job.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from .. import zfs
+from ..hosts import Host
+from ..job import Known
+from .checks import Placement, check_ends, check_placement
+from .plan import TreePlan, TreeRequest, plan_tree, unused_snapshot_name
+from .unchanged import measures_empty, with_written
+
+
+@dataclass(frozen=True, slots=True)
+class TreeReading:
+    """What a tree's read step read: both trees and the rest (`known`), the copy's datasets
+    (`dst_sets`), `written` read again after a pool sync, where the copy lands (`placed`)."""
+
+    known: Known
+    dst_sets: list[zfs.Dataset]
+    written: dict[str, int]
+    placed: Placement
+
+
+@dataclass(frozen=True, slots=True)
+class TreeDecision:
+    """The tree decided: its plan, the run's snapshot name, and how to plan it again on other
+    source datasets (`planned`: after a zfs-fuse catch-up measured what changed)."""
+
+    plan: TreePlan
+    snapshot: str
+    planned: Callable[[list[zfs.Dataset]], TreePlan]
+
+
+def decide_tree(src: Host, dst: Host, request: TreeRequest, reading: TreeReading,
+                caps: tuple[zfs.Capabilities, zfs.Capabilities], snapshot: str) -> TreeDecision:
+    """The decide step, on what the read step read (nothing is read here)."""
+    known, (src_caps, dst_caps) = reading.known, caps
+    src_sets, dst_sets = list(known.src_sets), reading.dst_sets
+    check_ends(src, dst, request, src_sets, dst_sets, known.dst_sets)
+    if request.snapshot is None:
+        snapshot = unused_snapshot_name(snapshot, src_sets)
+    opts = request.options
+    raw_streams = (src_caps.raw_send and dst_caps.raw_send and opts.raw is not False
+                   and not opts.decrypt and not opts.replicate)
+
+    def planned(src_sets: list[zfs.Dataset]) -> TreePlan:
+        return plan_tree(src, dst, request, src_sets, dst_sets, snapshot=snapshot,
+                         unmounted=dst_caps.receive_unmounted, raw_streams=raw_streams,
+                         resumable=dst_caps.resumable)
+
+    # `written` as read after the pool synced: one written to after all is sent.
+    plan = planned(with_written(src_sets, reading.written))
+    if measures_empty(src_caps, request, plan, known.src_sets):
+        plan = replace(plan, measures_empty=True)
+    check_placement(plan, reading.placed, dst.label)
+    return TreeDecision(plan, snapshot, planned)
