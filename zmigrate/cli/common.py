@@ -225,7 +225,8 @@ def done_json(s: Summary) -> dict[str, Any]:
 def error_json(err: ZmigrateError, cancelled: bool = False) -> dict[str, Any]:
     """The error event; `reason` names a preflight refusal's kind (null for other errors)."""
     reason = err.reason.value if isinstance(err, PreflightError) else None
-    return {"event": "error", "message": err.message, "host": err.host, "fix": err.fix,
+    fix = words.refusal_fix(err) if isinstance(err, PreflightError) else err.fix
+    return {"event": "error", "message": err.message, "host": err.host, "fix": fix,
             "reason": reason, "cancelled": cancelled}
 
 
@@ -356,7 +357,7 @@ def run_job(job: Runnable, out: TextIO, err: TextIO, as_json: bool,
     if not as_json:
         if err.isatty():
             err.write("\r\x1b[K")
-        print(f"error: {error}", file=err)
+        print(f"error: {words.error_text(error)}", file=err)
     return EXIT_CANCELLED if isinstance(error, CancelledError) else EXIT_ERROR
 
 

@@ -220,7 +220,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             if args.json:
                 print(json.dumps(error_json(error, cancelled=doctor.cancelled)), file=out)
             else:
-                print(f"error: {error}", file=err)
+                print(f"error: {words.error_text(error)}", file=err)
             return EXIT_CANCELLED if doctor.cancelled else EXIT_ERROR
         report = box["report"]
         assert isinstance(report, DoctorReport)

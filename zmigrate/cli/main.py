@@ -13,6 +13,7 @@ from .. import __version__
 from ..engine.errors import InvalidNameError, ZmigrateError
 from . import doctor, golive, history, jobs, list, remote_jobs, runner, send
 from .common import EXIT_CANCELLED, EXIT_ERROR, EXIT_USAGE, error_json
+from .words import error_text
 
 Handler = Callable[[argparse.Namespace, TextIO, TextIO], int]
 COMMANDS: dict[str, Handler] = {
@@ -89,7 +90,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
         if getattr(args, "json", False):
             print(json.dumps(error_json(exc)), file=out)
         else:
-            print(f"error: {exc}", file=err)
+            print(f"error: {error_text(exc)}", file=err)
         return EXIT_USAGE if isinstance(exc, InvalidNameError) else EXIT_ERROR
     except ValueError as exc:
         print(f"error: {exc}", file=err)

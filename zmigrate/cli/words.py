@@ -16,6 +16,7 @@ from zmigrate.engine.verdict.diagnosis import Verdict
 from ..engine import plain_words
 from ..engine.destination import Emptiness
 from ..engine.doctor import DoctorReport, StageResult
+from ..engine.errors import PreflightError, PreflightReason, ZmigrateError
 from ..engine.findings import Advice, AdviceKind, Finding, FindingKind, Note, NoteKind
 from ..engine.history import JobRecord
 from ..engine.plain_words import DD, link_carrier, pct
@@ -229,3 +230,39 @@ def report_json(report: DoctorReport) -> dict[str, Any]:
     data["stages"] = [stage_json(s) for s in report.stages]
     data["advice"] = [advice(a) for a in report.advice]
     return data
+
+
+def refusal_fix(exc: PreflightError) -> str:
+    """A refusal's fix in the command line's words, from its kind and figures: the engine's
+    own fix names this face's flags, so most kinds say it as it is; a kind another face
+    words differently is worded here."""
+    f = exc.figures
+    match exc.reason:
+        case PreflightReason.CHANGED:
+            return ("nothing was destroyed; run again to review the plan (--dry-run lists what "
+                    "it destroys now) and agree to it")
+        case PreflightReason.MOUNT_COLLISION if f.get("way") == "golive":
+            return ("go live under a folder of your choice where nothing is mounted "
+                    "(--mount-root PATH), or free those paths on the destination; nothing was "
+                    "changed")
+        case (PreflightReason.OTHER | PreflightReason.POOL_ROOT | PreflightReason.MISSING_TOOL
+              | PreflightReason.NO_SOURCE | PreflightReason.NO_PARENT
+              | PreflightReason.PARTIAL_RECEIVE | PreflightReason.PARTIAL_MISMATCH
+              | PreflightReason.STALE_TOKEN | PreflightReason.NOT_EMPTY
+              | PreflightReason.ALREADY_THERE | PreflightReason.BASE_MISSING
+              | PreflightReason.NO_COMMON_SNAPSHOT | PreflightReason.DIVERGED
+              | PreflightReason.UNSUPPORTED | PreflightReason.KEY_NOT_LOADED
+              | PreflightReason.NO_ADDRESS | PreflightReason.NO_PORT | PreflightReason.NO_SPACE
+              | PreflightReason.PERMISSION | PreflightReason.MOUNT_COLLISION
+              | PreflightReason.BUSY):
+            return exc.fix or ""
+        case _:
+            assert_never(exc.reason)
+
+
+def error_text(exc: ZmigrateError) -> str:
+    """An error as the command line says it: `host: message`, then its fix (a refusal's in
+    this face's words, `refusal_fix`)."""
+    text = f"{exc.host}: {exc.message}" if exc.host else exc.message
+    fix = refusal_fix(exc) if isinstance(exc, PreflightError) else exc.fix
+    return text + (f"\n  fix: {fix}" if fix else "")

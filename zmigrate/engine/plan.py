@@ -88,7 +88,8 @@ class PartialReceiveError(PreflightError):
 
     def __init__(self, message: str, *, host: str | None = None, fix: str | None = None,
                  dataset: str = "", token: str = "") -> None:
-        super().__init__(message, host=host, fix=fix, reason=PreflightReason.PARTIAL_RECEIVE)
+        super().__init__(message, host=host, fix=fix, reason=PreflightReason.PARTIAL_RECEIVE,
+                         figures={"dataset": dataset})
         self.dataset = dataset
         self.token = token
 
@@ -535,7 +536,7 @@ def _source_snapshot(src: Site, snapshot: str) -> tuple[zfs.Dataset, zfs.Snapsho
     if source is None:
         raise PreflightError(f"the source dataset {ds_name} does not exist", host=src.host.label,
                              fix="check the name with `zmigrate list " + src.host.label + "`",
-                             reason=PreflightReason.NO_SOURCE)
+                             reason=PreflightReason.NO_SOURCE, figures={"dataset": ds_name})
     snap = source.snapshot(short)
     if snap is None:
         raise PreflightError(
@@ -544,6 +545,8 @@ def _source_snapshot(src: Site, snapshot: str) -> tuple[zfs.Dataset, zfs.Snapsho
             fix=f"create it (zfs snapshot {snapshot}) or pick one of: "
             + ", ".join(s.short for s in source.snapshots[-5:]),
             reason=PreflightReason.NO_SOURCE,
+            figures={"dataset": ds_name, "snapshot": snapshot,
+                     "recent": ", ".join(s.short for s in source.snapshots[-5:])},
         )
     return source, snap
 
@@ -563,7 +566,8 @@ def _partial_receive(dst: Site, destination: str, snapshot: str, snap: zfs.Snaps
         if resume_info is None or resume_info.token != target.resume_token:
             raise PreflightError("the resume token of the destination was not decoded",
                                  host=dst.host.label, fix="prepare the job again",
-                                 reason=PreflightReason.PARTIAL_MISMATCH)
+                                 reason=PreflightReason.PARTIAL_MISMATCH,
+                                 figures={"dataset": destination})
         if resume_info.toguid != snap.guid:
             raise PreflightError(
                 f"the partial receive on {destination} is of {resume_info.toname}, "
@@ -572,6 +576,7 @@ def _partial_receive(dst: Site, destination: str, snapshot: str, snap: zfs.Snaps
                 fix=f"resume it by sending {resume_info.toname} with --resume, or drop it "
                 "with --discard-partial",
                 reason=PreflightReason.PARTIAL_MISMATCH,
+                figures={"dataset": destination, "toname": resume_info.toname},
             )
         return target, False
     if options.discard_partial:
@@ -614,6 +619,7 @@ def _base(source: zfs.Dataset, snap: zfs.Snapshot, target: zfs.Dataset | None,
                 host=dst_label,
                 fix="leave out --base to send in full",
                 reason=PreflightReason.BASE_MISSING,
+                figures={"base": options.base, "dataset": destination, "full": "yes"},
             )
         return _Base()
     if not target.snapshots:
@@ -638,6 +644,7 @@ def _base(source: zfs.Dataset, snap: zfs.Snapshot, target: zfs.Dataset | None,
             host=dst_label,
             fix="take a new snapshot on the source and send that",
             reason=PreflightReason.ALREADY_THERE,
+            figures={"dataset": destination, "snapshot": by_guid[snap.guid].short},
         )
     base = _common(source, snap, by_guid, destination, options, dst_label)
     dst_base = by_guid[base.guid]
@@ -650,6 +657,7 @@ def _base(source: zfs.Dataset, snap: zfs.Snapshot, target: zfs.Dataset | None,
             fix="pass --force to roll it back to @" + base.short
             + " (this destroys " + ", ".join("@" + n for n in newer) + ")",
             reason=PreflightReason.DIVERGED,
+            figures={"base": base.short, "newer": ", ".join("@" + n for n in newer)},
         )
     return _Base(base, tuple(losses.rolled_back(target, dst_base)),
                  f"{destination}@{dst_base.short}" if newer else None, options.force)
@@ -667,6 +675,7 @@ def _common(source: zfs.Dataset, snap: zfs.Snapshot, by_guid: dict[int, zfs.Snap
                 host=dst_label,
                 fix="leave out --base to use the newest common snapshot",
                 reason=PreflightReason.BASE_MISSING,
+                figures={"base": options.base, "dataset": destination},
             )
         return chosen
     common = [s for s in source.snapshots
@@ -683,6 +692,7 @@ def _common(source: zfs.Dataset, snap: zfs.Snapshot, by_guid: dict[int, zfs.Snap
             host=dst_label,
             fix="choose another destination name; zmigrate will not destroy it",
             reason=PreflightReason.NO_COMMON_SNAPSHOT,
+            figures={"dataset": destination, "source": source.name},
         )
     return common[-1]
 
@@ -696,7 +706,7 @@ def _origin(src: Site, origin: str) -> zfs.Snapshot:
     if snap is None:
         raise PreflightError(f"the clone's origin {origin} is gone from the source",
                              host=src.host.label, fix="read the tree again and re-plan",
-                             reason=PreflightReason.NO_SOURCE)
+                             reason=PreflightReason.NO_SOURCE, figures={"origin": origin})
     return snap
 
 
@@ -727,7 +737,8 @@ def _bookmark(src: Site, source: zfs.Dataset, snapshot: str, options: Options) -
         return None
     if not src.caps.bookmarks:
         raise PreflightError("this host cannot make bookmarks", host=src.host.label,
-                             fix="leave out --bookmark", reason=PreflightReason.UNSUPPORTED)
+                             fix="leave out --bookmark", reason=PreflightReason.UNSUPPORTED,
+                             figures={"feature": "bookmark"})
     mark = snapshot.replace("@", "#", 1)
     if any(b.name == mark for b in source.bookmarks):
         return None
@@ -782,7 +793,7 @@ def send_flags(src: Site, dst: Site, source: zfs.Dataset,
                 "raw",
                 host=src.host.label,
                 fix=f"load the key (zfs load-key {source.name}) or leave out --decrypt",
-                reason=PreflightReason.KEY_NOT_LOADED,
+                reason=PreflightReason.KEY_NOT_LOADED, figures={"dataset": source.name},
             )
         notes.append(f"{src.host.label}: {source.name} is encrypted but is sent DECRYPTED: the "
                      "copy is not encrypted unless its new parent encrypts it")
@@ -799,7 +810,8 @@ def send_flags(src: Site, dst: Site, source: zfs.Dataset,
         if wanted and name not in flags and not (raw and name == "-e"):
             raise PreflightError(f"zfs send {name} is not supported by both hosts",
                                  fix=f"leave out the option for {name}",
-                                 reason=PreflightReason.UNSUPPORTED)
+                                 reason=PreflightReason.UNSUPPORTED,
+                                 figures={"feature": "send_flag", "flag": name})
     return flags, bool(raw), notes
 
 
@@ -829,7 +841,8 @@ def receive_extra(dst: Site, options: Options, *, resumable: bool) -> list[str]:
     if (options.properties or options.exclude_properties) and not dst.caps.receive_properties:
         raise PreflightError("zfs receive -o/-x is not supported there", host=dst.host.label,
                              fix="set the properties after the transfer with zfs set",
-                             reason=PreflightReason.UNSUPPORTED)
+                             reason=PreflightReason.UNSUPPORTED,
+                             figures={"feature": "receive_properties"})
     for name, value in options.properties:
         if "\n" in value or "\0" in value:
             raise InvalidNameError(f"the value of {name} has a line break")
@@ -879,7 +892,7 @@ def _listener_address(options: Options, carrier: Carrier, connect_address: str |
         raise PreflightError(
             "cannot tell which address the source should use to reach the destination",
             fix="give it with --connect-address",
-            reason=PreflightReason.NO_ADDRESS,
+            reason=PreflightReason.NO_ADDRESS, figures={"side": "connect"},
         )
     if port is None:
         raise PreflightError("no free port was found on the destination", host=dst_label,

@@ -336,12 +336,12 @@ def probe(host: Host) -> Capabilities:
 
 
 def require_zfs(host: Host, caps: Capabilities) -> None:
+    """Refuse a host without zfs (a missing tool), with its install line."""
     if not caps.has_zfs:
-        raise ZmigrateError(
-            "zfs is not installed or not on the PATH",
-            host=host.label,
-            fix=capabilities.install_hint(caps.system, "zfs"),
-        )
+        install = capabilities.install_hint(caps.system, "zfs")
+        raise PreflightError("zfs is not installed or not on the PATH", host=host.label,
+                             fix=install, reason=PreflightReason.MISSING_TOOL,
+                             figures={"tool": "zfs", "install": install})
 
 
 def _inventory_argv(host: Host, caps: Capabilities, root: str | None) -> list[str]:
@@ -602,7 +602,7 @@ def stale_error(stale: StaleToken, host: str, destination: str) -> PreflightErro
     return PreflightError(
         f"the interrupted transfer into {destination} cannot be resumed: its resume token "
         f"is stale ({gone} no longer exists on {host})",
-        host=host, reason=PreflightReason.STALE_TOKEN,
+        host=host, reason=PreflightReason.STALE_TOKEN, figures={"dataset": destination},
         fix=f"drop it with --discard-partial (zfs receive -A {destination}) and send again")
 
 

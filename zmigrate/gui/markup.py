@@ -16,12 +16,14 @@ def escape(text: str) -> str:
     return html.escape(text, quote=False)
 
 
-def error_html(exc: BaseException) -> str:
-    """An error as the user should read it: what failed, then how to fix it."""
+def error_html(exc: BaseException, fix: str | None = None) -> str:
+    """An error as the user should read it: what failed, then how to fix it (`fix`, else the
+    error's own; words.error_html gives a refusal's in the wizard's words)."""
     if isinstance(exc, ZmigrateError):
         where = f"{escape(exc.host)}: " if exc.host else ""
         text = f"<b>{where}{escape(exc.message)}</b>"
-        if exc.fix:
-            text += f"<br>Fix: {escape(exc.fix)}"
+        fix = fix or exc.fix
+        if fix:
+            text += f"<br>Fix: {escape(fix)}"
         return text
     return f"<b>{escape(type(exc).__name__)}: {escape(str(exc))}</b>"

@@ -17,6 +17,7 @@ from zmigrate.engine.verdict.diagnosis import Bottleneck, Verdict
 
 from ..engine import plain_words
 from ..engine.destination import Emptiness
+from ..engine.errors import PreflightError, PreflightReason
 from ..engine.findings import Advice, AdviceKind, Finding, FindingKind, Note, NoteKind
 from ..engine.history import JobRecord
 from ..engine.plain_words import DD, link_carrier, pct
@@ -314,3 +315,128 @@ def stored_verdict(job: JobRecord) -> str | None:
     record kept."""
     verdict = Verdict.from_json(job.verdict_data)
     return finding(verdict.finding) if verdict is not None else job.verdict_text
+
+
+def error_html(exc: BaseException, fix: str | None = None) -> str:
+    """An error as the wizard shows it (markup.error_html), a refusal's fix in the wizard's
+    words (`refusal_fix`) unless `fix` is given."""
+    if fix is None and isinstance(exc, PreflightError):
+        fix = refusal_fix(exc)
+    return markup.error_html(exc, fix)
+
+
+def refusal_fix(exc: PreflightError, *, mount_root: bool = False) -> str:
+    """A refusal's fix in the wizard's words, from its kind and figures (the engine's `fix`
+    names the command line's flags). `mount_root`: the Destination page's "Mounted under" is
+    chosen (a tree's mount collision then names that choice)."""
+    f = exc.figures
+    match exc.reason:
+        case PreflightReason.OTHER:
+            return _capital(exc.fix or "nothing was changed; check the hosts and try again")
+        case PreflightReason.POOL_ROOT | PreflightReason.NOT_EMPTY:
+            name = f.get("dataset", "it")
+            return (f"Receive below it (e.g. {f.get('below', name + '/NAME')}), pick another "
+                    "name or empty it first"
+                    + (f", mount it (zfs mount {name}) so its files can be listed"
+                       if f.get("unmounted") else "")
+                    + (f", or allow replacing the whole content of {name} below (what it "
+                       "holds is lost)" if f.get("force") else ""))
+        case PreflightReason.MISSING_TOOL:
+            return _missing_tool(f)
+        case PreflightReason.NO_SOURCE:
+            return "Reload the source's datasets, or pick another snapshot"
+        case PreflightReason.NO_PARENT:
+            return (f"Create it first: zfs create -p {f['parent']}" if "parent" in f
+                    else "Create the destination's parent first, or pick another")
+        case PreflightReason.PARTIAL_RECEIVE:
+            return ("Resume the interrupted transfer (only the rest is sent), or discard it and "
+                    "send again: the Destination page offers both")
+        case PreflightReason.PARTIAL_MISMATCH:
+            return (f"Resume it by sending {f['toname']}, or discard it and send again"
+                    if "toname" in f else "Go back to the Destination page: it reads the "
+                    "interrupted transfer again")
+        case PreflightReason.STALE_TOKEN:
+            return (f"Discard the interrupted transfer (zfs receive -A "
+                    f"{f.get('dataset', 'DATASET')}) and send again")
+        case PreflightReason.ALREADY_THERE:
+            return "Take a new snapshot on the Source page and send that"
+        case PreflightReason.BASE_MISSING:
+            return "Send from the newest snapshot both hold, or in full"
+        case PreflightReason.NO_COMMON_SNAPSHOT:
+            return "Choose another name: zmigrate never destroys an unrelated dataset"
+        case PreflightReason.DIVERGED:
+            return (f"Allow the rollback to @{f['base']} on the Destination page (this "
+                    f"destroys {f.get('newer', 'the newer snapshots')}), or choose another name"
+                    if "base" in f else "Allow the rollback on the Destination page, or "
+                    "choose another name")
+        case PreflightReason.UNSUPPORTED:
+            return _unsupported(f)
+        case PreflightReason.KEY_NOT_LOADED:
+            return (f"Load its key on the source (zfs load-key {f.get('dataset', 'DATASET')}), "
+                    "or send it raw: the copy stays encrypted")
+        case PreflightReason.NO_ADDRESS:
+            return ("Give the address the source reaches the destination at, on the Transport "
+                    "page")
+        case PreflightReason.NO_PORT:
+            return (f"Port {f['port']} is in use there: give another on the Transport page, or "
+                    "none to pick a free one" if "port" in f
+                    else "Give a free port on the Transport page")
+        case PreflightReason.NO_SPACE:
+            return "Free space on the destination, or pick another pool"
+        case PreflightReason.PERMISSION:
+            return (f"Grant them (as root there): {f['allow']}; or connect as root or with sudo"
+                    if "allow" in f else "Connect as root or with sudo, or grant the "
+                    "permissions with zfs allow")
+        case PreflightReason.MOUNT_COLLISION:
+            return _mount_collision(f, mount_root)
+        case PreflightReason.BUSY:
+            return (f"Wait for the other run to finish, or stop it there: {f['stop']}"
+                    if "stop" in f else "Wait for the other run to finish")
+        case PreflightReason.CHANGED:
+            return ("Nothing was destroyed: go back to Review, see what the plan destroys now, "
+                    "and agree to it there")
+        case _:
+            assert_never(exc.reason)
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _missing_tool(f: dict[str, str]) -> str:
+    if "install" in f:
+        text = _capital(f["install"])
+    elif f.get("tool") == "zfs":
+        text = "Install ZFS there, or check PATH for non-login shells"
+    else:
+        text = f"Install {f.get('tool', 'the missing tool')} there"
+    instead = {"transport": "; or choose another transport on the Transport page",
+               "no_compression": "; or send without compression"}.get(f.get("instead", ""), "")
+    return text + instead
+
+
+def _unsupported(f: dict[str, str]) -> str:
+    match f.get("feature"):
+        case "raw":
+            return ("Upgrade that host to OpenZFS 0.8 or newer: an encrypted dataset goes raw "
+                    "(zfs send -w) to stay encrypted")
+        case "receive_properties":
+            return "Set the properties after the transfer with zfs set"
+        case "bookmark":
+            return "Send without bookmarking the snapshot"
+        case "send_flag":
+            return f"Both hosts must support zfs send {f.get('flag', '')}: send without it"
+    return "Upgrade that host's ZFS, or send without that option"
+
+
+def _mount_collision(f: dict[str, str], mount_root: bool) -> str:
+    match f.get("way"):
+        case "golive":
+            return ("Go live under a folder of your choice where nothing is mounted (Under "
+                    "another folder…), or free those paths on the destination; nothing was "
+                    "changed")
+        case "dataset":
+            return ("Pick a destination whose copy mounts on a free path"
+                    + (", or receive it unmounted" if f.get("unmounted") else ""))
+    return MOUNT_COLLISION_ROOT_FIX if mount_root or f.get("way") == "tree_root" \
+        else MOUNT_COLLISION_FIX

@@ -199,4 +199,6 @@ def refusal(destination: str, emptiness: Emptiness | None, dst_label: str,
         + (f", or pass --force to replace the whole content of {destination} with the copy "
            "(what it holds is lost)" if force_helps else ""),
         reason=PreflightReason.POOL_ROOT if pool_root else PreflightReason.NOT_EMPTY,
+        figures={"dataset": destination, "below": below, "unmounted": "yes" if unmounted else "",
+                 "force": "yes" if force_helps else ""},
     )

@@ -78,10 +78,10 @@ def paths_in_use(host: Host, paths: Mapping[str, str], own: Sequence[str] = ()
 
 
 def collision(host: str, paths: Mapping[str, str], clashes: Mapping[str, str], what: str,
-              fix: str) -> PreflightError:
+              fix: str, way: str) -> PreflightError:
     """The refusal naming each dataset, the path in use it would mount on, and how it is used."""
     return PreflightError(
         f"{what} would mount over what the destination already uses: "
         + "; ".join(f"{ds} would mount on {paths[ds]} ({how})"
                     for ds, how in sorted(clashes.items())),
-        host=host, fix=fix, reason=PreflightReason.MOUNT_COLLISION)
+        host=host, fix=fix, reason=PreflightReason.MOUNT_COLLISION, figures={"way": way})

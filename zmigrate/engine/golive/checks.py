@@ -219,5 +219,4 @@ def check_paths_free(dst: Host, src: Props, dst_props: Props, source_root: str,
         raise mounts.collision(
             dst.label, paths, clashes, "going live",
             "go live under a folder of your choice where nothing is mounted (--mount-root "
-            "PATH; Go live's 'Under another folder…'), or free those paths on the destination; "
-            "nothing was changed")
+            "PATH), or free those paths on the destination; nothing was changed", "golive")

@@ -275,13 +275,13 @@ def refusal(host: Host, leftover: Leftover, destination: str) -> PreflightError:
         return PreflightError(
             f"another zmigrate run ({leftover.tag}) is still working on {destination} there "
             f"and is connected: {leftover.describe()}",
-            host=host.label, reason=PreflightReason.BUSY,
+            host=host.label, reason=PreflightReason.BUSY, figures={"stop": kill, "state": "live"},
             fix=f"wait for it to finish, or stop it there with `{kill}`; then run again")
     return PreflightError(
         f"processes of another zmigrate run ({leftover.tag}) still work on {destination} "
         f"there, and zmigrate cannot tell whether that run is still connected (it keeps no "
         f"lease zmigrate can read here: another user's run?): {leftover.describe()}",
-        host=host.label, reason=PreflightReason.BUSY,
+        host=host.label, reason=PreflightReason.BUSY, figures={"stop": kill, "state": "unknown"},
         fix=f"if that run has ended, stop them there with `{kill}`; then run again")
 
 
@@ -302,6 +302,7 @@ def settle(host: Host, found: tuple[Leftover, ...], destination: str,
             raise PreflightError(
                 f"could not stop what an earlier zmigrate run left there: {exc.message}",
                 host=host.label, reason=PreflightReason.BUSY,
+                figures={"stop": stop_line(host, leftover), "state": "unstoppable"},
                 fix=f"stop them by hand: `{stop_line(host, leftover)}`") from exc
         emit(StageChanged(STAGE, f"stopped {len(leftover.work())} leftover process(es) "
                           f"of {leftover.tag} on {host.label}"))

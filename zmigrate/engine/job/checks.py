@@ -210,8 +210,8 @@ def recheck_destination(dst: Host, dst_caps: zfs.Capabilities | None, plan: Plan
             "the destination changed after the plan was made, and the plan would also "
             "destroy: " + ", ".join(f"{x.name} ({x.detail})" for x in grew),
             host=dst.label, reason=PreflightReason.CHANGED,
-            fix="nothing was destroyed; review the plan again (run again, or go back to "
-            "Review) and agree to what it destroys now")
+            fix="nothing was destroyed; review the plan again (run again) and agree to what it "
+            "destroys now", figures={"destroys": ", ".join(x.name for x in grew)})
 
 
 def _filled(dst: Host, dialect: str, plan: Plan, now: list[zfs.Dataset]) -> list[losses.Loss]:

@@ -65,7 +65,11 @@ def refuse_receive_mounts(read: ReceiveMounts | None, t: Transfer, dst: Site) ->
     """Refuse a `-R`/`-p` receive that would mount a copy over a path the destination uses."""
     if read is None or not read.clashes or not receives_mounted(t, dst):
         return
-    raise mounts.collision(dst.host.label, read.paths, read.clashes, "the copy", _fix(dst.caps))
+    error = mounts.collision(dst.host.label, read.paths, read.clashes, "the copy",
+                             _fix(dst.caps), "dataset")
+    error.figures.update(unmounted="yes" if dst.caps.receive_unmounted else "",
+                         properties="yes" if dst.caps.receive_properties else "")
+    raise error
 
 
 def _fix(caps: zfs.Capabilities) -> str:

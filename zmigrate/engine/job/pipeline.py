@@ -13,7 +13,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from ..errors import CancelledError, PortInUseError, TransferError, ZmigrateError
+from ..errors import (
+    CancelledError,
+    PortInUseError,
+    PreflightError,
+    PreflightReason,
+    TransferError,
+    ZmigrateError,
+)
 from ..events import Progress, Side, StageChanged
 from ..hosts import Host, Process
 from ..hosts import tools as capabilities
@@ -72,7 +79,8 @@ def free_port(host: Host, low: int = PORT_LOW, high: int = PORT_HIGH, *,
         port = rng.randint(low, high)
         if port not in taken:
             return port
-    raise ZmigrateError("no free TCP port found", host=host.label, fix="give one with --port")
+    raise PreflightError("no free TCP port found", host=host.label, fix="give one with --port",
+                         reason=PreflightReason.NO_PORT)
 
 
 def listening_ports(host: Host) -> set[int]:

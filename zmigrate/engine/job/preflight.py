@@ -111,7 +111,8 @@ def read_settled(src: Host, dst: Host, src_caps: zfs.Capabilities, dst_caps: zfs
         raise PreflightError(
             f"what an earlier zmigrate run left there still runs after being stopped: "
             f"{left.describe()}", host=dst.label, reason=PreflightReason.BUSY,
-            fix=f"stop it by hand (`{leftovers.stop_line(dst, left)}`), then run again")
+            fix=f"stop it by hand (`{leftovers.stop_line(dst, left)}`), then run again",
+            figures={"stop": leftovers.stop_line(dst, left), "state": "still_runs"})
     return known
 
 

@@ -161,7 +161,9 @@ def decide(asked: Compression | None, always: bool, carrier: Way, stream: Stream
                 host=label,
                 fix=capabilities.install_hint(caps.system, chosen.tool)
                 + "; or send without --compress",
-                reason=PreflightReason.MISSING_TOOL)
+                reason=PreflightReason.MISSING_TOOL,
+                figures={"tool": chosen.tool, "install": capabilities.install_hint(
+                    caps.system, chosen.tool), "instead": "no_compression"})
     return chosen, []
 
 

@@ -148,7 +148,9 @@ class Private(Tcp):
                 "neither ss, netstat nor sockstat is there, so zmigrate cannot tell when the "
                 "private listener is up", host=dst.label,
                 fix=capabilities.install_hint(dst_caps.system, "sockets"),
-                reason=PreflightReason.MISSING_TOOL)
+                reason=PreflightReason.MISSING_TOOL,
+                figures={"tool": "ss", "install": capabilities.install_hint(dst_caps.system,
+                                                                            "sockets")})
 
     def check_source(self, src: Host, src_caps: Capabilities) -> None:
         _need_openssl(src, src_caps)
@@ -207,8 +209,8 @@ def _need_openssl(host: Host, caps: Capabilities) -> None:
             fix=capabilities.install_hint(caps.system, "openssl")
             + "; or use --transport ssh (encrypted) or tcp (cleartext)",
             reason=PreflightReason.MISSING_TOOL,
-            figures={"tool": "openssl", "install": capabilities.install_hint(caps.system,
-                                                                             "openssl")})
+            figures={"tool": "openssl", "instead": "transport",
+                     "install": capabilities.install_hint(caps.system, "openssl")})
 
 
 CARRIER = Private()

@@ -46,7 +46,8 @@ class Tcp(Carrier):
                 + "; or use --transport ssh",
                 reason=PreflightReason.MISSING_TOOL,
                 figures={"tool": "ss", "install": capabilities.install_hint(dst_caps.system,
-                                                                            "sockets")},
+                                                                            "sockets"),
+                         "instead": "transport"},
             )
 
     def describe(self, plan: PlanFacts) -> str:

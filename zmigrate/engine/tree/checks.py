@@ -26,13 +26,14 @@ def check_ends(src: Host, dst: Host, request: TreeRequest, src_sets: Sequence[zf
     if not src_sets:
         raise PreflightError(f"{request.root} does not exist", host=src.label,
                              fix=f"run `zmigrate list {src.label}` to see what there is",
-                             reason=PreflightReason.NO_SOURCE)
+                             reason=PreflightReason.NO_SOURCE,
+                             figures={"dataset": request.root})
     parent = posixpath.dirname(request.destination)
     if parent and not dst_sets and not any(d.name == parent for d in all_dst):
         raise PreflightError(f"the destination's parent {parent} does not exist",
                              host=dst.label,
                              fix=f"create it first (zfs create -p {parent}) or pick another",
-                             reason=PreflightReason.NO_PARENT)
+                             reason=PreflightReason.NO_PARENT, figures={"parent": parent})
 
 
 @dataclass(frozen=True, slots=True)

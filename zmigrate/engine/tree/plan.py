@@ -225,7 +225,7 @@ def pick(datasets: Sequence[zfs.Dataset], root: str,
     names = {d.name for d in datasets}
     if root not in names:
         raise PreflightError(f"{root} does not exist", fix="check the name with zmigrate list",
-                             reason=PreflightReason.NO_SOURCE)
+                             reason=PreflightReason.NO_SOURCE, figures={"dataset": root})
     for ex in excludes:
         if ex == root:
             raise InvalidNameError(f"--exclude {ex} is the root of the tree itself")

@@ -221,7 +221,7 @@ class DoctorDialog(QDialog):
                 seconds=float(ui.seconds_spin.value()), write_test=write,
                 options=self.options, emit=self.relay.arrived.emit)
         except Exception as exc:  # noqa: BLE001 - a bad choice is shown, not raised
-            ui.status_label.setText(markup.error_html(exc))
+            ui.status_label.setText(words.error_html(exc))
             return
         self.doctor = doctor
         self._set_running(True)
@@ -307,7 +307,7 @@ class DoctorDialog(QDialog):
 
     def _on_error(self, exc: Exception) -> None:
         self._finish()
-        self.ui.status_label.setText(markup.error_html(exc))
+        self.ui.status_label.setText(words.error_html(exc))
         self.finished_run.emit(exc)
         self._maybe_close()
 

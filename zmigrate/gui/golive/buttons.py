@@ -19,7 +19,7 @@ from zmigrate.engine.hosts import Host
 from zmigrate.engine.units import format_size
 from zmigrate.engine.zfs import Capabilities
 
-from .. import markup
+from .. import markup, words
 from ..session import Session
 from ..tasks import run_task
 
@@ -267,5 +267,5 @@ class GoLiveControls(QObject):
         self._idle()
         if self.target is not None:  # cut off halfway: both ways offered, from the history
             self.show_for(self.target, True)
-        self.said.setText(markup.error_html(exc))
+        self.said.setText(words.error_html(exc))
         self.said.setVisible(True)

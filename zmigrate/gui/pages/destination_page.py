@@ -202,23 +202,17 @@ def assess(session: Session, destination: str, force: bool,
     return State("incremental", text, p)
 
 
+# The refusals whose fix this page shows (in the wizard's words, gui/words.refusal_fix): the
+# others name no choice the page offers.
+SHOWN_FIXES = frozenset({PreflightReason.NO_PARENT, PreflightReason.MISSING_TOOL,
+                         PreflightReason.ALREADY_THERE, PreflightReason.NO_SOURCE})
+
+
 def refusal_fix(exc: PreflightError) -> str | None:
-    """The fix of a refusal the page shows, in this page's terms (the CLI's names flags)."""
-    f = exc.figures
-    match exc.reason:
-        case PreflightReason.NO_PARENT if "parent" in f:
-            return f"Create it first: zfs create -p {f['parent']}"
-        case PreflightReason.MISSING_TOOL if "install" in f:
-            return f["install"][0].upper() + f["install"][1:]
-        case PreflightReason.MISSING_TOOL if f.get("tool") == "zfs":
-            return "Install ZFS there, or check PATH for non-login shells"
-        case PreflightReason.ALREADY_THERE:
-            return "Take a new snapshot on the Source page and send that"
-        case PreflightReason.NO_SOURCE:
-            return "Reload the source's datasets, or pick another snapshot"
-        case PreflightReason.UNSUPPORTED if f.get("feature") == "raw":
-            return ("Upgrade that host to OpenZFS 0.8 or newer: an encrypted dataset goes raw "
-                    "(zfs send -w) to stay encrypted")
+    """The fix of a refusal the page shows, in the wizard's words (the CLI's names flags)."""
+    if exc.reason in SHOWN_FIXES or (exc.reason is PreflightReason.UNSUPPORTED
+                                     and exc.figures.get("feature") == "raw"):
+        return words.refusal_fix(exc)
     return None
 
 
@@ -491,7 +485,7 @@ class DestinationPage(Page):
             job = s.new_tree_job(destination)
             job.request = replace(job.request, mount_root=self.mount_root())
         except ZmigrateError as exc:
-            self._set_tree_state(None, State("error", markup.error_html(exc)))
+            self._set_tree_state(None, State("error", words.error_html(exc)))
             return
         self.ui.busy_bar.show()
         self._set_tree_state(None, State("error", "Planning the tree: both inventories, "
@@ -503,11 +497,9 @@ class DestinationPage(Page):
 
         def failed(exc: Exception) -> None:
             self._tree_done()
-            if isinstance(exc, PreflightError) and exc.reason is PreflightReason.MOUNT_COLLISION:
-                # This page's choices, not the flag.
-                exc.fix = (words.MOUNT_COLLISION_ROOT_FIX if self.ui.mount_root_radio.isChecked()
-                           else words.MOUNT_COLLISION_FIX)
-            self._set_tree_state(None, State("error", markup.error_html(exc)))
+            fix = words.refusal_fix(exc, mount_root=self.ui.mount_root_radio.isChecked()) \
+                if isinstance(exc, PreflightError) else None  # this page's choices, not flags
+            self._set_tree_state(None, State("error", words.error_html(exc, fix)))
 
         self._planner.submit(job.prepare, ok, failed)
 

@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QFileDialog, QWidget
 from ...engine.events import Side
 from ...engine.tree import own_roots_lines
 from ...engine.units import format_size
-from .. import forms, markup, style
+from .. import forms, markup, style, words
 from ..dialogs.confirm import after_stop
 from ..generated.ui_done_page import Ui_DonePage
 from ..golive.buttons import GoLiveControls, GoLiveTarget
@@ -120,11 +120,11 @@ class DonePage(Page):
             ui.result_label.setText("Transfer stopped")
             ui.reason_label.setText(
                 f"Both ends were stopped; {after_stop(plan)}."
-                + (f"<br>{markup.error_html(error)}" if error is not None else ""))
+                + (f"<br>{words.error_html(error)}" if error is not None else ""))
             kind = "warn"
         else:
             ui.result_label.setText("✗ Transfer failed")
-            ui.reason_label.setText(markup.error_html(error) if error is not None
+            ui.reason_label.setText(words.error_html(error) if error is not None
                                     else "No reason given.")
             kind = "error"
         if s.tree is not None:

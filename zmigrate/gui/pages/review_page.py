@@ -242,7 +242,7 @@ class ReviewPage(Page):
             return
         self._done()
         self.session.plan = None
-        self.ui.error_label.setText(markup.error_html(exc) + "<br>Go back to change the choices.")
+        self.ui.error_label.setText(words.error_html(exc) + "<br>Go back to change the choices.")
         style.set_banner(self.ui.error_label, "error")
         self.completeChanged.emit()
 

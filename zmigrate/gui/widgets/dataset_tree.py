@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QHeaderView, QLabel, QLineEdit, QProgressBar, QTre
 from zmigrate.engine.hosts import Host
 from zmigrate.engine.zfs import Capabilities, Dataset, inventory
 
-from .. import markup, style
+from .. import style, words
 from ..models.dataset_tree_model import DatasetFilterProxy, DatasetTreeModel
 from ..tasks import run_task
 
@@ -115,7 +115,7 @@ class DatasetTree:
                 return
             self.loading = False
             self.busy.hide()
-            self.status.setText(markup.error_html(exc))
+            self.status.setText(words.error_html(exc))
             style.set_role(self.status, "")
 
         run_task(lambda: without_collector(lambda: inventory(host, caps)), ok, failed)

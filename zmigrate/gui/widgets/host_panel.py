@@ -289,7 +289,7 @@ class HostPanel(QWidget):
         self.state_changed.emit()
 
     def show_error(self, exc: BaseException) -> None:
-        self.ui.status_label.setText(markup.error_html(exc))
+        self.ui.status_label.setText(words.error_html(exc))
         style.set_role(self.ui.status_label, "")
         style.set_banner(self.ui.status_frame, "error")
 

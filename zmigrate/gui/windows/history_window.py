@@ -236,7 +236,7 @@ class HistoryWindow(QWidget):
     def _on_error(self, exc: Exception) -> None:
         self.loading = self.detail_loading = False
         self.error = str(exc)
-        self.ui.status_label.setText(markup.error_html(exc))
+        self.ui.status_label.setText(words.error_html(exc))
 
     def _count(self) -> None:
         shown, total = self.proxy.rowCount(), self.model.rowCount()
