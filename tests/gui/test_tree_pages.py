@@ -41,6 +41,8 @@ class FakePlan:
 
 
 class FakeJob:
+    request = TreeRequest("tank/a", "backup/a")  # not a final sync (final_sync_window reads it)
+
     def __init__(self, tree: TreePlan) -> None:
         self.tree = tree
 
