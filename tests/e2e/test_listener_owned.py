@@ -16,7 +16,7 @@ from zmigrate.engine.errors import TransferError
 from zmigrate.engine.events import StageChanged
 from zmigrate.engine.hosts import Host
 from zmigrate.engine.job import Job, Request
-from zmigrate.engine.job import preflight as job_preflight
+from zmigrate.engine.job import decide as job_decide
 from zmigrate.engine.job.why_failed import UNREACHABLE_FIX
 from zmigrate.engine.plan import Options
 from zmigrate.engine.units import MiB
@@ -52,7 +52,7 @@ def test_a_port_taken_before_the_listener_stops_the_job_and_gets_nothing(
     squatter.bind(("0.0.0.0", 0))  # noqa: S104 - the lab's destination listens on all addresses
     squatter.listen(8)
     busy = squatter.getsockname()[1]
-    monkeypatch.setattr(job_preflight, "free_port", lambda host, **kw: busy)
+    monkeypatch.setattr(job_decide, "free_port", lambda host, **kw: busy)
     seen: list[object] = []
     try:
         with pytest.raises(TransferError) as info:

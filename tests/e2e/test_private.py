@@ -25,7 +25,7 @@ from zmigrate.engine.errors import TransferError
 from zmigrate.engine.events import LogLine
 from zmigrate.engine.hosts import Host
 from zmigrate.engine.job import Job, Request
-from zmigrate.engine.job import preflight as job_preflight
+from zmigrate.engine.job import decide as job_decide
 from zmigrate.engine.plan import Options
 from zmigrate.engine.transports import Transport
 from zmigrate.engine.units import MiB
@@ -151,7 +151,7 @@ def test_a_squatter_on_the_port_stops_the_job_and_gets_nothing(
     squatter.bind(("0.0.0.0", 0))  # noqa: S104 - as a squatter on the destination would
     squatter.listen(8)
     busy = squatter.getsockname()[1]
-    monkeypatch.setattr(job_preflight, "free_port", lambda host, **kw: busy)
+    monkeypatch.setattr(job_decide, "free_port", lambda host, **kw: busy)
     try:
         with pytest.raises(TransferError) as info:
             Job(*lab_hosts, Request(f"{ds}@s", f"{dst_pool.name}/sq", PRIVATE)).run()
