@@ -14,7 +14,7 @@ from typing import Any, Protocol, TextIO
 
 from ..engine.errors import ZmigrateError
 from ..engine.hosts.login import HostSpec
-from ..engine.runner import place, record, remote
+from ..engine.runner import elsewhere, place, record, remote
 from ..engine.runner.record import Recorded
 from ..engine.runner.remote import Pointer, Reach, RemoteRunner, RemoteRunnerError
 from ..engine.runner.state import Status
@@ -79,11 +79,7 @@ def detach(args: argparse.Namespace, src_host: str, dst_host: str, out: TextIO) 
         _say_reach(rr, reach, args.json, out)
         for r in reach:
             if not r.ok:
-                raise RemoteRunnerError(
-                    f"{rr.name} cannot log in to {r.host}: {r.message}",
-                    fix=(f"{r.fix}; " if r.fix else "") + f"the runner logs in with "
-                    f"{rr.name}'s own ssh config ({r.ssh_config}) and keys: make `ssh {r.host}` "
-                    f"work on {rr.name}, or name the host as {rr.name} knows it")
+                raise elsewhere.refusal(rr.name, r)
         job = rr.start(remote_argv(list(getattr(args, "argv", []))))
     p = Pointer(place.valid_id(str(job["id"])), args.runner, rr.zmigrate,
                 str(job.get("what", "")), float(job.get("started") or time.time()))

@@ -15,6 +15,8 @@ from ..engine.golive.final_sync import remember_readonly
 from ..engine.hosts import Host, same_host
 from ..engine.job import Job
 from ..engine.plan import Options, Plan
+from ..engine.runner.elsewhere import RunnerCheck
+from ..engine.runner.remote import Pointer
 from ..engine.transports import Transport, chosen
 from ..engine.tree import TreeJob, TreePlan, TreeRequest
 from ..engine.zfs import Capabilities, Dataset, Snapshot
@@ -62,6 +64,10 @@ class Session:
     # and whether it is a tree's.
     attached: str | None = None
     attached_tree: bool = False
+    # ... or one whose runner is another machine (its pointer); and the runner host Review
+    # chose and checked for the next transfer (None: this computer).
+    attached_remote: Pointer | None = None
+    runner_check: RunnerCheck | None = None
     # The logins the Hosts page made (a runner repeats them where it can: engine/runner).
     src_spec: HostSpec | None = None
     dst_spec: HostSpec | None = None
@@ -136,6 +142,7 @@ class Session:
         self.verdict = None
         self.attached = None
         self.attached_tree = False
+        self.attached_remote = None
 
     def close_hosts(self) -> None:
         """Close every host this session owns (safe to call twice)."""

@@ -187,8 +187,13 @@ class MigrationWizard(QWizard):
         """Show a job its runner owns on the Transfer page, from its first event (then Done)."""
         s = self.session
         s.reset_transfer()
-        s.attached = job_id
-        argv = runner.status(job_id).request.get("argv", [])
+        seen = self.hosts_page.jobs.remote.get(job_id)
+        if seen is not None and seen.status is not None:  # its runner is another machine
+            s.attached_remote = seen.pointer
+            argv = seen.status.request.get("argv", [])
+        else:
+            s.attached = job_id
+            argv = runner.status(job_id).request.get("argv", [])
         s.attached_tree = any(a in ("-r", "--recursive") for a in argv)
         self.setStartId(PageId.TRANSFER)
         self.restart()
@@ -253,8 +258,9 @@ class MigrationWizard(QWizard):
         bridge = self.transfer_page.bridge
         if bridge is not None and isinstance(bridge.job, RecordJob):
             bridge.job.detach()  # the runner owns the job: it goes on
-        job = self.session.job
-        if job is not None and self.transfer_page.running and not job.done:
+        job = self.session.job  # (Review's job: the page's own only where it ran it itself)
+        if job is not None and bridge is not None and bridge.job is job \
+                and self.transfer_page.running and not job.done:
             job.cancel()
             if not job.wait(STOP_WAIT):
                 log.warning("the job did not stop within %.0f s", STOP_WAIT)

@@ -1,5 +1,7 @@
 """The first page's list of jobs a runner owns: running, or ended while nobody watched, each
-with its progress; choosing one shows it on the Transfer page from its first event."""
+with its progress; choosing one shows it on the Transfer page from its first event. Jobs whose
+runner is another machine are read there off the GUI thread (engine/runner/elsewhere), with
+their runner host; one that does not answer is listed as such."""
 
 from __future__ import annotations
 
@@ -7,14 +9,25 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QGroupBox, QListWidget, QListWidgetItem, QPushButton, QVBoxLayout
 
 from ...engine import runner
+from ...engine.runner.elsewhere import Seen, survey
 from ...engine.runner.state import JobState, Status
 from ...engine.units import format_rate, format_size
-from .. import style
+from .. import markup, style
+from ..tasks import run_task
 
 REFRESH_MS = 3000  # the list's progress, read again this often
+REMOTE_MS = 10_000  # ... and from the runner hosts (a login each)
 STATES = {JobState.STARTING: "starting", JobState.RUNNING: "running",
           JobState.FINISHED: "finished, verified", JobState.FAILED: "failed",
           JobState.STOPPED: "stopped", JobState.RUNNER_DIED: "its runner died"}
+
+
+def remote_text(seen: Seen) -> str:
+    """A remote job's line: as a local one's, on its runner host; or that host's silence."""
+    p = seen.pointer
+    if seen.status is None:
+        return f"{p.what}: on {p.runner}, which does not answer now ({seen.problem})"
+    return f"{job_text(seen.status)} - on {p.runner}"
 
 
 def job_text(s: Status) -> str:
@@ -64,6 +77,24 @@ class JobsPanel(QGroupBox):
         self.timer.setInterval(REFRESH_MS)
         self.timer.timeout.connect(self.refresh)
         self.timer.start()
+        self.remote: dict[str, Seen] = {}  # the remote jobs, by id, as last read
+        self.surveying = False
+        self.remote_timer = QTimer(self)
+        self.remote_timer.setInterval(REMOTE_MS)
+        self.remote_timer.timeout.connect(self.survey)
+        self.remote_timer.start()
+        self.refresh()
+        self.survey()
+
+    def survey(self) -> None:
+        """Read the remote jobs again, off the GUI thread (one read at a time)."""
+        if not self.surveying:
+            self.surveying = True
+            run_task(survey, self._surveyed, lambda _exc: self._surveyed([]))
+
+    def _surveyed(self, seen: list[Seen]) -> None:
+        self.surveying = False
+        self.remote = {x.pointer.id: x for x in seen}
         self.refresh()
 
     def refresh(self) -> None:
@@ -77,7 +108,16 @@ class JobsPanel(QGroupBox):
             self.list.addItem(item)
             if s.id == current:
                 self.list.setCurrentItem(item)
-        self.setVisible(bool(jobs))
+        for job_id, seen in self.remote.items():
+            item = QListWidgetItem(remote_text(seen))
+            item.setData(Qt.ItemDataRole.UserRole, job_id)
+            item.setToolTip(markup.escape(f"runner host: {seen.pointer.runner}"))
+            if seen.status is None:  # nothing to show until its host answers
+                item.setFlags(Qt.ItemFlag.NoItemFlags)
+            self.list.addItem(item)
+            if job_id == current and seen.status is not None:
+                self.list.setCurrentItem(item)
+        self.setVisible(bool(jobs) or bool(self.remote))
 
     def current_id(self) -> str | None:
         item = self.list.currentItem()

@@ -18,6 +18,7 @@ from ...engine.tree.plan import TreePlan
 from ..job_bridge import JobBridge
 from ..session import Session
 from .record_job import RecordJob
+from .remote_job import RemoteRecordJob
 
 
 class FollowingPage(Protocol):
@@ -29,9 +30,9 @@ class FollowingPage(Protocol):
     def attach(self, bridge: JobBridge) -> None: ...
 
 
-def start_runner(s: Session) -> str | None:
-    """Start the reviewed transfer in a runner of its own (it outlives the window); its job
-    id, or None where its choices cannot be handed to one (the page runs it itself)."""
+def transfer_argv(s: Session) -> tuple[list[str], str, str] | None:
+    """The reviewed transfer as `send`'s arguments, its destination and its words; None where
+    its choices cannot be handed to a runner (the page runs it itself)."""
     if s.tree is not None and s.tree_plan is not None:
         tree = s.tree_request()
         if tree.snapshot is None and not s.take_snapshot:
@@ -44,8 +45,16 @@ def start_runner(s: Session) -> str | None:
         destination, what = s.destination, f"{s.snapshot.name} -> {s.destination}"
     else:
         return None
-    if argv is None:
+    return (argv, destination, what) if argv is not None else None
+
+
+def start_runner(s: Session) -> str | None:
+    """Start the reviewed transfer in a runner of its own (it outlives the window); its job
+    id, or None where its choices cannot be handed to one (the page runs it itself)."""
+    said = transfer_argv(s)
+    if said is None:
         return None
+    argv, destination, what = said
     s.attached_tree = s.tree is not None
     return runner.start(what, request_of(argv, s.src_spec, s.dst_spec, destination)).id
 
@@ -64,19 +73,27 @@ def follows_runner(page: FollowingPage, parent: QObject, detached: bool) -> bool
 
 def runner_bridge(s: Session, detached: bool, parent: QObject) -> JobBridge | None:
     """The bridge of the job a runner owns for this transfer: the one re-attached to, else
-    (`detached`) one started now; None where the page runs the job itself."""
+    one started now on the runner host Review chose, else (`detached`) here; None where the
+    page runs the job itself."""
+    if s.attached_remote is not None:
+        return record_bridge(s, RemoteRecordJob(s.attached_remote), parent)
+    if s.attached is None and s.runner_check is not None:
+        said = transfer_argv(s)
+        if said is not None:  # (Review chose a runner host only where there is one)
+            s.attached_tree = s.tree is not None
+            start = (s.runner_check.runner, s.runner_check.zmigrate, said[0])
+            return record_bridge(s, RemoteRecordJob(None, start), parent)
     if s.attached is None and detached:
         s.attached = start_runner(s)  # None: a job a runner cannot repeat
-    return record_bridge(s, s.attached, parent) if s.attached is not None else None
+    return record_bridge(s, RecordJob(s.attached), parent) if s.attached is not None else None
 
 
-def record_bridge(s: Session, job_id: str, parent: QObject) -> JobBridge:
-    """The bridge that feeds the Transfer page from job `job_id`'s record, from its first
-    event (the whole plot since it started); its plan comes from the record too."""
+def record_bridge(s: Session, job: RecordJob, parent: QObject) -> JobBridge:
+    """The bridge that feeds the Transfer page from `job`'s record, from its first event
+    (the whole plot since it started); its plan comes from the record too."""
     s.store = SampleStore()
     s.summary = s.error = s.verdict = None
     s.cancelled = False
-    job = RecordJob(job_id)
     job.subscribe(plans_into(s))
     return JobBridge(job, s.store, parent)
 
@@ -88,6 +105,7 @@ def shown(s: Session) -> None:
         with contextlib.suppress(OSError, ZmigrateError, ValueError):
             runner.mark_watched(s.attached)
         s.attached = None
+    s.attached_remote = None  # (its runner host marked it watched as it showed the end)
 
 
 def plans_into(s: Session) -> Observer:

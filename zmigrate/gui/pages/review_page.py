@@ -24,10 +24,12 @@ from ...engine.tree.listing import DatasetCommands, Listed, list_commands
 from ...engine.units import format_size
 from .. import forms, markup, style, words
 from ..generated.ui_review_page import Ui_ReviewPage
+from ..jobs.start import transfer_argv
 from ..plots.axes import elapsed
 from ..session import Session
 from ..settings import Settings
 from ..tasks import run_task
+from ..widgets.runner_choice import NOT_HANDED_OVER, RunnerChoice
 from .base import Page
 
 # Past this many datasets Review lists each one's step but not its exact commands: each costs a
@@ -98,6 +100,9 @@ class ReviewPage(Page):
         self.preparing = False
         # What the preflight stopped on a host (an earlier run's leftovers), shown with the plan.
         self.cleanup_notes: list[str] = []
+        self.runner = RunnerChoice()  # where the transfer runs: here, or a runner host
+        self.ui.page_layout.addWidget(self.runner)
+        self.runner.changed.connect(self.completeChanged)
 
     def _collect_cleanup(self, job: Job | TreeJob) -> None:
         """Keep what the coming preflight says it stopped (said on the task's thread)."""
@@ -117,6 +122,7 @@ class ReviewPage(Page):
 
     def initializePage(self) -> None:
         s = self.session
+        self.runner.set_hosts(s.src_spec, s.dst_spec)
         if s.tree is not None:
             self._prepare_tree()
             return
@@ -192,6 +198,7 @@ class ReviewPage(Page):
             lines += [*commands, ""]
         self.ui.commands_edit.setPlainText("\n".join(lines).rstrip() + "\n")
         self.ui.copy_button.setEnabled(True)
+        self.runner.refuse("" if transfer_argv(s) is not None else NOT_HANDED_OVER)
         self.completeChanged.emit()
 
     def _clear(self) -> None:
@@ -235,6 +242,7 @@ class ReviewPage(Page):
             lines.append("")
         self.ui.commands_edit.setPlainText("\n".join(lines).rstrip() + "\n")
         self.ui.copy_button.setEnabled(True)
+        self.runner.refuse("" if transfer_argv(s) is not None else NOT_HANDED_OVER)
         self.completeChanged.emit()
 
     def _on_failed(self, generation: int, exc: Exception) -> None:
@@ -255,7 +263,12 @@ class ReviewPage(Page):
     def isComplete(self) -> bool:
         s = self.session
         ready = s.tree_plan is not None if s.tree is not None else s.plan is not None
-        return ready and not self.preparing
+        return ready and not self.preparing and self.runner.ready
+
+    def validatePage(self) -> bool:
+        """Start: on the runner host chosen and checked, or (None) on this computer."""
+        self.session.runner_check = self.runner.checked if self.runner.runner() else None
+        return True
 
     def cleanupPage(self) -> None:
         self._generation += 1

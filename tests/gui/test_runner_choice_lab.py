@@ -1,0 +1,177 @@
+"""The wizard chooses where the runner runs (issue 31): on Review, "Run on" another machine
+(the lab's runner host, tests/lab/starter.py: its own ssh config and keys, zmigrate on its
+PATH) is checked first - zmigrate there and its logins to both hosts, shown - and the transfer
+then runs there; the Transfer page follows it over SSH to Done, verified. A second wizard lists
+the job on its first page with its runner host (and a runner host that does not answer as
+such) and re-attaches to it. A runner host without zmigrate, or one that cannot log in to the
+hosts, is refused with the fix and Start stays disabled."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from lab.plugin import Lab, Pool
+from lab.starter import StarterLab
+from lab.util import snapshot_guid, write_random_files, zfs
+from lab.zfsfuse import LabUnavailableError
+from PySide6.QtCore import QSettings
+from pytestqt.qtbot import QtBot
+from wizard_driver import start_transfer, to_destination, to_review, to_source
+
+from zmigrate.engine.events import Side
+from zmigrate.engine.runner import remote
+from zmigrate.engine.runner.remote import Pointer
+from zmigrate.gui.pages.base import PageId
+from zmigrate.gui.settings import Settings
+from zmigrate.gui.wizard import MigrationWizard
+
+pytestmark = [pytest.mark.gui, pytest.mark.lab, pytest.mark.timeout(420)]
+
+WAIT_CHECK = 60_000
+WAIT_DONE = 240_000
+
+
+@pytest.fixture
+def starter(lab_env: Lab, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[StarterLab]:
+    """The lab's runner hosts; this process reaches them and the lab's hosts (one ssh config
+    and known_hosts holding both), and a runner host that does not answer (lab-runner-off)."""
+    s = StarterLab(tmp_path / "starter", lab_env)
+    problem = ""
+    try:
+        try:
+            s.start()
+        except LabUnavailableError as exc:
+            problem = str(exc)
+        if problem:
+            pytest.fail(problem, pytrace=False)
+        config = tmp_path / "ssh_config"
+        config.write_text(s.ssh_config.read_text() + "Host lab-runner-off\n    HostName "
+                          "127.0.0.1\n    Port 9\n    ConnectTimeout 5\n\n"
+                          + lab_env.ssh_config.read_text())
+        known = tmp_path / "known_hosts"
+        known.write_text(lab_env.known_hosts.read_text() + s.known_hosts.read_text())
+        monkeypatch.setenv("ZMIGRATE_SSH_CONFIG", str(config))
+        monkeypatch.setenv("ZMIGRATE_KNOWN_HOSTS", str(known))
+        yield s
+    finally:
+        s.stop()
+
+
+def _source(pool: Pool, mb: int) -> str:
+    name = f"{pool.name}/data"
+    zfs("create", name)
+    write_random_files(pool.mountpoint / "data", mb, files=4)
+    zfs("snapshot", f"{name}@one")
+    return name
+
+
+def _to_review(qtbot: QtBot, w: MigrationWizard, dataset: str, parent: str, rate: str) -> None:
+    to_source(qtbot, w)
+    to_destination(qtbot, w, dataset)
+    w.destination_page.ui.parent_edit.setText(parent)
+    w.destination_page.ui.name_edit.setText("copy")
+    to_review(qtbot, w, rate_limit=rate)
+
+
+def _shot(w: MigrationWizard, name: str) -> None:
+    """With ZMIGRATE_SCREENSHOTS=DIR, keep this state of the real run (docs/ takes them)."""
+    where = os.environ.get("ZMIGRATE_SCREENSHOTS")
+    if where:
+        w.grab().save(str(Path(where) / f"screenshot-{name}.png"))
+
+
+def test_the_transfer_runs_on_the_chosen_runner_host_and_the_first_page_lists_it(
+        qtbot: QtBot, wizard: MigrationWizard, starter: StarterLab, pools: tuple[Pool, Pool],
+        jobs_dir: Path, tmp_path: Path) -> None:
+    src_pool, dst_pool = pools
+    dataset = _source(src_pool, 24)
+    w = wizard
+    _to_review(qtbot, w, dataset, dst_pool.name, "1M")  # about 25 s: time to re-attach
+    review, choice = w.review_page, w.review_page.runner
+    assert [choice.combo.itemText(i) for i in range(choice.combo.count())] == [
+        "This computer", "lab-src (the source)", "lab-dst (the destination)",
+        "Another machine…"]
+    choice.choose("lab-runner")
+    assert choice.checking and not review.isComplete()  # Start waits for the check
+    assert not w.button(w.WizardButton.CommitButton).isEnabled()
+    qtbot.waitUntil(lambda: not choice.checking, timeout=WAIT_CHECK)
+    said = choice.label.text()
+    assert review.isComplete(), said
+    assert "<b>lab-runner runs the transfer</b> (zmigrate at /" in said, said
+    for host in ("lab-src", "lab-dst"):  # how lab-runner logs in to each, with its own setup
+        assert f"logs in to {host} as root@127.0.0.1:" in said, said
+    assert str(starter.lab.identity) in said and str(starter.lab.ssh_config) in said
+    _shot(w, "review-runner")
+    start_transfer(w)
+
+    pointers = jobs_dir / remote.POINTERS
+    qtbot.waitUntil(lambda: any(pointers.glob("*.json")), timeout=WAIT_CHECK)
+    (pointer,) = remote.pointers()
+    assert pointer.runner == "lab-runner"
+    assert (starter.runner_jobs / pointer.id / "state.json").is_file()  # the record is there
+    assert not (jobs_dir / pointer.id).exists()  # here only the pointer
+    remote.save_pointer(Pointer("20261127-000000-00ab00", "lab-runner-off", "/usr/bin/zmigrate",
+                                "tank/x -> backup/x", time.time()))
+
+    other = MigrationWizard(Settings(QSettings(str(tmp_path / "other.ini"),
+                                               QSettings.Format.IniFormat)))
+    qtbot.addWidget(other)
+    other.show()
+    try:
+        panel = other.hosts_page.jobs
+        qtbot.waitUntil(lambda: len(panel.remote) == 2, timeout=WAIT_CHECK)
+        assert not panel.isHidden()
+        texts = [panel.list.item(i).text() for i in range(panel.list.count())]
+        (ours,) = [i for i, t in enumerate(texts) if t.endswith(" - on lab-runner")]
+        assert f"lab-src:{dataset}@one -> lab-dst:{dst_pool.name}/copy: " in texts[ours], texts
+        assert any(state in texts[ours] for state in (": running", ": starting")), texts
+        (off,) = [t for t in texts if "lab-runner-off" in t]
+        assert "tank/x -> backup/x: on lab-runner-off, which does not answer now (" in off
+        panel.list.setCurrentRow(ours)
+        panel.show_button.click()
+        assert other.currentId() == PageId.TRANSFER
+        qtbot.waitUntil(lambda: other.currentId() == PageId.DONE, timeout=WAIT_DONE)
+        assert "verified" in other.done_page.ui.result_label.text()
+    finally:
+        other.shutdown()
+
+    qtbot.waitUntil(lambda: w.currentId() == PageId.DONE, timeout=WAIT_DONE)
+    assert w.session.summary is not None, w.done_page.ui.reason_label.text()
+    assert "verified" in w.done_page.ui.result_label.text()
+    assert w.session.store is not None and len(w.session.store.data(Side.SEND).t) > 5
+    assert snapshot_guid(f"{dst_pool.name}/copy@one") == snapshot_guid(f"{dataset}@one")
+    # The runner host shows it as watched now: the first page no longer lists it.
+    w.hosts_page.jobs.survey()
+    qtbot.waitUntil(lambda: not w.hosts_page.jobs.surveying, timeout=WAIT_CHECK)
+    assert pointer.id not in w.hosts_page.jobs.remote
+
+
+def test_a_runner_host_without_zmigrate_or_logins_is_refused_with_the_fix(
+        qtbot: QtBot, wizard: MigrationWizard, starter: StarterLab,
+        pools: tuple[Pool, Pool]) -> None:
+    src_pool, dst_pool = pools
+    w = wizard
+    _to_review(qtbot, w, _source(src_pool, 1), dst_pool.name, "")
+    review, choice = w.review_page, w.review_page.runner
+    choice.choose("lab-runner-bare")
+    qtbot.waitUntil(lambda: not choice.checking, timeout=WAIT_CHECK)
+    said = choice.label.text()
+    assert "zmigrate is not installed on lab-runner-bare" in said, said
+    assert "Fix: install the command line there: `pipx install zmigrate`" in said, said
+    assert not review.isComplete()
+    assert not w.button(w.WizardButton.CommitButton).isEnabled()
+
+    choice.choose("lab-runner-lost")  # zmigrate there, but it knows no host key of the lab's
+    qtbot.waitUntil(lambda: not choice.checking, timeout=WAIT_CHECK)
+    said = choice.label.text()
+    assert "lab-runner-lost cannot log in to lab-src" in said, said
+    assert "make `ssh lab-src` work on lab-runner-lost" in said, said
+    assert not review.isComplete()
+
+    choice.choose(None)  # this computer: no check, Start at once
+    assert review.isComplete() and not choice.checking
+    assert w.session.runner_check is None

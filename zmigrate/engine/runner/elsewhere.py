@@ -1,0 +1,160 @@
+"""A face's calls for jobs whose runner is another machine (remote.py holds the SSH session):
+check a runner host before anything moves, start the job there, follow its record from the
+first event, stop it, and read the state of every remote job this side has a pointer for.
+Each call logs in to the runner host and blocks: a window calls them off its own thread."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from ..errors import ZmigrateError
+from ..hosts.login import Prompts
+from . import record
+from .place import valid_id
+from .record import Recorded
+from .remote import Pointer, Reach, RemoteRunner, RemoteRunnerError, pointers, save_pointer
+from .state import Status
+
+
+def refusal(runner: str, r: Reach) -> RemoteRunnerError:
+    """Why `runner` cannot run the job: it cannot log in to `r.host`, and how to fix it."""
+    return RemoteRunnerError(
+        f"{runner} cannot log in to {r.host}: {r.message}",
+        fix=(f"{r.fix}; " if r.fix else "") + f"the runner logs in with {runner}'s own ssh "
+        f"config ({r.ssh_config}) and keys: make `ssh {r.host}` work on {runner}, or name "
+        f"the host as {runner} knows it")
+
+
+@dataclass(frozen=True, slots=True)
+class RunnerCheck:
+    """What a runner host has: its zmigrate, and how it logs in to each of the job's hosts."""
+
+    runner: str
+    zmigrate: str
+    reach: tuple[Reach, ...]
+
+    @property
+    def problem(self) -> RemoteRunnerError | None:
+        """The first login the runner host cannot make, as a refusal with its fix."""
+        return next((refusal(self.runner, r) for r in self.reach if not r.ok), None)
+
+
+def check(runner: str, hosts: Sequence[tuple[str, bool]],
+          prompts: Prompts | None = None) -> RunnerCheck:
+    """Log in to `runner`, find zmigrate there and let it log in to each of `hosts` ((host
+    text, sudo)) as the job will (RemoteRunnerError: no login, no zmigrate, too old)."""
+    unique = list(dict.fromkeys(hosts))
+    rr = RemoteRunner.open(runner, prompts)
+    try:
+        return RunnerCheck(runner, rr.zmigrate, tuple(rr.reach(unique)))
+    finally:
+        rr.close()
+
+
+def start(runner: str, zmigrate: str, argv: Sequence[str],
+          prompts: Prompts | None = None) -> Pointer:
+    """`send ARGV --detach` on `runner` (its zmigrate at `zmigrate`, as `check` found it);
+    the job's pointer, kept here."""
+    rr = RemoteRunner.open(runner, prompts, zmigrate)
+    try:
+        job = rr.start(argv)
+    finally:
+        rr.close()
+    p = Pointer(valid_id(str(job["id"])), runner, rr.zmigrate, str(job.get("what", "")),
+                float(job.get("started") or time.time()))
+    save_pointer(p)
+    return p
+
+
+def stop(p: Pointer, prompts: Prompts | None = None) -> None:
+    """`stop ID` on the runner host (it stops both ends there)."""
+    rr = RemoteRunner.open(p.runner, prompts, p.zmigrate)
+    try:
+        code, _out, err = rr.run("stop", p.id, timeout=300)
+    finally:
+        rr.close()
+    if code not in (0, 1):
+        raise RemoteRunnerError(f"{p.runner} could not stop job {p.id}: "
+                                f"{(err.strip().splitlines() or ['no output'])[-1]}")
+
+
+class Following:
+    """Job `p`'s record as its runner host has it (`attach --record` there), from the first
+    event; `close` (from any thread) ends the following, not the job."""
+
+    def __init__(self, p: Pointer, prompts: Prompts | None = None) -> None:
+        self.pointer = p
+        self.prompts = prompts
+        self.status: Status | None = None  # the job's status, once the record has ended
+        self._rr: RemoteRunner | None = None
+        self._closed = threading.Event()
+
+    def records(self) -> Iterator[Recorded]:
+        p = self.pointer
+        rr = self._rr = RemoteRunner.open(p.runner, self.prompts, p.zmigrate)
+        try:
+            if self._closed.is_set():
+                return
+            for line in rr.stream("attach", "--record", p.id):
+                data = json.loads(line) if line.startswith("{") else {}
+                if "kind" in data:
+                    yield record.decode(line)
+                elif data.get("event") == "job":
+                    self.status = Status.from_json(data)
+        except RemoteRunnerError:
+            if not self._closed.is_set():
+                raise
+        finally:
+            rr.close()
+
+    def close(self) -> None:
+        self._closed.set()
+        if self._rr is not None:
+            self._rr.close()
+
+
+@dataclass(frozen=True, slots=True)
+class Seen:
+    """A remote job as its runner host has it; `status` None: the host did not answer
+    (`problem` says why)."""
+
+    pointer: Pointer
+    status: Status | None
+    problem: str = ""
+
+
+def remote_jobs(rr: RemoteRunner) -> list[Status]:
+    """`jobs --json --no-scan` on the runner host."""
+    code, stdout, stderr = rr.run("jobs", "--json", "--no-scan", timeout=120)
+    if code != 0:
+        raise RemoteRunnerError(f"`zmigrate jobs` on {rr.name} failed: "
+                                f"{(stderr.strip().splitlines() or ['no output'])[-1]}")
+    rows = [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
+    return [Status.from_json(d) for d in rows if d.get("event") == "job"]
+
+
+def survey(prompts: Prompts | None = None) -> list[Seen]:
+    """The remote jobs this side started that are news: running, or ended and not yet shown
+    (one login per runner host; a host that does not answer: each of its jobs, unreachable).
+    A job its runner host has no record of is left out."""
+    by_runner: dict[str, list[Pointer]] = {}
+    for p in pointers():
+        by_runner.setdefault(p.runner, []).append(p)
+    out: list[Seen] = []
+    for name, known in by_runner.items():
+        try:
+            rr = RemoteRunner.open(name, prompts or Prompts(), known[0].zmigrate)
+            try:
+                rows = {s.id: s for s in remote_jobs(rr)}
+            finally:
+                rr.close()
+        except (ZmigrateError, ValueError, KeyError) as exc:
+            out += [Seen(p, None, getattr(exc, "message", str(exc))) for p in known]
+            continue
+        out += [Seen(p, rows[p.id]) for p in known
+                if p.id in rows and (not rows[p.id].state.final or not rows[p.id].watched)]
+    return out

@@ -1,0 +1,81 @@
+"""A job whose runner is another machine, seen through its record there (`attach --record`
+over SSH, engine/runner/elsewhere): the same handle as a local runner's job, so the Transfer
+page follows it the same way. Started there first when the wizard hands it over."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+
+from ...engine.errors import ZmigrateError
+from ...engine.events import Failed
+from ...engine.runner import elsewhere
+from ...engine.runner.remote import Pointer, RemoteRunnerError
+from ...engine.runner.state import JobState
+from .record_job import RecordJob
+
+
+class RemoteRecordJob(RecordJob):
+    """Follows job `pointer` on its runner host on a thread of its own; with `start`
+    ((runner, its zmigrate, send's argv)) and no pointer, starts the job there first."""
+
+    def __init__(self, pointer: Pointer | None,
+                 start: tuple[str, str, Sequence[str]] | None = None) -> None:
+        super().__init__(pointer.id if pointer is not None else "")
+        self.pointer = pointer
+        self._to_start = start
+        self._following: elsewhere.Following | None = None
+        self._stop_asked = threading.Event()
+
+    def _follow(self) -> None:
+        try:
+            if self.pointer is None:
+                assert self._to_start is not None
+                self.pointer = elsewhere.start(*self._to_start)
+                self.job_id = self.pointer.id
+                if self._stop_asked.is_set():
+                    self.cancel()
+            self._following = following = elsewhere.Following(self.pointer)
+            if self._detached.is_set():
+                return
+            for rec in following.records():
+                self._emit(rec.event)
+            if not self._detached.is_set() and self.summary is None and self.error is None:
+                self._emit(Failed(self._no_end(following.status)))
+        except (OSError, ZmigrateError, ValueError) as exc:
+            if not self._detached.is_set():
+                self._emit(Failed(exc if isinstance(exc, ZmigrateError)
+                                  else ZmigrateError(f"the job's record cannot be read: {exc}")))
+        finally:
+            self._ended.set()
+
+    def _no_end(self, status: object) -> ZmigrateError:
+        """The record ended without an outcome: the runner there died, or said nothing."""
+        assert self.pointer is not None
+        p = self.pointer
+        if getattr(status, "state", None) is JobState.RUNNER_DIED:
+            return ZmigrateError(f"the job's runner on {p.runner} is gone without an outcome",
+                                 fix=f"`zmigrate jobs --runner {p.runner}` names what it left "
+                                 "on the hosts; sending again resumes")
+        return RemoteRunnerError(f"{p.runner} said nothing of job {p.id}",
+                                 fix=f"`zmigrate jobs --runner {p.runner}` lists its jobs")
+
+    def cancel(self) -> None:
+        """Ask the runner host to stop the job (both ends); the record's end follows."""
+        self._stop_asked.set()
+        p = self.pointer
+        if p is not None:
+            threading.Thread(target=_stop_quietly, args=(p,), daemon=True).start()
+
+    def detach(self) -> None:
+        """Stop following (the window closes): the SSH session ends, the job goes on."""
+        super().detach()
+        if self._following is not None:
+            self._following.close()
+
+
+def _stop_quietly(p: Pointer) -> None:
+    try:
+        elsewhere.stop(p)
+    except ZmigrateError:
+        pass  # the record's end (or the lost runner) says what happened
