@@ -8,6 +8,7 @@ hosts, is refused with the fix and Start stays disabled."""
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Iterator
@@ -175,3 +176,27 @@ def test_a_runner_host_without_zmigrate_or_logins_is_refused_with_the_fix(
     choice.choose(None)  # this computer: no check, Start at once
     assert review.isComplete() and not choice.checking
     assert w.session.runner_check is None
+
+
+def test_stop_on_the_transfer_page_stops_the_job_on_its_runner_host(
+        qtbot: QtBot, wizard: MigrationWizard, starter: StarterLab,
+        pools: tuple[Pool, Pool]) -> None:
+    src_pool, dst_pool = pools
+    w = wizard
+    _to_review(qtbot, w, _source(src_pool, 24), dst_pool.name, "1M")
+    choice = w.review_page.runner
+    choice.choose("lab-runner")
+    qtbot.waitUntil(lambda: not choice.checking, timeout=WAIT_CHECK)
+    assert w.review_page.isComplete(), choice.label.text()
+    start_transfer(w)
+    page = w.transfer_page
+    qtbot.waitUntil(lambda: w.session.store is not None and w.session.store.version > 2,
+                    timeout=WAIT_DONE)
+    (pointer,) = remote.pointers()
+    page.ui.stop_button.click()
+    assert page.confirm_box is not None
+    next(b for b in page.confirm_box.buttons() if b.text() == "Stop transfer").click()
+    qtbot.waitUntil(lambda: w.currentId() == PageId.DONE, timeout=WAIT_DONE)
+    assert "stopped" in w.done_page.ui.result_label.text(), w.done_page.ui.result_label.text()
+    state = json.loads((starter.runner_jobs / pointer.id / "state.json").read_text())
+    assert state["state"] == "stopped", state  # stopped there, by its runner

@@ -14,7 +14,7 @@ from typing import Any, Protocol, TextIO
 
 from ..engine.errors import ZmigrateError
 from ..engine.hosts.login import HostSpec
-from ..engine.runner import elsewhere, place, record, remote
+from ..engine.runner import elsewhere, place, remote
 from ..engine.runner.record import Recorded
 from ..engine.runner.remote import Pointer, Reach, RemoteRunner, RemoteRunnerError
 from ..engine.runner.state import Status
@@ -186,14 +186,10 @@ def _print_missing(p: Pointer, state: str, why: str, as_json: bool, out: TextIO)
 def attach(p: Pointer, shown: Shows) -> int:
     """Follow the remote job: its record's lines as they come from `attach --record` there,
     shown as a local job's are."""
-    status: Status | None = None
-    with _runner(p.runner, p.zmigrate) as rr:
-        for line in rr.stream("attach", "--record", p.id):
-            data = json.loads(line) if line.startswith("{") else {}
-            if "kind" in data:
-                shown(record.decode(line))
-            elif data.get("event") == "job":
-                status = Status.from_json(data)
+    following = elsewhere.Following(p, TerminalPrompts())
+    for rec in following.records():
+        shown(rec)
+    status = following.status
     if status is None:
         raise RemoteRunnerError(f"{p.runner} said nothing of job {p.id}",
                                 fix=f"`zmigrate jobs --runner {p.runner}` lists its jobs")
