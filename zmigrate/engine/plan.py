@@ -981,7 +981,7 @@ def assemble(src: Site, dst: Site, t: Transfer) -> Plan:
             rate_limit=options.rate_limit, connect_address=t.connect_address,
             allow_address=t.allow_address, port=t.port,
             ssh_target=options.ssh_target or dst.host.label, ssh_options=options.ssh_options,
-            compress=t.compress))
+            compress=t.compress, tools=(src.caps.tools, dst.caps.tools)))
         steps.append(Step(b.name if b else None, s.name, arrives, estimate, ends.source,
                           ends.destination, ends.receive_mark,
                           t.resume.token if t.resume else None, keys=ends.keys))

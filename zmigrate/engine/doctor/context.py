@@ -29,6 +29,7 @@ class StageContext(Protocol):
     ciphers: tuple[str, ...]
     measurer: Measurer
     src_caps: zfs.Capabilities | None
+    dst_caps: zfs.Capabilities | None
 
     @property
     def cancelled(self) -> bool: ...

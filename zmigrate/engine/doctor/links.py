@@ -10,7 +10,7 @@ from .. import cmdline
 from ..errors import ZmigrateError
 from ..findings import Note, NoteKind
 from ..job.pipeline import free_port
-from ..transports import carrier, private
+from ..transports import carrier, private, tls_ends
 from ..transports.route import SshRoute, diagnose
 from ..transports.tcp import address_port
 from ..wire import Wire, read_wire
@@ -18,6 +18,7 @@ from .measure import DOCTOR_ENV, mbuffer_argv
 from .results import StageResult
 
 if TYPE_CHECKING:
+    from ..zfs import Capabilities
     from .context import StageContext
 
 SSH_PROBE_TIMEOUT = 30.0
@@ -42,10 +43,15 @@ def network_stage(doctor: StageContext) -> StageResult:
                                    listen_port=port, details={"port": port, "connect": connect})
 
 
+def _tls_tool(caps: Capabilities | None) -> str:
+    """The TLS tool a job would use on a host (openssl where the probe did not answer)."""
+    return (tls_ends.tool_for(caps.tools) if caps is not None else None) or tls_ends.OPENSSL
+
+
 def tls_stage(doctor: StageContext) -> StageResult:
-    """The private transport's way, from /dev/zero to /dev/null: openssl s_client on the source
-    to s_server on the destination over the network, with keys made for this measurement -
-    the network and both hosts' CPUs at TLS 1.3. Beside the tcp stage, its cost."""
+    """The private transport's way, from /dev/zero to /dev/null: each host's TLS tool as a job
+    would run it (socat, else openssl s_client / s_server) over the network, with keys made
+    for this measurement - the network and both hosts' CPUs at TLS 1.3."""
     title = "network (private: TLS 1.3)"
     in_path = carrier(doctor.transport).doctor_stage == "tls"
     try:
@@ -56,15 +62,17 @@ def tls_stage(doctor: StageContext) -> StageResult:
         private.CARRIER.hand_keys(doctor.src, doctor.dst, dirs)
     except ZmigrateError as exc:
         return StageResult("tls", title, None, 0.0, 0, in_path, error=exc.message)
-    receiver = private.server_stage(dirs[1], port) + " | " + cmdline.join(
+    src_tool, dst_tool = _tls_tool(doctor.src_caps), _tls_tool(doctor.dst_caps)
+    receiver = tls_ends.server_stage(dirs[1], port, dst_tool) + " | " + cmdline.join(
         mbuffer_argv("-o", "/dev/null"))
-    sender = cmdline.join(mbuffer_argv("-i", "/dev/zero")) + " | " + private.client_stage(
-        dirs[0], address_port(connect, port))
+    sender = cmdline.join(mbuffer_argv("-i", "/dev/zero")) + " | " + tls_ends.client_stage(
+        dirs[0], address_port(connect, port), src_tool)
     try:
         return doctor.measurer.measure("tls", title, in_path,
                                        [(doctor.dst, receiver), (doctor.src, sender)], 0,
                                        listen_port=port,
-                                       details={"port": port, "connect": connect})
+                                       details={"port": port, "connect": connect,
+                                                "tools": [src_tool, dst_tool]})
     finally:
         try:
             private.CARRIER.forget_keys(doctor.src, doctor.dst, dirs)

@@ -27,6 +27,9 @@ PROBE_SECTIONS = {
             "{ hostname; sysctl -n kern.boottime; } 2>/dev/null",
     # The private transport's tool: `OpenSSL 3.0.13 30 Jan 2024` (LibreSSL says so).
     "openssl": "openssl version 2>/dev/null",
+    # Its faster end where there (transports/tls_ends.py): `socat version 1.7.4.4 on ...` and,
+    # when it was built with OpenSSL, `#define WITH_OPENSSL 1`.
+    "socat": "socat -V 2>/dev/null | grep -E '^socat version|WITH_OPENSSL'",
     "cpu": "if [ -r /proc/stat ]; then echo /proc/stat; "
            "elif sysctl -n kern.cp_time >/dev/null 2>&1; then echo kern.cp_time; fi",
 }
@@ -57,6 +60,7 @@ class HostTools:
     cpu_source: str | None = None  # "/proc/stat", "kern.cp_time" or None
     machine: str | None = None  # this boot of this machine (boot_id; hostname and boot time)
     openssl: tuple[int, int] | None = None  # OpenSSL's (major, minor); None: none, or LibreSSL
+    socat: tuple[int, ...] | None = None  # socat's version where built with OpenSSL; else None
 
     @property
     def setsid(self) -> bool:
@@ -125,9 +129,16 @@ for _hints in COMPRESSOR_HINTS.values():
 
 
 def install_hint(system: str, need: str) -> str:
-    """How a user of `system` (uname -s) gets `need` ("procps", "sockets", "zfs", "mbuffer",
+    """How a user of `system` (uname -s) gets `need` ("procps", "sockets", "zfs", "mbuffer", "tls",
     "zstd" or "lz4"), in their terms: never a Linux package name on FreeBSD."""
     name = system.split()[0] if system else ""
+    if need == "tls":
+        # The private transport's ends: socat (the faster) or OpenSSL 3's own command.
+        return {"Linux": "install socat there: apt install socat (dnf install socat), or "
+                         "OpenSSL 3: apt install openssl",
+                "FreeBSD": "install socat there: pkg install socat (FreeBSD 14 has OpenSSL 3 "
+                           "in its base system too)"}.get(
+            name, "install socat or OpenSSL 3 there with the system's package manager")
     if need == "openssl":
         return {"Linux": "install it there: apt install openssl (dnf install openssl)",
                 "FreeBSD": "FreeBSD 14 has OpenSSL 3 in its base system; on older releases: "
@@ -218,6 +229,7 @@ def parse_tools(sections: dict[str, str]) -> HostTools:
         cpu_source=cpu,
         machine=" ".join(sections.get("boot", "").split()) or None,
         openssl=parse_openssl(sections.get("openssl", "")),
+        socat=parse_socat(sections.get("socat", "")),
     )
 
 
@@ -225,6 +237,14 @@ def parse_openssl(text: str) -> tuple[int, int] | None:
     """(major, minor) from `openssl version`; None for none or another library (LibreSSL)."""
     m = re.match(r"\s*OpenSSL (\d+)\.(\d+)", text)
     return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def parse_socat(text: str) -> tuple[int, ...] | None:
+    """socat's version from `socat -V`, where it was built with OpenSSL; else None."""
+    m = re.search(r"^socat version (\d+(?:\.\d+)*)", text, re.M)
+    if m is None or not re.search(r"WITH_OPENSSL\s+1", text):
+        return None
+    return tuple(int(x) for x in m.group(1).split("."))
 
 
 def _port(address: str) -> int | None:

@@ -19,6 +19,7 @@ from .compress import Compressor
 
 if TYPE_CHECKING:
     from ..hosts import Host
+    from ..hosts.tools import HostTools
     from ..zfs import Capabilities
     from .route import SshRoute
 
@@ -75,6 +76,8 @@ class StreamSpec:
     ssh_options: tuple[str, ...] = ()
     # Compression in transit (transports/compress.py): None sends the stream as it is.
     compress: Compressor | None = None
+    # (source's, destination's) tools as probed: a carrier picks each end's tool by them.
+    tools: tuple[HostTools, HostTools] | None = None
 
     def source_side(self, source_mbuffer: list[str], *after: str) -> str:
         """`zfs send [| compressor] | mbuffer [| after...]`: the source's mbuffer buffers what

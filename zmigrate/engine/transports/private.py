@@ -1,18 +1,18 @@
 """private: the direct TCP way of `tcp`, encrypted and authenticated with keys made for one step.
 
-Both ends run OpenSSL (on every platform zmigrate serves): the destination `openssl s_server`,
-the source `openssl s_client`, TLS 1.3 only (AES-GCM or ChaCha20-Poly1305: AEAD, AES-NI
-accelerated where the CPU has it). Each end has a self-signed certificate made here for this
-step (`secrets`-random keys, never written on this computer) and trusts only the other's: a
-connection that does not prove the step's client key completes no handshake, so it gets
-nothing and gives nothing to `zfs receive`; a squatter on the port cannot prove the server key,
-so the source sends it nothing. The keys travel over each host's SSH control session on stdin
-into a private directory (mkdir 0700, unguessable name) that the ends remove when they end -
-never on a command line (`ps` shows those).
+Each end runs its host's TLS tool (tls_ends.py: socat's OPENSSL address where the host has
+socat, else `openssl s_server` / `s_client`), TLS 1.3 only (AEAD: AES-GCM, AES-NI accelerated
+where the CPU has it, or ChaCha20-Poly1305). Each end has a self-signed certificate made here
+for this step (`secrets`-random keys, never written on this computer) and trusts only the
+other's: a connection that does not prove the step's client key completes no handshake, so it
+gets nothing and gives nothing to `zfs receive`; a squatter on the port cannot prove the server
+key, so the source sends it nothing. The keys travel over each host's SSH control session on
+stdin into a private directory (mkdir 0700, unguessable name) that the ends remove when they
+end - never on a command line (`ps` shows those).
 
 The listener takes one authenticated session: a stranger's failed handshake makes it listen
-again (up to `STRANGERS` times), and the sender retries a connection that never completed its
-handshake (it has read none of its input then).
+again, and the sender retries a connection that never completed its handshake (it has read
+none of its input then).
 """
 
 from __future__ import annotations
@@ -31,25 +31,17 @@ from cryptography.x509.oid import NameOID
 from .. import cmdline
 from ..errors import PreflightError, PreflightReason
 from ..hosts import tools as capabilities
+from ..hosts.tools import HostTools
 from ..readings import mbuffer
 from .base import Ends, StreamSpec, Transport
 from .tcp import WIRE_BLOCKS, Tcp, address_port
+from .tls_ends import MIN_OPENSSL, MIN_SOCAT, OPENSSL, client_stage, server_stage, tool_for
 
 if TYPE_CHECKING:
     from ..hosts import Host
     from ..zfs import Capabilities
     from .base import PlanFacts
 
-# AEAD suites only, AES-GCM first (AES-NI), ChaCha20-Poly1305 for CPUs without it.
-SUITES = "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256"
-STRANGERS = 50  # failed handshakes the listener sits through before it gives up
-CONNECT_TRIES = 100  # the sender's connections that did not complete a handshake, 0.1 s apart
-MIN_OPENSSL = (3, 0)  # s_client -nocommands (a stream byte 'Q' must not quit it)
-_TLS = ["-tls1_3", "-ciphersuites", SUITES, "-verify_return_error"]
-
-
-def _files(d: str) -> list[str]:
-    return ["-cert", f"{d}/own.crt", "-key", f"{d}/own.key", "-CAfile", f"{d}/peer.crt"]
 
 
 def key_dirs() -> tuple[str, str]:
@@ -62,29 +54,6 @@ def _cleanup(d: str) -> str:
     # TERM/HUP/INT end the shell through EXIT, which removes the keys (a KILL leaves them to
     # the step's own clean-up, StepRunner's `forget_keys`).
     return f"trap {cmdline.join([f'rm -rf {d}'])} EXIT; trap 'exit 143' HUP INT TERM; "
-
-
-def server_stage(d: str, port: int) -> str:
-    """The destination's first stage: one authenticated TLS session's bytes on stdout. Its
-    stdin is a FIFO nobody writes (s_server ends a session at EOF on stdin)."""
-    s_server = cmdline.join(["openssl", "s_server", "-quiet", "-naccept", "1",
-                             "-accept", str(port), *_files(d), "-Verify", "1", *_TLS])
-    return (f"( n=0; exec 5<>{d}/idle; while :; do {s_server} <&5 2>{d}/err; s=$?; "
-            f"if grep -q ':error:' {d}/err; then grep ':error:' {d}/err | "
-            "sed 's/^/openssl: /' >&2; n=$((n+1)); "
-            f"[ $n -lt {STRANGERS} ] && continue; exit 1; fi; exit $s; done )")
-
-
-def client_stage(d: str, address: str) -> str:
-    """The source's last stage: its stdin to the listener, once that proves the step's server
-    key; a connection that never completed its handshake is tried again."""
-    s_client = cmdline.join(["openssl", "s_client", "-quiet", "-nocommands", "-no_ign_eof",
-                             "-connect", address, *_files(d), *_TLS])
-    noise = "'^(depth=|verify return:|DONE$)|SSL_get_servername'"
-    return (f"{{ n=0; while :; do {s_client} 2>{d}/err; s=$?; [ $s -eq 0 ] && exit 0; "
-            f"if ! grep -q '^verify return:1' {d}/err && [ $n -lt {CONNECT_TRIES} ]; then "
-            "n=$((n+1)); sleep 0.1 2>/dev/null || sleep 1; continue; fi; "
-            f"grep -Ev {noise} {d}/err | sed 's/^/openssl: /' >&2; exit $s; done; }}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,7 +111,7 @@ class Private(Tcp):
     link_words: ClassVar[str] = "the network (TLS)"
 
     def check(self, dst: Host, dst_caps: Capabilities) -> None:
-        _need_openssl(dst, dst_caps)
+        _need_tls(dst, dst_caps)
         if not dst_caps.tools.can_see_listener():
             raise PreflightError(
                 "neither ss, netstat nor sockstat is there, so zmigrate cannot tell when the "
@@ -153,7 +122,7 @@ class Private(Tcp):
                                                                             "sockets")})
 
     def check_source(self, src: Host, src_caps: Capabilities) -> None:
-        _need_openssl(src, src_caps)
+        _need_tls(src, src_caps)
 
     def describe(self, plan: PlanFacts) -> str:
         return (f"directly over TCP port {plan.port}, private: TLS 1.3 with keys made for "
@@ -162,10 +131,11 @@ class Private(Tcp):
     def ends(self, spec: StreamSpec) -> Ends:
         assert spec.connect_address is not None and spec.port is not None
         src_dir, dst_dir = key_dirs()
+        src_tool, dst_tool = self.end_tools(spec)
         src_mb = mbuffer.command(spec.block, spec.source_buffer, hash_=spec.hash,
                                  rate=spec.rate_limit)
-        tls_out = client_stage(src_dir, address_port(spec.connect_address, spec.port))
-        tls_in = server_stage(dst_dir, spec.port)
+        tls_out = client_stage(src_dir, address_port(spec.connect_address, spec.port), src_tool)
+        tls_in = server_stage(dst_dir, spec.port, dst_tool)
         if spec.compress is None:
             dst_mb = mbuffer.command(spec.block, spec.destination_buffer, hash_=spec.hash)
             receive = spec.receive_side(dst_mb, tls_in)
@@ -177,6 +147,13 @@ class Private(Tcp):
             receive = spec.receive_side(dst_mb, tls_in, cmdline.join(wire))
         return Ends(_cleanup(src_dir) + spec.source_side(src_mb, tls_out),
                     _cleanup(dst_dir) + receive, keys=(src_dir, dst_dir))
+
+    def end_tools(self, spec: StreamSpec) -> tuple[str, str]:
+        """The TLS tool of each end (source's, destination's): its host's best, openssl where
+        it was not probed (the check refused a host with neither)."""
+        if spec.tools is None:
+            return OPENSSL, OPENSSL
+        return tool_for(spec.tools[0]) or OPENSSL, tool_for(spec.tools[1]) or OPENSSL
 
     def hand_keys(self, src: Host, dst: Host, dirs: tuple[str, str]) -> None:
         keys = make_keys()
@@ -191,26 +168,30 @@ class Private(Tcp):
 
 
 def lacking(hosts: Sequence[tuple[str, Capabilities | None]]) -> list[str]:
-    """The labels of the hosts whose probe found no OpenSSL 3 (the private transport's need);
-    a host not probed yet is not counted."""
-    return [label for label, caps in hosts if caps is not None and caps.tools.probed
-            and (caps.tools.openssl is None or caps.tools.openssl < MIN_OPENSSL)]
+    """The labels of the hosts whose probe found neither socat (with OpenSSL) nor OpenSSL 3
+    (the private transport's needs); a host not probed yet is not counted."""
+    return [label for label, caps in hosts if caps is not None and tool_for(caps.tools) is None]
 
 
-def _need_openssl(host: Host, caps: Capabilities) -> None:
-    """Refuse a host without OpenSSL 3 (s_client -nocommands)."""
-    version = caps.tools.openssl
-    if caps.tools.probed and (version is None or version < MIN_OPENSSL):
-        have = ("no openssl" if version is None
-                else "OpenSSL " + ".".join(map(str, version)))
-        raise PreflightError(
-            f"the private transport needs OpenSSL 3.0 or later; {host.label} has {have}",
-            host=host.label,
-            fix=capabilities.install_hint(caps.system, "openssl")
-            + "; or use --transport ssh (encrypted) or tcp (cleartext)",
-            reason=PreflightReason.MISSING_TOOL,
-            figures={"tool": "openssl", "instead": "transport",
-                     "install": capabilities.install_hint(caps.system, "openssl")})
+def _have(tools: HostTools) -> str:
+    """What a host has of the private transport's tools, for the refusal."""
+    if tools.openssl is not None:
+        return "OpenSSL " + ".".join(map(str, tools.openssl)) + " and no socat"
+    return "neither socat nor openssl"
+
+
+def _need_tls(host: Host, caps: Capabilities) -> None:
+    """Refuse a host with neither socat (with OpenSSL) nor OpenSSL 3 (s_client -nocommands)."""
+    if tool_for(caps.tools) is not None:
+        return
+    install = capabilities.install_hint(caps.system, "tls")
+    need = ".".join(map(str, MIN_SOCAT))
+    raise PreflightError(
+        f"the private transport needs socat {need} or later (built with OpenSSL) or OpenSSL "
+        f"{'.'.join(map(str, MIN_OPENSSL))} or later; {host.label} has {_have(caps.tools)}",
+        host=host.label, fix=install + "; or use --transport ssh (encrypted) or tcp (cleartext)",
+        reason=PreflightReason.MISSING_TOOL,
+        figures={"tool": "socat", "instead": "transport", "install": install})
 
 
 CARRIER = Private()

@@ -1,0 +1,103 @@
+"""The private transport's two TLS ends, by the tool each host has: socat, else openssl.
+
+socat's OPENSSL addresses read the stream 128 KiB at a time (`-b`) and hand OpenSSL whole
+16 KiB records; `openssl s_client` reads 8 KiB a time and asks select() twice for each, which
+costs it about twice socat's CPU a byte - on loopback, where that CPU is the one zfs uses,
+tcp's 0.56-0.76x against socat's ~0.9x (bench/bench_private.py). Both speak TLS 1.3 only (its
+suites are all AEAD: AES-GCM, AES-NI accelerated, or ChaCha20-Poly1305), each end proves its
+own key and trusts only the other's certificate, so the ends of two tools work together.
+
+Each end's line is a loop that starts its tool again only when no session ever carried a byte:
+the listener after a stranger's failed handshake (up to `STRANGERS` times), the sender after a
+connection that never completed its handshake (it has read none of its input then).
+"""
+
+from __future__ import annotations
+
+from .. import cmdline
+from ..hosts.tools import HostTools
+
+OPENSSL = "openssl"
+SOCAT = "socat"
+# AEAD suites only, AES-GCM first (AES-NI), ChaCha20-Poly1305 for CPUs without it.
+SUITES = "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256"
+STRANGERS = 50  # failed handshakes the listener sits through before it gives up
+CONNECT_TRIES = 100  # the sender's connections that did not complete a handshake, 0.1 s apart
+MIN_OPENSSL = (3, 0)  # s_client -nocommands (a stream byte 'Q' must not quit it)
+MIN_SOCAT = (1, 7, 4)  # openssl-min-proto-version
+SOCAT_BLOCK = 128 * 1024  # socat's -b: one read of its input, eight TLS records
+SERVER_NAME = "zmigrate receiver"  # the receiver's certificate's common name
+_TLS = ["-tls1_3", "-ciphersuites", SUITES, "-verify_return_error"]
+# socat -d -d says so once a session carries bytes: before it, nothing was read or written.
+_FLOWING = "starting data transfer loop"
+_ACCEPTED = "accepting connection from"
+
+
+def tool_for(tools: HostTools) -> str | None:
+    """The TLS tool of a host: socat (with OpenSSL) where it has one, else openssl 3; None
+    where it has neither. A host probed without these sections gets openssl (older probes)."""
+    if tools.socat is not None and tools.socat >= MIN_SOCAT:
+        return SOCAT
+    if not tools.probed or (tools.openssl is not None and tools.openssl >= MIN_OPENSSL):
+        return OPENSSL
+    return None
+
+
+def _files(d: str) -> list[str]:
+    return ["-cert", f"{d}/own.crt", "-key", f"{d}/own.key", "-CAfile", f"{d}/peer.crt"]
+
+
+def _socat_keys(d: str) -> str:
+    # verify=1 on the listener: a client without the job's certificate fails the handshake.
+    return (f"cert={d}/own.crt,key={d}/own.key,cafile={d}/peer.crt,verify=1,"
+            "openssl-min-proto-version=TLS1.3")
+
+
+def _said(d: str) -> str:
+    """socat's error lines in `d`/err, as `openssl: ...` on stderr (its date and pid cut)."""
+    return f"sed -n 's/^.* E /openssl: /p' {d}/err >&2"
+
+
+def server_stage(d: str, port: int, tool: str = OPENSSL) -> str:
+    """The destination's first stage: one authenticated TLS session's bytes on stdout."""
+    if tool == SOCAT:
+        socat = cmdline.join(["socat", "-d", "-d", "-b", str(SOCAT_BLOCK), "-u",
+                              f"OPENSSL-LISTEN:{int(port)},reuseaddr,{_socat_keys(d)}",
+                              "STDOUT"])
+        # Started again only after an accepted connection that never carried a byte (a
+        # stranger's failed handshake); a failed bind or a broken session ends it.
+        return (f"( n=0; while :; do {socat} 2>{d}/err; s=$?; [ $s -eq 0 ] && exit 0; "
+                f"{_said(d)}; if grep -q '{_ACCEPTED}' {d}/err && "
+                f"! grep -q '{_FLOWING}' {d}/err; then n=$((n+1)); "
+                f"[ $n -lt {STRANGERS} ] && continue; fi; exit $s; done )")
+    # s_server ends a session at EOF on stdin: its stdin is a FIFO nobody writes.
+    s_server = cmdline.join(["openssl", "s_server", "-quiet", "-naccept", "1",
+                             "-accept", str(port), *_files(d), "-Verify", "1", *_TLS])
+    return (f"( n=0; exec 5<>{d}/idle; while :; do {s_server} <&5 2>{d}/err; s=$?; "
+            f"if grep -q ':error:' {d}/err; then grep ':error:' {d}/err | "
+            "sed 's/^/openssl: /' >&2; n=$((n+1)); "
+            f"[ $n -lt {STRANGERS} ] && continue; exit 1; fi; exit $s; done )")
+
+
+def client_stage(d: str, address: str, tool: str = OPENSSL) -> str:
+    """The source's last stage: its stdin to the listener, once that proves the step's server
+    key; a connection that never completed its handshake is tried again."""
+    if tool == SOCAT:
+        socat = cmdline.join(["socat", "-d", "-d", "-b", str(SOCAT_BLOCK), "-u", "STDIN",
+                              f"OPENSSL:{address},{_socat_keys(d)},"
+                              f"commonname={SERVER_NAME},no-sni=1"])
+        return (f"{{ n=0; while :; do {socat} 2>{d}/err; s=$?; [ $s -eq 0 ] && exit 0; "
+                f"if ! grep -q '{_FLOWING}' {d}/err && [ $n -lt {CONNECT_TRIES} ]; then "
+                "n=$((n+1)); sleep 0.1 2>/dev/null || sleep 1; continue; fi; "
+                f"{_said(d)}; exit $s; done; }}")
+    s_client = cmdline.join(["openssl", "s_client", "-quiet", "-nocommands", "-no_ign_eof",
+                             "-connect", address, *_files(d), *_TLS])
+    noise = "'^(depth=|verify return:|DONE$)|SSL_get_servername'"
+    return (f"{{ n=0; while :; do {s_client} 2>{d}/err; s=$?; [ $s -eq 0 ] && exit 0; "
+            f"if ! grep -q '^verify return:1' {d}/err && [ $n -lt {CONNECT_TRIES} ]; then "
+            "n=$((n+1)); sleep 0.1 2>/dev/null || sleep 1; continue; fi; "
+            f"grep -Ev {noise} {d}/err | sed 's/^/openssl: /' >&2; exit $s; done; }}")
+
+
+__all__ = ["MIN_OPENSSL", "MIN_SOCAT", "OPENSSL", "SOCAT", "client_stage", "server_stage",
+           "tool_for"]
