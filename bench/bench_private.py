@@ -35,13 +35,8 @@ from lab.shaped import ShapedLab  # noqa: E402
 from lab.sshd import Lab  # noqa: E402
 
 from zmigrate.engine.transports import Transport  # noqa: E402
-from zmigrate.engine.transports.private import (  # noqa: E402
-    bundle,
-    client_stage,
-    make_keys,
-    server_stage,
-    unpack_line,
-)
+from zmigrate.engine.transports.private import bundle, make_keys, unpack_line  # noqa: E402
+from zmigrate.engine.transports.tls_ends import client_stage, server_stage  # noqa: E402
 from zmigrate.engine.units import MiB  # noqa: E402
 
 TRANSPORTS = (Transport.TCP, Transport.PRIVATE, Transport.SSH)
@@ -54,8 +49,9 @@ def _port() -> int:
 
 
 def stage(wire: str, data: Path) -> float:
-    """Seconds for `data` through one wire on loopback: "tcp" (mbuffer -O to mbuffer -I) or
-    "private" (the transport's own s_client/s_server stages, keys handed over as in a job)."""
+    """Seconds for `data` through one wire on loopback: "tcp" (mbuffer -O to mbuffer -I), or
+    the private transport's own stages by one tool ("socat", "openssl"), keys handed over as in
+    a job."""
     port = _port()
     mb = "mbuffer -q -s 128k -m 16M"
     dirs = []
@@ -69,8 +65,8 @@ def stage(wire: str, data: Path) -> float:
         dirs.append(base)
         for d, files in ((src_d, keys.source), (dst_d, keys.destination)):
             subprocess.run(["sh", "-c", unpack_line(d)], input=bundle(files), check=True)
-        receiver = f"{server_stage(dst_d, port)} | {mb} > /dev/null"
-        sender = f"{mb} < {data} | {client_stage(src_d, f'127.0.0.1:{port}')}"
+        receiver = f"{server_stage(dst_d, port, wire)} | {mb} > /dev/null"
+        sender = f"{mb} < {data} | {client_stage(src_d, f'127.0.0.1:{port}', wire)}"
     rx = subprocess.Popen(["sh", "-c", receiver])
     time.sleep(0.5)
     t0 = time.monotonic()
@@ -87,15 +83,16 @@ def stages(mb: int, rounds: int) -> None:
     with tempfile.NamedTemporaryFile(prefix="zm-bench-") as f:
         f.write(os.urandom(mb * MiB))
         f.flush()
-        wires = ("tcp", "private")
+        wires = ("tcp", "socat", "openssl")
         seconds: dict[str, list[float]] = {w: [] for w in wires}
         for i in range(rounds):
-            for w in wires[i % 2:] + wires[:i % 2]:
+            for w in wires[i % 3:] + wires[:i % 3]:
                 seconds[w].append(stage(w, Path(f.name)))
         rate = {w: mb / statistics.median(seconds[w]) for w in wires}
-        print(f"stage alone ({mb} MiB in memory, {rounds} rounds): tcp wire "
-              f"{rate['tcp']:.1f} MiB/s, private wire {rate['private']:.1f} MiB/s, "
-              f"private/tcp {rate['private'] / rate['tcp']:.2f}", flush=True)
+        print(f"stage alone ({mb} MiB in memory, {rounds} rounds): "
+              + ", ".join(f"{w} {rate[w]:.1f} MiB/s" for w in wires)
+              + f"; socat/tcp {rate['socat'] / rate['tcp']:.2f}, "
+              f"openssl/tcp {rate['openssl'] / rate['tcp']:.2f}", flush=True)
 
 
 def shaped(lab: Lab, snapshot: str, pool: str, args: argparse.Namespace) -> None:

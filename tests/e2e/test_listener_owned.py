@@ -9,9 +9,10 @@ import socket
 import time
 
 import pytest
-from lab.util import dataset_exists, wait_until, zfs, zfs_processes_naming
+from lab.util import dataset_exists, doctor_processes, wait_until, zfs, zfs_processes_naming
 from lab.zfsfuse import Pool
 
+from zmigrate.engine.doctor import Doctor
 from zmigrate.engine.errors import TransferError
 from zmigrate.engine.events import StageChanged
 from zmigrate.engine.hosts import Host
@@ -19,6 +20,7 @@ from zmigrate.engine.job import Job, Request
 from zmigrate.engine.job import decide as job_decide
 from zmigrate.engine.job.why_failed import UNREACHABLE_FIX
 from zmigrate.engine.plan import Options
+from zmigrate.engine.transports import Transport
 from zmigrate.engine.units import MiB
 
 pytestmark = pytest.mark.lab
@@ -112,3 +114,31 @@ def test_a_rejected_stranger_is_not_advised(
     assert not dataset_exists(f"{dst_pool.name}/unreached")
     port = job.plan.port if job.plan else None
     assert wait_until(lambda: not _leftovers(pools, port), 10), _leftovers(pools, port)
+
+
+def test_the_doctors_wire_stages_on_a_taken_port_name_its_holder_and_send_it_nothing(
+        lab_hosts: tuple[Host, Host]) -> None:
+    """The doctor's network (mbuffer) and private (TLS) stages check their listener as a job
+    does: on a port another process holds, each stage fails naming that process, its sender
+    never starts, and not one connection reaches the squatter."""
+    src, dst = lab_hosts
+    squatter = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    squatter.bind(("0.0.0.0", 0))  # noqa: S104 - the lab's destination listens on all addresses
+    squatter.listen(8)
+    busy = squatter.getsockname()[1]
+    try:
+        report = Doctor(src, dst, seconds=1, write_test=False, ssh_test=False,
+                        stages=["network", "tls"],
+                        options=Options(port=busy, transport=Transport.PRIVATE)).run()
+        squatter.setblocking(False)
+        with pytest.raises(BlockingIOError):
+            squatter.accept()  # nobody connected: no sender started
+    finally:
+        squatter.close()
+    by = {s.name: s for s in report.stages}
+    for name in ("network", "tls"):
+        error = by[name].error or ""
+        assert f"port {busy} on lab-dst is held by process {os.getpid()}" in error, (name, error)
+        assert by[name].rate is None
+    assert wait_until(lambda: doctor_processes(report.run_id) == [], 10), \
+        doctor_processes(report.run_id)

@@ -13,8 +13,16 @@ from .. import cmdline
 from ..errors import ZmigrateError
 from ..findings import Note, NoteKind
 from ..hosts import Host, Process
-from ..job.pipeline import await_listener, stop_processes, wait_listening
+from ..job.pipeline import await_listener, port_holder, stop_processes
+from ..job.why_failed import taken_error
 from ..readings.mbuffer import LineSplitter, parse_status, parse_summary
+from ..transports.listener import (
+    CONNECTED_MARK,
+    LISTENING_MARK,
+    UNCHECKED_WORD,
+    parse_taken,
+    with_readiness_probe,
+)
 from ..units import KiB, MiB, size_arg
 from .cpu import CPU_SCRIPT, CpuSnapshot, cpu_between, parse_cpu
 from .results import Emit, StageResult, StageStarted
@@ -41,10 +49,30 @@ class Meter:
         self.summary_total: int | None = None
         self.tail: collections.deque[str] = collections.deque(maxlen=20)
         self._early: str | None = None  # a status line counted before its separator came
+        # A listener's readiness probe (transports/listener.py) has its answer: ours listens
+        # (`unchecked` where no tool names a socket's process), or `taken` by someone else.
+        self.settled = threading.Event()
+        self.unchecked = False
+        self.taken: tuple[str, str] | None = None
+
+    def _probe_said(self, text: str) -> bool:
+        """Whether `text` is the readiness probe's line (and take what it says)."""
+        if text in (LISTENING_MARK, f"{LISTENING_MARK} {UNCHECKED_WORD}"):
+            self.unchecked = text != LISTENING_MARK
+            self.settled.set()
+            return True
+        taken = parse_taken(text)
+        if taken is not None:
+            self.taken = taken
+            self.settled.set()
+            return True
+        return text == CONNECTED_MARK
 
     def feed(self, data: bytes) -> None:
         now = time.monotonic()
         for line in self._split.feed(data):
+            if self._probe_said(line.strip()):
+                continue
             status = parse_status(line)
             with self._lock:
                 if status is not None:
@@ -170,6 +198,8 @@ class Measurer:
         elapsed: float | None = None
         try:
             for i, (host, line) in enumerate(start):
+                if i == 0 and listen_port is not None:
+                    line = with_readiness_probe(line, listen_port)  # ours or nothing
                 spawned.append(self.spawn(host, line))
                 if i == 0 and listen_port is not None:
                     error = self.wait_listening(spawned[0], listen_port)
@@ -219,8 +249,18 @@ class Measurer:
                            details=details)
 
     def wait_listening(self, listener: Spawned, port: int) -> str | None:
-        state = await_listener(lambda t: wait_listening(listener.host, port, t), listener.proc,
-                               self.cancelled, poll=0.5)
+        """None once the listener's own probe says it holds `port` (as a job's listener is
+        checked: a port someone else holds is theirs, and the sender never starts); else why
+        not."""
+        meter = listener.meter
+        state = await_listener(meter.settled.wait, listener.proc, self.cancelled, poll=0.01,
+                               grace=0.5)
+        taken = meter.taken
+        if taken is None and state == "stopped":
+            # Its probe had no time to say who holds the port (the listener could not bind it).
+            taken = port_holder(listener.host, port)
+        if taken is not None:
+            return taken_error(port, listener.host.label, *taken).message
         if state == "stopped":
-            return f"the listener stopped: {listener.meter.error()}"
+            return f"the listener stopped: {meter.error()}"
         return f"nothing listened on port {port}" if state == "timeout" else None
