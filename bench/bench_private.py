@@ -10,12 +10,16 @@ Prints each median and the ratios private/tcp (issue 33's target: >= 0.9) and pr
 With --shaped RATE (tc notation, e.g. 400mbit) it also sends over the lab's shaped veth to
 lab-far (tests/lab/shaped.py), tcp and private side by side.
 
+After each side-by-side run, `zmigrate doctor --transport private` on the same path: its
+predicted private/tcp (report.private_cost) beside the measured one (issue 33: within 25 %).
+
     sudo .venv/bin/python bench/bench_private.py [--mb 200] [--rounds 3] [--shaped 400mbit]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import socket
@@ -95,6 +99,25 @@ def stages(mb: int, rounds: int) -> None:
               f"openssl/tcp {rate['openssl'] / rate['tcp']:.2f}", flush=True)
 
 
+def doctor_prediction(env: dict[str, str], source: str, destination: str,
+                      measured: float) -> None:
+    """The doctor's predicted private/tcp on this path, beside the measured one."""
+    argv = [sys.executable, "-m", "zmigrate", "doctor", source, destination, "--seconds", "3",
+            "--transport", "private", "--no-ssh", "--json"]
+    r = subprocess.run(argv, capture_output=True, text=True, env=env, check=False,
+                       stdin=subprocess.DEVNULL, timeout=600)
+    events = [json.loads(x) for x in r.stdout.splitlines() if x.startswith("{")]
+    cost = events[-1].get("private_cost") if events else None
+    if not cost:
+        print(f"  doctor: no prediction (exit {r.returncode}): {r.stderr.strip()[-300:]}")
+        return
+    off = cost["ratio"] / measured - 1
+    print(f"  doctor predicts tcp {cost['tcp'] / MiB:.1f}, private {cost['private'] / MiB:.1f} "
+          f"MiB/s: private/tcp {cost['ratio']:.2f} predicted, {measured:.2f} measured "
+          f"({off:+.0%}; target within 25 %); TLS CPU a GiB: {cost['extra_cpu_per_gib']}",
+          flush=True)
+
+
 def shaped(lab: Lab, snapshot: str, pool: str, args: argparse.Namespace) -> None:
     """tcp and private to lab-far over the shaped veth, side by side."""
     far = ShapedLab(Path(lab.ssh_config).parent / "far-private", lab, rate=args.shaped)
@@ -109,8 +132,10 @@ def shaped(lab: Lab, snapshot: str, pool: str, args: argparse.Namespace) -> None
                 _destroy(target)
                 seconds[w].append(took)
         rate = {w: args.mb / statistics.median(seconds[w]) for w in ways}
+        ratio = rate["private"] / rate["tcp"]
         print(f"shaped {args.shaped}: tcp {rate['tcp']:.1f} MiB/s, private "
-              f"{rate['private']:.1f} MiB/s, private/tcp {rate['private'] / rate['tcp']:.2f}")
+              f"{rate['private']:.1f} MiB/s, private/tcp {ratio:.2f}", flush=True)
+        doctor_prediction(far.env(), f"lab-src:{snapshot}", f"lab-far:{pool}", ratio)
     finally:
         far.stop()
 
@@ -120,12 +145,16 @@ def main() -> int:
     ap.add_argument("--mb", type=int, default=200)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--shaped", default="", metavar="RATE")
+    ap.add_argument("--no-stage", action="store_true", help="skip the stages alone")
     args = ap.parse_args()
-    stages(args.mb, args.rounds)
+    if not args.no_stage:
+        stages(args.mb, args.rounds)
     with bench_lab("zmigrate-bench-private-") as (lab, pools):
         snapshot, dst, rate = side_by_side(lab, pools, args.mb, args.rounds, TRANSPORTS)
-        print(f"private/tcp {rate[Transport.PRIVATE] / rate[Transport.TCP]:.2f} (target >= 0.9); "
-              f"private/ssh {rate[Transport.PRIVATE] / rate[Transport.SSH]:.2f}")
+        ratio = rate[Transport.PRIVATE] / rate[Transport.TCP]
+        print(f"private/tcp {ratio:.2f} (target >= 0.9); "
+              f"private/ssh {rate[Transport.PRIVATE] / rate[Transport.SSH]:.2f}", flush=True)
+        doctor_prediction(lab.env(), f"lab-src:{snapshot}", f"lab-dst:{dst}", ratio)
         if args.shaped:
             shaped(lab, snapshot, dst, args)
     return 0

@@ -128,6 +128,11 @@ def format_table(report: DoctorReport) -> str:
         else:
             lines.append(f"slowest measured: {slow.title} at {format_rate(slow.rate)}: the "
                          "transfer runs at most that fast, maybe slower (not measured below)")
+    cost = report.private_cost
+    if cost is not None:
+        extra = ", ".join(f"{h} {x:.1f} s" for h, x in cost.extra.items())
+        lines.append(f"private (TLS) on this path: about {format_rate(cost.private)} against "
+                     f"tcp's {format_rate(cost.tcp)} ({cost.ratio:.2f}x); its CPU a GiB: {extra}")
     if report.unmeasured:
         lines.append("not measured:")
         for name in report.unmeasured:

@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Collection
+from dataclasses import dataclass, field
 
 from ..hosts.tools import parse_cp_time
 from .results import HostCpu, ProcessCpu
@@ -27,6 +28,7 @@ class CpuSnapshot:
     hz: int
     procs: dict[int, tuple[str, int]]  # pid -> (name, utime + stime in ticks)
     per_process: bool = True  # False where only the host's counters could be read
+    groups: dict[int, int] = field(default_factory=dict)  # pid -> its process group
 
 
 def parse_cpu(text: str, t: float) -> CpuSnapshot | None:
@@ -49,6 +51,7 @@ def parse_cpu(text: str, t: float) -> CpuSnapshot | None:
     except ValueError:
         return None
     procs: dict[int, tuple[str, int]] = {}
+    groups: dict[int, int] = {}
     for line in parts[3].splitlines():
         head, sep, rest = line.rpartition(")")
         fields = rest.split()
@@ -57,9 +60,21 @@ def parse_cpu(text: str, t: float) -> CpuSnapshot | None:
         pid_text, name = head.split("(", 1)
         try:
             procs[int(pid_text)] = (name, int(fields[11]) + int(fields[12]))
+            groups[int(pid_text)] = int(fields[2])
         except ValueError:
             continue
-    return CpuSnapshot(t, total - idle, total, cores, hz, procs)
+    return CpuSnapshot(t, total - idle, total, cores, hz, procs, groups=groups)
+
+
+def group_seconds(a: CpuSnapshot | None, b: CpuSnapshot | None,
+                  pgids: Collection[int]) -> float | None:
+    """The CPU seconds the live processes of the groups `pgids` used between two snapshots:
+    a stage's own cost, not the host's other work; None where processes cannot be read."""
+    if a is None or b is None or not b.per_process or not b.hz or not pgids:
+        return None
+    ticks = sum(t - a.procs.get(pid, (name, 0))[1] for pid, (name, t) in b.procs.items()
+                if b.groups.get(pid) in pgids)
+    return ticks / b.hz
 
 
 def cpu_between(host: str, a: CpuSnapshot | None, b: CpuSnapshot | None,

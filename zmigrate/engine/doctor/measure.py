@@ -24,7 +24,7 @@ from ..transports.listener import (
     with_readiness_probe,
 )
 from ..units import KiB, MiB, size_arg
-from .cpu import CPU_SCRIPT, CpuSnapshot, cpu_between, parse_cpu
+from .cpu import CPU_SCRIPT, CpuSnapshot, cpu_between, group_seconds, parse_cpu
 from .results import Emit, StageResult, StageStarted
 
 BLOCK = 128 * KiB
@@ -242,6 +242,13 @@ class Measurer:
             error = "mbuffer reported no figures: " + meter.error()
         cpu = tuple(cpu_between(h.label, before.get(h.label), after.get(h.label))
                     for h in self.hosts())
+        own = {h.label: group_seconds(before.get(h.label), after.get(h.label),
+                                      {sp.proc.pgid for sp in spawned
+                                       if sp.host is h and sp.proc.pgid is not None})
+               for h in self.hosts()}
+        if any(v is not None for v in own.values()):
+            # The stage's own processes' CPU on each host (its cost a byte: over `bytes`).
+            details["own_cpu"] = own
         notes = (Note(NoteKind.RAN_TO_END, {"bytes": meter.total}),) if completed else ()
         if keep_output:
             details["output"] = list(meter.tail)[-12:]

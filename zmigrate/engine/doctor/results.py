@@ -19,6 +19,25 @@ Emit = Observer
 
 
 @dataclass(frozen=True, slots=True)
+class PrivateCost:
+    """Predicted rates of one transfer over tcp and over private (bytes/s), and the CPU
+    seconds a GiB the TLS ends add on each host."""
+
+    tcp: float
+    private: float
+    extra: dict[str, float]  # host label -> CPU seconds a GiB
+
+    @property
+    def ratio(self) -> float:
+        """The share of tcp's rate private keeps here (1.0: it costs nothing)."""
+        return self.private / self.tcp if self.tcp else 0.0
+
+    def to_json(self) -> dict[str, object]:
+        return {"tcp": self.tcp, "private": self.private, "ratio": round(self.ratio, 3),
+                "extra_cpu_per_gib": self.extra}
+
+
+@dataclass(frozen=True, slots=True)
 class DoctorReport:
     """All stages, the slowest stage on the transfer's path, and what to do about it (data:
     each face words the advice; the CLI's --json adds its wording as `advice`)."""
@@ -35,6 +54,8 @@ class DoctorReport:
     cancelled: bool = False
     unmeasured: tuple[str, ...] = ()  # stages on the path it could not see (their notes: why)
     wire: Wire | None = None  # both hosts' sides of the path and its ceiling (wire/)
+    # tcp and private predicted side by side (private_cost.py), where both stages ran.
+    private_cost: PrivateCost | None = None
 
     @property
     def bound(self) -> float | None:
@@ -54,6 +75,7 @@ class DoctorReport:
             "advice_items": [a.to_json() for a in self.advice], "cancelled": self.cancelled,
             "unmeasured": list(self.unmeasured), "upper_bound": self.bound,
             "wire": None if self.wire is None else self.wire.to_json(),
+            "private_cost": None if self.private_cost is None else self.private_cost.to_json(),
         }
 
 

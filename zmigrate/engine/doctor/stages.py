@@ -43,6 +43,7 @@ from .advice import advise
 from .compress import Machines, compress_stage, with_compression
 from .links import network_stage, ssh_stages, start_wire, tls_stage
 from .measure import BLOCK, Measurer, mbuffer_argv
+from .private_cost import private_cost
 from .results import DoctorReport, Emit, StageResult
 
 DEFAULT_SECONDS = 10.0
@@ -330,8 +331,8 @@ def report(doctor: Doctor, stages: list[StageResult]) -> DoctorReport:
         [s.name for s in stages if s.in_path and s.rate is None] + list(doctor.not_run)))
     same = doctor.dst is doctor.src or (doctor.src_caps is not None and doctor.dst_caps is not None
                                     and doctor.src_caps.tools.same_machine(doctor.dst_caps.tools))
-    squeeze = with_compression(stages, path, slowest, doctor.transport,
-                               Machines(doctor.src.label, doctor.dst.label, same))
+    machines = Machines(doctor.src.label, doctor.dst.label, same)
+    squeeze = with_compression(stages, path, slowest, doctor.transport, machines)
     if squeeze.slowest is not None:
         slowest = squeeze.slowest
     advice = advise(stages, slowest, doctor.transport,
@@ -346,4 +347,5 @@ def report(doctor: Doctor, stages: list[StageResult]) -> DoctorReport:
         expected_rate=(squeeze.expected or slowest.rate) if slowest and not unmeasured
         else None,
         advice=advice, cancelled=doctor.cancelled, unmeasured=unmeasured, wire=doctor.wire,
+        private_cost=private_cost(stages, machines),
     )
