@@ -1,6 +1,6 @@
 """The Transport page's private choice (issue 33): offered where both hosts' real probes find
-OpenSSL 3, off with the host and the fix where one lacks it, and saying why Direct TCP is
-still the default."""
+socat or OpenSSL 3, off with the host and the fix where one has neither, and saying why Direct
+TCP is still the default."""
 
 from __future__ import annotations
 
@@ -35,11 +35,19 @@ def test_the_private_choice_where_both_hosts_can_and_where_one_cannot(
     ui.private_radio.setChecked(True)
     assert page.options().transport is Transport.PRIVATE
     assert ui.port_spin.isEnabled()  # it listens, as tcp does
-    old = dataclasses.replace(caps, tools=dataclasses.replace(caps.tools, openssl=(1, 1)))
+    # OpenSSL 3 alone will do (openssl s_client/s_server); 1.1 without socat will not.
+    plain = dataclasses.replace(caps, tools=dataclasses.replace(caps.tools, socat=None))
+    page1 = TransportPage(Session(src_host=LocalHost("src"), src_caps=caps,
+                                  dst_host=LocalHost("dst"), dst_caps=plain), settings)
+    qtbot.addWidget(page1)
+    page1.initializePage()
+    assert page1.ui.private_radio.isEnabled()
+    old = dataclasses.replace(caps, tools=dataclasses.replace(caps.tools, openssl=(1, 1),
+                                                              socat=None))
     page2 = TransportPage(Session(src_host=LocalHost("src"), src_caps=caps,
                                   dst_host=LocalHost("dst"), dst_caps=old), settings)
     qtbot.addWidget(page2)
     page2.initializePage()
     assert not page2.ui.private_radio.isEnabled()
-    assert "dst has no OpenSSL 3" in page2.ui.private_note.text()
+    assert "dst has neither socat nor OpenSSL 3" in page2.ui.private_note.text()
     assert page2.ui.tcp_radio.isChecked()

@@ -63,12 +63,13 @@ def compression_hint(s: Suggestion) -> str:
 def private_note(missing: list[str]) -> str:
     """What the private choice is, why Direct TCP is still the default, or why it is off."""
     if missing:
-        return (f"Not available: {', '.join(missing)} has no OpenSSL 3 (its s_client and "
-                "s_server carry the stream). Install it there, or choose SSH to encrypt.")
+        return (f"Not available: {', '.join(missing)} has neither socat nor OpenSSL 3 (one of "
+                "them carries the stream). Install socat there, or choose SSH to encrypt.")
     return ("Encrypted and authenticated: each host proves a key made for this job, so no one "
             "else on the network or on the source host can read the stream or feed the "
-            "receive. Direct TCP stays the default because it is faster where the link is "
-            "fast (on the test lab: as fast on a 400 Mbit/s link, 0.6-0.8x on loopback).")
+            "receive. Direct TCP stays the default because it is faster where the CPU is the "
+            "limit (on the 2-core test lab: as fast on a 400 Mbit/s link, 0.7-0.8x on "
+            "loopback); the Doctor measures what it costs between your hosts.")
 
 
 def offer_private(ui: Ui_TransportPage, s: Session) -> bool:

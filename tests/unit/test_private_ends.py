@@ -1,0 +1,154 @@
+"""The private transport's ends by host tools (issue 33): socat where the probe found it, openssl
+3 the fallback, the refusal's fix where neither is there; the listener's loop run by a real sh;
+the doctor's own-CPU reading and its private/tcp prediction."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from zmigrate.engine.doctor.compress import Machines
+from zmigrate.engine.doctor.cpu import group_seconds, parse_cpu
+from zmigrate.engine.doctor.private_cost import private_cost
+from zmigrate.engine.doctor.results import HostCpu, StageResult
+from zmigrate.engine.hosts.tools import HostTools, install_hint, parse_socat
+from zmigrate.engine.transports import StreamSpec, private, tls_ends
+from zmigrate.engine.units import GiB, MiB
+
+# `socat -V | grep -E '^socat version|WITH_OPENSSL'` on Debian 12 (the probe's section).
+SOCAT_V = "socat version 1.7.4.4 on 06 Nov 2022 08:15:51\n  #define WITH_OPENSSL 1\n"
+
+
+def test_the_probe_reads_socat_only_where_it_speaks_openssl() -> None:
+    assert parse_socat(SOCAT_V) == (1, 7, 4, 4)
+    assert parse_socat("socat version 1.7.4.4 on 06 Nov 2022 08:15:51\n") is None
+    assert parse_socat("") is None
+
+
+def _tools(socat: tuple[int, ...] | None, openssl: tuple[int, int] | None) -> HostTools:
+    return HostTools(probed=True, socat=socat, openssl=openssl)
+
+
+def test_each_end_takes_socat_else_openssl_3_else_nothing() -> None:
+    assert tls_ends.tool_for(_tools((1, 7, 4, 4), (1, 1))) == tls_ends.SOCAT
+    assert tls_ends.tool_for(_tools((1, 7, 3, 4), (3, 0))) == tls_ends.OPENSSL
+    assert tls_ends.tool_for(_tools(None, (3, 2))) == tls_ends.OPENSSL
+    assert tls_ends.tool_for(_tools(None, (1, 1))) is None
+    assert tls_ends.tool_for(HostTools()) == tls_ends.OPENSSL  # an older probe's record
+    assert "apt install socat" in install_hint("Linux 6.1", "tls")
+    assert "pkg install socat" in install_hint("FreeBSD 13.2-RELEASE", "tls")
+
+
+def _spec(src: HostTools, dst: HostTools) -> StreamSpec:
+    return StreamSpec(["zfs", "send", "p/a@s"], ["zfs", "receive", "q/a"], 128 * 1024, 64 * MiB,
+                      64 * MiB, False, connect_address="192.0.2.1", port=9090,
+                      tools=(src, dst))
+
+
+def test_the_ends_follow_each_hosts_tool_and_carry_no_key() -> None:
+    socat, plain = _tools((1, 8, 0, 0), (3, 0)), _tools(None, (3, 0))
+    ends = private.CARRIER.ends(_spec(socat, plain))
+    assert ends.destination is not None
+    assert "OPENSSL:192.0.2.1:9090" in ends.source and "-b 131072" in ends.source
+    assert "openssl s_server" in ends.destination and "OPENSSL-LISTEN" not in ends.destination
+    ends = private.CARRIER.ends(_spec(plain, socat))
+    assert ends.destination is not None
+    assert "openssl s_client" in ends.source
+    assert "OPENSSL-LISTEN:9090,reuseaddr" in ends.destination and "verify=1" in ends.destination
+    assert "TLS1.3" in ends.destination
+    for line in (ends.source, ends.destination):
+        assert "PRIVATE KEY" not in line and "CERTIFICATE" not in line
+
+
+def _fake_socat(bin_dir: Path, runs: list[str]) -> None:
+    """A `socat` that plays `runs` in turn: each its stderr lines (socat -d -d's) and, when
+    they say the session started, the stream on stdout."""
+    bin_dir.mkdir()
+    script = ["#!/bin/sh", f"n=$(cat {bin_dir}/n 2>/dev/null || echo 0)",
+              f"echo $((n+1)) > {bin_dir}/n", "case $n in"]
+    for i, run in enumerate(runs):
+        status = 0 if "transfer loop" in run else 1
+        out = "echo STREAM; " if status == 0 else ""
+        script.append(f"{i}) printf '%b' '{run}' >&2; {out}exit {status};;")
+    script += ["esac", "exit 9"]
+    (bin_dir / "socat").write_text("\n".join(script) + "\n")
+    (bin_dir / "socat").chmod(0o755)
+
+
+def _listen(tmp_path: Path, runs: list[str]) -> subprocess.CompletedProcess[str]:
+    _fake_socat(tmp_path / "bin", runs)
+    keys = tmp_path / "keys"
+    keys.mkdir()
+    line = tls_ends.server_stage(str(keys), 9090, tls_ends.SOCAT)
+    return subprocess.run(["sh", "-c", line], capture_output=True, text=True, timeout=30,
+                          env={"PATH": f"{tmp_path / 'bin'}:/usr/bin:/bin"}, check=False)
+
+
+STRANGER = ("2026/11/27 02:16:36 socat[6773] N accepting connection from AF=2 127.0.0.1:38222\\n"
+            "2026/11/27 02:16:36 socat[6773] E SSL_accept(): error:0A000086:SSL routines::"
+            "certificate verify failed\\n")
+SESSION = ("2026/11/27 02:16:32 socat[6282] N accepting connection from AF=2 127.0.0.1:44688\\n"
+           "2026/11/27 02:16:32 socat[6282] N starting data transfer loop with FDs [7,7]\\n")
+
+
+def test_the_listener_sits_through_strangers_and_gives_only_the_session(tmp_path: Path) -> None:
+    r = _listen(tmp_path, [STRANGER, STRANGER, SESSION])
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "STREAM\n"
+    assert r.stderr.splitlines() == [
+        "openssl: SSL_accept(): error:0A000086:SSL routines::certificate verify failed"] * 2
+
+
+def test_a_listener_that_cannot_bind_ends_at_once(tmp_path: Path) -> None:
+    bind = ("2026/11/27 02:16:31 socat[1] E bind(5, {AF=2 0.0.0.0:9090}, 16): "
+            "Address already in use\\n")
+    r = _listen(tmp_path, [bind, SESSION])
+    assert r.returncode == 1 and r.stdout == ""
+    assert "Address already in use" in r.stderr
+    assert (tmp_path / "bin" / "n").read_text().strip() == "1"  # not started again
+
+
+# /proc/<pid>/stat lines (pid, comm, state, ppid, pgrp, ..., utime, stime), captured.
+STAT = ("{pid} ({name}) S 1 {pgrp} 24420 0 -1 4194304 133 0 0 0 {ut} {st} 0 0 20 0 1 0 "
+        "1461903 3133440 383\n")
+
+
+def _snapshot(t: float, procs: list[tuple[int, str, int, int]]) -> str:
+    stat = "".join(STAT.format(pid=p, name=n, pgrp=g, ut=u, st=0) for p, n, g, u in procs)
+    return f"cpu  100 0 100 1000 0 0 0 0 0 0\n@@\n2\n@@\n100\n@@\n{stat}"
+
+
+def test_a_stages_own_cpu_is_its_groups_only() -> None:
+    a = parse_cpu(_snapshot(0, [(10, "socat", 7, 100), (11, "mbuffer", 7, 50),
+                                (12, "zfs-fuse", 1, 900)]), 0.0)
+    b = parse_cpu(_snapshot(1, [(10, "socat", 7, 180), (11, "mbuffer", 7, 70),
+                                (12, "zfs-fuse", 1, 2900), (13, "sh", 7, 5)]), 1.0)
+    assert group_seconds(a, b, {7}) == pytest.approx((80 + 20 + 5) / 100)
+    assert group_seconds(a, b, set()) is None
+
+
+def _stage(name: str, rate: float, own: dict[str, float] | None = None,
+           busy: float = 50.0) -> StageResult:
+    cpu = tuple(HostCpu(h, busy, 2) for h in ("src", "dst"))
+    return StageResult(name, name, rate * MiB, 3.0, int(rate * 3 * MiB), True, cpu,
+                       details={"own_cpu": own} if own else {})
+
+
+def test_the_prediction_adds_tls_cpu_on_the_machines_cores() -> None:
+    # tls: 0.6 + 0.9 CPU s over 3 s of 200 MiB/s; network: 0.2 + 0.2 over 3 s of 600 MiB/s.
+    stages = [_stage("source_read", 150.0), _stage("destination_write", 120.0),
+              _stage("network", 600.0, {"src": 0.2, "dst": 0.2}),
+              _stage("tls", 200.0, {"src": 0.6, "dst": 0.9})]
+    apart = private_cost(stages, Machines("src", "dst"))
+    assert apart is not None
+    assert apart.tcp == pytest.approx(120 * MiB)
+    per_mib = {"src": 0.6 / 600 - 0.2 / 1800, "dst": 0.9 / 600 - 0.2 / 1800}
+    assert apart.extra["dst"] == pytest.approx(per_mib["dst"] * GiB / MiB, abs=0.01)
+    # Two machines: the busier one's extra CPU a byte, over its 2 cores.
+    want = 1 / (1 / 120 + per_mib["dst"] / 2) / 120
+    assert apart.ratio == pytest.approx(want, rel=1e-3)
+    shared = private_cost(stages, Machines("src", "dst", shared=True))
+    assert shared is not None and shared.ratio < apart.ratio  # one machine pays both ends
+    assert private_cost(stages[:3], Machines("src", "dst")) is None
