@@ -22,7 +22,7 @@ from lab.util import dataset_exists, snapshot_guid, tree_digest, wait_until, zfs
 from lab.zfsfuse import Pool
 
 from zmigrate.engine.errors import TransferError
-from zmigrate.engine.events import LogLine
+from zmigrate.engine.events import LogLine, PlanReady
 from zmigrate.engine.hosts import Host
 from zmigrate.engine.job import Job, Request
 from zmigrate.engine.job import decide as job_decide
@@ -110,6 +110,11 @@ def test_a_stranger_first_with_a_forged_stream_is_refused_and_the_transfer_compl
     summary = Job(*lab_hosts, Request(f"{ds}@s", f"{dst_pool.name}/real", PRIVATE),
                   seen.append).run()
     assert tried == ["cleartext", "tls"], tried
+    # The lab's hosts have socat (packaging/bootstrap.sh): each end is socat's.
+    step = next(e.plan for e in seen if isinstance(e, PlanReady)).steps[0]
+    assert "socat" in step.source_command and "OPENSSL:" in step.source_command
+    assert step.destination_command is not None
+    assert "OPENSSL-LISTEN:" in step.destination_command
     # The listener said why it refused each (the TLS stranger's certificate is not the job's).
     refusals = [e.text for e in seen if isinstance(e, LogLine) and e.host == "lab-dst"
                 and e.text.startswith("openssl: ")]
@@ -119,6 +124,29 @@ def test_a_stranger_first_with_a_forged_stream_is_refused_and_the_transfer_compl
     assert tree_digest(got) == tree_digest(mnt)
     assert b"FORGED" not in (got / "data").read_bytes()
     assert not dataset_exists(f"{dst_pool.name}/forged")
+
+
+@pytest.mark.parametrize("tools", [("openssl", "socat"), ("socat", "openssl")])
+def test_an_openssl_end_and_a_socat_end_carry_a_dataset_together(
+        lab_hosts: tuple[Host, Host], pools: tuple[Pool, Pool], tools: tuple[str, str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A host without socat runs openssl s_client or s_server: either works with the other
+    host's socat (both TLS 1.3, each pinning the other's certificate)."""
+    from zmigrate.engine.transports import private
+
+    src_pool, dst_pool = pools
+    ds, mnt = _dataset(src_pool, "mixed", 4)
+    monkeypatch.setattr(private.Private, "end_tools", lambda self, spec: tools)
+    seen: list[object] = []
+    name = f"{dst_pool.name}/mixed-{tools[0]}"
+    summary = Job(*lab_hosts, Request(f"{ds}@s", name, PRIVATE), seen.append).run()
+    step = next(e.plan for e in seen if isinstance(e, PlanReady)).steps[0]
+    assert ("openssl s_client" in step.source_command) == (tools[0] == "openssl")
+    assert ("OPENSSL-LISTEN" in (step.destination_command or "")) == (tools[1] == "socat")
+    assert summary.source_guid == snapshot_guid(f"{name}@s")
+    got = Path(zfs("get", "-H", "-o", "value", "mountpoint", name).strip())
+    assert tree_digest(got) == tree_digest(mnt)
+    assert wait_until(lambda: not _keys_left(), 10), _keys_left()
 
 
 def _tls_stranger(port: int, payload: bytes) -> str:
@@ -227,8 +255,11 @@ def test_the_doctor_measures_the_private_stage_beside_the_network(
     assert tls["error"] is None and tls["in_path"] and not network["in_path"], tls
     assert tls["rate"] > MiB and network["rate"] > MiB
     assert {c["host"] for c in tls["cpu"]} == {"lab-src", "lab-dst"}
-    cost = tls["rate"] / network["rate"]
+    assert tls["tools"] == ["socat", "socat"]
+    # The prediction: private beside tcp on this path, and what TLS costs each host a GiB.
+    cost = report["private_cost"]
+    assert cost is not None and 0 < cost["private"] <= cost["tcp"], cost
+    assert 0 < cost["ratio"] <= 1 and set(cost["extra_cpu_per_gib"]) == {"lab-src", "lab-dst"}
     print(f"tls {tls['rate'] / MiB:.1f} MiB/s, network {network['rate'] / MiB:.1f} MiB/s, "
-          f"private/tcp {cost:.2f}")
-    assert cost > 0
+          f"predicted private/tcp {cost['ratio']:.2f}")
     assert wait_until(lambda: not _keys_left(), 10), _keys_left()
