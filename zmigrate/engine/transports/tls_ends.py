@@ -1,9 +1,10 @@
 """The private transport's two TLS ends, by the tool each host has: socat, else openssl.
 
 socat's OPENSSL addresses read the stream 128 KiB at a time (`-b`) and hand OpenSSL whole
-16 KiB records; `openssl s_client` reads 8 KiB a time and asks select() twice for each, which
-costs it about twice socat's CPU a byte - on loopback, where that CPU is the one zfs uses,
-tcp's 0.56-0.76x against socat's ~0.9x (bench/bench_private.py). Both speak TLS 1.3 only (its
+16 KiB records; `openssl s_client` reads 8 KiB a time and asks select() twice for each: the wire
+with socat's ends took about a fifth less CPU on the lab (0.79 against 0.94 s for 200 MiB,
+mbuffers included; tcp's 0.27), which counts where that CPU is the one zfs uses (loopback:
+0.83x tcp's rate, openssl's 0.56-0.76x; bench/bench_private.py). Both speak TLS 1.3 only (its
 suites are all AEAD: AES-GCM, AES-NI accelerated, or ChaCha20-Poly1305), each end proves its
 own key and trusts only the other's certificate, so the ends of two tools work together.
 
