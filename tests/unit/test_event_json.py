@@ -35,6 +35,7 @@ from zmigrate.engine.events import (
     StageStarted,
     Stalled,
     Summary,
+    Synced,
     TreePlanReady,
     Verdict,
 )
@@ -108,6 +109,8 @@ EXAMPLES: list[Event] = [
     StageStarted("network", "the network", 5.0),
     _stage_result(),
     shaped(),
+    Synced(3, False, 2**20, 4.5, "zmigrate-20261127-020000", "stalled", "resume",
+           12.5, 4096, 900.0),
 ]
 
 

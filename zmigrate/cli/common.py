@@ -32,6 +32,7 @@ from ..engine.events import (
     StageStarted,
     Stalled,
     Summary,
+    Synced,
     TreePlanReady,
     Verdict,
     Wire,
@@ -151,6 +152,9 @@ class LiveLine:
                 self.draw(event)
             case Wire():
                 self.ceiling = event.ceiling
+            case Synced():
+                self.clear()
+                print(words.synced_line(event), file=self.out)
             case (PlanReady() | TreePlanReady() | Stalled() | Finished() | Failed()
                   | StageStarted() | StageResult()):
                 pass  # the plan, the stall (as its verdict) and the end are said elsewhere
@@ -205,6 +209,8 @@ def event_to_json(event: Event) -> dict[str, Any] | None:
             return error_json(event.error, cancelled=event.cancelled)
         case Wire():
             return event.to_json()
+        case Synced():
+            return {"event": "synced", **asdict(event)}
         case Stalled() | StageStarted():
             return None  # a stall is told as its verdict; a doctor's stage by its result
         case _:
@@ -275,6 +281,8 @@ def plain(event: Event, err: TextIO) -> None:
             lost = event.plan.replaces
             if lost is not None and not lost.empty:  # said before anything runs
                 print(f"warning: {words.replaced(lost)}", file=err)
+        case Synced():
+            print(words.synced_line(event), file=err)
         case (TreePlanReady() | Sample() | Progress() | Stalled() | Finished()
               | Failed() | StageStarted() | StageResult() | Wire()):
             pass

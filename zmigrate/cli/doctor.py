@@ -31,6 +31,7 @@ from ..engine.events import (
     Sample,
     StageChanged,
     Stalled,
+    Synced,
     TreePlanReady,
     Verdict,
     Wire,
@@ -185,7 +186,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 if not args.json:
                     print(f"measuring {event.title} for {event.seconds:g} s...", file=err)
             case (PlanReady() | TreePlanReady() | StageChanged() | Sample() | LogLine() | Progress()
-                  | Stalled() | DatasetState() | Verdict() | Finished() | Failed() | Wire()):
+                  | Stalled() | DatasetState() | Verdict() | Finished() | Failed() | Wire()
+                  | Synced()):
                 pass  # a job's kinds: the doctor emits none (its report carries the wire)
             case _:
                 assert_never(event)

@@ -4,11 +4,12 @@
 from __future__ import annotations
 
 import argparse
+import time
 from typing import Any, TextIO
 
-from ..engine import runner
+from ..engine import plain_words, runner
 from ..engine.errors import InvalidNameError
-from ..engine.runner import died, record, remote
+from ..engine.runner import died, keep, record, remote
 from ..engine.runner.state import JobState, Status
 from ..engine.units import format_rate, format_size
 from . import remote_jobs
@@ -44,6 +45,12 @@ def add_parsers(sub: Any) -> None:
     # own lines, for a computer following a job whose runner is this one (remote_jobs.py)
     sp = sub.add_parser("stop", help="stop a running job (both ends; the partial receive kept)")
     sp.add_argument("id", help="the job's id (`zmigrate jobs`)")
+    fp = sub.add_parser("final-sync", help="cut a kept-in-sync job over (send --keep-syncing): "
+                        "stop repeating, set the source read-only, send the last delta, check")
+    fp.add_argument("id", help="the job's id (`zmigrate jobs`)")
+    fp.add_argument("--json", action="store_true", help="the final sync's events as JSON")
+    fp.add_argument("--no-wait", action="store_true",
+                    help="ask for it and return (`zmigrate attach ID` follows it)")
     rp = sub.add_parser("_runner")  # no help: not for users (argparse still lists the name)
     rp.add_argument("id")
     reach = sub.add_parser("_reach")  # the runner host's check of its logins (remote_jobs.py)
@@ -63,7 +70,8 @@ def detach(args: argparse.Namespace, src_host: str, dst_host: str, destination: 
     request = {"argv": argv, "source_host": src_host, "destination_host": dst_host,
                "destination": destination, "sudo_source": args.sudo or args.sudo_source,
                "sudo_destination": args.sudo or args.sudo_destination}
-    what = f"{args.source} -> {args.destination}" + (" (tree)" if args.recursive else "")
+    what = f"{args.source} -> {args.destination}" + (" (tree)" if args.recursive else "") \
+        + (f", kept in sync every {args.keep_syncing}" if args.keep_syncing else "")
     status = runner.start(what, request)
     if args.json:
         print_json({"event": "job", **status.to_json()}, out)
@@ -83,8 +91,8 @@ def run_jobs(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         left = died.left_on_hosts(s) if s.state is JobState.RUNNER_DIED and not args.no_scan \
             else []
         if args.json:
-            print_json({"event": "job", **s.to_json(), "left": [_left_json(x) for x in left]},
-                       out)
+            print_json({"event": "job", **s.to_json(), "left": [_left_json(x) for x in left],
+                        **_keep_json(s)}, out)
             continue
         print(job_line(s), file=out)
         for line in _left_lines(s, left):
@@ -95,8 +103,21 @@ def run_jobs(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return EXIT_OK
 
 
+def _keep_json(s: Status) -> dict[str, Any]:
+    """A kept-in-sync job's figures, and how they read."""
+    k = keep.Keep.of(s)
+    if k is None:
+        return {}
+    return {"keep": {**k.to_json(), "text": plain_words.kept_in_sync(k, time.time())}}
+
+
 def job_line(s: Status) -> str:
-    """`ID  running  lab-src:tank/t -> lab-dst:b/c  42% 1.2 GiB / 3 GiB  ETA 1:05`."""
+    """`ID  running  lab-src:tank/t -> lab-dst:b/c  42% 1.2 GiB / 3 GiB  ETA 1:05`; a
+    kept-in-sync job's running line says its last sync (its fault first) instead."""
+    k = keep.Keep.of(s)
+    if k is not None and s.state is JobState.RUNNING and (k.last_synced or k.fault):
+        word = "in sync" if k.last_synced and not k.fault else WORDS[s.state]
+        return f"{s.id}  {word:<11} {s.what}  {plain_words.kept_in_sync(k, time.time())}"
     pct = f"{s.done / s.total:4.0%} " if s.total else ""
     total = f" / {format_size(s.total)}" if s.total else ""
     if s.state is JobState.RUNNING:
@@ -131,9 +152,31 @@ def _left_lines(s: Status, left: list[died.Left]) -> list[str]:
     return lines
 
 
-def run_attach(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    """Follow the job from its first event (here, or on its runner host); exit with its
-    outcome."""
+def run_final_sync(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Ask a kept-in-sync job's runner for its final sync, then follow it to the end."""
+    s = runner.status(args.id)
+    k = keep.Keep.of(s)
+    if k is None:
+        raise InvalidNameError(f"job {args.id} is not kept in sync",
+                               fix="`zmigrate send -r SRC@SNAP DST --final` runs a final sync "
+                               "of a tree")
+    if s.state.final:
+        raise InvalidNameError(f"job {args.id} is not running: {job_line(s)}",
+                               fix="`zmigrate send -r SRC DST --snapshot --final` runs a final "
+                               "sync of the same tree")
+    seen = max((r.seq for r in runner.read_events(runner.job_dir(args.id))), default=0)
+    keep.request_final(args.id, s.pid)
+    if not args.json:
+        print(f"final sync of job {args.id} asked: the runner stops repeating and cuts over "
+              "(the source goes read-only; a catch-up running now ends first)", file=err)
+    if args.no_wait:
+        return EXIT_OK
+    return run_attach(args, out, err, after=seen)
+
+
+def run_attach(args: argparse.Namespace, out: TextIO, err: TextIO, after: int = 0) -> int:
+    """Follow the job from its first event (or after sequence number `after`), here or on its
+    runner host; exit with its outcome."""
     try:
         directory = runner.job_dir(args.id)
     except runner.JobNotFoundError:
@@ -142,12 +185,17 @@ def run_attach(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             raise
         return remote_jobs.attach(p, Shown(args, out, err))
     shown = Shown(args, out, err)
+    kept = keep.Keep.of(runner.status(args.id))
+    if kept is not None and kept.fault and not shown.as_json and not after:
+        # An unattended catch-up's fault is the first thing said (its events come last).
+        print(f"job {args.id}: {keep.describe(kept, time.time())}", file=err)
 
     def alive() -> bool:
         return runner.status(args.id).state is not JobState.RUNNER_DIED
 
     for rec in runner.follow(directory, alive):
-        shown(rec)
+        if rec.seq > after:
+            shown(rec)
     s = runner.status(args.id)
     if s.state.final and s.state is not JobState.RUNNER_DIED:
         runner.mark_watched(args.id)

@@ -19,7 +19,8 @@ Handler = Callable[[argparse.Namespace, TextIO, TextIO], int]
 COMMANDS: dict[str, Handler] = {
     "list": list.run, "send": send.run, "history": history.run, "doctor": doctor.run,
     "go-live": golive.run, "jobs": jobs.run_jobs, "attach": jobs.run_attach,
-    "stop": jobs.run_stop, "_runner": runner.run_runner, "_reach": remote_jobs.run_reach,
+    "stop": jobs.run_stop, "final-sync": jobs.run_final_sync, "_runner": runner.run_runner,
+    "_reach": remote_jobs.run_reach,
 }
 
 

@@ -13,7 +13,7 @@ from ..engine import runner
 from ..engine.errors import CancelledError, ZmigrateError
 from ..engine.events import Event, Failed
 from ..engine.runner.state import JobState
-from . import send
+from . import keep_sync, send
 from .common import EXIT_CANCELLED, EXIT_ERROR
 
 
@@ -40,11 +40,15 @@ def run_runner(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     signal.signal(signal.SIGTERM, on_term)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    signal.signal(signal.SIGUSR1, signal.SIG_IGN)  # a final sync asked of a job without one
     code = EXIT_ERROR
     try:
         send_args = _parser().parse_args(status.request["argv"])
         send_args.argv = list(status.request["argv"])
-        code = send.run(send_args, out, err, observer=writer)
+        if send_args.keep_syncing:
+            code = keep_sync.run(send_args, writer, out, err)
+        else:
+            code = send.run(send_args, out, err, observer=writer)
     except KeyboardInterrupt:
         _end(writer, Failed(CancelledError("stopped before the transfer began"), True))
         code = EXIT_CANCELLED

@@ -21,6 +21,7 @@ from ..engine.hosts import Host, one_connection
 from ..engine.job import Job, Request
 from ..engine.losses import Loss
 from ..engine.plan import Options
+from ..engine.runner import keep
 from ..engine.transports import Compression, Transport
 from ..engine.tree import TreeJob, TreePlanReady, TreeRequest, describe_summary
 from ..engine.tree.listing import DatasetCommands, list_commands
@@ -114,6 +115,11 @@ def add_parser(sub: Any) -> None:
                     "machine that stays on) where zmigrate's command line is installed; HOST "
                     "logs in to both hosts with its own ssh config and keys, so SOURCE and "
                     "DESTINATION name them as HOST knows them")
+    sp.add_argument("--keep-syncing", metavar="INTERVAL",
+                    help="with -r --snapshot --detach: after the first copy, repeat the "
+                    "catch-up (a new snapshot, only what changed) every INTERVAL (30s, 15m, "
+                    "1h; at least 1m) until `zmigrate final-sync ID` cuts over or "
+                    "`zmigrate stop ID`")
 
 
 def _add_stream_arguments(sp: Any) -> None:
@@ -147,7 +153,7 @@ def _add_stream_arguments(sp: Any) -> None:
                     help="do not send compressed blocks as they are (-c)")
 
 
-def _tree_request(args: argparse.Namespace, source: str, destination: str,
+def tree_request(args: argparse.Namespace, source: str, destination: str,
                   options: Options) -> TreeRequest:
     root, _, snap = source.partition("@")
     if snap and args.snapshot:
@@ -179,9 +185,9 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO,
     dst_host, destination = split_location(args.destination)
     cmdline.dataset(destination)
     options = _options(args)
-    tree_request = _tree_request(args, snapshot, destination, options) if args.recursive \
+    tree_req = tree_request(args, snapshot, destination, options) if args.recursive \
         else None
-    if tree_request is None:
+    if tree_req is None:
         cmdline.snapshot(snapshot)
         for flag, given in (("--snapshot", args.snapshot), ("--exclude", args.exclude),
                             ("--parallel", args.parallel is not None),
@@ -193,6 +199,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO,
     if getattr(args, "runner", None) and not getattr(args, "detach", False):
         raise InvalidNameError("--runner HOST says where a detached job runs",
                                fix="add --detach")
+    if args.keep_syncing:
+        _check_keep_syncing(args)
     if getattr(args, "detach", False):
         return jobs.detach(args, src_host, dst_host, destination, out)
     prompts = TerminalPrompts()
@@ -206,8 +214,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO,
         else:
             src, dst = connect_both(src_spec, dst_spec, prompts)
             hosts += [src, dst]
-        if tree_request is not None:
-            return _run_tree(args, remember_readonly(TreeJob(src, dst, tree_request)), out, err,
+        if tree_req is not None:
+            return _run_tree(args, remember_readonly(TreeJob(src, dst, tree_req)), out, err,
                              observer)
         job = Job(src, dst, Request(snapshot, destination, options))
         if not args.dry_run and not args.no_history:
@@ -309,6 +317,28 @@ def announce_losses(event: object, err: TextIO) -> None:
     elif isinstance(event, TreePlanReady):
         p = event.plan
         print_losses(p.destroys, p.source_host, p.destination_host, err)
+
+
+def _check_keep_syncing(args: argparse.Namespace) -> None:
+    """--keep-syncing repeats a tree's catch-up (each a new snapshot) in a job of its own."""
+    keep.parse_interval(args.keep_syncing)
+    for need, given, fix in (("-r", args.recursive, "give the tree's root with -r"),
+                             ("--snapshot", args.snapshot, "drop @SNAP and add --snapshot: "
+                              "each catch-up takes a snapshot of its own"),
+                             ("--detach", args.detach,
+                              "add --detach: the job repeats apart from this terminal")):
+        if not given:
+            raise InvalidNameError(f"--keep-syncing needs {need}", fix=fix)
+    if args.final or args.dry_run:
+        raise InvalidNameError(f"--keep-syncing repeats catch-ups; "
+                               f"{'--final' if args.final else '--dry-run'} runs one",
+                               fix="`zmigrate final-sync ID` ends a kept-in-sync job with "
+                               "its final sync")
+
+
+def options_of(args: argparse.Namespace) -> Options:
+    """The engine's options from `send`'s arguments."""
+    return _options(args)
 
 
 def _options(args: argparse.Namespace) -> Options:

@@ -17,6 +17,7 @@ from ..engine import plain_words
 from ..engine.destination import Emptiness
 from ..engine.doctor import DoctorReport, StageResult
 from ..engine.errors import PreflightError, PreflightReason, ZmigrateError
+from ..engine.events import Synced
 from ..engine.findings import Advice, AdviceKind, Finding, FindingKind, Note, NoteKind
 from ..engine.history import JobRecord
 from ..engine.plain_words import DD, link_carrier, pct
@@ -266,3 +267,18 @@ def error_text(exc: ZmigrateError) -> str:
     text = f"{exc.host}: {exc.message}" if exc.host else exc.message
     fix = refusal_fix(exc) if isinstance(exc, PreflightError) else exc.fix
     return text + (f"\n  fix: {fix}" if fix else "")
+
+
+def synced_line(e: Synced) -> str:
+    """`catch-up 3: 1.2 MiB in 4 s, verified @zmigrate-...; ...` or its fault."""
+    from ..engine.golive.readonly_window import duration
+
+    what = "first copy" if e.number == 1 else f"catch-up {e.number}"
+    then = f"; the next in {duration(e.next_in)}" if e.next_in else ""
+    if not e.ok:
+        fix = f" ({e.fix})" if e.fix else ""
+        return f"{what} failed: {e.error}{fix}{then} (it resumes)"
+    window = (f"; a final sync now would keep the source read-only for about "
+              f"{duration(e.window)}" if e.window is not None else "")
+    return (f"{what}: {format_size(e.bytes)} in {duration(e.seconds)}, verified "
+            f"@{e.snapshot}{window}{then}")

@@ -202,6 +202,26 @@ class Finished:
 
 
 @dataclass(frozen=True, slots=True)
+class Synced:
+    """A kept-in-sync job's catch-up ended (runner, `send --keep-syncing`): `number` counts
+    them (1: the first copy), `ok` says whether it verified, else `error` and `fix` say why
+    (the next catch-up resumes); `window` is the read-only window a final sync would take
+    then, in seconds (None: not known), with the bytes `changed` since; `next_in` when the
+    next catch-up starts."""
+
+    number: int
+    ok: bool
+    bytes: int = 0
+    seconds: float = 0.0
+    snapshot: str = ""
+    error: str = ""
+    fix: str = ""
+    window: float | None = None
+    changed: int = 0
+    next_in: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Failed:
     """The job ended with `error` (`cancelled`: the user stopped it).
 
@@ -495,7 +515,8 @@ class Wire:
 
 
 Event = (PlanReady | TreePlanReady | StageChanged | Sample | LogLine | Progress | Stalled
-         | DatasetState | Verdict | Finished | Failed | StageStarted | StageResult | Wire)
+         | DatasetState | Verdict | Finished | Failed | StageStarted | StageResult | Wire
+         | Synced)
 """Every kind the engine emits; closed: a new kind joins here, and mypy then names each face
 that does not handle it (and tests/unit/test_event_json.py asks for an example of it)."""
 Observer = Callable[[Event], None]

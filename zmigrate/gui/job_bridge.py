@@ -22,6 +22,7 @@ from ..engine.events import (
     StageResult,
     StageStarted,
     Stalled,
+    Synced,
     TreePlanReady,
     Verdict,
     Wire,
@@ -129,8 +130,10 @@ class JobBridge(QObject):
                     self.verdict.emit(event)
             case Wire():
                 self.wire.emit(event)
-            case PlanReady() | TreePlanReady() | Stalled() | StageStarted() | StageResult():
-                pass  # the plan is Review's, a stall arrives as its verdict, the doctor's own
+            case (PlanReady() | TreePlanReady() | Stalled() | StageStarted() | StageResult()
+                  | Synced()):
+                pass  # the plan is Review's, a stall arrives as its verdict, the doctor's own;
+                # a kept-in-sync job's catch-ups are read from its state (Done, first page)
             case _:
                 assert_never(event)
 

@@ -31,6 +31,7 @@ from ..events import (
     StageResult,
     StageStarted,
     Stalled,
+    Synced,
     TreePlanReady,
     Verdict,
     Wire,
@@ -206,8 +207,8 @@ class Recorder:
             case Verdict():
                 self._pending.verdict = _verdict_value(event)
             case (StageChanged() | LogLine() | Stalled() | DatasetState() | StageStarted()
-                  | StageResult() | Wire()):
-                pass  # not kept (a stall is kept as its verdict)
+                  | StageResult() | Wire() | Synced()):
+                pass  # not kept (a stall is kept as its verdict; a catch-up is its own run)
             case _:
                 assert_never(event)
         if self.clock() - self._last_flush >= self.flush_interval:

@@ -18,7 +18,7 @@ from typing import Any, Final, TextIO
 from .. import event_json
 from ..errors import CancelledError
 from ..events import Event, Failed, Finished, Progress, Sample, Verdict
-from . import decimate, state
+from . import decimate, keep, state
 from .state import JobState, Outcome, Status
 
 EVENTS: Final = "events.jsonl"
@@ -122,6 +122,11 @@ class Writer:
 def _advance(s: Status, event: Event, now: float) -> Status:
     """The status after `event`."""
     s = replace(s, last_event=now)
+    if keep.holds(s, event):
+        return s  # a kept-in-sync job's copy: it goes on (its Synced event follows)
+    kept = keep.advance(s, event, now)
+    if kept is not None:
+        return replace(s, extra=kept)
     match event:
         case Progress():
             return replace(s, done=event.done, total=event.total, rate=event.rate,

@@ -22,6 +22,7 @@ from ..events import (
     StageResult,
     StageStarted,
     Stalled,
+    Synced,
     TreePlanReady,
     Verdict,
     Wire,
@@ -137,7 +138,7 @@ def relay(emit: Observer, progress: TreeProgress, i: int, source: str) -> Observ
             case Sample() | StageChanged() | Stalled() | Verdict():
                 emit(replace(event, dataset=source))
             case (PlanReady() | TreePlanReady() | LogLine() | DatasetState() | StageStarted()
-                  | StageResult() | Wire()):
+                  | StageResult() | Wire() | Synced()):
                 emit(event)
             case _:
                 assert_never(event)

@@ -35,6 +35,7 @@ from ...engine.events import (
     Sample,
     StageChanged,
     Stalled,
+    Synced,
     TreePlanReady,
     Verdict,
     Wire,
@@ -250,7 +251,8 @@ class DoctorDialog(QDialog):
                 note = "skipped" if event.skipped else ("failed" if event.error else "")
                 self.chart.add_stage(event.name, event.title, event.rate, event.in_path, note)
             case (PlanReady() | TreePlanReady() | StageChanged() | Sample() | LogLine() | Progress()
-                  | Stalled() | DatasetState() | Verdict() | Finished() | Failed() | Wire()):
+                  | Stalled() | DatasetState() | Verdict() | Finished() | Failed() | Wire()
+                  | Synced()):
                 pass  # a job's kinds: the doctor emits none (its report carries the wire)
             case _:
                 assert_never(event)
