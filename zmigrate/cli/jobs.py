@@ -7,7 +7,7 @@ import argparse
 import time
 from typing import Any, TextIO
 
-from ..engine import plain_words, runner
+from ..engine import runner
 from ..engine.errors import InvalidNameError
 from ..engine.runner import died, keep, record, remote
 from ..engine.runner.state import JobState, Status
@@ -67,8 +67,9 @@ def detach(args: argparse.Namespace, src_host: str, dst_host: str, destination: 
     if getattr(args, "runner", None):
         return remote_jobs.detach(args, src_host, dst_host, out)
     argv = [a for a in getattr(args, "argv", []) if a != "--detach"]
-    request = {"argv": argv, "source_host": src_host, "destination_host": dst_host,
-               "destination": destination, "sudo_source": args.sudo or args.sudo_source,
+    request = {"argv": argv, "source": args.source, "source_host": src_host,
+               "destination_host": dst_host, "destination": destination,
+               "sudo_source": args.sudo or args.sudo_source,
                "sudo_destination": args.sudo or args.sudo_destination}
     what = f"{args.source} -> {args.destination}" + (" (tree)" if args.recursive else "") \
         + (f", kept in sync every {args.keep_syncing}" if args.keep_syncing else "")
@@ -108,7 +109,7 @@ def _keep_json(s: Status) -> dict[str, Any]:
     k = keep.Keep.of(s)
     if k is None:
         return {}
-    return {"keep": {**k.to_json(), "text": plain_words.kept_in_sync(k, time.time())}}
+    return {"keep": {**k.to_json(), "text": keep.describe(k, time.time())}}
 
 
 def job_line(s: Status) -> str:
@@ -117,7 +118,7 @@ def job_line(s: Status) -> str:
     k = keep.Keep.of(s)
     if k is not None and s.state is JobState.RUNNING and (k.last_synced or k.fault):
         word = "in sync" if k.last_synced and not k.fault else WORDS[s.state]
-        return f"{s.id}  {word:<11} {s.what}  {plain_words.kept_in_sync(k, time.time())}"
+        return f"{s.id}  {word:<11} {s.what}  {keep.describe(k, time.time())}"
     pct = f"{s.done / s.total:4.0%} " if s.total else ""
     total = f" / {format_size(s.total)}" if s.total else ""
     if s.state is JobState.RUNNING:

@@ -8,7 +8,6 @@ here, so one sentence is written once.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from .destination import Emptiness
 from .findings import Advice, AdviceKind, Finding, FindingKind, Note, NoteKind
@@ -16,9 +15,6 @@ from .losses import DESTINATION, SOURCE, Loss, LossKind
 from .transports import Carrier, Transport, carrier
 from .units import format_rate, format_size
 from .wire import WIRE_SHARE, Ceiling, LinkReading
-
-if TYPE_CHECKING:
-    from .runner.keep import Keep
 
 # How to time a pool's writes by hand (compression would flatter zeros).
 DD = "`dd if=/dev/zero bs=1M count=10240 | mbuffer -o /POOL/benchfile` with compression off"
@@ -412,32 +408,3 @@ def contents(e: Emptiness) -> str:
                      + ")")
     return "; ".join(parts)
 
-
-def kept_in_sync(keep: Keep, now: float) -> str:
-    """A kept-in-sync job as both faces say it, its fault first: `last synced 4 min ago; a
-    final sync now would keep the source read-only for about 12 s`."""
-    from .golive.readonly_window import duration
-    from .runner.keep import interval_text
-
-    parts = []
-    if keep.fault:
-        ago = f" {duration(now - keep.fault_at)} ago" if keep.fault_at else ""
-        parts.append(f"the last catch-up failed{ago}: {keep.fault}"
-                     + (f" ({keep.fix})" if keep.fix else "")
-                     + ("; the next one resumes it" if not keep.final else ""))
-    if keep.final:
-        parts.append("final sync running: the source is read-only until the copy is checked")
-        return "; ".join(parts)
-    if keep.last_synced is None:
-        parts.append(f"first copy running, then kept in sync every "
-                     f"{interval_text(keep.interval)}")
-        return "; ".join(parts)
-    parts.append(f"last synced {duration(max(0.0, now - keep.last_synced))} ago")
-    if keep.window is not None:
-        parts.append(f"a final sync now would keep the source read-only for about "
-                     f"{duration(keep.window)}")
-    else:
-        parts.append("a final sync's read-only window is not known yet")
-    if keep.next_at is not None:
-        parts.append(f"next catch-up in {duration(max(0.0, keep.next_at - now))}")
-    return "; ".join(parts)

@@ -51,6 +51,10 @@ class Notifier:
         """
         if not should_notify(seconds, self.window.isActiveWindow()):
             return None
+        return self.announce(title, body, ok=ok)
+
+    def announce(self, title: str, body: str, *, ok: bool = True) -> str:
+        """Notify now (a job that ended while no window watched it); the channel used."""
         if self.tray_available():
             tray = self._tray()
             icon = QSystemTrayIcon.MessageIcon.Information if ok \

@@ -68,6 +68,10 @@ class Session:
     # chose and checked for the next transfer (None: this computer).
     attached_remote: Pointer | None = None
     runner_check: RunnerCheck | None = None
+    # The runner's job the Transfer page followed last (kept after its end: Done repeats it
+    # from its record), and the record's sequence number to follow it after (0: the first).
+    followed: str | None = None
+    follow_after: int = 0
     # The logins the Hosts page made (a runner repeats them where it can: engine/runner).
     src_spec: HostSpec | None = None
     dst_spec: HostSpec | None = None
@@ -143,6 +147,8 @@ class Session:
         self.attached = None
         self.attached_tree = False
         self.attached_remote = None
+        self.followed = None
+        self.follow_after = 0
 
     def close_hosts(self) -> None:
         """Close every host this session owns (safe to call twice)."""

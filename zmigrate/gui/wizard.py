@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QLabel, QMessageBox, QVBoxLayout, QWidget, QWizard
 
 from ..engine import runner
+from ..engine.errors import ZmigrateError
 from ..engine.units import format_size
+from . import markup, words
 from .dialogs.confirm import after_stop, ask_keep_or_stop, ask_to_stop
 from .icons import app_icon
+from .jobs.kept import kept_running
 from .jobs.record_job import RecordJob
+from .jobs.start import again
 from .notifier import Notifier
 from .pages.base import Page, PageId
 from .pages.destination_page import DestinationPage
@@ -107,11 +112,13 @@ class MigrationWizard(QWizard):
         self.done_page.lend_plots(self.transfer_page.plots)
         self.done_page.lend_datasets(self.transfer_page.datasets)
         self.done_page.sync_requested.connect(self.sync_again)
+        self.done_page.keep.keep_requested.connect(lambda every: self.follow_again(False, every))
         self.hosts_page.jobs.attach_requested.connect(self.reattach)
         self.hosts_page.ui.history_button.clicked.connect(self.open_history)
         self.done_page.history_requested.connect(self.open_history)
         self.history_window: HistoryWindow | None = None
         self.notifier = Notifier(self)
+        QTimer.singleShot(0, self.announce_unwatched)
         self.setWindowIcon(app_icon())
         self.setAccessibleName("zmigrate migration wizard")
         self.resize(1060, 760)
@@ -149,6 +156,18 @@ class MigrationWizard(QWizard):
             body = f"{what}: {s.error.message if s.error is not None else 'no reason given'}"
         return self.notifier.transfer_ended(title, body, self.transfer_page.ended_after, ok=ok)
 
+    def announce_unwatched(self) -> list[str]:
+        """Tell the user (the notifier) how each job that ended while no window watched it
+        went, once; the first page lists them too. The titles said."""
+        said = []
+        with contextlib.suppress(OSError, ValueError):
+            for st in runner.unannounced():
+                title, body, ok = words.job_ended(st)
+                self.notifier.announce(title, body, ok=ok)
+                runner.mark_announced(st.id)
+                said.append(title)
+        return said
+
     def open_history(self) -> HistoryWindow:
         """Show the History window (one per wizard), with the list read again."""
         window = self.history_window
@@ -172,8 +191,12 @@ class MigrationWizard(QWizard):
         """The same tree again, from Review: a new snapshot, then only each dataset's delta
         (final: the source datasets are set read-only first)."""
         s = self.session
+        if s.followed is not None and (s.tree is None or (final and kept_running(s))):
+            self.follow_again(final)  # from the runner's record: re-attached, or kept in sync
+            return
         if s.tree is None:
             return
+        s.followed = None
         s.take_snapshot, s.tree_snapshot, s.final = True, None, final
         s.job = s.plan = s.tree_job = s.tree_plan = None
         s.store = s.summary = s.error = s.verdict = None
@@ -183,8 +206,19 @@ class MigrationWizard(QWizard):
         self.restart()
         self.setStartId(PageId.HOSTS)
 
-    def reattach(self, job_id: str) -> None:
-        """Show a job its runner owns on the Transfer page, from its first event (then Done)."""
+    def follow_again(self, final: bool, keep_every: str | None = None) -> None:
+        """Done's request on a runner's tree job, run by a runner and followed on the Transfer
+        page (jobs/start.again says which job)."""
+        try:
+            job_id, after = again(self.session, final, keep_every)
+        except ZmigrateError as exc:
+            self.done_page.ui.saved_label.setText(markup.error_html(exc))
+            return
+        self.reattach(job_id, after)
+
+    def reattach(self, job_id: str, after: int = 0) -> None:
+        """Show a job its runner owns on the Transfer page, from its first event (or after
+        sequence number `after`), then Done."""
         s = self.session
         s.reset_transfer()
         seen = self.hosts_page.jobs.remote.get(job_id)
@@ -192,7 +226,7 @@ class MigrationWizard(QWizard):
             s.attached_remote = seen.pointer
             argv = seen.status.request.get("argv", [])
         else:
-            s.attached = job_id
+            s.attached, s.follow_after = job_id, after
             argv = runner.status(job_id).request.get("argv", [])
         s.attached_tree = any(a in ("-r", "--recursive") for a in argv)
         self.setStartId(PageId.TRANSFER)

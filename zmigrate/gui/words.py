@@ -21,6 +21,7 @@ from ..engine.errors import PreflightError, PreflightReason
 from ..engine.findings import Advice, AdviceKind, Finding, FindingKind, Note, NoteKind
 from ..engine.history import JobRecord
 from ..engine.plain_words import DD, link_carrier, pct
+from ..engine.runner.state import JobState, Status
 from ..engine.units import MiB, format_rate, format_size, size_arg
 from . import markup
 
@@ -440,3 +441,18 @@ def _mount_collision(f: dict[str, str], mount_root: bool) -> str:
                     + (", or receive it unmounted" if f.get("unmounted") else ""))
     return MOUNT_COLLISION_ROOT_FIX if mount_root or f.get("way") == "tree_root" \
         else MOUNT_COLLISION_FIX
+
+
+def job_ended(s: Status) -> tuple[str, str, bool]:
+    """A notification's title and body for a runner's job that ended unwatched, and whether
+    it went well."""
+    if s.state is JobState.FINISHED:
+        return ("Transfer complete", f"{s.what}: {format_size(s.done)}, verified (it ended "
+                "while zmigrate was closed)", True)
+    if s.state is JobState.STOPPED:
+        return "Transfer stopped", f"{s.what} was stopped", False
+    if s.state is JobState.RUNNER_DIED:
+        return ("Transfer's runner died", f"{s.what}: its runner is gone without an outcome; "
+                "the first page shows it", False)
+    why = s.outcome.message if s.outcome is not None and s.outcome.message else "no reason given"
+    return "Transfer failed", f"{s.what}: {why}", False

@@ -10,7 +10,16 @@
 
 from __future__ import annotations
 
-from .control import alive, jobs, mark_watched, status, stop, unwatched
+from .control import (
+    alive,
+    jobs,
+    mark_announced,
+    mark_watched,
+    status,
+    stop,
+    unannounced,
+    unwatched,
+)
 from .launch import RunnerStartError, start
 from .place import JOBS_DIR_ENV, JobNotFoundError, job_dir, jobs_root, known
 from .record import Follower, Recorded, Writer, follow, read_events
@@ -19,5 +28,6 @@ from .state import JobState, Outcome, Status
 __all__ = [
     "JOBS_DIR_ENV", "Follower", "JobNotFoundError", "JobState", "Outcome", "Recorded",
     "RunnerStartError", "Status", "Writer", "alive", "follow", "job_dir", "jobs", "jobs_root",
-    "known", "mark_watched", "read_events", "start", "status", "stop", "unwatched",
+    "known", "mark_announced", "mark_watched", "read_events", "start", "status", "stop",
+    "unannounced", "unwatched",
 ]

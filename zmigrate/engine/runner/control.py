@@ -46,6 +46,24 @@ def unwatched() -> list[Status]:
     return [s for s in jobs() if not s.state.final or not s.watched]
 
 
+ANNOUNCED = "announced"  # its presence: a face told the user this ended job's outcome
+
+
+def unannounced() -> list[Status]:
+    """Ended jobs nobody watched whose outcome no face has announced yet."""
+    out = []
+    for s in unwatched():
+        if s.state.final and not (job_dir(s.id) / ANNOUNCED).exists():
+            out.append(s)
+    return out
+
+
+def mark_announced(job_id: str) -> None:
+    """A face announced this ended job's outcome (a file of its own: state.json is the
+    runner's, and a dead runner's may still be read as it was left)."""
+    (job_dir(job_id) / ANNOUNCED).touch()
+
+
 def mark_watched(job_id: str) -> None:
     """A face showed this ended job's end: it is no longer news."""
     state.update(job_dir(job_id) / record.STATE,

@@ -22,6 +22,7 @@ from typing import Any, Final
 
 from ..errors import CancelledError, InvalidNameError
 from ..events import Event, Failed, Finished, Observer, Synced, TreePlanReady
+from ..golive.readonly_window import duration
 from .place import job_dir
 from .state import Status
 
@@ -84,6 +85,33 @@ class Keep:
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def describe(keep: Keep, now: float) -> str:
+    """A kept-in-sync job as both faces say it, its fault first: `last synced 4 min ago; a
+    final sync now would keep the source read-only for about 12 s`."""
+    parts = []
+    if keep.fault:
+        ago = f" {duration(now - keep.fault_at)} ago" if keep.fault_at else ""
+        parts.append(f"the last catch-up failed{ago}: {keep.fault}"
+                     + (f" ({keep.fix})" if keep.fix else "")
+                     + ("; the next one resumes it" if not keep.final else ""))
+    if keep.final:
+        parts.append("final sync running: the source is read-only until the copy is checked")
+        return "; ".join(parts)
+    if keep.last_synced is None:
+        parts.append(f"first copy running, then kept in sync every "
+                     f"{interval_text(keep.interval)}")
+        return "; ".join(parts)
+    parts.append(f"last synced {duration(max(0.0, now - keep.last_synced))} ago")
+    if keep.window is not None:
+        parts.append(f"a final sync now would keep the source read-only for about "
+                     f"{duration(keep.window)}")
+    else:
+        parts.append("a final sync's read-only window is not known yet")
+    if keep.next_at is not None:
+        parts.append(f"next catch-up in {duration(max(0.0, keep.next_at - now))}")
+    return "; ".join(parts)
 
 
 def advance(s: Status, event: Event, now: float) -> dict[str, Any] | None:
@@ -247,3 +275,31 @@ class Loop:
             self.writer(Failed(CancelledError(f"stopped while keeping the copy in sync{where}"),
                                True))
         return 130
+
+
+def again_argv(argv: list[str], source: str | None = None, *, final: bool = False,
+               keep_every: str | None = None) -> list[str]:
+    """A tree job's `send` arguments for the next run of the same tree (a face repeating a
+    job it did not start: a re-attached one): a new snapshot (`--snapshot` for the source's
+    `@SNAP`), with `--final`, or kept in sync every `keep_every`. `source`: the source
+    argument as given (the request's), else the one after `-r`."""
+    out: list[str] = []
+    skip = False
+    for a in argv:
+        if skip:
+            skip = False
+            continue
+        if a in ("--keep-syncing", "--final", "--snapshot") or a.startswith("--keep-syncing="):
+            skip = a == "--keep-syncing"
+            continue
+        out.append(a)
+    if "-r" not in out and "--recursive" not in out:
+        raise InvalidNameError("only a tree's job can be synced again from its record",
+                               fix="start the transfer again from the first page")
+    at = out.index(source) if source in out else \
+        out.index("-r" if "-r" in out else "--recursive") + 1
+    out[at] = out[at].partition("@")[0]  # the source: its tree's root, no snapshot
+    out.append("--snapshot")
+    out += ["--final"] if final else []
+    out += ["--keep-syncing", keep_every] if keep_every else []
+    return out

@@ -82,7 +82,8 @@ def request_of(argv: list[str], src: HostSpec | None, dst: HostSpec | None,
                destination: str) -> dict[str, object]:
     """The record's request: the arguments, and the hosts and destination a reader needs to
     look for what a dead runner left (engine/runner/died.py)."""
-    return {"argv": argv, "source_host": host_text(src) or "local",
+    source = next((a for a in argv[1:] if not a.startswith("-")), None)  # send's first
+    return {"argv": argv, "source": source, "source_host": host_text(src) or "local",
             "destination_host": host_text(dst) or "local", "destination": destination,
             "sudo_source": bool(src and src.sudo), "sudo_destination": bool(dst and dst.sudo)}
 

@@ -165,6 +165,11 @@ class Ui_DonePage(object):
 
         self.buttons_layout.addWidget(self.sync_again_button)
 
+        self.keep_sync_button = QPushButton(DonePage)
+        self.keep_sync_button.setObjectName(u"keep_sync_button")
+
+        self.buttons_layout.addWidget(self.keep_sync_button)
+
         self.final_sync_button = QPushButton(DonePage)
         self.final_sync_button.setObjectName(u"final_sync_button")
 
@@ -278,6 +283,13 @@ class Ui_DonePage(object):
 #endif // QT_CONFIG(accessibility)
 #if QT_CONFIG(tooltip)
         self.sync_again_button.setToolTip(QCoreApplication.translate("DonePage", u"Send only what changed since this copy (a new snapshot, then each dataset's delta)", None))
+#endif // QT_CONFIG(tooltip)
+        self.keep_sync_button.setText(QCoreApplication.translate("DonePage", u"&Keep in sync\u2026", None))
+#if QT_CONFIG(accessibility)
+        self.keep_sync_button.setAccessibleName(QCoreApplication.translate("DonePage", u"Keep in sync", None))
+#endif // QT_CONFIG(accessibility)
+#if QT_CONFIG(tooltip)
+        self.keep_sync_button.setToolTip(QCoreApplication.translate("DonePage", u"Repeat the catch-up every interval, unattended (the copy stays close to the source and the final sync's read-only window small), until Final sync", None))
 #endif // QT_CONFIG(tooltip)
         self.final_sync_button.setText(QCoreApplication.translate("DonePage", u"&Final sync", None))
 #if QT_CONFIG(accessibility)

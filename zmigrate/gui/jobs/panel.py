@@ -5,11 +5,14 @@ their runner host; one that does not answer is listed as such."""
 
 from __future__ import annotations
 
+import time
+
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QGroupBox, QListWidget, QListWidgetItem, QPushButton, QVBoxLayout
 
 from ...engine import runner
 from ...engine.runner.elsewhere import Seen, survey
+from ...engine.runner.keep import Keep, describe
 from ...engine.runner.state import JobState, Status
 from ...engine.units import format_rate, format_size
 from .. import markup, style
@@ -33,6 +36,10 @@ def remote_text(seen: Seen) -> str:
 def job_text(s: Status) -> str:
     """`tank/t -> backup/t: running, 42% of 3.0 GiB at 110 MiB/s, about 0:05:10 left`."""
     text = f"{s.what}: {STATES[s.state]}"
+    keep = Keep.of(s)
+    if s.state is JobState.RUNNING and keep is not None and (keep.last_synced or keep.fault
+                                                             or keep.final):
+        return f"{s.what}: {describe(keep, time.time())}"
     if s.state is JobState.RUNNING and s.total:
         text += f", {s.done / s.total:.0%} of {format_size(s.total)} at {format_rate(s.rate)}"
         if s.eta is not None:

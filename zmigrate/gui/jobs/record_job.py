@@ -21,11 +21,14 @@ from ...engine.runner.state import JobState
 
 
 class RecordJob:
-    """Follows job `job_id`'s record on a thread of its own and tells its observers each
-    event; `cancel` asks the runner to stop the job, `detach` only stops following it."""
+    """Follows job `job_id`'s record on a thread of its own (after sequence number `after`) and
+    tells its observers each event, up to the first run's end (a kept-in-sync job goes on
+    after it: its catch-ups are read from its state); `cancel` asks the runner to stop the
+    job, `detach` only stops following it."""
 
-    def __init__(self, job_id: str) -> None:
+    def __init__(self, job_id: str, after: int = 0) -> None:
         self.job_id = job_id
+        self.after = after
         self.summary: Summary | None = None
         self.error: ZmigrateError | None = None
         self.plan_event: PlanReady | TreePlanReady | None = None
@@ -33,6 +36,11 @@ class RecordJob:
         self._ended = threading.Event()
         self._detached = threading.Event()
         self._thread: threading.Thread | None = None
+
+    @property
+    def ended(self) -> bool:
+        """The run followed said its end."""
+        return self.summary is not None or self.error is not None
 
     @property
     def done(self) -> bool:
@@ -49,8 +57,10 @@ class RecordJob:
     def _follow(self) -> None:
         try:
             directory = runner.job_dir(self.job_id)
-            for rec in runner.follow(directory, self._alive, stop=self._detached.is_set):
-                self._emit(rec.event)
+            stop = self._detached.is_set
+            for rec in runner.follow(directory, self._alive, stop=lambda: stop() or self.ended):
+                if rec.seq > self.after and not self.ended:
+                    self._emit(rec.event)
             if not self._detached.is_set() and self.summary is None and self.error is None:
                 s = runner.status(self.job_id)
                 if s.state is JobState.RUNNER_DIED:

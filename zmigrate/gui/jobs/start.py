@@ -13,10 +13,12 @@ from zmigrate.engine.readings.samples import SampleStore
 from ...engine import runner
 from ...engine.errors import ZmigrateError
 from ...engine.events import Event, Observer, PlanReady, TreePlanReady
+from ...engine.runner.keep import again_argv, request_final
 from ...engine.runner.request import request_of, send_argv
 from ...engine.tree.plan import TreePlan
 from ..job_bridge import JobBridge
 from ..session import Session
+from .kept import followed_status, kept_running
 from .record_job import RecordJob
 from .remote_job import RemoteRecordJob
 
@@ -85,7 +87,11 @@ def runner_bridge(s: Session, detached: bool, parent: QObject) -> JobBridge | No
             return record_bridge(s, RemoteRecordJob(None, start), parent)
     if s.attached is None and detached:
         s.attached = start_runner(s)  # None: a job a runner cannot repeat
-    return record_bridge(s, RecordJob(s.attached), parent) if s.attached is not None else None
+    if s.attached is None:
+        return None
+    # Done repeats this job from its record; Final sync on a kept one follows it after `after`.
+    s.followed, after, s.follow_after = s.attached, s.follow_after, 0
+    return record_bridge(s, RecordJob(s.attached, after), parent)
 
 
 def record_bridge(s: Session, job: RecordJob, parent: QObject) -> JobBridge:
@@ -120,3 +126,26 @@ def plans_into(s: Session) -> Observer:
             case _:
                 pass
     return plans
+
+
+def again(s: Session, final: bool, keep_every: str | None = None) -> tuple[str, int]:
+    """What Done's Sync again / Final sync / Keep in sync on a runner's job follows: a
+    kept-in-sync job's own final sync (asked now; followed after the record's current end),
+    else a new job of the same tree from the followed job's record (a new snapshot: the
+    window that picked the tree may be gone). The job id and the sequence number to follow
+    it after."""
+    status = followed_status(s)
+    if status is None:
+        raise ZmigrateError("the transfer's record is gone: it cannot be repeated from here",
+                            fix="start it again from the first page")
+    if final and kept_running(s) is not None:
+        directory = runner.job_dir(status.id)
+        after = max((r.seq for r in runner.read_events(directory)), default=0)
+        request_final(status.id, status.pid)
+        return status.id, after
+    argv = again_argv(list(status.request.get("argv", [])), status.request.get("source"),
+                      final=final, keep_every=keep_every)
+    what = status.what.split(", kept in sync")[0].removesuffix(" (final sync)")
+    what += " (final sync)" if final else (f", kept in sync every {keep_every}"
+                                           if keep_every else "")
+    return runner.start(what, {**status.request, "argv": argv}).id, 0

@@ -15,6 +15,7 @@ from .. import forms, markup, style, words
 from ..dialogs.confirm import after_stop
 from ..generated.ui_done_page import Ui_DonePage
 from ..golive.buttons import GoLiveControls, GoLiveTarget
+from ..jobs.kept import KeepControls
 from ..models.tree_table_model import TreeTableModel
 from ..plots.axes import elapsed
 from ..plots.transfer_plots import TransferPlots
@@ -63,7 +64,10 @@ class DonePage(Page):
         self.datasets: TreeTableModel | None = None
         self.go_live = GoLiveControls(self, self.ui.go_live_button, self.ui.go_back_button,
                                       self.ui.go_live_label,
-                                      (self.ui.sync_again_button, self.ui.final_sync_button))
+                                      (self.ui.sync_again_button, self.ui.keep_sync_button,
+                                       self.ui.final_sync_button))
+        # Keep in sync, and the kept-in-sync line: its keep_requested(interval) is the page's.
+        self.keep = KeepControls(self, session, self.ui)
         self.setFinalPage(True)
 
     def lend_plots(self, plots: TransferPlots | None) -> None:
@@ -96,9 +100,12 @@ class DonePage(Page):
         s = self.session
         ui = self.ui
         ui.saved_label.setText("")
-        tree = s.tree is not None and s.tree_job is not None
+        # A tree picked here, or a runner's tree job followed (re-attached: its record says
+        # what to run again).
+        tree = s.shows_tree and (s.tree_job is not None or s.followed is not None)
         for w in (ui.datasets_label, ui.sync_again_button, ui.final_sync_button):
             w.setVisible(tree)
+        self.keep.show_for(tree)
         final = tree and s.summary is not None and s.summary.verified \
             and "source_readonly_since" in s.summary.extra
         self.go_live.show_for(GoLiveTarget.of(s), final)
