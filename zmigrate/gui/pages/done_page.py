@@ -134,14 +134,14 @@ class DonePage(Page):
             ui.reason_label.setText(words.error_html(error) if error is not None
                                     else "No reason given.")
             kind = "error"
-        if s.tree is not None:
+        if s.shows_tree:
             kind = self._tree_outcome(kind)
         style.set_banner(ui.result_frame, kind)
         ui.verdict_frame.setVisible(s.verdict is not None)
         if s.verdict is not None:
             ui.verdict_label.setText(verdict_html(s.verdict))
         self._fill_facts()
-        if s.tree is not None and s.summary is not None:
+        if s.shows_tree and s.summary is not None:
             ui.check_value.setText("each dataset: newest snapshot's guid equal on both sides, "
                                    "its snapshots present, local properties equal")
         plots = self._take_plots()
@@ -207,7 +207,7 @@ class DonePage(Page):
         if summary is None:
             for name in names:
                 getattr(ui, f"{name}_value").setText("—")
-            rows = self.datasets.rows if s.tree is not None and self.datasets else []
+            rows = self.datasets.rows if s.shows_tree and self.datasets else []
             got = sum(r.bytes for r in rows if r.state in ("received", "verified"))
             if got:
                 # A tree that failed part way: what did arrive, not a dash.
