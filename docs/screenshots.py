@@ -56,6 +56,7 @@ from zmigrate.engine.events import (  # noqa: E402
     Side,
     StageChanged,
     Summary,
+    Synced,
 )
 from zmigrate.engine.findings import Note, NoteKind  # noqa: E402
 from zmigrate.engine.golive import Step  # noqa: E402
@@ -67,14 +68,17 @@ from zmigrate.engine.hosts.tools import HostTools  # noqa: E402
 from zmigrate.engine.job import Job  # noqa: E402
 from zmigrate.engine.plan import Options, Plan, Site, Transport, make_plan  # noqa: E402
 from zmigrate.engine.runner import JobState, Status, Writer, place  # noqa: E402
+from zmigrate.engine.runner.keep import Keep  # noqa: E402
 from zmigrate.engine.tree import (  # noqa: E402
     RECEIVED,
     SENDING,
     SKIPPED,
+    VERIFIED,
     WAITING,
     TreeEntry,
     TreeJob,
     TreePlan,
+    TreePlanReady,
 )
 from zmigrate.engine.verdict.diagnosis import Diagnoser  # noqa: E402
 from zmigrate.engine.wire import LinkReading, Rings, Wire, ceiling  # noqa: E402
@@ -553,6 +557,73 @@ def shoot_long_jobs(settings: Settings, plan: Plan) -> None:
             proc.wait()
 
 
+def kept_record(plan: TreePlan) -> tuple[str, subprocess.Popen[bytes]]:
+    """A tree job a runner keeps in sync every 15 minutes (`send --keep-syncing 15m`): its
+    first copy three hours ago, the catch-ups since, the last 4 minutes ago; written by the
+    runner's own Writer, its "runner" a process that only waits (as in `job_record`)."""
+    job_id = place.new_id()
+    directory = place.create_dir(job_id)
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)", job_id])
+    now = time.time()
+    started = now - 3 * 3600
+    clock = [started]
+    argv = ["send", "-r", "tank.lan:tank", "backup-01:backup/tank", "--snapshot",
+            "--keep-syncing", "15m"]
+    writer = Writer(directory, Status(
+        id=job_id, what="tank.lan:tank -> backup-01:backup/tank (tree), kept in sync every 15m",
+        request={"argv": argv, "source": "tank.lan:tank"}, started=started,
+        state=JobState.RUNNING, pid=proc.pid), clock=lambda: clock[0])
+    writer.update(extra={"keep": Keep(900.0).to_json()})
+    writer(TreePlanReady(plan))
+    n = len(plan.entries)
+    total = sum(e.size for e in plan.entries if e.action != "skip")
+    for event in synthetic_run(300, total):
+        t = getattr(event, "t", None) or getattr(event, "elapsed", None)
+        if isinstance(t, float):
+            clock[0] = started + t
+        writer(event)  # type: ignore[arg-type]
+    for i, e in enumerate(plan.entries):
+        state = SKIPPED if e.action == "skip" else VERIFIED
+        writer(DatasetState(e.source, e.destination, state, i, n, e.size,
+                            e.size if state == VERIFIED else 0, 108.2 * MiB, e.reason))
+    writer(Finished(Summary(total, 300.0, total / 300.0, 2, 1, 1, None)))
+    syncs = 11
+    for k in range(1, syncs + 1):
+        clock[0] = now - 240 - (syncs - k) * 900
+        writer(Synced(k, True, 2_400_000 * k, 9.0, f"zmigrate-{k}", window=12.0,
+                      changed=180 * MiB, next_in=900.0))
+    writer.close()
+    return job_id, proc
+
+
+def shoot_kept(settings: Settings, src_sets: list[Dataset]) -> None:
+    """A tree kept in sync by its runner: the first page says when it last synced and what a
+    final sync would cost now; Show transfer, then Done with Keep in sync (repeating) and
+    Final sync."""
+    with tempfile.TemporaryDirectory() as tmp, environment(ZMIGRATE_JOBS_DIR=tmp):
+        job_id, proc = kept_record(tree_plan(src_sets, ("tank/vm",)))
+        try:
+            w = MigrationWizard(settings)
+            w.resize(1120, 760)
+            w.show()
+            w.hosts_page.source.ui.host_combo.setEditText("tank.lan")
+            w.hosts_page.destination.ui.host_combo.setEditText("backup-01")
+            panel = w.hosts_page.jobs
+            panel.refresh()
+            panel.list.setCurrentRow(0)
+            shoot(w, "hosts-kept")
+            panel.show_button.click()
+            settle(lambda: w.currentId() == 6, timeout=30.0)
+            settle(timeout=1.0)
+            shoot(w, "done-kept")
+            w.shutdown()
+            w.deleteLater()
+            settle()
+        finally:
+            proc.kill()
+            proc.wait()
+
+
 def tree_plan(src_sets: list[Dataset], excluded: tuple[str, ...]) -> TreePlan:
     """tank into backup/tank: most datasets catch up, one arrives in full, one is complete."""
     entries = []
@@ -838,6 +909,7 @@ def main() -> int:
     shoot_tree(settings, plan)
     JobBridge.start = real_start  # type: ignore[method-assign]
     shoot_long_jobs(settings, plan)
+    shoot_kept(settings, source_inventory())
     (OUT / ".screenshots.ini").unlink(missing_ok=True)
     shutil.rmtree(tmp, ignore_errors=True)
     return 0

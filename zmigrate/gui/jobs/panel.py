@@ -69,6 +69,7 @@ class JobsPanel(QGroupBox):
         self.list.setObjectName("jobs_list")
         self.list.setAccessibleName("Transfers running on their own")
         self.list.setMaximumHeight(110)
+        self.list.setWordWrap(True)  # a kept-in-sync job's line is long: wrapped, not cut
         self.show_button = QPushButton("Show transfer")
         self.show_button.setObjectName("show_job_button")
         self.show_button.setAccessibleName("Show the chosen transfer")

@@ -15,7 +15,7 @@ from .. import forms, markup, style, words
 from ..dialogs.confirm import after_stop
 from ..generated.ui_done_page import Ui_DonePage
 from ..golive.buttons import GoLiveControls, GoLiveTarget
-from ..jobs.kept import KeepControls
+from ..jobs.kept import KeepControls, kept_running
 from ..models.tree_table_model import TreeTableModel
 from ..plots.axes import elapsed
 from ..plots.transfer_plots import TransferPlots
@@ -172,7 +172,8 @@ class DonePage(Page):
                 where + (f"<br><b>Final sync:</b> the source has been read-only since {when}"
                          f"{held}; "
                          f"the copy is exactly the source at @{markup.escape(plan.snapshot)}."
-                         if when else "<br>Sync again to send only what changed since."))
+                         if when else "" if kept_running(s) else
+                         "<br>Sync again to send only what changed since."))
             if plan.vanished:
                 ui.reason_label.setText(
                     ui.reason_label.text() + "<br>Gone from the source, kept on the "
