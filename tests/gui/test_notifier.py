@@ -76,3 +76,54 @@ def test_wizard_words_the_notification(wizard: MigrationWizard) -> None:
     assert body == "the transfer: 63 MiB at 679.1 KiB/s, verified"
     wizard.transfer_page.ended_after = 10.0
     assert wizard._notify_end() is None
+
+
+def test_a_job_that_ended_unwatched_is_announced_once_when_the_app_opens(
+        qtbot: QtBot, settings: Any, jobs_dir: Any) -> None:
+    """A runner's job that ended while no window was open: the next window's notifier says
+    how it went (once: the window after says nothing), and the first page lists it."""
+    import os
+    import time
+
+    from zmigrate.engine.errors import TransferError
+    from zmigrate.engine.events import Failed, Finished
+    from zmigrate.engine.runner import JobState, Status, Writer, place
+
+    for what, end in (("tank/a -> backup/a", Finished(Summary(2**20, 3.0, 1e5, 0, 5, 5, None))),
+                      ("tank/b -> backup/b", Failed(TransferError("the stream stalled")))):
+        job_id = place.new_id()
+        w = Writer(place.create_dir(job_id), Status(
+            id=job_id, what=what, request={"argv": []}, started=time.time(),
+            state=JobState.RUNNING, pid=os.getpid()))
+        w(end)
+        w.close()
+        time.sleep(1.1)  # ids sort by their second
+
+    def opened() -> tuple[MigrationWizard, Calls]:
+        wizard = MigrationWizard(settings)
+        qtbot.addWidget(wizard)
+        calls = Calls()
+        wizard.notifier.tray_available = lambda: False
+        wizard.notifier.fallback = calls
+        return wizard, calls
+
+    first, calls = opened()
+    try:
+        qtbot.waitUntil(lambda: len(calls.calls) == 2, timeout=5000)
+        said = sorted((args[0], args[1], kw["urgency"]) for args, kw in calls.calls)
+        assert said == [
+            ("Transfer complete", "tank/a -> backup/a: 1 MiB, verified (it ended while "
+             "zmigrate was closed)", "normal"),
+            ("Transfer failed", "tank/b -> backup/b: the stream stalled", "critical")]
+        texts = [first.hosts_page.jobs.list.item(i).text() for i in range(2)]
+        assert "tank/a -> backup/a: finished, verified (1 MiB)" in texts
+        assert "tank/b -> backup/b: failed: the stream stalled" in texts
+    finally:
+        first.shutdown()
+    second, again = opened()
+    try:
+        qtbot.wait(300)
+        assert again.calls == []  # told once
+        assert second.hosts_page.jobs.list.count() == 2  # still news on the first page
+    finally:
+        second.shutdown()

@@ -12,13 +12,13 @@ from zmigrate.engine.readings.samples import SampleStore
 
 from ...engine import runner
 from ...engine.errors import ZmigrateError
-from ...engine.events import Event, Observer, PlanReady, TreePlanReady
-from ...engine.runner.keep import again_argv, request_final
+from ...engine.events import Event, Failed, Finished, Observer, PlanReady, TreePlanReady
+from ...engine.runner.keep import Keep, again_argv, request_final
 from ...engine.runner.request import request_of, send_argv
 from ...engine.tree.plan import TreePlan
 from ..job_bridge import JobBridge
 from ..session import Session
-from .kept import followed_status, kept_running
+from .kept import followed_status
 from .record_job import RecordJob
 from .remote_job import RemoteRecordJob
 
@@ -138,11 +138,15 @@ def again(s: Session, final: bool, keep_every: str | None = None) -> tuple[str, 
     if status is None:
         raise ZmigrateError("the transfer's record is gone: it cannot be repeated from here",
                             fix="start it again from the first page")
-    if final and kept_running(s) is not None:
-        directory = runner.job_dir(status.id)
-        after = max((r.seq for r in runner.read_events(directory)), default=0)
-        request_final(status.id, status.pid)
-        return status.id, after
+    keep = Keep.of(status)
+    if keep is not None and not status.state.final:
+        records = runner.read_events(runner.job_dir(status.id))
+        if keep.final:  # its final sync runs already: follow it (after the first copy's end)
+            return status.id, next((r.seq for r in records
+                                    if isinstance(r.event, Finished | Failed)), 0)
+        if final:
+            request_final(status.id, status.pid)
+            return status.id, max((r.seq for r in records), default=0)
     argv = again_argv(list(status.request.get("argv", [])), status.request.get("source"),
                       final=final, keep_every=keep_every)
     what = status.what.split(", kept in sync")[0].removesuffix(" (final sync)")
