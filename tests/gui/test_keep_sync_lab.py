@@ -3,7 +3,8 @@ CLI's `send --keep-syncing`) is shown by a wizard that did not start it (its fir
 when it last synced and the final sync's window); Done offers Final sync (Sync again and Keep
 in sync are moot while it repeats), and Final sync stops the repetition and cuts over: the
 source is read-only and the copy's files equal the source's. A finished tree re-attached to
-gets Sync again, which runs the same tree's catch-up in a runner of its own."""
+gets Sync again, which runs the same tree's catch-up in a runner of its own, and Keep in sync,
+which asks the interval and keeps it in sync until Final sync."""
 
 from __future__ import annotations
 
@@ -103,9 +104,9 @@ def test_final_sync_on_a_re_attached_kept_tree_cuts_over(
         assert ours == theirs and ours, rel
 
 
-def test_sync_again_on_a_re_attached_finished_tree_runs_its_catch_up(
+def test_sync_again_then_keep_in_sync_on_a_re_attached_finished_tree(
         qtbot: QtBot, wizard: MigrationWizard, lab_env: Lab, pools: tuple[Pool, Pool],
-        jobs_dir: Path) -> None:
+        jobs_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     src, dst = pools
     root = f"{src.name}/t"
     for rel in ("t", "t/a"):
@@ -140,3 +141,23 @@ def test_sync_again_on_a_re_attached_finished_tree_runs_its_catch_up(
     assert snap != "s1"
     assert zfs("get", "-H", "-o", "value", "guid", f"{copy}/a@{snap}") == \
         zfs("get", "-H", "-o", "value", "guid", f"{root}/a@{snap}")
+
+    # Keep in sync: the interval asked, the job kept in sync, then its final sync.
+    monkeypatch.setenv("ZMIGRATE_KEEP_SYNC_MIN", "1")  # the runner inherits it
+    ui.keep_sync_button.click()
+    dialog = w.done_page.keep.dialog
+    assert dialog is not None and dialog.textValue() == "15m"
+    dialog.setTextValue("3s")
+    dialog.accept()
+    qtbot.waitUntil(lambda: w.currentId() == PageId.DONE
+                    and w.done_page.keep.label.isVisible(), timeout=240_000)
+    kept = next(s for s in runner.jobs() if Keep.of(s) is not None)
+    assert "--keep-syncing" in kept.request["argv"]
+    assert wait_until(lambda: _syncs(kept.id) >= 2, timeout=180, interval=1)
+    w.done_page.keep.refresh()
+    assert "last synced" in w.done_page.keep.label.text()
+    ui.final_sync_button.click()
+    qtbot.waitUntil(lambda: w.currentId() == PageId.TRANSFER, timeout=30_000)
+    qtbot.waitUntil(lambda: w.currentId() == PageId.DONE, timeout=240_000)
+    assert "read-only since" in ui.reason_label.text(), ui.reason_label.text()
+    assert runner.status(kept.id).state is JobState.FINISHED

@@ -97,7 +97,6 @@ def test_a_job_that_ended_unwatched_is_announced_once_when_the_app_opens(
             state=JobState.RUNNING, pid=os.getpid()))
         w(end)
         w.close()
-        time.sleep(1.1)  # ids sort by their second
 
     def opened() -> tuple[MigrationWizard, Calls]:
         wizard = MigrationWizard(settings)
