@@ -6,6 +6,8 @@ equal the source's."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -120,3 +122,47 @@ def _mount_copy(copy: str, where: Path) -> dict[str, Path]:
             zfs("mount", name)
         out[rel] = path
     return out
+
+
+def test_an_unattended_catch_ups_fault_is_said_first_and_the_next_one_recovers(
+        env: dict[str, str], pools: tuple[Pool, Pool]) -> None:
+    """A catch-up refused (a snapshot made on the copy meanwhile: it would need --force) is
+    recorded as the job's fault: `jobs` and `attach` say it first; the job goes on, and once
+    the cause is gone the next catch-up verifies and the fault is cleared; `stop` stops it."""
+    src, dst = pools
+    root = f"{src.name}/t"
+    for rel in ("t", "t/a"):
+        zfs("create", f"{src.name}/{rel}")
+        write_random_files(src.mountpoint / rel / "files", 1, files=2)
+    copy = f"{dst.name}/copy"
+    r = zmigrate(env, "send", "-r", f"lab-src:{root}", f"lab-dst:{copy}", "--snapshot",
+                 "--detach", "--keep-syncing", "3s", "--buffer", "8M", "--json", timeout=60)
+    assert r.returncode == 0, r.stderr + r.stdout
+    job_id = str(r.of("job")[0]["id"])
+    assert wait_until(lambda: _syncs(env, job_id) >= 1, timeout=180, interval=1)
+
+    zfs("snapshot", f"{copy}/a@intruder")
+    assert wait_until(lambda: _job(env, job_id)["keep"]["fault"] != "", timeout=120,
+                      interval=1), _job(env, job_id)
+    listed = _job(env, job_id)
+    assert listed["state"] == "running"
+    assert listed["keep"]["text"].startswith("the last catch-up failed")
+    line = next(x for x in zmigrate(env, "jobs", "--no-scan", timeout=60).stdout.splitlines()
+                if x.startswith(job_id))
+    assert line.index("the last catch-up failed") < line.index("last synced"), line
+    attach = subprocess.Popen([sys.executable, "-m", "zmigrate", "attach", job_id], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                              stdin=subprocess.DEVNULL)
+    assert attach.stderr is not None
+    first = attach.stderr.readline()
+    attach.kill()
+    attach.wait(timeout=30)
+    assert first.startswith(f"job {job_id}: the last catch-up failed"), first
+
+    zfs("destroy", f"{copy}/a@intruder")
+    synced = _syncs(env, job_id)
+    assert wait_until(lambda: _syncs(env, job_id) > synced, timeout=120, interval=1)
+    assert _job(env, job_id)["keep"]["fault"] == ""
+    stop = zmigrate(env, "stop", job_id, timeout=180)
+    assert stop.returncode == 0, stop.stderr + stop.stdout
+    assert _job(env, job_id)["state"] == "stopped"
