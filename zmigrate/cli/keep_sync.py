@@ -10,7 +10,7 @@ from typing import TextIO
 
 from ..engine import runner
 from ..engine.events import Observer
-from ..engine.golive.final_sync import readonly_window_of
+from ..engine.golive.final_sync import final_sync_window
 from ..engine.hosts import Host, one_connection
 from ..engine.hosts.login import HostSpec
 from ..engine.hosts.pair import connect_both
@@ -72,9 +72,8 @@ def predict(args: argparse.Namespace) -> tuple[float | None, int]:
             hosts += [src, dst]
         job = TreeJob(src, dst, send.tree_request(args, source, destination,
                                                   send.options_of(args)))
-        job.prepare()
-        window = readonly_window_of(job)
-        return window.seconds, window.changed
+        window = final_sync_window(job)  # `args` asks for the final sync: never None
+        return (window.seconds, window.changed) if window is not None else (None, 0)
     finally:
         for h in hosts:
             h.close()

@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QLabel, QMessageBox, QVBoxLayout, QWidget, QWizard
 from ..engine import runner
 from ..engine.errors import ZmigrateError
 from ..engine.units import format_size
-from . import markup, words
+from . import words
 from .dialogs.confirm import after_stop, ask_keep_or_stop, ask_to_stop
 from .icons import app_icon
 from .jobs.kept import kept_running
@@ -212,7 +212,7 @@ class MigrationWizard(QWizard):
         try:
             job_id, after = again(self.session, final, keep_every)
         except ZmigrateError as exc:
-            self.done_page.ui.saved_label.setText(markup.error_html(exc))
+            self.done_page.ui.saved_label.setText(words.error_html(exc))
             return
         self.reattach(job_id, after)
 
