@@ -76,7 +76,9 @@ def test_a_kept_tree_catches_up_unattended_then_a_final_sync_cuts_over(
     keep = listed["keep"]
     assert keep["syncs"] >= 7 and keep["fault"] == "", keep
     assert time.time() - keep["last_synced"] < INTERVAL + 60
-    assert keep["window"] is not None and 0 < keep["window"] < 120, keep
+    # Timed on this tree's runs in the history (None without any); right after a catch-up
+    # with nothing written since, the engine predicts no stream at all (0 s).
+    assert keep["window"] is not None and 0 <= keep["window"] < 120, keep
     assert "last synced" in keep["text"] and "read-only for about" in keep["text"], keep
     text = zmigrate(env, "jobs", "--no-scan", timeout=60).stdout
     assert f"{job_id}  in sync" in text and "a final sync now would keep the source " \
