@@ -94,6 +94,9 @@ def test_prediction_and_its_words() -> None:
     w = predict(one, src, dst, PastRuns(rate=100 * MiB, per_dataset=1.5, runs=2))
     assert w == Window(3.5, 200 * MiB, 2, False, streams=1)
     assert describe(w).endswith("(200 MiB changed in 2 datasets)")
+    # Nothing changed, nothing to send: the fixed cost of one stream, never 0 s.
+    none = predict(_plan(), src, dst, PastRuns(rate=100 * MiB, per_dataset=1.5, runs=2))
+    assert none == Window(1.5, 0, 0, False, streams=0)
     unknown = predict(plan, src, dst, None)
     assert unknown.seconds is None and "a catch-up run first gives the figure" in describe(unknown)
 

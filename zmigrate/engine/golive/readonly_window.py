@@ -114,8 +114,9 @@ def predict(plan: TreePlan, src_sets: Sequence[zfs.Dataset], dst_sets: Sequence[
     streams = len([e for e in plan.to_send if e.carried_by is None])
     if past is None or past.rate <= 0:
         return Window(None, changed, n, at_least, streams)
-    return Window(streams * past.per_dataset + changed / past.rate, changed, n, at_least,
-                  streams)
+    # Nothing to send still pays one stream's fixed cost (readonly, snapshot, read, check).
+    return Window(max(streams, 1) * past.per_dataset + changed / past.rate, changed, n,
+                  at_least, streams)
 
 
 def describe(w: Window) -> str:
