@@ -253,3 +253,41 @@ def test_a_file_written_into_a_dataset_judged_empty_after_the_plan_stops_the_run
     assert caught.value.reason is PreflightReason.CHANGED
     assert f"{target} (no longer empty: it holds 1 file(s)" in caught.value.message
     assert (dst.mountpoint / "e" / "notes.txt").read_text() == "mine\n"
+
+
+def test_a_tree_snapshotted_now_planned_again_at_run_stops_on_what_review_did_not_show(
+        lab_hosts: tuple[Host, Host], pools: tuple[Pool, Pool]) -> None:
+    """The wizard's way: Review prepares the tree (a snapshot to take now, on a zfs without
+    `written`: the run plans again once it is taken), the Transfer runs that same job. A
+    snapshot sanoid took on the copy since Review stops the run before anything changed:
+    reason CHANGED, the new snapshot named, no snapshot left on the source, nothing
+    destroyed; planned again, it runs and destroys exactly what that plan showed."""
+    from zmigrate.engine.tree import TreeJob, TreeRequest
+
+    src_host, dst_host = lab_hosts
+    src, dst = pools
+    root = _tree(src)
+    copy = f"{dst.name}/data"
+    TreeJob(src_host, dst_host, TreeRequest(root, copy, snapshot="s1")).run()
+    write_random_files(src.mountpoint / "data" / "a" / "more", 1, files=1)
+    zfs("snapshot", f"{copy}/a@mine")
+    job = TreeJob(src_host, dst_host, TreeRequest(root, copy, options=Options(force=True)))
+    plan = job.prepare()  # Review
+    assert plan.snapshot_command is not None and [x.name for x in plan.destroys] == [
+        f"{copy}/a@mine"]
+    source_before = _snapshots(root)
+    zfs("snapshot", f"{copy}/a@autosnap_hourly")  # then sanoid, before Transfer
+    with pytest.raises(PreflightError) as caught:
+        job.run()
+    assert caught.value.reason is PreflightReason.CHANGED
+    assert f"{copy}/a@autosnap_hourly (newer than @s1)" in caught.value.message
+    assert "nothing was destroyed" in (caught.value.fix or "")
+    assert _snapshots(root) == source_before  # the snapshot taken ahead was taken back
+    assert _snapshots(f"{copy}/a") == [f"{copy}/a@s1", f"{copy}/a@mine",
+                                       f"{copy}/a@autosnap_hourly"]
+    job = TreeJob(src_host, dst_host, TreeRequest(root, copy, options=Options(force=True)))
+    plan = job.prepare()
+    assert sorted(x.name for x in plan.destroys) == [f"{copy}/a@autosnap_hourly",
+                                                     f"{copy}/a@mine"]
+    job.run()
+    assert [s.split("@")[1] for s in _snapshots(f"{copy}/a")] == ["s1", plan.snapshot]

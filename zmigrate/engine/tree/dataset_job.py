@@ -82,8 +82,10 @@ def dataset_options(request: TreeRequest, dst_caps: zfs.Capabilities, plan: Tree
 
 def dataset_job(src: Host, dst: Host, request: TreeRequest,
                 caps: tuple[zfs.Capabilities, zfs.Capabilities], known: Known | None,
-                ports: Ports, plan: TreePlan, e: TreeEntry, t0: float | None = None) -> Job:
-    """The job that sends `e` at the tree's snapshot, on the tree's two sessions."""
+                ports: Ports, plan: TreePlan, e: TreeEntry, t0: float | None = None,
+                shown: frozenset[tuple[str, str, str]] | None = None) -> Job:
+    """The job that sends `e` at the tree's snapshot, on the tree's two sessions; it destroys
+    nothing beyond `shown` (the keys of what the plan the user saw destroys; None: `plan`'s)."""
     options = dataset_options(request, caps[1], plan, e)
     if known is not None and options.port is None \
             and transports.carrier(default_transport(src, dst, options)).listens:
@@ -92,7 +94,7 @@ def dataset_job(src: Host, dst: Host, request: TreeRequest,
               src_caps=caps[0], dst_caps=caps[1], t0=t0, known=known, deferred=True)
     job.port_movable = request.options.port is None
     job.parent_pending = e.source != plan.root  # it arrives earlier in this run
-    job.shown = frozenset(x.key for x in plan.destroys)
+    job.shown = shown if shown is not None else frozenset(x.key for x in plan.destroys)
     return job
 
 

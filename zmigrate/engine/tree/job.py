@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 
 from .. import cmdline, zfs
-from ..errors import CancelledError, ZmigrateError
+from ..errors import CancelledError, PreflightError, PreflightReason, ZmigrateError
 from ..events import Observer, StageChanged, Summary
 from ..hosts import Host
 from ..job import Job, Known, read_settled
@@ -78,6 +78,23 @@ def readonly_before(src: Host, plan: TreePlan,
     return {n: {"readonly": v} for n, v in kept.items() if v is not None}
 
 
+def held_to(shown: frozenset[tuple[str, str, str]] | None, plan: TreePlan,
+            dst_label: str) -> None:
+    """Planned again at run (after Review, maybe long ago): stop before anything changes if
+    the plan destroys more than the one shown (`shown`: its keys) - a snapshot or child
+    taken on the copy since, a file in a dataset judged empty - naming what (CHANGED)."""
+    grew = [x for x in plan.destroys if shown is not None and x.key not in shown]
+    if not grew:
+        return
+    raise PreflightError(
+        "the destination changed after the plan was shown, and the tree would also destroy: "
+        + ", ".join(f"{x.name} ({x.detail})" for x in grew),
+        host=dst_label, reason=PreflightReason.CHANGED,
+        fix="nothing was destroyed or changed; review the plan again (run again, or go back "
+        "to Review) and agree to what it destroys now",
+        figures={"destroys": ", ".join(x.name for x in grew)})
+
+
 class TreeJob(Work):
     """A tree transfer between two connected hosts (the caller owns and closes them).
 
@@ -107,6 +124,9 @@ class TreeJob(Work):
         self.checked = TreeCheck()  # the last check of what arrived
         self._planned: Callable[[list[zfs.Dataset]], TreePlan] | None = None  # by prepare()
         self._ahead: Ahead | None = None  # the snapshot and measuring done while reading
+        # The keys of what the plan the user saw destroys (its first plan's: Review's, or the
+        # run's own, printed before it runs); a run destroys nothing beyond it (`_held_to`).
+        self.shown: frozenset[tuple[str, str, str]] | None = None
 
     thread_name = "zmigrate-tree"
 
@@ -133,6 +153,8 @@ class TreeJob(Work):
         self._snapshot, self._planned = decided.snapshot, decided.planned
         plan = self.plan = decided.plan
         self.known = reading.known
+        if self.shown is None:
+            self.shown = frozenset(x.key for x in plan.destroys)
         return plan
 
     def _read(self, ahead: bool) -> TreeReading:
@@ -191,6 +213,7 @@ class TreeJob(Work):
         prepared_before = self.plan is not None  # e.g. for Review, maybe long ago
         try:
             plan = self.plan or self.prepare(ahead=True)
+            held_to(self.shown, plan, self.dst.label)
         except BaseException:
             if self._ahead is not None:
                 self._ahead.take_back()
@@ -287,7 +310,7 @@ class TreeJob(Work):
     def _job_for(self, plan: TreePlan, e: TreeEntry, t0: float | None = None) -> Job:
         assert self.src_caps is not None and self.dst_caps is not None
         return dataset_job(self.src, self.dst, self.request, (self.src_caps, self.dst_caps),
-                           self.known, self._ports, plan, e, t0)
+                           self.known, self._ports, plan, e, t0, shown=self.shown)
 
     def _send_one(self, plan: TreePlan, i: int, e: TreeEntry,
                   progress: TreeProgress) -> Summary:
