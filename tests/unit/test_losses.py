@@ -166,9 +166,16 @@ def test_what_was_written_since_the_newest_snapshot_is_named_where_the_host_says
         (LossKind.SNAPSHOT, "nas/copy@local", "newer than @s2"),
         (LossKind.CONTENT, "nas/copy", "written since @local; 4096 bytes")]
     assert p.rolled_back == ("local",)
-    # zfs-fuse says nothing (written None): nothing to name.
+    # zfs-fuse has no `written` (None): its referenced as at its newest snapshot, nothing to
+    # name; referenced changed since, the change is named.
     assert [x.name for x in _plan("tank/data@s3", [copy], force=True).destroys] == [
         "nas/copy@local"]
+    then = copy.snapshots[-1].referenced
+    grown = [zfs.Dataset(copy.name, "filesystem", copy.guid, 0, then + 401408, 0, 0,
+                         list(copy.snapshots))]
+    assert [x.detail for x in _plan("tank/data@s3", grown, force=True).destroys][1] == (
+        f"written since @local; about 401408 bytes ({then} referenced then, "
+        f"{then + 401408} now)")
 
 
 def test_a_plan_and_a_tree_plan_keep_their_losses_through_the_event_record() -> None:

@@ -354,14 +354,34 @@ def _inventory_argv(host: Host, caps: Capabilities, root: str | None) -> list[st
     return argv
 
 
+def sync_line(host: Host, caps: Capabilities, pool: str) -> str:
+    """A shell line that commits `pool`'s open transaction group, so that figures read after
+    it (`written`, `referenced`) count the writes of the last seconds; its failure is
+    silent (the figures may then lag by one transaction group).
+
+    `zpool sync POOL` where zfs has it (OpenZFS 0.8+), else `sync`. zfs-fuse has neither:
+    measured on the lab (zfs-fuse 0.7), a 300 kB file shows in `referenced` only when the
+    transaction group closes, 30 s later; `sync` (and `sync -f`) change nothing, while any
+    administrative change commits at once (0.02 s): `zfs inherit` of a user property that is
+    not set is one that changes nothing (it is only logged in `zpool history -i`)."""
+    pool = cmdline.dataset(pool.split("/", 1)[0])
+    if caps.dialect == "zfs-fuse":
+        line = cmdline.join(host.privileged(["zfs", "inherit", "zmigrate:sync", pool]))
+    else:
+        line = cmdline.join(host.privileged(["zpool", "sync", pool])) + " || sync"
+    return f"{{ {line}; }} >/dev/null 2>&1"
+
+
 def inventory_with_parent(host: Host, caps: Capabilities, parent: str,
-                          name: str) -> list[Dataset]:
+                          name: str, *, synced: bool = False) -> list[Dataset]:
     """`name` with its descendants, snapshots and bookmarks, and `parent` alone: one command
-    (either may not exist)."""
+    (either may not exist); `synced`: its pool synced first (`sync_line`), so that what was
+    written there in the last seconds is counted."""
     shallow = host.privileged(["zfs", "get", "-Hp", "-o", "name,property,value",
                                ",".join(caps.properties), cmdline.dataset(parent)])
-    result = host.run(f"{cmdline.join(shallow)}; {cmdline.join(_inventory_argv(host, caps, name))}",
-                      timeout=300)
+    first = f"{sync_line(host, caps, name)}; " if synced else ""
+    result = host.run(f"{first}{cmdline.join(shallow)}; "
+                      f"{cmdline.join(_inventory_argv(host, caps, name))}", timeout=300)
     errors = [line for line in result.stderr.splitlines() if line.strip()]
     if not result.ok and not all("does not exist" in line for line in errors):
         raise classify_zfs_error(result.host, "listing datasets", result.stderr, result.command,

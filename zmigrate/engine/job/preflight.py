@@ -79,8 +79,9 @@ def read_known(src: Host, dst: Host, src_caps: zfs.Capabilities, dst_caps: zfs.C
         src_f = pool.submit(lambda: zfs.inventory(src, src_caps, source)
                             if src_caps.has_zfs else [])
         ahead_f = pool.submit(lambda: on_source(src_f.result())) if on_source else None
+        # --force: what a rollback takes is read to the last write (the pool synced first).
         dst_f = pool.submit(lambda: zfs.inventory_with_parent(dst, dst_caps, parent,
-                                                              destination)
+                                                              destination, synced=options.force)
                             if dst_caps.has_zfs else [])
         addr_f = pool.submit(lambda: addresses(src, dst, src_caps, dst_caps) if tcp
                              else ("", None))

@@ -47,9 +47,20 @@ def replication_pruned(source_root: str, src_sets: Sequence[zfs.Dataset], sent: 
 
 def written_since(target: zfs.Dataset) -> list[Loss]:
     """A forced receive or rollback into `target`: what was written to it since its newest
-    snapshot goes too (where the host says how much: `written`, OpenZFS)."""
+    snapshot goes too: `written` where the host says (OpenZFS); else (zfs-fuse) a change of
+    `referenced` since that snapshot says it was written to, about how much (the read must
+    follow a pool sync: zfs.sync_line)."""
     newest = target.newest
-    if newest is None or not target.written:
+    if newest is None:
+        return []
+    if target.written is None:
+        if target.referenced == newest.referenced:
+            return []
+        return [Loss(DESTINATION, LossKind.CONTENT, target.name,
+                     f"written since @{newest.short}; about "
+                     f"{abs(target.referenced - newest.referenced)} bytes ({newest.referenced} "
+                     f"referenced then, {target.referenced} now)")]
+    if not target.written:
         return []
     return [Loss(DESTINATION, LossKind.CONTENT, target.name,
                  f"written since @{newest.short}; {target.written} bytes")]
