@@ -7,6 +7,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from lab.losses import LossWatch, shown_in_json
 from lab.sshd import Lab
 from lab.util import wait_until, write_random_files, zfs, zmigrate
 from lab.zfsfuse import Pool
@@ -34,9 +35,14 @@ def cut_over(lab: Lab, pools: tuple[Pool, Pool],
     return old, new, env
 
 
-def test_go_live_then_back_on_one_host(lab: Lab,
-                                       cut_over: tuple[Pool, Pool, dict[str, str]]) -> None:
+def _sides(shown: list[dict[str, object]]) -> list[tuple[object, object, object]]:
+    return [(x["host_side"], x["kind"], x["name"]) for x in shown]
+
+
+def test_go_live_then_back_on_one_host(lab: Lab, cut_over: tuple[Pool, Pool, dict[str, str]],
+                                       loss_watch: type[LossWatch]) -> None:
     old, new, env = cut_over
+    watches = [loss_watch(old.name), loss_watch(new.name)]  # both: one host, two pools
     path = old.mountpoint / "t" / "a"
     with pytest.raises(OSError, match="Read-only file system"):  # the source, cut over
         (path / "probe").write_text("x")
@@ -44,10 +50,23 @@ def test_go_live_then_back_on_one_host(lab: Lab,
     r = zmigrate(env, "go-live", f"lab-src:{old.name}/t", f"lab-src:{new.name}/t", "--dry-run")
     assert r.returncode == 0, r.stderr
     assert f"zfs unmount {old.name}/t/a" in r.stdout and f"zfs mount {new.name}/t" in r.stdout
+    # What it hides, by name: the source's datasets it unmounts (nothing is destroyed).
+    assert (f"Will be hidden on lab-src:\n  - dataset {old.name}/t/a unmounted (no longer "
+            f"served at {path}; its files stay in it (going back mounts it again))") \
+        in r.stdout, r.stdout
+    assert "Will be destroyed" not in r.stdout
     assert _get(f"{new.name}/t", "mounted") == "no"  # a dry run changes nothing
+    for w in watches:
+        w.start()
     r = zmigrate(env, "go-live", f"lab-src:{old.name}/t", f"lab-src:{new.name}/t", "--yes",
                  "--json")
     assert r.returncode == 0, r.stderr + r.stdout
+    assert _sides(shown_in_json(r.stdout)) == [("source", "unmounted", f"{old.name}/t/a"),
+                                               ("source", "unmounted", f"{old.name}/t")]
+    for w in watches:
+        w.check_json(r.stdout)
+    with pytest.raises(AssertionError, match=f"unmounted {old.name}/t/a"):  # it has teeth
+        watches[0].check([])
     # The same path now shows the new pool's copy, writable; the source is out of the way.
     assert _get(f"{new.name}/t/a", "mountpoint") == str(path)
     assert sorted(os.listdir(path / "files")) == names
@@ -59,9 +78,22 @@ def test_go_live_then_back_on_one_host(lab: Lab,
     listed = zmigrate(env, "history").stdout  # what ran is in the history, live
     assert f"lab-src:{new.name}/t" in listed.split("gone live:")[1] and listed.rstrip(
     ).endswith("live"), listed
+    dry = zmigrate(env, "go-live", f"lab-src:{old.name}/t", f"lab-src:{new.name}/t", "--back",
+                   "--dry-run", "--json")
+    assert dry.returncode == 0, dry.stderr
+    shown = shown_in_json(dry.stdout)  # going back hides the live copy, carried back first
+    assert _sides(shown) == [("destination", "unmounted", f"{new.name}/t/a"),
+                             ("destination", "unmounted", f"{new.name}/t")]
+    assert "carried back to the source first" in shown[0]["detail"]
+    for w in watches:
+        w.start()
     r = zmigrate(env, "go-live", f"lab-src:{old.name}/t", f"lab-src:{new.name}/t", "--back",
                  "--yes")
     assert r.returncode == 0, r.stderr + r.stdout
+    assert f"Will be hidden on lab-src:\n  - dataset {new.name}/t/a unmounted (the live copy" \
+        in r.stdout, r.stdout
+    for w in watches:  # on both pools: the source mounted again, the copy out of service
+        w.check(shown)
     # The old pool again, writable as before the final sync, with what was written to the
     # copy while it was live carried back.
     assert "written to the copy since it went live" in r.stdout, r.stdout

@@ -18,6 +18,8 @@ from ..engine.doctor import (
     DoctorReport,
     StageResult,
     StageStarted,
+    choose_parent,
+    write_test_losses,
 )
 from ..engine.errors import ZmigrateError
 from ..engine.events import (
@@ -52,6 +54,7 @@ from .common import (
     run_interruptibly,
     ssh_option,
 )
+from .send import print_losses
 
 
 def add_parser(sub: Any) -> None:
@@ -161,6 +164,17 @@ def wire_lines(wire: Wire | None) -> list[str]:
             f"ceiling: {plain_words.ceiling_words(wire.ceiling)}"]
 
 
+def _say_losses(doctor: Doctor, as_json: bool, out: TextIO, err: TextIO) -> None:
+    """What the doctor destroys (its write test's own dataset), named before it runs."""
+    choose_parent(doctor)
+    lost = write_test_losses(doctor)
+    if as_json:
+        out.write(json.dumps({"event": "doctor_plan",
+                              "destroys": [x.to_json() for x in lost]}) + "\n")
+    else:
+        print_losses(lost, doctor.src.label, doctor.dst.label, err)
+
+
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """`zmigrate doctor`: connect, run the stages (Ctrl-C cancels cleanly), print the report."""
     src_text, snap = _location(args.source)
@@ -205,6 +219,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                         seconds=args.seconds, write_test=not args.no_write_test, options=options,
                         ciphers=args.cipher or FAST_CIPHERS, emit=on_event,
                         ssh_test=not args.no_ssh, stages=args.stage or None)
+        _say_losses(doctor, args.json, out, err)
         box: dict[str, object] = {}
 
         def work() -> None:

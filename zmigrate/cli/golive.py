@@ -7,7 +7,7 @@ import argparse
 import sys
 from typing import Any, TextIO
 
-from zmigrate.engine import cmdline, zfs
+from zmigrate.engine import cmdline, losses, zfs
 from zmigrate.engine.golive import record as golive_record
 from zmigrate.engine.golive.carry_back import Writes
 from zmigrate.engine.hosts.login import HostSpec
@@ -25,6 +25,7 @@ from .common import (
     print_json,
     split_location,
 )
+from .send import print_losses
 
 
 def add_parser(sub: Any) -> None:
@@ -107,6 +108,7 @@ def _go_live(args: argparse.Namespace, src: Host, dst: Host, source_root: str,
         print("\n".join(_lines(plan)) or "# nothing to change", file=out)
         for note in plan.notes:
             print(f"note: {note}", file=out)
+        print_losses(plan.destroys, src.label, dst.label, out)
     if args.dry_run or not plan.remaining and plan.record is None:
         return EXIT_OK
     if not _confirm(args, err):
@@ -132,12 +134,22 @@ def _go_live(args: argparse.Namespace, src: Host, dst: Host, source_root: str,
 def _back(args: argparse.Namespace, src: Host, dst: Host, destination_root: str,
           out: TextIO, err: TextIO) -> int:
     steps = golive_record.recorded(dst, destination_root)
-    for s in reversed(steps):
-        if s.undo is not None:
-            print(f"# on the {s.side}: undo {s.what}\n{cmdline.join(s.undo)}", file=out)
+    hidden = losses.going_back(steps, leave_writes=args.leave_writes)
     writes = golive_record.preview(src, dst, destination_root) if steps else None
-    if writes is not None:
-        print(_writes_said(writes, args.leave_writes), file=out)
+    if args.json:
+        print_json({"event": "go_back_plan", "destination": destination_root,
+                    "steps": [{**s.to_json(), "command": cmdline.join(s.undo)}
+                              for s in reversed(steps) if s.undo is not None],
+                    "writes": writes.to_json() if writes is not None else None,
+                    "leave_writes": args.leave_writes,
+                    "destroys": [x.to_json() for x in hidden]}, out)
+    else:
+        for s in reversed(steps):
+            if s.undo is not None:
+                print(f"# on the {s.side}: undo {s.what}\n{cmdline.join(s.undo)}", file=out)
+        if writes is not None:
+            print(_writes_said(writes, args.leave_writes), file=out)
+        print_losses(hidden, src.label, dst.label, out)
     if args.dry_run:
         return EXIT_OK
     if steps and not _confirm(args, err):

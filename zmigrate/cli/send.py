@@ -303,11 +303,14 @@ def _follow(job: Job | TreeJob, as_json: bool, out: TextIO, err: TextIO,
 
 
 def print_losses(lost: Sequence[Loss], source: str, destination: str, out: TextIO) -> None:
-    """`Will be destroyed on HOST:` and each thing by name, for every host that loses any."""
-    for host, lines in plain_words.losses_by_host(lost, source, destination):
-        print(f"Will be destroyed on {host}:", file=out)
-        for line in lines:
-            print(f"  - {line}", file=out)
+    """`Will be destroyed on HOST:` and each thing by name, for every host that loses any;
+    then `Will be hidden on HOST:` (unmounted, or covered by a mount)."""
+    for hidden in (False, True):
+        for host, lines in plain_words.losses_by_host(lost, source, destination,
+                                                      hidden=hidden):
+            print(f"Will be {'hidden' if hidden else 'destroyed'} on {host}:", file=out)
+            for line in lines:
+                print(f"  - {line}", file=out)
 
 
 def announce_losses(event: object, err: TextIO) -> None:

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from .destination import Emptiness
 from .findings import Advice, AdviceKind, Finding, FindingKind, Note, NoteKind
-from .losses import DESTINATION, SOURCE, Loss, LossKind
+from .losses import DESTINATION, HIDING, SOURCE, Loss, LossKind
 from .transports import Carrier, Transport, carrier
 from .units import format_rate, format_size
 from .wire import WIRE_SHARE, Ceiling, LinkReading
@@ -374,14 +374,20 @@ def loss(x: Loss) -> str:
             return f"the files of {x.name}, replaced by the copy ({x.detail})"
         case LossKind.PARTIAL:
             return f"the interrupted receive into {x.name} ({x.detail})"
+        case LossKind.UNMOUNTED:
+            return f"dataset {x.name} unmounted ({x.detail})"
+        case LossKind.HIDDEN:
+            return f"the files in the folder {x.name} ({x.detail})"
 
 
-def losses_by_host(lost: Sequence[Loss], source: str,
-                   destination: str) -> list[tuple[str, list[str]]]:
-    """(host, what is lost there, worded) for each host that loses anything."""
+def losses_by_host(lost: Sequence[Loss], source: str, destination: str, *,
+                   hidden: bool = False) -> list[tuple[str, list[str]]]:
+    """(host, what is lost there, worded) for each host that loses anything: what is
+    destroyed or replaced, or (`hidden`) what is unmounted or covered by a mount."""
     out = []
     for side, host in ((SOURCE, source), (DESTINATION, destination)):
-        lines = [loss(x) for x in lost if x.host_side == side]
+        lines = [loss(x) for x in lost if x.host_side == side
+                 and (x.kind in HIDING) == hidden]
         if lines:
             out.append((host, lines))
     return out

@@ -25,10 +25,12 @@ from .stages import (
     TEMP_PREFIX,
     WRITE_SHARE,
     Doctor,
+    choose_parent,
+    write_test_losses,
 )
 
 __all__ = [
     "CPU_BOUND", "DEFAULT_SECONDS", "DOCTOR_ENV", "FAST_CIPHERS", "STAGES", "TEMP_PREFIX",
     "WRITE_SHARE", "Doctor", "DoctorReport", "Emit", "HostCpu", "ProcessCpu", "StageResult",
-    "StageStarted", "advise", "cpu_between", "parse_cpu",
+    "StageStarted", "advise", "choose_parent", "cpu_between", "parse_cpu", "write_test_losses",
 ]

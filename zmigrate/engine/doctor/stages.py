@@ -34,6 +34,7 @@ from ..findings import Note, NoteKind
 from ..hosts import Host
 from ..hosts import tools as capabilities
 from ..job import Job, Request
+from ..losses import DESTINATION, Loss, LossKind
 from ..plan import Options
 from ..transports import carrier, chosen
 from ..units import MiB
@@ -151,13 +152,7 @@ class Doctor:
         for name in ("source_read", "destination_write"):
             if name not in self.only:
                 self.not_run[name] = Note(NoteKind.LEFT_OUT)
-        if "destination_write" in self.only and self.parent is None:
-            self.parent = roomiest_pool(self.dst)
-            if self.parent is None:
-                self.not_run["destination_write"] = Note(NoteKind.NO_POOL)
-                self.only = self.only - {"destination_write"}
-            else:
-                self.temp_dataset = f"{self.parent}/{TEMP_PREFIX}{self.run_id}"
+        choose_parent(self)
         for name in STAGES:
             if name in self.not_run and not self._cancel.is_set() and not self.explicit:
                 # A stage on the path that does not run is shown, and said why.
@@ -301,6 +296,28 @@ class Doctor:
             return True  # not created by this run: a same-named dataset is not ours to touch
         self.measurer.stop_all()
         return temp_dataset.destroy(self.dst, self.temp_dataset, self.temp_guid, DESTROY_WAIT)
+
+
+def choose_parent(d: Doctor) -> None:
+    """Where the write test makes its dataset, unless the user chose: the roomiest pool's
+    root (none readable: the write test does not run). Once; before `write_test_losses`."""
+    if "destination_write" in d.only and d.parent is None:
+        d.parent = roomiest_pool(d.dst)
+        if d.parent is None:
+            d.not_run["destination_write"] = Note(NoteKind.NO_POOL)
+            d.only = d.only - {"destination_write"}
+        else:
+            d.temp_dataset = f"{d.parent}/{TEMP_PREFIX}{d.run_id}"
+
+
+def write_test_losses(d: Doctor) -> tuple[Loss, ...]:
+    """What the doctor destroys, by name (after `choose_parent`): only the write test's own
+    dataset, which this run creates and destroys (a dataset of that name it did not create is
+    never touched: temp_dataset.destroy_line); nothing else on either host."""
+    if "destination_write" not in d.only or d.temp_dataset is None:
+        return ()
+    return (Loss(DESTINATION, LossKind.DATASET, d.temp_dataset,
+                 "the write test's own: created by this run, destroyed at its end"),)
 
 
 def roomiest_pool(dst: Host) -> str | None:

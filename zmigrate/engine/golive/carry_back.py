@@ -166,6 +166,13 @@ def carry(src: Host, dst: Host, source_root: str, destination_root: str, snapsho
     if said is not None:
         job.subscribe(lambda e: said(e.detail) if isinstance(e, StageChanged) else None)
     existing = datasets(read_props(src, source_root))
+    lost = job.prepare().destroys  # the run is held to this list (TreeJob.shown)
+    if lost:
+        raise ZmigrateError(
+            "carrying the copy's writes back would destroy or replace on the source: "
+            + ", ".join(f"{x.name} ({x.detail})" for x in lost), host=src.label,
+            fix="nothing was carried back; go back with --leave-writes (the writes stay on "
+            "the copy under a snapshot), then bring them over by hand")
     before = zfs.local_properties(src, source_root, sources="local,received")
     try:
         job.run()

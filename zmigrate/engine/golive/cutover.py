@@ -17,9 +17,10 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass, field
 
-from .. import cmdline
+from .. import cmdline, losses
 from ..errors import InvalidNameError, ZmigrateError
 from ..hosts import Host
+from ..losses import Loss
 
 PROPS = ("readonly", "mountpoint", "canmount", "mounted", "sharenfs", "sharesmb")
 SHARES = ("sharenfs", "sharesmb")
@@ -71,11 +72,18 @@ class GoLivePlan:
         """The steps still to run."""
         return self.steps[self.done:]
 
+    @property
+    def destroys(self) -> tuple[Loss, ...]:
+        """What the steps still to run hide, by name (nothing is destroyed): the datasets
+        they unmount."""
+        return tuple(losses.going_live(self.remaining))
+
     def to_json(self) -> dict[str, object]:
         return {"event": "go_live_plan", "source": self.source_root,
                 "destination": self.destination_root, "same_host": self.same_host,
                 "steps": [s.to_json() for s in self.remaining], "notes": list(self.notes),
-                "continues": self.record, "done": self.done}
+                "continues": self.record, "done": self.done,
+                "destroys": [x.to_json() for x in self.destroys]}
 
 
 def read_props(host: Host, root: str, extra: tuple[str, ...] = ()) -> Props:

@@ -1,6 +1,7 @@
-"""What a plan destroys or replaces on each host, by name: computed from what both hosts were
-read to hold (`compute`), shown before anything runs, and checked again right before the first
+"""What a plan destroys, replaces or hides on each host, by name: computed from what both
+hosts were read to hold (`compute`), shown before anything runs, and checked again before the first
 destructive command (`grown`: what appeared since the plan's read would be lost unseen).
+Going live and back hide, never destroy (`golive`: the datasets they unmount).
 
 Every loss is data (`kinds`: a kind and a name, with a short detail); each face words the list
 (plain_words.losses_by_host).
@@ -30,8 +31,17 @@ from .compute import (
 from .compute import (
     written_since as written_since,
 )
+from .golive import (
+    going_back as going_back,
+)
+from .golive import (
+    going_live as going_live,
+)
 from .kinds import (
     DESTINATION as DESTINATION,
+)
+from .kinds import (
+    HIDING as HIDING,
 )
 from .kinds import (
     JUDGED_EMPTY as JUDGED_EMPTY,

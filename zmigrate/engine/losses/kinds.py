@@ -20,6 +20,12 @@ class LossKind(str, Enum):
     SNAPSHOT = "snapshot"  # destroyed
     CONTENT = "content"  # the dataset's files, replaced by the copy (zfs receive -F into it)
     PARTIAL = "partial"  # the data of an interrupted receive (zfs receive -A)
+    # Hidden, not destroyed:
+    UNMOUNTED = "unmounted"  # a dataset unmounted: its files stay in it, no longer served
+    HIDDEN = "hidden"  # a folder's files, covered by a dataset mounted over it (name: the path)
+
+
+HIDING = (LossKind.UNMOUNTED, LossKind.HIDDEN)  # the kinds that hide rather than destroy
 
 
 @dataclass(frozen=True, slots=True)

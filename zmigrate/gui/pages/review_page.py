@@ -67,11 +67,15 @@ def _lines(d: DatasetCommands) -> list[str]:
 
 
 def losses_html(lost: Sequence[Loss], source: str, destination: str) -> str:
-    """`Will be destroyed on HOST:` and each thing by name, for every host that loses any."""
+    """`Will be destroyed on HOST:` and each thing by name, for every host that loses any;
+    then `Will be hidden on HOST:` (unmounted, or covered by a mount)."""
     return "".join(
-        f"<br><br><b>Will be destroyed on {markup.escape(host)}:</b><br>"
+        f"<br><br><b>Will be {'hidden' if hidden else 'destroyed'} on "
+        f"{markup.escape(host)}:</b><br>"
         + "<br>".join("• " + markup.escape(line) for line in lines)
-        for host, lines in plain_words.losses_by_host(lost, source, destination))
+        for hidden in (False, True)
+        for host, lines in plain_words.losses_by_host(lost, source, destination,
+                                                      hidden=hidden))
 
 
 class ReviewPage(Page):
