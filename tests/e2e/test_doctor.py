@@ -10,6 +10,7 @@ import time
 from typing import Any
 
 import pytest
+from lab.losses import LossWatch, shown_in_json
 from lab.sshd import Lab
 from lab.util import (
     doctor_processes,
@@ -197,6 +198,35 @@ def test_the_write_stage_runs_by_default_within_a_safe_share_and_leaves_nothing(
     assert report["expected_rate"] == min(s["rate"] for s in report["stages"] if s["in_path"])
     assert TEMP_PREFIX not in zfs("list", "-H", "-o", "name", "-r", pool)
     assert abs(_free_of(pool) - before[pool]) < 0.02 * before[pool]  # nothing kept
+
+
+def test_the_doctor_names_the_dataset_it_destroys_and_loses_nothing_else(
+        lab: Lab, pools: tuple[Pool, Pool], snapshot: str,
+        loss_watch: type[LossWatch]) -> None:
+    """The doctor's list: its write test's own dataset (made and destroyed by the run), named
+    before it runs (--json's doctor_plan; the text's `Will be destroyed on`); around it, the
+    destination's datasets, snapshots and files lose nothing else."""
+    _, dst = pools
+    zfs("create", f"{dst.name}/keep")
+    write_random_files(dst.mountpoint / "keep", 1, files=2)
+    zfs("snapshot", f"{dst.name}/keep@mine")
+    watch = loss_watch(dst.name)
+    watch.start()
+    r = lab.zmigrate("doctor", f"lab-src:{snapshot}", f"lab-dst:{dst.name}", "--seconds", "2",
+                     "--no-ssh", "--json")
+    assert r.returncode == 0, r.stderr + r.stdout
+    (lost,) = shown_in_json(r.stdout)
+    report = json.loads(r.stdout.splitlines()[-1])
+    write = next(s for s in report["stages"] if s["name"] == "destination_write")
+    assert (lost["kind"], lost["name"]) == ("dataset", write["dataset"]), lost
+    assert lost["name"].startswith(f"{dst.name}/{TEMP_PREFIX}")
+    watch.check_json(r.stdout)
+    assert temp_datasets(dst) == []
+    r = lab.zmigrate("doctor", f"lab-src:{snapshot}", f"lab-dst:{dst.name}", "--seconds", "1",
+                     "--no-ssh", "--stage", "destination_write")
+    assert r.returncode == 0, r.stderr + r.stdout
+    assert f"Will be destroyed on lab-dst:\n  - dataset {dst.name}/{TEMP_PREFIX}" in r.stderr
+    assert "(the write test's own: created by this run, destroyed at its end)" in r.stderr
 
 
 def test_a_pool_too_small_for_a_safe_write_test_is_named_not_filled(

@@ -142,7 +142,8 @@ def test_a_busy_source_stops_go_live_before_anything_changed(
 
 
 def test_go_live_between_two_hosts_under_a_chosen_root(lab: Lab, pools: tuple[Pool, Pool],
-                                                       tmp_path: Path) -> None:
+                                                       tmp_path: Path,
+                                                       loss_watch: type[LossWatch]) -> None:
     # Two sessions (lab-src, lab-dst) on the one lab machine: the source keeps its mounts, the
     # copy goes live under a root of its own (its source's paths are still mounted here).
     old, new = pools
@@ -160,14 +161,31 @@ def test_go_live_between_two_hosts_under_a_chosen_root(lab: Lab, pools: tuple[Po
     # The source stays mounted: its only step keeps it read-only (going back restores it).
     assert r.returncode == 0 and "# on the source: unmount" not in r.stdout, r.stdout
     assert f"\nzfs set readonly=on {old.name}/t\n" in r.stdout, r.stdout
-    r = zmigrate(env, *args, "--yes")
+    # Both hosts watched (the source pool, the destination's and the chosen root's folder):
+    # nothing hidden or destroyed, and nothing on the list.
+    watches = [loss_watch(old.name), loss_watch(new.name, folders=[live])]
+    for w in watches:
+        w.start()
+    r = zmigrate(env, *args, "--yes", "--json")
     assert r.returncode == 0, r.stderr + r.stdout
+    assert shown_in_json(r.stdout) == []
+    for w in watches:
+        w.check_json(r.stdout)
     names = sorted(os.listdir(old.mountpoint / "t" / "a" / "files"))
     assert sorted(os.listdir(live / "a" / "files")) == names
     (live / "a" / "written-live").write_text("new\n")  # in service: writable
     assert _get(f"{old.name}/t/a", "mounted") == "yes"  # the source untouched
-    r = zmigrate(env, *args[:3], "--back", "--yes")
+    # Going back: the copy (on the destination) unmounted, its writes carried back to the
+    # source (copy -> source): the source loses nothing either.
+    for w in watches:
+        w.start()
+    r = zmigrate(env, *args[:3], "--back", "--yes", "--json")
     assert r.returncode == 0, r.stderr + r.stdout
+    shown = shown_in_json(r.stdout)
+    assert _sides(shown) == [("destination", "unmounted", f"{new.name}/t/a"),
+                             ("destination", "unmounted", f"{new.name}/t")]
+    for w in watches:
+        w.check(shown)
     assert _get(f"{new.name}/t/a", "mounted") == "no" and _get(f"{new.name}/t",
                                                                "readonly") == "on"
     assert _get(f"{new.name}/t", "mountpoint") != str(live)
@@ -221,7 +239,8 @@ def test_a_busy_live_copy_stops_going_back_before_anything_changed(
 
 
 def test_leave_writes_keeps_them_on_the_copy_under_a_named_snapshot(
-        lab: Lab, cut_over: tuple[Pool, Pool, dict[str, str]]) -> None:
+        lab: Lab, cut_over: tuple[Pool, Pool, dict[str, str]],
+        loss_watch: type[LossWatch]) -> None:
     old, new, env = cut_over
     args = ("go-live", f"lab-src:{old.name}/t", f"lab-src:{new.name}/t")
     r = zmigrate(env, *args, "--yes")
@@ -232,8 +251,18 @@ def test_leave_writes_keeps_them_on_the_copy_under_a_named_snapshot(
     assert r.returncode == 0, r.stderr
     assert "written to the copy since it went live" in r.stdout and f"{new.name}/t/a (" in \
         r.stdout and "going back carries them back" in r.stdout, r.stdout
+    dry = zmigrate(env, *args, "--back", "--leave-writes", "--dry-run", "--json")
+    shown = shown_in_json(dry.stdout)
+    assert _sides(shown) == [("destination", "unmounted", f"{new.name}/t/a"),
+                             ("destination", "unmounted", f"{new.name}/t")]
+    assert "stays on it only, under a snapshot @zmigrate-left-" in shown[0]["detail"]
+    watches = [loss_watch(old.name), loss_watch(new.name)]
+    for w in watches:
+        w.start()
     r = zmigrate(env, *args, "--back", "--leave-writes", "--yes")
     assert r.returncode == 0, r.stderr + r.stdout
+    for w in watches:  # the copy's writes hidden with it, as the list said; nothing else
+        w.check(shown)
     assert "--leave-writes: they stay on the copy only" in r.stdout, r.stdout
     said = r.stderr.split("left on the copy: ")[1]
     snapshot = said.split("kept under the snapshot ")[1].split(";")[0]

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from lab.gate import gate_host, go_live_cut_at
+from lab.losses import LossWatch, shown_in_json
 from lab.sshd import Lab, LabHost
 from lab.util import write_random_files, zfs, zmigrate
 from lab.zfsfuse import Pool
@@ -139,7 +140,8 @@ def test_a_go_live_cut_off_at_step_k_is_undone_by_going_back(
 
 
 def test_a_way_back_that_failed_partway_is_repeated_and_finishes(
-        gate: tuple[LabHost, Path], final_synced: tuple[Pool, Pool, dict[str, str]]) -> None:
+        gate: tuple[LabHost, Path], final_synced: tuple[Pool, Pool, dict[str, str]],
+        loss_watch: type[LossWatch]) -> None:
     # Going back fails at remounting the source's child (after the copy's writes were carried
     # back): it stops, saying so, not "nothing was left changed"; run again, it continues
     # from there and ends as before going live.
@@ -148,12 +150,26 @@ def test_a_way_back_that_failed_partway_is_repeated_and_finishes(
     (d / "stop").write_text("0\n")
     before = _state(f"{old.name}/t", f"{new.name}/t")
     args = ("go-live", f"{gate[0].alias}:{old.name}/t", f"{gate[0].alias}:{new.name}/t")
-    r = zmigrate(env, *args, "--yes")
+    # Nothing lost unseen on either pool, going live, going back cut off and going back again
+    # (each against the list its plan showed: go-live's own, the way back's dry run).
+    watches = [loss_watch(old.name), loss_watch(new.name)]
+    for w in watches:
+        w.start()
+    r = zmigrate(env, *args, "--yes", "--json")
     assert r.returncode == 0, r.stderr + r.stdout
+    for w in watches:
+        w.check_json(r.stdout)
     path = old.mountpoint / "t" / "a"
     (path / "written-live").write_text("live\n")
     (d / "fail").write_text(f"mount {old.name}/t/a")
+    shown = shown_in_json(zmigrate(env, *args, "--back", "--dry-run", "--json").stdout)
+    assert [(x["kind"], x["name"]) for x in shown] == [("unmounted", f"{new.name}/t/a"),
+                                                       ("unmounted", f"{new.name}/t")]
+    for w in watches:
+        w.start()
     r = zmigrate(env, *args, "--back", "--yes")
+    for w in watches:
+        w.check(shown)
     assert r.returncode != 0
     assert "going back stopped, 3 of 11 steps still to undo" in r.stderr, r.stderr
     assert f"undoing unmount {old.name}/t/a failed" in r.stderr and "refused by the test" in \
@@ -161,8 +177,12 @@ def test_a_way_back_that_failed_partway_is_repeated_and_finishes(
     assert "nothing was left changed" not in r.stderr
     assert _row(env)[:3] == ("going back", 3, 0)
     assert "cut off going back (3 of 11 steps done)" in zmigrate(env, "history").stdout
+    for w in watches:
+        w.start()
     r = zmigrate(env, *args, "--back", "--yes")
     assert r.returncode == 0, r.stderr + r.stdout
+    for w in watches:
+        w.check(shown)
     assert _state(f"{old.name}/t", f"{new.name}/t") == before
     assert (path / "written-live").read_text() == "live\n"  # carried back the first time
     assert _row(env)[:3] == ("back", 0, 0)

@@ -302,7 +302,8 @@ def test_dry_run_with_a_snapshot_to_take_prints_the_commands_planned_ahead(
 
 
 def test_final_sync_leaves_the_source_read_only_and_is_recorded_as_one_job(
-        lab: Lab, tree: tuple[Pool, Pool, str], tmp_path: Path) -> None:
+        lab: Lab, tree: tuple[Pool, Pool, str], tmp_path: Path,
+        loss_watch: type[LossWatch]) -> None:
     src, dst, root = tree
     copy = f"{dst.name}/copy"
     env = {**lab.env(), "ZMIGRATE_DATA_DIR": str(tmp_path / "data")}
@@ -318,8 +319,16 @@ def test_final_sync_leaves_the_source_read_only_and_is_recorded_as_one_job(
     write_random_files(src.mountpoint / "t/b/late", 1, files=2)
     first = _snapshots(f"{root}/b")[-1]
     assert wait_until(lambda: snapshot_name() != first, 3)
+    # Nothing lost unseen on either host: the final sync's list is empty (its run says none),
+    # it hides nothing of the source (read-only, still mounted) and destroys nothing.
+    watches = [loss_watch(src.name), loss_watch(dst.name)]
+    for w in watches:
+        w.start()
     r = send("--final")
     assert r.returncode == 0, r.stderr + r.stdout
+    assert "Will be destroyed" not in r.stderr and "Will be hidden" not in r.stderr, r.stderr
+    for w in watches:
+        w.check([])
     assert "final sync: the source has been read-only since" in r.stdout
     for rel in ("", "/a", "/a/x", "/b", "/b/y", "/c"):
         # zfs-fuse's `zfs get` shows readonly as "off temporary" here while the file system
