@@ -81,3 +81,40 @@ def test_a_two_host_go_live_refuses_paths_in_use_on_the_destination(
     assert {p: zfs("get", "-H", "-o", "value", p, f"{new.name}/t").strip()
             for p in before} == before
     assert zfs("get", "-H", "-o", "value", "mounted", f"{old.name}/t/a").strip() == "yes"
+
+
+def test_a_plain_send_over_a_folder_holding_files_is_refused_or_lists_it_as_hidden(
+        lab: Lab, pools: tuple[Pool, Pool]) -> None:
+    """A new dataset received mounted takes its parent's mountpoint and its own name: a
+    folder of that name holding files would be hidden under it. Refused without --force
+    (the folder named, left as it is); with --force the plan lists it as hidden."""
+    src, dst = pools
+    ds = f"{src.name}/home"
+    zfs("create", ds)
+    write_random_files(src.mountpoint / "home", 1, files=1)
+    zfs("snapshot", f"{ds}@s")
+    folder = dst.mountpoint / "home"
+    folder.mkdir()
+    (folder / "mine.txt").write_text("the destination's own\n")
+    r = lab.zmigrate("send", "--json", f"lab-src:{ds}@s", f"lab-dst:{dst.name}/home")
+    assert r.returncode != 0, r.stdout + r.stderr
+    error = json.loads(r.stdout.splitlines()[-1])
+    assert error["reason"] == "mount_collision", error
+    assert (f"{dst.name}/home would mount on {folder} (a folder that holds files)"
+            in error["message"]), error
+    assert "or pass --force to mount it there anyway" in error["fix"], error
+    assert not dataset_exists(f"{dst.name}/home")
+    assert (folder / "mine.txt").read_text() == "the destination's own\n"
+    args = ("send", "--force", "--dry-run", f"lab-src:{ds}@s", f"lab-dst:{dst.name}/home")
+    dry = lab.zmigrate(*args)
+    assert dry.returncode == 0, dry.stderr
+    assert (f"Will be hidden on lab-dst:\n  - the files in the folder {folder} (hidden while "
+            f"{dst.name}/home is mounted over it (--force))") in dry.stdout, dry.stdout
+    dry = lab.zmigrate(*args, "--json")
+    plan = next(e for e in map(json.loads, dry.stdout.splitlines()) if e["event"] == "plan")
+    assert [(x["kind"], x["name"]) for x in plan["destroys"]] == [("hidden", str(folder))]
+    # A free folder (or none): nothing to list, one command more at most.
+    r = lab.zmigrate("send", "--json", f"lab-src:{ds}@s", f"lab-dst:{dst.name}/other")
+    assert r.returncode == 0, r.stderr
+    done = next(e for e in map(json.loads, r.stdout.splitlines()) if e["event"] == "done")
+    assert done["remote_commands"]["destination"] <= 8, done["remote_commands"]

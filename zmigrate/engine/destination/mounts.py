@@ -77,6 +77,27 @@ def paths_in_use(host: Host, paths: Mapping[str, str], own: Sequence[str] = ()
     return out
 
 
+def covered_folder(host: Host, destination: str, chosen: str | None = None) -> str | None:
+    """Where a new dataset `destination`, received mounted, mounts (its parent's mountpoint
+    and its own name; or the `chosen` mountpoint) if that path is a folder that holds
+    something, which the mount would hide; None when it is free, or mounts nowhere. One
+    command: the parent's mountpoint, then that path listed (by the login itself)."""
+    if chosen is not None:
+        if not chosen.startswith("/"):
+            return None
+        return chosen if chosen in zfs.busy_directories(host, [chosen]) else None
+    parent = posixpath.dirname(destination) or destination
+    get = cmdline.join(host.privileged(["zfs", "get", "-Hp", "-o", "value", "mountpoint",
+                                        cmdline.dataset(parent)]))
+    script = (f'mp=$({get}) || exit 0; case "$mp" in /*) ;; *) exit 0 ;; esac; '
+              'd="${mp%/}/$1"; if [ -d "$d" ] && [ -n "$(ls -A "$d" 2>/dev/null)" ]; '
+              'then printf "%s\\n" "$d"; fi')
+    r = host.run(cmdline.join(["sh", "-c", script, "sh", posixpath.basename(destination)]),
+                 timeout=60)
+    lines = r.stdout.strip().splitlines()
+    return lines[-1] if r.ok and lines and lines[-1].startswith("/") else None
+
+
 def collision(host: str, paths: Mapping[str, str], clashes: Mapping[str, str], what: str,
               fix: str, way: str) -> PreflightError:
     """The refusal naming each dataset, the path in use it would mount on, and how it is used."""

@@ -50,7 +50,7 @@ def decide_job(src: Host, dst: Host, request: Request, reading: Reading) -> Deci
         connect_address=connect_address, allow_address=allow_address, port=port,
         resume_info=reading.resume_info, resumable=resumable, emptiness=reading.emptiness)
     refuse_missing_grants(reading, transfer)
-    refuse_receive_mounts(reading.mounts, transfer, reading.dst)
+    transfer = refuse_receive_mounts(reading.mounts, transfer, reading.dst)
     return Decision(options, transfer)
 
 

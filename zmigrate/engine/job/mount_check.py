@@ -2,14 +2,17 @@
 mountpoints (`/home`, say), and the copy would mount there on the destination, over what that
 host already uses. Read with both hosts (`read_receive_mounts`: where the copy would mount and
 how those paths are used), refused once the transfer is decided (`refuse_receive_mounts`),
-naming the path and the ways out (the tree has its own check: tree/checks.py)."""
+naming the path and the ways out (the tree has its own check: tree/checks.py). A plain
+receive of a new dataset mounts where its parent says (`read_covered`): over a folder holding
+files only with --force, the folder then on the plan's list as hidden."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from .. import cmdline, zfs
+from .. import cmdline, losses, zfs
 from ..destination import mounts
+from ..losses import DESTINATION, Loss, LossKind
 from ..plan import Options, Site, Transfer, needs_unmounted
 
 
@@ -20,6 +23,7 @@ class ReceiveMounts:
 
     paths: dict[str, str]
     clashes: dict[str, str]
+    plain: bool = False  # a plain receive's folder (`read_covered`): --force may hide it
 
 
 def receives_mounted(t: Transfer, dst: Site) -> bool:
@@ -61,12 +65,39 @@ def read_receive_mounts(src: Site, dst: Site, ds_name: str, destination: str,
     return ReceiveMounts(paths, mounts.paths_in_use(dst.host, paths, own=[destination]))
 
 
-def refuse_receive_mounts(read: ReceiveMounts | None, t: Transfer, dst: Site) -> None:
-    """Refuse a `-R`/`-p` receive that would mount a copy over a path the destination uses."""
+def may_cover(options: Options, dst: Site, existing: zfs.Dataset | None) -> bool:
+    """Before deciding: whether the transfer could be a plain receive of a new dataset that
+    mounts (under its parent's mountpoint), so the folder it would mount on is read."""
+    return (not (options.replicate or options.send_properties) and options.mount
+            and not needs_unmounted(dst) and existing is None)
+
+
+def read_covered(dst: Site, destination: str, options: Options) -> ReceiveMounts | None:
+    """The folder a plain receive of the new dataset `destination` would mount on, if it
+    holds files (mounts.covered_folder: one command); None when it is free."""
+    path = mounts.covered_folder(dst.host, destination,
+                                 dict(options.properties).get("mountpoint"))
+    if path is None:
+        return None
+    return ReceiveMounts({destination: path}, {destination: "a folder that holds files"},
+                         plain=True)
+
+
+def refuse_receive_mounts(read: ReceiveMounts | None, t: Transfer, dst: Site) -> Transfer:
+    """Refuse a `-R`/`-p` receive that would mount a copy over a path the destination uses;
+    a plain one over a folder holding files too, unless --force: then that folder is on the
+    transfer's list as hidden (OpenZFS on FreeBSD, and on Linux with overlay=on, mounts over
+    it). Returns the transfer (with it)."""
     if read is None or not read.clashes or not receives_mounted(t, dst):
-        return
-    error = mounts.collision(dst.host.label, read.paths, read.clashes, "the copy",
-                             _fix(dst.caps), "dataset")
+        return t
+    if read.plain and t.options.force:
+        hidden = [Loss(DESTINATION, LossKind.HIDDEN, read.paths[ds],
+                       f"hidden while {ds} is mounted over it (--force)") for ds in read.clashes]
+        return replace(t, destroys=losses.unique((*t.destroys, *hidden)))
+    fix = _fix(dst.caps) + ("; or pass --force to mount it there anyway (the folder's files "
+                            "stay, hidden while the copy is mounted)" if read.plain else "")
+    error = mounts.collision(dst.host.label, read.paths, read.clashes, "the copy", fix,
+                             "dataset")
     error.figures.update(unmounted="yes" if dst.caps.receive_unmounted else "",
                          properties="yes" if dst.caps.receive_properties else "")
     raise error

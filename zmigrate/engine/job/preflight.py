@@ -21,7 +21,13 @@ from ..transports import Transport
 from ..transports.route import Endpoint, SshRoute
 from ..wire import read_wire
 from .checks import both
-from .mount_check import ReceiveMounts, may_receive_mounted, read_receive_mounts
+from .mount_check import (
+    ReceiveMounts,
+    may_cover,
+    may_receive_mounted,
+    read_covered,
+    read_receive_mounts,
+)
 from .request import Request
 
 
@@ -253,6 +259,8 @@ def read_job(src: Host, dst: Host, request: Request, emit: Observer, *,
                   lambda: zfs.read_grants(dst, dst_caps, [parent] + (
                       [existing.name] if existing is not None else [])))
     mounts = read_receive_mounts(src_site, dst_site, ds_name, target, options) \
-        if not tree and may_receive_mounted(options, dst_site, existing) else None
+        if not tree and may_receive_mounted(options, dst_site, existing) \
+        else read_covered(dst_site, target, options) \
+        if not tree and may_cover(options, dst_site, existing) else None
     return Reading(src_site, dst_site, known, existing, resume_info, emptiness, route, grants,
                    mounts)
