@@ -78,10 +78,19 @@ def readonly_before(src: Host, plan: TreePlan,
     return {n: {"readonly": v} for n, v in kept.items() if v is not None}
 
 
+def tree_width(request: TreeRequest, *caps: zfs.Capabilities | None) -> int:
+    """Datasets in flight at once: as asked, or by both hosts' memory (after prepare)."""
+    if request.parallel is not None:
+        return request.parallel
+    known = [c for c in caps if c is not None]
+    return auto_width([c.mem_available for c in known] or [None], request.options.buffer_size)
+
+
 def held_to(shown: frozenset[tuple[str, str, str]] | None, plan: TreePlan,
             dst_label: str) -> None:
     """Planned again at run (after Review, maybe long ago): stop before anything changes if
-    the plan destroys more than the one shown (`shown`: its keys) - a snapshot or child
+    the plan destroys more than the one shown (`shown`: the keys of the first plan's list,
+    TreeJob.shown: Review's, or the run's own, said before it runs) - a snapshot or child
     taken on the copy since, a file in a dataset judged empty - naming what (CHANGED)."""
     grew = [x for x in plan.destroys if shown is not None and x.key not in shown]
     if not grew:
@@ -124,9 +133,7 @@ class TreeJob(Work):
         self.checked = TreeCheck()  # the last check of what arrived
         self._planned: Callable[[list[zfs.Dataset]], TreePlan] | None = None  # by prepare()
         self._ahead: Ahead | None = None  # the snapshot and measuring done while reading
-        # The keys of what the plan the user saw destroys (its first plan's: Review's, or the
-        # run's own, printed before it runs); a run destroys nothing beyond it (`_held_to`).
-        self.shown: frozenset[tuple[str, str, str]] | None = None
+        self.shown: frozenset[tuple[str, str, str]] | None = None  # see held_to
 
     thread_name = "zmigrate-tree"
 
@@ -180,12 +187,7 @@ class TreeJob(Work):
 
     @property
     def width(self) -> int:
-        """Datasets in flight at once: as asked, or by both hosts' memory (after prepare)."""
-        if self.request.parallel is not None:
-            return self.request.parallel
-        caps = [c for c in (self.src_caps, self.dst_caps) if c is not None]
-        return auto_width([c.mem_available for c in caps] or [None],
-                          self.request.options.buffer_size)
+        return tree_width(self.request, self.src_caps, self.dst_caps)
 
     def _read_known(self, ahead: Ahead | None = None) -> Known:
         """Both trees, the destination's parent, its ports, the tcp addresses and the pool's
