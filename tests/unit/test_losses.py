@@ -198,3 +198,15 @@ def test_a_plan_and_a_tree_plan_keep_their_losses_through_the_event_record() -> 
     again = event_json.from_json(json.loads(json.dumps(record)))
     assert isinstance(again, TreePlanReady) and again.plan == tree
     assert [x.name for x in again.plan.destroys] == ["bk/t"]
+
+
+def test_the_pool_is_synced_before_force_reads_what_it_rolls_back() -> None:
+    # zfs-fuse has no `zpool sync` and ignores sync(2) until its 30 s transaction group ends:
+    # a no-op `zfs inherit` commits it (measured); elsewhere `zpool sync`, then the fallbacks.
+    line = zfs.sync_line(LocalHost("dst"), CAPS, "nas/copy")
+    assert CAPS.dialect == "zfs-fuse"
+    assert line == "{ zfs inherit zmigrate:sync nas; } >/dev/null 2>&1"
+    from dataclasses import replace
+    openzfs = zfs.sync_line(LocalHost("dst"), replace(CAPS, dialect="openzfs"), "nas")
+    assert openzfs == ("{ zpool sync nas || zfs inherit zmigrate:sync nas || sync; } "
+                       ">/dev/null 2>&1")

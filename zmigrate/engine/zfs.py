@@ -359,16 +359,18 @@ def sync_line(host: Host, caps: Capabilities, pool: str) -> str:
     it (`written`, `referenced`) count the writes of the last seconds; its failure is
     silent (the figures may then lag by one transaction group).
 
-    `zpool sync POOL` where zfs has it (OpenZFS 0.8+), else `sync`. zfs-fuse has neither:
-    measured on the lab (zfs-fuse 0.7), a 300 kB file shows in `referenced` only when the
-    transaction group closes, 30 s later; `sync` (and `sync -f`) change nothing, while any
-    administrative change commits at once (0.02 s): `zfs inherit` of a user property that is
-    not set is one that changes nothing (it is only logged in `zpool history -i`)."""
+    `zpool sync POOL` where zfs has it (OpenZFS 0.8+). zfs-fuse has none: measured on the lab
+    (zfs-fuse 0.7), a 300 kB file shows in `referenced` only when the transaction group
+    closes, 30 s later; `sync` (and `sync -f`) change nothing, while any administrative
+    change commits at once (0.02 s): `zfs inherit` of a user property that is not set is one
+    that changes nothing (it is only logged in `zpool history -i`). It is also the fallback
+    where `zpool` is refused (the documented sudoers grants zfs only), then `sync`."""
     pool = cmdline.dataset(pool.split("/", 1)[0])
+    inherit = cmdline.join(host.privileged(["zfs", "inherit", "zmigrate:sync", pool]))
     if caps.dialect == "zfs-fuse":
-        line = cmdline.join(host.privileged(["zfs", "inherit", "zmigrate:sync", pool]))
+        line = inherit
     else:
-        line = cmdline.join(host.privileged(["zpool", "sync", pool])) + " || sync"
+        line = f"{cmdline.join(host.privileged(['zpool', 'sync', pool]))} || {inherit} || sync"
     return f"{{ {line}; }} >/dev/null 2>&1"
 
 
