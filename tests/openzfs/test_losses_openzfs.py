@@ -89,3 +89,29 @@ def test_a_forced_tree_catch_up_loses_only_what_its_plan_names(vm: Vm, tree: str
         assert _guid(vm, f"{root}{child}@{snap}") == _guid(vm, f"{copy}{child}@{snap}"), child
     print(f"\nLOSSES tree catch-up --force: {len(shown)} loss(es) shown, nothing else gone")
 
+
+
+def test_a_write_of_the_last_seconds_is_named_by_a_force_dry_run(vm: Vm, tree: str,
+                                                                 tmp_path: Path) -> None:
+    """A file written into the copy just before `send --force --dry-run`, not synced (the
+    transaction group that counts it in `written` ends seconds later): the plan syncs the
+    destination's pool before it reads `written`, so the list names those bytes."""
+    tag = tree
+    src, copy = f"srcpool/{tag}", f"dstpool/{tag}"
+    _make(vm, src, 1)
+    vm.ssh(f"zfs snapshot {src}@a")
+    config = _two_hosts_config(vm, tmp_path)
+    rc, events, stderr = _send(vm, config, f"openzfs-vm:{src}@a", f"openzfs-dst:{copy}")
+    assert rc == 0, stderr + str(events[-3:])
+    vm.ssh(f"zfs snapshot {src}@b; zfs set readonly=off {copy}; "
+           f"[ \"$(zfs get -H -o value mounted {copy})\" = yes ] || zfs mount {copy}; "
+           "zpool sync dstpool")
+    vm.ssh(f"head -c 300K /dev/urandom > /{copy}/late")  # and at once:
+    rc, events, stderr = _send(vm, config, "--force", "--dry-run", f"openzfs-vm:{src}@b",
+                               f"openzfs-dst:{copy}")
+    assert rc == 0, stderr + str(events[-3:])
+    (lost,) = [x for e in events if e.get("event") == "plan" for x in e["destroys"]]
+    assert (lost["kind"], lost["name"]) == ("content", copy), lost
+    written = int(lost["detail"].split("; ")[1].split(" bytes")[0])  # "written since @a; N bytes"
+    assert written >= 300 * 1024, lost
+    print(f"\nWRITTEN named by the dry run a moment after the write: {written} bytes")
