@@ -13,7 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from lab.losses import shown_in_json
 
+from .losses import GuestLossWatch
 from .test_interruptions import _two_hosts_config
 from .test_tree_openzfs import _send
 from .vm import Vm
@@ -113,14 +115,31 @@ def test_old_pool_to_new_pool_on_one_host_busy_then_live_then_back(
     assert f"{home} is in use by PID {pid} (sleep); nothing was changed" in r.stdout + r.stderr
     assert _source_of(vm, home) == f"{root}/home"
     assert _get(vm, f"{root}/home", "canmount") == "on"
-    r = _go_live(vm, config, data, *args, "--yes")
+    # Nothing lost unseen on either pool (the invariant, read in the guest): going live
+    # hides the source's mounted datasets (its list names each), going back the copy's.
+    watches = [GuestLossWatch(vm, root), GuestLossWatch(vm, copy)]
+    for w in watches:
+        w.start()
+    r = _go_live(vm, config, data, *args, "--yes", "--json")
     assert r.returncode == 0, r.stderr + r.stdout
+    shown = shown_in_json(r.stdout)
+    assert {(x["kind"], x["name"]) for x in shown} >= {("unmounted", f"{root}/home"),
+                                                       ("unmounted", f"{root}/enc/child")}
+    for w in watches:
+        w.check(shown)
     assert _source_of(vm, home) == f"{copy}/home"  # the same path, the new pool
     vm.ssh(f"touch {home}/written")  # writable: the copy, in service
     assert _get(vm, f"{root}/home", "canmount") == "noauto"
     assert _get(vm, f"{root}/enc/child", "mounted") == "no"  # out of the way too
+    shown = shown_in_json(_go_live(vm, config, data, *args, "--back", "--dry-run",
+                                   "--json").stdout)
+    assert ("unmounted", f"{copy}/home") in {(x["kind"], x["name"]) for x in shown}, shown
+    for w in watches:
+        w.start()
     r = _go_live(vm, config, data, *args, "--back", "--yes")
     assert r.returncode == 0, r.stderr + r.stdout
+    for w in watches:
+        w.check(shown)
     # The old pool again, with what was written while live carried back, writable as it
     # was before the final sync.
     assert _source_of(vm, home) == f"{root}/home"
