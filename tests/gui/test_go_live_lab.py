@@ -53,6 +53,9 @@ def _run_go_live(qtbot: QtBot, page: DonePage | HostsPage, root: str, new: str) 
     assert box is not None
     assert f"zfs unmount {root}/a" in box.detailedText()
     assert f"zfs mount {new}/data" in box.detailedText()
+    # What it hides, by name (one host: the source's datasets it unmounts).
+    assert f"Will be hidden on {page.go_live._hosts()[0].label}: dataset {root}/a unmounted" \
+        in box.text(), box.text()
     _button(box, "Run them").click()
 
 
@@ -131,6 +134,8 @@ def test_final_sync_then_go_live_and_back(qtbot: QtBot, wizard: MigrationWizard,
     assert box is not None
     # The figures first; carrying them back is the default.
     assert "was written to it" in box.text() and f"{new.name}/data/a (" in box.text(), box.text()
+    assert f"Will be hidden on lab-src: dataset {new.name}/data/a unmounted (the live copy" \
+        in box.text(), box.text()
     assert box.defaultButton() is _button(box, "Carry them back, then go back")
     _shot(w, "done-go-back")
     _button(box, "Carry them back, then go back").click()

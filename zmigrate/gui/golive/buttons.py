@@ -3,12 +3,13 @@ command shown before it runs; the engine's go-live flow runs off the GUI thread.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QInputDialog, QLabel, QMessageBox, QPushButton, QWidget
 
-from zmigrate.engine import cmdline
+from zmigrate.engine import cmdline, losses, plain_words
 from zmigrate.engine.errors import PreflightError, PreflightReason
 from zmigrate.engine.golive import GoLivePlan, Step
 from zmigrate.engine.golive import record as golive_record
@@ -16,6 +17,7 @@ from zmigrate.engine.golive.carry_back import Writes
 from zmigrate.engine.golive.record import WentBack
 from zmigrate.engine.history import golive_log, recent_runs
 from zmigrate.engine.hosts import Host
+from zmigrate.engine.losses import Loss
 from zmigrate.engine.units import format_size
 from zmigrate.engine.zfs import Capabilities
 
@@ -35,6 +37,14 @@ def back_text(writes: Writes) -> str:
             "writes back to the source (a snapshot of the copy, sent back), then serves the "
             "source again. Leaving them on the copy keeps them there only, under a snapshot: "
             "the source is then served without them.")
+
+
+def hidden_text(lost: Sequence[Loss], source: str, destination: str) -> str:
+    """What going live or back hides, by host (nothing is destroyed), to add to its box."""
+    parts = [f"Will be hidden on {host}: " + "; ".join(lines) + "."
+             for host, lines in plain_words.losses_by_host(lost, source, destination,
+                                                           hidden=True)]
+    return "".join("\n\n" + part for part in parts)
 
 
 def went_back_text(went: WentBack) -> str:
@@ -146,6 +156,8 @@ class GoLiveControls(QObject):
             text = (f"Going live was cut off after {plan.done} of {len(plan.steps)} steps (the "
                     "history holds what ran). These commands finish it; Go back undoes what "
                     "ran instead.")
+        src, dst, _, _ = self._hosts()
+        text += hidden_text(plan.destroys, src.label, dst.label)
         box = QMessageBox(QMessageBox.Icon.Question, "Go live", text,
                           QMessageBox.StandardButton.NoButton, self.parent_widget)
         box.setDetailedText("\n".join(lines + [f"# {n}" for n in plan.notes]))
@@ -208,7 +220,9 @@ class GoLiveControls(QObject):
     def _confirm_back(self, steps: list[Step], writes: Writes) -> None:
         """Going back, with the figures: the copy's writes carried back (the default) or,
         chosen here, left on the copy under a named snapshot."""
-        box = QMessageBox(QMessageBox.Icon.Question, "Go back", back_text(writes),
+        src, dst, _, _ = self._hosts()
+        hidden = hidden_text(losses.going_back(steps, leave_writes=False), src.label, dst.label)
+        box = QMessageBox(QMessageBox.Icon.Question, "Go back", back_text(writes) + hidden,
                           QMessageBox.StandardButton.NoButton, self.parent_widget)
         box.setDetailedText("\n".join(f"# on the {s.side}: undo {s.what}\n"
                                       f"{cmdline.join(s.undo)}"
