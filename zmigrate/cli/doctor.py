@@ -250,9 +250,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             out.write(json.dumps(words.report_json(report)) + "\n")
         else:
             print(format_table(report), file=out)
-        if report.cancelled:
-            return EXIT_CANCELLED
-        return EXIT_OK if report.bottleneck is not None else EXIT_ERROR
+        return EXIT_CANCELLED if report.cancelled else \
+            EXIT_OK if report.bottleneck is not None else EXIT_ERROR
     finally:
         for h in hosts:
             h.close()
