@@ -689,3 +689,40 @@ def test_a_catch_up_sends_only_what_changed_a_changed_subtree_in_one_stream(
     assert [rel for rel in TREE if fourth in _snapshots(f"{src.name}/{rel}")] == ["t/c"]
     assert _states(events)[f"{root}/c"] == "verified"
     _copy_matches(root, copy, fourth, ("/c",))
+
+
+def test_a_copy_with_its_root_mounted_takes_catch_ups_and_the_final_sync(
+        lab: Lab, tree: tuple[Pool, Pool, str], tmp_path: Path) -> None:
+    """`--mount-root`: the copy is mounted (nobody writes to it), then caught up twice and
+    finally synced: each incremental is taken, none refused as "destination modified"."""
+    src, dst, root = tree
+    copy = f"{dst.name}/copy"
+    where = tmp_path / "restored"
+
+    def send(*extra: str) -> Any:
+        return lab.zmigrate("send", "-r", f"lab-src:{root}", f"lab-dst:{copy}", "--snapshot",
+                            "--buffer", "16M", "--no-history", "--mount-root", str(where),
+                            *extra)
+
+    r = send()
+    assert r.returncode == 0, r.stderr + r.stdout
+    assert zfs("get", "-H", "-o", "value", "mounted", copy).strip() == "yes"
+    # Set as each arrived, before its children mounted in it: nothing wrote to it since.
+    with pytest.raises(OSError, match="Read-only file system"):
+        (where / "mine").write_bytes(b"x")
+    for n in range(2):
+        write_random_files(src.mountpoint / f"t/a/more{n}", 1, files=1)
+        write_random_files(src.mountpoint / f"t/more{n}", 1, files=1)
+        last = _snapshots(root)[-1]
+        assert wait_until(lambda l=last: snapshot_name() != l, 3)
+        r = send()
+        assert r.returncode == 0, r.stderr + r.stdout
+    write_random_files(src.mountpoint / "t/b/late", 1, files=1)
+    last = _snapshots(root)[-1]
+    assert wait_until(lambda: snapshot_name() != last, 3)
+    r = send("--final")
+    assert r.returncode == 0, r.stderr + r.stdout
+    for rel in ("", "/a", "/b"):
+        last = _snapshots(root + rel)[-1]
+        assert snapshot_guid(f"{copy}{rel}@{last}") == snapshot_guid(f"{root}{rel}@{last}")
+    assert (where / "a" / "more1").is_dir() and (where / "b" / "late").is_dir()

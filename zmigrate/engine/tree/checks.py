@@ -143,6 +143,20 @@ def place_root(dst: Host, dst_caps: zfs.Capabilities, mount_root: str | None, de
                 timeout=120).check(f"setting mountpoint={value}")
 
 
+def hold_readonly(dst: Host, request_mount_root: str | None, readonly: bool, destination: str,
+                  emit: Observer) -> None:
+    """A copy mounted under --mount-root set readonly=on as soon as it arrives, before its
+    children do: mounting and unmounting them in it writes to it (their mountpoint
+    directories, access times), and the next catch-up's incremental would be refused as
+    "destination modified" though nobody wrote there. readonly=on turns those writes away;
+    the run's check sets it on the rest as before."""
+    if request_mount_root is None or not readonly:
+        return
+    emit(StageChanged("verifying", f"setting readonly=on on {destination} as it arrived"))
+    dst.execute(dst.privileged(["zfs", "set", "readonly=on", cmdline.dataset(destination)]),
+                timeout=120).check("setting readonly=on")
+
+
 @dataclass(slots=True)
 class TreeCheck:
     """What the check after a tree's run found."""
@@ -278,4 +292,4 @@ def _lost_key_parent(plan: TreePlan, s: zfs.Dataset, d: zfs.Dataset) -> str | No
 
 
 __all__ = ["Placement", "SourceSide", "TreeCheck", "check_ends", "check_placement",
-           "read_placement", "finish_received", "place_root", "root_mountpoint", "verify_tree"]
+           "read_placement", "finish_received", "hold_readonly", "place_root", "root_mountpoint", "verify_tree"]

@@ -36,6 +36,7 @@ from .checks import (
     SourceSide,
     TreeCheck,
     finish_received,
+    hold_readonly,
     place_root,
     read_placement,
 )
@@ -334,6 +335,9 @@ class TreeJob(Work):
             assert self.dst_caps is not None
             place_root(self.dst, self.dst_caps, self.request.mount_root, plan.destination,
                        self.emit)
+        if e.action == "full":  # (an incremental's copy has it from its first run)
+            hold_readonly(self.dst, self.request.mount_root, self.request.options.readonly,
+                          e.destination, self.emit)
         return summary
 
     def _finish_received(self, plan: TreePlan) -> None:

@@ -508,7 +508,10 @@ def _vanished(request: TreeRequest, src_sets: Sequence[zfs.Dataset],
 
 def _mount_words(request: TreeRequest, unmounted: bool) -> str:
     if request.mount_root is not None:
-        return f"The copy is mounted under {request.mount_root}"
+        return (f"The copy is mounted under {request.mount_root}" + (
+            ", each dataset set readonly=on as it arrives, before its children mount in it "
+            "(mounting them there would modify it, and the next catch-up would be refused)"
+            if request.options.readonly else ""))
     if unmounted:
         return "The copy is received unmounted (zfs receive -u), its mountpoint properties kept"
     return ("This zfs cannot receive unmounted (-u): the copy's root is received where its "
