@@ -714,7 +714,7 @@ def test_a_copy_with_its_root_mounted_takes_catch_ups_and_the_final_sync(
         write_random_files(src.mountpoint / f"t/a/more{n}", 1, files=1)
         write_random_files(src.mountpoint / f"t/more{n}", 1, files=1)
         last = _snapshots(root)[-1]
-        assert wait_until(lambda l=last: snapshot_name() != l, 3)
+        assert wait_until(lambda s=last: snapshot_name() != s, 3)
         r = send()
         assert r.returncode == 0, r.stderr + r.stdout
     write_random_files(src.mountpoint / "t/b/late", 1, files=1)

@@ -292,4 +292,5 @@ def _lost_key_parent(plan: TreePlan, s: zfs.Dataset, d: zfs.Dataset) -> str | No
 
 
 __all__ = ["Placement", "SourceSide", "TreeCheck", "check_ends", "check_placement",
-           "read_placement", "finish_received", "hold_readonly", "place_root", "root_mountpoint", "verify_tree"]
+           "read_placement", "finish_received", "hold_readonly", "place_root", "root_mountpoint",
+           "verify_tree"]
