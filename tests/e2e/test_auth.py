@@ -5,13 +5,12 @@ from __future__ import annotations
 import os
 import pty
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from lab.sshd import Lab
-from lab.util import write_random_files, zfs
+from lab.util import finish, start, write_random_files, zfs
 from lab.zfsfuse import Pool
 
 from zmigrate.engine.errors import AuthError
@@ -70,10 +69,8 @@ def test_cli_live_line_on_a_terminal(lab: Lab, pools: tuple[Pool, Pool]) -> None
     write_random_files(src.mountpoint / "ds", 24, files=4)
     zfs("snapshot", f"{src.name}/ds@t")
     leader, follower = pty.openpty()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "zmigrate", "send", f"lab-src:{src.name}/ds@t",
-         f"lab-dst:{dst.name}/t", "--bwlimit", "8M", "--buffer", "16M"],
-        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=follower, env=lab.env())
+    proc = start(lab.env(), "send", f"lab-src:{src.name}/ds@t", f"lab-dst:{dst.name}/t",
+                 "--bwlimit", "8M", "--buffer", "16M", stderr=follower)
     os.close(follower)
     seen = b""
     while True:
@@ -84,9 +81,9 @@ def test_cli_live_line_on_a_terminal(lab: Lab, pools: tuple[Pool, Pool]) -> None
         if not chunk:
             break
         seen += chunk
-    out, _ = proc.communicate(timeout=120)
+    r = finish(proc, 120)
     os.close(leader)
-    assert proc.returncode == 0, seen.decode(errors="replace")
+    assert r.returncode == 0, seen.decode(errors="replace")
     text = seen.decode(errors="replace")
     assert "\r\x1b[K" in text and "buffers send" in text and "ETA" in text and "%" in text
-    assert b"done:" in out and b"verified" in out
+    assert "done:" in r.stdout and "verified" in r.stdout

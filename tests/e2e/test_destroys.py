@@ -5,7 +5,6 @@ stops the run before anything is destroyed."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 
 import pytest
@@ -25,10 +24,6 @@ pytestmark = pytest.mark.lab
 
 def _snapshots(root: str) -> list[str]:
     return zfs("list", "-H", "-o", "name", "-t", "snapshot", "-r", root).split()
-
-
-def _plan_event(stdout: str) -> dict[str, object]:
-    return next(e for e in map(json.loads, stdout.splitlines()) if e.get("event") == "plan")
 
 
 def _tree(src: Pool) -> str:
@@ -56,7 +51,7 @@ def test_send_without_force_destroys_nothing_and_says_so(
     watch.start()
     r = lab.zmigrate("send", "--json", f"lab-src:{ds}@b", f"lab-dst:{target}")
     assert r.returncode == 0, r.stderr
-    assert _plan_event(r.stdout)["destroys"] == []
+    assert r.of("plan")[0]["destroys"] == []
     watch.check_json(r.stdout)
     assert _snapshots(target) == [f"{target}@a", f"{target}@b"]
 
@@ -79,7 +74,7 @@ def test_send_force_names_the_rolled_back_snapshot_everywhere(
     watch.start()
     r = lab.zmigrate("send", "--json", "--force", f"lab-src:{ds}@b", f"lab-dst:{target}")
     assert r.returncode == 0, r.stderr
-    names = [x["name"] for x in _plan_event(r.stdout)["destroys"]]  # type: ignore[union-attr]
+    names = [x["name"] for x in r.of("plan")[0]["destroys"]]
     assert names == [f"{target}@local-change"]
     watch.check_json(r.stdout)
     assert _snapshots(target) == [f"{target}@a", f"{target}@b"]
@@ -104,7 +99,7 @@ def test_replicate_force_names_the_destination_child_it_destroys(
     assert f"snapshot {copy}/scratch@s1 (with {copy}/scratch)" in dry.stdout
     dry_json = lab.zmigrate("send", "-R", "--force", "--no-mount", "--dry-run", "--json",
                             f"lab-src:{root}@s2", f"lab-dst:{copy}")
-    assert [x["name"] for x in _plan_event(dry_json.stdout)["destroys"]] == gone  # type: ignore
+    assert [x["name"] for x in dry_json.of("plan")[0]["destroys"]] == gone
     watch = loss_watch(dst.name)
     watch.start()
     r = lab.zmigrate("send", "-R", "--force", "--no-mount", f"lab-src:{root}@s2",
@@ -125,7 +120,7 @@ def test_replicate_force_names_the_destination_child_it_destroys(
     r = lab.zmigrate("send", "-R", "--force", "--no-mount", "--json", f"lab-src:{root}@s3",
                      f"lab-dst:{copy}")
     assert r.returncode == 0, r.stderr
-    assert _plan_event(r.stdout)["destroys"] == []
+    assert r.of("plan")[0]["destroys"] == []
     watch.check_json(r.stdout)
 
 
@@ -205,8 +200,7 @@ def test_a_forced_tree_names_the_child_snapshot_it_rolls_back(
     watch.start()
     r = _tree_json(lab, "--force", f"lab-src:{root}@s2", f"lab-dst:{copy}")
     assert r.returncode == 0, r.stderr + r.stdout
-    tree_plan = next(e for e in map(json.loads, r.stdout.splitlines())
-                     if e["event"] == "tree_plan")
+    tree_plan = r.of("tree_plan")[0]
     assert [x["name"] for x in tree_plan["destroys"]] == [f"{copy}/a@mine"]
     watch.check_json(r.stdout)
     assert _snapshots(f"{copy}/a") == [f"{copy}/a@s1", f"{copy}/a@s2"]
@@ -310,7 +304,7 @@ def test_a_file_written_into_the_copy_a_moment_before_force_is_named_with_its_by
     dry = lab.zmigrate("send", "--force", "--dry-run", "--json", f"lab-src:{ds}@b",
                        f"lab-dst:{target}")
     assert dry.returncode == 0, dry.stderr
-    (lost,) = _plan_event(dry.stdout)["destroys"]  # type: ignore[misc]
+    (lost,) = dry.of("plan")[0]["destroys"]
     assert (lost["kind"], lost["name"]) == ("content", target), lost
     about = int(lost["detail"].split("about ")[1].split(" bytes")[0])
     assert 300_000 <= about <= 600_000, lost["detail"]  # its blocks and their metadata
@@ -321,7 +315,7 @@ def test_a_file_written_into_the_copy_a_moment_before_force_is_named_with_its_by
     watch.start()
     r = lab.zmigrate("send", "--force", "--json", f"lab-src:{ds}@b", f"lab-dst:{target}")
     assert r.returncode == 0, r.stderr
-    assert [x["name"] for x in _plan_event(r.stdout)["destroys"]] == [target]  # type: ignore
+    assert [x["name"] for x in r.of("plan")[0]["destroys"]] == [target]
     watch.check_json(r.stdout)
     # Rolled away (zfs-fuse's mounted view may keep showing the file from its cache: ZFS's
     # own figures say it is gone).

@@ -56,7 +56,7 @@ def test_every_stage_reports_a_rate_and_the_slowest_is_the_bottleneck(
     r = lab.zmigrate("doctor", f"lab-src:{snapshot}", f"lab-dst:{dst.name}", "--seconds", "2",
                      "--write-test", "--cipher", FAST, "--json", *_ssh_options(lab))
     assert r.returncode == 0, r.stderr + r.stdout
-    events = [json.loads(line) for line in r.stdout.splitlines() if line.strip()]
+    events = r.events
     # First what it destroys (its write test's own dataset), then each stage, then the report.
     assert [e["event"] for e in events] == ["doctor_plan"] + ["doctor_stage"] * 6 + [
         "doctor_report"]
@@ -187,7 +187,7 @@ def test_the_write_stage_runs_by_default_within_a_safe_share_and_leaves_nothing(
     r = lab.zmigrate("doctor", f"lab-src:{snapshot}", "lab-dst", "--seconds", "20", "--no-ssh",
                      "--json")
     assert r.returncode == 0, r.stderr + r.stdout
-    report = json.loads(r.stdout.splitlines()[-1])
+    report = r.events[-1]
     write = next(s for s in report["stages"] if s["name"] == "destination_write")
     assert write["error"] is None and isinstance(write["rate"], float), json.dumps(write)
     # It wrote into the destination's pool with the most free space (the lab's "hosts" share
@@ -218,7 +218,7 @@ def test_the_doctor_names_the_dataset_it_destroys_and_loses_nothing_else(
                      "--no-ssh", "--json")
     assert r.returncode == 0, r.stderr + r.stdout
     (lost,) = shown_in_json(r.stdout)
-    report = json.loads(r.stdout.splitlines()[-1])
+    report = r.events[-1]
     write = next(s for s in report["stages"] if s["name"] == "destination_write")
     assert (lost["kind"], lost["name"]) == ("dataset", write["dataset"]), lost
     assert lost["name"].startswith(f"{dst.name}/{TEMP_PREFIX}")
@@ -250,7 +250,7 @@ def test_without_a_source_snapshot_the_doctor_claims_no_end_to_end_rate(
     r = lab.zmigrate("doctor", "lab-src", f"lab-dst:{dst.name}", "--seconds", "2", "--no-ssh",
                      "--no-write-test", "--json")
     assert r.returncode == 0, r.stderr + r.stdout
-    report = json.loads(r.stdout.splitlines()[-1])
+    report = r.events[-1]
     assert report["expected_rate"] is None
     assert report["upper_bound"] == next(s["rate"] for s in report["stages"]
                                          if s["name"] == "network")

@@ -7,7 +7,6 @@ line of docs/permissions.md for the sudo case.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import tempfile
@@ -69,7 +68,7 @@ def test_a_dataset_holding_a_file_is_refused_mounted_or_not_and_force_says_what_
     assert f"The whole content of {target} is replaced by the copy (--force)" in r.stdout
     r = lab.zmigrate("send", "--dry-run", "--json", "--force", f"lab-src:{snapshot}",
                      f"lab-dst:{target}")
-    plan = json.loads(r.stdout.splitlines()[0])
+    plan = r.events[0]
     assert plan["replaces"]["entries"] == ["notes.txt"] and plan["replaces"]["empty"] is False
     assert notes.read_text() == NOTES
     r = lab.zmigrate("send", "--force", f"lab-src:{snapshot}", f"lab-dst:{target}")

@@ -5,21 +5,13 @@ from __future__ import annotations
 import csv
 import io
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from lab.plugin import Lab, Pool
-from lab.util import snapshot_guid, write_random_files, zfs
+from lab.util import snapshot_guid, write_random_files, zfs, zmigrate
 
 pytestmark = [pytest.mark.lab, pytest.mark.timeout(300)]
-
-
-def zmigrate(args: list[str], env: dict[str, str], timeout: float = 240) -> \
-        subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "zmigrate", *args], env=env, text=True,
-                          capture_output=True, timeout=timeout, stdin=subprocess.DEVNULL)
 
 
 def test_send_is_recorded_and_exported(lab: Lab, pools: tuple[Pool, Pool],
@@ -31,13 +23,13 @@ def test_send_is_recorded_and_exported(lab: Lab, pools: tuple[Pool, Pool],
     env = lab.env()
     env["ZMIGRATE_DATA_DIR"] = str(tmp_path / "data")
 
-    sent = zmigrate(["send", f"lab-src:{src.name}/data@s1", f"lab-dst:{dst.name}/copy",
-                    "--bwlimit", "16M"], env)
+    sent = zmigrate(env, "send", f"lab-src:{src.name}/data@s1", f"lab-dst:{dst.name}/copy",
+                    "--bwlimit", "16M")
     assert sent.returncode == 0, sent.stdout + sent.stderr
     assert snapshot_guid(f"{dst.name}/copy@s1") == snapshot_guid(f"{src.name}/data@s1")
     assert (tmp_path / "data" / "history.sqlite3").is_file()
 
-    listed = zmigrate(["history"], env)
+    listed = zmigrate(env, "history")
     assert listed.returncode == 0, listed.stderr
     lines = listed.stdout.splitlines()
     assert lines[0].split()[0] == "ID"
@@ -47,13 +39,13 @@ def test_send_is_recorded_and_exported(lab: Lab, pools: tuple[Pool, Pool],
     assert f"{src.name}/data@s1" in row
     assert "verified" in row
 
-    shown = zmigrate(["history", "show", "1"], env)
+    shown = zmigrate(env, "history", "show", "1")
     assert shown.returncode == 0, shown.stderr
     assert "verified" in shown.stdout
     assert "zfs send" in shown.stdout
     assert "# on lab-dst:" in shown.stdout
 
-    exported = zmigrate(["history", "show", "1", "--csv"], env)
+    exported = zmigrate(env, "history", "show", "1", "--csv")
     assert exported.returncode == 0, exported.stderr
     rows = list(csv.DictReader(io.StringIO(exported.stdout)))
     assert rows, "no samples were recorded"
@@ -62,7 +54,7 @@ def test_send_is_recorded_and_exported(lab: Lab, pools: tuple[Pool, Pool],
     assert [float(r["t"]) for r in rows] == sorted(float(r["t"]) for r in rows)
 
     out = tmp_path / "job.json"
-    as_json = zmigrate(["history", "show", "1", "--json", "-o", str(out)], env)
+    as_json = zmigrate(env, "history", "show", "1", "--json", "-o", str(out))
     assert as_json.returncode == 0, as_json.stderr
     data = json.loads(out.read_text())
     assert data["job"]["outcome"] == "verified"
@@ -79,8 +71,8 @@ def test_no_history_flag_records_nothing(lab: Lab, pools: tuple[Pool, Pool],
     zfs("snapshot", f"{src.name}/data@s1")
     env = lab.env()
     env["ZMIGRATE_DATA_DIR"] = str(tmp_path / "data")
-    sent = zmigrate(["send", f"lab-src:{src.name}/data@s1", f"lab-dst:{dst.name}/copy",
-                    "--no-history"], env)
+    sent = zmigrate(env, "send", f"lab-src:{src.name}/data@s1", f"lab-dst:{dst.name}/copy",
+                    "--no-history")
     assert sent.returncode == 0, sent.stdout + sent.stderr
-    listed = zmigrate(["history"], env)
+    listed = zmigrate(env, "history")
     assert "no transfers recorded yet" in listed.stdout

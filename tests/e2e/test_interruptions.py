@@ -4,7 +4,6 @@ and leave no partial dataset on the destination (zfs-fuse cannot keep a resumabl
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -16,9 +15,11 @@ import pytest
 from lab.sshd import Lab
 from lab.util import (
     dataset_exists,
+    events_in,
     processes_in_group,
     run,
     sleepers,
+    start,
     wait_until,
     write_random_files,
     zfs,
@@ -50,16 +51,6 @@ def _source(pool: Pool, mb: int) -> str:
     return f"{ds}@s1"
 
 
-def _events(path: Path) -> list[dict[str, object]]:
-    out = []
-    for line in path.read_text().splitlines():
-        try:
-            out.append(json.loads(line))
-        except ValueError:
-            pass  # a line cut off by the kill
-    return out
-
-
 def test_crash_of_zmigrate_leaves_no_process_and_no_partial_dataset(
         lab: Lab, pools: tuple[Pool, Pool], tmp_path: Path) -> None:
     src_pool, dst_pool = pools
@@ -67,16 +58,16 @@ def test_crash_of_zmigrate_leaves_no_process_and_no_partial_dataset(
     dest = f"{dst_pool.name}/crash"
     out = tmp_path / "events.jsonl"
     with out.open("wb") as sink:
-        cli = subprocess.Popen(
-            [sys.executable, "-m", "zmigrate", "send", f"lab-src:{snap}", f"lab-dst:{dest}",
-             "--json", "--bwlimit", "8M", "--buffer", "16M", "--no-history"],
-            stdout=sink, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, env=lab.env())
+        cli = start(lab.env(), "send", f"lab-src:{snap}", f"lab-dst:{dest}", "--json",
+                    "--bwlimit", "8M", "--buffer", "16M", "--no-history", stdout=sink,
+                    stderr=subprocess.DEVNULL)
     try:
         def going() -> bool:
             return any(e.get("event") == "progress" and int(str(e.get("done", 0))) > 4 * MiB
-                       for e in _events(out))
+                       for e in events_in(out.read_text(), cut_off_ok=True))
         assert wait_until(going, 60, 0.1), out.read_text()[-2000:]
-        port = next(int(str(e["port"])) for e in _events(out) if e.get("event") == "plan")
+        port = next(int(str(e["port"])) for e in events_in(out.read_text(), cut_off_ok=True)
+                    if e.get("event") == "plan")
         assert _leftovers(port, *pools), "the transfer's processes should be running"
         os.kill(cli.pid, signal.SIGKILL)
         t0 = time.monotonic()
@@ -91,10 +82,8 @@ def test_crash_of_zmigrate_leaves_no_process_and_no_partial_dataset(
     print(f"\nCRASH (lab): remote processes gone {gone:.1f} s after SIGKILL of zmigrate")
     assert wait_until(lambda: not dataset_exists(dest), 10, 0.2), \
         "the partial receive was left behind"
-    r = subprocess.run([sys.executable, "-m", "zmigrate", "send", f"lab-src:{snap}",
-                        f"lab-dst:{dest}", "--buffer", "16M", "--no-history"],
-                       capture_output=True, text=True, env=lab.env(), timeout=300,
-                       stdin=subprocess.DEVNULL)
+    r = lab.zmigrate("send", f"lab-src:{snap}", f"lab-dst:{dest}", "--buffer", "16M",
+                     "--no-history", timeout=300)
     assert r.returncode == 0, r.stderr
 
 

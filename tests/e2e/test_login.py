@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from lab.plugin import PASSWORD, Lab, LabHost
-from lab.util import run, wait_until
+from lab.util import run, wait_until, zmigrate
 from lab.zfsfuse import Pool
 
 from zmigrate.engine.errors import AuthError, HostKeyError
@@ -132,14 +131,10 @@ def test_without_an_openssh_client_the_fallback_parser_is_used_and_named(
     empty.mkdir()
     env = {**lab.env(), "PATH": str(empty)}
     where = f"lab-src:{pools[0].name}"
-    r = subprocess.run([sys.executable, "-m", "zmigrate", "list", where],
-                       capture_output=True, text=True, timeout=120, env=env,
-                       stdin=subprocess.DEVNULL)
+    r = zmigrate(env, "list", where, timeout=120)
     assert r.returncode == 0, r.stderr
     assert "# lab-src: ssh config read by paramiko's parser (no OpenSSH client" in r.stdout
-    with_ssh = subprocess.run([sys.executable, "-m", "zmigrate", "list", where],
-                              capture_output=True, text=True, timeout=120, env=lab.env(),
-                              stdin=subprocess.DEVNULL)
+    with_ssh = lab.zmigrate("list", where, timeout=120)
     assert with_ssh.returncode == 0 and "ssh config read by" not in with_ssh.stdout
 
 

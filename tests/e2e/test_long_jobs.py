@@ -8,7 +8,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from lab.sshd import Lab
 from lab.util import (
     Run,
     snapshot_guid,
+    start,
     wait_until,
     write_random_files,
     zfs,
@@ -89,9 +89,7 @@ def test_detached_tree_outlives_a_killed_follower_and_replays_from_the_first_eve
     assert took < 20  # it returned while the transfer (about 14 s) had barely begun
     assert _job(env, job_id)[0]["state"] in ("starting", "running")
 
-    follower = subprocess.Popen(
-        [sys.executable, "-m", "zmigrate", "attach", job_id, "--json"], env=env,
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, text=True)
+    follower = start(env, "attach", job_id, "--json", stderr=subprocess.DEVNULL)
     assert follower.stdout is not None
     seen = 0
     for line in follower.stdout:

@@ -12,20 +12,16 @@
 
 from __future__ import annotations
 
-import json
-import queue
 import re
 import subprocess
-import sys
-import threading
 import time
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 from lab.cut import LinkCut
 from lab.shaped import ShapedLab
 from lab.sshd import Lab
+from lab.stall_run import Send, progress_past
 from lab.util import wait_until, write_random_files, zfs, zmigrate
 from lab.zfsfuse import PoolFactory
 
@@ -38,53 +34,6 @@ pytestmark = [pytest.mark.lab, pytest.mark.timeout(600)]
 
 TAG = re.compile(r"zmigrate-job-[0-9a-f]{12}")
 LOST_WITHIN = 30.0
-
-
-def _cmd(*args: str) -> list[str]:
-    return [sys.executable, "-m", "zmigrate", *args]
-
-
-class Running:
-    """A CLI run with --json whose events are read as they come."""
-
-    def __init__(self, args: list[str], env: dict[str, str]) -> None:
-        self.proc = subprocess.Popen(_cmd(*args), stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True, env=env,
-                                     stdin=subprocess.DEVNULL)
-        self.events: queue.Queue[dict[str, Any]] = queue.Queue()
-        self.seen: list[dict[str, Any]] = []
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            if line.startswith("{"):
-                self.events.put(json.loads(line))
-
-    def until(self, check: Any, timeout: float) -> dict[str, Any]:
-        """The first event (seen or to come) that `check` accepts."""
-        for e in self.seen:
-            if check(e):
-                return e
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            try:
-                e = self.events.get(timeout=0.2)
-            except queue.Empty:
-                if self.proc.poll() is not None and self.events.empty():
-                    break
-                continue
-            self.seen.append(e)
-            if check(e):
-                return e
-        raise AssertionError(f"no such event within {timeout} s: {self.seen[-5:]}")
-
-    def finish(self, timeout: float) -> int:
-        rc = self.proc.wait(timeout)
-        time.sleep(0.3)  # the reader's last lines
-        while not self.events.empty():
-            self.seen.append(self.events.get())
-        return rc
 
 
 def _processes() -> list[tuple[int, int, str]]:
@@ -127,14 +76,14 @@ def test_a_dead_link_is_told_and_the_next_run_stops_what_it_left(
         cut: LinkCut, snapshot: str, make_pool: PoolFactory) -> None:
     far = cut.far
     dst = make_pool("lhdst", size_mb=768)
-    args = ["send", f"lab-src:{snapshot}", f"lab-far:{dst.name}/copy", "--json", "--no-history"]
-    first = Running([*args, "--bwlimit", "4M"], far.env())
-    first.until(lambda e: e["event"] == "progress" and e["done"] > 2 * 2**20, 90)
+    where = [f"lab-src:{snapshot}", f"lab-far:{dst.name}/copy"]
+    first = Send(far.env(), *where, "--bwlimit", "4M")
+    first.wait_for(progress_past(2 * 2**20), 90)
     cut.dead()
     t_cut = time.monotonic()
     rc = first.finish(LOST_WITHIN + 30)
     lost_after = time.monotonic() - t_cut
-    error = next(e for e in first.seen if e["event"] == "error")
+    error = first.of("error")[0]
     print(f"\nlost after {lost_after:.1f} s: {error['message']}\n  fix: {error['fix']}")
     assert rc != 0 and lost_after <= LOST_WITHIN, (rc, lost_after)
     assert error["host"] == "lab-far" and "lab-far was lost (it answered nothing for" \
@@ -155,7 +104,7 @@ def test_a_dead_link_is_told_and_the_next_run_stops_what_it_left(
 
     cut.back()
     assert wait_until(lambda: bool(_in_groups(pgids)), 1), "the leftovers ended by themselves"
-    again = far.zmigrate(*args, timeout=400)
+    again = far.zmigrate("send", *where, "--json", "--no-history", timeout=400)
     events = again.events
     stages = [e["detail"] for e in events if e["event"] == "stage"]
     print("\n".join(s for s in stages if "left" in s))
@@ -182,13 +131,12 @@ def test_a_live_runs_receive_is_refused_with_its_pid(
         lab: Lab, slow_source: str, make_pool: PoolFactory) -> None:
     dst = make_pool("lhlivedst", size_mb=256)
     env = lab.env()
-    args = ["send", f"lab-src:{slow_source}", f"lab-dst:{dst.name}/copy", "--json",
-            "--no-history"]
-    live = Running([*args, "--bwlimit", "1M"], env)
+    where = [f"lab-src:{slow_source}", f"lab-dst:{dst.name}/copy"]
+    live = Send(env, *where, "--bwlimit", "1M")
     try:
-        live.until(lambda e: e["event"] == "stage" and e["stage"] == "sending", 90)
+        live.wait_for(lambda e: e["event"] == "stage" and e["stage"] == "sending", 90)
         t0 = time.monotonic()
-        second = zmigrate(env, *args, timeout=120)
+        second = zmigrate(env, "send", *where, "--json", "--no-history", timeout=120)
         took = time.monotonic() - t0
         error = next(e for e in second.events if e["event"] == "error")
         print(f"\nrefused after {took:.1f} s: {error['message']}\n  fix: {error['fix']}")

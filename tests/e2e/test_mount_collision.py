@@ -6,7 +6,6 @@ The lab's two "hosts" are one machine: the source's own mounts are paths the des
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -29,7 +28,7 @@ def test_a_single_replicate_send_refuses_to_mount_over_a_path_in_use(
     before = sorted(os.listdir(in_use / "alice"))
     r = lab.zmigrate("send", "-R", "--json", f"lab-src:{ds}@s", f"lab-dst:{dst.name}/home")
     assert r.returncode != 0, r.stdout + r.stderr
-    error = json.loads(r.stdout.splitlines()[-1])
+    error = r.events[-1]
     assert error["reason"] == "mount_collision", error
     assert (f"{dst.name}/home would mount on {in_use} (where {ds} is mounted)"
             in error["message"]), error
@@ -98,7 +97,7 @@ def test_a_plain_send_over_a_folder_holding_files_is_refused_or_lists_it_as_hidd
     (folder / "mine.txt").write_text("the destination's own\n")
     r = lab.zmigrate("send", "--json", f"lab-src:{ds}@s", f"lab-dst:{dst.name}/home")
     assert r.returncode != 0, r.stdout + r.stderr
-    error = json.loads(r.stdout.splitlines()[-1])
+    error = r.events[-1]
     assert error["reason"] == "mount_collision", error
     assert (f"{dst.name}/home would mount on {folder} (a folder that holds files)"
             in error["message"]), error
@@ -111,10 +110,10 @@ def test_a_plain_send_over_a_folder_holding_files_is_refused_or_lists_it_as_hidd
     assert (f"Will be hidden on lab-dst:\n  - the files in the folder {folder} (hidden while "
             f"{dst.name}/home is mounted over it (--force))") in dry.stdout, dry.stdout
     dry = lab.zmigrate(*args, "--json")
-    plan = next(e for e in map(json.loads, dry.stdout.splitlines()) if e["event"] == "plan")
+    plan = dry.of("plan")[0]
     assert [(x["kind"], x["name"]) for x in plan["destroys"]] == [("hidden", str(folder))]
     # A free folder (or none): nothing to list, one command more at most.
     r = lab.zmigrate("send", "--json", f"lab-src:{ds}@s", f"lab-dst:{dst.name}/other")
     assert r.returncode == 0, r.stderr
-    done = next(e for e in map(json.loads, r.stdout.splitlines()) if e["event"] == "done")
+    done = r.of("done")[0]
     assert done["remote_commands"]["destination"] <= 8, done["remote_commands"]

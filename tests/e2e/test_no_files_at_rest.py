@@ -9,12 +9,10 @@
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -27,7 +25,9 @@ from lab.shaped import ShapedLab
 from lab.sshd import Lab
 from lab.util import (
     dataset_exists,
+    finish,
     snapshot_guid,
+    start,
     wait_until,
     write_text_files,
     zfs,
@@ -186,11 +186,8 @@ def test_a_link_cut_mid_probe_leaves_no_file(cut: LinkCut, make_pool: PoolFactor
     src = make_pool("nfsrc", size_mb=768)
     dst = make_pool("nfdst", size_mb=256)
     snap = _text_snapshot(src, 96)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "zmigrate", "doctor", f"lab-far:{snap}", f"lab-dst:{dst.name}",
-         "--stage", "compress", "--seconds", "20", "--json"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cut.far.env(),
-        stdin=subprocess.DEVNULL)
+    proc = start(cut.far.env(), "doctor", f"lab-far:{snap}", f"lab-dst:{dst.name}", "--stage",
+                 "compress", "--seconds", "20", "--json")
     every = b"ZMIGRATE_DOCTOR="
     before = set(_env_processes(every))
     ours: list[bytes] = []
@@ -211,8 +208,8 @@ def test_a_link_cut_mid_probe_leaves_no_file(cut: LinkCut, make_pool: PoolFactor
         watcher.start()
         time.sleep(1.0)  # the sample is being read and held
         cut.dead()
-        out, err = proc.communicate(timeout=120)
-        print(f"\nrc {proc.returncode}: {err[-300:]}{out[-300:]}")
+        r = finish(proc, 120)
+        print(f"\nrc {r.returncode}: {r.stderr[-300:]}{r.stdout[-300:]}")
         cut.back()
         # What ran on lab-far ends by itself (its sample is bounded) or is stopped here.
         wait_until(lambda: not _env_processes(key), 60)
@@ -318,22 +315,19 @@ def test_the_ssh_transports_receive_writes_no_log_file(
     src, dst = pools
     snap = _text_snapshot(src, 64)
     ssh = [f"--ssh-option={o}" for o in lab.ssh_options()[1::2]]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "zmigrate", "send", f"lab-src:{snap}", f"lab-dst:{dst.name}/copy",
-         "--transport", "ssh", "--bwlimit", "16M", "--json", "--no-history", *ssh],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=lab.env(),
-        stdin=subprocess.DEVNULL)
+    proc = start(lab.env(), "send", f"lab-src:{snap}", f"lab-dst:{dst.name}/copy", "--transport",
+                 "ssh", "--bwlimit", "16M", "--json", "--no-history", *ssh)
     mark = b"zmigrate-receive-"
     stop, seen, pids = threading.Event(), [], set[int]()
     watcher = threading.Thread(target=_watch_files, args=(mark, stop, seen, pids, True))
     watcher.start()
     try:
-        out, err = proc.communicate(timeout=240)
+        r = finish(proc, 240)
     finally:
         stop.set()
         watcher.join(10)
-    assert proc.returncode == 0, err + out
-    events = [json.loads(x) for x in out.splitlines() if x.startswith("{")]
+    assert r.returncode == 0, r.stderr + r.stdout
+    events = r.events
     command = " ".join(str(c) for c in next(e for e in events if e["event"] == "plan")["commands"])
     marks = re.findall(r"zmigrate-receive-[0-9a-f]{12}", command)
     assert marks and ".log" not in command and " -l " not in command

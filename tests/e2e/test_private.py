@@ -11,7 +11,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -243,13 +242,10 @@ def test_the_doctor_measures_the_private_stage_beside_the_network(
     CPU; its cost is the ratio of the two rates. No key directory is left."""
     src, dst = pools
     ds, _ = _dataset(src, "doc", 4)
-    r = subprocess.run([sys.executable, "-m", "zmigrate", "doctor", f"lab-src:{ds}@s",
-                        f"lab-dst:{dst.name}", "--seconds", "2", "--transport", "private",
-                        "--no-ssh", "--no-write-test", "--json"], capture_output=True,
-                       text=True, timeout=300, env=lab.env(), stdin=subprocess.DEVNULL)
+    r = lab.zmigrate("doctor", f"lab-src:{ds}@s", f"lab-dst:{dst.name}", "--seconds", "2",
+                     "--transport", "private", "--no-ssh", "--no-write-test", "--json")
     assert r.returncode == 0, r.stderr + r.stdout
-    import json
-    report = [json.loads(x) for x in r.stdout.splitlines() if x.strip()][-1]
+    report = r.events[-1]
     by = {s["name"]: s for s in report["stages"]}
     tls, network = by["tls"], by["network"]
     assert tls["error"] is None and tls["in_path"] and not network["in_path"], tls

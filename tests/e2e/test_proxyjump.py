@@ -5,8 +5,6 @@ hop's host key checked like the target's - and `zmigrate list` says "via lab-jum
 from __future__ import annotations
 
 import socket
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -134,9 +132,7 @@ def test_a_changed_key_of_the_target_behind_the_jump_is_refused(
 
 def test_zmigrate_list_through_proxyjump(jump_lab: JumpLab, pools: tuple[Pool, Pool]) -> None:
     src, _ = pools
-    r = subprocess.run([sys.executable, "-m", "zmigrate", "list", f"lab-behind:{src.name}"],
-                       capture_output=True, text=True, timeout=120, env=jump_lab.env(),
-                       stdin=subprocess.DEVNULL)
+    r = jump_lab.zmigrate("list", f"lab-behind:{src.name}", timeout=120)
     assert r.returncode == 0, r.stderr
     assert "# lab-behind via lab-jump: " in r.stdout
     assert any(line.split()[0] == src.name for line in r.stdout.splitlines()[2:]), r.stdout

@@ -5,7 +5,6 @@ behind a jump host that the source cannot reach."""
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 
@@ -50,7 +49,7 @@ def test_relay_full_and_incremental(lab: Lab, pools: tuple[Pool, Pool]) -> None:
     r = lab.zmigrate("send", f"lab-src:{ds}@a", f"lab-dst:{dest}", "--transport", "relay",
                      "--json", "--no-history", "--bwlimit", "8M", "--hash")
     assert r.returncode == 0, r.stderr + r.stdout
-    events = [json.loads(x) for x in r.stdout.splitlines() if x.strip()]
+    events = r.events
     plan = next(e for e in events if e.get("event") == "plan")
     assert plan["transport"] == "relay"
     sides = {e["side"] for e in events if e.get("event") == "sample"}

@@ -4,8 +4,6 @@ pools and real mbuffer, and refuses what it must refuse before anything runs."""
 from __future__ import annotations
 
 import socket
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -27,6 +25,7 @@ from lab.util import (
     write_random_files,
     zfs,
     zfs_processes_naming,
+    zmigrate,
 )
 from lab.zfsfuse import Pool
 
@@ -349,9 +348,7 @@ def test_refuses_unknown_host_key(lab: Lab, pools: tuple[Pool, Pool], tmp_path: 
     empty = tmp_path / "known_hosts"
     empty.write_text("")
     env["ZMIGRATE_KNOWN_HOSTS"] = str(empty)
-    r = subprocess.run([sys.executable, "-m", "zmigrate", "send", f"lab-src:{ds}@x",
-                        f"lab-dst:{dst.name}/x"], capture_output=True, text=True, env=env,
-                       stdin=subprocess.DEVNULL, timeout=60)
+    r = zmigrate(env, "send", f"lab-src:{ds}@x", f"lab-dst:{dst.name}/x", timeout=60)
     assert r.returncode == 1
     assert lab.src.host_key_fingerprint in r.stderr
     assert "not accepted" in r.stderr

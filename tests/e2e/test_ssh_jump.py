@@ -5,35 +5,30 @@ source lacks what a hop needs, the error names the hop, the cause and the fix, i
 
 from __future__ import annotations
 
-import json
 import socket
-import subprocess
-import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 from lab.netns import JumpLab
 from lab.util import (
+    Run,
     dataset_exists,
     run,
     snapshot_guid,
     write_random_files,
     zfs,
     zfs_processes_naming,
+    zmigrate,
 )
 from lab.zfsfuse import Pool
 
 pytestmark = [pytest.mark.lab, pytest.mark.timeout(300)]
 
 
-def _send(env: dict[str, str], *args: str) -> tuple[subprocess.CompletedProcess[str],
-                                                   list[dict[str, Any]]]:
-    r = subprocess.run([sys.executable, "-m", "zmigrate", "send", *args, "--transport", "ssh",
-                        "--json", "--no-history"], capture_output=True, text=True, timeout=240,
-                       env=env, stdin=subprocess.DEVNULL)
-    return r, [json.loads(x) for x in r.stdout.splitlines() if x.strip()]
+def _send(env: dict[str, str], *args: str) -> Run:
+    return zmigrate(env, "send", *args, "--transport", "ssh", "--json", "--no-history",
+                    timeout=240)
 
 
 def _options(identity: Path, known_hosts: Path) -> list[str]:
@@ -75,8 +70,9 @@ def test_ssh_transport_through_the_jump_host(chain: str, jump_lab: JumpLab,
     src, dst = pools
     ds = _dataset(src, "far", 8)
     dest = f"{dst.name}/far"
-    r, events = _send(env, f"lab-src:{ds}@s", f"lab-behind:{dest}", *options)
+    r = _send(env, f"lab-src:{ds}@s", f"lab-behind:{dest}", *options)
     assert r.returncode == 0, r.stderr + r.stdout
+    events = r.events
     plan = next(e for e in events if e["event"] == "plan")
     assert plan["transport"] == "ssh"
     hops = ", ".join(f"root@{jump}" for _ in chain.split(","))
@@ -106,11 +102,11 @@ def test_what_the_source_lacks_is_named_with_its_fix(lacks: str, jump_lab: JumpL
     src, dst = pools
     ds = _dataset(src, "nope", 2)
     t0 = time.monotonic()
-    r, events = _send(jump_lab.env(), f"lab-src:{ds}@s", f"lab-behind:{dst.name}/nope",
-                      *_options(identity, known))
+    r = _send(jump_lab.env(), f"lab-src:{ds}@s", f"lab-behind:{dst.name}/nope",
+              *_options(identity, known))
     took = time.monotonic() - t0
     assert r.returncode != 0
-    error = next(e for e in events if e["event"] == "error")
+    error = next(e for e in r.events if e["event"] == "error")
     hop, cause, fix = {
         "jump key": (f"the jump host root@{jump_lab.jump.address}", "refused the login",
                      "--ssh-option IdentityFile=PATH (each --ssh-option applies to every hop)"),

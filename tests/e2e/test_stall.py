@@ -13,8 +13,6 @@ from __future__ import annotations
 import os
 import pty
 import signal
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -28,6 +26,7 @@ from lab.util import (
     dataset_exists,
     receive_group,
     snapshot_guid,
+    start,
     wait_until,
     write_random_files,
     zfs,
@@ -208,11 +207,9 @@ def test_the_cli_line_shows_the_stall_and_its_timeout_stops_a_held_receive(
     src, dst = pools
     snap = _source(src, 120)
     master, slave = pty.openpty()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "zmigrate", "send", f"lab-src:{snap}", f"lab-dst:{dst.name}/copy",
-         "--buffer", "32M", "--bwlimit", "15M", "--stall-after", "8", "--stall-timeout", "16",
-         "--no-history"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=slave,
-        env=lab.env())
+    proc = start(lab.env(), "send", f"lab-src:{snap}", f"lab-dst:{dst.name}/copy", "--buffer",
+                 "32M", "--bwlimit", "15M", "--stall-after", "8", "--stall-timeout", "16",
+                 "--no-history", stderr=slave)
     os.close(slave)
     screen: list[str] = []
 

@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 import re
 import signal
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,10 +14,13 @@ from lab.losses import LossWatch
 from lab.sshd import Lab
 from lab.util import (
     ZFS,
+    Run,
     base_and_clones,
     dataset_exists,
+    finish,
     run,
     snapshot_guid,
+    start,
     wait_until,
     write_random_files,
     zfs,
@@ -183,9 +184,7 @@ def test_interrupted_tree_rerun_sends_only_what_was_not_complete(
     # One at a time: interrupted in dataset k, datasets 1..k-1 are complete.
     args = ["send", "-r", f"lab-src:{root}@s1", f"lab-dst:{copy}", "--json", "--buffer", "16M",
             "--no-history", "--parallel", "1"]
-    proc = subprocess.Popen([sys.executable, "-m", "zmigrate", *args, "--bwlimit", "8M"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=lab.env(), stdin=subprocess.DEVNULL)
+    proc = start(lab.env(), *args, "--bwlimit", "8M")
     assert proc.stdout is not None
     seen: list[dict[str, Any]] = []
     for line in proc.stdout:
@@ -195,9 +194,9 @@ def test_interrupted_tree_rerun_sends_only_what_was_not_complete(
                 and e["done"] > 4 * 1024 * 1024:
             proc.send_signal(signal.SIGINT)
             break
-    out, err = proc.communicate(timeout=120)
-    seen += [json.loads(x) for x in out.splitlines() if x.startswith("{")]
-    assert proc.returncode == 130, err
+    rest = finish(proc, 120)
+    seen += rest.events
+    assert rest.returncode == 130, rest.stderr
     before = _states(seen)
     assert before[root] == "verified" and before[f"{root}/a"] == "verified"
     assert before[f"{root}/b"] == "failed"
@@ -308,11 +307,9 @@ def test_final_sync_leaves_the_source_read_only_and_is_recorded_as_one_job(
     copy = f"{dst.name}/copy"
     env = {**lab.env(), "ZMIGRATE_DATA_DIR": str(tmp_path / "data")}
 
-    def send(*extra: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "zmigrate", "send", "-r", f"lab-src:{root}", f"lab-dst:{copy}",
-             "--snapshot", "--buffer", "16M", *extra], capture_output=True, text=True,
-            timeout=300, env=env, stdin=subprocess.DEVNULL)
+    def send(*extra: str) -> Run:
+        return zmigrate(env, "send", "-r", f"lab-src:{root}", f"lab-dst:{copy}", "--snapshot",
+                        "--buffer", "16M", *extra)
 
     r = send()
     assert r.returncode == 0, r.stderr + r.stdout
@@ -493,8 +490,8 @@ def test_the_final_syncs_read_only_window_is_predicted_and_then_measured(
           f"({predicted['changed'] / 2**20:.1f} MiB changed in {predicted['datasets']} datasets)")
     assert abs(predicted["seconds"] - real) <= max(0.5 * real, 5.0)
     assert abs(ahead["seconds"] - predicted["seconds"]) <= max(0.5 * real, 5.0)
-    shown = subprocess.run([sys.executable, "-m", "zmigrate", "history", "show", "3"],
-                           capture_output=True, text=True, timeout=60, env=env, check=True)
+    shown = zmigrate(env, "history", "show", "3", timeout=60)
+    assert shown.returncode == 0, shown.stderr
     assert f"read-only    the source, {real:.1f} s (final sync" in shown.stdout, shown.stdout
 
 

@@ -6,10 +6,6 @@ verdict in Summary.extra["verdict"]); until then it fails on the missing `verdic
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
 import pytest
 from lab.sshd import Lab
 from lab.util import write_random_files, zfs
@@ -27,13 +23,10 @@ def test_bwlimit_transfer_emits_rate_limited_verdict_and_final_in_done(
     zfs("create", ds)
     write_random_files(src.mountpoint / "ds", 40, files=8)
     zfs("snapshot", f"{ds}@snap")
-    r = subprocess.run(
-        [sys.executable, "-m", "zmigrate", "send", f"lab-src:{ds}@snap",
-         f"lab-dst:{dst.name}/copy", "--bwlimit", "10M", "--buffer", "64M", "--json"],
-        capture_output=True, text=True, timeout=150, env=lab.env(), stdin=subprocess.DEVNULL,
-    )
+    r = lab.zmigrate("send", f"lab-src:{ds}@snap", f"lab-dst:{dst.name}/copy", "--bwlimit", "10M",
+                     "--buffer", "64M", "--json", timeout=150)
     assert r.returncode == 0, r.stderr + r.stdout
-    events = [json.loads(line) for line in r.stdout.splitlines() if line.strip()]
+    events = r.events
     verdicts = [e for e in events if e["event"] == "verdict"]
     assert verdicts, "no verdict event: is diagnosis.Diagnoser subscribed to the Job?"
     for v in verdicts:
@@ -87,13 +80,10 @@ def test_verdict_on_the_lab_defaults_agrees_with_the_doctor(lab: Lab, make_pool:
     if want_mb > 700:
         write_random_files(src.mountpoint / "ds" / "more", min(want_mb, 3000) - 700, files=20)
     zfs("snapshot", f"{ds}@sized")
-    r = subprocess.run(
-        [sys.executable, "-m", "zmigrate", "send", f"lab-src:{ds}@sized",
-         f"lab-dst:{dst.name}/copy", "--buffer", "64M", "--json"],
-        capture_output=True, text=True, timeout=300, env=lab.env(), stdin=subprocess.DEVNULL,
-    )
+    r = lab.zmigrate("send", f"lab-src:{ds}@sized", f"lab-dst:{dst.name}/copy", "--buffer", "64M",
+                     "--json", timeout=300)
     assert r.returncode == 0, r.stderr + r.stdout
-    done = next(json.loads(x) for x in r.stdout.splitlines() if '"event": "done"' in x)
+    done = r.of("done")[0]
     kind = done["verdict"]["kind"]
     assert kind in STAGE_OF_KIND, (done["verdict"], on_path)
     slowest = min(on_path.values())

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,7 +12,7 @@ import pytest
 from lab.gate import gate_host, go_live_cut_at
 from lab.plugin import Lab, Pool
 from lab.sshd import LabHost
-from lab.util import write_random_files, zfs
+from lab.util import write_random_files, zfs, zmigrate
 from PySide6.QtWidgets import QAbstractButton, QMessageBox
 from pytestqt.qtbot import QtBot
 from wizard_driver import (
@@ -199,10 +198,8 @@ def test_after_a_restart_the_hosts_page_offers_go_live_and_back(
     zfs("create", root)
     zfs("create", f"{root}/a")
     write_random_files(old.mountpoint / "data" / "a", 1, files=2)
-    r = subprocess.run([sys.executable, "-m", "zmigrate", "send", "-r", f"lab-src:{root}",
-                        f"lab-src:{copy}", "--snapshot", "--buffer", "16M", "--final"],
-                       capture_output=True, text=True, timeout=300, env=lab_env.env(),
-                       stdin=subprocess.DEVNULL)
+    r = lab_env.zmigrate("send", "-r", f"lab-src:{root}", f"lab-src:{copy}", "--snapshot",
+                         "--buffer", "16M", "--final")
     assert r.returncode == 0, r.stderr + r.stdout
     hosts = wizard.hosts_page
     assert not hosts.ui.go_live_frame.isVisible()
@@ -247,10 +244,8 @@ def test_a_go_live_cut_off_is_offered_to_finish_or_undo_after_a_restart(
     zfs("create", f"{root}/a")
     write_random_files(old.mountpoint / "data" / "a", 1, files=2)
     env = lab_env.env()
-    r = subprocess.run([sys.executable, "-m", "zmigrate", "send", "-r", f"lab-src:{root}",
-                        f"lab-src:{copy}", "--snapshot", "--buffer", "16M", "--final"],
-                       capture_output=True, text=True, timeout=300, env=env,
-                       stdin=subprocess.DEVNULL)
+    r = zmigrate(env, "send", "-r", f"lab-src:{root}", f"lab-src:{copy}", "--snapshot",
+                 "--buffer", "16M", "--final")
     assert r.returncode == 0, r.stderr + r.stdout
     status, _ = go_live_cut_at(env, gate, root, copy, 6)
     assert status == -signal.SIGKILL

@@ -8,15 +8,13 @@ import contextlib
 import itertools
 import shutil
 import signal
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from .sshd import Lab, LabHost, SshdLab
-from .util import wait_until
+from .util import start, wait_until
 
 _SERIAL = itertools.count(1)  # each gate its own alias: two at once must not share one
 
@@ -72,9 +70,7 @@ def go_live_cut_at(env: dict[str, str], gate: tuple[LabHost, Path], source: str,
     (d / "stop").write_text(f"{k}\n")
     mode = "before" if k % 2 else "after"
     (d / "mode").write_text(mode)
-    proc = subprocess.Popen([sys.executable, "-m", "zmigrate", "go-live", f"{host.alias}:{source}",
-                             f"{host.alias}:{destination}", "--yes"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env, stdin=subprocess.DEVNULL)
+    proc = start(env, "go-live", f"{host.alias}:{source}", f"{host.alias}:{destination}", "--yes")
     try:
         if not wait_until(lambda: (d / "reached").exists(), 60):
             raise AssertionError(f"step {k} never came: {proc.communicate(timeout=5)}, "

@@ -5,23 +5,18 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
 
-Event = dict[str, Any]
+from .util import Event, start
 
 
 class Send:
     """`zmigrate send ... --json` in the background; `events` as (monotonic time, event)."""
 
     def __init__(self, env: dict[str, str], *args: str) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-m", "zmigrate", "send", *args, "--json",
-                                      "--no-history"], stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
-                                     env=env)
+        self.proc = start(env, "send", *args, "--json", "--no-history")
         self.events: list[tuple[float, Event]] = []
         self.stderr = ""
         self._cond = threading.Condition()

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from zmigrate.engine.doctor.cpu import CpuSnapshot
@@ -344,6 +344,24 @@ def receive_group(dataset: str) -> int | None:
 
 
 # -- the CLI ------------------------------------------------------------------------------------
+Event = dict[str, Any]
+
+
+def events_in(text: str, *, cut_off_ok: bool = False) -> list[Event]:
+    """The JSON objects of `text` (a `--json` run's output), one a line; other lines (a plan's
+    text) left out. With `cut_off_ok`, a line that does not parse (the last one of a run killed
+    mid-write) is left out too."""
+    found: list[Event] = []
+    for line in text.splitlines():
+        if line.startswith("{"):
+            try:
+                found.append(json.loads(line))
+            except ValueError:
+                if not cut_off_ok:
+                    raise
+    return found
+
+
 @dataclass(frozen=True)
 class Run:
     """A finished `zmigrate` command: its exit status, output, and the JSON events of `--json`."""
@@ -353,15 +371,11 @@ class Run:
     stderr: str
 
     @property
-    def events(self) -> list[dict[str, Any]]:
+    def events(self) -> list[Event]:
         """The JSON objects of stdout, one a line (other lines, e.g. a plan's text, left out)."""
-        found: list[dict[str, Any]] = []
-        for line in self.stdout.splitlines():
-            if line.startswith("{"):
-                found.append(json.loads(line))
-        return found
+        return events_in(self.stdout)
 
-    def of(self, kind: str) -> list[dict[str, Any]]:
+    def of(self, kind: str) -> list[Event]:
         """The events named `kind` (`event` field), in order."""
         return [e for e in self.events if e.get("event") == kind]
 
@@ -375,3 +389,26 @@ def zmigrate(env: dict[str, str], *args: str, timeout: float = 300,
         timeout=timeout, env=env, input=input,
         stdin=None if input is not None else subprocess.DEVNULL)
     return Run(proc.returncode, proc.stdout, proc.stderr)
+
+
+Sink = int | IO[Any] | None
+
+
+def start(env: dict[str, str], *args: str, stdout: Sink = subprocess.PIPE,
+          stderr: Sink = subprocess.PIPE) -> subprocess.Popen[str]:
+    """`zmigrate ARGS` started in the background (text pipes, stdin closed), for a test that
+    acts while it runs (a signal, a kill, a cut link); `finish` reads it to its end."""
+    return subprocess.Popen([sys.executable, "-m", "zmigrate", *args], stdout=stdout,
+                            stderr=stderr, stdin=subprocess.DEVNULL, text=True, env=env)
+
+
+def finish(proc: subprocess.Popen[str], timeout: float) -> Run:
+    """What a `start`ed run prints from now to its end (killed after `timeout` s, and the
+    TimeoutExpired raised: a test failure)."""
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+    return Run(proc.returncode, out or "", err or "")
