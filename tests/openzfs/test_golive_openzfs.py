@@ -4,32 +4,23 @@ its `zfs load-key` (not skipped silently), and going back undoes it."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from lab.losses import shown_in_json
+from lab.util import Run
 
+from .cli import cli, send_ok, two_hosts_config
 from .losses import GuestLossWatch
-from .test_interruptions import _two_hosts_config
-from .test_tree_openzfs import _send
 from .vm import Vm
 
 pytestmark = pytest.mark.openzfs
 
 
-def _go_live(vm: Vm, config: Path, data: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "ZMIGRATE_SSH_CONFIG": str(config),
-           "ZMIGRATE_KNOWN_HOSTS": str(vm.known_hosts), "ZMIGRATE_DATA_DIR": str(data)}
-    env.pop("SSH_AUTH_SOCK", None)
-    return subprocess.run([sys.executable, "-m", "zmigrate", "go-live", *args],
-                          capture_output=True, text=True, timeout=600, env=env,
-                          stdin=subprocess.DEVNULL)
+def _go_live(vm: Vm, config: Path, data: Path, *args: str) -> Run:
+    return cli(vm, "go-live", *args, config=config, data=data, timeout=600)
 
 
 def _get(vm: Vm, ds: str, prop: str) -> str:
@@ -56,17 +47,15 @@ echo secret > /{root}/enc/child/s
 def test_go_live_names_the_key_to_load_and_goes_back(vm: Vm, tag: str, tree: str,
                                                      tmp_path: Path) -> None:
     root, copy, mount_root = tree, f"dstpool/{tag}", f"/mnt/{tag}"
-    config = _two_hosts_config(vm, tmp_path)
+    config = two_hosts_config(vm, tmp_path)
     data = tmp_path / "data"
-    rc, events, stderr = _send(vm, config, "-r", f"openzfs-vm:{root}", f"openzfs-dst:{copy}",
-                               "--snapshot", "--final", timeout=900)
-    assert rc == 0, stderr + str(events[-3:])
+    send_ok(vm, config, "-r", f"openzfs-vm:{root}", f"openzfs-dst:{copy}", "--snapshot",
+            "--final", timeout=900)
     assert _get(vm, f"{copy}/enc", "keystatus") == "unavailable"
     args = (f"openzfs-vm:{root}", f"openzfs-dst:{copy}", "--mount-root", mount_root)
     r = _go_live(vm, config, data, *args, "--yes", "--json")
     assert r.returncode == 0, r.stderr + r.stdout
-    plan: dict[str, Any] = next(json.loads(line) for line in r.stdout.splitlines()
-                                if '"go_live_plan"' in line)
+    plan: dict[str, Any] = r.of("go_live_plan")[0]
     # Two hosts: the source is kept as it is, only read-only while live.
     assert all(s["side"] == "destination" or s["command"].startswith("zfs set readonly=on ")
                for s in plan["steps"])
@@ -94,14 +83,13 @@ def _source_of(vm: Vm, path: str) -> str:
 def test_old_pool_to_new_pool_on_one_host_busy_then_live_then_back(
         vm: Vm, tag: str, tree: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root, copy = tree, f"dstpool/{tag}"
-    config = _two_hosts_config(vm, tmp_path)
+    config = two_hosts_config(vm, tmp_path)
     data = tmp_path / "data"
     # The final sync is recorded where going live and back read it (one history, as one
     # user's zmigrate has): the source's readonly before it, put back when going back.
     monkeypatch.setenv("ZMIGRATE_DATA_DIR", str(data))
-    rc, events, stderr = _send(vm, config, "-r", f"openzfs-vm:{root}", f"openzfs-vm:{copy}",
-                               "--snapshot", "--final", timeout=900, history=True)
-    assert rc == 0, stderr + str(events[-3:])
+    send_ok(vm, config, "-r", f"openzfs-vm:{root}", f"openzfs-vm:{copy}", "--snapshot",
+            "--final", timeout=900, history=True)
     home = f"/{root}/home"
     args = (f"openzfs-vm:{root}", f"openzfs-vm:{copy}")
     # A process in the source's folder (a guest shell's working directory): refused first.

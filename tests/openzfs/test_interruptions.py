@@ -10,17 +10,14 @@ pool, a dropped destination session and cancel are in test_openzfs.py.) Also: `z
 
 from __future__ import annotations
 
-import json
 import os
 import signal
-import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO
 
 import pytest
+from lab.util import events_in
 
 from zmigrate.engine.errors import TransferError
 from zmigrate.engine.events import Progress
@@ -30,6 +27,7 @@ from zmigrate.engine.job import Job, Request
 from zmigrate.engine.transports import Transport
 from zmigrate.engine.units import MiB
 
+from .cli import cli, send, start_send, two_hosts_config
 from .test_openzfs import _data, _guid, _leftovers, _opts, _prop, _wait
 from .vm import Pair, Vm
 
@@ -160,53 +158,24 @@ def test_dropped_source_session_is_a_clear_error(pair: Pair, vm: Vm, tag: str) -
 
 
 # -- a crash of zmigrate itself --------------------------------------------------------------------
-def _two_hosts_config(vm: Vm, tmp_path: Path) -> Path:
-    """The VM's ssh_config plus the alias `openzfs-dst`: the same guest as a second host."""
-    config = tmp_path / "ssh_config"
-    config.write_text(vm.ssh_config.read_text() + f"\nHost openzfs-dst\n  HostName 127.0.0.1\n"
-                      f"  Port {vm.port}\n  User root\n  IdentityFile {vm.key}\n")
-    return config
-
-
-def _cli(vm: Vm, config: Path, *args: str, stdout: int | IO[bytes] = subprocess.PIPE,
-         history: bool = False) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "ZMIGRATE_SSH_CONFIG": str(config),
-           "ZMIGRATE_KNOWN_HOSTS": str(vm.known_hosts)}
-    env.pop("SSH_AUTH_SOCK", None)
-    return subprocess.Popen(
-        [sys.executable, "-m", "zmigrate", "send", *args, "--json",
-         *(() if history else ("--no-history",)),
-         "--buffer", "16M", "--connect-address", "127.0.0.1", "--allow-address", "127.0.0.1"],
-        stdout=stdout, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, env=env)
-
-
-def _events(text: str) -> list[dict[str, object]]:
-    out = []
-    for line in text.splitlines():
-        try:
-            out.append(json.loads(line))
-        except ValueError:
-            pass  # a line cut off by the kill
-    return out
-
-
 def test_crash_of_zmigrate_ends_the_remote_pipelines(vm: Vm, tag: str, tmp_path: Path) -> None:
     src, dst = f"srcpool/{tag}", f"dstpool/{tag}"
     _data(vm, src, MB)
     # The destination is the same guest under another alias: a tcp transfer between two
     # control sessions, as between two hosts.
-    config = _two_hosts_config(vm, tmp_path)
+    config = two_hosts_config(vm, tmp_path)
     events = tmp_path / "events.jsonl"
     with events.open("wb") as sink:
-        cli = _cli(vm, config, f"openzfs-vm:{src}@s1", f"openzfs-dst:{dst}", "--bwlimit", "3M",
-                   stdout=sink)
+        cli = start_send(vm, config, f"openzfs-vm:{src}@s1", f"openzfs-dst:{dst}", "--bwlimit",
+                         "3M", stdout=sink)
     try:
         def going() -> bool:
             return any(e.get("event") == "progress" and int(str(e.get("done"))) > 5 * MiB
-                       for e in _events(events.read_text()))
+                       for e in events_in(events.read_text(), cut_off_ok=True))
         assert _wait(going, 90), events.read_text()[-2000:] + (
-            cli.stderr.read().decode() if cli.poll() is not None and cli.stderr else "")
-        plan = next(e for e in _events(events.read_text()) if e["event"] == "plan")
+            cli.stderr.read() if cli.poll() is not None and cli.stderr else "")
+        plan = next(e for e in events_in(events.read_text(), cut_off_ok=True)
+                    if e["event"] == "plan")
         assert plan["transport"] == "tcp" and plan["destination"] == "openzfs-dst"
         keys = [tag, f":{plan['port']}"]
         assert _leftovers(vm, *keys), "the transfer's processes should be running"
@@ -226,10 +195,9 @@ def test_crash_of_zmigrate_ends_the_remote_pipelines(vm: Vm, tag: str, tmp_path:
     token = _prop(vm, dst, "receive_resume_token")
     assert token not in ("", "-"), "the resumable state was lost"
     full = _full_size(vm, f"{src}@s1")
-    cli = _cli(vm, config, f"openzfs-vm:{src}@s1", f"openzfs-dst:{dst}", "--resume")
-    stdout, stderr = cli.communicate(timeout=300)
-    assert cli.returncode == 0, stderr.decode() + stdout.decode()
-    out = _events(stdout.decode())
+    r = send(vm, config, f"openzfs-vm:{src}@s1", f"openzfs-dst:{dst}", "--resume", timeout=300)
+    assert r.returncode == 0, r.stderr + r.stdout
+    out = r.events
     plan = next(e for e in out if e["event"] == "plan")
     done = next(e for e in out if e["event"] == "done")
     resumed_from, remaining = int(str(plan["resumed_from"])), int(str(plan["estimate"]))
@@ -280,13 +248,9 @@ def test_list_json_shows_bookmarks(vm: Vm, tag: str) -> None:
     src = f"srcpool/{tag}"
     _data(vm, src, 1)
     vm.ssh(f"zfs bookmark {src}@s1 {src}#b1")
-    env = {**os.environ, "ZMIGRATE_SSH_CONFIG": str(vm.ssh_config),
-           "ZMIGRATE_KNOWN_HOSTS": str(vm.known_hosts)}
-    r = subprocess.run([sys.executable, "-m", "zmigrate", "list", f"openzfs-vm:{src}", "--json"],
-                       capture_output=True, text=True, env=env, timeout=120,
-                       stdin=subprocess.DEVNULL)
+    r = cli(vm, "list", f"openzfs-vm:{src}", "--json", timeout=120)
     assert r.returncode == 0, r.stderr
-    row = next(x for x in _events(r.stdout) if x["name"] == src)
+    row = next(x for x in r.events if x["name"] == src)
     marks = row["bookmarks"]
     assert isinstance(marks, list) and [m["name"] for m in marks] == [f"{src}#b1"]
     assert marks[0]["guid"] == _guid(vm, f"{src}@s1") == _guid(vm, f"{src}#b1")

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from .cli import Events, send_ok, two_hosts_config
 from .losses import GuestLossWatch
-from .test_interruptions import _two_hosts_config
 from .test_openzfs import _guid
-from .test_tree_openzfs import Events, _copied_at_s1, _make, _send
+from .test_tree_openzfs import _copied_at_s1, _make
 from .vm import Vm
 
 pytestmark = pytest.mark.openzfs
@@ -40,17 +40,15 @@ def test_send_force_loses_only_what_its_plan_names(vm: Vm, tree: str, tmp_path: 
     src, copy = f"srcpool/{tag}", f"dstpool/{tag}"
     _make(vm, src, 1)
     vm.ssh(f"zfs snapshot {src}@a")
-    config = _two_hosts_config(vm, tmp_path)
-    rc, events, stderr = _send(vm, config, f"openzfs-vm:{src}@a", f"openzfs-dst:{copy}")
-    assert rc == 0, stderr + str(events[-3:])
+    config = two_hosts_config(vm, tmp_path)
+    events = send_ok(vm, config, f"openzfs-vm:{src}@a", f"openzfs-dst:{copy}")
     _diverge(vm, copy)
     vm.ssh(f"head -c 128K /dev/urandom > /{src}/f1 && zfs snapshot {src}@b")
     watch = GuestLossWatch(vm, copy)
     before = watch.start()
     assert {"in-snap", "after", "f0"} <= before.files[copy]
-    rc, events, stderr = _send(vm, config, "--force", f"openzfs-vm:{src}@b",
-                               f"openzfs-dst:{copy}")
-    assert rc == 0, stderr + str(events[-3:])
+    events = send_ok(vm, config, "--force", f"openzfs-vm:{src}@b",
+                     f"openzfs-dst:{copy}")
     assert _destroys(events, "plan") == [("content", copy), ("snapshot", f"{copy}@local")]
     with pytest.raises(AssertionError, match="local"):  # the invariant has teeth
         watch.check([])
@@ -72,9 +70,8 @@ def test_a_forced_tree_catch_up_loses_only_what_its_plan_names(vm: Vm, tree: str
            f"/{root}/b/f1")
     watch = GuestLossWatch(vm, copy)
     before = watch.start()
-    rc, events, stderr = _send(vm, config, "-r", f"openzfs-vm:{root}", dest, "--snapshot",
-                               "--force")
-    assert rc == 0, stderr + str(events[-3:])
+    events = send_ok(vm, config, "-r", f"openzfs-vm:{root}", dest, "--snapshot",
+                     "--force")
     shown = [x for e in events if e.get("event") in ("plan", "tree_plan")
              for x in e.get("destroys", [])]
     assert {("content", f"{copy}/a"), ("snapshot", f"{copy}/a@local")} <= {
@@ -100,16 +97,14 @@ def test_a_write_of_the_last_seconds_is_named_by_a_force_dry_run(vm: Vm, tree: s
     src, copy = f"srcpool/{tag}", f"dstpool/{tag}"
     _make(vm, src, 1)
     vm.ssh(f"zfs snapshot {src}@a")
-    config = _two_hosts_config(vm, tmp_path)
-    rc, events, stderr = _send(vm, config, f"openzfs-vm:{src}@a", f"openzfs-dst:{copy}")
-    assert rc == 0, stderr + str(events[-3:])
+    config = two_hosts_config(vm, tmp_path)
+    send_ok(vm, config, f"openzfs-vm:{src}@a", f"openzfs-dst:{copy}")
     vm.ssh(f"zfs snapshot {src}@b; zfs set readonly=off {copy}; "
            f"[ \"$(zfs get -H -o value mounted {copy})\" = yes ] || zfs mount {copy}; "
            "zpool sync dstpool")
     vm.ssh(f"head -c 300K /dev/urandom > /{copy}/late")  # and at once:
-    rc, events, stderr = _send(vm, config, "--force", "--dry-run", f"openzfs-vm:{src}@b",
-                               f"openzfs-dst:{copy}")
-    assert rc == 0, stderr + str(events[-3:])
+    events = send_ok(vm, config, "--force", "--dry-run", f"openzfs-vm:{src}@b",
+                     f"openzfs-dst:{copy}")
     (lost,) = [x for e in events if e.get("event") == "plan" for x in e["destroys"]]
     assert (lost["kind"], lost["name"]) == ("content", copy), lost
     written = int(lost["detail"].split("; ")[1].split(" bytes")[0])  # "written since @a; N bytes"

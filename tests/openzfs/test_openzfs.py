@@ -3,11 +3,7 @@ delegated (non-root) users, bookmarks, and interruptions that must end in clear 
 
 from __future__ import annotations
 
-import json
-import os
 import shlex
-import subprocess
-import sys
 import time
 from collections.abc import Callable
 
@@ -23,6 +19,7 @@ from zmigrate.engine.plan import Options, PartialReceiveError
 from zmigrate.engine.transports import Transport
 from zmigrate.engine.units import MiB
 
+from .cli import cli
 from .vm import Pair, Vm, connect_dst
 
 pytestmark = pytest.mark.openzfs
@@ -369,23 +366,16 @@ def test_bookmark_keeps_incrementals_working_after_pruning(pair: Pair, vm: Vm, t
 
 
 # -- the CLI ---------------------------------------------------------------------------------------
-def _cli(vm: Vm, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "ZMIGRATE_SSH_CONFIG": str(vm.ssh_config),
-           "ZMIGRATE_KNOWN_HOSTS": str(vm.known_hosts)}
-    return subprocess.run([sys.executable, "-m", "zmigrate", "send", *args, "--no-history",
-                           "--buffer", "16M"], capture_output=True, text=True, env=env,
-                          timeout=300, stdin=subprocess.DEVNULL)
-
-
 def test_cli_refuses_a_partial_then_resumes(pair: Pair, vm: Vm, tag: str) -> None:
     src, dst = f"srcpool/{tag}", f"dstpool/{tag}"
     _data(vm, src, 16)
     _interrupted(pair, vm, tag, lambda j: j.cancel())
-    r = _cli(vm, f"openzfs-vm:{src}@s1", f"openzfs-vm:{dst}")
+    flags = ("--no-history", "--buffer", "16M")
+    r = cli(vm, "send", f"openzfs-vm:{src}@s1", f"openzfs-vm:{dst}", *flags)
     assert r.returncode == 1 and "--resume" in r.stderr and "--discard-partial" in r.stderr
-    r = _cli(vm, f"openzfs-vm:{src}@s1", f"openzfs-vm:{dst}", "--resume", "--json")
+    r = cli(vm, "send", f"openzfs-vm:{src}@s1", f"openzfs-vm:{dst}", *flags, "--resume", "--json")
     assert r.returncode == 0, r.stderr + r.stdout
-    events = [json.loads(x) for x in r.stdout.splitlines() if x.strip()]
+    events = r.events
     plan = next(e for e in events if e["event"] == "plan")
     assert plan["resume"] is True and plan["resumed_from"] > 0 and plan["estimate_exact"]
     assert next(e for e in events if e["event"] == "done")["verified"] is True

@@ -21,8 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from .test_interruptions import _two_hosts_config
-from .test_tree_openzfs import _send
+from .cli import send_ok, two_hosts_config
 from .vm import Vm
 
 # Two copies of a 20-dataset pool and its teardown on an emulated (TCG) guest: ~12 minutes.
@@ -145,10 +144,9 @@ def test_the_copy_is_what_zfs_send_R_makes(vm: Vm, real_pool: str, tmp_path: Pat
     tag = real_pool
     root, ref, copy = f"srcpool/{tag}", f"dstpool/{tag}-ref", f"dstpool/{tag}-zm"
     vm.ssh(f"zfs send -R -w {root}@last | zfs receive -u {ref}", timeout=900)
-    config = _two_hosts_config(vm, tmp_path)
-    rc, events, stderr = _send(vm, config, "-r", f"openzfs-vm:{root}@last",
-                               f"openzfs-dst:{copy}", "--no-readonly", timeout=1200)
-    assert rc == 0, stderr + str(events[-3:])
+    config = two_hosts_config(vm, tmp_path)
+    events = send_ok(vm, config, "-r", f"openzfs-vm:{root}@last",
+                     f"openzfs-dst:{copy}", "--no-readonly", timeout=1200)
     plan = next(e for e in events if e.get("event") == "tree_plan")
     origins = {d["source"]: d["origin"] for d in plan["datasets"]}
     assert origins[f"{root}/vol-c1"] == origins[f"{root}/vol-c2"] == f"{root}/vol@gold"

@@ -26,34 +26,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from lab.util import events_in
 
 from zmigrate.engine.units import MiB
 
+from .cli import Events, send, send_ok, start_send, two_hosts_config
 from .losses import GuestLossWatch
-from .test_interruptions import _cli, _events, _two_hosts_config
 from .test_openzfs import _guid, _leftovers, _prop, _wait
 from .vm import Vm
 
 pytestmark = pytest.mark.openzfs
-Events = list[dict[str, Any]]
 
 
 def _make(vm: Vm, ds: str, mb: int, extra: str = "") -> None:
     vm.ssh(f"zfs create {extra} {ds} && head -c {mb}M /dev/urandom > /{ds}/f0")
-
-
-def _send(vm: Vm, config: Path, *args: str, timeout: float = 420,
-          history: bool = False) -> tuple[int, Events, str]:
-    """`zmigrate send ARGS --json ...` to its end: (exit status, events, stderr); recorded in
-    the history (ZMIGRATE_DATA_DIR's) only with `history`."""
-    cli = _cli(vm, config, *args, history=history)
-    try:
-        stdout, stderr = cli.communicate(timeout=timeout)
-    finally:
-        if cli.poll() is None:
-            cli.kill()
-            cli.wait(10)
-    return cli.returncode, _events(stdout.decode()), stderr.decode()
 
 
 def _one(events: Events, kind: str) -> dict[str, Any]:
@@ -104,10 +90,9 @@ def test_tree_sends_its_encrypted_subtree_raw_keeping_one_key(vm: Vm, tree: str,
     vm.ssh(f"zfs snapshot -r {root}@s1")
     assert _prop(vm, f"{secret}/inner", "encryptionroot") == secret
     sums = vm.ssh(f"sha256sum /{secret}/f0 /{secret}/inner/f0").stdout.split()[::2]
-    config = _two_hosts_config(vm, tmp_path)
-    rc, events, stderr = _send(vm, config, "-r", f"openzfs-vm:{root}@s1",
-                               f"openzfs-dst:dstpool/{tag}")
-    assert rc == 0, stderr + str(events[-3:])
+    config = two_hosts_config(vm, tmp_path)
+    events = send_ok(vm, config, "-r", f"openzfs-vm:{root}@s1",
+                     f"openzfs-dst:dstpool/{tag}")
     plans = _plans(events)
     # secret goes with inner in one raw replication stream: inner has no job of its own.
     assert set(plans) == {root, secret, f"{root}/plain"}
@@ -144,9 +129,8 @@ def test_tree_sends_its_encrypted_subtree_raw_keeping_one_key(vm: Vm, tree: str,
     # arrives as an encryption root of its own. The run says so with the commands, and they work.
     _make(vm, f"{secret}/later", 1)
     vm.ssh(f"zfs snapshot -r {root}@s2")
-    rc, events, stderr = _send(vm, config, "-r", f"openzfs-vm:{root}@s2",
-                               f"openzfs-dst:dstpool/{tag}")
-    assert rc == 0, stderr + str(events[-3:])
+    events = send_ok(vm, config, "-r", f"openzfs-vm:{root}@s2",
+                     f"openzfs-dst:dstpool/{tag}")
     done = _one(events, "done")
     assert done["verified"] is True
     later = f"{copy}/later"
@@ -167,10 +151,10 @@ def _crash_during(vm: Vm, config: Path, args: tuple[str, ...], tmp_path: Path,
     (the events it printed, the port of that dataset's stream)."""
     log = tmp_path / "first.jsonl"
     with log.open("wb") as sink:
-        cli = _cli(vm, config, *args, stdout=sink)
+        cli = start_send(vm, config, *args, stdout=sink)
     try:
         def going() -> bool:
-            ev = _events(log.read_text())
+            ev = events_in(log.read_text(), cut_off_ok=True)
             sending = [e for e in ev if e.get("event") == "dataset"
                        and e["dataset"] == dataset and e["state"] == "sending"]
             if not sending:
@@ -181,8 +165,8 @@ def _crash_during(vm: Vm, config: Path, args: tuple[str, ...], tmp_path: Path,
             return any(e.get("event") == "progress" and e["step"] == step
                        and int(str(e["done"])) > before + 5 * MiB for e in ev)
         assert _wait(going, 180), log.read_text()[-3000:] + (
-            cli.stderr.read().decode() if cli.poll() is not None and cli.stderr else "")
-        first = _events(log.read_text())
+            cli.stderr.read() if cli.poll() is not None and cli.stderr else "")
+        first = events_in(log.read_text(), cut_off_ok=True)
         port = next(e["port"] for e in first if e.get("event") == "plan"
                     and str(e["snapshot"]).startswith(f"{dataset}@"))
         os.kill(cli.pid, signal.SIGKILL)
@@ -206,7 +190,7 @@ def test_rerun_after_a_crash_skips_the_done_and_resumes_the_cut_one(
     _make(vm, f"{root}/big", 24)
     _make(vm, f"{root}/z", 1)
     vm.ssh(f"zfs snapshot -r {root}@s1")
-    config = _two_hosts_config(vm, tmp_path)
+    config = two_hosts_config(vm, tmp_path)
     # One at a time: cut in the third of four, the fourth has not started.
     args = ("-r", f"openzfs-vm:{root}@s1", f"openzfs-dst:dstpool/{tag}", "--bwlimit", "3M",
             "--parallel", "1")
@@ -223,9 +207,8 @@ def test_rerun_after_a_crash_skips_the_done_and_resumes_the_cut_one(
     dst_a_txg = _prop(vm, f"dstpool/{tag}/a@s1", "createtxg")
 
     t0 = time.monotonic()
-    rc, events, stderr = _send(vm, config, *args)
+    events = send_ok(vm, config, *args)
     took = time.monotonic() - t0
-    assert rc == 0, stderr + str(events[-3:])
     tree_plan = _one(events, "tree_plan")
     entries = {str(d["source"]): d for d in tree_plan["datasets"]}
     assert [entries[n]["action"] for n in (root, f"{root}/a")] == ["skip", "skip"]
@@ -270,7 +253,7 @@ def test_a_clone_cut_by_a_crash_resumes_and_still_arrives_as_a_clone(
     _make(vm, f"{root}/base", 2)
     vm.ssh(f"zfs snapshot {root}/base@gold && zfs clone {root}/base@gold {root}/cl && "
            f"head -c 24M /dev/urandom > /{root}/cl/own && zfs snapshot -r {root}@s1")
-    config = _two_hosts_config(vm, tmp_path)
+    config = two_hosts_config(vm, tmp_path)
     args = ("-r", f"openzfs-vm:{root}@s1", f"openzfs-dst:dstpool/{tag}", "--bwlimit", "3M",
             "--parallel", "1")
     first, port = _crash_during(vm, config, args, tmp_path, f"{root}/cl")
@@ -278,8 +261,7 @@ def test_a_clone_cut_by_a_crash_resumes_and_still_arrives_as_a_clone(
     assert _wait(lambda: _leftovers(vm, tag, f":{port}") == [], 20), _leftovers(vm, tag)
     assert _prop(vm, f"dstpool/{tag}/cl", "receive_resume_token") not in ("", "-")
 
-    rc, events, stderr = _send(vm, config, *args)
-    assert rc == 0, stderr + str(events[-3:])
+    events = send_ok(vm, config, *args)
     entries = {str(d["source"]): d for d in _one(events, "tree_plan")["datasets"]}
     assert entries[f"{root}/cl"]["resume"] is True
     assert _states(events)[f"{root}/cl"] == ["waiting", "sending", "received", "verified"]
@@ -302,10 +284,9 @@ def _copied_at_s1(vm: Vm, tag: str, tmp_path: Path,
     for child in children:
         _make(vm, root + child, 1)
     vm.ssh(f"zfs snapshot -r {root}@s1")
-    config = _two_hosts_config(vm, tmp_path)
+    config = two_hosts_config(vm, tmp_path)
     dest = f"openzfs-dst:dstpool/{tag}"
-    rc, events, stderr = _send(vm, config, "-r", f"openzfs-vm:{root}@s1", dest)
-    assert rc == 0, stderr + str(events[-3:])
+    events = send_ok(vm, config, "-r", f"openzfs-vm:{root}@s1", dest)
     return root, config, dest, events
 
 
@@ -328,10 +309,9 @@ def test_a_tree_goes_into_a_new_pools_root_as_the_pool_itself(vm: Vm, tree: str,
     try:
         vm.ssh(f"for p in {pools}; do truncate -s 256M /var/tmp/$p.img && "
                f"zpool create -O mountpoint=/mnt/$p $p /var/tmp/$p.img || exit 1; done")
-        config = _two_hosts_config(vm, tmp_path)
-        rc, events, stderr = _send(vm, config, "-r", f"openzfs-vm:{root}",
-                                   f"openzfs-dst:{new}", "--snapshot")
-        assert rc == 0, stderr + str(events[-3:])
+        config = two_hosts_config(vm, tmp_path)
+        events = send_ok(vm, config, "-r", f"openzfs-vm:{root}",
+                         f"openzfs-dst:{new}", "--snapshot")
         plan = _one(events, "tree_plan")
         snap = str(plan["snapshot"])
         assert plan["datasets"][0]["into"] is True, plan["datasets"][0]
@@ -343,18 +323,16 @@ def test_a_tree_goes_into_a_new_pools_root_as_the_pool_itself(vm: Vm, tree: str,
         # A catch-up: incremental into the pool root and its children.
         vm.ssh(f"head -c 256K /dev/urandom > /{root}/f1")
         time.sleep(1.1)  # snapshot names have one-second resolution
-        rc, events, stderr = _send(vm, config, "-r", f"openzfs-vm:{root}",
-                                   f"openzfs-dst:{new}", "--snapshot")
-        assert rc == 0, stderr + str(events[-3:])
+        events = send_ok(vm, config, "-r", f"openzfs-vm:{root}",
+                         f"openzfs-dst:{new}", "--snapshot")
         snap2 = str(_one(events, "tree_plan")["snapshot"])
         assert _guid(vm, f"{root}@{snap2}") == _guid(vm, f"{new}@{snap2}")
 
         vm.ssh(f"echo mine > /mnt/{used}/keep.txt")
         before = vm.ssh(f"zfs list -H -t snapshot -o name -r {root}").stdout
-        rc, events, _ = _send(vm, config, "-r", f"openzfs-vm:{root}", f"openzfs-dst:{used}",
-                              "--snapshot")
-        assert rc != 0
-        error = _one(events, "error")
+        r = send(vm, config, "-r", f"openzfs-vm:{root}", f"openzfs-dst:{used}", "--snapshot")
+        assert r.returncode != 0
+        error = _one(r.events, "error")
         assert error["reason"] == "pool_root", error
         assert "is a pool root that is not empty" in str(error["message"]), error
         assert vm.ssh(f"zfs list -H -t snapshot -o name -r {root}").stdout == before
@@ -377,9 +355,8 @@ def test_final_sync_leaves_the_source_read_only(vm: Vm, tree: str, tmp_path: Pat
         vm.ssh(f"head -c 512K /dev/urandom > /{root}{child}/f1")
 
     before = time.time()
-    rc, events, stderr = _send(vm, config, "-r", f"openzfs-vm:{root}", dest, "--snapshot",
-                               "--final")
-    assert rc == 0, stderr + str(events[-3:])
+    events = send_ok(vm, config, "-r", f"openzfs-vm:{root}", dest, "--snapshot",
+                     "--final")
     plan = _one(events, "tree_plan")
     snap = str(plan["snapshot"])
     assert snap.startswith("zmigrate-") and plan["readonly_command"]
@@ -414,8 +391,7 @@ def test_a_catch_up_leaves_unchanged_datasets_as_they_are(vm: Vm, tree: str,
     vm.ssh(f"head -c 512K /dev/urandom > /{root}/b/f1")
     watch = GuestLossWatch(vm, f"dstpool/{tag}")  # nothing lost unseen: here, nothing at all
     watch.start()
-    rc, events, stderr = _send(vm, config, "-r", f"openzfs-vm:{root}", dest, "--snapshot")
-    assert rc == 0, stderr + str(events[-3:])
+    events = send_ok(vm, config, "-r", f"openzfs-vm:{root}", dest, "--snapshot")
     plan = _one(events, "tree_plan")
     assert plan["destroys"] == [] and all(p["destroys"] == [] for p in _plans(events).values())
     watch.check([])
@@ -434,8 +410,7 @@ def test_a_catch_up_leaves_unchanged_datasets_as_they_are(vm: Vm, tree: str,
     assert [s for s in snaps if s.endswith("@" + snap)] == [f"{root}/b@{snap}"]
     # Later, a dataset left unchanged changes: it goes from its own newest common snapshot.
     vm.ssh(f"head -c 256K /dev/urandom > /{root}/a/f2")
-    rc, events, stderr = _send(vm, config, "-r", f"openzfs-vm:{root}", dest, "--snapshot")
-    assert rc == 0, stderr + str(events[-3:])
+    events = send_ok(vm, config, "-r", f"openzfs-vm:{root}", dest, "--snapshot")
     plan = _one(events, "tree_plan")
     snap2 = str(plan["snapshot"])
     actions = {d["source"]: (d["action"], d["reason"]) for d in plan["datasets"]}
