@@ -99,13 +99,12 @@ def test_app_names_its_desktop_file_and_has_the_bundled_icon() -> None:
 
 def test_no_display_is_a_clear_error_not_a_qt_abort() -> None:
     import os
-    import subprocess
-    import sys
+
+    from lab.util import zmigrate
 
     env = {k: v for k, v in os.environ.items()
            if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
-    r = subprocess.run([sys.executable, "-m", "zmigrate"], capture_output=True, text=True,
-                       env=env, timeout=60, stdin=subprocess.DEVNULL)
+    r = zmigrate(env, timeout=60)
     assert r.returncode == 2
     assert "no display" in r.stderr and "zmigrate --help" in r.stderr
 
