@@ -7,14 +7,13 @@ equal the source's."""
 from __future__ import annotations
 
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from lab.sshd import Lab
-from lab.util import tree_digest, wait_until, write_random_files, zfs, zmigrate
+from lab.util import start, tree_digest, wait_until, write_random_files, zfs, zmigrate
 from lab.zfsfuse import Pool
 
 from zmigrate.engine.events import Synced
@@ -138,9 +137,7 @@ def test_an_unattended_catch_ups_fault_is_said_first_and_the_next_one_recovers(
     line = next(x for x in zmigrate(env, "jobs", "--no-scan", timeout=60).stdout.splitlines()
                 if x.startswith(job_id))
     assert line.index("the last catch-up failed") < line.index("last synced"), line
-    attach = subprocess.Popen([sys.executable, "-m", "zmigrate", "attach", job_id], env=env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                              stdin=subprocess.DEVNULL)
+    attach = start(env, "attach", job_id, stdout=subprocess.DEVNULL)
     assert attach.stderr is not None
     first = attach.stderr.readline()
     attach.kill()

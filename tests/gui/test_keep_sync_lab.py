@@ -9,13 +9,11 @@ which asks the interval and keeps it in sync until Final sync."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from lab.plugin import Lab, Pool
-from lab.util import tree_digest, wait_until, write_random_files, zfs
+from lab.util import tree_digest, wait_until, write_random_files, zfs, zmigrate
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
@@ -55,10 +53,8 @@ def test_final_sync_on_a_re_attached_kept_tree_cuts_over(
         write_random_files(src.mountpoint / rel / "files", 2, files=2)
     copy = f"{dst.name}/copy"
     env = {**os.environ, "ZMIGRATE_KEEP_SYNC_MIN": "1"}
-    r = subprocess.run([sys.executable, "-m", "zmigrate", "send", "-r", f"lab-src:{root}",
-                        f"lab-dst:{copy}", "--snapshot", "--detach", "--keep-syncing", "3s",
-                        "--buffer", "8M"], env=env, capture_output=True, text=True,
-                       timeout=60, stdin=subprocess.DEVNULL)
+    r = zmigrate(env, "send", "-r", f"lab-src:{root}", f"lab-dst:{copy}", "--snapshot",
+                 "--detach", "--keep-syncing", "3s", "--buffer", "8M", timeout=60)
     assert r.returncode == 0, r.stderr + r.stdout
     job_id = r.stdout.split()[2].rstrip(":")
     assert wait_until(lambda: _syncs(job_id) >= 2, timeout=180, interval=1), \
@@ -114,9 +110,8 @@ def test_sync_again_then_keep_in_sync_on_a_re_attached_finished_tree(
         write_random_files(src.mountpoint / rel / "files", 1, files=2)
     zfs("snapshot", "-r", f"{root}@s1")
     copy = f"{dst.name}/copy"
-    r = subprocess.run([sys.executable, "-m", "zmigrate", "send", "-r", f"lab-src:{root}@s1",
-                        f"lab-dst:{copy}", "--detach", "--buffer", "8M"], env=dict(os.environ),
-                       capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    r = zmigrate(dict(os.environ), "send", "-r", f"lab-src:{root}@s1", f"lab-dst:{copy}",
+                 "--detach", "--buffer", "8M", timeout=60)
     assert r.returncode == 0, r.stderr + r.stdout
     first = r.stdout.split()[2].rstrip(":")
     assert wait_until(lambda: runner.status(first).state.final, timeout=180, interval=1)
