@@ -498,6 +498,16 @@ def _losses(src: Site, dst: Site, snapshot: str, destination: str, options: Opti
     return losses.unique(out)
 
 
+def check_tools(src: Host, src_caps: zfs.Capabilities, dst: Host, dst_caps: zfs.Capabilities,
+                options: Options) -> None:
+    """zfs on both hosts, then what the chosen transport needs there, before anything runs (a
+    tree checks it before it takes its snapshot: each dataset's plan comes later)."""
+    zfs.require_zfs(src, src_caps)
+    zfs.require_zfs(dst, dst_caps)
+    transport = transports.chosen(options.transport, same_host(src, dst))
+    _check_tools(Site(src, src_caps, []), Site(dst, dst_caps, []), transports.carrier(transport))
+
+
 def _check_tools(src: Site, dst: Site, carrier: Carrier) -> None:
     """zfs on both hosts; mbuffer and a way to stop processes where the transport runs one."""
     for site in (src, dst):

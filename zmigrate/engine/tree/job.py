@@ -28,7 +28,7 @@ from ..events import Observer, StageChanged, Summary
 from ..hosts import Host
 from ..job import Job, Known, read_settled
 from ..job.preflight import probe_both
-from ..plan import Plan
+from ..plan import Plan, check_tools
 from ..wire import WireSeen
 from ..work import Work
 from .ahead import Ahead, take_snapshot
@@ -173,8 +173,9 @@ class TreeJob(Work):
         # (Planned again at run, e.g. after Review: the hosts are not probed twice.)
         src_caps, dst_caps = probe_both(self.src, self.dst, self.src_caps, self.dst_caps)
         self.src_caps, self.dst_caps = src_caps, dst_caps
-        zfs.require_zfs(self.src, src_caps)  # (nothing more can be read without it)
-        zfs.require_zfs(self.dst, dst_caps)
+        # zfs (nothing more can be read without it) and the transport's tools, before any
+        # snapshot is taken
+        check_tools(self.src, src_caps, self.dst, dst_caps, req.options)
         self.emit(StageChanged("preflight", "reading both trees"))
         if ahead:
             self._ahead = Ahead(self.src, src_caps, req, self._snapshot, self.emit)
