@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import secrets
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,9 +22,8 @@ import pytest
 from lane_gate import lane_gate
 
 from zmigrate.engine import zfs
-from zmigrate.engine.hosts.login import HostSpec, connect
 
-from .vm import Pair, Vm, connect_dst
+from .vm import Pair, Vm, connect_dst, connect_src
 
 VM_DIR = Path(os.environ.get("ZMIGRATE_OPENZFS_VM_DIR",
                              Path(__file__).resolve().parents[3] / "shared" / "openzfs-vm"))
@@ -68,10 +68,35 @@ def _script_args(name: str, *args: str, timeout: float) -> subprocess.CompletedP
                           timeout=timeout, stdin=subprocess.DEVNULL, cwd=VM_DIR)
 
 
+def _qemu_runs() -> bool:
+    """Whether the guest's QEMU (its pidfile's process) runs: booted, however slow to answer."""
+    try:
+        os.kill(int((WORK / "qemu.pid").read_text().strip()), 0)
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+def _answers(within: float) -> bool:
+    """ssh reaches the guest within `within` s: a running guest under TCG on a loaded machine
+    can take minutes per login (ssh's own 10 s banner timeout expires), never a reason to
+    build or boot another."""
+    deadline = time.monotonic() + within
+    while True:
+        if _alive():
+            return True
+        if time.monotonic() > deadline or not _qemu_runs():
+            return False
+        time.sleep(2)
+
+
 def _bring_up() -> tuple[bool, str]:
     """(started by us, problem): build if needed and boot, or reuse a running guest."""
     if not VM_DIR.is_dir():
         return False, f"the OpenZFS VM scripts are missing: {VM_DIR} (../shared/openzfs-vm)"
+    if _qemu_runs() and not _answers(START_TIMEOUT):
+        return False, (f"the guest runs (QEMU pid in {WORK}/qemu.pid) but ssh did not answer "
+                       f"within {START_TIMEOUT} s; console log {WORK}/console.log")
     if _alive():
         # start.sh rewrites ssh_config/known_hosts for the running guest
         r = _script_args("start.sh", timeout=120)
@@ -112,7 +137,7 @@ def vm() -> Iterator[Vm]:
 
 @pytest.fixture(scope="session")
 def pair(vm: Vm) -> Iterator[Pair]:
-    src = connect(HostSpec("openzfs-vm"))
+    src = connect_src()
     dst = connect_dst(vm)
     try:
         caps = zfs.probe(src)

@@ -44,6 +44,18 @@ class Pair:
     dst_caps: zfs.Capabilities
 
 
+# The guest runs under TCG, beside other work: a login (key exchange) that takes 1-2 s alone
+# took over 15 s (zmigrate's default) under load, and a session fixture's one failure errors
+# every test that uses it.
+LOGIN_TIMEOUT = 60.0
+
+
+def connect_src(user: str | None = None) -> Host:
+    """A session through the alias `openzfs-vm` (the source "host")."""
+    return connect(HostSpec("openzfs-vm", user=user), timeout=LOGIN_TIMEOUT)
+
+
 def connect_dst(vm: Vm, user: str = "root") -> Host:
     """A session labelled `user@127.0.0.1` (a different "host" than the alias)."""
-    return connect(HostSpec("127.0.0.1", user=user, port=vm.port, identity=str(vm.key)))
+    return connect(HostSpec("127.0.0.1", user=user, port=vm.port, identity=str(vm.key)),
+                   timeout=LOGIN_TIMEOUT)
