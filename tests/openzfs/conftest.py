@@ -94,12 +94,13 @@ def _bring_up() -> tuple[bool, str]:
     """(started by us, problem): build if needed and boot, or reuse a running guest."""
     if not VM_DIR.is_dir():
         return False, f"the OpenZFS VM scripts are missing: {VM_DIR} (../shared/openzfs-vm)"
-    if _qemu_runs() and not _answers(START_TIMEOUT):
+    running = _qemu_runs()
+    if running and not _answers(START_TIMEOUT):
         return False, (f"the guest runs (QEMU pid in {WORK}/qemu.pid) but ssh did not answer "
                        f"within {START_TIMEOUT} s; console log {WORK}/console.log")
-    if _alive():
+    if running or _alive():
         # start.sh rewrites ssh_config/known_hosts for the running guest
-        r = _script_args("start.sh", timeout=120)
+        r = _script_args("start.sh", timeout=START_TIMEOUT)
         return False, "" if r.returncode == 0 else f"start.sh failed:\n{r.stderr[-2000:]}"
     if os.geteuid() != 0:
         return False, "the OpenZFS VM needs root (build.sh/start.sh): run the lane as root"
