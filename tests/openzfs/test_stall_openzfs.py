@@ -35,17 +35,20 @@ def test_a_stall_timeout_keeps_the_resume_token(pair: Pair, vm: Vm, tag: str) ->
         assert _wait(lambda: any(isinstance(e, Progress) and e.done > 5 * MiB for e in seen),
                      90), "the transfer did not get going"
         # The zfs receive itself (the setsid wrapper above it names it too, in another
-        # group), found and stopped in one guest command: the guest is slow to reach.
-        group = vm.ssh("g=$(ps -eo pgid,args | awk '$2 == \"zfs\" && ($3 == \"receive\" || "
-                       f"$3 == \"recv\") && /dstpool\\/{tag}/ {{print $1; exit}}'); "
-                       "[ -n \"$g\" ] && kill -STOP -- -$g && echo $g").stdout.strip()
+        # group), found and stopped in one guest command over a session already open: a new
+        # ssh login to the guest took up to 26 s on a loaded machine, and the transfer ended
+        # before it.
+        group = pair.dst.run("g=$(ps -eo pgid,args | awk '$2 == \"zfs\" && ($3 == \"receive\" "
+                             f"|| $3 == \"recv\") && /dstpool\\/{tag}/ {{print $1; exit}}'); "
+                             "[ -n \"$g\" ] && kill -STOP -- -$g && echo $g",
+                             timeout=60).stdout.strip()
         assert group.isdigit(), (group, job.done, job.error)
         held = time.monotonic()
         assert job.wait(90), "the stall timeout did not end the job"
         took = time.monotonic() - held
     finally:
         if group.isdigit():
-            vm.ssh(f"kill -CONT -- -{group}", check=False)
+            pair.dst.run(f"kill -CONT -- -{group}", timeout=60)
         if not job.done:
             job.cancel()
             job.wait(30)
