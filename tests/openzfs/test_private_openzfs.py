@@ -1,9 +1,11 @@
 """A tree over `--transport private` on a real OpenZFS 2.3 host (issue 33).
 
-The guest is built without the `openssl` program (only the libssl3 library ssh needs), so as
-it is the job must refuse before anything runs, naming the host and what to install there.
+The guest is built without socat and the `openssl` program (only the libssl3 library ssh
+needs), so as it is the job must refuse before anything runs (no snapshot taken), naming the
+host and what to install there.
 Then the test lends the guest this machine's OpenSSL 3 program (both are Debian 12, same
-libssl3 ABI) as /usr/local/bin/openssl for the one transfer, and removes it afterwards: the tree
+libssl3 ABI) as /usr/local/bin/openssl for the one transfer (the openssl s_server/s_client
+ends; socat stays absent), and removes it afterwards: the tree
 goes over TLS between the guest's two pools as two hosts, verified, and no key is left.
 """
 
@@ -76,16 +78,17 @@ def test_a_tree_over_private_is_refused_where_openssl_is_missing(vm: Vm, tree: s
                                                                  tmp_path: Path) -> None:
     tag = tree
     root = f"srcpool/{tag}"
-    have = vm.ssh("command -v openssl", check=False)
-    assert have.returncode != 0, f"the guest was meant to lack openssl: {have.stdout}"
+    have = vm.ssh("command -v openssl socat", check=False)
+    assert have.stdout == "", f"the guest was meant to lack openssl and socat: {have.stdout}"
     _tree(vm, root)
     r = _send(vm, _config(vm, tmp_path), root, tag, "--snapshot")
     assert r.returncode == 1, r.stdout + r.stderr
     error = r.of("error")[-1]
     assert error["reason"] == PreflightReason.MISSING_TOOL.value, error
-    assert "OpenSSL 3.0" in error["message"] and "no openssl" in error["message"], error
+    assert "OpenSSL 3.0" in error["message"], error
+    assert "has neither socat nor openssl" in error["message"], error
     assert error["host"] in ("openzfs-vm", "openzfs-dst"), error
-    assert "apt install openssl" in error["fix"], error
+    assert "apt install socat" in error["fix"] and "apt install openssl" in error["fix"], error
     assert "--transport ssh" in error["fix"], error
     print(f"\nPRIVATE REFUSED: {error['message']}; fix: {error['fix']}")
     # Refused before anything ran: no snapshot taken, nothing created, no key handed over.
