@@ -66,6 +66,24 @@ def test_the_rate_comes_from_the_big_run_and_the_cost_per_dataset_from_the_newes
     assert past_runs([other, failed], plan) is None
 
 
+def test_a_newest_run_that_moved_enough_times_the_rate() -> None:
+    """A catch-up that moved 36 MiB times the rate, not the first copy that moved more at
+    less than half its rate (the OpenZFS guest's figures, rounded): the final sync that
+    follows is like the catch-up."""
+    plan = _plan(_entry("tank/t"), _entry("tank/t/a"), _entry("tank/t/b"))
+    states = {"datasets": {"tank/t": "verified", "tank/t/a": "verified",
+                           "tank/t/b": "verified"}}
+    full = _record({**states, "window_seconds": 60.0}, 48 * MiB, 1.0 * MiB, 59.0)
+    catch_up = _record({**states, "window_seconds": 20.0, "streams": 3}, 36 * MiB,
+                       2.4 * MiB, 17.0)
+    past = past_runs([catch_up, full], plan)
+    assert past is not None and past.rate == 2.4 * MiB
+    assert 1.6 < past.per_dataset < 1.7  # (20 s - 15 s of streaming) over 3 streams
+    small = _record({**states, "window_seconds": 5.0}, 4 * MiB, 4.0 * MiB, 5.0)
+    past = past_runs([small, catch_up, full], plan)  # the newest moved too little: the next
+    assert past is not None and past.rate == 2.4 * MiB
+
+
 def test_changed_bytes_from_written_or_at_least_the_growth_without_it() -> None:
     plan = _plan(_entry("tank/t"), _entry("tank/t/a"), _entry("tank/t/new", "full"))
     src = [_ds("tank/t", 50 * MiB, [("s1", 11, 40 * MiB, 40 * MiB), ("s2", 12, 45 * MiB, 6 * MiB)],

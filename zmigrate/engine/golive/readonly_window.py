@@ -20,7 +20,9 @@ if TYPE_CHECKING:
     from ..tree.plan import TreePlan
 
 # A run that moved less than this says little about the rate (its bytes take less time than
-# its fixed costs): the rate comes from the run of this tree that moved the most.
+# its fixed costs). The rate comes from the newest run that moved at least this much (a
+# catch-up like the final sync, under today's conditions: on the OpenZFS guest a first copy
+# streamed at less than half a later catch-up's rate), else from the run that moved the most.
 RATE_FROM_AT_LEAST = 16 * 2**20
 
 
@@ -28,7 +30,7 @@ RATE_FROM_AT_LEAST = 16 * 2**20
 class PastRuns:
     """What earlier runs of the same tree measured."""
 
-    rate: float  # bytes/s of the stream, from the run that moved the most
+    rate: float  # bytes/s of the stream: the newest run that moved enough, else the biggest
     per_dataset: float  # seconds each sent dataset costs besides its bytes (the newest run)
     runs: int
 
@@ -61,9 +63,10 @@ def past_runs(records: Sequence[JobRecord], plan: TreePlan) -> PastRuns | None:
     runs = [r for r in records if same_tree(r, plan) and r.summary is not None]
     if not runs:
         return None
-    biggest = max(runs, key=lambda r: r.bytes)
-    rate = biggest.avg_rate or 0.0
-    if rate <= 0 or biggest.bytes < RATE_FROM_AT_LEAST:
+    timed = next((r for r in runs if r.bytes >= RATE_FROM_AT_LEAST and (r.avg_rate or 0) > 0),
+                 max(runs, key=lambda r: r.bytes))
+    rate = timed.avg_rate or 0.0
+    if rate <= 0 or timed.bytes < RATE_FROM_AT_LEAST:
         rate = max((r.avg_rate or 0.0) for r in runs)
     newest = runs[0]
     assert newest.summary is not None
