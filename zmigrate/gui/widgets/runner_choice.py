@@ -75,6 +75,7 @@ class RunnerChoice(QGroupBox):
         self.edit.setAccessibleName("The runner machine's ssh name")
         self.check_button = QPushButton("Check")
         self.check_button.setObjectName("runner_check_button")
+        self.check_button.setAccessibleName("Check the runner machine")
         self.label = QLabel()
         self.label.setObjectName("runner_label")
         self.label.setWordWrap(True)
