@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+import shiboken6
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal, Slot
 
 T = TypeVar("T")
@@ -21,18 +22,27 @@ class _Relay(QObject):
                  on_error: Callable[[Exception], None]) -> None:
         super().__init__()
         self._on_result, self._on_error = on_result, on_error
+        # The widget whose method answers (a timer's survey of a page closed meanwhile): an
+        # answer for a widget Qt has deleted is dropped, not a RuntimeError in the event loop.
+        owner = getattr(on_result, "__self__", None)
+        self._owner = owner if isinstance(owner, QObject) else None
         self.returned.connect(self._returned)
         self.errored.connect(self._errored)
 
     @Slot(object)
     def _returned(self, result: object) -> None:
         _ALIVE.discard(self)
-        self._on_result(result)
+        if self._owner_alive():
+            self._on_result(result)
 
     @Slot(object)
     def _errored(self, exc: object) -> None:
         _ALIVE.discard(self)
-        self._on_error(exc if isinstance(exc, Exception) else RuntimeError(str(exc)))
+        if self._owner_alive():
+            self._on_error(exc if isinstance(exc, Exception) else RuntimeError(str(exc)))
+
+    def _owner_alive(self) -> bool:
+        return self._owner is None or shiboken6.isValid(self._owner)
 
 
 _ALIVE: set[_Relay] = set()  # relays of tasks still running (Qt does not own them)

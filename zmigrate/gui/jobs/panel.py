@@ -98,7 +98,10 @@ class JobsPanel(QGroupBox):
         """Read the remote jobs again, off the GUI thread (one read at a time)."""
         if not self.surveying:
             self.surveying = True
-            run_task(survey, self._surveyed, lambda _exc: self._surveyed([]))
+            run_task(survey, self._surveyed, self._survey_failed)
+
+    def _survey_failed(self, _exc: Exception) -> None:
+        self._surveyed([])
 
     def _surveyed(self, seen: list[Seen]) -> None:
         self.surveying = False
