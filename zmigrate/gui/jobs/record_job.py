@@ -91,7 +91,7 @@ class RecordJob:
 
     def cancel(self) -> None:
         """Ask the runner to stop the job (both ends); the record's end follows."""
-        threading.Thread(target=runner.stop, args=(self.job_id,), daemon=True).start()
+        threading.Thread(target=_stop_quietly, args=(self.job_id,), daemon=True).start()
 
     def detach(self) -> None:
         """Stop following (the window closes); the job goes on in its runner."""
@@ -99,3 +99,10 @@ class RecordJob:
 
     def wait(self, timeout: float | None = None) -> bool:
         return self._ended.wait(timeout)
+
+
+def _stop_quietly(job_id: str) -> None:
+    try:
+        runner.stop(job_id)
+    except ZmigrateError:
+        pass  # gone already (its record removed): the record's end says what happened
