@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import getpass
 import json
 import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict
 from typing import Any, Protocol, TextIO, assert_never
 
@@ -39,7 +40,8 @@ from ..engine.events import (
     json_default,
 )
 from ..engine.findings import FindingKind
-from ..engine.hosts import Host
+from ..engine.hosts import Host, one_connection
+from ..engine.hosts.pair import connect_both
 from ..engine.job import Job
 from ..engine.units import format_rate, format_size
 from ..engine.wire import Ceiling
@@ -84,6 +86,28 @@ def split_location(text: str) -> tuple[str, str]:
 
 def connect_host(host_text: str, sudo: bool, prompts: Prompts) -> Host:
     return connect(HostSpec.parse(host_text, sudo=sudo), prompts)
+
+
+@contextlib.contextmanager
+def connected_pair(args: argparse.Namespace, src_text: str,
+                   dst_text: str) -> Iterator[tuple[Host, Host]]:
+    """Both hosts of a command, logged in (one connection when they are the same), closed
+    after."""
+    src_spec = HostSpec.parse(src_text, sudo=args.sudo or args.sudo_source)
+    dst_spec = HostSpec.parse(dst_text, sudo=args.sudo or args.sudo_destination)
+    prompts = TerminalPrompts()
+    hosts: list[Host] = []
+    try:
+        if one_connection(src_spec, dst_spec):
+            src = dst = connect_host(src_text, src_spec.sudo, prompts)
+            hosts.append(src)
+        else:
+            src, dst = connect_both(src_spec, dst_spec, prompts)
+            hosts += [src, dst]
+        yield src, dst
+    finally:
+        for h in hosts:
+            h.close()
 
 
 def seconds(text: str) -> float:

@@ -11,13 +11,10 @@ from typing import TextIO
 from ..engine import runner
 from ..engine.events import Observer
 from ..engine.golive.final_sync import final_sync_window
-from ..engine.hosts import Host, one_connection
-from ..engine.hosts.login import HostSpec
-from ..engine.hosts.pair import connect_both
 from ..engine.runner.keep import Loop, parse_interval
 from ..engine.tree import TreeJob
 from . import send
-from .common import TerminalPrompts, connect_host, split_location
+from .common import connected_pair, split_location
 
 
 def without_keep(argv: list[str]) -> list[str]:
@@ -59,21 +56,8 @@ def predict(args: argparse.Namespace) -> tuple[float | None, int]:
     in the history to time it from), and the bytes changed since the copy's snapshot."""
     src_text, source = split_location(args.source)
     dst_text, destination = split_location(args.destination)
-    src_spec = HostSpec.parse(src_text, sudo=args.sudo or args.sudo_source)
-    dst_spec = HostSpec.parse(dst_text, sudo=args.sudo or args.sudo_destination)
-    prompts = TerminalPrompts()
-    hosts: list[Host] = []
-    try:
-        if one_connection(src_spec, dst_spec):
-            src = dst = connect_host(src_text, src_spec.sudo, prompts)
-            hosts.append(src)
-        else:
-            src, dst = connect_both(src_spec, dst_spec, prompts)
-            hosts += [src, dst]
+    with connected_pair(args, src_text, dst_text) as (src, dst):
         job = TreeJob(src, dst, send.tree_request(args, source, destination,
                                                   send.options_of(args)))
         window = final_sync_window(job)  # `args` asks for the final sync: never None
         return (window.seconds, window.changed) if window is not None else (None, 0)
-    finally:
-        for h in hosts:
-            h.close()

@@ -10,14 +10,11 @@ from typing import Any, TextIO
 from zmigrate.engine import cmdline, plain_words
 from zmigrate.engine.golive import readonly_window
 from zmigrate.engine.golive.final_sync import final_sync_window, remember_readonly
-from zmigrate.engine.hosts.login import HostSpec
-from zmigrate.engine.hosts.pair import connect_both
 from zmigrate.engine.verdict.stall import STALL_AFTER
 
 from ..engine.errors import InvalidNameError
 from ..engine.events import Observer, PlanReady, json_default
 from ..engine.history import Recorder
-from ..engine.hosts import Host, one_connection
 from ..engine.job import Job, Request
 from ..engine.losses import Loss
 from ..engine.plan import Options
@@ -30,9 +27,8 @@ from . import jobs, words
 from .common import (
     EXIT_OK,
     LiveLine,
-    TerminalPrompts,
     add_path_options,
-    connect_host,
+    connected_pair,
     event_to_json,
     plain,
     print_json,
@@ -203,17 +199,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO,
         _check_keep_syncing(args)
     if getattr(args, "detach", False):
         return jobs.detach(args, src_host, dst_host, destination, out)
-    prompts = TerminalPrompts()
-    hosts: list[Host] = []
-    src_spec = HostSpec.parse(src_host, sudo=args.sudo or args.sudo_source)
-    dst_spec = HostSpec.parse(dst_host, sudo=args.sudo or args.sudo_destination)
-    try:
-        if one_connection(src_spec, dst_spec):
-            src = dst = connect_host(src_host, src_spec.sudo, prompts)
-            hosts.append(src)
-        else:
-            src, dst = connect_both(src_spec, dst_spec, prompts)
-            hosts += [src, dst]
+    with connected_pair(args, src_host, dst_host) as (src, dst):
         if tree_req is not None:
             return _run_tree(args, remember_readonly(TreeJob(src, dst, tree_req)), out, err,
                              observer)
@@ -237,9 +223,6 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO,
             return EXIT_OK
         _follow(job, args.json, out, err, observer)
         return run_job(job, out, err, args.json)
-    finally:
-        for h in hosts:
-            h.close()
 
 
 def _run_tree(args: argparse.Namespace, job: TreeJob, out: TextIO, err: TextIO,
