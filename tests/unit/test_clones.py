@@ -12,6 +12,7 @@ from zmigrate.engine.events import Summary
 from zmigrate.engine.hosts import LocalHost
 from zmigrate.engine.plan import Options, Site, make_plan
 from zmigrate.engine.tree.dataset_job import dataset_options
+from zmigrate.engine.tree.entry import SMALL
 from zmigrate.engine.tree.plan import TreeEntry, TreeRequest, plan_tree
 from zmigrate.engine.tree.schedule import depends_on, schedule
 
@@ -120,4 +121,6 @@ def test_a_clone_cut_midway_resumes_from_its_token_and_the_plan_still_names_its_
     # The token carries the stream's origin: no `-o origin=` and no origin base to plan from.
     options = dataset_options(request, caps, plan, a)
     assert options.origin is None
+    # A small stream's buffer is no bigger than SMALL: several of them run at once.
+    assert options.buffer_size == min(request.options.buffer_size, SMALL)
     assert all(name != "origin" for name, _ in options.properties)

@@ -152,6 +152,23 @@ def test_buffer_is_capped_to_a_share_of_free_memory() -> None:
     assert safe_buffer(64 * MiB, 128 * 1024, CAPS) == (64 * MiB, None)
 
 
+def test_both_ends_on_one_machine_share_its_memory() -> None:
+    # Both mbuffers on one 4 GiB guest, each given 25 % of its free memory, and Debian 12's
+    # mbuffer touching its whole buffer at start: the kernel killed one (OpenZFS lane, go-back).
+    tools = dataclasses.replace(CAPS.tools, machine="boot-1")
+    caps = dataclasses.replace(CAPS, mem_available=1 * GiB, tools=tools)
+    src = Site(LocalHost("src"), caps, [dataset("tank/home", SRC_SNAPS)])
+    dst = Site(LocalHost("dst"), caps, [dataset("backup")])
+    p = make_plan(src, dst, "tank/home@d", "backup/home", Options(buffer_size=1 * GiB),
+                  connect_address="192.0.2.7", port=1)
+    assert all(" -m 128M " in c for _, c in p.commands()), p.commands()
+    assert any("shared by both ends" in w for w in p.warnings), p.warnings
+    other = dataclasses.replace(caps, tools=dataclasses.replace(tools, machine="boot-2"))
+    p = make_plan(src, dataclasses.replace(dst, caps=other), "tank/home@d", "backup/home",
+                  Options(buffer_size=1 * GiB), connect_address="192.0.2.7", port=1)
+    assert all(" -m 256M " in c for _, c in p.commands()), p.commands()
+
+
 def test_ssh_and_local_transports() -> None:
     p = plan(None, dst_exists=False, transport=Transport.SSH, ssh_target="root@192.0.2.7",
              ssh_options=("-p", "2222"))

@@ -307,17 +307,21 @@ class Site:
         return None
 
 
-def safe_buffer(requested: int, block: int, caps: zfs.Capabilities) -> tuple[int, str | None]:
-    """Cap the buffer at a safe share of the host's available memory; a note if it was cut."""
+def safe_buffer(requested: int, block: int, caps: zfs.Capabilities,
+                ends: int = 1) -> tuple[int, str | None]:
+    """Cap the buffer at a safe share of the host's available memory (MEMORY_SHARE, split
+    between the `ends` of the job on that machine); a note if it was cut."""
     size = requested
     note = None
     if caps.mem_available:
-        limit = int(caps.mem_available * MEMORY_SHARE)
+        # mbuffer may touch its whole buffer at start (Debian 12's does): count all of it.
+        limit = int(caps.mem_available * MEMORY_SHARE / ends)
         if size > limit:
             size = limit
+            shared = " shared by both ends on this machine" if ends > 1 else ""
             note = (
                 f"buffer cut from {units.format_size(requested)} to "
-                f"{units.format_size(size)} ({MEMORY_SHARE:.0%} of available memory)"
+                f"{units.format_size(size)} ({MEMORY_SHARE:.0%} of available memory{shared})"
             )
     size = max(block * MIN_BLOCKS, size - size % block)
     return size, note
@@ -929,8 +933,9 @@ def _carriage(src: Site, dst: Site, options: Options, transport: Transport,
               compress: Compressor | None, notes: list[str], where: Where) -> _Carriage:
     """Buffers, the stream hash and the addresses of the listener; refuse what is missing."""
     carrier = transports.carrier(transport)
-    src_buffer, note_src = safe_buffer(options.buffer_size, options.block_size, src.caps)
-    dst_buffer, note_dst = safe_buffer(options.buffer_size, options.block_size, dst.caps)
+    ends = 2 if src.caps.tools.same_machine(dst.caps.tools) else 1
+    src_buffer, note_src = safe_buffer(options.buffer_size, options.block_size, src.caps, ends)
+    dst_buffer, note_dst = safe_buffer(options.buffer_size, options.block_size, dst.caps, ends)
     hash_, hash_notes = _stream_hash(src, dst, options, carrier, compress)
     notes = [*notes, *hash_notes, *carrier.notes(options, dst.host.label)]
     warnings = tuple(

@@ -31,9 +31,9 @@ from ..hosts import Host
 from ..job import Job, Known, Request, default_transport
 from ..job.pipeline import free_port
 from ..plan import Options, Plan
-from .entry import TreeEntry
+from .entry import SMALL, TreeEntry
 from .plan import TreePlan, TreeRequest, destination_name
-from .schedule import TreeProgress, streams
+from .schedule import TreeProgress, stream_size, streams
 
 
 class Ports:
@@ -60,6 +60,10 @@ def dataset_options(request: TreeRequest, dst_caps: zfs.Capabilities, plan: Tree
     mount = request.mount_root is not None or not dst_caps.receive_unmounted
     options = replace(request.options, history=True, send_properties=True, resume=e.resume,
                       mount=mount, replicate=request.options.replicate or e.replicate)
+    if stream_size(plan, e) < SMALL:
+        # A small stream never fills more, and several run at once (schedule.auto_width
+        # counts them at this size): a buffer mbuffer touches whole at start would not fit.
+        options = replace(options, buffer_size=min(options.buffer_size, SMALL))
     if request.mount_root is not None and e.source == plan.root and dst_caps.receive_properties:
         # Children inherit from the root; a child with a mountpoint of its own keeps it.
         options = replace(options, properties=(*options.properties,
