@@ -7,6 +7,7 @@ import json
 import os
 import random
 import socket
+import signal
 import subprocess
 import sys
 import time
@@ -397,9 +398,16 @@ Sink = int | IO[Any] | None
 def start(env: dict[str, str], *args: str, stdout: Sink = subprocess.PIPE,
           stderr: Sink = subprocess.PIPE) -> subprocess.Popen[str]:
     """`zmigrate ARGS` started in the background (text pipes, stdin closed), for a test that
-    acts while it runs (a signal, a kill, a cut link); `finish` reads it to its end."""
+    acts while it runs (a signal, a kill, a cut link); `finish` reads it to its end. It takes
+    Ctrl-C as a command typed at a terminal does, however pytest was started (a background job
+    of a non-interactive shell inherits SIGINT ignored, and Python then keeps it ignored)."""
     return subprocess.Popen([sys.executable, "-m", "zmigrate", *args], stdout=stdout,
-                            stderr=stderr, stdin=subprocess.DEVNULL, text=True, env=env)
+                            stderr=stderr, stdin=subprocess.DEVNULL, text=True, env=env,
+                            preexec_fn=_interruptible)
+
+
+def _interruptible() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def finish(proc: subprocess.Popen[str], timeout: float) -> Run:
