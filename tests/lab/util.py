@@ -6,8 +6,8 @@ import hashlib
 import json
 import os
 import random
-import socket
 import signal
+import socket
 import subprocess
 import sys
 import time
