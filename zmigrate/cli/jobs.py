@@ -10,6 +10,7 @@ from typing import Any, TextIO
 from ..engine import runner
 from ..engine.errors import InvalidNameError
 from ..engine.runner import died, keep, record, remote
+from ..engine.runner.control import final_sync_after
 from ..engine.runner.state import JobState, Status
 from ..engine.units import format_rate, format_size
 from . import remote_jobs
@@ -154,7 +155,11 @@ def _left_lines(s: Status, left: list[died.Left]) -> list[str]:
 
 
 def run_final_sync(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    """Ask a kept-in-sync job's runner for its final sync, then follow it to the end."""
+    """Ask a kept-in-sync job's runner for its final sync (here, or on its runner host),
+    then follow it to the end. `--no-wait --json` says the record's sequence number after
+    which the final sync's events come (a computer that asked over SSH follows from there)."""
+    if not runner.known(args.id) and (p := remote.pointer(args.id)) is not None:
+        return remote_jobs.final_sync(p, args, out, err, Shown(args, out, err))
     s = runner.status(args.id)
     k = keep.Keep.of(s)
     if k is None:
@@ -165,11 +170,14 @@ def run_final_sync(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise InvalidNameError(f"job {args.id} is not running: {job_line(s)}",
                                fix="`zmigrate send -r SRC DST --snapshot --final` runs a final "
                                "sync of the same tree")
-    seen = max((r.seq for r in runner.read_events(runner.job_dir(args.id))), default=0)
-    keep.request_final(args.id, s.pid)
-    if not args.json:
-        print(f"final sync of job {args.id} asked: the runner stops repeating and cuts over "
-              "(the source goes read-only; a catch-up running now ends first)", file=err)
+    seen = final_sync_after(args.id, k.final)
+    if not k.final:
+        keep.request_final(args.id, s.pid)
+    if args.json and args.no_wait:
+        print_json({"event": "final-sync", "id": args.id, "after": seen,
+                    "asked_before": k.final}, out)
+    elif not args.json:
+        print(remote_jobs.final_sync_words(args.id), file=err)
     if args.no_wait:
         return EXIT_OK
     return run_attach(args, out, err, after=seen)

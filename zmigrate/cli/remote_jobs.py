@@ -183,17 +183,42 @@ def _print_missing(p: Pointer, state: str, why: str, as_json: bool, out: TextIO)
         print(f"{p.id}  {state:<11} {p.what}  [runner {p.runner}: {why}]", file=out)
 
 
-def attach(p: Pointer, shown: Shows) -> int:
-    """Follow the remote job: its record's lines as they come from `attach --record` there,
-    shown as a local job's are."""
+def attach(p: Pointer, shown: Shows, after: int = 0) -> int:
+    """Follow the remote job: its record's lines as they come from `attach --record` there
+    (those after sequence number `after`), shown as a local job's are."""
     following = elsewhere.Following(p, TerminalPrompts())
     for rec in following.records():
-        shown(rec)
+        if rec.seq > after:
+            shown(rec)
     status = following.status
     if status is None:
         raise RemoteRunnerError(f"{p.runner} said nothing of job {p.id}",
                                 fix=f"`zmigrate jobs --runner {p.runner}` lists its jobs")
     return shown.end(status)
+
+
+def final_sync(p: Pointer, args: argparse.Namespace, out: TextIO, err: TextIO,
+               shown: Shows) -> int:
+    """`final-sync ID` of a job on a runner host: asked there (`final-sync --no-wait` on
+    HOST, its refusal raised with its words), then followed from the events after the
+    request to the job's end."""
+    with _runner(p.runner, p.zmigrate) as rr:
+        after = elsewhere.ask_final(rr, p.id)
+    if args.json and args.no_wait:
+        print_json({"event": "final-sync", "id": p.id, "after": after, "runner": p.runner},
+                   out)
+    elif not args.json:
+        print(final_sync_words(p.id, p.runner), file=err)
+    if args.no_wait:
+        return EXIT_OK
+    return attach(p, shown, after)
+
+
+def final_sync_words(job_id: str, where: str = "") -> str:
+    """What `final-sync` says once it asked (`where`: the runner host asked)."""
+    return (f"final sync of job {job_id} asked{f' of {where}' if where else ''}: the runner "
+            "stops repeating and cuts over (the source goes read-only; a catch-up running now "
+            "ends first)")
 
 
 def stop(p: Pointer, out: TextIO, err: TextIO) -> int:

@@ -9,6 +9,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from ..events import Failed, Finished
 from . import record, state
 from .place import all_ids, job_dir
 from .state import JobState, Status
@@ -84,6 +85,16 @@ def stop(job_id: str, wait: float = 120.0) -> Status:
             return s
         time.sleep(0.2)
     return s
+
+
+def final_sync_after(job_id: str, asked_before: bool) -> int:
+    """The sequence number after which a kept-in-sync job's record holds its final sync:
+    the newest now (asked now), or the first copy's end (`asked_before`: it runs already,
+    recorded whole after the first copy's end; the catch-ups between are `Synced` lines)."""
+    records = record.read_events(job_dir(job_id))
+    if asked_before:
+        return next((r.seq for r in records if isinstance(r.event, Finished | Failed)), 0)
+    return max((r.seq for r in records), default=0)
 
 
 def directory(job_id: str) -> Path:

@@ -10,10 +10,12 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ..errors import ZmigrateError
 from ..hosts.login import Prompts
 from . import record
+from .keep import Keep, again_argv
 from .place import valid_id
 from .record import Recorded
 from .remote import Pointer, Reach, RemoteRunner, RemoteRunnerError, pointers, save_pointer
@@ -61,13 +63,77 @@ def start(runner: str, zmigrate: str, argv: Sequence[str],
     the job's pointer, kept here."""
     rr = RemoteRunner.open(runner, prompts, zmigrate)
     try:
-        job = rr.start(argv)
+        return _started(rr, rr.start(argv))
     finally:
         rr.close()
-    p = Pointer(valid_id(str(job["id"])), runner, rr.zmigrate, str(job.get("what", "")),
+
+
+def _started(rr: RemoteRunner, job: dict[str, Any]) -> Pointer:
+    """The pointer of the job `rr` just started (its first status `job`), kept here."""
+    p = Pointer(valid_id(str(job["id"])), rr.name, rr.zmigrate, str(job.get("what", "")),
                 float(job.get("started") or time.time()))
     save_pointer(p)
     return p
+
+
+def ask_final(rr: RemoteRunner, job_id: str) -> int:
+    """`final-sync ID --no-wait --json` on the runner host: the final sync of its kept job
+    asked; the record's sequence number after which its events are the final sync's (a
+    refusal there, e.g. a job not kept in sync, is raised with its words and fix)."""
+    code, stdout, stderr = rr.run("final-sync", job_id, "--no-wait", "--json", timeout=120)
+    for line in stdout.splitlines():
+        data = json.loads(line) if line.startswith("{") else {}
+        if data.get("event") == "final-sync":
+            return int(data["after"])
+        if data.get("event") == "error":
+            raise RemoteRunnerError(f"{rr.name}: {data.get('message', '')}",
+                                    fix=data.get("fix") or None)
+    tail = (stderr.strip().splitlines() or ["no output"])[-1]
+    raise RemoteRunnerError(f"zmigrate on {rr.name} did not ask for the final sync "
+                            f"(status {code}): {tail}",
+                            fix=f"`zmigrate final-sync {job_id}` on {rr.name} says why; "
+                            "an older zmigrate there: `pipx upgrade zmigrate`")
+
+
+def final_sync(p: Pointer, prompts: Prompts | None = None) -> int:
+    """Ask job `p`'s runner host for its final sync (see `ask_final`)."""
+    rr = RemoteRunner.open(p.runner, prompts, p.zmigrate)
+    try:
+        return ask_final(rr, p.id)
+    finally:
+        rr.close()
+
+
+def again(p: Pointer, final: bool, keep_every: str | None = None,
+          prompts: Prompts | None = None) -> tuple[Pointer, int]:
+    """Done's Sync again / Final sync / Keep in sync on job `p`, on its runner host: a
+    kept-in-sync job's own final sync (asked there), else a new job of the same tree there
+    (a new snapshot; `--final`, or kept in sync every `keep_every`). The job to follow, and
+    the sequence number to follow it after."""
+    rr = RemoteRunner.open(p.runner, prompts, p.zmigrate)
+    try:
+        status = next((s for s in remote_jobs(rr) if s.id == p.id), None)
+        if status is None:
+            raise RemoteRunnerError(f"{p.runner} has no record of job {p.id}: it cannot be "
+                                    "repeated from here",
+                                    fix="start it again from the first page")
+        keep = Keep.of(status)
+        if keep is not None and not status.state.final and (final or keep.final):
+            return p, ask_final(rr, p.id)
+        argv = again_argv(list(status.request.get("argv", [])),
+                          status.request.get("source"), final=final, keep_every=keep_every)
+        return _started(rr, rr.start(argv)), 0
+    finally:
+        rr.close()
+
+
+def job_status(p: Pointer, prompts: Prompts | None = None) -> Status | None:
+    """Job `p` as its runner host has it now (None: it has no record of it)."""
+    rr = RemoteRunner.open(p.runner, prompts, p.zmigrate)
+    try:
+        return next((s for s in remote_jobs(rr) if s.id == p.id), None)
+    finally:
+        rr.close()
 
 
 def stop(p: Pointer, prompts: Prompts | None = None) -> None:
