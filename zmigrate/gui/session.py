@@ -17,6 +17,7 @@ from ..engine.job import Job
 from ..engine.plan import Options, Plan
 from ..engine.runner.elsewhere import RunnerCheck
 from ..engine.runner.remote import Pointer
+from ..engine.runner.state import Status
 from ..engine.transports import Transport, chosen
 from ..engine.tree import TreeJob, TreePlan, TreeRequest
 from ..engine.zfs import Capabilities, Dataset, Snapshot
@@ -72,6 +73,10 @@ class Session:
     # from its record), and the record's sequence number to follow it after (0: the first).
     followed: str | None = None
     follow_after: int = 0
+    # ... or the job on a runner host it followed last (Done repeats it there), and that job
+    # as its runner host last said (read off the GUI thread: gui/jobs/kept).
+    followed_remote: Pointer | None = None
+    remote_status: Status | None = None
     # The logins the Hosts page made (a runner repeats them where it can: engine/runner).
     src_spec: HostSpec | None = None
     dst_spec: HostSpec | None = None
@@ -149,6 +154,8 @@ class Session:
         self.attached_remote = None
         self.followed = None
         self.follow_after = 0
+        self.followed_remote = None
+        self.remote_status = None
 
     def close_hosts(self) -> None:
         """Close every host this session owns (safe to call twice)."""

@@ -10,12 +10,14 @@ from PySide6.QtWidgets import QLabel, QMessageBox, QVBoxLayout, QWidget, QWizard
 
 from ..engine import runner
 from ..engine.errors import ZmigrateError
+from ..engine.runner.remote import Pointer
 from ..engine.units import format_size
 from . import words
 from .dialogs.confirm import after_stop, ask_keep_or_stop, ask_to_stop
 from .icons import app_icon
 from .jobs.kept import kept_running
 from .jobs.record_job import RecordJob
+from .jobs.remote_again import RemoteAgain
 from .jobs.start import again
 from .notifier import Notifier
 from .pages.base import Page, PageId
@@ -113,6 +115,10 @@ class MigrationWizard(QWizard):
         self.done_page.lend_datasets(self.transfer_page.datasets)
         self.done_page.sync_requested.connect(self.sync_again)
         self.done_page.keep.keep_requested.connect(lambda every: self.follow_again(False, every))
+        self.remote_again = RemoteAgain(self)  # ... of a job on a runner host: asked there
+        self.remote_again.follow.connect(self.show_job)
+        self.remote_again.failed.connect(
+            lambda exc: self.done_page.ui.saved_label.setText(words.error_html(exc)))
         self.hosts_page.jobs.attach_requested.connect(self.reattach)
         self.hosts_page.ui.history_button.clicked.connect(self.open_history)
         self.done_page.history_requested.connect(self.open_history)
@@ -191,7 +197,8 @@ class MigrationWizard(QWizard):
         """The same tree again, from Review: a new snapshot, then only each dataset's delta
         (final: the source datasets are set read-only first)."""
         s = self.session
-        if s.followed is not None and (s.tree is None or (final and kept_running(s))):
+        followed = s.followed is not None or s.followed_remote is not None
+        if followed and (s.tree is None or (final and kept_running(s))):
             self.follow_again(final)  # from the runner's record: re-attached, or kept in sync
             return
         if s.tree is None:
@@ -209,26 +216,37 @@ class MigrationWizard(QWizard):
     def follow_again(self, final: bool, keep_every: str | None = None) -> None:
         """Done's request on a runner's tree job, run by a runner and followed on the Transfer
         page (jobs/start.again says which job)."""
+        p = self.session.followed_remote
+        if p is not None:
+            if self.remote_again.ask(p, final, keep_every):
+                self.done_page.ui.saved_label.setText(f"Asking {p.runner}…")
+            return
         try:
             job_id, after = again(self.session, final, keep_every)
         except ZmigrateError as exc:
-            self.done_page.ui.saved_label.setText(words.error_html(exc))
+            self.remote_again.failed.emit(exc)  # (said on Done)
             return
         self.reattach(job_id, after)
 
     def reattach(self, job_id: str, after: int = 0) -> None:
-        """Show a job its runner owns on the Transfer page, from its first event (or after
-        sequence number `after`), then Done."""
+        """Show a job its runner owns (here, or on another machine) on the Transfer page,
+        from its first event (or after sequence number `after`), then Done."""
+        seen = self.hosts_page.jobs.remote.get(job_id)
+        status = seen.status if seen is not None else None
+        remote = seen.pointer if seen is not None and status is not None else None
+        argv = (status or runner.status(job_id)).request.get("argv", [])
+        self.show_job(remote or job_id, after, any(a in ("-r", "--recursive") for a in argv))
+
+    def show_job(self, job: str | Pointer, after: int = 0, tree: bool = True) -> None:
+        """Follow `job` (its id here, or its pointer on a runner host) on the Transfer page
+        after sequence number `after`, then Done (`tree`: a tree's job)."""
         s = self.session
         s.reset_transfer()
-        seen = self.hosts_page.jobs.remote.get(job_id)
-        if seen is not None and seen.status is not None:  # its runner is another machine
-            s.attached_remote = seen.pointer
-            argv = seen.status.request.get("argv", [])
+        if isinstance(job, Pointer):
+            s.attached_remote = job
         else:
-            s.attached, s.follow_after = job_id, after
-            argv = runner.status(job_id).request.get("argv", [])
-        s.attached_tree = any(a in ("-r", "--recursive") for a in argv)
+            s.attached = job
+        s.follow_after, s.attached_tree = after, tree
         self.setStartId(PageId.TRANSFER)
         self.restart()
         self.setStartId(PageId.HOSTS)

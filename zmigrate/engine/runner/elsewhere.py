@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -159,7 +159,7 @@ class Following:
         self._rr: RemoteRunner | None = None
         self._closed = threading.Event()
 
-    def records(self) -> Iterator[Recorded]:
+    def records(self) -> Generator[Recorded, None, None]:
         p = self.pointer
         rr = self._rr = RemoteRunner.open(p.runner, self.prompts, p.zmigrate)
         try:

@@ -4,6 +4,7 @@ page follows it the same way. Started there first when the wizard hands it over.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Sequence
 
@@ -16,12 +17,13 @@ from .record_job import RecordJob
 
 
 class RemoteRecordJob(RecordJob):
-    """Follows job `pointer` on its runner host on a thread of its own; with `start`
+    """Follows job `pointer` on its runner host on a thread of its own (after sequence number
+    `after`, up to the first run's end: a kept-in-sync job goes on after it); with `start`
     ((runner, its zmigrate, send's argv)) and no pointer, starts the job there first."""
 
     def __init__(self, pointer: Pointer | None,
-                 start: tuple[str, str, Sequence[str]] | None = None) -> None:
-        super().__init__(pointer.id if pointer is not None else "")
+                 start: tuple[str, str, Sequence[str]] | None = None, after: int = 0) -> None:
+        super().__init__(pointer.id if pointer is not None else "", after)
         self.pointer = pointer
         self._to_start = start
         self._following: elsewhere.Following | None = None
@@ -38,8 +40,12 @@ class RemoteRecordJob(RecordJob):
             self._following = following = elsewhere.Following(self.pointer)
             if self._detached.is_set():
                 return
-            for rec in following.records():
-                self._emit(rec.event)
+            with contextlib.closing(following.records()) as records:
+                for rec in records:
+                    if rec.seq > self.after:
+                        self._emit(rec.event)
+                    if self.ended:  # its end said: the session to the runner host ends
+                        break
             if not self._detached.is_set() and self.summary is None and self.error is None:
                 self._emit(Failed(self._no_end(following.status)))
         except (OSError, ZmigrateError, ValueError) as exc:

@@ -78,11 +78,16 @@ def runner_bridge(s: Session, detached: bool, parent: QObject) -> JobBridge | No
     one started now on the runner host Review chose, else (`detached`) here; None where the
     page runs the job itself."""
     if s.attached_remote is not None:
-        return record_bridge(s, RemoteRecordJob(s.attached_remote), parent)
+        # Done repeats it on its runner host; Final sync on a kept one follows after `after`.
+        s.followed, s.followed_remote, s.remote_status = None, s.attached_remote, None
+        job = RemoteRecordJob(s.attached_remote, after=s.follow_after)
+        s.follow_after = 0
+        return record_bridge(s, job, parent)
     if s.attached is None and s.runner_check is not None:
         said = transfer_argv(s)
         if said is not None:  # (Review chose a runner host only where there is one)
             s.attached_tree = s.tree is not None
+            s.followed = s.followed_remote = s.remote_status = None  # (`shown` notes it)
             start = (s.runner_check.runner, s.runner_check.zmigrate, said[0])
             return record_bridge(s, RemoteRecordJob(None, start), parent)
     if s.attached is None and detached:
@@ -91,6 +96,7 @@ def runner_bridge(s: Session, detached: bool, parent: QObject) -> JobBridge | No
         return None
     # Done repeats this job from its record; Final sync on a kept one follows it after `after`.
     s.followed, after, s.follow_after = s.attached, s.follow_after, 0
+    s.followed_remote = s.remote_status = None
     return record_bridge(s, RecordJob(s.attached, after), parent)
 
 
@@ -104,9 +110,12 @@ def record_bridge(s: Session, job: RecordJob, parent: QObject) -> JobBridge:
     return JobBridge(job, s.store, parent)
 
 
-def shown(s: Session) -> None:
-    """The page showed the followed job's end: no longer news on the first page; the next
-    transfer (Sync again) is a job of its own."""
+def shown(s: Session, job: object = None) -> None:
+    """The page showed the followed job's end (`job`: the handle it followed): no longer news
+    on the first page; the next transfer (Sync again) is a job of its own. A job started on
+    a runner host is noted: Done repeats it there."""
+    if isinstance(job, RemoteRecordJob) and job.pointer is not None:
+        s.followed_remote = job.pointer
     if s.attached is not None:
         with contextlib.suppress(OSError, ZmigrateError, ValueError):
             runner.mark_watched(s.attached)

@@ -68,6 +68,7 @@ class DonePage(Page):
                                        self.ui.final_sync_button))
         # Keep in sync, and the kept-in-sync line: its keep_requested(interval) is the page's.
         self.keep = KeepControls(self, session, self.ui)
+        self.keep.remote_read.connect(self._remote_read)
         self.setFinalPage(True)
 
     def lend_plots(self, plots: TransferPlots | None) -> None:
@@ -102,7 +103,8 @@ class DonePage(Page):
         ui.saved_label.setText("")
         # A tree picked here, or a runner's tree job followed (re-attached: its record says
         # what to run again).
-        tree = s.shows_tree and (s.tree_job is not None or s.followed is not None)
+        tree = s.shows_tree and (s.tree_job is not None or s.followed is not None
+                                 or s.followed_remote is not None)
         for w in (ui.datasets_label, ui.sync_again_button, ui.final_sync_button):
             w.setVisible(tree)
         self.keep.show_for(tree)
@@ -140,7 +142,7 @@ class DonePage(Page):
         ui.verdict_frame.setVisible(s.verdict is not None)
         if s.verdict is not None:
             ui.verdict_label.setText(verdict_html(s.verdict))
-        self._fill_facts()
+        fill_facts(self.ui, self.session, self.datasets)
         if s.shows_tree and s.summary is not None:
             ui.check_value.setText("each dataset: newest snapshot's guid equal on both sides, "
                                    "its snapshots present, local properties equal")
@@ -150,6 +152,12 @@ class DonePage(Page):
         has_samples = s.store is not None and s.store.version > 0
         ui.save_png_button.setEnabled(has_samples)
         ui.export_csv_button.setEnabled(has_samples)
+
+    def _remote_read(self) -> None:
+        """A runner host said how its job is now: the outcome's words say whether it is
+        kept in sync (they do not offer Sync again then)."""
+        if self.session.shows_tree and self.session.summary is not None:
+            self._tree_outcome("ok")
 
     def _tree_outcome(self, kind: str) -> str:
         """Result and per-dataset lines of a tree; returns the banner kind."""
@@ -199,43 +207,6 @@ class DonePage(Page):
         ui.datasets_label.setText("<br>".join(lines))
         return kind
 
-    def _fill_facts(self) -> None:
-        s, ui = self.session, self.ui
-        summary = s.summary
-        names = ("bytes", "duration", "rate", "snapshots", "check")
-        for row in range(ui.facts_layout.rowCount()):
-            ui.facts_layout.setRowVisible(row, True)
-        if summary is None:
-            for name in names:
-                getattr(ui, f"{name}_value").setText("—")
-            rows = self.datasets.rows if s.shows_tree and self.datasets else []
-            got = sum(r.bytes for r in rows if r.state in ("received", "verified"))
-            if got:
-                # A tree that failed part way: what did arrive, not a dash.
-                arrived = sum(1 for r in rows if r.state in ("received", "verified"))
-                ui.bytes_value.setText(f"{format_size(got)} in {arrived} of {len(rows)} "
-                                       "datasets")
-            # Rows of dashes only push the plots out of sight: hide them.
-            for name in names:
-                if getattr(ui, f"{name}_value").text() == "—":
-                    ui.facts_layout.setRowVisible(getattr(ui, f"{name}_value"), False)
-            return
-        ui.bytes_value.setText(f"{format_size(summary.bytes)} ({summary.bytes:,} bytes)")
-        ui.duration_value.setText(elapsed(summary.seconds))
-        ui.rate_value.setText(f"{format_size(summary.rate)}/s")
-        sent = summary.snapshots_sent
-        ui.snapshots_value.setText(", ".join("@" + x for x in sent) if sent else "—")
-        checks = [f"guid {summary.destination_guid} "
-                  + ("matches the source" if summary.source_guid == summary.destination_guid
-                     else f"differs from the source's {summary.source_guid}")]
-        if summary.hash_match is True:
-            checks.append("stream MD5 equal on both ends")
-        elif summary.hash_match is None:
-            checks.append("stream checksums checked by zfs receive")
-        if summary.receive_empty_count:
-            checks.append(f"receiver ran empty {summary.receive_empty_count}×")
-        ui.check_value.setText("; ".join(checks))
-
     # -- saving -------------------------------------------------------------------------------
     def save_png(self, path: Path) -> bool:
         """Save both plots, as shown, into a PNG file."""
@@ -274,3 +245,41 @@ class DonePage(Page):
                                               self._suggested_name("csv"), "CSV (*.csv)")
         if path:
             self.export_csv(Path(path))
+
+
+def fill_facts(ui: Ui_DonePage, s: Session, datasets: TreeTableModel | None) -> None:
+    """The numbers of the transfer (a tree that failed part way: what did arrive)."""
+    summary = s.summary
+    names = ("bytes", "duration", "rate", "snapshots", "check")
+    for row in range(ui.facts_layout.rowCount()):
+        ui.facts_layout.setRowVisible(row, True)
+    if summary is None:
+        for name in names:
+            getattr(ui, f"{name}_value").setText("—")
+        rows = datasets.rows if s.shows_tree and datasets else []
+        got = sum(r.bytes for r in rows if r.state in ("received", "verified"))
+        if got:
+            # A tree that failed part way: what did arrive, not a dash.
+            arrived = sum(1 for r in rows if r.state in ("received", "verified"))
+            ui.bytes_value.setText(f"{format_size(got)} in {arrived} of {len(rows)} "
+                                   "datasets")
+        # Rows of dashes only push the plots out of sight: hide them.
+        for name in names:
+            if getattr(ui, f"{name}_value").text() == "—":
+                ui.facts_layout.setRowVisible(getattr(ui, f"{name}_value"), False)
+        return
+    ui.bytes_value.setText(f"{format_size(summary.bytes)} ({summary.bytes:,} bytes)")
+    ui.duration_value.setText(elapsed(summary.seconds))
+    ui.rate_value.setText(f"{format_size(summary.rate)}/s")
+    sent = summary.snapshots_sent
+    ui.snapshots_value.setText(", ".join("@" + x for x in sent) if sent else "—")
+    checks = [f"guid {summary.destination_guid} "
+              + ("matches the source" if summary.source_guid == summary.destination_guid
+                 else f"differs from the source's {summary.source_guid}")]
+    if summary.hash_match is True:
+        checks.append("stream MD5 equal on both ends")
+    elif summary.hash_match is None:
+        checks.append("stream checksums checked by zfs receive")
+    if summary.receive_empty_count:
+        checks.append(f"receiver ran empty {summary.receive_empty_count}×")
+    ui.check_value.setText("; ".join(checks))

@@ -156,7 +156,7 @@ class TransferPage(Page):
 
     def _end(self) -> None:
         self.is_done = True
-        shown(self.session)
+        shown(self.session, self.bridge.job if self.bridge is not None else None)
         self.ended_after = time.monotonic() - self.started
         if self.refresher is not None:
             self.refresher.refresh()
