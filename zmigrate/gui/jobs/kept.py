@@ -73,7 +73,7 @@ class KeepControls(QObject):
         self.button.clicked.connect(self.ask)
         self.timer = QTimer(self)
         self.timer.setInterval(REFRESH_MS)
-        self.timer.timeout.connect(self.refresh)
+        self.timer.timeout.connect(self._tick)
         self.reading: Pointer | None = None  # the runner host's job being read now
         self.read_at = -REMOTE_S
 
@@ -91,6 +91,13 @@ class KeepControls(QObject):
 
     def _repeatable(self) -> bool:
         return self.session.followed is not None or self.session.followed_remote is not None
+
+    def _tick(self) -> None:
+        """The timer's refresh, while Done is shown (a runner host's read is a login)."""
+        if not self.page.isVisible():
+            self.timer.stop()  # show_for starts it again when Done comes back
+            return
+        self.refresh()
 
     def refresh(self) -> None:
         s = self.session
