@@ -19,7 +19,8 @@ from .util import start, wait_until
 _SERIAL = itertools.count(1)  # each gate its own alias: two at once must not share one
 
 
-def _script(real: str, d: Path) -> str:
+def gate_script(real: str, d: Path) -> str:
+    """The gate's `zfs` (real: the real one), controlled by the files in `d`."""
     return f"""#!/bin/sh
 if [ "$*" = "$(cat {d}/fail 2>/dev/null)" ]; then
   rm -f {d}/fail; echo "cannot $1: refused by the test" >&2; exit 1
@@ -53,10 +54,22 @@ def gate_host(lab: Lab, tmp_path_factory: pytest.TempPathFactory
     runner = SshdLab(tmp_path_factory.mktemp("gate-sshd"))
     try:
         yield runner.start_wrapped(lab, f"lab-gate-{next(_SERIAL)}",
-                                   {"zfs": _script(real, d)}), d
+                                   {"zfs": gate_script(real, d)}), d
     finally:
         (d / "release").touch()
         runner.stop()
+
+
+def arm(d: Path, k: int, mode: str | None = None) -> str:
+    """The gate of folder `d` set to hold its k-th changing command `mode` ("before" it runs,
+    or "after"; by default before for odd k, after for even k); that mode returned. Its
+    count, log and release cleared."""
+    for name in ("count", "reached", "release", "log"):
+        (d / name).unlink(missing_ok=True)
+    (d / "stop").write_text(f"{k}\n")
+    mode = mode or ("before" if k % 2 else "after")
+    (d / "mode").write_text(mode)
+    return mode
 
 
 def go_live_cut_at(env: dict[str, str], gate: tuple[LabHost, Path], source: str,
@@ -65,11 +78,7 @@ def go_live_cut_at(env: dict[str, str], gate: tuple[LabHost, Path], source: str,
     k-th step: odd k by Ctrl-C while step k is held before it ran, even k by killing the CLI
     once step k ran. Its exit status and stderr."""
     host, d = gate
-    for name in ("count", "reached", "release", "log"):
-        (d / name).unlink(missing_ok=True)
-    (d / "stop").write_text(f"{k}\n")
-    mode = "before" if k % 2 else "after"
-    (d / "mode").write_text(mode)
+    mode = arm(d, k)
     proc = start(env, "go-live", f"{host.alias}:{source}", f"{host.alias}:{destination}", "--yes")
     try:
         if not wait_until(lambda: (d / "reached").exists(), 60):

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from zmigrate.engine.errors import CommandError
-from zmigrate.engine.golive import Prop, carry_back, journal, parse_props
+from zmigrate.engine.golive import Prop, carry_back, journal, parse_props, record
 from zmigrate.engine.golive.cutover import Step
 from zmigrate.engine.history import History, golive_log
 from zmigrate.engine.history.store import _SCHEMA_V1, _SCHEMA_V2
@@ -98,6 +98,25 @@ def test_a_go_live_cut_off_at_a_step_is_finished_from_that_step(tmp_path: Path) 
         row = golive_log.get(store, gid)
     assert host.lines == [" ".join(s.argv) for s in STEPS[3:]]
     assert (row.state, row.done, row.pending) == ("live", 6, False)
+
+
+def test_a_go_live_cut_off_by_a_lost_host_says_what_ran_what_is_left_and_both_ways_on(
+        tmp_path: Path) -> None:
+    host = Scripted()
+    host.cut = "zfs set readonly=off new/t"
+    with History(tmp_path / "h.sqlite3") as store:
+        gid = _begin(store)
+        with pytest.raises(CommandError) as lost:
+            journal.forward(store, gid, STEPS, 0, host, host)
+        lost.value.fix = "check the network and that sshd still runs there"
+        err = record._cut_off(golive_log.get(store, gid), lost.value)
+    assert err.host == "lab"
+    assert err.message == ("going live was cut off after 3 of 6 steps, 3 still to run; the "
+                           "step begun, readonly=off on new/t, may have run: lab: the SSH "
+                           "control session was lost")
+    assert err.fix == ("check the network and that sshd still runs there; then run go-live "
+                       "again to finish it, or go-live --back to undo exactly what ran (the "
+                       "history holds it)")
 
 
 def test_a_source_unmount_run_twice_counts_as_done(tmp_path: Path) -> None:

@@ -48,6 +48,18 @@ def test_going_back_lists_the_live_copy_it_unmounts(leave: bool) -> None:
     assert said in lost[0].detail
 
 
+def test_going_back_also_lists_the_copy_mounted_before_its_own_mount_ran() -> None:
+    # Cut off after the copy's mountpoint was set (which mounts new/t and new/t/a), before
+    # either mount step: going back unmounts both (journal.unmount_again), so both are named.
+    plan = plan_go_live(SRC, DST, "old/t", "new/t", same_host=True)
+    ran = plan.steps[:next(i for i, s in enumerate(plan.steps) if s.argv[:2] == ("zfs", "mount"))]
+    assert losses.going_back(ran, leave_writes=False) == []
+    lost = losses.going_back(ran, leave_writes=False, mounted_besides=["new/t/a", "new/t"])
+    assert [(x.host_side, x.kind, x.name) for x in lost] == [
+        (DESTINATION, LossKind.UNMOUNTED, "new/t/a"), (DESTINATION, LossKind.UNMOUNTED, "new/t")]
+    assert "cut off before mounting it" in lost[0].detail
+
+
 def test_hidden_things_are_worded_apart_from_destroyed_ones() -> None:
     lost = [Loss(DESTINATION, LossKind.SNAPSHOT, "nas/c@x", "newer than @a"),
             Loss(DESTINATION, LossKind.HIDDEN, "/srv/home", "hidden while nas/home is mounted"),

@@ -175,3 +175,22 @@ def test_proxy_jump_hops() -> None:
     hops = parse_proxy_jump("u1@j1.example.com:2201,j2,ssh://u3@[::1]:2203")
     assert [(h.user, h.host, h.port) for h in hops] == [
         ("u1", "j1.example.com", 2201), (None, "j2", None), ("u3", "::1", 2203)]
+
+
+@pytest.mark.parametrize(("lines", "alive"), [
+    ("", (3.0, 15.0)),  # zmigrate's own: asked every 3 s, lost after 15 s
+    ("    ServerAliveInterval 1\n    ServerAliveCountMax 2\n", (1.0, 2.0)),
+    ("    ServerAliveInterval 2\n", (2.0, 6.0)),  # OpenSSH's default count: 3
+    ("    ServerAliveInterval 60\n", (3.0, 15.0)),  # longer than zmigrate's: not taken
+    ("    ServerAliveInterval 10\n    ServerAliveCountMax 1\n", (3.0, 10.0)),
+    ("    ServerAliveInterval 1\n    ServerAliveCountMax 0\n", (3.0, 15.0)),  # no deadline
+])
+def test_server_alive_settings_shorten_the_session_loss_deadline_never_lengthen_it(
+        lines: str, alive: tuple[float, float], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    config = tmp_path / "config"
+    config.write_text(f"Host a\n    HostName a.example\n{lines}")
+    monkeypatch.setenv("ZMIGRATE_SSH_CONFIG", str(config))
+    assert resolve_paramiko(HostSpec("a")).alive == alive
+    assert SSH is not None
+    assert resolve_openssh(HostSpec("a"), SSH).alive == alive

@@ -134,7 +134,9 @@ def _go_live(args: argparse.Namespace, src: Host, dst: Host, source_root: str,
 def _back(args: argparse.Namespace, src: Host, dst: Host, destination_root: str,
           out: TextIO, err: TextIO) -> int:
     steps = golive_record.recorded(dst, destination_root)
-    hidden = losses.going_back(steps, leave_writes=args.leave_writes)
+    hidden = losses.going_back(steps, leave_writes=args.leave_writes,
+                               mounted_besides=golive_record.mounted_besides(dst,
+                                                                             destination_root))
     writes = golive_record.preview(src, dst, destination_root) if steps else None
     if args.json:
         print_json({"event": "go_back_plan", "destination": destination_root,

@@ -132,13 +132,23 @@ def apply(plan: GoLivePlan, src: Host, dst: Host,
         except journal.StepFailedError as failed:
             _undo_after(history, row_id, src, dst, failed)
         except ZmigrateError as exc:
-            row = golive_log.get(history, row_id)
-            raise GoLiveError(
-                f"going live was cut off after {row.completed} of {len(row.steps)} steps: "
-                f"{exc}", host=exc.host,
-                fix="the history holds what ran: run go-live again to finish it, or "
-                "go-live --back to undo exactly that") from exc
+            raise _cut_off(golive_log.get(history, row_id), exc) from exc
         return row_id
+
+
+def _cut_off(row: golive_log.GoLiveRow, exc: ZmigrateError) -> GoLiveError:
+    """Going live stopped by something other than a step's own failure (a lost host, a
+    command that timed out): what ran, what is still to do, and both ways on."""
+    total = len(row.steps)
+    left = total - row.completed
+    begun = (f"; the step begun, {row.steps[row.completed]['what']}, may have run"
+             if row.pending and row.completed < total else "")
+    return GoLiveError(
+        f"going live was cut off after {row.completed} of {total} steps, {left} still to "
+        f"run{begun}: {exc.message}", host=exc.host,
+        fix=(f"{exc.fix}; then" if exc.fix else "once the host answers again,")
+        + " run go-live again to finish it, or go-live --back to undo exactly what ran "
+        "(the history holds it)")
 
 
 def _undo_after(history: History, row_id: int, src: Host, dst: Host,
@@ -179,6 +189,24 @@ def recorded(dst: Host, destination_root: str) -> list[Step]:
     if row is None:
         return []
     return [journal.of_record(s) for s in row.steps[:row.ran]]
+
+
+def mounted_besides(dst: Host, destination_root: str) -> list[str]:
+    """The copy's datasets going back unmounts though no step that ran mounted them, children
+    first: those of the plan's mounts not run yet that are mounted now (a go-live cut off
+    after setting a mountpoint: that mounts the dataset and its children). One property read,
+    only when such mounts are left."""
+    with History() as history:
+        row = _live(history, dst, destination_root)
+    if row is None:
+        return []
+    later = [s.argv[-1] for s in map(journal.of_record, row.steps[row.ran:])
+             if s.side == "destination" and s.argv[:2] == ("zfs", "mount")]
+    if not later:
+        return []
+    copy = datasets(read_props(dst, row.destination))
+    return [name for name in reversed(later)
+            if copy.get(name, {}).get("mounted", Prop("no", "-")).value == "yes"]
 
 
 def preview(src: Host, dst: Host, destination_root: str) -> carry_back.Writes:

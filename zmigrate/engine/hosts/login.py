@@ -23,7 +23,7 @@ from .. import cmdline
 from ..errors import AuthError, ConnectError, HostKeyError, ZmigrateError
 from .base import Host
 from .local import LocalHost
-from .ssh_host import SshHost
+from .ssh_host import ALIVE_EVERY, LOST_AFTER, SshHost, alive_deadline
 
 LOCAL_NAMES = frozenset({"", "local", "localhost-direct", "this computer"})
 
@@ -191,7 +191,9 @@ class Resolved:
 
     `identities` are the configured IdentityFiles with `~` and %-tokens expanded (empty when
     none is configured: then the agent and the default keys are tried); `known_hosts` the
-    UserKnownHostsFile list; `source` says which parser resolved it.
+    UserKnownHostsFile list; `alive` how often the control session asks for a keepalive and
+    after how long without an answer it is lost (ServerAliveInterval x ServerAliveCountMax
+    where that is shorter: ssh_host.alive_deadline); `source` says which parser resolved it.
     """
 
     hostname: str
@@ -204,6 +206,7 @@ class Resolved:
     host_key_alias: str | None = None
     known_hosts: tuple[str, ...] = ()
     source: str = "ssh -G"
+    alive: tuple[float, float] = (ALIVE_EVERY, LOST_AFTER)
 
 
 def openssh_client() -> str | None:
@@ -301,7 +304,17 @@ def resolve_openssh(spec: HostSpec, ssh: str = "ssh") -> Resolved:
         host_key_alias=first("hostkeyalias"),
         known_hosts=tuple(expand(f) for f in " ".join(g.get("userknownhostsfile", [])).split()),
         source="ssh -G",
+        alive=_alive(first("serveraliveinterval"), first("serveralivecountmax")),
     )
+
+
+def _alive(interval: str | None, count: str | None) -> tuple[float, float]:
+    """The keepalive deadline of ServerAliveInterval and ServerAliveCountMax as the config
+    gives them (OpenSSH's defaults: 0, 3; a value that is no number says nothing)."""
+    try:
+        return alive_deadline(int(interval or 0), int(count or 3))
+    except ValueError:
+        return ALIVE_EVERY, LOST_AFTER
 
 
 def _lookup_one_pass(config: paramiko.SSHConfig, host: str) -> paramiko.SSHConfigDict:
@@ -342,6 +355,7 @@ def resolve_paramiko(spec: HostSpec) -> Resolved:
         known_hosts=tuple(os.path.expanduser(f) for f in known.split()) if known
         else (f"{home}/.ssh/known_hosts", f"{home}/.ssh/known_hosts2"),
         source="paramiko's parser (no OpenSSH client installed: Match user ignores -l)",
+        alive=_alive(cfg.get("serveraliveinterval"), cfg.get("serveralivecountmax")),
     )
 
 
@@ -618,7 +632,8 @@ def connect(spec: HostSpec, prompts: Prompts | None = None, *, timeout: float = 
         for j in reversed(jumps):
             j.close()
         raise
-    host = SshHost(spec.label, client, sudo=spec.sudo, jumps=jumps, via=tuple(via))
+    host = SshHost(spec.label, client, sudo=spec.sudo, jumps=jumps, via=tuple(via),
+                   alive=r.alive)
     if r.source != "ssh -G":
         host.notes = (f"ssh config read by {r.source}",)
     return host

@@ -27,6 +27,17 @@ if TYPE_CHECKING:
 ALIVE_EVERY = 3.0
 LOST_AFTER = 15.0
 
+
+def alive_deadline(interval: int, count: int) -> tuple[float, float]:
+    """(ask every, lost after) seconds for a host whose ssh config says ServerAliveInterval
+    `interval`, ServerAliveCountMax `count`: OpenSSH's interval x count where it is shorter
+    than zmigrate's own (a link known to be short of answers, or a test's quick cut), never
+    longer (a job must still learn of a dead link within LOST_AFTER). 0 says nothing."""
+    if interval <= 0 or count <= 0:
+        return ALIVE_EVERY, LOST_AFTER
+    return min(ALIVE_EVERY, float(interval)), min(LOST_AFTER, float(interval * count))
+
+
 @dataclass
 class _Collector:
     """Drains one output stream on its own thread: paramiko deadlocks if one stream's window
@@ -140,8 +151,10 @@ class SshHost(Host):
     """
 
     def __init__(self, label: str, client: paramiko.SSHClient, *, sudo: bool = False,
-                 jumps: Sequence[paramiko.SSHClient] = (), via: tuple[str, ...] = ()) -> None:
+                 jumps: Sequence[paramiko.SSHClient] = (), via: tuple[str, ...] = (),
+                 alive: tuple[float, float] = (ALIVE_EVERY, LOST_AFTER)) -> None:
         super().__init__(label, sudo=sudo)
+        self.alive_every, self.lost_deadline = alive  # alive_deadline(): the ssh config's
         self.client = client
         self.jumps = list(jumps)  # ProxyJump connections, first hop first; closed with us
         self.via = via
@@ -158,21 +171,23 @@ class SshHost(Host):
 
     def _watch_alive(self) -> None:
         """Close the session once the host has left a keepalive unanswered, and sent nothing,
-        for LOST_AFTER seconds: every command and process on it then learns that it is lost.
-        It looks every second, so the loss is told within a second of that."""
+        for `lost_deadline` seconds (LOST_AFTER unless its ssh config says less): every command
+        and process on it then learns that it is lost. It looks every second (every
+        keepalive when they are asked more often), so the loss is told within that of it."""
         asked: threading.Event | None = None
         asked_at = 0.0
-        while not self._closed.wait(1.0):
+        lost, every = self.lost_deadline, self.alive_every
+        while not self._closed.wait(min(1.0, every)):
             transport = self.client.get_transport()
             if transport is None or not transport.is_active():
                 return
             now = time.monotonic()
             if asked is not None and not asked.is_set():
-                if now - asked_at > LOST_AFTER and now - self._heard > LOST_AFTER:
+                if now - asked_at > lost and now - self._heard > lost:
                     self.lost_after = now - asked_at
                     transport.close()
                     return
-            elif now - asked_at >= ALIVE_EVERY:
+            elif now - asked_at >= every:
                 asked, asked_at = threading.Event(), now
                 threading.Thread(target=_ask_alive, args=(transport, asked), daemon=True,
                                  name=f"zmigrate-keepalive-{self.label}").start()

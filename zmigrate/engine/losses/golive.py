@@ -10,7 +10,7 @@ paths freed by those unmounts.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Protocol
 
 from .kinds import DESTINATION, SOURCE, Loss, LossKind
@@ -35,12 +35,19 @@ def going_live(steps: Iterable[_Step]) -> list[Loss]:
             for s in steps if s.argv[:2] == ("zfs", "unmount")]
 
 
-def going_back(steps: Iterable[_Step], *, leave_writes: bool) -> list[Loss]:
-    """The live copy's datasets going back unmounts (those going live mounted), children
-    first; what was written to them while live is carried back first, or left on them."""
+def going_back(steps: Iterable[_Step], *, leave_writes: bool,
+               mounted_besides: Sequence[str] = ()) -> list[Loss]:
+    """The live copy's datasets going back unmounts, children first: those going live
+    mounted (`steps`: the steps that ran), and `mounted_besides` (children first), mounted
+    though their own mount never ran (a go-live cut off after setting their mountpoint,
+    which mounts them: golive/record.mounted_besides). What was written to them while live
+    is carried back first, or left on them."""
     kept = ("what was written to it while live stays on it only, under a snapshot "
             "@zmigrate-left-..." if leave_writes else
             "what was written to it while live is carried back to the source first")
-    return [Loss(DESTINATION if s.side == "destination" else SOURCE, LossKind.UNMOUNTED,
-                 s.argv[-1], f"the live copy, out of service; {kept}")
-            for s in reversed(list(steps)) if s.argv[:2] == ("zfs", "mount")]
+    besides = [Loss(DESTINATION, LossKind.UNMOUNTED, name, "the copy, mounted as going live "
+                    f"set its mountpoint (cut off before mounting it), out of service; {kept}")
+               for name in mounted_besides]
+    return besides + [Loss(DESTINATION if s.side == "destination" else SOURCE,
+                           LossKind.UNMOUNTED, s.argv[-1], f"the live copy, out of service; {kept}")
+                      for s in reversed(list(steps)) if s.argv[:2] == ("zfs", "mount")]

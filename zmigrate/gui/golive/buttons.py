@@ -214,14 +214,18 @@ class GoLiveControls(QObject):
         src, dst, _, destination = self._hosts()
         self._busy("Measuring what was written to the copy while it was live…")
         run_task(lambda: (golive_record.recorded(dst, destination),
-                          golive_record.preview(src, dst, destination)),
+                          golive_record.preview(src, dst, destination),
+                          golive_record.mounted_besides(dst, destination)),
                  lambda found: self._confirm_back(*found), self._failed)
 
-    def _confirm_back(self, steps: list[Step], writes: Writes) -> None:
+    def _confirm_back(self, steps: list[Step], writes: Writes,
+                      besides: list[str] | None = None) -> None:
         """Going back, with the figures: the copy's writes carried back (the default) or,
         chosen here, left on the copy under a named snapshot."""
         src, dst, _, _ = self._hosts()
-        hidden = hidden_text(losses.going_back(steps, leave_writes=False), src.label, dst.label)
+        hidden = hidden_text(losses.going_back(steps, leave_writes=False,
+                                               mounted_besides=besides or ()),
+                             src.label, dst.label)
         box = QMessageBox(QMessageBox.Icon.Question, "Go back", back_text(writes) + hidden,
                           QMessageBox.StandardButton.NoButton, self.parent_widget)
         box.setDetailedText("\n".join(f"# on the {s.side}: undo {s.what}\n"
