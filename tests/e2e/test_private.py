@@ -160,13 +160,19 @@ def _tls_stranger(port: int, payload: bytes) -> str:
                         "ec_paramgen_curve:P-256", "-nodes", "-keyout", str(work / "k"),
                         "-out", str(work / "c"), "-days", "1", "-subj", "/CN=stranger"],
                        capture_output=True, check=True, timeout=30)
-        subprocess.run(["openssl", "s_client", "-quiet", "-nocommands", "-no_ign_eof",
-                            "-connect", f"127.0.0.1:{port}", "-cert", str(work / "c"),
-                            "-key", str(work / "k"), "-tls1_3"], input=payload,
-                       capture_output=True, timeout=30, check=False)
+        # The listener starts again after the cleartext stranger's refusal: until it
+        # listens, the connection is refused and nothing was tried yet.
+        for _ in range(200):
+            r = subprocess.run(["openssl", "s_client", "-quiet", "-nocommands", "-no_ign_eof",
+                                "-connect", f"127.0.0.1:{port}", "-cert", str(work / "c"),
+                                "-key", str(work / "k"), "-tls1_3"], input=payload,
+                               capture_output=True, timeout=30, check=False)
+            if b"refused" not in r.stderr:
+                return "tls"
+            time.sleep(0.05)
+        raise AssertionError(f"the listener never listened again: {r.stderr!r}")
     finally:
         shutil.rmtree(work)
-    return "tls"
 
 
 def test_a_squatter_on_the_port_stops_the_job_and_gets_nothing(
