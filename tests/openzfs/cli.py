@@ -61,7 +61,9 @@ def send_ok(vm: Vm, config: Path, *args: str, timeout: float = 420,
     return r.events
 
 
-def start_send(vm: Vm, config: Path, *args: str,
-               stdout: Sink = subprocess.PIPE) -> subprocess.Popen[str]:
-    """`send` started in the background, its stdout to `stdout`, for a test that kills it."""
-    return start(guest_env(vm, config), *_send_args(args, False), stdout=stdout)
+def start_send(vm: Vm, config: Path, *args: str, stdout: Sink = subprocess.PIPE,
+               data: Path | None = None) -> subprocess.Popen[str]:
+    """`send` started in the background, its stdout to `stdout`, for a test that kills it (or
+    reads it as it goes); recorded in the history of `data` (ZMIGRATE_DATA_DIR) if given."""
+    return start(guest_env(vm, config, data), *_send_args(args, data is not None),
+                 stdout=stdout)

@@ -1,17 +1,22 @@
 """How long a final sync keeps the source read-only, predicted before and measured after.
 
-A final sync sets the source read-only, snapshots it, sends each dataset's delta and checks the
-copy: its window is a cost per dataset (commands, listeners, the check) plus the changed bytes
-at the stream's rate. Both are measured on the earlier runs of the same tree (the history), and
-the changed bytes are read from the source as it is now.
+A final sync's window runs from its `zfs set readonly=on` (one command a dataset) to the checked
+copy, through its own phases: readonly set, the snapshot taken, both trees read again (a final
+sync is planned before it runs, to say this figure first, so it reads them once more after its
+snapshot), every stream sent (a fixed cost each plus the changed bytes at the stream's rate),
+the copy checked. Each is timed on the earlier runs of the same tree (the history keeps each
+run's phases, tree/phases.py): a catch-up does all but the first, and its snapshot command
+times the `zfs set` ones (each a command that changes the pool, over the same session). The
+changed bytes are read from the source as it is now.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from ..tree.phases import commands_in
 from ..units import format_size
 
 if TYPE_CHECKING:
@@ -31,8 +36,13 @@ class PastRuns:
     """What earlier runs of the same tree measured."""
 
     rate: float  # bytes/s of the stream: the newest run that moved enough, else the biggest
-    per_dataset: float  # seconds each sent dataset costs besides its bytes (the newest run)
+    per_dataset: float  # seconds each stream costs besides its bytes (the newest run)
     runs: int
+    # The newest run's phases (None: recorded before phases were; `per_dataset` then holds
+    # every fixed cost, timed on its whole window).
+    command: float | None = None  # one zfs command changing the source (readonly, snapshot)
+    read: float = 0.0  # both trees read
+    check: float = 0.0  # the copy checked
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,10 +54,12 @@ class Window:
     datasets: int  # datasets to send
     at_least: bool  # the host does not say what was written: `changed` is a lower bound
     streams: int = 0  # streams they go in (a subtree's small catch-up is one)
+    phases: tuple[tuple[str, float], ...] = ()  # (phase, seconds) the figure adds up
 
     def to_json(self) -> dict[str, object]:
         return {"seconds": self.seconds, "changed": self.changed, "datasets": self.datasets,
-                "streams": self.streams, "at_least": self.at_least}
+                "streams": self.streams, "at_least": self.at_least,
+                "phases": {name: round(s, 3) for name, s in self.phases}}
 
 
 def same_tree(record: JobRecord, plan: TreePlan) -> bool:
@@ -69,15 +81,37 @@ def past_runs(records: Sequence[JobRecord], plan: TreePlan) -> PastRuns | None:
     if rate <= 0 or timed.bytes < RATE_FROM_AT_LEAST:
         rate = max((r.avg_rate or 0.0) for r in runs)
     newest = runs[0]
-    assert newest.summary is not None
-    extra = newest.summary.get("extra") or {}
-    window = extra.get("window_seconds", newest.seconds or 0.0)
+    extra = _extra(newest)
     states = extra.get("datasets") or {}
     # Each stream pays the fixed cost (runs recorded before streams were counted: a dataset).
     sent = extra.get("streams") or sum(1 for s in states.values() if s == "verified") or 1
     streaming = newest.bytes / rate if rate > 0 else 0.0
-    per_dataset = max(0.0, (float(window) - streaming) / sent)
-    return PastRuns(rate=rate, per_dataset=per_dataset, runs=len(runs))
+    phases: dict[str, float] = extra.get("phases") or {}
+    if "send" not in phases:
+        window = extra.get("window_seconds", newest.seconds or 0.0)
+        per_dataset = max(0.0, (float(window) - streaming) / sent)
+        return PastRuns(rate=rate, per_dataset=per_dataset, runs=len(runs))
+    return PastRuns(rate=rate, per_dataset=max(0.0, (phases["send"] - streaming) / sent),
+                    runs=len(runs), command=_command(runs), read=float(phases.get("read", 0.0)),
+                    check=float(phases.get("check", 0.0)))
+
+
+def _extra(record: JobRecord) -> dict[str, Any]:
+    return (record.summary or {}).get("extra") or {}
+
+
+def _command(runs: Sequence[JobRecord]) -> float:
+    """Seconds one zfs command changing the source takes: a final sync's `zfs set`s as timed
+    by the newest run that ran them (an earlier final sync of the tree), else its snapshot's
+    command(s) as timed by the newest run that took one."""
+    for phase in ("readonly", "snapshot"):
+        for r in runs:
+            extra = _extra(r)
+            seconds = (extra.get("phases") or {}).get(phase)
+            count = (extra.get("phase_commands") or {}).get(phase)
+            if seconds is not None and count:
+                return float(seconds) / int(count)
+    return 0.0
 
 
 def changed_since_common(src_sets: Sequence[zfs.Dataset], dst_sets: Sequence[zfs.Dataset],
@@ -117,9 +151,16 @@ def predict(plan: TreePlan, src_sets: Sequence[zfs.Dataset], dst_sets: Sequence[
     streams = len([e for e in plan.to_send if e.carried_by is None])
     if past is None or past.rate <= 0:
         return Window(None, changed, n, at_least, streams)
-    # Nothing to send still pays one stream's fixed cost (readonly, snapshot, read, check).
-    return Window(max(streams, 1) * past.per_dataset + changed / past.rate, changed, n,
-                  at_least, streams)
+    if past.command is None:
+        # Nothing to send still pays one stream's fixed cost (readonly, snapshot, read, check).
+        return Window(max(streams, 1) * past.per_dataset + changed / past.rate, changed, n,
+                      at_least, streams)
+    phases = (("readonly", past.command * commands_in(plan.readonly_command)),
+              ("snapshot", past.command * commands_in(plan.snapshot_command)),
+              ("read", past.read),
+              ("send", streams * past.per_dataset + changed / past.rate),
+              ("check", past.check))
+    return Window(sum(s for _, s in phases), changed, n, at_least, streams, phases)
 
 
 def describe(w: Window) -> str:

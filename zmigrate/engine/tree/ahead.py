@@ -20,6 +20,7 @@ from .. import cmdline, zfs
 from ..errors import ZmigrateError
 from ..events import Observer, StageChanged
 from ..hosts import Host
+from .phases import Phases
 from .plan import TreePlan, TreeRequest, recursive_snapshot, unused_snapshot_name
 from .unchanged import measure_empty
 
@@ -35,8 +36,9 @@ class Ahead:
     run reads its results only once that read is over)."""
 
     def __init__(self, src: Host, caps: zfs.Capabilities, request: TreeRequest, snapshot: str,
-                 emit: Observer) -> None:
+                 emit: Observer, phases: Phases | None = None) -> None:
         self._src, self._request, self._emit = src, request, emit
+        self._phases = phases or Phases()  # the snapshot's time, the run's `snapshot` phase
         self._wanted = (request.snapshot is None and not request.final and not request.excludes
                         and "written" not in caps.properties)
         self._base_name = snapshot
@@ -59,7 +61,9 @@ class Ahead:
         if len(tree) < 2 or not any(d.snapshots for d in tree):
             return
         name = unused_snapshot_name(self._base_name, src_sets)
-        take_snapshot(self._src, recursive_snapshot(self._src, root, name), name, self._emit)
+        command = recursive_snapshot(self._src, root, name)
+        with self._phases.timed("snapshot", command):
+            take_snapshot(self._src, command, name, self._emit)
         self.snapshot = name
         self._emit(StageChanged("preflight", "measuring what changed since each dataset's "
                                 "newest snapshot"))

@@ -49,6 +49,7 @@ from .dataset_job import (
     relay,
 )
 from .entry import TreeEntry
+from .phases import Phases
 from .plan import (
     TreePlan,
     TreePlanReady,
@@ -105,6 +106,24 @@ def held_to(shown: frozenset[tuple[str, str, str]] | None, plan: TreePlan,
         figures={"destroys": ", ".join(x.name for x in grew)})
 
 
+def set_readonly(src: Host, plan: TreePlan, emit: Observer, phases: Phases) -> None:
+    """A final sync's `readonly=on` on every picked source dataset (said first, timed)."""
+    assert plan.readonly_command is not None
+    with phases.timed("readonly", plan.readonly_command):
+        emit(StageChanged("preflight", "final sync: setting readonly=on on the source"))
+        src.run(plan.readonly_command, timeout=300).check("setting readonly=on")
+
+
+def arrived_in_full(dst: Host, dst_caps: zfs.Capabilities, request: TreeRequest,
+                    plan: TreePlan, e: TreeEntry, emit: Observer) -> None:
+    """After `e` arrived: the copy's root placed, a full copy held read-only where asked
+    (an incremental's copy has it from its first run)."""
+    if e.source == plan.root and e.action == "full":
+        place_root(dst, dst_caps, request.mount_root, plan.destination, emit)
+    if e.action == "full":
+        hold_readonly(dst, request.mount_root, request.options.readonly, e.destination, emit)
+
+
 class TreeJob(Work):
     """A tree transfer between two connected hosts (the caller owns and closes them).
 
@@ -135,6 +154,7 @@ class TreeJob(Work):
         self._planned: Callable[[list[zfs.Dataset]], TreePlan] | None = None  # by prepare()
         self._ahead: Ahead | None = None  # the snapshot and measuring done while reading
         self.shown: frozenset[tuple[str, str, str]] | None = None  # see held_to
+        self.phases = Phases()  # where this run's time went: the final sync's window's figures
 
     thread_name = "zmigrate-tree"
 
@@ -178,7 +198,8 @@ class TreeJob(Work):
         check_tools(self.src, src_caps, self.dst, dst_caps, req.options)
         self.emit(StageChanged("preflight", "reading both trees"))
         if ahead:
-            self._ahead = Ahead(self.src, src_caps, req, self._snapshot, self.emit)
+            self._ahead = Ahead(self.src, src_caps, req, self._snapshot, self.emit,
+                                self.phases)
         known = self._read_known(self._ahead if ahead else None)
         dst_sets = [d for d in known.dst_sets if cmdline.within(d.name, req.destination)]
         written = written_after_sync(self.src, req.root,
@@ -195,8 +216,10 @@ class TreeJob(Work):
         """Both trees, the destination's parent, its ports, the tcp addresses and the pool's
         resume feature: one read each, all at once, for every dataset's job (and `ahead`)."""
         assert self.src_caps is not None and self.dst_caps is not None
-        return read_settled(self.src, self.dst, self.src_caps, self.dst_caps, self.request.root,
-                            self.request.destination, self.request.options, self.emit, ahead)
+        with self.phases.timed("read"):
+            return read_settled(self.src, self.dst, self.src_caps, self.dst_caps,
+                                self.request.root, self.request.destination,
+                                self.request.options, self.emit, ahead)
 
     def dataset_plan(self, entry: TreeEntry) -> Plan:
         """The plan (and so the exact commands) one dataset's job would run."""
@@ -238,12 +261,12 @@ class TreeJob(Work):
         self.states = DatasetStates(plan, self.emit)
         self.states.announce()
         self._check_cancel()
-        window_from = time.monotonic()  # the source's first change: the window.s clock
+        window_from = time.monotonic()  # the source's first change: the window's clock
         if plan.readonly_command:
             # As it was before, for go-live to restore (golive/); then the cut-over.
             self.readonly_before = readonly_before(self.src, plan, self.readonly_memory)
-            self.emit(StageChanged("preflight", "final sync: setting readonly=on on the source"))
-            self.src.run(plan.readonly_command, timeout=300).check("setting readonly=on")
+            window_from = time.monotonic()  # (that read changed nothing: from readonly=on)
+            set_readonly(self.src, plan, self.emit, self.phases)
             self.readonly_since = time.time()
         if plan.snapshot_command and not taken:
             self._take_snapshot(plan)
@@ -260,22 +283,25 @@ class TreeJob(Work):
         totals = Totals()
         t0 = time.monotonic()
         try:
-            first_error = self._send_all(plan, totals, t0)
+            with self.phases.timed("send"):
+                first_error = self._send_all(plan, totals, t0)
         except ZmigrateError:
             self._settle(plan)
             raise
         if first_error is not None:
             self._settle(plan)
             raise first_error
-        self._finish_received(plan)
+        with self.phases.timed("check"):
+            self._finish_received(plan)
         end = time.monotonic()
         return tree_summary(plan, totals, end - t0, self.states.results,
                             self.readonly_since, self.checked, window=end - window_from,
-                            readonly_before=self.readonly_before)
+                            readonly_before=self.readonly_before, phases=self.phases)
 
     def _take_snapshot(self, plan: TreePlan) -> None:
         assert plan.snapshot_command is not None
-        take_snapshot(self.src, plan.snapshot_command, plan.snapshot, self.emit)
+        with self.phases.timed("snapshot", plan.snapshot_command):
+            take_snapshot(self.src, plan.snapshot_command, plan.snapshot, self.emit)
 
     def _send_all(self, plan: TreePlan, totals: Totals, t0: float) -> ZmigrateError | None:
         """Send every dataset to send; returns the first failure of a dataset that others do
@@ -332,13 +358,8 @@ class TreeJob(Work):
             with self._lock:
                 self._jobs.discard(job)
             progress.stopped(e.source)
-        if e.source == plan.root and e.action == "full":
-            assert self.dst_caps is not None
-            place_root(self.dst, self.dst_caps, self.request.mount_root, plan.destination,
-                       self.emit)
-        if e.action == "full":  # (an incremental's copy has it from its first run)
-            hold_readonly(self.dst, self.request.mount_root, self.request.options.readonly,
-                          e.destination, self.emit)
+        assert self.dst_caps is not None
+        arrived_in_full(self.dst, self.dst_caps, self.request, plan, e, self.emit)
         return summary
 
     def _finish_received(self, plan: TreePlan) -> None:

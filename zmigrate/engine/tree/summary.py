@@ -8,6 +8,7 @@ from .. import cmdline
 from ..events import Summary
 from ..units import format_size
 from .checks import TreeCheck
+from .phases import Phases
 from .plan import TreePlan
 from .schedule import Totals
 from .states import SKIPPED, VERIFIED
@@ -16,10 +17,12 @@ from .states import SKIPPED, VERIFIED
 def tree_summary(plan: TreePlan, totals: Totals, elapsed: float, results: dict[str, str],
                  readonly_since: float | None, checked: TreeCheck, *,
                  window: float = 0.0,
-                 readonly_before: dict[str, dict[str, str]] | None = None) -> Summary:
+                 readonly_before: dict[str, dict[str, str]] | None = None,
+                 phases: Phases | None = None) -> Summary:
     """The tree's Summary: its bytes and rate, each dataset's state in `extra`; `window`: the
-    seconds from the first change on the source to the checked copy (read-only that long in a
-    final sync: `readonly_seconds`)."""
+    seconds from the first change on the source (a final sync's readonly=on, else its
+    snapshot) to the checked copy (read-only that long in a final sync: `readonly_seconds`);
+    `phases`: where the time went (what the next final sync's window is predicted from)."""
     extra: dict[str, object] = {
         "datasets": dict(results),
         "vanished": list(plan.vanished),
@@ -27,6 +30,9 @@ def tree_summary(plan: TreePlan, totals: Totals, elapsed: float, results: dict[s
         "window_seconds": round(window, 3),
         "streams": len([e for e in plan.to_send if e.carried_by is None]),
     }
+    if phases is not None:
+        extra["phases"] = dict(phases.seconds)
+        extra["phase_commands"] = dict(phases.commands)
     if readonly_since is not None:
         extra["source_readonly_since"] = readonly_since
         extra["readonly_seconds"] = round(window, 3)
