@@ -84,6 +84,59 @@ def test_a_newest_run_that_moved_enough_times_the_rate() -> None:
     assert past is not None and past.rate == 2.4 * MiB
 
 
+def _phased(plan_streams: int, send: float, nbytes: int, rate: float,
+            **phases: float) -> JobRecord:
+    """A run of the three datasets' tree that recorded its phases (tree/phases.py)."""
+    states = {"tank/t": "verified", "tank/t/a": "verified", "tank/t/b": "verified"}
+    commands = {k: v for k, v in {"readonly": 3, "snapshot": 1}.items() if k in phases}
+    return _record({"datasets": states, "streams": plan_streams, "window_seconds": 99.0,
+                    "phases": {"send": send, **phases}, "phase_commands": commands},
+                   nbytes, rate, 99.0)
+
+
+def test_a_final_sync_is_predicted_phase_by_phase_from_a_catch_up() -> None:
+    """The OpenZFS guest's catch-up, rounded (36 MiB in one stream: its 7.7 s of sending, its
+    0.6 s snapshot, 1.9 s reading both trees, 1.4 s check): the final sync also sets readonly
+    on each of its three datasets (a command each, timed as the snapshot's one) and reads both
+    trees again after its snapshot; the catch-up's whole window (99 s here) is not used."""
+    ro = "zfs set a && zfs set b && zfs set c"
+    plan = dataclasses.replace(_plan(dataclasses.replace(_entry("tank/t"), replicate=True),
+                                     dataclasses.replace(_entry("tank/t/a"), carried_by="tank/t"),
+                                     dataclasses.replace(_entry("tank/t/b"), carried_by="tank/t")),
+                               readonly_command=ro)
+    catch_up = _phased(1, 7.7, 36 * MiB, 6.0 * MiB, snapshot=0.6, read=1.9, check=1.4)
+    full = _record({"datasets": {}, "window_seconds": 60.0}, 48 * MiB, 1.0 * MiB, 59.0)
+    past = past_runs([catch_up, full], plan)
+    assert past is not None and past.rate == 6.0 * MiB and past.command == 0.6
+    assert abs(past.per_dataset - 1.7) < 1e-9  # 7.7 s of sending less 36 MiB at 6 MiB/s
+    assert (past.read, past.check) == (1.9, 1.4)
+    src = [_ds("tank/t", 1, [("s1", 1, 1, 0)], written=24 * MiB),
+           _ds("tank/t/a", 1, [("s1", 2, 1, 0)], written=12 * MiB),
+           _ds("tank/t/b", 1, [("s1", 3, 1, 0)], written=12 * MiB)]
+    dst = [_ds("bk/t", 1, [("s1", 1, 0, None)]), _ds("bk/t/a", 1, [("s1", 2, 0, None)]),
+           _ds("bk/t/b", 1, [("s1", 3, 0, None)])]
+    w = predict(plan, src, dst, past)
+    phases = dict(w.phases)
+    assert phases["readonly"] == 3 * 0.6 and phases["snapshot"] == 0.6
+    assert (phases["read"], phases["check"]) == (1.9, 1.4)
+    assert abs(phases["send"] - (1.7 + 8.0)) < 1e-9  # one stream's cost, 48 MiB at 6 MiB/s
+    assert w.seconds is not None and abs(w.seconds - 15.4) < 1e-9
+    assert w.to_json()["phases"] == {"readonly": 1.8, "snapshot": 0.6, "read": 1.9,
+                                     "send": 9.7, "check": 1.4}
+    # An earlier final sync of the tree (retried) timed its own `zfs set`s: 3 in 3 s.
+    final = _phased(1, 7.7, 36 * MiB, 6.0 * MiB, readonly=3.0, snapshot=0.6, read=1.9,
+                    check=1.4)
+    past = past_runs([catch_up, final, full], plan)
+    assert past is not None and past.command == 1.0
+    # A snapshot slowed by a busy host (3.2 s) after the 0.6 s one: the least of the newest.
+    slow = _phased(1, 7.7, 36 * MiB, 6.0 * MiB, snapshot=3.2, read=1.9, check=1.4)
+    past = past_runs([slow, catch_up, full], plan)
+    assert past is not None and past.command == 0.6
+    # A history from before phases were recorded: the whole window, as before.
+    old = past_runs([full], plan)
+    assert old is not None and old.command is None and predict(plan, src, dst, old).phases == ()
+
+
 def test_changed_bytes_from_written_or_at_least_the_growth_without_it() -> None:
     plan = _plan(_entry("tank/t"), _entry("tank/t/a"), _entry("tank/t/new", "full"))
     src = [_ds("tank/t", 50 * MiB, [("s1", 11, 40 * MiB, 40 * MiB), ("s2", 12, 45 * MiB, 6 * MiB)],
@@ -150,3 +203,28 @@ def test_the_window_applies_to_a_final_sync_only_and_both_faces_ask_one_function
     for face in faces:
         text = face.read_text()
         assert "final_sync_window(job)" in text and "readonly_window_of" not in text, face
+
+
+def test_a_runs_phases_are_timed_and_kept_in_its_summary() -> None:
+    """Each phase's seconds (also a phase that failed) and the zfs commands it ran go into
+    the summary's extra, which the history keeps: what `past_runs` reads back."""
+    import time
+
+    import pytest
+
+    from zmigrate.engine.tree.checks import TreeCheck
+    from zmigrate.engine.tree.phases import Phases, commands_in
+    from zmigrate.engine.tree.schedule import Totals
+    from zmigrate.engine.tree.summary import tree_summary
+
+    assert (commands_in(None), commands_in("zfs snapshot -r t@s"),
+            commands_in("zfs set readonly=on t && zfs set readonly=on t/a")) == (0, 1, 2)
+    phases = Phases()
+    with phases.timed("snapshot", "zfs snapshot -r t@s"):
+        time.sleep(0.05)
+    with pytest.raises(RuntimeError), phases.timed("send"):
+        raise RuntimeError("a stream failed")
+    assert 0.05 <= phases.seconds["snapshot"] < 1 and 0 <= phases.seconds["send"] < 0.05
+    extra = tree_summary(_plan(_entry("tank/t")), Totals(), 1.0, {}, None, TreeCheck(),
+                         window=1.0, phases=phases).extra
+    assert extra["phases"] == phases.seconds and extra["phase_commands"] == {"snapshot": 1}

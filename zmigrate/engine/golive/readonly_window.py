@@ -100,17 +100,26 @@ def _extra(record: JobRecord) -> dict[str, Any]:
     return (record.summary or {}).get("extra") or {}
 
 
+# A zfs command that changes the source waits mostly on others (its pool's sync, a busy
+# host): one slow run's (3.2 s for a snapshot that took 0.7 s a minute later, on the guest)
+# says little. The least of the newest few runs' is its own cost.
+COMMAND_RUNS = 3
+
+
 def _command(runs: Sequence[JobRecord]) -> float:
     """Seconds one zfs command changing the source takes: a final sync's `zfs set`s as timed
-    by the newest run that ran them (an earlier final sync of the tree), else its snapshot's
-    command(s) as timed by the newest run that took one."""
+    by the newest runs that ran them (earlier final syncs of the tree), else their snapshot
+    command(s) as timed by the newest runs that took one; the least of COMMAND_RUNS."""
     for phase in ("readonly", "snapshot"):
+        each = []
         for r in runs:
             extra = _extra(r)
             seconds = (extra.get("phases") or {}).get(phase)
             count = (extra.get("phase_commands") or {}).get(phase)
             if seconds is not None and count:
-                return float(seconds) / int(count)
+                each.append(float(seconds) / int(count))
+        if each:
+            return min(each[:COMMAND_RUNS])
     return 0.0
 
 
