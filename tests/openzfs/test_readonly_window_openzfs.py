@@ -80,9 +80,17 @@ class ReadonlyWatch:
         self.thread.join(5)
 
 
+def _cpu() -> tuple[int, int]:
+    """(busy, all) jiffies of this machine's cores so far (/proc/stat's first line)."""
+    ticks = [int(x) for x in Path("/proc/stat").read_text().split("\n")[0].split()[1:]]
+    return sum(ticks) - ticks[3] - ticks[4], sum(ticks)
+
+
 def _send(vm: Vm, config: Path, data: Path, root: str, dest: str, *extra: str) -> Stamped:
     """`zmigrate send -r ROOT DEST --snapshot --json ...` to its end, each event stamped with
-    the time its line arrived; recorded in the test's own history (`data`)."""
+    the time its line arrived; recorded in the test's own history (`data`). The last event is
+    this machine's busy % while it ran (`{"event": "busy", "percent": ...}`)."""
+    before = _cpu()
     cli = start_send(vm, config, "-r", f"openzfs-vm:{root}", dest, "--snapshot", *extra,
                      data=data)
     events: Stamped = []
@@ -100,7 +108,9 @@ def _send(vm: Vm, config: Path, data: Path, root: str, dest: str, *extra: str) -
         for pipe in (cli.stdout, cli.stderr):
             if pipe is not None:
                 pipe.close()
-    return events
+    after = _cpu()
+    busy = 100 * (after[0] - before[0]) / max(1, after[1] - before[1])
+    return [*events, (time.time(), {"event": "busy", "percent": busy})]
 
 
 def _one(events: Stamped, kind: str) -> tuple[float, dict[str, Any]]:
@@ -163,7 +173,9 @@ def test_the_predicted_read_only_window_is_the_real_one(vm: Vm, tree: str,
           f"{changed_mb:.1f} MiB changed in {predicted['datasets']} datasets; the runs "
           f"before: {_one(first, 'done')[1]['seconds']:.1f} s, "
           f"{_one(catch_up, 'done')[1]['seconds']:.1f} s; this machine {busy[0]:.0f} % and "
-          f"{busy[1]:.0f} % busy before the catch-up and the final sync")
+          f"{busy[1]:.0f} % busy before the catch-up and the final sync, "
+          f"{_one(catch_up, 'busy')[1]['percent']:.0f} % and "
+          f"{_one(final, 'busy')[1]['percent']:.0f} % while they ran")
     print(f"  predicted phases {predicted.get('phases')}\n  catch-up's "
           f"{_one(catch_up, 'done')[1].get('phases')}\n  final's {done.get('phases')}")
     # Where the time went (the catch-up the prediction is timed on, then the final sync).
