@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from statistics import median_low
 from typing import TYPE_CHECKING, Any
 
 from ..tree.phases import commands_in
@@ -92,35 +93,39 @@ def past_runs(records: Sequence[JobRecord], plan: TreePlan) -> PastRuns | None:
         per_dataset = max(0.0, (float(window) - streaming) / sent)
         return PastRuns(rate=rate, per_dataset=per_dataset, runs=len(runs))
     return PastRuns(rate=rate, per_dataset=max(0.0, (phases["send"] - streaming) / sent),
-                    runs=len(runs), command=_command(runs), read=float(phases.get("read", 0.0)),
-                    check=float(phases.get("check", 0.0)))
+                    runs=len(runs), command=_command(runs), read=_typical(runs, "read"),
+                    check=_typical(runs, "check"))
 
 
 def _extra(record: JobRecord) -> dict[str, Any]:
     return (record.summary or {}).get("extra") or {}
 
 
-# A zfs command that changes the source waits mostly on others (its pool's sync, a busy
-# host): one slow run's (3.2 s for a snapshot that took 0.7 s a minute later, on the guest)
-# says little. The least of the newest few runs' is its own cost.
-COMMAND_RUNS = 3
+# A fixed cost (a zfs command, reading both trees, the check) waits mostly on others (the
+# pool's sync, a busy host): one run's says little (a snapshot took 3.2 s on the guest, 0.6 s
+# a minute later). The lower median of the newest few runs' is the figure: one slow or fast
+# run among three moves it not at all, among two only down.
+TYPICAL_OF = 3
+
+
+def _typical(runs: Sequence[JobRecord], phase: str, per_command: bool = False) -> float:
+    """Seconds `phase` took in the newest TYPICAL_OF runs that timed it (their lower median;
+    `per_command`: each run's over the zfs commands it ran); 0 if none did."""
+    each = []
+    for r in runs:
+        extra = _extra(r)
+        seconds = (extra.get("phases") or {}).get(phase)
+        count = (extra.get("phase_commands") or {}).get(phase) if per_command else 1
+        if seconds is not None and count:
+            each.append(float(seconds) / int(count))
+    return median_low(each[:TYPICAL_OF]) if each else 0.0
 
 
 def _command(runs: Sequence[JobRecord]) -> float:
     """Seconds one zfs command changing the source takes: a final sync's `zfs set`s as timed
-    by the newest runs that ran them (earlier final syncs of the tree), else their snapshot
-    command(s) as timed by the newest runs that took one; the least of COMMAND_RUNS."""
-    for phase in ("readonly", "snapshot"):
-        each = []
-        for r in runs:
-            extra = _extra(r)
-            seconds = (extra.get("phases") or {}).get(phase)
-            count = (extra.get("phase_commands") or {}).get(phase)
-            if seconds is not None and count:
-                each.append(float(seconds) / int(count))
-        if each:
-            return min(each[:COMMAND_RUNS])
-    return 0.0
+    by earlier final syncs of the tree, else the snapshot commands of its runs."""
+    return (_typical(runs, "readonly", per_command=True)
+            or _typical(runs, "snapshot", per_command=True))
 
 
 def changed_since_common(src_sets: Sequence[zfs.Dataset], dst_sets: Sequence[zfs.Dataset],
