@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from statistics import median_low
 from typing import TYPE_CHECKING, Any
 
 from ..tree.phases import commands_in
@@ -102,14 +101,14 @@ def _extra(record: JobRecord) -> dict[str, Any]:
 
 
 # A fixed cost (a zfs command, reading both trees, the check) waits mostly on others (the
-# pool's sync, a busy host): one run's says little (a snapshot took 3.2 s on the guest, 0.6 s
-# a minute later). The lower median of the newest few runs' is the figure: one slow or fast
-# run among three moves it not at all, among two only down.
+# pool's sync, a busy host), which add to it and never take away: one run's says little (a
+# catch-up's snapshot took 3.2 s on the guest, the final sync's a minute later 0.7 s). The
+# least of the newest few runs' is the figure.
 TYPICAL_OF = 3
 
 
 def _typical(runs: Sequence[JobRecord], phase: str, per_command: bool = False) -> float:
-    """Seconds `phase` took in the newest TYPICAL_OF runs that timed it (their lower median;
+    """Seconds `phase` took in the newest TYPICAL_OF runs that timed it (the least; with
     `per_command`: each run's over the zfs commands it ran); 0 if none did."""
     each = []
     for r in runs:
@@ -118,7 +117,7 @@ def _typical(runs: Sequence[JobRecord], phase: str, per_command: bool = False) -
         count = (extra.get("phase_commands") or {}).get(phase) if per_command else 1
         if seconds is not None and count:
             each.append(float(seconds) / int(count))
-    return median_low(each[:TYPICAL_OF]) if each else 0.0
+    return min(each[:TYPICAL_OF]) if each else 0.0
 
 
 def _command(runs: Sequence[JobRecord]) -> float:
