@@ -114,11 +114,12 @@ def set_readonly(src: Host, plan: TreePlan, emit: Observer, phases: Phases) -> N
         src.run(plan.readonly_command, timeout=300).check("setting readonly=on")
 
 
-def arrived_in_full(dst: Host, dst_caps: zfs.Capabilities, request: TreeRequest,
+def arrived_in_full(dst: Host, dst_caps: zfs.Capabilities | None, request: TreeRequest,
                     plan: TreePlan, e: TreeEntry, emit: Observer) -> None:
     """After `e` arrived: the copy's root placed, a full copy held read-only where asked
     (an incremental's copy has it from its first run)."""
     if e.source == plan.root and e.action == "full":
+        assert dst_caps is not None
         place_root(dst, dst_caps, request.mount_root, plan.destination, emit)
     if e.action == "full":
         hold_readonly(dst, request.mount_root, request.options.readonly, e.destination, emit)
@@ -358,7 +359,6 @@ class TreeJob(Work):
             with self._lock:
                 self._jobs.discard(job)
             progress.stopped(e.source)
-        assert self.dst_caps is not None
         arrived_in_full(self.dst, self.dst_caps, self.request, plan, e, self.emit)
         return summary
 
