@@ -35,7 +35,10 @@ from .vm import Vm
 pytestmark = pytest.mark.openzfs
 CHILDREN = ("", "/a", "/b")
 FIRST_MB = 16  # each dataset's data before the first copy
-QUIET = 60.0  # % busy of this machine's cores (QEMU's TCG takes one) before a timed run
+# % busy of this machine's cores before a timed run, and how long to wait for it: the guest's
+# speed follows the other work here (lane runs that began at 52-57 % busy missed by 32-33 %,
+# those that began under 10 % were within 10 %).
+QUIET, QUIET_WAIT = 30.0, 300.0
 CHANGE_MB = 12  # written to each dataset before each catch-up and before the final sync
 Stamped = list[tuple[float, dict[str, Any]]]
 
@@ -150,7 +153,7 @@ def test_the_predicted_read_only_window_is_the_real_one(vm: Vm, tree: str,
     busy = []
     for day in ("day1", "day2"):
         _change(vm, root, day)
-        busy.append(quiet_machine(QUIET, 120))
+        busy.append(quiet_machine(QUIET, QUIET_WAIT))
         catch_up = _send(vm, config, data, root, dest)  # the phases' costs and the rate
         assert _one(catch_up, "done")[1]["verified"] is True
     _change(vm, root, "day3")
@@ -158,7 +161,7 @@ def test_the_predicted_read_only_window_is_the_real_one(vm: Vm, tree: str,
     watch = ReadonlyWatch(vm, f"/{root}/probe")
     try:
         watch.wait_off()
-        busy.append(quiet_machine(QUIET, 120))
+        busy.append(quiet_machine(QUIET, QUIET_WAIT))
         final = _send(vm, config, data, root, dest, "--final")
     finally:
         watch.stop()
