@@ -37,7 +37,7 @@ CHILDREN = ("", "/a", "/b")
 FIRST_MB = 16  # each dataset's data before the first copy
 # % busy of this machine's cores before a timed run, and how long to wait for it: the guest's
 # speed follows the other work here (lane runs that began at 52-57 % busy missed by 32-33 %,
-# those that began under 10 % were within 10 %).
+# the six that began under 10 % were within 21 %).
 QUIET, QUIET_WAIT = 30.0, 300.0
 CHANGE_MB = 12  # written to each dataset before each catch-up and before the final sync
 Stamped = list[tuple[float, dict[str, Any]]]
