@@ -127,11 +127,15 @@ def test_killed_sender_mbuffer_is_a_clear_error(pair: Pair, vm: Vm, tag: str) ->
 
 
 # -- a dropped source control session --------------------------------------------------------------
-def _kill_session_of(vm: Vm, pgid: int) -> None:
-    """kill -9 the sshd process that serves the session in which group `pgid` runs."""
-    vm.ssh(f"p={pgid}; while [ \"$p\" -gt 1 ]; do "
-           f"c=$(ps -o comm= -p $p); [ \"$c\" = sshd ] && {{ kill -9 $p; exit 0; }}; "
-           f"p=$(ps -o ppid= -p $p | tr -d ' '); done; exit 1")
+def _kill_session_of(via: Host, pgid: int) -> None:
+    """kill -9 the sshd process that serves the session in which group `pgid` runs, through
+    `via`, a session already open to the guest (a fresh login took up to 26 s under load, and
+    the transfer had ended by then)."""
+    r = via.run(f"p={pgid}; while [ \"${{p:-0}}\" -gt 1 ]; do "
+                f"c=$(ps -o comm= -p $p); [ \"$c\" = sshd ] && {{ kill -9 $p; exit 0; }}; "
+                f"p=$(ps -o ppid= -p $p | tr -d ' '); done; "
+                f"echo 'group {pgid} is gone' >&2; exit 1", timeout=60)
+    assert r.status == 0, r.stderr
 
 
 def test_dropped_source_session_is_a_clear_error(pair: Pair, vm: Vm, tag: str) -> None:
@@ -143,7 +147,7 @@ def test_dropped_source_session_is_a_clear_error(pair: Pair, vm: Vm, tag: str) -
         assert runner is not None
         sender = next(p for p in runner._procs if p.host is src)
         assert sender.pgid is not None
-        _kill_session_of(vm, sender.pgid)
+        _kill_session_of(pair.dst, sender.pgid)
     try:
         job, took = _interrupt(pair, tag, drop, src=src)
     finally:
