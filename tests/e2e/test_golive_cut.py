@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from lab.gate import gate_host, go_live_cut_at
+from lab.gate import gate_host, go_live_cut_at, mount_state
 from lab.losses import LossWatch, shown_in_json
 from lab.sshd import Lab, LabHost
 from lab.util import write_random_files, zfs, zmigrate
@@ -19,7 +19,6 @@ from lab.zfsfuse import Pool
 
 pytestmark = [pytest.mark.lab, pytest.mark.timeout(300)]
 
-PROPS = "mounted,canmount,mountpoint,readonly"
 
 
 @pytest.fixture(scope="module")
@@ -28,16 +27,6 @@ def gate(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[L
         yield found
 
 
-def _state(*roots: str) -> dict[tuple[str, str], str]:
-    """Each dataset's mounted, canmount, mountpoint and readonly (not its snapshots)."""
-    out = {}
-    for root in roots:
-        for line in zfs("get", "-H", "-r", "-o", "name,property,value", PROPS,
-                        root).splitlines():
-            name, prop, value = line.split("\t")
-            if "@" not in name:
-                out[(name, prop)] = value
-    return out
 
 
 @pytest.fixture
@@ -112,10 +101,10 @@ def test_a_go_live_cut_off_at_step_k_is_finished_by_going_live_again(
     assert r.returncode == 0, r.stderr + r.stdout
     assert f"continuing the go-live cut off after {done} of {STEPS} steps" in r.stdout
     path = old.mountpoint / "t" / "a"
-    assert _state(f"{new.name}/t")[(f"{new.name}/t/a", "mounted")] == "yes"
-    assert _state(f"{new.name}/t")[(f"{new.name}/t/a", "mountpoint")] == str(path)
-    assert _state(f"{old.name}/t")[(f"{old.name}/t/a", "mounted")] == "no"
-    assert _state(f"{old.name}/t")[(f"{old.name}/t/a", "canmount")] == "noauto"
+    assert mount_state(f"{new.name}/t")[(f"{new.name}/t/a", "mounted")] == "yes"
+    assert mount_state(f"{new.name}/t")[(f"{new.name}/t/a", "mountpoint")] == str(path)
+    assert mount_state(f"{old.name}/t")[(f"{old.name}/t/a", "mounted")] == "no"
+    assert mount_state(f"{old.name}/t")[(f"{old.name}/t/a", "canmount")] == "noauto"
     (path / "written-live").write_text("live\n")  # the copy, in service, writable
     assert _row(env)[:3] == ("live", STEPS, 0)
 
@@ -126,11 +115,11 @@ def test_a_go_live_cut_off_at_step_k_is_undone_by_going_back(
         k: int) -> None:
     old, new, env = final_synced
     _, d = gate
-    before = _state(f"{old.name}/t", f"{new.name}/t")
+    before = mount_state(f"{old.name}/t", f"{new.name}/t")
     _go_live_cut_at(env, gate, old, new, k)
     r = zmigrate(env, *_args(gate, old, new), "--back", "--yes")
     assert r.returncode == 0, r.stderr + r.stdout
-    after = _state(f"{old.name}/t", f"{new.name}/t")
+    after = mount_state(f"{old.name}/t", f"{new.name}/t")
     assert after == before
     assert _row(env)[:3] == ("back", 0, 0)
     names = os.listdir(old.mountpoint / "t" / "a" / "files")
@@ -148,7 +137,7 @@ def test_a_way_back_that_failed_partway_is_repeated_and_finishes(
     old, new, env = final_synced
     _, d = gate
     (d / "stop").write_text("0\n")
-    before = _state(f"{old.name}/t", f"{new.name}/t")
+    before = mount_state(f"{old.name}/t", f"{new.name}/t")
     args = ("go-live", f"{gate[0].alias}:{old.name}/t", f"{gate[0].alias}:{new.name}/t")
     # Nothing lost unseen on either pool, going live, going back cut off and going back again
     # (each against the list its plan showed: go-live's own, the way back's dry run).
@@ -183,6 +172,6 @@ def test_a_way_back_that_failed_partway_is_repeated_and_finishes(
     assert r.returncode == 0, r.stderr + r.stdout
     for w in watches:
         w.check(shown)
-    assert _state(f"{old.name}/t", f"{new.name}/t") == before
+    assert mount_state(f"{old.name}/t", f"{new.name}/t") == before
     assert (path / "written-live").read_text() == "live\n"  # carried back the first time
     assert _row(env)[:3] == ("back", 0, 0)

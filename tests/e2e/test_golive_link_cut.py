@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 from lab.far_gate import ALIAS, LOST_AFTER, FarGate
+from lab.gate import mount_state
 from lab.losses import LossWatch, shown_in_json
 from lab.sshd import Lab
 from lab.util import Run, write_random_files, zfs, zmigrate
@@ -31,7 +32,6 @@ from lab.zfsfuse import Pool
 
 pytestmark = [pytest.mark.lab, pytest.mark.timeout(400)]
 
-PROPS = "mounted,canmount,mountpoint,readonly"
 # One host, t: readonly kept, unmount, canmount=noauto; the copy's readonly, mountpoint, mount.
 STEPS = 6
 # Lost LOST_AFTER s after a keepalive (asked every second) went unanswered, looked at every
@@ -77,7 +77,7 @@ class Trees:
         r = zmigrate(self.env, "send", "-r", f"lab-src:{src}", f"lab-src:{dst}", "--snapshot",
                      "--buffer", "16M", "--final")
         assert r.returncode == 0, r.stderr + r.stdout
-        return _state(*self.roots)
+        return mount_state(*self.roots)
 
     def watched(self, run: Run | None = None) -> None:
         """Start the watches (no run) or check them against the run's plan events."""
@@ -102,16 +102,6 @@ def trees(far: FarGate, pools: tuple[Pool, Pool], tmp_path: Path,
     return Trees(far, old, new, env, (loss_watch(old.name), loss_watch(new.name)))
 
 
-def _state(*roots: str) -> dict[tuple[str, str], str]:
-    """Each dataset's mounted, canmount, mountpoint and readonly (not its snapshots)."""
-    out = {}
-    for root in roots:
-        for line in zfs("get", "-H", "-r", "-o", "name,property,value", PROPS,
-                        root).splitlines():
-            name, prop, value = line.split("\t")
-            if "@" not in name:
-                out[(name, prop)] = value
-    return out
 
 
 def _row(env: dict[str, str]) -> tuple[str, int, int, int]:
@@ -169,7 +159,7 @@ def _live(t: Trees) -> None:
     """The copy serves the source's path, writable; the source is out of the way (unmounted,
     canmount=noauto, still read-only)."""
     old, new = t.roots
-    s = _state(old, new)
+    s = mount_state(old, new)
     assert [s[(new, p)] for p in ("mounted", "mountpoint", "readonly")] == [
         "yes", str(t.old.mountpoint / "t"), "off"]
     assert [s[(old, p)] for p in ("mounted", "canmount", "readonly")] == ["no", "noauto", "on"]
@@ -196,7 +186,7 @@ def test_a_go_live_cut_off_by_the_link_at_each_step_is_finished_by_going_live_ag
         trees.watched(r)
         assert r.returncode == 0, r.stderr + r.stdout
         assert _row(trees.env) == ("back", 0, 0, STEPS)
-        assert _state(*trees.roots) == before
+        assert mount_state(*trees.roots) == before
         # The source served again, its files intact, and what was written to the live copy
         # carried back to it.
         assert trees.files() == files
@@ -210,7 +200,7 @@ def test_a_go_live_cut_off_by_the_link_at_each_step_is_undone_by_going_back(
         before = trees.final_sync()
         _cut_at(trees, k, "after" if k % 2 else "before")
         copy = trees.roots[1]
-        mounted = _state(copy)[(copy, "mounted")] == "yes"
+        mounted = mount_state(copy)[(copy, "mounted")] == "yes"
         trees.watched()
         r = trees.go_live("--back")
         trees.watched(r)
@@ -220,5 +210,5 @@ def test_a_go_live_cut_off_by_the_link_at_each_step_is_undone_by_going_back(
         hidden = [x["name"] for x in shown_in_json(r.stdout) if x["kind"] == "unmounted"]
         assert copy in hidden or not mounted, (k, hidden)
         assert _row(trees.env) == ("back", 0, 0, STEPS)
-        assert _state(*trees.roots) == before
+        assert mount_state(*trees.roots) == before
         assert trees.files() == files  # the source's, served again

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from .sshd import Lab, LabHost, SshdLab
-from .util import start, wait_until
+from .util import start, wait_until, zfs
 
 _SERIAL = itertools.count(1)  # each gate its own alias: two at once must not share one
 
@@ -93,3 +93,19 @@ def go_live_cut_at(env: dict[str, str], gate: tuple[LabHost, Path], source: str,
             proc.wait()
     (d / "stop").write_text("0\n")
     return proc.returncode, err
+
+
+GO_LIVE_PROPS = "mounted,canmount,mountpoint,readonly"
+
+
+def mount_state(*roots: str) -> dict[tuple[str, str], str]:
+    """Each dataset's mounted, canmount, mountpoint and readonly under `roots` (not its
+    snapshots): what go-live changes and going back must put back."""
+    out = {}
+    for root in roots:
+        for line in zfs("get", "-H", "-r", "-o", "name,property,value", GO_LIVE_PROPS,
+                        root).splitlines():
+            name, prop, value = line.split("\t")
+            if "@" not in name:
+                out[(name, prop)] = value
+    return out
