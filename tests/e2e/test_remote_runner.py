@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 from lab.sshd import Lab
-from lab.starter import StarterLab
+from lab.starter import StarterLab, running
 from lab.util import Run, dataset_exists, snapshot_guid, wait_until, write_random_files, zfs
-from lab.zfsfuse import LabUnavailableError, Pool
+from lab.zfsfuse import Pool
 
 from zmigrate.engine.events import Sample
 from zmigrate.engine.runner import read_events
@@ -38,18 +38,8 @@ MAX_GAP = 4.0
 
 @pytest.fixture
 def starter(lab: Lab, tmp_path: Path) -> Iterator[StarterLab]:
-    s = StarterLab(tmp_path / "starter", lab)
-    problem = ""
-    try:
-        try:
-            s.start()
-        except LabUnavailableError as exc:
-            problem = str(exc)
-        if problem:
-            pytest.fail(problem, pytrace=False)
+    with running(StarterLab(tmp_path / "starter", lab)) as s:
         yield s
-    finally:
-        s.stop()
 
 
 @pytest.fixture

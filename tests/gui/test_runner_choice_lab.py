@@ -16,9 +16,8 @@ from pathlib import Path
 
 import pytest
 from lab.plugin import Lab, Pool
-from lab.starter import StarterLab
+from lab.starter import StarterLab, running
 from lab.util import snapshot_guid, write_random_files, zfs
-from lab.zfsfuse import LabUnavailableError
 from PySide6.QtCore import QSettings
 from pytestqt.qtbot import QtBot
 from wizard_driver import start_transfer, to_destination, to_review, to_source
@@ -40,15 +39,7 @@ WAIT_DONE = 240_000
 def starter(lab_env: Lab, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[StarterLab]:
     """The lab's runner hosts; this process reaches them and the lab's hosts (one ssh config
     and known_hosts holding both), and a runner host that does not answer (lab-runner-off)."""
-    s = StarterLab(tmp_path / "starter", lab_env)
-    problem = ""
-    try:
-        try:
-            s.start()
-        except LabUnavailableError as exc:
-            problem = str(exc)
-        if problem:
-            pytest.fail(problem, pytrace=False)
+    with running(StarterLab(tmp_path / "starter", lab_env)) as s:
         config = tmp_path / "ssh_config"
         config.write_text(s.ssh_config.read_text() + "Host lab-runner-off\n    HostName "
                           "127.0.0.1\n    Port 9\n    ConnectTimeout 5\n\n"
@@ -58,8 +49,6 @@ def starter(lab_env: Lab, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> It
         monkeypatch.setenv("ZMIGRATE_SSH_CONFIG", str(config))
         monkeypatch.setenv("ZMIGRATE_KNOWN_HOSTS", str(known))
         yield s
-    finally:
-        s.stop()
 
 
 def _source(pool: Pool, mb: int) -> str:

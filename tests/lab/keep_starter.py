@@ -8,11 +8,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import pytest
-
 from .sshd import Lab
-from .starter import StarterLab
-from .zfsfuse import LabUnavailableError
+from .starter import StarterLab, running
 
 FLOOR = "1"  # seconds: the shortest --keep-syncing the tests' runner and starter accept
 
@@ -29,15 +26,5 @@ class KeepStarterLab(StarterLab):
 def keep_starter(root: Path, lab: Lab) -> Iterator[KeepStarterLab]:
     """The lab's runner hosts up (a failure to bring them up fails the test, said), and
     stopped after with whatever runner they still run."""
-    s = KeepStarterLab(root, lab)
-    problem = ""
-    try:
-        try:
-            s.start()
-        except LabUnavailableError as exc:
-            problem = str(exc)
-        if problem:
-            pytest.fail(problem, pytrace=False)
+    with running(KeepStarterLab(root, lab)) as s:
         yield s
-    finally:
-        s.stop()
