@@ -33,6 +33,39 @@ def test_the_answer_and_the_error_come_back_on_the_gui_thread(qtbot: QtBot) -> N
     assert sorted(seen, key=str) == [("error", "no such pool", True), ("result", True, True)]
 
 
+class Tracked:
+    """Says on which thread it was let go (a widget let go off the GUI thread is deleted
+    there, and Qt's queued clean-up later reaches freed memory)."""
+
+    def __init__(self, ends: list[int]) -> None:
+        self.ends = ends
+
+    def __del__(self) -> None:
+        self.ends.append(threading.get_ident())
+
+
+def test_what_a_task_refers_to_is_let_go_on_the_gui_thread(qtbot: QtBot) -> None:
+    gui = threading.get_ident()
+    ends: list[int] = []
+    answers: list[str] = []
+
+    def submit(fails: bool) -> None:
+        held = Tracked(ends)  # only the call refers to it, as a page's survey refers to the page
+
+        def work() -> str:
+            if fails:
+                raise ValueError(f"gone {held}")
+            return str(held)
+
+        run_task(work, lambda _r: answers.append("result"), lambda _e: answers.append("error"))
+
+    for i in range(20):
+        submit(fails=i % 2 == 1)
+    qtbot.waitUntil(lambda: len(answers) == 20 and len(ends) == 20, timeout=10000)
+    assert sorted(answers) == ["error"] * 10 + ["result"] * 10
+    assert ends == [gui] * 20
+
+
 def test_a_task_still_running_when_the_window_closes_ends_quietly() -> None:
     script = textwrap.dedent("""
         import time

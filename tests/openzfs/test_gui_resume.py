@@ -26,7 +26,8 @@ from pytestqt.qtbot import QtBot  # noqa: E402
 from zmigrate.engine.events import Progress  # noqa: E402
 from zmigrate.engine.job import Job, Request  # noqa: E402
 from zmigrate.engine.units import MiB  # noqa: E402
-from zmigrate.gui import style  # noqa: E402
+from zmigrate.gui import style
+from zmigrate.gui.collector import collect_on_gui_thread  # noqa: E402
 from zmigrate.gui.pages.base import PageId  # noqa: E402
 from zmigrate.gui.settings import Settings  # noqa: E402
 from zmigrate.gui.widgets.host_panel import AUTH_KEY, HostPanel
@@ -49,6 +50,7 @@ def wizard(qtbot: QtBot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     app = QApplication.instance()
     assert isinstance(app, QApplication)
     app.setStyleSheet(style.STYLE_SHEET)
+    collect_on_gui_thread()
     settings = Settings(QSettings(str(tmp_path / "zmigrate.ini"), QSettings.Format.IniFormat))
     w = MigrationWizard(settings)
     qtbot.addWidget(w)

@@ -12,6 +12,7 @@ from types import TracebackType
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from . import style
+from .collector import collect_on_gui_thread
 from .icons import APP_ID, app_icon
 from .settings import Settings
 from .wizard import MigrationWizard
@@ -65,6 +66,7 @@ def make_app(argv: list[str]) -> QApplication:
     app.setStyle("Fusion")
     app.setPalette(app.style().standardPalette())
     app.setStyleSheet(style.STYLE_SHEET)
+    collect_on_gui_thread()
     return app
 
 

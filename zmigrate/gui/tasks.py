@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import traceback
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -12,16 +13,18 @@ T = TypeVar("T")
 
 
 class _Relay(QObject):
-    """Carries one task's answer to the thread that asked (it lives there: its slots run
-    there, queued); dropped once it has answered."""
+    """Carries one task's call and its answer for the thread that asked (it lives there: its
+    slots run there, queued); dropped once it has answered."""
 
     returned = Signal(object)
     errored = Signal(object)
 
-    def __init__(self, on_result: Callable[[Any], None],
+    def __init__(self, fn: Callable[[], object], on_result: Callable[[Any], None],
                  on_error: Callable[[Exception], None]) -> None:
         super().__init__()
-        self._on_result, self._on_error = on_result, on_error
+        self._fn: Callable[[], object] | None = fn
+        self._on_result: Callable[[Any], None] | None = on_result
+        self._on_error: Callable[[Exception], None] | None = on_error
         # The widget whose method answers (a timer's survey of a page closed meanwhile): an
         # answer for a widget Qt has deleted is dropped, not a RuntimeError in the event loop.
         owner = getattr(on_result, "__self__", None)
@@ -29,17 +32,40 @@ class _Relay(QObject):
         self.returned.connect(self._returned)
         self.errored.connect(self._errored)
 
+    def call(self) -> object:
+        """The task's work (on the pool thread)."""
+        fn = self._fn
+        assert fn is not None, "a task runs once"
+        return fn()
+
     @Slot(object)
     def _returned(self, result: object) -> None:
         _ALIVE.discard(self)
-        if self._owner_alive():
-            self._on_result(result)
+        try:
+            if self._on_result is not None and self._owner_alive():
+                self._on_result(result)
+        finally:
+            self._release()
 
     @Slot(object)
     def _errored(self, exc: object) -> None:
         _ALIVE.discard(self)
-        if self._owner_alive():
-            self._on_error(exc if isinstance(exc, Exception) else RuntimeError(str(exc)))
+        error = exc if isinstance(exc, Exception) else RuntimeError(str(exc))
+        try:
+            if self._on_error is not None and self._owner_alive():
+                self._on_error(error)
+        finally:
+            traceback.clear_frames(error.__traceback__)
+            self._release()
+
+    def _release(self) -> None:
+        """Let go, here on the GUI thread, of everything the call and its answer refer to.
+
+        The pool thread may hold this relay last; a page or dialog it let go of there would
+        be deleted off the GUI thread, and Qt's queued clean-up then reaches freed memory
+        (a segfault in the Fusion style's progress-bar animation)."""
+        self._fn = self._on_result = self._on_error = None
+        self._owner = None
 
     def _owner_alive(self) -> bool:
         return self._owner is None or shiboken6.isValid(self._owner)
@@ -49,13 +75,15 @@ _ALIVE: set[_Relay] = set()  # relays of tasks still running (Qt does not own th
 
 
 class _Task(QRunnable):
-    def __init__(self, fn: Callable[[], object], relay: _Relay) -> None:
+    """Holds only the relay: the call and its answer's handlers are let go on the GUI thread."""
+
+    def __init__(self, relay: _Relay) -> None:
         super().__init__()
-        self.fn, self.relay = fn, relay
+        self.relay = relay
 
     def run(self) -> None:
         try:
-            result = self.fn()
+            result = self.relay.call()
         except Exception as exc:  # noqa: BLE001 - every failure goes back as the answer
             _answer(self.relay.errored, exc)
             return
@@ -75,9 +103,9 @@ def run_task(fn: Callable[[], T], on_result: Callable[[T], None],
              on_error: Callable[[Exception], None]) -> None:
     """Run `fn` on a pool thread; its result or exception comes back on the calling (GUI)
     thread. A task whose window is gone when it ends ends quietly."""
-    relay = _Relay(on_result, on_error)
+    relay = _Relay(fn, on_result, on_error)
     _ALIVE.add(relay)
-    QThreadPool.globalInstance().start(_Task(fn, relay))
+    QThreadPool.globalInstance().start(_Task(relay))
 
 
 class LatestTask(QObject):
