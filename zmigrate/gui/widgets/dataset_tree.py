@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Callable
-from typing import TypeVar
 
 from PySide6.QtCore import QModelIndex
 from PySide6.QtWidgets import QHeaderView, QLabel, QLineEdit, QProgressBar, QTreeView
@@ -13,21 +12,9 @@ from zmigrate.engine.hosts import Host
 from zmigrate.engine.zfs import Capabilities, Dataset, inventory
 
 from .. import style, words
+from ..collector import without_collection
 from ..models.dataset_tree_model import DatasetFilterProxy, DatasetTreeModel
 from ..tasks import run_task
-
-T = TypeVar("T")
-
-
-def without_collector(work: Callable[[], T]) -> T:
-    """`work()` with the cyclic collector paused: building a big pool's inventory (hundreds of
-    thousands of objects) in a worker thread otherwise sets off full passes that hold the GIL,
-    and so the window, for ~100 ms each. The objects are frozen out of its sight once shown."""
-    gc.disable()
-    try:
-        return work()
-    finally:
-        gc.enable()
 
 
 class DatasetTree:
@@ -102,7 +89,7 @@ class DatasetTree:
             self.loading = False
             self.busy.hide()
             self.status.setText("")
-            without_collector(lambda: self.show(datasets))  # the model's nodes: as many again
+            without_collection(lambda: self.show(datasets))  # the model's nodes: as many again
             # A big pool's inventory (and the model's nodes) lives as long as the page: out of
             # the cyclic collector's sight, whose full passes walk every tracked object and
             # stalled the window for ~100 ms beside 10,000 snapshots. (Freed by reference
@@ -118,7 +105,7 @@ class DatasetTree:
             self.status.setText(words.error_html(exc))
             style.set_role(self.status, "")
 
-        run_task(lambda: without_collector(lambda: inventory(host, caps)), ok, failed)
+        run_task(lambda: without_collection(lambda: inventory(host, caps)), ok, failed)
 
     def show(self, datasets: list[Dataset]) -> None:
         self.model.set_datasets(datasets)
