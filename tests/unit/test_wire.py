@@ -8,6 +8,7 @@ import shlex
 import pytest
 from wire_samples import bad_cable, capture, half_duplex_scaled, reading, shaped
 
+from zmigrate.engine import plain_words
 from zmigrate.engine.errors import InvalidNameError
 from zmigrate.engine.findings import AdviceKind
 from zmigrate.engine.plain_words import advice as words
@@ -185,6 +186,22 @@ def test_the_verdict_at_the_wire_whatever_the_buffers_show() -> None:
     assert replay(empty, Transport.TCP).finding.kind is FindingKind.BOTH_EMPTY
     # Well below the ceiling the buffers judge as before.
     assert replay(network(30), Transport.TCP, wire=shaped()).finding.kind is FindingKind.SEND_FULL
+    # Compressed, the wire carries the sender's (compressed) bytes: a stream at 130 MiB/s whose
+    # compressed 45 MiB/s fill the 400 Mbit/s wire is at the wire, said as 98 %, never 283 %.
+    squeezed = both(trace(Side.SEND, 30, 45, 45, lambda i: i % 3),
+                    trace(Side.RECEIVE, 30, 130, 130, lambda i: i % 2))
+    verdict = replay(squeezed, Transport.TCP, compress="zstd", wire=shaped())
+    assert verdict.finding.kind is FindingKind.AT_THE_WIRE
+    assert 0.9 <= verdict.finding.num("share") <= 1.0
+    assert plain_words.finding(verdict.finding) == (
+        "The wire carries the zstd-compressed stream at 45 MiB/s, 98% of the 400 Mb/s shaping "
+        "on lab-src: the wire is the limit")
+    # A compressed stream's wire well below the ceiling is not at the wire, however fast the
+    # stream itself runs.
+    slow = both(trace(Side.SEND, 30, 20, 20, lambda i: i % 3),
+                trace(Side.RECEIVE, 30, 130, 130, lambda i: i % 2))
+    assert replay(slow, Transport.TCP, compress="zstd", wire=shaped()).finding.kind \
+        is not FindingKind.AT_THE_WIRE
 
 
 def test_the_openzfs_guest_without_ethtool_or_ping_says_unknown_never_a_figure() -> None:

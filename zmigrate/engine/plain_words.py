@@ -53,6 +53,9 @@ def finding(f: Finding) -> str:
             return (f"Stalled: no byte has moved for {duration(f.num('seconds'))}; "
                     f"{stall_place(f)}")
         case k.AT_THE_WIRE:
+            if "compressed" in f.figures:
+                return (f"The wire carries the {f.word('compressed')}-compressed stream at "
+                        f"{wire_share(f)}: the wire is the limit")
             return f"The stream runs at {wire_share(f)}: the wire is the limit"
         case k.STALL_CLEARED:
             return (f"The stream moves again after {duration(f.num('seconds'))} without a byte "

@@ -276,8 +276,11 @@ def _judge(send: _Stats | None, recv: _Stats | None, single: bool, ctx: _Context
                 _bursty_advice(peak, ctx), 0.75)
     # 4b. At the wire's ceiling (both hosts' links read) the wire sets the pace whatever the
     #     buffers show: a source or a receiver that keeps up with a full wire holds nothing back.
-    if (wire := at_the_wire(rate, ctx.ceiling)) is not None:
-        return Bottleneck.NETWORK, Finding(FindingKind.AT_THE_WIRE, wire.figures), (), 0.8
+    #     Compressed, the wire carries the sender's bytes (compressed), not the stream's.
+    wire_rate = (send.rate if send is not None else 0.0) if ctx.compress else rate
+    if (wire := at_the_wire(wire_rate, ctx.ceiling)) is not None:
+        figures = {**wire.figures, "compressed": ctx.compress} if ctx.compress else wire.figures
+        return Bottleneck.NETWORK, Finding(FindingKind.AT_THE_WIRE, figures), (), 0.8
     # 5. The sender holds a backlog while the receiver is near empty: the path between them is
     #    the limit (a large send buffer may hold the backlog without ever being full).
     if send is not None and send.fill_mean > LOW and (recv is None or recv.fill_mean <= LOW):
