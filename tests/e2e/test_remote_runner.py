@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from lab.bring_up import running
 from lab.sshd import Lab
-from lab.starter import StarterLab, running
+from lab.starter import StarterLab
 from lab.util import Run, dataset_exists, snapshot_guid, wait_until, write_random_files, zfs
 from lab.zfsfuse import Pool
 

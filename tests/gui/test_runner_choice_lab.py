@@ -15,8 +15,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from lab.bring_up import running
 from lab.plugin import Lab, Pool
-from lab.starter import StarterLab, running
+from lab.starter import StarterLab
 from lab.util import snapshot_guid, write_random_files, zfs
 from PySide6.QtCore import QSettings
 from pytestqt.qtbot import QtBot

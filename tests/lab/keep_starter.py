@@ -8,8 +8,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from .bring_up import running
 from .sshd import Lab
-from .starter import StarterLab, running
+from .starter import StarterLab
 
 FLOOR = "1"  # seconds: the shortest --keep-syncing the tests' runner and starter accept
 

@@ -34,16 +34,15 @@ fail - never skip - with a message naming the set-up command.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Protocol, TypeVar
 
 import pytest
 
 from zmigrate.engine.hosts import Host
 from zmigrate.engine.hosts.login import HostSpec, connect
 
+from .bring_up import running, started
 from .losses import LossWatch
 from .netns import JumpLab
 from .shaped import ShapedLab
@@ -88,17 +87,8 @@ def pools(make_pool: PoolFactory) -> tuple[Pool, Pool]:
 @pytest.fixture(scope="session")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     runner = SshdLab(tmp_path_factory.mktemp("lab"))
-    problem = ""
-    try:
-        try:
-            the_lab = runner.start()
-        except (LabUnavailableError, LabCommandError) as exc:
-            problem = str(exc)
-        if problem:
-            pytest.fail(problem, pytrace=False)
+    with started(runner.start, runner.stop) as the_lab:
         yield the_lab
-    finally:
-        runner.stop()
 
 
 @pytest.fixture(scope="session", params=["bash", "dash"])
@@ -108,17 +98,9 @@ def bare_host(request: pytest.FixtureRequest, lab: Lab,
     without a tty, so a pipeline's group is the one sshd made for the session)."""
     runner = SshdLab(tmp_path_factory.mktemp("bare"))
     alias = "lab-bare" if request.param == "bash" else "lab-bare-dash"
-    problem = ""
-    try:
-        try:
-            host = runner.start_bare(lab, alias, f"/bin/{request.param}")
-        except (LabUnavailableError, LabCommandError) as exc:
-            problem = str(exc)
-        if problem:
-            pytest.fail(problem, pytrace=False)
+    with started(lambda: runner.start_bare(lab, alias, f"/bin/{request.param}"),
+                 runner.stop) as host:
         yield host
-    finally:
-        runner.stop()
 
 
 @pytest.fixture(scope="session")
@@ -126,54 +108,21 @@ def nozstd_host(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     """lab-nozstd: a lab host whose sessions' PATH has everything but zstd (like a host where
     nobody installed it)."""
     runner = SshdLab(tmp_path_factory.mktemp("nozstd"))
-    problem = ""
-    try:
-        try:
-            host = runner.start_bare(lab, "lab-nozstd", "/bin/bash",
-                                     without=frozenset({"zstd"}))
-        except (LabUnavailableError, LabCommandError) as exc:
-            problem = str(exc)
-        if problem:
-            pytest.fail(problem, pytrace=False)
+    with started(lambda: runner.start_bare(lab, "lab-nozstd", "/bin/bash",
+                                           without=frozenset({"zstd"})),
+                 runner.stop) as host:
         yield host
-    finally:
-        runner.stop()
-
-
-class _Runner(Protocol):
-    def start(self) -> object: ...
-    def stop(self) -> None: ...
-
-
-R = TypeVar("R", bound=_Runner)
-
-
-@contextlib.contextmanager
-def _running(runner: R) -> Iterator[R]:
-    """`runner` started (a lab that cannot come up fails the test, never skips it), then
-    stopped whatever happened."""
-    problem = ""
-    try:
-        try:
-            runner.start()
-        except (LabUnavailableError, LabCommandError) as exc:
-            problem = str(exc)
-        if problem:
-            pytest.fail(problem, pytrace=False)
-        yield runner
-    finally:
-        runner.stop()
 
 
 @pytest.fixture(scope="session")
 def shaped_lab(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ShapedLab]:
-    with _running(ShapedLab(tmp_path_factory.mktemp("shaped"), lab)) as runner:
+    with running(ShapedLab(tmp_path_factory.mktemp("shaped"), lab)) as runner:
         yield runner
 
 
 @pytest.fixture(scope="session")
 def jump_lab(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[JumpLab]:
-    with _running(JumpLab(tmp_path_factory.mktemp("jump"), lab)) as runner:
+    with running(JumpLab(tmp_path_factory.mktemp("jump"), lab)) as runner:
         yield runner
 
 
@@ -184,17 +133,8 @@ PASSWORD = "zmh-lab-password"
 def password_host(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabHost]:
     """lab-pw: an sshd that takes root's password PASSWORD only (its own /etc/shadow view)."""
     runner = SshdLab(tmp_path_factory.mktemp("pw"))
-    problem = ""
-    try:
-        try:
-            host = runner.start_password(lab, PASSWORD)
-        except (LabUnavailableError, LabCommandError) as exc:
-            problem = str(exc)
-        if problem:
-            pytest.fail(problem, pytrace=False)
+    with started(lambda: runner.start_password(lab, PASSWORD), runner.stop) as host:
         yield host
-    finally:
-        runner.stop()
 
 
 @pytest.fixture(scope="session")

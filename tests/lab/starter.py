@@ -21,13 +21,8 @@ import secrets
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
-
-import pytest
 
 import zmigrate as zmigrate_package
 from zmigrate.engine.runner import state as job_state
@@ -180,22 +175,3 @@ class StarterLab(NamespaceLab):
             run([IP, "netns", "del", self.namespace], check=False, timeout=30)
         run([IP, "link", "del", f"zmsr{self.suffix}"], check=False, timeout=30)
 
-
-S = TypeVar("S", bound="StarterLab")
-
-
-@contextmanager
-def running(s: S) -> Iterator[S]:
-    """`s` started (a failure to bring it up fails the test, said without a traceback), and
-    stopped after with whatever it still runs."""
-    problem = ""
-    try:
-        try:
-            s.start()
-        except LabUnavailableError as exc:
-            problem = str(exc)
-        if problem:
-            pytest.fail(problem, pytrace=False)
-        yield s
-    finally:
-        s.stop()
