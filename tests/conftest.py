@@ -17,7 +17,7 @@ LIBRARY_THREADS: dict[str, str] = {}
 
 
 def _foreign(thread: threading.Thread) -> bool:
-    """A thread Python did not start: Qt's QThreadPool workers (gui/tasks.py) show up as
+    """A thread Python did not start: Qt's QThreadPool workers (gui/threads/tasks.py) show up as
     "Dummy-N" once they run Python code, and Python is never told when they end (Qt keeps them
     idle up to the pool's expiry timeout). Only those are let through."""
     return type(thread).__name__ == "_DummyThread"

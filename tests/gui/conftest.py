@@ -19,18 +19,18 @@ from zmigrate.engine.hosts import LocalHost  # noqa: E402
 from zmigrate.engine.job import Job, Request  # noqa: E402
 from zmigrate.engine.readings.samples import SampleStore  # noqa: E402
 from zmigrate.gui import style  # noqa: E402
-from zmigrate.gui.collector import collect_on_gui_thread  # noqa: E402
 from zmigrate.gui.job_bridge import JobBridge  # noqa: E402
 from zmigrate.gui.pages.done_page import DonePage  # noqa: E402
 from zmigrate.gui.pages.transfer_page import DETACHED, TransferPage  # noqa: E402
 from zmigrate.gui.session import Session  # noqa: E402
 from zmigrate.gui.settings import Settings  # noqa: E402
+from zmigrate.gui.threads import collect_on_gui_thread  # noqa: E402
 from zmigrate.gui.wizard import MigrationWizard  # noqa: E402
 
 
 @pytest.fixture(scope="session", autouse=True)
 def gui_thread_collector(qapp: QApplication) -> None:
-    """Cycles are collected on the GUI thread only, as in the app (gui/collector.py): a page
+    """Cycles are collected on the GUI thread only, as in the app (gui/threads/collector.py): a page
     a test made is otherwise deleted by whichever worker thread trips the collector."""
     collect_on_gui_thread()
 

@@ -8,7 +8,7 @@ import threading
 
 from pytestqt.qtbot import QtBot
 
-from zmigrate.gui.collector import without_collection
+from zmigrate.gui.threads import without_collection
 
 
 class Cycle:

@@ -11,8 +11,7 @@ import shiboken6
 from PySide6.QtWidgets import QWidget
 from pytestqt.qtbot import QtBot
 
-from zmigrate.gui import tasks
-from zmigrate.gui.tasks import run_task
+from zmigrate.gui.threads import run_task, tasks
 
 pytestmark = pytest.mark.gui
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pytestqt.qtbot import QtBot
 
-from zmigrate.gui.tasks import run_task
+from zmigrate.gui.threads import run_task
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -71,7 +71,7 @@ def test_a_task_still_running_when_the_window_closes_ends_quietly() -> None:
         import time
         from PySide6.QtCore import QTimer
         from PySide6.QtWidgets import QApplication, QWidget
-        from zmigrate.gui.tasks import run_task
+        from zmigrate.gui.threads import run_task
         app = QApplication([])
         page = QWidget()
         run_task(lambda: time.sleep(0.5) or 1, lambda r: page.setWindowTitle(str(r)),

@@ -27,9 +27,9 @@ from zmigrate.engine.events import Progress  # noqa: E402
 from zmigrate.engine.job import Job, Request  # noqa: E402
 from zmigrate.engine.units import MiB  # noqa: E402
 from zmigrate.gui import style
-from zmigrate.gui.collector import collect_on_gui_thread  # noqa: E402
 from zmigrate.gui.pages.base import PageId  # noqa: E402
 from zmigrate.gui.settings import Settings  # noqa: E402
+from zmigrate.gui.threads import collect_on_gui_thread  # noqa: E402
 from zmigrate.gui.widgets.host_panel import AUTH_KEY, HostPanel
 from zmigrate.gui.wizard import MigrationWizard  # noqa: E402
 

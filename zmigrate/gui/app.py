@@ -12,9 +12,9 @@ from types import TracebackType
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from . import style
-from .collector import collect_on_gui_thread
 from .icons import APP_ID, app_icon
 from .settings import Settings
+from .threads import collect_on_gui_thread
 from .wizard import MigrationWizard
 
 log = logging.getLogger("zmigrate.gui")

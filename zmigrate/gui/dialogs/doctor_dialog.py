@@ -46,7 +46,7 @@ from ...engine.units import format_size, size_arg
 from .. import forms, markup, style, words
 from ..generated.ui_doctor_dialog import Ui_DoctorDialog
 from ..plots.stage_bars import StageBars
-from ..tasks import run_task
+from ..threads import run_task
 
 
 class DoctorLike(Protocol):

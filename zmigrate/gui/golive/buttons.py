@@ -23,7 +23,7 @@ from zmigrate.engine.zfs import Capabilities
 
 from .. import markup, words
 from ..session import Session
-from ..tasks import run_task
+from ..threads import run_task
 
 
 def back_text(writes: Writes) -> str:

@@ -17,7 +17,7 @@ from zmigrate.engine.zfs import Capabilities
 
 from .. import markup, style
 from ..models.job_table_model import when
-from ..tasks import run_task
+from ..threads import run_task
 from .buttons import GoLiveControls, GoLiveTarget
 
 

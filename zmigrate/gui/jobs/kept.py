@@ -1,7 +1,7 @@
 """The Done page's side of jobs a runner keeps in sync (engine/runner/keep.py): the line saying
 when the copy was last synced and what a final sync would cost now, *Keep in sync* (asks the
 interval), and which of Sync again / Final sync apply to the job the page followed. A job on a
-runner host is read there off the GUI thread (gui/tasks), as its first page does."""
+runner host is read there off the GUI thread (gui/threads), as its first page does."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from ...engine.runner.state import Status
 from .. import markup, style
 from ..generated.ui_done_page import Ui_DonePage
 from ..session import Session
-from ..tasks import run_task
+from ..threads import run_task
 
 REFRESH_MS = 5000  # the line, read again this often while the job keeps the copy in sync
 REMOTE_S = 10.0  # ... and from a runner host at most this often (a login each)

@@ -16,7 +16,7 @@ from ...engine.runner.keep import Keep, describe
 from ...engine.runner.state import JobState, Status
 from ...engine.units import format_rate, format_size
 from .. import markup, style
-from ..tasks import run_task
+from ..threads import run_task
 
 REFRESH_MS = 3000  # the list's progress, read again this often
 REMOTE_MS = 10_000  # ... and from the runner hosts (a login each)

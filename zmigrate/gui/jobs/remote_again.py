@@ -11,7 +11,7 @@ from PySide6.QtCore import QObject, Signal
 from ...engine.errors import ZmigrateError
 from ...engine.runner import elsewhere
 from ...engine.runner.remote import Pointer
-from ..tasks import run_task
+from ..threads import run_task
 
 
 class RemoteAgain(QObject):

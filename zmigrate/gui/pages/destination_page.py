@@ -27,7 +27,7 @@ from ..readers.emptiness import EmptinessFound, EmptinessReader, needs_judging
 from ..readers.partial import PartialFound, PartialReader
 from ..session import Session
 from ..settings import Settings
-from ..tasks import LatestTask
+from ..threads import LatestTask
 from ..widgets.dataset_tree import DatasetTree
 from .base import Page
 

@@ -18,7 +18,7 @@ from ..jobs.panel import JobsPanel
 from ..prompts import SecretMemory
 from ..session import Session
 from ..settings import Settings
-from ..tasks import run_task
+from ..threads import run_task
 from ..widgets.host_panel import HostPanel
 from .base import Page
 

@@ -28,7 +28,7 @@ from ..jobs.start import transfer_argv
 from ..plots.axes import elapsed
 from ..session import Session
 from ..settings import Settings
-from ..tasks import run_task
+from ..threads import run_task
 from ..widgets.runner_choice import NOT_HANDED_OVER, RunnerChoice
 from .base import Page
 

@@ -14,7 +14,7 @@ from zmigrate.engine.job.preflight import destination_emptiness
 from zmigrate.engine.zfs import Dataset
 
 from ..session import Session
-from ..tasks import run_task
+from ..threads import run_task
 
 Key = tuple[int, str]
 EmptinessFound = Emptiness | ZmigrateError

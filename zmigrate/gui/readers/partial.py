@@ -13,7 +13,7 @@ from zmigrate.engine.job import partial_receive
 from zmigrate.engine.zfs import Capabilities, ResumeInfo
 
 from ..session import Session
-from ..tasks import run_task
+from ..threads import run_task
 
 Key = tuple[int, str, str]
 PartialFound = ResumeInfo | ZmigrateError

@@ -12,9 +12,8 @@ from zmigrate.engine.hosts import Host
 from zmigrate.engine.zfs import Capabilities, Dataset, inventory
 
 from .. import style, words
-from ..collector import without_collection
 from ..models.dataset_tree_model import DatasetFilterProxy, DatasetTreeModel
-from ..tasks import run_task
+from ..threads import run_task, without_collection
 
 
 class DatasetTree:

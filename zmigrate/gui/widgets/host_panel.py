@@ -21,7 +21,7 @@ from ..dialogs.login import LoginDialogs
 from ..generated.ui_host_panel import Ui_HostPanel
 from ..prompts import GuiPrompts, Login, PromptRelay, RememberingPrompts, SecretMemory
 from ..settings import RecentHost
-from ..tasks import run_task
+from ..threads import run_task
 
 THIS_COMPUTER = "This computer"
 AUTH_AGENT, AUTH_KEY, AUTH_PASSWORD = range(3)

@@ -24,7 +24,7 @@ from ...engine.runner.elsewhere import RunnerCheck
 from ...engine.runner.remote import Reach
 from ...engine.runner.request import host_text
 from .. import markup, style
-from ..tasks import run_task
+from ..threads import run_task
 
 HERE: Final = "here"
 OTHER: Final = "other"

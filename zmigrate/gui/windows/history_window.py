@@ -36,7 +36,7 @@ from ..models.job_table_model import (
 from ..plots.axes import elapsed
 from ..plots.history_plots import ComparePlots, CompareSeries, both_sides, series_from_rows
 from ..plots.transfer_plots import TransferPlots
-from ..tasks import run_task
+from ..threads import run_task
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
