@@ -328,3 +328,59 @@ def test_a_write_test_dataset_busy_for_a_moment_is_destroyed_on_a_retry(
     assert zfs("list", "-H", "-o", "name", "-r", dst_pool.name).split().count(ds) == 0
     assert destroys[0][1] is False, destroys  # refused while busy
     assert destroys[-1][1] is True and "-f" in destroys[-1][0], destroys  # forced, then gone
+
+
+def _blocked_mountpoint(doctor: Doctor, pool: Pool) -> Any:
+    """A non-empty directory where the write test's dataset would mount: its `zfs create`
+    makes the dataset, then says "filesystem successfully created, but not mounted"."""
+    ds = doctor.temp_dataset
+    assert ds is not None
+    blocker = pool.mountpoint / ds.split("/", 1)[1]
+    blocker.mkdir()
+    (blocker / "someone-elses.txt").write_text("not the doctor's\n")
+    return blocker
+
+
+def test_a_write_test_dataset_that_cannot_mount_is_named_and_destroyed(
+        lab_hosts: tuple[Host, Host], pools: tuple[Pool, Pool]) -> None:
+    """Created but never mounted (its mountpoint is a directory in use): the stage fails
+    with zfs's reason, writes nothing, and the dataset it made is destroyed all the same."""
+    _, dst_pool = pools
+    _, dst = lab_hosts
+    doctor = Doctor(dst, dst, parent=dst_pool.name, stages=("destination_write",))
+    blocker = _blocked_mountpoint(doctor, dst_pool)
+    result = doctor._destination_write()
+    assert result.rate is None and result.bytes == 0
+    assert result.error == (f"{doctor.temp_dataset} was created but could not be mounted: "
+                            f"cannot mount '{blocker}': directory is not empty"), result.error
+    assert "cleanup_error" not in result.details, result.details
+    assert TEMP_PREFIX not in zfs("list", "-H", "-o", "name", "-r", dst_pool.name)
+    assert (blocker / "someone-elses.txt").read_text() == "not the doctor's\n"
+
+
+def test_a_write_test_dataset_whose_first_mount_failed_is_mounted_on_a_retry(
+        lab_hosts: tuple[Host, Host], pools: tuple[Pool, Pool],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The mount that `zfs create` tried failed for a moment (its mountpoint was in use):
+    the write test mounts it again and measures."""
+    _, dst_pool = pools
+    _, dst = lab_hosts
+    doctor = Doctor(dst, dst, parent=dst_pool.name, stages=("destination_write",),
+                    seconds=2)
+    blocker = _blocked_mountpoint(doctor, dst_pool)
+    mounts: list[bool] = []
+    execute = dst.execute
+
+    def freed_before_the_retry(argv: Any, **kw: Any) -> Any:
+        if "mount" in argv and "create" not in argv:  # the retry: the moment has passed
+            (blocker / "someone-elses.txt").unlink(missing_ok=True)
+            result = execute(argv, **kw)
+            mounts.append(result.ok)
+            return result
+        return execute(argv, **kw)
+
+    monkeypatch.setattr(dst, "execute", freed_before_the_retry)
+    result = doctor._destination_write()
+    assert result.error is None and isinstance(result.rate, float), result
+    assert mounts == [True]
+    assert TEMP_PREFIX not in zfs("list", "-H", "-o", "name", "-r", dst_pool.name)

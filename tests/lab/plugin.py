@@ -49,7 +49,15 @@ from .shaped import ShapedLab
 from .sshd import Lab, LabHost, SshdLab
 from .sudo_user import SudoUser, make_sudo_user, remove_sudo_user
 from .util import LabCommandError
-from .zfsfuse import LabUnavailableError, Pool, PoolFactory, ZfsDaemon, ensure_daemon, stop_daemon
+from .zfsfuse import (
+    LabUnavailableError,
+    Pool,
+    PoolFactory,
+    ZfsDaemon,
+    clear_stale_pools,
+    ensure_daemon,
+    stop_daemon,
+)
 
 __all__ = ["Lab", "LabHost", "Pool", "PoolFactory", "ZfsDaemon"]
 
@@ -58,6 +66,7 @@ __all__ = ["Lab", "LabHost", "Pool", "PoolFactory", "ZfsDaemon"]
 def zfs_daemon() -> Iterator[ZfsDaemon]:
     try:
         daemon = ensure_daemon()
+        clear_stale_pools()
     except (LabUnavailableError, LabCommandError) as exc:
         problem = str(exc)
     else:

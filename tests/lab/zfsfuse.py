@@ -135,6 +135,38 @@ def stop_daemon(daemon: ZfsDaemon, timeout: float = 20.0) -> None:
         wait_until(lambda: not Path(f"/proc/{pid}").exists(), 5.0, 0.1)
 
 
+def _reachable(path: str) -> bool:
+    try:
+        os.listdir(path)  # stat alone can still answer on a dead fuse mount
+        return True
+    except OSError:  # ENOTCONN: a fuse mount whose daemon is gone
+        return False
+
+
+def clear_stale_pools() -> list[str]:
+    """Destroy the lab's pools that a killed run left behind with no way in: zfs-fuse,
+    restarted, imported them again but their mountpoints are dead fuse mounts (or gone with
+    their run's tmp dir), so any test that lets zfs pick a pool would fail on them. A
+    running session's pools are reachable and stay. The names destroyed."""
+    listed = run([ZPOOL, "list", "-H", "-o", "name"], check=False, timeout=30)
+    cleared = []
+    for name in listed.stdout.split():
+        if not name.startswith(POOL_PREFIX):
+            continue
+        got = run(["/usr/sbin/zfs", "get", "-H", "-o", "value", "mountpoint", name],
+                  check=False, timeout=30)
+        mountpoint = got.stdout.strip()
+        if got.returncode != 0 or not mountpoint.startswith("/") or _reachable(mountpoint):
+            continue
+        for line in reversed(Path("/proc/mounts").read_text().splitlines()):
+            target = line.split()[1]
+            if target == mountpoint or target.startswith(mountpoint + "/"):
+                run(["umount", "-l", target], check=False, timeout=30)
+        destroy_pool(name)
+        cleared.append(name)
+    return cleared
+
+
 @dataclass(frozen=True, slots=True)
 class Pool:
     """A file-backed pool made for one test."""

@@ -259,9 +259,9 @@ class Doctor:
             # The quota is the second guard: the test stops at `limit` by itself.
             # Metadata and indirect blocks count against a quota too: leave them room.
             quota = limit + limit // 8 + 64 * MiB
-            dst.execute(dst.privileged(["zfs", "create", "-o", f"quota={quota}", ds]),
-                        timeout=120).check(f"creating {ds}")
-            self.temp_guid = temp_dataset.created_guid(dst, ds)
+            self.temp_guid, unmounted = temp_dataset.create(dst, ds, quota)
+            if unmounted:
+                return failed(unmounted)
             r = dst.execute(dst.privileged(["zfs", "get", "-H", "-o", "value",
                                             "mounted,mountpoint", ds]), timeout=60)
             mounted, _, mnt = r.stdout.strip().partition("\n")

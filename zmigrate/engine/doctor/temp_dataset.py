@@ -10,6 +10,31 @@ from ..errors import ZmigrateError
 from ..hosts import Host
 
 NOT_OURS = "zmigrate-not-ours"  # said where the write test's name holds another dataset
+# What `zfs create` says (OpenZFS, zfs-fuse) when the dataset exists but its mount failed:
+# "filesystem successfully created, but not mounted" / "... but it may only be mounted by root".
+CREATED_UNMOUNTED = "successfully created"
+MOUNT_TRIES = 3
+
+
+def create(dst: Host, ds: str, quota: int) -> tuple[str, str | None]:
+    """Create this run's `ds` with `quota`: its guid, and why it is not mounted (None once it
+    is). A create whose mount failed still made the dataset: its guid is read all the same
+    (so the run destroys it), and the mount is tried again (what stood in its way may pass)."""
+    r = dst.execute(dst.privileged(["zfs", "create", "-o", f"quota={quota}", ds]),
+                    timeout=120)
+    if not r.ok and CREATED_UNMOUNTED not in r.stderr:
+        r.check(f"creating {ds}")
+    guid = created_guid(dst, ds)
+    if r.ok:
+        return guid, None
+    why = r.stderr.strip().splitlines()[-1]
+    for attempt in range(MOUNT_TRIES):
+        time.sleep(1.0 if attempt else 0.0)
+        m = dst.execute(dst.privileged(["zfs", "mount", ds]), timeout=60)
+        if m.ok:
+            return guid, None
+        why = (m.stderr.strip().splitlines() or [why])[-1]
+    return guid, f"{ds} was created but could not be mounted: {why}"
 
 
 def created_guid(dst: Host, ds: str) -> str:
