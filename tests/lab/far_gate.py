@@ -26,7 +26,7 @@ from pathlib import Path
 from .gate import arm, gate_script
 from .netns import IP, NamespaceLab, NsHost, start_ns_sshd
 from .sshd import USER, Lab
-from .util import Run, finish, run, start, wait_until
+from .util import Run, finish, free_octet, run, start, wait_until
 
 ALIAS = "lab-far-gate"
 LOST_AFTER = 2  # seconds: ServerAliveInterval 1 x ServerAliveCountMax 2
@@ -61,7 +61,7 @@ class FarGate(NamespaceLab):
         bindir.mkdir()
         (bindir / "zfs").write_text(gate_script(real, self.control))
         (bindir / "zfs").chmod(0o755)
-        self.net = f"10.218.{int(self.suffix[:2], 16)}"
+        self.net = f"10.218.{free_octet('10.218')}"
         ns = self.namespace = f"zmgf{self.suffix}"
         a, b = self.near_link, f"zmgb{self.suffix}"
         try:

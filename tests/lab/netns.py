@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .sshd import SSHD, USER, Lab, SshdLab, _keygen, _sshd_config, keygen_fingerprint
-from .util import Run, run, wait_until, zmigrate
+from .util import Run, free_octet, run, wait_until, zmigrate
 from .zfsfuse import LabUnavailableError
 
 IP = "/usr/sbin/ip"
@@ -115,7 +115,7 @@ class JumpLab(NamespaceLab):
 
     def start(self) -> JumpLab:
         self.root.mkdir(parents=True, exist_ok=True)
-        k = int(self.suffix[:2], 16)
+        k = free_octet("10.213", "10.214")
         ns_jump, ns_behind = f"zmhj{self.suffix}", f"zmht{self.suffix}"
         outer, inner = f"10.213.{k}", f"10.214.{k}"
         self.outer, self.inner = outer, inner

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from .netns import IP, NamespaceLab, NsHost, start_ns_sshd
 from .sshd import SSHD, USER, Lab, _keygen, _sshd_config
-from .util import free_port, run, tcp_accepts, wait_until
+from .util import free_octet, free_port, run, tcp_accepts, wait_until
 from .zfsfuse import LabUnavailableError
 
 TC = "/usr/sbin/tc"
@@ -52,7 +52,7 @@ class ShapedLab(NamespaceLab):
 
     def start(self) -> ShapedLab:
         self.root.mkdir(parents=True, exist_ok=True)
-        k = int(self.suffix[:2], 16)
+        k = free_octet("10.215")
         self.net = f"10.215.{k}"
         ns = self.namespace = f"zmsf{self.suffix}"
         a, b = self.near_link, f"zmsb{self.suffix}"

@@ -29,7 +29,7 @@ from zmigrate.engine.runner import state as job_state
 
 from .netns import IP, NSENTER, NamespaceLab
 from .sshd import SSHD, USER, Lab, SshdLab, _keygen, _sshd_config
-from .util import Run, run, tcp_accepts, wait_until
+from .util import Run, free_octet, run, tcp_accepts, wait_until
 from .zfsfuse import LabUnavailableError
 
 SYSTEM_PATH = "/usr/sbin:/usr/bin:/sbin:/bin"
@@ -63,7 +63,7 @@ class StarterLab(NamespaceLab):
 
     def start(self) -> StarterLab:
         self.root.mkdir(parents=True, exist_ok=True)
-        self.net = f"10.217.{int(self.suffix[:2], 16)}"
+        self.net = f"10.217.{free_octet('10.217')}"
         ns = self.namespace = f"zmst{self.suffix}"
         near = f"zmsr{self.suffix}"
         try:

@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 import random
+import re
 import signal
 import socket
 import subprocess
@@ -285,6 +286,19 @@ def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def free_octet(*networks: str) -> int:
+    """A K in 1..254 such that no `NETWORK.K.0/30` of `networks` ("10.213") is routed on this
+    machine yet: a concurrent run's, or one a killed run left behind, would make
+    `ip addr add` or `ip route add` fail ("File exists")."""
+    routes = run(["ip", "-4", "route", "show"], timeout=10).stdout
+    taken = {int(m.group(2)) for m in re.finditer(r"(\d+\.\d+)\.(\d+)\.\d+/", routes)
+             if m.group(1) in networks}
+    free = [k for k in range(1, 255) if k not in taken]
+    if not free:
+        raise RuntimeError(f"every {networks} /30 of the lab is taken: `ip route` lists them")
+    return random.choice(free)
 
 
 def tcp_accepts(port: int, host: str = "127.0.0.1", timeout: float = 0.5) -> bool:
