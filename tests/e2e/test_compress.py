@@ -63,6 +63,12 @@ def test_compressed_in_transit_arrives_whole(lab: Lab, pools: tuple[Pool, Pool],
         assert 0 < sent < 0.5 * done["bytes"], (sent, done["bytes"])
         progress = [e for e in events if e["event"] == "progress"]
         assert progress[-1]["done"] == done["bytes"]
+        # What the link carried (the share against a ceiling uses it): the sender's rate,
+        # capped, well below the stream's that zstd shrank.
+        assert all(p["wire_rate"] is not None for p in progress), progress
+        last = progress[-1]
+        assert 0 < last["wire_rate"] <= 1.15 * 6 * MiB, last
+        assert last["rate"] > 1.5 * last["wire_rate"], last
 
 
 def test_a_host_without_the_compressor_is_named_with_its_install_command(

@@ -44,3 +44,20 @@ def test_a_wire_read_before_the_page_attached_is_drawn(
     session.job.wire_seen(shaped())  # the preflight's event, emitted before the page followed
     transfer.attach(JobBridge(session.job, session.store, transfer))
     assert transfer.plots.rates.ceiling.isVisible()
+
+
+def test_a_compressed_stream_s_share_is_what_the_wire_carries(
+        pages: tuple[Session, TransferPage, DonePage, JobBridge]) -> None:
+    """zstd in transit: the stream arrives at 130 MiB/s while the wire carries 45 MiB/s of
+    it; the share is the wire's (98 %), never the stream's 283 %."""
+    _session, transfer, _done, bridge = pages
+    wire = shaped()
+    assert wire.ceiling is not None
+    bridge.on_event(wire)
+    rate, carried = 130 * MiB, 0.98 * wire.ceiling.rate
+    bridge.on_event(Progress(10.0, int(10 * rate), 4 * int(10 * rate), rate, 30.0,
+                             wire_rate=carried))
+    transfer._show_progress()
+    text = transfer.ui.progress_label.text()
+    assert ("130 MiB/s, the wire carries 45.1 MiB/s compressed, 98% of the 400 Mb/s "
+            "shaping on lab-src: the wire is the limit") in text, text

@@ -329,3 +329,21 @@ def test_the_plan_paragraph_leaves_out_the_counts_that_are_zero() -> None:
     text = plan.describe()
     assert "6 in full with their older snapshots." in text
     assert "incremental" not in text and "already there" not in text
+
+
+def test_a_trees_wire_rate_sums_what_each_dataset_puts_on_the_wire() -> None:
+    """Compressed in transit, each dataset's wire rate (not its stream rate) is what the link
+    carries: the tree's is their sum; a stream sent as it is counts its own rate."""
+    host = LocalHost()
+    src = [_ds("tank", ("s1", 1)), _ds("tank/a", ("s1", 2)), _ds("tank/b", ("s1", 3))]
+    plan = plan_tree(host, host, TreeRequest("tank", "bk/t", "s1"), src, [], snapshot="s1",
+                     unmounted=True)
+    progress = TreeProgress(plan, Totals(), 0.0)
+    plain = progress.of("tank/a", 1, Progress(1.0, 2**20, None, 3.0 * 2**20, None))
+    assert plain.wire_rate is None
+    both = progress.of("tank/b", 2, Progress(1.0, 2**20, None, 3.0 * 2**20, None,
+                                             wire_rate=1.0 * 2**20))
+    assert both.rate == 6.0 * 2**20 and both.wire_rate == 4.0 * 2**20
+    progress.stopped("tank/b")
+    alone = progress.of("tank/a", 1, Progress(2.0, 2**21, None, 3.0 * 2**20, None))
+    assert alone.wire_rate is None

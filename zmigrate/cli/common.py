@@ -194,7 +194,7 @@ class LiveLine:
         pct = f" {event.done / event.total:4.0%}" if event.total else ""
         total = f" / {format_size(event.total)}" if event.total else ""
         step = f" step {event.step}/{event.steps}" if event.steps > 1 else ""
-        share = (f", {plain_words.live_share(event.rate, self.ceiling)}"
+        share = (f", {plain_words.live_share(event.rate, self.ceiling, event.wire_rate)}"
                  if self.ceiling is not None and event.rate > 0 else "")
         text = (f"{format_rate(event.rate)}{share}  buffers send {self.fill[Side.SEND]:3.0f}% "
                 f"recv {self.fill[Side.RECEIVE]:3.0f}%  {format_size(event.done)}{total}"

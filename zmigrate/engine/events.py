@@ -137,6 +137,9 @@ class Progress:
     step_rate: float | None = None
     # Seconds without a byte moving, while the stream is stalled (then `eta` is None).
     stalled: float | None = None
+    # Bytes/s crossing the link where they are not the stream's (compressed in transit: what
+    # the sender's mbuffer sends); None where the wire carries the stream as it is.
+    wire_rate: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

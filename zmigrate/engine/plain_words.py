@@ -231,12 +231,16 @@ def ceiling_short(c: Ceiling) -> str:
     return f"{format_rate(c.rate)}, the {link_speed(c.bits)} {what}"
 
 
-def live_share(rate: float, c: Ceiling) -> str:
-    """A live rate against the ceiling: `95% of the 1 Gb/s link: the wire is the limit`."""
-    share = c.share(rate)
+def live_share(rate: float, c: Ceiling, wire_rate: float | None = None) -> str:
+    """A live rate against the ceiling: `95% of the 1 Gb/s link: the wire is the limit`; with
+    the stream compressed in transit, what the wire carries (`wire_rate`) is what fills it:
+    `the wire carries 45 MiB/s compressed, 98% of the 400 Mb/s shaping on nas: ...`."""
+    share = c.share(rate if wire_rate is None else wire_rate)
     what = "link" if c.limit == "link" else f"shaping on {c.host}"
     limit = ": the wire is the limit" if share >= WIRE_SHARE else ""
-    return f"{share:.0%} of the {link_speed(c.bits)} {what}{limit}"
+    carries = "" if wire_rate is None else \
+        f"the wire carries {format_rate(wire_rate)} compressed, "
+    return f"{carries}{share:.0%} of the {link_speed(c.bits)} {what}{limit}"
 
 
 def _wire_advice(a: Advice) -> str:

@@ -26,7 +26,7 @@ from ..hosts import Host, Process
 from ..hosts import tools as capabilities
 from ..plan import Plan, Step
 from ..readings import mbuffer
-from ..readings.rate import SmoothedRate, eta
+from ..readings.rate import FollowedRate, eta
 from ..transports.listener import LISTEN_TIMEOUT, holders, parse_taken
 from ..transports.route import diagnose, route_error
 from .stall_watch import StallMonitor, StepEnds
@@ -49,9 +49,6 @@ CONNECT_TIMEOUT = 10.0
 SSH_FAILED = 255  # ssh's exit status for its own errors (the remote command's is passed on)
 STOP_GRACE = 2.0
 PROGRESS_PERIOD = 0.5
-# The receiver prints twice a second (a followed log a little later): no line for longer means
-# nothing arrived meanwhile, and the rate people read falls towards 0.
-RATE_QUIET = 2.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,8 +242,11 @@ class StepRunner:
         self.t0 = t0
         self.cancelled = cancelled
         self.done_before = done_before
-        self._smooth = SmoothedRate()  # the rate users read (progress), not the plots'
-        self._smoothed_from: mbuffer.Status | None = None
+        # The rates users read (progress), not the plots': the stream's, behind the receiver's
+        # buffer; and, compressed in transit, the wire's (what the sender's mbuffer sends).
+        self._rate = FollowedRate(lambda s: s.in_rate)
+        self._wire_rate = (FollowedRate(lambda s: s.out_rate)
+                           if plan.compress is not None and plan.carrier.crosses_link else None)
         self.send = SideState(Side.SEND, src.label)
         self.carrier = plan.carrier
         self.receive = SideState(Side.RECEIVE, self.carrier.receiving_host(src, dst).label)
@@ -309,23 +309,23 @@ class StepRunner:
             # old) and the step's average rate, which even a transfer too short for a status
             # line has.
             done = self.done_before + summary.total
-            rate = summary.rate if summary.rate > 0 else \
-                summary.total / max(now - self.start_time, 1e-3)
+            seconds = max(now - self.start_time, 1e-3)
+            rate = summary.rate if summary.rate > 0 else summary.total / seconds
+            sent = self.send.summary
+            wire = None if self._wire_rate is None else (
+                sent.rate if sent is not None and sent.rate > 0 else self._wire_rate.at(
+                    now, self.send.last))
             eta_s: float | None = 0.0
             stalled = None
         else:
             done = self.done_before + (recv.total if recv else 0)
             # Smoothed, never the instantaneous bursts of zfs receive.
-            if recv is not None and recv is not self._smoothed_from:
-                self._smoothed_from = recv
-                self._smooth.add(now, recv.in_rate)
-            else:
-                self._smooth.decay(now, RATE_QUIET)
-            rate = self._smooth.value or 0.0
+            rate = self._rate.at(now, recv)
+            wire = None if self._wire_rate is None else self._wire_rate.at(now, self.send.last)
             stalled = self.stall.stalled_for(now)
             eta_s = None if stalled is not None else eta(total, done, rate, now - self.t0)
         self.emit(Progress(now - self.t0, done, total, rate, eta_s, self.index + 1,
-                           len(self.plan.steps), stalled=stalled))
+                           len(self.plan.steps), stalled=stalled, wire_rate=wire))
 
     def run(self) -> StepResult:
         """Start both ends, follow them to the end, and return what the mbuffers reported."""

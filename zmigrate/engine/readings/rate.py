@@ -10,8 +10,14 @@ comes from it. The plots keep the raw per-stage rates.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+
+from .mbuffer import Status
 
 TIME_CONSTANT = 4.0  # seconds: long enough to span a burst, short enough to follow a change
+# An mbuffer prints twice a second (a followed log a little later): no line for longer means
+# nothing moved meanwhile, and the rate people read falls towards 0.
+RATE_QUIET = 2.0
 
 
 class SmoothedRate:
@@ -39,6 +45,25 @@ class SmoothedRate:
         if self.value is not None and self._t is not None and t - self._t > quiet:
             self.add(t, 0.0)
         return self.value
+
+
+class FollowedRate:
+    """One mbuffer's rate as people read it: `pick` (its input or its output rate) of each new
+    status line, smoothed; falling towards 0 while no line comes."""
+
+    def __init__(self, pick: Callable[[Status], float]) -> None:
+        self._pick = pick
+        self._smooth = SmoothedRate()
+        self._from: Status | None = None
+
+    def at(self, now: float, last: Status | None) -> float:
+        """The rate at `now`, given the mbuffer's `last` status line (None before the first)."""
+        if last is not None and last is not self._from:
+            self._from = last
+            self._smooth.add(now, self._pick(last))
+        else:
+            self._smooth.decay(now, RATE_QUIET)
+        return self._smooth.value or 0.0
 
 
 # An ETA beyond this many times the time spent so far says nothing (a rate decaying towards 0

@@ -153,25 +153,31 @@ class TreeProgress:
         self._lock = threading.Lock()
         self._live: dict[str, int] = {}  # bytes of the datasets in flight
         self._rates: dict[str, float] = {}  # their current rates: the tree's is their sum
+        self._wire: dict[str, float] = {}  # their wire rates, where compressed in transit
 
     def of(self, source: str, index: int, event: Progress) -> Progress:
         """The tree's Progress as dataset `source` (the `index`th) reports `event`."""
         with self._lock:
             self._live[source] = event.done
             self._rates[source] = event.rate
+            if event.wire_rate is not None:
+                self._wire[source] = event.wire_rate
             done = self.totals.done + sum(self._live.values())
             rate = sum(self._rates.values())
+            wire = (sum(self._wire.get(s, r) for s, r in self._rates.items())
+                    if self._wire else None)
         grand = max(self.plan.total, done)
         elapsed = time.monotonic() - self.t0
         # A stalled dataset's stream holds the tree's: no ETA meanwhile.
         left = None if event.stalled is not None else eta(grand, done, rate, elapsed)
         return Progress(elapsed, done, grand, rate, left, index + 1, len(self.plan.entries),
-                        event.rate, stalled=event.stalled)
+                        event.rate, stalled=event.stalled, wire_rate=wire)
 
     def stopped(self, source: str) -> None:
         """`source`'s stream ended (whichever way): its rate leaves the sum."""
         with self._lock:
             self._rates.pop(source, None)
+            self._wire.pop(source, None)
 
     def finished(self, source: str, summary: Summary) -> None:
         """`source`'s stream arrived: its bytes move from in flight to done."""

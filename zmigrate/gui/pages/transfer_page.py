@@ -54,6 +54,11 @@ STAGES = {
 }
 
 
+def _wire_average(p: Progress, rate: float) -> float | None:
+    """Compressed in transit: the wire's share of an average `rate`, at the last ratio seen."""
+    return rate * p.wire_rate / p.rate if p.wire_rate is not None and p.rate > 0 else None
+
+
 class TransferPage(Page):
     """Starts the prepared job when shown and follows it to its end.
 
@@ -233,12 +238,12 @@ class TransferPage(Page):
             self.ui.progress_label.setText(f"Sent {format_size(sent)}" if sent else "")
             return
         summary = self.session.summary if self.is_done else None
-        done, total, rate = p.done, p.total, p.rate
-        eta = p.eta
+        done, total, rate, wire, eta = p.done, p.total, p.rate, p.wire_rate, p.eta
         tree = self.session.tree is not None
         if summary is not None:
             # The last Progress may predate the receiver's final count: the summary is exact.
-            done, total, rate = summary.bytes, summary.bytes, summary.rate
+            done, total, rate, wire = (summary.bytes, summary.bytes, summary.rate,
+                                       _wire_average(p, summary.rate))
         parts = []
         bar = self.ui.progress_bar
         if total:
@@ -255,7 +260,7 @@ class TransferPage(Page):
             parts.append(f"{format_size(sent)} sent")
         if rate > 0 or summary is not None:  # the engine's smoothed rate: 0 until it settles
             parts.append(f"{format_size(rate)}/s" + (" on average" if summary else "")
-                         + self.plots.share(rate))
+                         + self.plots.share(rate, wire))
         parts.append(f"elapsed {elapsed(summary.seconds if summary else p.elapsed)}")
         if p.stalled is not None and not self.is_done:
             parts.append(f"stalled for {elapsed(p.stalled)}")

@@ -195,10 +195,12 @@ class TransferPlots:
         self.wire = wire
         self.rates.set_ceiling(wire.ceiling if wire is not None else None)
 
-    def share(self, rate: float) -> str:
-        """`, 95% of the 1 Gb/s link: the wire is the limit` ("" without a ceiling)."""
+    def share(self, rate: float, wire_rate: float | None = None) -> str:
+        """`, 95% of the 1 Gb/s link: the wire is the limit` ("" without a ceiling);
+        `wire_rate`: what crosses the link, where compressed in transit."""
         c = self.wire.ceiling if self.wire is not None else None
-        return f", {plain_words.live_share(rate, c)}" if c is not None and rate > 0 else ""
+        return (f", {plain_words.live_share(rate, c, wire_rate)}" if c is not None and rate > 0
+                else "")
 
     def update_from(self, sender: SeriesData, receiver: SeriesData) -> None:
         self.rates.update_from(sender, receiver)
