@@ -295,12 +295,13 @@ class DatasetFilterProxy(QSortFilterProxyModel):
     def setFilterFixedString(self, pattern: str) -> None:  # noqa: N802 - Qt's name
         model = self.sourceModel()
         needle = pattern.lower()
+        self.beginFilterChange()
         if isinstance(model, DatasetTreeModel):
             self._model = model
             self._shown = model.matching(needle) if needle else None
         else:
             self._shown = None
-        self.invalidateRowsFilter()
+        self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
 
     def filterAcceptsRow(self, source_row: int, source_parent: ModelIndex) -> bool:  # noqa: N802
         shown, model = self._shown, self._model
