@@ -212,3 +212,42 @@ def test_a_go_live_cut_off_by_the_link_at_each_step_is_undone_by_going_back(
         assert _row(trees.env) == ("back", 0, 0, STEPS)
         assert mount_state(*trees.roots) == before
         assert trees.files() == files  # the source's, served again
+
+
+def test_a_way_back_cut_off_by_the_link_at_each_step_is_finished_by_going_back_again(
+        trees: Trees) -> None:
+    """Going back, cut off by the link at each of its undos in turn (held before or after it
+    ran): the run fails naming the lost host and `--back` again; run again, the way back
+    continues where the record says and ends as before going live, what was written while live
+    carried back to the source."""
+    files = trees.files()
+    for k in range(1, STEPS + 1):
+        before = trees.final_sync()
+        trees.watched()
+        r = trees.go_live()
+        trees.watched(r)
+        assert r.returncode == 0, r.stderr + r.stdout
+        (trees.old.mountpoint / "t" / f"written-live-{k}").write_text("live\n")
+        trees.watched()
+        r, took = trees.far.go_live_cut_at(*trees.roots, k, trees.env,
+                                           "before" if k % 2 else "after", "--back")
+        trees.watched(r)
+        assert r.returncode == 1, r.stderr + r.stdout
+        (err,) = _events(r, "error")
+        assert err["host"] == ALIAS and LOST in err["message"], err
+        assert "run go-live --back again" in str(err["fix"]), err
+        assert took < ENDS_WITHIN, (k, took)
+        assert _row(trees.env)[0] == "going back", _row(trees.env)
+        undone = _events(r, "go_live_step")
+        command = str(undone[-1]["command"])
+        assert (trees.far.control / "reached").read_text().strip() == \
+            command.removeprefix("zfs "), (k, undone)
+        trees.watched()
+        r = trees.go_live("--back")
+        trees.watched(r)
+        assert r.returncode == 0, r.stderr + r.stdout
+        assert _row(trees.env) == ("back", 0, 0, STEPS)
+        assert mount_state(*trees.roots) == before
+        assert trees.files() == files
+        assert (trees.old.mountpoint / "t" / f"written-live-{k}").read_text() == "live\n"
+        print(f"way back cut at undo {k}: failed {took:.1f} s after the cut, then finished")

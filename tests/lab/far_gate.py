@@ -98,15 +98,16 @@ class FarGate(NamespaceLab):
         self._ip("link", "set", self.near_link, "up")
 
     def go_live_cut_at(self, source: str, destination: str, k: int, env: dict[str, str],
-                       mode: str) -> tuple[Run, float]:
-        """`go-live ALIAS:SOURCE ALIAS:DESTINATION --yes --json` with the link cut while its
-        k-th step is held on the host, `mode` "before" it ran (it then never runs) or "after"
-        (it ran, its answer is lost). The step is let go once the link is down, and the link
-        comes back once the run has ended. The run and the seconds from the cut to its end."""
+                       mode: str, *extra: str) -> tuple[Run, float]:
+        """`go-live ALIAS:SOURCE ALIAS:DESTINATION --yes --json EXTRA` with the link cut while
+        its k-th step is held on the host, `mode` "before" it ran (it then never runs) or
+        "after" (it ran, its answer is lost). The step is let go once the link is down, and the
+        link comes back once the run has ended. The run and the seconds from the cut to its
+        end."""
         d = self.control
         arm(d, k, mode)
         proc = start(env, "go-live", f"{ALIAS}:{source}", f"{ALIAS}:{destination}", "--yes",
-                     "--json")
+                     "--json", *extra)
         try:
             if not wait_until(lambda: (d / "reached").exists(), 60):
                 raise AssertionError(f"step {k} never came: {finish(proc, 5)}, "
