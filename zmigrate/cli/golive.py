@@ -158,7 +158,11 @@ def _back(args: argparse.Namespace, src: Host, dst: Host, destination_root: str,
         return EXIT_ERROR
 
     def said(step: Step) -> None:
-        print(f"{step.side}: undo {step.what}", file=err)
+        if args.json and step.undo is not None:
+            print_json({"event": "go_back_step", **step.to_json(),
+                        "command": cmdline.join(step.undo)}, out)
+        else:
+            print(f"{step.side}: undo {step.what}", file=err)
 
     try:
         went = golive_record.back(src, dst, destination_root, leave_writes=args.leave_writes,

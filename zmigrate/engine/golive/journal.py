@@ -23,6 +23,7 @@ from ..history import History, golive_log
 from ..hosts import Host
 from .cutover import GoLiveError, Step
 
+WAS_LIVE = "was_live"  # the record's extra: the copy was in service when going back began
 _NOT_MOUNTED = "not currently mounted"
 _ALREADY_MOUNTED = "already mounted"
 
@@ -143,6 +144,11 @@ def backward(history: History, row: golive_log.GoLiveRow, src: Host, dst: Host,
     boundary = source_first(steps)
     ran = row.ran
     golive_log.progress(history, row.id, ran, state=golive_log.GOING_BACK)
+    # Whether the copy was in service, recorded before its undos: a way back cut off after
+    # them still carries its writes back when run again (its `ran` no longer says so).
+    was_live = ran > boundary or bool(row.extra.get(WAS_LIVE))
+    if was_live and not row.extra.get(WAS_LIVE):
+        golive_log.set_extra(history, row.id, {**row.extra, WAS_LIVE: True})
 
     def undo(i: int) -> None:
         if on_step is not None:
@@ -153,7 +159,7 @@ def backward(history: History, row: golive_log.GoLiveRow, src: Host, dst: Host,
     for i in range(ran - 1, boundary - 1, -1):  # the copy's steps
         undo(i)
     unmount_again(steps[boundary:], dst)  # all it may have mounted: idempotent
-    between(ran > boundary)
+    between(was_live)
     for i in range(min(ran, boundary) - 1, -1, -1):  # then the source's
         undo(i)
     remount_writable(steps[:boundary], src)

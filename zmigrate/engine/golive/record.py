@@ -253,7 +253,8 @@ def back(src: Host, dst: Host, destination_root: str, *, leave_writes: bool = Fa
         except ZmigrateError as exc:
             left = golive_log.get(history, row.id).ran
             raise GoLiveError(
-                f"going back stopped, {left} of {len(row.steps)} steps still to undo: {exc}",
+                f"going back stopped, {left} of {len(row.steps)} steps still to undo: "
+                f"{exc.message}",
                 host=exc.host, fix=(f"{exc.fix}; then" if exc.fix else "fix the cause, then")
                 + " run go-live --back again: it continues where it stopped (the history holds "
                 "what is still to undo)") from exc

@@ -198,7 +198,7 @@ class SshHost(Host):
             raise CommandError(
                 "the SSH control session is closed",
                 host=self.label,
-                fix="check the network and that sshd still runs there, then start again",
+                fix="check the network and that sshd still runs there",
             )
         return transport
 
