@@ -29,7 +29,8 @@ def create(dst: Host, ds: str, quota: int) -> tuple[str, str | None]:
         return guid, None
     why = r.stderr.strip().splitlines()[-1]
     for attempt in range(MOUNT_TRIES):
-        time.sleep(1.0 if attempt else 0.0)
+        if attempt:
+            time.sleep(1.0)
         m = dst.execute(dst.privileged(["zfs", "mount", ds]), timeout=60)
         if m.ok:
             return guid, None
