@@ -281,3 +281,37 @@ def test_the_copy_s_writes_are_measured_from_the_snapshot_it_shares_with_the_sou
         "newpool/t/a": "zmigrate-20261124-215112"}
     writes = carry_back.Writes((("newpool/t/a", 2048), ("newpool/t/b", 10)))
     assert (writes.bytes, writes.datasets) == (2058, ("newpool/t/a", "newpool/t/b"))
+
+
+def test_a_way_back_cut_off_after_the_copys_undos_still_carries_its_writes_back(
+        tmp_path: Path) -> None:
+    """Cut off while making sure the copy is unmounted (its undos all recorded done): run
+    again, the way back still knows the copy was in service and carries its writes back
+    (it once went on with `between(False)`: the writes stranded on the copy)."""
+    host = Scripted()
+    calls: list[bool] = []
+    with History(tmp_path / "h.sqlite3") as store:
+        gid = _begin(store)
+        journal.forward(store, gid, STEPS, 0, host, host)
+        unmounts = 0
+        run = host.run
+
+        def cut_at_second_unmount(line: str, **kw: object) -> CommandResult:
+            # The mount's own undo works; the unmount made sure of after it is cut off.
+            nonlocal unmounts
+            unmounts += line == "zfs unmount new/t"
+            if unmounts == 2:
+                raise CommandError("lab: the SSH control session was lost", host="lab")
+            return run(line, **kw)  # type: ignore[arg-type]
+
+        host.run = cut_at_second_unmount  # type: ignore[method-assign]
+        with pytest.raises(CommandError):
+            journal.backward(store, golive_log.get(store, gid), host, host, calls.append)
+        host.run = run  # type: ignore[method-assign]
+        row = golive_log.get(store, gid)
+        assert (row.state, row.ran) == ("going back", 3)  # only the source's steps left
+        assert calls == []
+        journal.backward(store, row, host, host, calls.append)
+        row = golive_log.get(store, gid)
+    assert calls == [True]
+    assert (row.state, row.back is not None) == ("back", True)
