@@ -20,6 +20,6 @@ def test_a_pool_with_no_way_in_is_cleared_and_a_reachable_one_stays(
     for ds in (f"{stale.name}/child", stale.name):  # as after its daemon died: nothing
         zfs("umount", ds)                             # of it mounted...
     shutil.rmtree(stale.mountpoint)  # ...and its run's tmp dir gone
-    assert clear_stale_pools() == [stale.name]
+    assert stale.name in clear_stale_pools()
     assert not pool_exists(stale.name) and pool_exists(live.name)
     assert zfs("get", "-H", "-o", "value", "mounted", live.name).strip() == "yes"
