@@ -41,16 +41,23 @@ def _seconds(m: re.Match[str]) -> float:
 
 def part_cpu(lines: list[str]) -> dict[str, tuple[int, float | None]]:
     """Each part's exit status and CPU seconds: a subshell ran the part alone and then said
-    `CPU_MARK part status` and its `times` (the second line: its children's, the part's)."""
+    `CPU_MARK part status` and its `times` (the second line: its children's, the part's).
+    stdout and stderr come through two pipes: a line of the other (`wc -c`'s count) may fall
+    between the mark and its `times`, so those are the next two lines that look like them
+    before the next mark."""
     parts: dict[str, tuple[int, float | None]] = {}
     stripped = [x.strip() for x in lines]
     for i, line in enumerate(stripped):
         words = line.split()
         if len(words) != 3 or words[0] != CPU_MARK or not words[2].isdigit():
             continue
-        after = stripped[i + 1:i + 3]
-        m = _TIMES.match(after[1]) if len(after) == 2 and _TIMES.match(after[0]) else None
-        parts[words[1]] = (int(words[2]), _seconds(m) if m else None)
+        times: list[re.Match[str]] = []
+        for later in stripped[i + 1:]:
+            if later.startswith(CPU_MARK) or len(times) == 2:
+                break
+            if (m := _TIMES.match(later)) is not None:
+                times.append(m)
+        parts[words[1]] = (int(words[2]), _seconds(times[1]) if len(times) == 2 else None)
     return parts
 
 
