@@ -7,6 +7,7 @@ import json
 import subprocess
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -330,7 +331,7 @@ def test_a_write_test_dataset_busy_for_a_moment_is_destroyed_on_a_retry(
     assert destroys[-1][1] is True and "-f" in destroys[-1][0], destroys  # forced, then gone
 
 
-def _blocked_mountpoint(doctor: Doctor, pool: Pool) -> Any:
+def _blocked_mountpoint(doctor: Doctor, pool: Pool) -> Path:
     """A non-empty directory where the write test's dataset would mount: its `zfs create`
     makes the dataset, then says "filesystem successfully created, but not mounted"."""
     ds = doctor.temp_dataset

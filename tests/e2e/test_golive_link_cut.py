@@ -170,6 +170,19 @@ def _live(t: Trees) -> None:
     assert len(t.files()) == 2  # the copy's, served where the source's were
 
 
+def _gone_back(t: Trees, k: int, before: dict[tuple[str, str], str], files: list[str]) -> None:
+    """`go-live --back` (watched) ends as before going live: the source served again, its
+    files intact, and what was written to the live copy (written-live-K) carried back to it."""
+    t.watched()
+    r = t.go_live("--back")
+    t.watched(r)
+    assert r.returncode == 0, r.stderr + r.stdout
+    assert _row(t.env) == ("back", 0, 0, STEPS)
+    assert mount_state(*t.roots) == before
+    assert t.files() == files
+    assert (t.old.mountpoint / "t" / f"written-live-{k}").read_text() == "live\n"
+
+
 def test_a_go_live_cut_off_by_the_link_at_each_step_is_finished_by_going_live_again(
         trees: Trees) -> None:
     files = trees.files()
@@ -185,16 +198,7 @@ def test_a_go_live_cut_off_by_the_link_at_each_step_is_finished_by_going_live_ag
         assert _row(trees.env) == ("live", STEPS, 0, STEPS)
         _live(trees)
         (trees.old.mountpoint / "t" / f"written-live-{k}").write_text("live\n")
-        trees.watched()
-        r = trees.go_live("--back")
-        trees.watched(r)
-        assert r.returncode == 0, r.stderr + r.stdout
-        assert _row(trees.env) == ("back", 0, 0, STEPS)
-        assert mount_state(*trees.roots) == before
-        # The source served again, its files intact, and what was written to the live copy
-        # carried back to it.
-        assert trees.files() == files
-        assert (trees.old.mountpoint / "t" / f"written-live-{k}").read_text() == "live\n"
+        _gone_back(trees, k, before, files)
 
 
 def test_a_go_live_cut_off_by_the_link_at_each_step_is_undone_by_going_back(
@@ -249,13 +253,6 @@ def test_a_way_back_cut_off_by_the_link_at_each_change_is_finished_by_going_back
         assert took < ENDS_WITHIN, (k, took)
         assert _row(trees.env)[0] == "going back", _row(trees.env)
         reached = (trees.far.control / "reached").read_text().strip()
-        trees.watched()
-        r = trees.go_live("--back")
-        trees.watched(r)
-        assert r.returncode == 0, r.stderr + r.stdout
-        assert _row(trees.env) == ("back", 0, 0, STEPS)
-        assert mount_state(*trees.roots) == before
-        assert trees.files() == files
-        assert (trees.old.mountpoint / "t" / f"written-live-{k}").read_text() == "live\n"
+        _gone_back(trees, k, before, files)
         print(f"way back cut at change {k} ({reached}): failed {took:.1f} s after the cut, "
               "then finished by --back")

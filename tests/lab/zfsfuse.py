@@ -153,7 +153,7 @@ def clear_stale_pools() -> list[str]:
     for name in listed.stdout.split():
         if not name.startswith(POOL_PREFIX):
             continue
-        got = run(["/usr/sbin/zfs", "get", "-H", "-o", "value", "mountpoint", name],
+        got = run([ZFS, "get", "-H", "-o", "value", "mountpoint", name],
                   check=False, timeout=30)
         mountpoint = got.stdout.strip()
         if got.returncode != 0 or not mountpoint.startswith("/") or _reachable(mountpoint):

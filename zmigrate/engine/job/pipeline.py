@@ -243,10 +243,10 @@ class StepRunner:
         self.cancelled = cancelled
         self.done_before = done_before
         # The rates users read (progress), not the plots': the stream's, behind the receiver's
-        # buffer; and, compressed in transit, the wire's (what the sender's mbuffer sends).
+        # buffer; and, compressed in transit (only ever where it crosses a link), the wire's:
+        # what the sender's mbuffer sends.
         self._rate = FollowedRate(lambda s: s.in_rate)
-        self._wire_rate = (FollowedRate(lambda s: s.out_rate)
-                           if plan.compress is not None and plan.carrier.crosses_link else None)
+        self._wire_rate = FollowedRate(lambda s: s.out_rate) if plan.compress is not None else None
         self.send = SideState(Side.SEND, src.label)
         self.carrier = plan.carrier
         self.receive = SideState(Side.RECEIVE, self.carrier.receiving_host(src, dst).label)
