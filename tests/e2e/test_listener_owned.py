@@ -74,11 +74,14 @@ def test_a_port_taken_before_the_listener_stops_the_job_and_gets_nothing(
     assert wait_until(lambda: not _leftovers(pools, busy), 10), _leftovers(pools, busy)
 
 
+@pytest.mark.parametrize("transport", [Transport.TCP, Transport.PRIVATE])
 def test_a_rejected_stranger_is_not_advised(
-        lab_hosts: tuple[Host, Host], pools: tuple[Pool, Pool]) -> None:
+        lab_hosts: tuple[Host, Host], pools: tuple[Pool, Pool], transport: Transport) -> None:
     """The sender cannot reach the listener (a connect address nobody answers on); a stranger
-    connects meanwhile and is rejected. The job fails on what really happened (the sender
-    reached nobody) and never offers the stranger --allow-address."""
+    connects meanwhile and is rejected (tcp: by address; private: by its failed handshake).
+    The job fails on what really happened (the sender reached nobody) within the connect
+    deadline - the stranger's connection does not disarm it (private: its port stops listening
+    for the stranger too) - and never offers the stranger --allow-address."""
     src_pool, dst_pool = pools
     ds = _dataset(src_pool)
     src, dst = lab_hosts
@@ -96,7 +99,7 @@ def test_a_rejected_stranger_is_not_advised(
                 pass  # rejected: closed under its feet
             stranger_sent.append("192.0.2.2")
 
-    options = Options(buffer_size=16 * MiB, allow_address="127.0.0.1",
+    options = Options(transport=transport, buffer_size=16 * MiB, allow_address="127.0.0.1",
                       connect_address="192.0.2.77")
     job = Job(src, dst, Request(f"{ds}@s", f"{dst_pool.name}/unreached", options), observe)
     t0 = time.monotonic()

@@ -67,7 +67,7 @@ def test_full_send_tcp_200mb_over_ssh_control_sessions(lab: Lab, pools: tuple[Po
     # A rate limit keeps it ~2 s long: mbuffer prints status every 0.5 s, and a sender that is
     # done in less would show no sample of its side on a fast, quiet machine.
     r = lab.zmigrate("send", f"lab-src:{ds}@one", f"lab-dst:{dst.name}/copy", "--buffer", "64M",
-                     "--bwlimit", "100M", "--hash", "--json")
+                     "--bwlimit", "100M", "--hash", "--json", "--transport", "tcp")
     assert r.returncode == 0, r.stderr + r.stdout
     events = r.events
     kinds = {e["event"] for e in events}
@@ -396,7 +396,7 @@ def test_dry_run_prints_the_commands_and_runs_nothing(lab: Lab, pools: tuple[Poo
     ds, _ = _dataset(src, mb=1)
     zfs("snapshot", f"{ds}@x")
     r = lab.zmigrate("send", f"lab-src:{ds}@x", f"lab-dst:{dst.name}/x", "--dry-run",
-                     "--bwlimit", "20M")
+                     "--bwlimit", "20M", "--transport", "tcp")
     assert r.returncode == 0, r.stderr
     assert "# on lab-dst:" in r.stdout and "# on lab-src:" in r.stdout
     assert f"zfs send {ds}@x | mbuffer -s 128k -m 1G -r 20M -O 127.0.0.1:" in r.stdout
@@ -457,8 +457,8 @@ def test_a_stream_damaged_in_flight_is_refused_by_zfs_receive(
         if isinstance(event, StageChanged) and event.stage == "starting" and not proxies:
             proxies.append(FlippingProxy(relay_port, offset=12 * MiB, upstream=port))
 
-    options = Options(buffer_size=16 * MiB, readonly=False, port=port, connect_address="::1",
-                      allow_address="127.0.0.1")
+    options = Options(transport=Transport.TCP, buffer_size=16 * MiB, readonly=False, port=port,
+                      connect_address="::1", allow_address="127.0.0.1")
     job = Job(*lab_hosts, Request(f"{ds}@one", f"{dst.name}/damaged", options), observe)
     try:
         with pytest.raises(TransferError, match="checksum mismatch") as info:
@@ -484,7 +484,8 @@ def test_a_listener_rejecting_the_source_names_the_address_it_saw(
     zfs("snapshot", f"{ds}@s")
     src, dst = lab_hosts
     job = Job(src, dst, Request(f"{ds}@s", f"{dst_pool.name}/nat",
-                                Options(allow_address="198.51.100.77", buffer_size=16 * MiB)))
+                                Options(transport=Transport.TCP, allow_address="198.51.100.77",
+                                        buffer_size=16 * MiB)))
     t0 = time.monotonic()
     with pytest.raises(TransferError) as info:
         job.run()

@@ -37,6 +37,7 @@ def jumbo_one_end(lab: Lab, tmp_path: Path) -> Iterator[ShapedLab]:
 def test_mtus_that_differ_are_reported_with_the_path_mtu_measured(
         jumbo_one_end: ShapedLab) -> None:
     r = jumbo_one_end.zmigrate("doctor", "lab-src", "lab-far", "--stage", "network",
+                               "--transport", "tcp",
                                "--seconds", "2", "--json")
     assert r.returncode == 0, r.stderr + r.stdout
     report = r.events[-1]

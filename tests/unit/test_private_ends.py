@@ -4,7 +4,10 @@ the doctor's own-CPU reading and its private/tcp prediction."""
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -15,6 +18,7 @@ from zmigrate.engine.doctor.private_cost import private_cost
 from zmigrate.engine.doctor.results import HostCpu, StageResult
 from zmigrate.engine.hosts.tools import HostTools, install_hint, parse_socat
 from zmigrate.engine.transports import StreamSpec, private, tls_ends
+from zmigrate.engine.transports.listener import CONNECTED_MARK
 from zmigrate.engine.units import GiB, MiB
 
 # `socat -V | grep -E '^socat version|WITH_OPENSSL'` on Debian 12 (the probe's section).
@@ -97,8 +101,36 @@ def test_the_listener_sits_through_strangers_and_gives_only_the_session(tmp_path
     r = _listen(tmp_path, [STRANGER, STRANGER, SESSION])
     assert r.returncode == 0, r.stderr
     assert r.stdout == "STREAM\n"
+    # Each stranger's refusal is said; the sender's session alone says it connected (the
+    # engine's connect deadline counts only that).
     assert r.stderr.splitlines() == [
-        "openssl: SSL_accept(): error:0A000086:SSL routines::certificate verify failed"] * 2
+        "openssl: SSL_accept(): error:0A000086:SSL routines::certificate verify failed"] * 2 + [
+        CONNECTED_MARK]
+
+
+def test_handing_over_keys_sweeps_only_stale_key_directories() -> None:
+    """A step's keys go into a fresh 0700 directory; this login's key directories older than
+    STALE_MINUTES (ends killed with KILL where no clean-up could reach) are removed first, a
+    younger one (a step of another job) is left alone. Run by a real sh and find."""
+    stale, young = private.key_dirs()
+    new = private.key_dirs()[0]
+    for d in (stale, young):
+        Path(d).mkdir(mode=0o700)
+        (Path(d) / "own.key").write_text("old key")
+    old = time.time() - (private.STALE_MINUTES + 5) * 60
+    os.utime(stale, (old, old))
+    try:
+        files = private.make_keys().source
+        r = subprocess.run(["sh", "-c", private.unpack_line(new)], input=private.bundle(files),
+                           capture_output=True, timeout=30, check=False)
+        assert r.returncode == 0, r.stderr
+        assert not Path(stale).exists()
+        assert (Path(young) / "own.key").read_text() == "old key"
+        assert (Path(new) / "own.key").read_bytes() == files["own.key"]
+        assert Path(new).stat().st_mode & 0o777 == 0o700
+    finally:
+        for d in (stale, young, new):
+            shutil.rmtree(d, ignore_errors=True)
 
 
 def test_a_listener_that_cannot_bind_ends_at_once(tmp_path: Path) -> None:

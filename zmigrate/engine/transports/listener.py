@@ -44,11 +44,11 @@ def owners(port: int) -> str:
             + "; else echo '#unchecked'; fi; }")
 
 
-def probe(port: int, seconds: float = LISTEN_TIMEOUT) -> str:
+def probe(port: int, seconds: float = LISTEN_TIMEOUT, *, connected: bool = True) -> str:
     """The probe's shell line, run in the background of the listener's own group: it prints
-    LISTENING_MARK once a process of that group holds `port` and nobody else does (then
-    CONNECTED_MARK once the port no longer listens), or TAKEN_MARK and stops when someone
-    else holds it."""
+    LISTENING_MARK once a process of that group holds `port` and nobody else does (then, with
+    `connected`, CONNECTED_MARK once the port no longer listens), or TAKEN_MARK and stops when
+    someone else holds it."""
     tries = max(1, round(seconds / 0.02))
     watch = max(1, round(CONNECTED_WATCH / 0.1))
     grep = capabilities.listening_grep(port)
@@ -69,15 +69,17 @@ def probe(port: int, seconds: float = LISTEN_TIMEOUT) -> str:
             f"while [ $i -lt {tries} ]; do "
             f"{check}i=$((i+1)); sleep 0.02 2>/dev/null || sleep 1; done; "
             f"[ $i -lt {tries} ] || exit 1; i=0; "
-            f"while [ $i -lt {watch} ]; do {grep} || {{ echo {CONNECTED_MARK} >&2; exit 0; }}; "
-            "i=$((i+1)); sleep 0.1 2>/dev/null || sleep 1; done ) &")
+            + (f"while [ $i -lt {watch} ]; do {grep} || {{ echo {CONNECTED_MARK} >&2; exit 0; "
+               "}; i=$((i+1)); sleep 0.1 2>/dev/null || sleep 1; done " if connected else "")
+            + ") &")
 
 
-def with_readiness_probe(line: str, port: int, seconds: float = LISTEN_TIMEOUT) -> str:
+def with_readiness_probe(line: str, port: int, seconds: float = LISTEN_TIMEOUT, *,
+                         connected: bool = True) -> str:
     """`line` (a listener's pipeline) with `probe` beside it, in its process group: the
     listener's own channel says it is ready, one SSH session sooner than a separate check
     (about 0.1 s a dataset in a tree)."""
-    return f"{probe(port, seconds)} {line}"
+    return f"{probe(port, seconds, connected=connected)} {line}"
 
 
 def holders(port: int) -> str:

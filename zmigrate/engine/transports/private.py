@@ -34,6 +34,7 @@ from ..hosts import tools as capabilities
 from ..hosts.tools import HostTools
 from ..readings import mbuffer
 from .base import Ends, StreamSpec, Transport
+from .listener import with_readiness_probe
 from .tcp import WIRE_BLOCKS, Tcp, address_port
 from .tls_ends import MIN_OPENSSL, MIN_SOCAT, OPENSSL, client_stage, server_stage, tool_for
 
@@ -44,10 +45,25 @@ if TYPE_CHECKING:
 
 
 
+KEY_DIR = "/tmp/zmigrate-tls-"  # + 24 hex digits and -s (the source's) or -d
+# A step's key directories outlive it only where its ends were killed with KILL and its
+# clean-up could not reach the host (a lost link, a crash of both): the next private step there
+# removes this login's older than this. An end needs its keys only until its session carries
+# bytes (seconds after the step starts), so even a step still running gives up nothing.
+STALE_MINUTES = 60
+
+
 def key_dirs() -> tuple[str, str]:
     """Fresh, unguessable directory names for one step's keys: (source's, destination's)."""
     token = secrets.token_hex(12)
-    return f"/tmp/zmigrate-tls-{token}-s", f"/tmp/zmigrate-tls-{token}-d"
+    return f"{KEY_DIR}{token}-s", f"{KEY_DIR}{token}-d"
+
+
+def stale_sweep() -> str:
+    """The remote line that removes this login's key directories older than STALE_MINUTES
+    (GNU and BSD find; where find cannot, nothing is removed and the step goes on)."""
+    return (f"find /tmp -maxdepth 1 -type d -name '{KEY_DIR[5:]}*' -user \"$(id -u)\" "
+            f"-mmin +{STALE_MINUTES} -exec rm -rf {{}} + 2>/dev/null; ")
 
 
 def _cleanup(d: str) -> str:
@@ -96,9 +112,10 @@ def bundle(files: dict[str, bytes]) -> bytes:
 
 def unpack_line(d: str) -> str:
     """The remote line that makes `d` (mode 0700, failing if it exists) and writes the bundle
-    read on stdin into it, and the FIFO the listener reads; nothing on its command line."""
+    read on stdin into it, and the FIFO the listener reads; nothing on its command line. Stale
+    key directories are swept first (stale_sweep)."""
     q = cmdline.join([d])
-    return (f"umask 077; mkdir -m 700 {q} || exit 1; cd {q} || exit 1; "
+    return (f"{stale_sweep()}umask 077; mkdir -m 700 {q} || exit 1; cd {q} || exit 1; "
             "awk '/^#zm-file /{f=$2; next} {print > f}' && mkfifo idle")
 
 
@@ -120,6 +137,11 @@ class Private(Tcp):
                 reason=PreflightReason.MISSING_TOOL,
                 figures={"tool": "ss", "install": capabilities.install_hint(dst_caps.system,
                                                                             "sockets")})
+
+    def listener_line(self, line: str, port: int | None) -> str:
+        # The port stops listening for a stranger's connection too (the handshake refuses it
+        # after): the ends say when the sender proved its key (tls_ends), the probe does not.
+        return with_readiness_probe(line, port, connected=False) if port is not None else line
 
     def check_source(self, src: Host, src_caps: Capabilities) -> None:
         _need_tls(src, src_caps)

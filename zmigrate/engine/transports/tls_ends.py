@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from .. import cmdline
 from ..hosts.tools import HostTools
+from .listener import CONNECTED_MARK
 
 OPENSSL = "openssl"
 SOCAT = "socat"
@@ -32,6 +33,9 @@ _TLS = ["-tls1_3", "-ciphersuites", SUITES, "-verify_return_error"]
 # socat -d -d says so once a session carries bytes: before it, nothing was read or written.
 _FLOWING = "starting data transfer loop"
 _ACCEPTED = "accepting connection from"
+# s_server -state's line once it has read (and checked) the client's Finished: the handshake
+# is complete, so the peer proved the step's client key.
+_PROVED = "read finished"
 
 
 def tool_for(tools: HostTools) -> str | None:
@@ -59,6 +63,17 @@ def _said(d: str) -> str:
     return f"sed -n 's/^.* E /openssl: /p' {d}/err >&2"
 
 
+def _announced(tool: str, d: str, proved: str) -> str:
+    """`tool` with its stdout on the stream and its stderr into `d`/err, saying CONNECTED_MARK
+    on stderr once a line shows its peer `proved` the step's key: the readiness probe's "the
+    port no longer listens" cannot tell the sender from a stranger the handshake will refuse
+    (Private.listener_line). Its exit status in $s."""
+    awk = (f"awk -v f={d}/err '{{ print > f; fflush(f) }} "
+           f"!m && /{proved}/ {{ print \"{CONNECTED_MARK}\" > \"/dev/stderr\"; m = 1 }}'")
+    return (f"{{ {{ {tool} 2>&1 >&3 3>&-; echo $? >{d}/rc; }} | {awk} >/dev/null; }} 3>&1; "
+            f"s=$(cat {d}/rc)")
+
+
 def server_stage(d: str, port: int, tool: str = OPENSSL) -> str:
     """The destination's first stage: one authenticated TLS session's bytes on stdout."""
     if tool == SOCAT:
@@ -67,14 +82,14 @@ def server_stage(d: str, port: int, tool: str = OPENSSL) -> str:
                               "STDOUT"])
         # Started again only after an accepted connection that never carried a byte (a
         # stranger's failed handshake); a failed bind or a broken session ends it.
-        return (f"( n=0; while :; do {socat} 2>{d}/err; s=$?; [ $s -eq 0 ] && exit 0; "
+        return (f"( n=0; while :; do {_announced(socat, d, _FLOWING)}; [ $s -eq 0 ] && exit 0; "
                 f"{_said(d)}; if grep -q '{_ACCEPTED}' {d}/err && "
                 f"! grep -q '{_FLOWING}' {d}/err; then n=$((n+1)); "
                 f"[ $n -lt {STRANGERS} ] && continue; fi; exit $s; done )")
     # s_server ends a session at EOF on stdin: its stdin is a FIFO nobody writes.
-    s_server = cmdline.join(["openssl", "s_server", "-quiet", "-naccept", "1",
+    s_server = cmdline.join(["openssl", "s_server", "-quiet", "-state", "-naccept", "1",
                              "-accept", str(port), *_files(d), "-Verify", "1", *_TLS])
-    return (f"( n=0; exec 5<>{d}/idle; while :; do {s_server} <&5 2>{d}/err; s=$?; "
+    return (f"( n=0; exec 5<>{d}/idle; while :; do {_announced(s_server + ' <&5', d, _PROVED)}; "
             f"if grep -q ':error:' {d}/err; then grep ':error:' {d}/err | "
             "sed 's/^/openssl: /' >&2; n=$((n+1)); "
             f"[ $n -lt {STRANGERS} ] && continue; exit 1; fi; exit $s; done )")
