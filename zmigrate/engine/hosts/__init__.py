@@ -1,8 +1,8 @@
 """The hosts a job runs on: this computer (`local`) or an SSH host (`ssh_host`, logged in by
 `login`), each pipeline in a process group of its own (`groups`), a shell kept open
 (`kept_shell`), sessions opened ahead (`launcher`), the userland (`tools`), both ends at once
-(`pair`), whether both ends are one machine (`same`) and what earlier runs left
-(`leftovers`)."""
+(`pair`: connected; `at_once`: two remote calls together), whether both ends are one machine
+(`same`) and what earlier runs left (`leftovers`)."""
 
 from .base import HEARTBEAT, CommandResult, Host, Process
 from .groups import wrap_in_group

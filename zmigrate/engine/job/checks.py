@@ -6,32 +6,21 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Collection
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Collection
 from dataclasses import dataclass
-from typing import TypeVar
 
 from .. import cmdline, destination, losses, zfs
 from ..errors import PreflightError, PreflightReason, TransferError, ZmigrateError
 from ..events import Observer, StageChanged, Summary
 from ..hosts import Host
+from ..hosts.at_once import both as both
 from ..plan import Plan
 from ..units import MiB, format_size
 from .pipeline import StepResult
 
-A = TypeVar("A")
-B = TypeVar("B")
 Emit = Observer
 RESUME_HINT = ("the partial receive was kept on the destination: run again with --resume to "
                "send only the rest, or --discard-partial to drop it")
-
-
-def both(first: Callable[[], A], second: Callable[[], B]) -> tuple[A, B]:
-    """Run two independent remote calls at once (each host has its own connection, and one
-    round trip to each is most of a preflight's time); re-raise the first error."""
-    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="zmigrate-preflight") as pool:
-        a, b = pool.submit(first), pool.submit(second)
-        return a.result(), b.result()
 
 
 def permission_need(caps: zfs.Capabilities | None, operation: str,
