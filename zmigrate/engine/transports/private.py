@@ -35,7 +35,6 @@ from ..hosts.at_once import both
 from ..hosts.tools import HostTools
 from ..readings import mbuffer
 from .base import Ends, StreamSpec, Transport
-from .listener import with_readiness_probe
 from .tcp import WIRE_BLOCKS, Tcp, address_port
 from .tls_ends import MIN_OPENSSL, MIN_SOCAT, OPENSSL, client_stage, server_stage, tool_for
 
@@ -46,7 +45,7 @@ if TYPE_CHECKING:
 
 
 
-KEY_DIR = "/tmp/zmigrate-tls-"  # + 24 hex digits and -s (the source's) or -d
+KEY_PREFIX = "zmigrate-tls-"  # in /tmp, + 24 hex digits and -s (the source's) or -d
 # A step's key directories outlive it only where its ends were killed with KILL and its
 # clean-up could not reach the host (a lost link, a crash of both): the next private step there
 # removes this login's older than this. An end needs its keys only until its session carries
@@ -57,13 +56,13 @@ STALE_MINUTES = 60
 def key_dirs() -> tuple[str, str]:
     """Fresh, unguessable directory names for one step's keys: (source's, destination's)."""
     token = secrets.token_hex(12)
-    return f"{KEY_DIR}{token}-s", f"{KEY_DIR}{token}-d"
+    return f"/tmp/{KEY_PREFIX}{token}-s", f"/tmp/{KEY_PREFIX}{token}-d"
 
 
 def stale_sweep() -> str:
     """The remote line that removes this login's key directories older than STALE_MINUTES
     (GNU and BSD find; where find cannot, nothing is removed and the step goes on)."""
-    return (f"find /tmp -maxdepth 1 -type d -name '{KEY_DIR[5:]}*' -user \"$(id -u)\" "
+    return (f"find /tmp -maxdepth 1 -type d -name '{KEY_PREFIX}*' -user \"$(id -u)\" "
             f"-mmin +{STALE_MINUTES} -exec rm -rf {{}} + 2>/dev/null; ")
 
 
@@ -127,6 +126,9 @@ class Private(Tcp):
     listens: ClassVar[bool] = True
     doctor_stage: ClassVar[str] = "tls"
     link_words: ClassVar[str] = "the network (TLS)"
+    # The port stops listening for a stranger's connection too (the handshake refuses it
+    # after): the ends say when the sender proved its key (tls_ends), the probe does not.
+    port_closed_is_sender: ClassVar[bool] = False
 
     def check(self, dst: Host, dst_caps: Capabilities) -> None:
         _need_tls(dst, dst_caps)
@@ -138,11 +140,6 @@ class Private(Tcp):
                 reason=PreflightReason.MISSING_TOOL,
                 figures={"tool": "ss", "install": capabilities.install_hint(dst_caps.system,
                                                                             "sockets")})
-
-    def listener_line(self, line: str, port: int | None) -> str:
-        # The port stops listening for a stranger's connection too (the handshake refuses it
-        # after): the ends say when the sender proved its key (tls_ends), the probe does not.
-        return with_readiness_probe(line, port, connected=False) if port is not None else line
 
     def check_source(self, src: Host, src_caps: Capabilities) -> None:
         _need_tls(src, src_caps)

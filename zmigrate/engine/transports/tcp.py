@@ -35,6 +35,9 @@ class Tcp(Carrier):
     transport: ClassVar[Transport] = Transport.TCP
     listens: ClassVar[bool] = True
     doctor_stage: ClassVar[str] = "network"
+    # Whether the listener's port closing means the sender connected: mbuffer -I stops
+    # listening only for the one it accepts (a TLS listener stops for a stranger too).
+    port_closed_is_sender: ClassVar[bool] = True
 
     def check(self, dst: Host, dst_caps: Capabilities) -> None:
         if not dst_caps.tools.can_see_listener():
@@ -81,7 +84,8 @@ class Tcp(Carrier):
                 f"{f.word('source')} — a firewall, a NAT, or the link between them")
 
     def listener_line(self, line: str, port: int | None) -> str:
-        return with_readiness_probe(line, port) if port is not None else line
+        return with_readiness_probe(line, port, connected=self.port_closed_is_sender) \
+            if port is not None else line
 
 
 CARRIER = Tcp()

@@ -67,7 +67,7 @@ def _announced(tool: str, d: str, proved: str) -> str:
     """`tool` with its stdout on the stream and its stderr into `d`/err, saying CONNECTED_MARK
     on stderr once a line shows its peer `proved` the step's key: the readiness probe's "the
     port no longer listens" cannot tell the sender from a stranger the handshake will refuse
-    (Private.listener_line). Its exit status in $s."""
+    (Private.port_closed_is_sender). Its exit status in $s."""
     awk = (f"awk -v f={d}/err '{{ print > f; fflush(f) }} "
            f"!m && /{proved}/ {{ print \"{CONNECTED_MARK}\" > \"/dev/stderr\"; m = 1 }}'")
     return (f"{{ {{ {tool} 2>&1 >&3 3>&-; echo $? >{d}/rc; }} | {awk} >/dev/null; }} 3>&1; "
