@@ -114,11 +114,16 @@ def test_handing_over_keys_sweeps_only_stale_key_directories() -> None:
     younger one (a step of another job) is left alone. Run by a real sh and find."""
     stale, young = private.key_dirs()
     new = private.key_dirs()[0]
-    for d in (stale, young):
+    # Nothing else goes: a stale look-alike name, and a stale key directory holding a file
+    # the step never made (its own files go, that file and the directory stay).
+    alike, crowded = "/tmp/zmigrate-tls-notes", private.key_dirs()[1]
+    for d in (stale, young, alike, crowded):
         Path(d).mkdir(mode=0o700)
         (Path(d) / "own.key").write_text("old key")
+    (Path(crowded) / "mine.txt").write_text("not ours")
     old = time.time() - (private.STALE_MINUTES + 5) * 60
-    os.utime(stale, (old, old))
+    for d in (stale, alike, crowded):
+        os.utime(d, (old, old))
     try:
         files = private.make_keys().source
         r = subprocess.run(["sh", "-c", private.unpack_line(new)], input=private.bundle(files),
@@ -128,8 +133,12 @@ def test_handing_over_keys_sweeps_only_stale_key_directories() -> None:
         assert (Path(young) / "own.key").read_text() == "old key"
         assert (Path(new) / "own.key").read_bytes() == files["own.key"]
         assert Path(new).stat().st_mode & 0o777 == 0o700
+        assert (Path(alike) / "own.key").read_text() == "old key"
+        assert sorted(p.name for p in Path(crowded).iterdir()) == ["mine.txt"]
+        # The removal names what a step puts there: make_keys' files among them.
+        assert set(files) <= set(private.KEY_FILES)
     finally:
-        for d in (stale, young, new):
+        for d in (stale, young, new, alike, crowded):
             shutil.rmtree(d, ignore_errors=True)
 
 

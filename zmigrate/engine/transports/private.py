@@ -51,6 +51,13 @@ KEY_PREFIX = "zmigrate-tls-"  # in /tmp, + 24 hex digits and -s (the source's) o
 # removes this login's older than this. An end needs its keys only until its session carries
 # bytes (seconds after the step starts), so even a step still running gives up nothing.
 STALE_MINUTES = 60
+# What a step puts in its key directory, all that its removal removes (a directory holding
+# anything else stays): make_keys' files, and the ends' FIFO, error log and exit status
+# (tls_ends).
+KEY_FILES = ("own.crt", "own.key", "peer.crt")
+END_FILES = ("idle", "err", "rc")
+# Only names of key_dirs' shape are swept.
+_SHAPE = KEY_PREFIX + "[0-9a-f]" * 24 + "-[sd]"
 
 
 def key_dirs() -> tuple[str, str]:
@@ -59,17 +66,31 @@ def key_dirs() -> tuple[str, str]:
     return f"/tmp/{KEY_PREFIX}{token}-s", f"/tmp/{KEY_PREFIX}{token}-d"
 
 
+def _removal(d: str) -> str:
+    """The shell line that removes key directory `d` (a shell word): its files by name, then
+    the directory itself, which stays if anything else is in it."""
+    files = " ".join(f"{d}/{name}" for name in (*KEY_FILES, *END_FILES))
+    return f"rm -f {files}; rmdir {d} 2>/dev/null"
+
+
+def removal(d: str) -> str:
+    """The remote line that removes the key directory `d` a step made (removal's rule)."""
+    return _removal(cmdline.join([d]))
+
+
 def stale_sweep() -> str:
-    """The remote line that removes this login's key directories older than STALE_MINUTES
-    (GNU and BSD find; where find cannot, nothing is removed and the step goes on)."""
-    return (f"find /tmp -maxdepth 1 -type d -name '{KEY_PREFIX}*' -user \"$(id -u)\" "
-            f"-mmin +{STALE_MINUTES} -exec rm -rf {{}} + 2>/dev/null; ")
+    """The remote line that removes this login's key directories (key_dirs' names, mode 0700)
+    older than STALE_MINUTES, by removal's rule (GNU and BSD find; where find cannot, nothing
+    is removed and the step goes on)."""
+    each = cmdline.join([f'for d; do {_removal(chr(34) + "$d" + chr(34))}; done'])
+    return (f"find /tmp -maxdepth 1 -type d -name '{_SHAPE}' -perm 700 -user \"$(id -u)\" "
+            f"-mmin +{STALE_MINUTES} -exec sh -c {each} sh {{}} + 2>/dev/null; ")
 
 
 def _cleanup(d: str) -> str:
     # TERM/HUP/INT end the shell through EXIT, which removes the keys (a KILL leaves them to
     # the step's own clean-up, StepRunner's `forget_keys`).
-    return f"trap {cmdline.join([f'rm -rf {d}'])} EXIT; trap 'exit 143' HUP INT TERM; "
+    return f"trap {cmdline.join([removal(d)])} EXIT; trap 'exit 143' HUP INT TERM; "
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,8 +208,8 @@ class Private(Tcp):
              lambda: hand(dst, dirs[1], keys.destination))
 
     def forget_keys(self, src: Host, dst: Host, dirs: tuple[str, str]) -> None:
-        both(lambda: src.run(cmdline.join(["rm", "-rf", dirs[0]]), timeout=15),
-             lambda: dst.run(cmdline.join(["rm", "-rf", dirs[1]]), timeout=15))
+        both(lambda: src.run(removal(dirs[0]), timeout=15),
+             lambda: dst.run(removal(dirs[1]), timeout=15))
 
 
 
