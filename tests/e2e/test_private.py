@@ -82,6 +82,38 @@ def test_a_dataset_and_a_tree_over_the_private_transport(
     assert wait_until(lambda: not keys_left(), 10), keys_left()
 
 
+def test_a_private_send_sweeps_only_its_kind_of_stale_key_directory(
+        lab: Lab, pools: tuple[Pool, Pool]) -> None:
+    """Ends killed where no clean-up reached left a key directory an hour ago: the next
+    private send over the lab's sshd removes it, and nothing else - a look-alike name, a key
+    directory holding a file no step made (that file and its directory stay), the datasets."""
+    from zmigrate.engine.transports import private
+    src, dst = pools
+    ds, mnt = _dataset(src, "swept", 2)
+    stale, crowded = private.key_dirs()
+    alike = "/tmp/zmigrate-tls-keep-me"
+    old = time.time() - (private.STALE_MINUTES + 5) * 60
+    try:
+        for d in (stale, crowded, alike):
+            Path(d).mkdir(mode=0o700)
+            (Path(d) / "own.key").write_text("a killed step's key")
+        (Path(crowded) / "notes.txt").write_text("not a step's")
+        for d in (stale, crowded, alike):
+            os.utime(d, (old, old))
+        r = lab.zmigrate("send", f"lab-src:{ds}@s", f"lab-dst:{dst.name}/swept",
+                         "--transport", "private", "--no-history")
+        assert r.returncode == 0, r.stderr + r.stdout
+        assert not Path(stale).exists()
+        assert sorted(p.name for p in Path(crowded).iterdir()) == ["notes.txt"]
+        assert (Path(alike) / "own.key").read_text() == "a killed step's key"
+        assert snapshot_guid(f"{dst.name}/swept@s") == snapshot_guid(f"{ds}@s")
+        assert tree_digest(mnt) == tree_digest(Path(zfs(
+            "get", "-H", "-o", "value", "mountpoint", f"{dst.name}/swept").strip()))
+    finally:
+        for d in (stale, crowded, alike):
+            shutil.rmtree(d, ignore_errors=True)
+
+
 def _forged_stream(pool: Pool) -> bytes:
     """A real zfs stream of another dataset: what a stranger would try to plant."""
     ds, _ = _dataset(pool, "forged", 1, b"FORGED-BY-A-STRANGER\n" * 1000)
