@@ -59,12 +59,15 @@ def test_every_stage_reports_a_rate_and_the_slowest_is_the_bottleneck(
     assert r.returncode == 0, r.stderr + r.stdout
     events = r.events
     # First what it destroys (its write test's own dataset), then each stage, then the report.
-    assert [e["event"] for e in events] == ["doctor_plan"] + ["doctor_stage"] * 6 + [
+    assert [e["event"] for e in events] == ["doctor_plan"] + ["doctor_stage"] * 7 + [
         "doctor_report"]
     report = events[-1]
     stages = report["stages"]
+    # Both lab hosts have socat: private is the way between them, its tls stage the wire's.
+    assert report["transport"] == "private"
     assert [s["name"] for s in stages] == [
-        "source_read", "compress", "network", "ssh_default", f"ssh_{FAST}", "destination_write"]
+        "source_read", "compress", "network", "ssh_default", f"ssh_{FAST}", "tls",
+        "destination_write"]
     # The compressor is measured on the snapshot's random data: it gains nothing, so it is
     # advised off (not on the path: no --compress).
     squeeze = stages[1]
@@ -78,7 +81,7 @@ def test_every_stage_reports_a_rate_and_the_slowest_is_the_bottleneck(
         assert {c["host"] for c in s["cpu"]} == {"lab-src", "lab-dst"}
         assert all(c["busy"] is not None for c in s["cpu"]), s
     on_path = [s for s in stages if s["in_path"]]
-    assert {s["name"] for s in on_path} == {"source_read", "network", "destination_write"}
+    assert {s["name"] for s in on_path} == {"source_read", "tls", "destination_write"}
     slowest = min(on_path, key=lambda s: s["rate"])
     assert report["bottleneck"] == slowest["name"]
     assert report["expected_rate"] == slowest["rate"]
@@ -254,7 +257,7 @@ def test_without_a_source_snapshot_the_doctor_claims_no_end_to_end_rate(
     report = r.events[-1]
     assert report["expected_rate"] is None
     assert report["upper_bound"] == next(s["rate"] for s in report["stages"]
-                                         if s["name"] == "network")
+                                         if s["name"] == "tls")  # private's wire (the default)
     assert set(report["unmeasured"]) == {"source_read", "destination_write"}
     notes = {s["name"]: [n["kind"] for n in s["notes"]] for s in report["stages"]}
     assert notes["source_read"] == ["needs_snapshot"]

@@ -59,7 +59,7 @@ def test_send_is_recorded_and_exported(lab: Lab, pools: tuple[Pool, Pool],
     data = json.loads(out.read_text())
     assert data["job"]["outcome"] == "verified"
     assert data["job"]["bytes"] > 40 * 2**20
-    assert data["job"]["transport"] == "tcp"
+    assert data["job"]["transport"] == "private"  # the default between the lab hosts
     assert len(data["samples"]) == len(rows)
 
 

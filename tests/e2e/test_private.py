@@ -50,19 +50,21 @@ def _key_dirs() -> set[str]:
 
 @pytest.fixture
 def keys_left() -> Callable[[], list[str]]:
-    """The key directories the test's jobs made and left: other tests' private jobs cut off
-    from their host (a link cut, a kill) may have left theirs before (the next private step's
-    sweep takes them, transports/private.stale_sweep)."""
+    """The key directories the test's jobs made and left: other tests' jobs (private is the
+    lab's default) cut off from their host may have left theirs before (the next private
+    step's sweep takes them, transports/private.stale_sweep)."""
     before = _key_dirs()
     return lambda: sorted(_key_dirs() - before)
 
 
 def test_a_dataset_and_a_tree_over_the_private_transport(
         lab: Lab, pools: tuple[Pool, Pool], keys_left: Callable[[], list[str]]) -> None:
+    """Both lab hosts have socat: private is the default between them, for a dataset and a
+    tree alike; tcp stays there by name."""
     src, dst = pools
     ds, mnt = _dataset(src, "one", 8)
-    r = lab.zmigrate("send", f"lab-src:{ds}@s", f"lab-dst:{dst.name}/one", "--transport",
-                     "private", "--hash", "--no-history", "--json")
+    r = lab.zmigrate("send", f"lab-src:{ds}@s", f"lab-dst:{dst.name}/one", "--hash",
+                     "--no-history", "--json")
     assert r.returncode == 0, r.stderr + r.stdout
     plan = next(e for e in r.events if e["event"] == "plan")
     assert plan["transport"] == "private", plan
@@ -74,8 +76,12 @@ def test_a_dataset_and_a_tree_over_the_private_transport(
         _dataset(src, f"tree/{child}", 2)
     zfs("snapshot", "-r", f"{src.name}/tree@t")
     r = lab.zmigrate("send", "-r", f"lab-src:{src.name}/tree@t", f"lab-dst:{dst.name}/tree",
-                     "--transport", "private", "--compress", "zstd", "--no-history")
+                     "--compress", "zstd", "--no-history", "--dry-run", "--json")
+    assert r.returncode == 0 and r.events[-1]["transport"] == "private", r.stderr + r.stdout
+    r = lab.zmigrate("send", "-r", f"lab-src:{src.name}/tree@t", f"lab-dst:{dst.name}/tree",
+                     "--compress", "zstd", "--no-history")
     assert r.returncode == 0, r.stderr + r.stdout
+    assert "private: TLS 1.3" in r.stdout + r.stderr, r.stdout
     for child in ("a", "b"):
         assert snapshot_guid(f"{dst.name}/tree/{child}@t") \
             == snapshot_guid(f"{src.name}/tree/{child}@t")
@@ -289,13 +295,14 @@ def test_a_capture_of_the_private_transfer_holds_no_plaintext(
 
 def test_the_doctor_measures_the_private_stage_beside_the_network(
         lab: Lab, pools: tuple[Pool, Pool], keys_left: Callable[[], list[str]]) -> None:
-    """`doctor --transport private`: the tls stage runs on the path (socat to socat over the
-    lab's link, keys made for it), beside cleartext tcp's network stage, with both hosts' CPU;
-    its cost is the ratio of the two rates. No key directory is left."""
+    """The doctor between the lab hosts (private their default, as a job's): the tls stage
+    runs on the path (socat to socat over the lab's link, keys made for it), beside cleartext
+    tcp's network stage, with both hosts' CPU; its cost is the ratio of the two rates. No key
+    directory is left."""
     src, dst = pools
     ds, _ = _dataset(src, "doc", 4)
     r = lab.zmigrate("doctor", f"lab-src:{ds}@s", f"lab-dst:{dst.name}", "--seconds", "2",
-                     "--transport", "private", "--no-ssh", "--no-write-test", "--json")
+                     "--no-ssh", "--no-write-test", "--json")
     assert r.returncode == 0, r.stderr + r.stdout
     report = r.events[-1]
     assert report["transport"] == "private", report

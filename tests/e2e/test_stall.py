@@ -72,7 +72,7 @@ def _starved(far: ShapedLab, make_pool: PoolFactory, *extra: str
                *extra)
     _, plan = run.wait_for(lambda e: e["event"] == "plan", 180)
     port = plan["port"]
-    assert plan["transport"] == "tcp" and port, plan
+    assert plan["transport"] == "private" and port, plan  # the default between these hosts
     run.wait_for(progress_past(40 * MiB), 180)
     far.starve_port(port)
     return run, port, time.monotonic(), src, dst
@@ -86,7 +86,7 @@ def test_a_starved_data_path_is_named_and_the_transfer_goes_on(
         print(f"\nstall named {at - cut:.1f} s after the cut: {stalled['text']}")
         assert at - cut <= NAMED_WITHIN
         figures = stalled["finding"]["figures"]
-        assert (figures["where"], figures["path"], figures["port"]) == ("path", "tcp", port)
+        assert (figures["where"], figures["path"], figures["port"]) == ("path", "private", port)
         assert (figures["source"], figures["destination"]) == ("lab-src", "lab-far"), figures
         assert f"nothing reaches lab-far:{port} from lab-src" in stalled["text"]
         time.sleep(6)
@@ -132,7 +132,7 @@ def test_a_stall_timeout_ends_the_job_and_leaves_nothing_running(
         far.restore()
 
 
-@pytest.mark.parametrize("transport", ["tcp", "ssh", "relay"])
+@pytest.mark.parametrize("transport", ["private", "tcp", "ssh", "relay"])
 def test_a_held_zfs_receive_names_the_destination_not_the_network(
         lab: Lab, pools: tuple[Pool, Pool], transport: str) -> None:
     """Every way of carrying the stream: over ssh the receive is not a group zmigrate started

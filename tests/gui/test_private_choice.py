@@ -1,12 +1,13 @@
-"""The Transport page's private choice (issue 33): offered where both hosts' real probes find
-socat or OpenSSL 3, off with the host and the fix where one has neither, and saying why Direct
-TCP is still the default."""
+"""The Transport page's private choice (issue 33): the default where both hosts' real probes find
+socat or OpenSSL 3, saying why; off with the host and the fix where one has neither (Direct TCP
+the default then); a way picked by hand is the one the page opens with next time."""
 
 from __future__ import annotations
 
 import dataclasses
 
 import pytest
+from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from zmigrate.engine import zfs
@@ -29,10 +30,8 @@ def test_the_private_choice_where_both_hosts_can_and_where_one_cannot(
     qtbot.addWidget(page)
     page.initializePage()
     ui = page.ui
-    assert ui.tcp_radio.isChecked()  # still the default
-    assert ui.private_radio.isEnabled()
-    assert "Direct TCP stays the default" in ui.private_note.text()
-    ui.private_radio.setChecked(True)
+    assert ui.private_radio.isChecked() and ui.private_radio.isEnabled()  # the default
+    assert "The default: both hosts can take it" in ui.private_note.text()
     assert page.options().transport is Transport.PRIVATE
     assert ui.port_spin.isEnabled()  # it listens, as tcp does
     # OpenSSL 3 alone will do (openssl s_client/s_server); 1.1 without socat will not.
@@ -50,4 +49,28 @@ def test_the_private_choice_where_both_hosts_can_and_where_one_cannot(
     page2.initializePage()
     assert not page2.ui.private_radio.isEnabled()
     assert "dst has neither socat nor OpenSSL 3" in page2.ui.private_note.text()
+    assert "Direct TCP is the default" in page2.ui.private_note.text()
     assert page2.ui.tcp_radio.isChecked()
+
+
+def test_a_way_picked_by_hand_is_remembered_and_the_default_is_not(
+        qtbot: QtBot, settings: Settings) -> None:
+    caps = zfs.probe(LocalHost("src"))
+    session = Session(src_host=LocalHost("src"), src_caps=caps, dst_host=LocalHost("dst"),
+                      dst_caps=caps)
+
+    def opened() -> TransportPage:
+        page = TransportPage(session, settings)
+        qtbot.addWidget(page)
+        page.initializePage()
+        return page
+
+    page = opened()
+    assert page.validatePage()  # the default, not picked: nothing remembered
+    assert opened().ui.private_radio.isChecked()
+    page = opened()
+    qtbot.mouseClick(page.ui.tcp_radio, Qt.MouseButton.LeftButton)
+    assert page.ui.tcp_radio.isChecked() and page.validatePage()
+    again = opened()
+    assert again.ui.tcp_radio.isChecked()
+    assert again.options().transport is Transport.TCP

@@ -17,7 +17,7 @@ from zmigrate.engine.doctor.cpu import group_seconds, parse_cpu
 from zmigrate.engine.doctor.private_cost import private_cost
 from zmigrate.engine.doctor.results import HostCpu, StageResult
 from zmigrate.engine.hosts.tools import HostTools, install_hint, parse_socat
-from zmigrate.engine.transports import StreamSpec, private, tls_ends
+from zmigrate.engine.transports import StreamSpec, Transport, chosen, private, tls_ends
 from zmigrate.engine.transports.listener import CONNECTED_MARK
 from zmigrate.engine.units import GiB, MiB
 
@@ -43,6 +43,21 @@ def test_each_end_takes_socat_else_openssl_3_else_nothing() -> None:
     assert tls_ends.tool_for(HostTools()) == tls_ends.OPENSSL  # an older probe's record
     assert "apt install socat" in install_hint("Linux 6.1", "tls")
     assert "pkg install socat" in install_hint("FreeBSD 13.2-RELEASE", "tls")
+
+
+def test_private_is_the_default_between_two_hosts_that_both_can_take_it() -> None:
+    socat, plain, old = _tools((1, 7, 4, 4), None), _tools(None, (3, 0)), _tools(None, (1, 1))
+    assert chosen(None, False, (socat, plain)) is Transport.PRIVATE
+    assert chosen(None, False, (plain, plain)) is Transport.PRIVATE
+    # One host without either tool, not probed yet, or an older probe's record: tcp.
+    assert chosen(None, False, (socat, old)) is Transport.TCP
+    assert chosen(None, False, (old, socat)) is Transport.TCP
+    assert chosen(None, False, (socat, None)) is Transport.TCP
+    assert chosen(None, False, (HostTools(), socat)) is Transport.TCP
+    # One host: local; and what the user asked for, whatever the hosts have.
+    assert chosen(None, True, (socat, socat)) is Transport.LOCAL
+    assert chosen(Transport.TCP, False, (socat, socat)) is Transport.TCP
+    assert chosen(Transport.PRIVATE, False, (old, old)) is Transport.PRIVATE
 
 
 def _spec(src: HostTools, dst: HostTools) -> StreamSpec:

@@ -74,7 +74,8 @@ def add_parser(sub: Any) -> None:
     dp.add_argument("--write-test", action="store_true", help=argparse.SUPPRESS)  # the default
     dp.add_argument("--transport", choices=[Transport.TCP.value, Transport.PRIVATE.value,
                                                Transport.SSH.value],
-                    help="the transport whose stages count for the bottleneck (default tcp)")
+                    help="the transport whose stages count for the bottleneck (default: "
+                    "a job's between these hosts, private where both can take it, else tcp)")
     dp.add_argument("--cipher", action="append", default=[], metavar="CIPHER",
                     help="ssh cipher to try (repeatable; default: "
                     + ", ".join(FAST_CIPHERS) + ")")

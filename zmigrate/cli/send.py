@@ -45,8 +45,10 @@ def add_parser(sub: Any) -> None:
     sp.add_argument("source", help="[user@]host:pool/ds@snap (no host: this machine)")
     sp.add_argument("destination", help="[user@]host:pool/ds")
     sp.add_argument("--transport", choices=[t.value for t in Transport],
-                    help="tcp: mbuffer to mbuffer, fastest, cleartext (default between hosts); "
-                    "ssh: the source's ssh; local: same host")
+                    help="private: mbuffer to mbuffer over TLS 1.3 with keys made for the job "
+                    "(default between hosts that both have socat or OpenSSL 3); tcp: the same "
+                    "in cleartext, fastest (the default otherwise); ssh: the source's ssh; "
+                    "relay: through this computer; local: same host")
     sp.add_argument("--no-intermediates", action="store_true",
                     help="send only the endpoint snapshot of an incremental (-i, not -I)")
     sp.add_argument("--history", action="store_true",
@@ -138,10 +140,11 @@ def _add_stream_arguments(sp: Any) -> None:
     sp.add_argument("--decrypt", action="store_true",
                     help="send an encrypted dataset decrypted: the copy is NOT encrypted")
     sp.add_argument("--compress", choices=[c.value for c in Compression],
-                    help="compress the stream in transit between two hosts (tcp, ssh, relay): "
-                    "zstd (-T0 -3) or lz4 on the source, the decompressor before zfs receive; "
-                    "pays on links slower than the source's compressor with compression=off "
-                    "data (`zmigrate doctor` measures both); both hosts need the tool")
+                    help="compress the stream in transit between two hosts (private, tcp, ssh, "
+                    "relay): zstd (-T0 -3) or lz4 on the source, the decompressor before zfs "
+                    "receive; pays on links slower than the source's compressor with "
+                    "compression=off data (`zmigrate doctor` measures both); both hosts need "
+                    "the tool")
     sp.add_argument("--compress-always", action="store_true",
                     help="also compress raw (-w) streams and compressed blocks sent as stored "
                     "(-c), which gain next to nothing")

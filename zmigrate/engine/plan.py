@@ -432,7 +432,8 @@ def decide_transfer(
     and addresses. Raises PreflightError as make_plan says."""
     ds_name, short = cmdline.split_snapshot(snapshot)
     cmdline.dataset(destination)
-    transport = transports.chosen(options.transport, same_host(src.host, dst.host))
+    transport = transports.chosen(options.transport, same_host(src.host, dst.host),
+                                 (src.caps.tools, dst.caps.tools))
     _check_tools(src, dst, transports.carrier(transport))
     source, snap = _source_snapshot(src, snapshot)
     _check_parent(dst, destination)
@@ -508,7 +509,8 @@ def check_tools(src: Host, src_caps: zfs.Capabilities, dst: Host, dst_caps: zfs.
     tree checks it before it takes its snapshot: each dataset's plan comes later)."""
     zfs.require_zfs(src, src_caps)
     zfs.require_zfs(dst, dst_caps)
-    transport = transports.chosen(options.transport, same_host(src, dst))
+    transport = transports.chosen(options.transport, same_host(src, dst),
+                                 (src_caps.tools, dst_caps.tools))
     _check_tools(Site(src, src_caps, []), Site(dst, dst_caps, []), transports.carrier(transport))
 
 
@@ -951,7 +953,8 @@ def _resume_transfer(src: Site, dst: Site, snapshot: str, destination: str, opti
                      info: zfs.ResumeInfo, source: zfs.Dataset, notes: list[str],
                      where: Where) -> Transfer:
     """The transfer that sends only the rest of an interrupted stream (zfs send -t TOKEN)."""
-    transport = transports.chosen(options.transport, same_host(src.host, dst.host))
+    transport = transports.chosen(options.transport, same_host(src.host, dst.host),
+                                 (src.caps.tools, dst.caps.tools))
     snap = source.snapshot(snapshot.split("@", 1)[1])
     assert snap is not None
     base = None

@@ -96,7 +96,8 @@ class Session:
 
     @property
     def default_transport(self) -> Transport:
-        return chosen(None, self.same_host)
+        return chosen(None, self.same_host, (self.src_caps.tools if self.src_caps else None,
+                                             self.dst_caps.tools if self.dst_caps else None))
 
     def adopt(self, host: Host) -> None:
         """Take ownership of a freshly connected host."""

@@ -96,15 +96,14 @@ class Doctor:
                                 fix="choose from " + ", ".join(STAGES))
         # An explicit stage list is the user's choice; otherwise every stage asked for runs.
         self.explicit = bool(stages)
-        # The private transport's stage runs where it is the way (or when asked for by name).
-        private_path = carrier(chosen((options or Options()).transport, same_host=False)) \
-            .doctor_stage == "tls"
+        # The private transport's stage joins where it is the way: asked for, or the default
+        # between the hosts as probed (run).
         self.only = frozenset(stages) if stages else frozenset(
-            name for name, on in zip(STAGES, (True, True, True, ssh_test, private_path,
-                                               write_test), strict=True) if on)
+            name for name, on in zip(STAGES, (True, True, True, ssh_test, False, write_test),
+                                     strict=True) if on)
         options = options or Options()
         self.options = options
-        self.transport = chosen(options.transport, same_host=False)
+        self.transport = chosen(options.transport, False, (None, None))  # until probed
         self.ciphers = tuple(ciphers)
         self._emit = emit or (lambda _e: None)
         self.run_id = secrets.token_hex(4)
@@ -132,12 +131,7 @@ class Doctor:
     def run(self) -> DoctorReport:
         """Run every stage in turn and return the report (partial if cancelled)."""
         stages: list[StageResult] = []
-        self.src_caps = zfs.probe(self.src)
-        self.dst_caps = self.src_caps if self.dst is self.src else zfs.probe(self.dst)
-        for caps, host in ((self.src_caps, self.src), (self.dst_caps, self.dst)):
-            if not caps.mbuffer_version:
-                raise ZmigrateError("mbuffer is not installed", host=host.label,
-                                    fix=capabilities.install_hint(caps.system, "mbuffer"))
+        self._probe()
         wire = start_wire(self)  # beside the stages: a bisected path MTU takes seconds
         # Each step yields its rows as they finish (ssh yields one per cipher), so they are
         # emitted while the next one runs.
@@ -174,6 +168,19 @@ class Doctor:
                 self._emit(result)
         self.wire = wire()
         return report(self, stages)
+
+    def _probe(self) -> None:
+        """Both hosts probed: mbuffer there, and the transport between them (its stage)."""
+        self.src_caps = zfs.probe(self.src)
+        self.dst_caps = self.src_caps if self.dst is self.src else zfs.probe(self.dst)
+        for caps, host in ((self.src_caps, self.src), (self.dst_caps, self.dst)):
+            if not caps.mbuffer_version:
+                raise ZmigrateError("mbuffer is not installed", host=host.label,
+                                    fix=capabilities.install_hint(caps.system, "mbuffer"))
+        self.transport = chosen(self.options.transport, False,
+                                (self.src_caps.tools, self.dst_caps.tools))
+        if not self.explicit and carrier(self.transport).doctor_stage == "tls":
+            self.only |= {"tls"}
 
     def job(self) -> Job:
         """A Job used only for its address and ssh-target logic (nothing runs through it)."""

@@ -31,7 +31,7 @@ def decide_job(src: Host, dst: Host, request: Request, reading: Reading) -> Deci
     """The decide step: every choice and every refusal, on what `reading` holds; nothing is
     read from a host (a free port is picked among the ports read)."""
     options = request.options
-    transport = default_transport(src, dst, options)
+    transport = default_transport(src, dst, options, (reading.src.caps, reading.dst.caps))
     options = replace(options, transport=transport)
     known = reading.known
     tcp = transports.carrier(transport).listens

@@ -48,9 +48,11 @@ class Known:
     leftovers: tuple[leftovers.Leftover, ...] = ()
 
 
-def default_transport(src: Host, dst: Host, options: Options) -> Transport:
-    """The transport asked for, else local on one host and tcp between two."""
-    return transports.chosen(options.transport, same_host(src, dst))
+def default_transport(src: Host, dst: Host, options: Options,
+                      caps: tuple[zfs.Capabilities, zfs.Capabilities]) -> Transport:
+    """The transport asked for, else the default between these hosts (transports.chosen)."""
+    return transports.chosen(options.transport, same_host(src, dst),
+                             (caps[0].tools, caps[1].tools))
 
 
 def addresses(src: Host, dst: Host, src_caps: zfs.Capabilities,
@@ -78,7 +80,7 @@ def read_known(src: Host, dst: Host, src_caps: zfs.Capabilities, dst_caps: zfs.C
     runs with the source's datasets as soon as they are read, beside the other reads (its
     failure is raised)."""
     parent = destination.rsplit("/", 1)[0] if "/" in destination else destination
-    tcp = transports.carrier(default_transport(src, dst, options)).listens
+    tcp = transports.carrier(default_transport(src, dst, options, (src_caps, dst_caps))).listens
     # receive -s needs the pool's extensible_dataset feature, not only a zfs that knows -s.
     check_feature = dst_caps.resumable and options.resumable is not False
     with ThreadPoolExecutor(max_workers=6, thread_name_prefix="zmigrate-preflight") as pool:
@@ -129,7 +131,7 @@ def read_wire_beside(src: Host, dst: Host, src_caps: zfs.Capabilities,
     """Where the stream crosses a link, read the wire (both hosts' links, the ceiling) in a
     thread of its own and emit it as a `Wire` event when read: the preflight does not wait for
     it (a bisected path MTU takes seconds)."""
-    transport = default_transport(src, dst, options)
+    transport = default_transport(src, dst, options, (src_caps, dst_caps))
     if same_host(src, dst) or not transports.carrier(transport).crosses_link:
         return
 
@@ -250,7 +252,7 @@ def read_job(src: Host, dst: Host, request: Request, emit: Observer, *,
         dst_sets.append(zfs.Dataset(parent, "filesystem", 0, 0, 0, 0, 0))
     src_site, dst_site = Site(src, src_caps, src_sets), Site(dst, dst_caps, dst_sets)
     existing = next((d for d in dst_sets if d.name == target), None)
-    carrier = transports.carrier(default_transport(src, dst, options))
+    carrier = transports.carrier(default_transport(src, dst, options, (src_caps, dst_caps)))
     route = ssh_route(dst.label, options.ssh_options) \
         if carrier.source_ssh and options.ssh_target is None else None
     resume_info = read_token(src, existing, src_sets, options, emit)

@@ -213,6 +213,12 @@ class Private(Tcp):
 
 
 
+def able(tools: HostTools | None) -> bool:
+    """Whether a host's probe found socat (with OpenSSL) or OpenSSL 3: the private transport
+    is then the default (a host not probed, or probed without these sections, is not)."""
+    return tools is not None and tools.probed and tool_for(tools) is not None
+
+
 def lacking(hosts: Sequence[tuple[str, Capabilities | None]]) -> list[str]:
     """The labels of the hosts whose probe found neither socat (with OpenSSL) nor OpenSSL 3
     (the private transport's needs); a host not probed yet is not counted."""

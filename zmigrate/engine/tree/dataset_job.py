@@ -92,7 +92,7 @@ def dataset_job(src: Host, dst: Host, request: TreeRequest,
     nothing beyond `shown` (the keys of what the plan the user saw destroys; None: `plan`'s)."""
     options = dataset_options(request, caps[1], plan, e)
     if known is not None and options.port is None \
-            and transports.carrier(default_transport(src, dst, options)).listens:
+            and transports.carrier(default_transport(src, dst, options, caps)).listens:
         options = replace(options, port=ports.take(dst, known))
     job = Job(src, dst, Request(f"{e.source}@{plan.snapshot}", e.destination, options),
               src_caps=caps[0], dst_caps=caps[1], t0=t0, known=known, deferred=True)

@@ -18,6 +18,7 @@ from .. import cmdline, losses, transports, zfs
 from ..errors import InvalidNameError, PreflightError, PreflightReason, ZmigrateError
 from ..events import TreePlanReady as TreePlanReady
 from ..hosts import Host, same_host
+from ..hosts.tools import HostTools
 from ..losses import Loss
 from ..plan import Options
 from ..units import format_size
@@ -396,13 +397,15 @@ def destination_name(source: str, root: str, destination: str) -> str:
 def plan_tree(src_host: Host, dst_host: Host, request: TreeRequest,
               src_sets: Sequence[zfs.Dataset], dst_sets: Sequence[zfs.Dataset],
               *, snapshot: str, unmounted: bool, raw_streams: bool = False,
-              resumable: bool = False) -> TreePlan:
+              resumable: bool = False,
+              tools: tuple[HostTools | None, HostTools | None] = (None, None)) -> TreePlan:
     """Decide each dataset's fate from the two inventories (no remote call).
 
     `raw_streams`: both hosts send and receive raw, and encrypted datasets go raw; then a new
     encryption root whose whole subtree is new on the destination goes as one -R -w stream.
     `resumable`: the destination keeps interrupted receives; then only a small catch-up of a
-    subtree goes as one -R -I stream (tree_streams)."""
+    subtree goes as one -R -I stream (tree_streams). `tools`: both hosts' probed tools, for
+    the default transport (transports.chosen; not probed: tcp between two hosts)."""
     picked, excluded = pick(src_sets, request.root, request.excludes)
     on_dst = {d.name: d for d in dst_sets}
     take = request.snapshot is None
@@ -460,7 +463,7 @@ def plan_tree(src_host: Host, dst_host: Host, request: TreeRequest,
         vanished=_vanished(request, src_sets, dst_sets), excluded=tuple(excluded),
         mount=_mount_words(request, unmounted),
         transport=transports.chosen(request.options.transport,
-                                    same_host(src_host, dst_host)).value,
+                                    same_host(src_host, dst_host), tools).value,
         not_carried=NotCarried.of(picked),
         destroys=tree_losses(entries, src_sets, dst_sets, request, snapshot),
     )

@@ -24,6 +24,8 @@ from .base import Page
 
 # stall_combo's choices (ui/transport_page.ui): keep waiting, or give up after 1, 5, 15 min.
 STALL_CHOICES: tuple[float | None, ...] = (None, 60.0, 300.0, 900.0)
+# The transport the user picked by hand (a new key: the old "transport" held the default too).
+CHOICE_KEY = "transport_choice"
 
 
 def buffer_hint(advice: Advice, rate_limit: float | None) -> str:
@@ -61,15 +63,16 @@ def compression_hint(s: Suggestion) -> str:
 
 
 def private_note(missing: list[str]) -> str:
-    """What the private choice is, why Direct TCP is still the default, or why it is off."""
+    """What the private choice is and why it is the default, or why it is off."""
     if missing:
         return (f"Not available: {', '.join(missing)} has neither socat nor OpenSSL 3 (one of "
-                "them carries the stream). Install socat there, or choose SSH to encrypt.")
-    return ("Encrypted and authenticated: each host proves a key made for this job, so no one "
-            "else on the network or on the source host can read the stream or feed the "
-            "receive. Direct TCP stays the default because it is faster where the CPU is the "
-            "limit (on the 2-core test lab: as fast on a 400 Mbit/s link, 0.7-0.8x on "
-            "loopback); the Doctor measures what it costs between your hosts.")
+                "them carries the stream), so Direct TCP is the default. Install socat there, "
+                "or choose SSH to encrypt.")
+    return ("The default: both hosts can take it. Encrypted and authenticated: each host "
+            "proves a key made for this job, so no one else on the network or on the source "
+            "host can read the stream or feed the receive. It costs CPU on both hosts: as fast "
+            "as Direct TCP on a 400 Mbit/s link, 0.7-0.8x where the CPU is the limit (the "
+            "2-core test lab's loopback); the Doctor measures its cost between your hosts.")
 
 
 def offer_private(ui: Ui_TransportPage, s: Session) -> bool:
@@ -80,6 +83,16 @@ def offer_private(ui: Ui_TransportPage, s: Session) -> bool:
     ui.private_radio.setEnabled(able)
     ui.private_note.setText(private_note(missing))
     return able
+
+
+def first_transport(ui: Ui_TransportPage, s: Session, picked: str) -> Transport:
+    """The transport checked as the page opens: local on one host; between two, the one the
+    user last picked by hand where it is on offer, else the default between these hosts."""
+    between = {t.value: t for t in (Transport.TCP, Transport.SSH, Transport.RELAY)}
+    if offer_private(ui, s):
+        between[Transport.PRIVATE.value] = Transport.PRIVATE
+    tools = (s.src_caps.tools if s.src_caps else None, s.dst_caps.tools if s.dst_caps else None)
+    return chosen(None if s.same_host else between.get(picked), s.same_host, tools)
 
 
 class TransportPage(Page):
@@ -98,8 +111,11 @@ class TransportPage(Page):
         ui = self.ui
         for field in (ui.buffer_combo, ui.block_combo, ui.port_spin, ui.rate_edit):
             field.setMaximumWidth(260)
-        for w in self._radios().values():
+        for t, w in self._radios().items():
             w.toggled.connect(self._on_changed)
+            # Remembered only when picked by hand (clicked): the default follows the hosts.
+            w.clicked.connect(lambda _c=False, t=t: setattr(self, "_transport_choice", t.value))
+        self._transport_choice: str = settings.value(CHOICE_KEY, "")
         ui.buffer_combo.currentTextChanged.connect(self._on_changed)
         ui.compress_combo.currentTextChanged.connect(self._on_changed)
         # The user's own choice (activated: by hand only) outlives the suggestion.
@@ -130,12 +146,7 @@ class TransportPage(Page):
         ui = self.ui
         same = s.same_host
         ui.local_radio.setEnabled(same)
-        remembered = self.settings.value("transport", "")
-        between = {t.value: t for t in (Transport.TCP, Transport.SSH, Transport.RELAY)}
-        if offer_private(ui, s):
-            between[Transport.PRIVATE.value] = Transport.PRIVATE
-        # one host: local whatever was remembered; two: the remembered way, else the default
-        self._radios()[chosen(None if same else between.get(remembered), same)].setChecked(True)
+        self._radios()[first_transport(ui, s, self._transport_choice)].setChecked(True)
         self._fill_buffers()
         self._suggest_compression()
         self._on_changed()
@@ -320,7 +331,7 @@ class TransportPage(Page):
             return False
         self.session.options = options
         st = self.settings
-        st.set_value("transport", options.transport.value if options.transport else "")
+        st.set_value(CHOICE_KEY, self._transport_choice)
         st.set_value("buffer", self.ui.buffer_combo.currentText().strip())
         st.set_value("block", self.ui.block_combo.currentText().strip())
         st.set_value("rate_limit", self.ui.rate_edit.text().strip())
