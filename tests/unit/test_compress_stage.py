@@ -174,3 +174,26 @@ def test_the_compressors_own_cpu_seconds_and_the_decompressor_count_where_measur
         min(1 / (0.95 / 600 / MiB + per_byte), 1 / (0.95 / 300 / MiB + decompress)), rel=0.01)
     # Without compressing, neither counts.
     assert cpu_limit([read, squeeze, write], apart, False) is None
+
+
+def test_the_wires_own_cpu_counts_for_the_compressed_bytes_it_carries() -> None:
+    """Over private the TLS ends (and the mbuffers around them) cost CPU for each byte the
+    wire carries: compressed 4:1, a stream byte costs a quarter of a wire byte's. On a 2-core
+    machine holding both hosts (the lab), that share adds to zfs send's, the compressor's and
+    the write's."""
+    read = _stage("source_read", 600, "src", 95)
+    squeeze = _stage("compress", 140, "src", 60, ratio=4.0, tool="zstd", cpu_seconds=18.0)
+    write = _stage("destination_write", 300, "dst", 95)
+    # 10 s at 46 MiB/s: the ends used 1.2 s (sender) and 2.1 s (receiver) of CPU.
+    tls = _stage("tls", 46, "src", 15, own_cpu={"src": 1.2, "dst": 2.1})
+    tls = dataclasses.replace(tls, cpu=(*tls.cpu, HostCpu("dst", 15, 2)))
+    shared = Machines("src", "dst", shared=True)
+    before = 0.95 / 600 / MiB + 18.0 / squeeze.bytes / 2 + 0.95 / 300 / MiB
+    wire = (1.2 + 2.1) / tls.bytes / 2 / 4.0
+    assert cpu_limit([read, squeeze, tls, write], shared, True) == pytest.approx(
+        1 / (before + wire), rel=0.01)
+    # Uncompressed, a stream byte is a wire byte.
+    assert cpu_limit([read, tls, write], shared, False) == pytest.approx(
+        1 / (0.95 / 600 / MiB + 0.95 / 300 / MiB + (1.2 + 2.1) / tls.bytes / 2), rel=0.01)
+    p = predict([read, tls, write], squeeze, Transport.PRIVATE, shared)
+    assert p is not None and p.with_ == pytest.approx(1 / (before + wire), rel=0.01)

@@ -167,6 +167,9 @@ class Machines:
     shared: bool = False
 
 
+WIRE_STAGES = ("network", "tls")  # the doctor stages that model a wire (tcp, private)
+
+
 def _busy_share(stage: StageResult, host: str) -> float | None:
     """The share of `host`'s machine a byte a second of the stage needs: the share of all its
     cores busy during the stage over the stage's rate."""
@@ -174,22 +177,34 @@ def _busy_share(stage: StageResult, host: str) -> float | None:
     return busy / 100.0 / stage.rate if busy and stage.rate else None
 
 
-def _cpu_share(stage: StageResult, key: str, host: str) -> float | None:
-    """The same from the CPU seconds a pipeline of the stage used (`times`), over the bytes it
-    took and the host's cores: its own cost, not the host's other work."""
-    used = stage.details.get(key)
+def _per_core(stage: StageResult, used: object, host: str) -> float | None:
+    """`used` CPU seconds of the stage (its own, on `host`) as a share of that machine a byte
+    a second: over the bytes the stage carried and the host's cores."""
     cores = next((h.cores for h in stage.cpu if h.host == host and h.cores), None)
     if not isinstance(used, float) or not used or not cores or stage.bytes <= 0:
         return None
     return used / stage.bytes / cores
 
 
+def _cpu_share(stage: StageResult, key: str, host: str) -> float | None:
+    """The same from the CPU seconds a pipeline of the stage used (`times`): its own cost,
+    not the host's other work."""
+    return _per_core(stage, stage.details.get(key), host)
+
+
+def _own_share(stage: StageResult, host: str) -> float | None:
+    """The same from the CPU seconds of the stage's own processes on `host` (`own_cpu`)."""
+    own = stage.details.get("own_cpu")
+    return _per_core(stage, own.get(host) if isinstance(own, dict) else None, host)
+
+
 def cpu_limit(path: list[StageResult], machines: Machines, compressing: bool) -> float | None:
     """The rate a machine's CPU allows when its stages run at once: a stage that needs a
     share of the machine per byte a second (`_busy_share`, `_cpu_share`) adds it, and those
     shares add up to at most the whole machine. On the source: zfs send (also a read from
-    cache costs its CPU, and the transfer reads from that cache too) and the compressor; on
-    the destination: the write test and the decompressor; one machine where both hosts are.
+    cache costs its CPU, and the transfer reads from that cache too), the compressor and the
+    wire's sending end; on the destination: the write test, the decompressor and the wire's
+    receiving end; one machine where both hosts are.
     None where no machine has two such stages (one alone runs at its own rate)."""
     shares: dict[str, list[float]] = {}
 
@@ -203,10 +218,20 @@ def cpu_limit(path: list[StageResult], machines: Machines, compressing: bool) ->
     if "destination_write" in by_name:
         add("destination", _busy_share(by_name["destination_write"], machines.destination))
     squeeze = by_name.get("compress")
+    ratio = 1.0
     if compressing and squeeze is not None:
         add("source", _cpu_share(squeeze, "cpu_seconds", machines.source)
             or _busy_share(squeeze, machines.source))
         add("destination", _cpu_share(squeeze, "decompress_seconds", machines.destination))
+        measured_ratio = squeeze.details.get("ratio")
+        ratio = measured_ratio if isinstance(measured_ratio, float) and measured_ratio > 0 else 1.0
+    # The wire's ends (mbuffers; over private, the TLS ends too) cost their CPU a byte they
+    # carry: a stream byte is 1/ratio of a wire byte once compressed.
+    for wire in (by_name.get(n) for n in WIRE_STAGES):
+        if wire is not None:
+            for side, host in (("source", machines.source), ("destination", machines.destination)):
+                share = _own_share(wire, host)
+                add(side, share / ratio if share else None)
     limits = [1.0 / sum(each) for each in shares.values() if len(each) > 1]
     return min(limits) if limits else None
 
