@@ -32,6 +32,7 @@ from zmigrate.engine.events import Progress
 from zmigrate.engine.hosts import Host
 from zmigrate.engine.job import Job, Request
 from zmigrate.engine.plan import Options
+from zmigrate.engine.transports import Transport
 from zmigrate.engine.units import MiB
 
 pytestmark = pytest.mark.lab
@@ -87,14 +88,27 @@ def test_crash_of_zmigrate_leaves_no_process_and_no_partial_dataset(
     assert r.returncode == 0, r.stderr
 
 
+def _kill_receiving_mbuffer(transport: Transport, port: int) -> None:
+    """KILL the destination's mbuffer: tcp's listens on the port itself; private's reads from
+    the TLS listener in its process group."""
+    if transport is Transport.TCP:
+        run(["pkill", "-KILL", "-f", f"^mbuffer .*-I 127.0.0.1:{port}"])
+        return
+    listener = run(["pgrep", "-f", f"^socat .*OPENSSL-LISTEN:{port},"]).stdout.split()[0]
+    group = run(["ps", "-o", "pgid=", "-p", listener]).stdout.strip()
+    run(["pkill", "-KILL", "-g", group, "-x", "mbuffer"])
+
+
+@pytest.mark.parametrize("transport", [Transport.TCP, Transport.PRIVATE])
 def test_killed_receiver_mbuffer_is_a_clear_error(lab_hosts: tuple[Host, Host],
-                                                  pools: tuple[Pool, Pool]) -> None:
+                                                  pools: tuple[Pool, Pool],
+                                                  transport: Transport) -> None:
     src_pool, dst_pool = pools
     snap = _source(src_pool, 40)
     src, dst = lab_hosts
     seen: list[object] = []
-    job = Job(src, dst, Request(snap, f"{dst_pool.name}/killed",
-                                Options(rate_limit=8 * MiB, buffer_size=16 * MiB)), seen.append)
+    options = Options(rate_limit=8 * MiB, buffer_size=16 * MiB, transport=transport)
+    job = Job(src, dst, Request(snap, f"{dst_pool.name}/killed", options), seen.append)
     job.start()
     try:
         assert wait_until(lambda: any(isinstance(e, Progress) and e.done > 4 * MiB
@@ -102,7 +116,7 @@ def test_killed_receiver_mbuffer_is_a_clear_error(lab_hosts: tuple[Host, Host],
         port = job.plan.port if job.plan else None
         assert port is not None
         t0 = time.monotonic()
-        run(["pkill", "-KILL", "-f", f"^mbuffer .*-I 127.0.0.1:{port}"])
+        _kill_receiving_mbuffer(transport, port)
         assert job.wait(10), "no error within 10 s"
         took = time.monotonic() - t0
     finally:

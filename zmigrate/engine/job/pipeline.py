@@ -332,6 +332,7 @@ class StepRunner:
         plan, step = self.plan, self.step
         procs: list[tuple[Process, SideState, str]] = []
         rx: Process | None = None
+        ended_clean = False
         try:
             carrier = self.carrier
             if step.keys is not None:
@@ -354,10 +355,14 @@ class StepRunner:
             self.stall.restart(self.start_time)
             tx.begin()
             self.emit(StageChanged("sending", step.title(self.index, len(plan.steps))))
-            return self._follow(procs)
+            result = self._follow(procs)
+            ended_clean = True
+            return result
         finally:
             self.stop()
-            if step.keys is not None:
+            # Ends that ran to their end removed their keys themselves (their EXIT trap): a
+            # round trip a host is spent only where one may have been killed.
+            if step.keys is not None and not ended_clean:
                 try:
                     self.carrier.forget_keys(self.src, self.dst, step.keys)
                 except ZmigrateError:

@@ -146,7 +146,8 @@ class Carrier:
         hand each end its own over the host's control session."""
 
     def forget_keys(self, src: Host, dst: Host, dirs: tuple[str, str]) -> None:
-        """After such a step: remove what is left of its keys on both hosts."""
+        """After such a step whose ends did not all run to their end (those that did removed
+        their own): remove what is left of its keys on both hosts."""
 
     def notes(self, options: RouteOptions, dst_label: str) -> list[str]:
         """What the plan should say about this transport's choices (warnings)."""
