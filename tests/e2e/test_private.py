@@ -77,11 +77,16 @@ def test_a_dataset_and_a_tree_over_the_private_transport(
     zfs("snapshot", "-r", f"{src.name}/tree@t")
     r = lab.zmigrate("send", "-r", f"lab-src:{src.name}/tree@t", f"lab-dst:{dst.name}/tree",
                      "--compress", "zstd", "--no-history", "--dry-run", "--json")
-    assert r.returncode == 0 and r.events[-1]["transport"] == "private", r.stderr + r.stdout
-    r = lab.zmigrate("send", "-r", f"lab-src:{src.name}/tree@t", f"lab-dst:{dst.name}/tree",
-                     "--compress", "zstd", "--no-history")
     assert r.returncode == 0, r.stderr + r.stdout
-    assert "private: TLS 1.3" in r.stdout + r.stderr, r.stdout
+    tree_plan = next(e for e in r.events if e["event"] == "tree_plan")
+    assert tree_plan["transport"] == "private", tree_plan
+    assert "Each stream goes over the private transport." in tree_plan["description"]
+    r = lab.zmigrate("send", "-r", f"lab-src:{src.name}/tree@t", f"lab-dst:{dst.name}/tree",
+                     "--compress", "zstd", "--no-history", "--json")
+    assert r.returncode == 0, r.stderr + r.stdout
+    steps = [e for e in r.events if e["event"] == "plan"]
+    assert len(steps) == 3 and {e["transport"] for e in steps} == {"private"}, steps
+    assert all("private: TLS 1.3" in e["description"] for e in steps), steps
     for child in ("a", "b"):
         assert snapshot_guid(f"{dst.name}/tree/{child}@t") \
             == snapshot_guid(f"{src.name}/tree/{child}@t")

@@ -172,6 +172,8 @@ class TreePlan:
                      "replication stream (zfs send -R -w), keeping its encryption hierarchy "
                      "(not resumable: after an interruption, what had not arrived goes "
                      "dataset by dataset and the run names the keys to re-join). ")
+        if sends:
+            text += f"Each stream goes over the {self.transport} transport. "
         if self.snapshot_command:
             text += f"The snapshot @{self.snapshot} is taken first. "
         if self.measures_empty:
@@ -203,6 +205,7 @@ class TreePlan:
             "event": "tree_plan", "root": self.root, "destination": self.destination,
             "snapshot": self.snapshot, "snapshot_command": self.snapshot_command,
             "readonly_command": self.readonly_command, "mount": self.mount,
+            "transport": self.transport,
             "datasets": [{"source": e.source, "destination": e.destination, "type": e.type,
                           "size": e.size, "action": e.action, "reason": e.reason,
                           "resume": e.resume, "replicate": e.replicate,
