@@ -867,7 +867,7 @@ def main() -> int:
     # 5 Review: the real planner with the addresses a preflight would have found
     plan = make_plan(Site(src_host, src_caps, src_sets), Site(dst_host, dst_caps, dst_sets),
                      s.snapshot.name if s.snapshot else "", s.destination or "",
-                     Options(transport=Transport.TCP, buffer_size=512 * MiB),
+                     Options(transport=Transport.PRIVATE, buffer_size=512 * MiB),
                      connect_address="10.0.0.7", allow_address="10.0.0.5", port=40871)
 
     def prepare(_job: Job) -> Plan:
