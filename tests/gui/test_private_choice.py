@@ -49,6 +49,7 @@ def test_the_private_choice_where_both_hosts_can_and_where_one_cannot(
     page2.initializePage()
     assert not page2.ui.private_radio.isEnabled()
     assert "dst has neither socat nor OpenSSL 3" in page2.ui.private_note.text()
+    assert "apt install socat" in page2.ui.private_note.text()  # how, on that host (Linux)
     assert "Direct TCP is the default" in page2.ui.private_note.text()
     assert page2.ui.tcp_radio.isChecked()
 

@@ -4,6 +4,7 @@ the doctor's own-CPU reading and its private/tcp prediction."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import subprocess
@@ -12,11 +13,14 @@ from pathlib import Path
 
 import pytest
 
+from zmigrate.engine import zfs
 from zmigrate.engine.doctor.compress import Machines
 from zmigrate.engine.doctor.cpu import group_seconds, parse_cpu
 from zmigrate.engine.doctor.private_cost import private_cost
 from zmigrate.engine.doctor.results import HostCpu, StageResult
-from zmigrate.engine.hosts.tools import HostTools, install_hint, parse_socat
+from zmigrate.engine.hosts import LocalHost
+from zmigrate.engine.hosts.tools import HostTools, install_hint, parse_socat, parse_tools
+from zmigrate.engine.plan import Options, Site, make_plan
 from zmigrate.engine.transports import StreamSpec, Transport, chosen, private, tls_ends
 from zmigrate.engine.transports.listener import CONNECTED_MARK
 from zmigrate.engine.units import GiB, MiB
@@ -58,6 +62,39 @@ def test_private_is_the_default_between_two_hosts_that_both_can_take_it() -> Non
     assert chosen(None, True, (socat, socat)) is Transport.LOCAL
     assert chosen(Transport.TCP, False, (socat, socat)) is Transport.TCP
     assert chosen(Transport.PRIVATE, False, (old, old)) is Transport.PRIVATE
+
+
+def test_truenas_is_told_no_package_and_a_transfer_left_to_tcp_says_why() -> None:
+    """A host lacking socat and OpenSSL 3 gets tcp by default: the plan says so, naming the host
+    and how to get them there in its own terms (a TrueNAS appliance takes no packages)."""
+    # TrueNAS CORE 13 (FreeBSD 13.1, OpenSSL 1.1.1) as its probe's tools section would read.
+    core = parse_tools({"tools": "ps pkill pgrep sockstat midclt\n",
+                        "openssl": "OpenSSL 1.1.1w-freebsd  11 Sep 2023\n"})
+    assert core.truenas and tls_ends.tool_for(core) is None
+    hint = install_hint("FreeBSD 13.1-RELEASE-p9", "tls", truenas=True)
+    assert "TrueNAS takes no packages" in hint and "pkg install" not in hint
+    probe = (Path(__file__).parent.parent / "data/zfs/zfs-fuse/probe.txt").read_text()
+    caps = zfs.parse_probe(probe)
+    able = dataclasses.replace(caps, tools=dataclasses.replace(
+        _tools((1, 7, 4, 4), (3, 0)), tools=frozenset({"ss", "setsid"})))
+    nas = dataclasses.replace(caps, system="FreeBSD 13.1-RELEASE-p9", tools=core)
+    snap = zfs.Snapshot("tank/a@s", 1, 1_700_000_000, 10, MiB, MiB)
+    src = Site(LocalHost("src"), able, [zfs.Dataset("tank/a", "filesystem", 1, 0, MiB, GiB, 0,
+                                                    [snap])])
+    dst = Site(LocalHost("nas"), nas, [zfs.Dataset("tank", "filesystem", 2, 0, MiB, GiB, 0)])
+    plan = make_plan(src, dst, "tank/a@s", "tank/a", Options(),
+                     connect_address="192.0.2.7", allow_address="192.0.2.5", port=40001)
+    assert plan.transport is Transport.TCP
+    why = [w for w in plan.warnings if w.startswith("cleartext (tcp)")]
+    assert why == ["cleartext (tcp): the private transport is the default only where both hosts "
+                   f"have socat or OpenSSL 3; nas has neither ({hint})"], plan.warnings
+    # Where both can, or where tcp was asked for by name, no such note.
+    both = make_plan(src, Site(dst.host, able, dst.datasets), "tank/a@s", "tank/a", Options(),
+                     connect_address="192.0.2.7", allow_address="192.0.2.5", port=40001)
+    named = make_plan(src, dst, "tank/a@s", "tank/a", Options(transport=Transport.TCP),
+                      connect_address="192.0.2.7", allow_address="192.0.2.5", port=40001)
+    assert both.transport is Transport.PRIVATE
+    assert not [w for p in (both, named) for w in p.warnings if w.startswith("cleartext (tcp)")]
 
 
 def _spec(src: HostTools, dst: HostTools) -> StreamSpec:

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 # Probe sections (run inside zfs's one-round-trip probe script; each prints under `@@name`).
 PROBE_SECTIONS = {
-    "tools": "for t in setsid ss netstat sockstat flock ps pkill pgrep zstd lz4; do "
+    # midclt: TrueNAS's middleware client (CORE and SCALE), which takes no packages of its own.
+    "tools": "for t in setsid ss netstat sockstat flock ps pkill pgrep zstd lz4 midclt; do "
              "command -v $t >/dev/null 2>&1 && echo $t; done",
     # Job control without a tty: FreeBSD sh and bash allow it in a non-interactive shell, dash
     # turns it off ("can't access tty") - and then `$-` has no "m".
@@ -65,6 +66,11 @@ class HostTools:
     @property
     def setsid(self) -> bool:
         return "setsid" in self.tools
+
+    @property
+    def truenas(self) -> bool:
+        """A TrueNAS appliance (its middleware's client is there): no package manager for us."""
+        return "midclt" in self.tools
 
     @property
     def socket_tool(self) -> str | None:
@@ -128,10 +134,16 @@ for _hints in COMPRESSOR_HINTS.values():
     _hints["illumos"] = _hints["SunOS"]
 
 
-def install_hint(system: str, need: str) -> str:
+def install_hint(system: str, need: str, *, truenas: bool = False) -> str:
     """How a user of `system` (uname -s) gets `need` ("procps", "sockets", "zfs", "mbuffer", "tls",
-    "zstd" or "lz4"), in their terms: never a Linux package name on FreeBSD."""
+    "zstd" or "lz4"), in their terms: never a Linux package name on FreeBSD, nor a package on
+    a TrueNAS appliance (`truenas`), where the system takes none."""
     name = system.split()[0] if system else ""
+    if need == "tls" and truenas:
+        # SCALE has OpenSSL 3, so this is CORE (FreeBSD 13, OpenSSL 1.1) or an older SCALE.
+        return ("TrueNAS takes no packages: the private transport needs a TrueNAS release with "
+                "OpenSSL 3 (SCALE, or CORE's successor); until then use --transport ssh to "
+                "encrypt")
     if need == "tls":
         # The private transport's ends: socat (the faster) or OpenSSL 3's own command.
         return {"Linux": "install socat there: apt install socat (dnf install socat), or "

@@ -219,10 +219,28 @@ def able(tools: HostTools | None) -> bool:
     return tools is not None and tools.probed and tool_for(tools) is not None
 
 
-def lacking(hosts: Sequence[tuple[str, Capabilities | None]]) -> list[str]:
-    """The labels of the hosts whose probe found neither socat (with OpenSSL) nor OpenSSL 3
-    (the private transport's needs); a host not probed yet is not counted."""
-    return [label for label, caps in hosts if caps is not None and tool_for(caps.tools) is None]
+def how_to_get(caps: Capabilities) -> str:
+    """How the user gets the private transport's tools on a host, in that host's terms."""
+    return capabilities.install_hint(caps.system, "tls", truenas=caps.tools.truenas)
+
+
+def lacking(hosts: Sequence[tuple[str, Capabilities | None]]) -> list[tuple[str, str]]:
+    """The hosts whose probe found neither socat (with OpenSSL) nor OpenSSL 3 (the private
+    transport's needs), each with how to get them there; a host not probed yet is not
+    counted."""
+    return [(label, how_to_get(caps)) for label, caps in hosts
+            if caps is not None and tool_for(caps.tools) is None]
+
+
+def not_chosen(hosts: Sequence[tuple[str, Capabilities]]) -> str | None:
+    """Why a transfer left to its default goes in cleartext: the plan's note where a host
+    cannot take the private transport (None where both can)."""
+    missing = lacking(hosts)
+    if not missing:
+        return None
+    return ("cleartext (tcp): the private transport is the default only where both hosts have "
+            "socat or OpenSSL 3; " + "; ".join(f"{label} has neither ({hint})"
+                                                for label, hint in missing))
 
 
 def _have(tools: HostTools) -> str:
@@ -236,7 +254,7 @@ def _need_tls(host: Host, caps: Capabilities) -> None:
     """Refuse a host with neither socat (with OpenSSL) nor OpenSSL 3 (s_client -nocommands)."""
     if tool_for(caps.tools) is not None:
         return
-    install = capabilities.install_hint(caps.system, "tls")
+    install = how_to_get(caps)
     need = ".".join(map(str, MIN_SOCAT))
     raise PreflightError(
         f"the private transport needs socat {need} or later (built with OpenSSL) or OpenSSL "

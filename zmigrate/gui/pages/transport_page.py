@@ -62,12 +62,14 @@ def compression_hint(s: Suggestion) -> str:
             assert_never(s.why)
 
 
-def private_note(missing: list[str]) -> str:
-    """What the private choice is and why it is the default, or why it is off."""
+def private_note(missing: list[tuple[str, str]]) -> str:
+    """What the private choice is and why it is the default, or why it is off (each host
+    that lacks its tools, with how to get them there)."""
     if missing:
-        return (f"Not available: {', '.join(missing)} has neither socat nor OpenSSL 3 (one of "
-                "them carries the stream), so Direct TCP is the default. Install socat there, "
-                "or choose SSH to encrypt.")
+        return ("Not available: " + "; ".join(
+            f"{label} has neither socat nor OpenSSL 3 ({hint})" for label, hint in missing)
+            + ". One of them carries the stream, so Direct TCP is the default; choose SSH to "
+            "encrypt.")
     return ("The default: both hosts can take it. Encrypted and authenticated: each host "
             "proves a key made for this job, so no one else on the network or on the source "
             "host can read the stream or feed the receive. It costs CPU on both hosts: as fast "
