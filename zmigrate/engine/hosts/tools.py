@@ -140,10 +140,10 @@ def install_hint(system: str, need: str, *, truenas: bool = False) -> str:
     a TrueNAS appliance (`truenas`), where the system takes none."""
     name = system.split()[0] if system else ""
     if need == "tls" and truenas:
-        # SCALE has OpenSSL 3, so this is CORE (FreeBSD 13, OpenSSL 1.1) or an older SCALE.
-        return ("TrueNAS takes no packages: the private transport needs a TrueNAS release with "
-                "OpenSSL 3 (SCALE, or CORE's successor); until then use --transport ssh to "
-                "encrypt")
+        # SCALE 23.10 on (Debian 12) has OpenSSL 3: this is CORE (FreeBSD 13, OpenSSL 1.1.1)
+        # or an older SCALE (Debian 11).
+        return ("TrueNAS takes no packages: the private transport needs OpenSSL 3, which "
+                "TrueNAS has from SCALE 23.10 on; until then use --transport ssh to encrypt")
     if need == "tls":
         # The private transport's ends: socat (the faster) or OpenSSL 3's own command.
         return {"Linux": "install socat there: apt install socat (dnf install socat), or "
