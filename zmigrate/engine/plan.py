@@ -438,9 +438,9 @@ def decide_transfer(
     source, snap = _source_snapshot(src, snapshot)
     _check_parent(dst, destination)
     notes: list[str] = []
-    if options.transport is None and transport is Transport.TCP:
-        notes += [n for n in [transports.private.not_chosen(
-            [(src.host.label, src.caps), (dst.host.label, dst.caps)])] if n]
+    notes += [n for n in [transports.private.not_chosen(
+        options.transport, transport, [(src.host.label, src.caps), (dst.host.label, dst.caps)])]
+        if n]
     target, discard = _partial_receive(dst, destination, snapshot, snap, options, resume_info,
                                        notes)
     if target is not None and target.resume_token and options.resume:

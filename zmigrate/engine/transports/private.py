@@ -232,10 +232,11 @@ def lacking(hosts: Sequence[tuple[str, Capabilities | None]]) -> list[tuple[str,
             if caps is not None and tool_for(caps.tools) is None]
 
 
-def not_chosen(hosts: Sequence[tuple[str, Capabilities]]) -> str | None:
-    """Why a transfer left to its default goes in cleartext: the plan's note where a host
-    cannot take the private transport (None where both can)."""
-    missing = lacking(hosts)
+def not_chosen(asked: Transport | None, transport: Transport,
+               hosts: Sequence[tuple[str, Capabilities]]) -> str | None:
+    """Why a transfer left to its default (`asked` None) goes in cleartext (`transport` tcp):
+    the plan's note naming the hosts that cannot take the private transport; else None."""
+    missing = lacking(hosts) if asked is None and transport is Transport.TCP else []
     if not missing:
         return None
     return ("cleartext (tcp): the private transport is the default only where both hosts have "
