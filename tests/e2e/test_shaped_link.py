@@ -5,7 +5,10 @@ within 25 %; the live verdict names the same stage within the first 20 s.
 Each scenario states its expected bottleneck and the rate it allows:
 - network: 400 Mbit/s (about 46 MiB/s of payload), a destination pool that writes faster.
 - destination: a free 1 Gbit/s link into a pool whose datasets compress with gzip-9 (zfs-fuse
-  writes incompressible data there at about 40-60 MiB/s on the lab's two cores).
+  writes incompressible data there at about 40-60 MiB/s on the lab's two cores). Over tcp: the
+  pool's slowness is CPU, and on the lab both hosts share two cores, so over private the TLS
+  ends starve with it and the buffers show a starved wire (2 of 3 runs said network or source),
+  which no pair of real hosts would show for a slow pool on the destination alone.
 - ssh, CPU-starved: the ssh transport from lab-near, whose ssh gets 6 % of one core (a cgroup
   cpu quota, as on a NAS whose one weak core encrypts): it carries far less than the 1 Gbit/s
   link and the pool take.
@@ -97,7 +100,9 @@ def test_a_slow_destination_pool_is_named_and_its_rate_predicted(
     far.shape("1gbit")
     dst = make_pool("shgz", size_mb=4096)
     zfs("set", "compression=gzip-9", dst.name)
-    _check(_scenario(far, source, dst, "destination"), "destination_write", "destination")
+    # Over tcp, where the stages are apart (the module's docstring says why not private).
+    result = _scenario(far, source, dst, "destination", extra=("--transport", "tcp"))
+    _check(result, "destination_write", "destination")
 
 
 def test_a_cpu_starved_ssh_transport_is_named_and_its_rate_predicted(
