@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +48,8 @@ def _syncs(env: dict[str, str], job_id: str) -> int:
 
 
 def test_a_kept_tree_catches_up_unattended_then_a_final_sync_cuts_over(
-        env: dict[str, str], pools: tuple[Pool, Pool], tmp_path: Path) -> None:
+        env: dict[str, str], pools: tuple[Pool, Pool], tmp_path: Path,
+        keys_left: Callable[[], list[str]]) -> None:
     src, dst = pools
     root = f"{src.name}/t"
     for rel in TREE:
@@ -109,10 +111,12 @@ def test_a_kept_tree_catches_up_unattended_then_a_final_sync_cuts_over(
             theirs = {k: v for k, v in theirs.items() if k.split("/")[0] not in CHILDREN}
             ours = {k: v for k, v in ours.items() if k.split("/")[0] not in CHILDREN}
         assert ours == theirs and len(ours) >= 3, rel
+    assert wait_until(lambda: not keys_left(), 10), keys_left()  # each step's keys went too
 
 
 def test_an_unattended_catch_ups_fault_is_said_first_and_the_next_one_recovers(
-        env: dict[str, str], pools: tuple[Pool, Pool]) -> None:
+        env: dict[str, str], pools: tuple[Pool, Pool],
+        keys_left: Callable[[], list[str]]) -> None:
     """A catch-up refused (a snapshot made on the copy meanwhile: it would need --force) is
     recorded as the job's fault: `jobs` and `attach` say it first; the job goes on, and once
     the cause is gone the next catch-up verifies and the fault is cleared; `stop` stops it."""
@@ -151,3 +155,4 @@ def test_an_unattended_catch_ups_fault_is_said_first_and_the_next_one_recovers(
     stop = zmigrate(env, "stop", job_id, timeout=180)
     assert stop.returncode == 0, stop.stderr + stop.stdout
     assert _job(env, job_id)["state"] == "stopped"
+    assert wait_until(lambda: not keys_left(), 10), keys_left()

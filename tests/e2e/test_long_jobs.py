@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -133,8 +134,8 @@ def test_detached_tree_outlives_a_killed_follower_and_replays_from_the_first_eve
     assert gaps and max(gaps) < SAMPLE_GAP, sorted(gaps)[-5:]
 
 
-def test_stop_stops_the_job_and_both_ends(env: dict[str, str],
-                                          tree: tuple[Pool, Pool, str]) -> None:
+def test_stop_stops_the_job_and_both_ends(env: dict[str, str], tree: tuple[Pool, Pool, str],
+                                          keys_left: Callable[[], list[str]]) -> None:
     src, dst, root = tree
     copy = f"{dst.name}/copy"
     job_id, _ = _detach(env, root, copy, "500k")
@@ -146,6 +147,7 @@ def test_stop_stops_the_job_and_both_ends(env: dict[str, str],
     assert job["state"] == "stopped" and job["outcome"]["cancelled"] is True
     assert wait_until(lambda: not zfs_processes_naming(src.name, dst.name), timeout=30), \
         zfs_processes_naming(src.name, dst.name)
+    assert wait_until(lambda: not keys_left(), 10), keys_left()  # nor its keys (private)
     replay = zmigrate(env, "attach", job_id, "--json", timeout=60)
     assert replay.returncode == 130
     assert replay.of("error")[-1]["cancelled"] is True
@@ -155,7 +157,8 @@ def test_stop_stops_the_job_and_both_ends(env: dict[str, str],
 
 
 def test_a_killed_runner_is_named_dead_with_what_it_left(
-        env: dict[str, str], tree: tuple[Pool, Pool, str]) -> None:
+        env: dict[str, str], tree: tuple[Pool, Pool, str],
+        keys_left: Callable[[], list[str]]) -> None:
     src, dst, root = tree
     copy = f"{dst.name}/copy"
     job_id, _ = _detach(env, root, copy, "500k")
@@ -176,3 +179,5 @@ def test_a_killed_runner_is_named_dead_with_what_it_left(
                      "--no-history", timeout=300)
     assert again.returncode == 0, again.stderr + again.stdout
     assert wait_until(lambda: not zfs_processes_naming(src.name, dst.name), timeout=30)
+    # Its ends were KILLed before their shells could remove their keys: the stop removed them.
+    assert wait_until(lambda: not keys_left(), 10), keys_left()

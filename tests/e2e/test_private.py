@@ -23,7 +23,7 @@ from lab.zfsfuse import Pool
 
 from zmigrate.engine.errors import TransferError
 from zmigrate.engine.events import LogLine, PlanReady
-from zmigrate.engine.hosts import Host
+from zmigrate.engine.hosts import Host, key_dirs
 from zmigrate.engine.job import Job, Request
 from zmigrate.engine.job import decide as job_decide
 from zmigrate.engine.plan import Options
@@ -42,19 +42,6 @@ def _dataset(pool: Pool, name: str, mb: int, content: bytes | None = None) -> tu
     (mnt / "data").write_bytes(content if content is not None else os.urandom(mb * MiB))
     zfs("snapshot", f"{ds}@s")
     return ds, mnt
-
-
-def _key_dirs() -> set[str]:
-    return {p.name for p in Path("/tmp").glob("zmigrate-tls-*")}
-
-
-@pytest.fixture
-def keys_left() -> Callable[[], list[str]]:
-    """The key directories the test's jobs made and left: other tests' jobs (private is the
-    lab's default) cut off from their host may have left theirs before (the next private
-    step's sweep takes them, transports/private.stale_sweep)."""
-    before = _key_dirs()
-    return lambda: sorted(_key_dirs() - before)
 
 
 def test_a_dataset_and_a_tree_over_the_private_transport(
@@ -98,12 +85,11 @@ def test_a_private_send_sweeps_only_its_kind_of_stale_key_directory(
     """Ends killed where no clean-up reached left a key directory an hour ago: the next
     private send over the lab's sshd removes it, and nothing else - a look-alike name, a key
     directory holding a file no step made (that file and its directory stay), the datasets."""
-    from zmigrate.engine.transports import private
     src, dst = pools
     ds, mnt = _dataset(src, "swept", 2)
-    stale, crowded = private.key_dirs()
+    stale, crowded = key_dirs.key_dirs()
     alike = "/tmp/zmigrate-tls-keep-me"
-    old = time.time() - (private.STALE_MINUTES + 5) * 60
+    old = time.time() - (key_dirs.STALE_MINUTES + 5) * 60
     try:
         for d in (stale, crowded, alike):
             Path(d).mkdir(mode=0o700)

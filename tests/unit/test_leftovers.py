@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import subprocess
 import time
@@ -13,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from zmigrate.engine.errors import PreflightError, PreflightReason
-from zmigrate.engine.hosts import LocalHost, leftovers
+from zmigrate.engine.hosts import LocalHost, key_dirs, leftovers
 from zmigrate.engine.hosts.leftovers import (
     judge,
     names,
@@ -199,3 +200,49 @@ def test_without_a_home_no_lease_is_written_anywhere(monkeypatch: pytest.MonkeyP
         if home is not None:
             leases = home / ".cache" / "zmigrate" / "leases"
             assert leases.is_dir() and leases.stat().st_mode & 0o077 == 0
+
+
+def test_stopping_a_gone_runs_group_removes_the_key_directories_its_shell_names() -> None:
+    """A group whose shell cannot clean up (TERM ignored, so the stop KILLs it) leaves its key
+    directory; the stop removes the directories the group's command lines name, by the
+    removal rule: a named directory holding a file no step made keeps that file. Real sh, ps,
+    pkill."""
+    host = LocalHost()
+    mine, crowded = key_dirs.key_dirs()
+    for d in (mine, crowded):
+        Path(d).mkdir(mode=0o700)
+        for name in ("own.key", "err"):
+            (Path(d) / name).write_text("secret")
+    (Path(crowded) / "notes.txt").write_text("not ours")
+    # The ends name theirs in their clean-up; this one never gets to run it.
+    proc = host.spawn(f"trap '' TERM; : {mine} {crowded}; sleep 300")
+    try:
+        def group() -> leftovers.Group | None:
+            # As the scan reads them (leftovers._SCAN), whole.
+            out = subprocess.run(["sh", "-c", "COLUMNS=32767 ps -A -o pid= -o pgid= -o args="],
+                                 capture_output=True, text=True, check=True).stdout
+            return next((g for g in tagged_groups(parse_ps(out)) if g.pgid == proc.pgid
+                         and any(p.program == "sleep" for p in g.processes)), None)
+        deadline = time.monotonic() + 10
+        while (found := group()) is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert found is not None, proc.pgid
+        leftover = leftovers.Leftover(found.tag, (found,), "dead")
+        assert leftover.key_dirs() == sorted([mine, crowded])
+        assert leftovers.settle(host, (leftover,), "tank/copy", lambda _e: None)
+        assert proc.wait(10) is not None
+        assert not Path(mine).exists()
+        assert sorted(p.name for p in Path(crowded).iterdir()) == ["notes.txt"]
+    finally:
+        proc.kill(signal.SIGKILL)
+        host.close()
+        for d in (mine, crowded):
+            shutil.rmtree(d, ignore_errors=True)
+
+
+def test_only_key_directories_of_their_shape_are_named() -> None:
+    good = "/tmp/zmigrate-tls-" + "0a" * 12 + "-d"
+    lines = [f"sh -c trap 'rm -f {good}/own.key; rmdir {good}' EXIT",
+             "sh -c rm -rf /tmp/zmigrate-tls-notes /tmp/zmigrate-tls-" + "0a" * 12 + "-dx",
+             "cat /tmp/zmigrate-tls-" + "0A" * 12 + "-s"]
+    assert key_dirs.named_in(lines) == [good]

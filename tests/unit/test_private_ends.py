@@ -8,6 +8,7 @@ import dataclasses
 import os
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from zmigrate.engine.doctor.compress import Machines
 from zmigrate.engine.doctor.cpu import group_seconds, parse_cpu
 from zmigrate.engine.doctor.private_cost import private_cost
 from zmigrate.engine.doctor.results import HostCpu, StageResult
-from zmigrate.engine.hosts import LocalHost
+from zmigrate.engine.hosts import LocalHost, key_dirs
 from zmigrate.engine.hosts.tools import HostTools, install_hint, parse_socat, parse_tools
 from zmigrate.engine.plan import Options, Site, make_plan
 from zmigrate.engine.transports import StreamSpec, Transport, chosen, private, tls_ends
@@ -164,16 +165,16 @@ def test_handing_over_keys_sweeps_only_stale_key_directories() -> None:
     """A step's keys go into a fresh 0700 directory; this login's key directories older than
     STALE_MINUTES (ends killed with KILL where no clean-up could reach) are removed first, a
     younger one (a step of another job) is left alone. Run by a real sh and find."""
-    stale, young = private.key_dirs()
-    new = private.key_dirs()[0]
+    stale, young = key_dirs.key_dirs()
+    new = key_dirs.key_dirs()[0]
     # Nothing else goes: a stale look-alike name, and a stale key directory holding a file
     # the step never made (its own files go, that file and the directory stay).
-    alike, crowded = "/tmp/zmigrate-tls-notes", private.key_dirs()[1]
+    alike, crowded = "/tmp/zmigrate-tls-notes", key_dirs.key_dirs()[1]
     for d in (stale, young, alike, crowded):
         Path(d).mkdir(mode=0o700)
         (Path(d) / "own.key").write_text("old key")
     (Path(crowded) / "mine.txt").write_text("not ours")
-    old = time.time() - (private.STALE_MINUTES + 5) * 60
+    old = time.time() - (key_dirs.STALE_MINUTES + 5) * 60
     for d in (stale, alike, crowded):
         os.utime(d, (old, old))
     try:
@@ -188,7 +189,7 @@ def test_handing_over_keys_sweeps_only_stale_key_directories() -> None:
         assert (Path(alike) / "own.key").read_text() == "old key"
         assert sorted(p.name for p in Path(crowded).iterdir()) == ["mine.txt"]
         # The removal names what a step puts there: make_keys' files among them.
-        assert set(files) <= set(private.KEY_FILES)
+        assert set(files) <= set(key_dirs.KEY_FILES)
     finally:
         for d in (stale, young, new, alike, crowded):
             shutil.rmtree(d, ignore_errors=True)
@@ -245,3 +246,39 @@ def test_the_prediction_adds_tls_cpu_on_the_machines_cores() -> None:
     shared = private_cost(stages, Machines("src", "dst", shared=True))
     assert shared is not None and shared.ratio < apart.ratio  # one machine pays both ends
     assert private_cost(stages[:3], Machines("src", "dst")) is None
+
+
+_ORPHAN = """
+import subprocess, sys, time
+from zmigrate.engine.hosts import LocalHost
+from zmigrate.engine.transports import private
+d = sys.argv[1]
+subprocess.run(["sh", "-c", private.unpack_line(d)], check=True,
+               input=private.bundle(private.make_keys().source))
+proc = LocalHost().spawn(private._cleanup(d) + "sleep 300 | cat")
+print(proc.pgid, flush=True)
+time.sleep(300)
+"""
+
+
+def test_ends_whose_zmigrate_was_killed_remove_their_keys() -> None:
+    """The zmigrate that started a step's end dies with KILL: its lifeline TERMs the group, and
+    the end's shell - whose stderr is now a closed pipe - still removes its keys on the way
+    out. Real sh, a real group on a lifeline."""
+    d = key_dirs.key_dirs()[0]
+    child = subprocess.Popen([sys.executable, "-c", _ORPHAN, d], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout is not None
+        pgid = int(child.stdout.readline())
+        assert (Path(d) / "own.key").exists()
+        child.kill()
+        child.wait(10)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and subprocess.run(
+                ["pgrep", "-g", str(pgid)], stdout=subprocess.DEVNULL, check=False).returncode == 0:
+            time.sleep(0.1)
+        assert not Path(d).exists(), sorted(p.name for p in Path(d).iterdir())
+    finally:
+        child.kill()
+        shutil.rmtree(d, ignore_errors=True)

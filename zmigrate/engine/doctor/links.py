@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from .. import cmdline
 from ..errors import ZmigrateError
 from ..findings import Note, NoteKind
+from ..hosts import key_dirs
 from ..job.pipeline import free_port
 from ..transports import carrier, private, tls_ends
 from ..transports.route import SshRoute, diagnose
@@ -58,7 +59,7 @@ def tls_stage(doctor: StageContext) -> StageResult:
         connect, _ = doctor.job().addresses()
         connect = doctor.options.connect_address or connect
         port = doctor.options.port or free_port(doctor.dst)
-        dirs = private.key_dirs()
+        dirs = key_dirs.key_dirs()
         private.CARRIER.hand_keys(doctor.src, doctor.dst, dirs)
     except ZmigrateError as exc:
         return StageResult("tls", title, None, 0.0, 0, in_path, error=exc.message)

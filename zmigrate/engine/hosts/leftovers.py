@@ -29,6 +29,7 @@ from typing import Literal
 from .. import cmdline
 from ..errors import PreflightError, PreflightReason, ZmigrateError
 from ..events import Observer, StageChanged
+from . import key_dirs
 from . import tools as capabilities
 from .base import HEARTBEAT, TAG_PREFIX, Host
 from .groups import LEASE_DIR
@@ -84,6 +85,11 @@ class Leftover:
     @property
     def pgids(self) -> list[int]:
         return [g.pgid for g in self.groups]
+
+    def key_dirs(self) -> list[str]:
+        """The private transport's key directories its shells name (their clean-up line): a
+        group killed before its shell could remove them leaves them behind."""
+        return key_dirs.named_in([p.args for g in self.groups for p in g.processes])
 
     def work(self) -> list[PsLine]:
         """The processes that do the work (mbuffer, zfs, tail...), not the wrapping shells;
@@ -194,9 +200,11 @@ def parse_read(text: str, destination: str) -> HostRead:
 
 # -- the remote side --------------------------------------------------------------------------
 # T: every process of a tagged group (all-builtin loops over one `ps`; the regex does not match
-# this script's own text, so the shell running it is never taken for a tagged one).
+# this script's own text, so the shell running it is never taken for a tagged one). COLUMNS:
+# procps cut args to 80 characters in some environments with no terminal (under pytest), past
+# the key directories a group's shell names (Leftover.key_dirs).
 _SCAN = (
-    "scan() { P=$(ps -A -o pid= -o pgid= -o args= 2>/dev/null); G=' '; "
+    "scan() { P=$(COLUMNS=32767 ps -A -o pid= -o pgid= -o args= 2>/dev/null); G=' '; "
     "for pg in $(printf '%s\\n' \"$P\" | grep -E '" + TAG_PREFIX + "[0-9a-f]{12}' "
     "| while read -r _ pg _; do echo \"$pg\"; done); do G=\"$G$pg \"; done; "
     "T=$(printf '%s\\n' \"$P\" | while read -r pid pg rest; do "
@@ -259,13 +267,15 @@ def checked_kill(host: Host, pgids: list[int], tag: str) -> str:
 def stop_line(host: Host, leftover: Leftover) -> str:
     """TERM the groups that still hold the leftover's tag, KILL what is left of them a second
     later, then wait (STOP_WAIT at most) until none of their processes is left, so that
-    "stopped" is true when it is said."""
+    "stopped" is true when it is said; then remove the key directories they named (a shell
+    KILLed, or gone since, removed none)."""
     term = cmdline.join(host.privileged(["pkill", "-TERM", "-g"])) + ' "$G"'
     kill = cmdline.join(host.privileged(["pkill", "-KILL", "-g"])) + ' "$G"'
     left = cmdline.join(host.privileged(["pgrep", "-g"])) + ' "$G" >/dev/null'
+    keys = "".join(f"; {key_dirs.removal(d)}" for d in leftover.key_dirs())
     return (f'{still_tagged(host, leftover.pgids, leftover.tag)}; if [ -n "$G" ]; then '
             f"{term}; sleep 1; {kill}; n=0; while {left} && [ $n -lt {STOP_WAIT} ]; do "
-            "sleep 1; n=$((n+1)); done; fi; true")
+            f"sleep 1; n=$((n+1)); done; fi{keys}; true")
 
 
 def refusal(host: Host, leftover: Leftover, destination: str) -> PreflightError:

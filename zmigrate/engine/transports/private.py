@@ -18,7 +18,6 @@ none of its input then).
 from __future__ import annotations
 
 import datetime
-import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
@@ -32,6 +31,7 @@ from .. import cmdline
 from ..errors import PreflightError, PreflightReason
 from ..hosts import tools as capabilities
 from ..hosts.at_once import both
+from ..hosts.key_dirs import key_dirs, removal, stale_sweep
 from ..hosts.tools import HostTools
 from ..readings import mbuffer
 from .base import Ends, StreamSpec, Transport
@@ -44,53 +44,12 @@ if TYPE_CHECKING:
     from .base import PlanFacts
 
 
-
-KEY_PREFIX = "zmigrate-tls-"  # in /tmp, + 24 hex digits and -s (the source's) or -d
-# A step's key directories outlive it only where its ends were killed with KILL and its
-# clean-up could not reach the host (a lost link, a crash of both): the next private step there
-# removes this login's older than this. An end needs its keys only until its session carries
-# bytes (seconds after the step starts), so even a step still running gives up nothing.
-STALE_MINUTES = 60
-# What a step puts in its key directory, all that its removal removes (a directory holding
-# anything else stays): make_keys' files, and the ends' FIFO, error log and exit status
-# (tls_ends).
-KEY_FILES = ("own.crt", "own.key", "peer.crt")
-END_FILES = ("idle", "err", "rc")
-# Only names of key_dirs' shape are swept.
-_SHAPE = KEY_PREFIX + "[0-9a-f]" * 24 + "-[sd]"
-
-
-def key_dirs() -> tuple[str, str]:
-    """Fresh, unguessable directory names for one step's keys: (source's, destination's)."""
-    token = secrets.token_hex(12)
-    return f"/tmp/{KEY_PREFIX}{token}-s", f"/tmp/{KEY_PREFIX}{token}-d"
-
-
-def _removal(d: str) -> str:
-    """The shell line that removes key directory `d` (a shell word): its files by name, then
-    the directory itself, which stays if anything else is in it."""
-    files = " ".join(f"{d}/{name}" for name in (*KEY_FILES, *END_FILES))
-    return f"rm -f {files}; rmdir {d} 2>/dev/null"
-
-
-def removal(d: str) -> str:
-    """The remote line that removes the key directory `d` a step made (removal's rule)."""
-    return _removal(cmdline.join([d]))
-
-
-def stale_sweep() -> str:
-    """The remote line that removes this login's key directories (key_dirs' names, mode 0700)
-    older than STALE_MINUTES, by removal's rule (GNU and BSD find; where find cannot, nothing
-    is removed and the step goes on)."""
-    each = cmdline.join([f'for d; do {_removal(chr(34) + "$d" + chr(34))}; done'])
-    return (f"find /tmp -maxdepth 1 -type d -name '{_SHAPE}' -perm 700 -user \"$(id -u)\" "
-            f"-mmin +{STALE_MINUTES} -exec sh -c {each} sh {{}} + 2>/dev/null; ")
-
-
 def _cleanup(d: str) -> str:
     # TERM/HUP/INT end the shell through EXIT, which removes the keys (a KILL leaves them to
-    # the step's own clean-up, StepRunner's `forget_keys`).
-    return f"trap {cmdline.join([removal(d)])} EXIT; trap 'exit 143' HUP INT TERM; "
+    # the step's own clean-up, StepRunner's `forget_keys`, or a later run's leftover stop). PIPE
+    # too: where the session that started it is gone, the shell's own notice that a job was
+    # Terminated goes to a closed stderr, and an untrapped PIPE would end it before its EXIT.
+    return f"trap {cmdline.join([removal(d)])} EXIT; trap 'exit 143' HUP INT TERM PIPE; "
 
 
 @dataclass(frozen=True, slots=True)
