@@ -172,6 +172,7 @@ def verdicts() -> dict[str, Verdict]:
         # 45 MiB/s over the captured veth's tbf 400 Mbit/s (48.2 MB/s of payload): 98 %.
         "network at the wire": replay(network(45), Transport.TCP, wire=shaped()),
         "network over ssh": replay(network(), Transport.SSH),
+        "network over private": replay(network(), Transport.PRIVATE),
         "network through the relay": replay(network(), Transport.RELAY),
         "network, transport unknown": replay(network(), None),
         "network, sender only": replay(trace(Side.SEND, 30, 100, 100, 100)),

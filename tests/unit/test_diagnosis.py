@@ -119,6 +119,23 @@ def test_network_bound_over_ssh_advises_tcp_and_a_fast_cipher() -> None:
     assert kinds(v)[:2] == [AdviceKind.USE_TCP, AdviceKind.TRY_CIPHER]
 
 
+def test_network_bound_over_private_points_at_the_tls_ends_cpu() -> None:
+    """Over private the ends' CPU is what the way adds to the wire: where it (or a pool
+    compressing on the same cores) starves them, the buffers look like a slow network."""
+    from zmigrate.gui import words as gui_words
+    send = trace(Side.SEND, 20, 60, 60, lambda i: 97 + i % 3)
+    recv = trace(Side.RECEIVE, 20, 60, 60, lambda i: i % 2)
+    v = diagnose(both(send, recv), transport=Transport.PRIVATE)
+    assert v.kind is Bottleneck.NETWORK
+    assert kinds(v) == [AdviceKind.JUMBO_FRAMES, AdviceKind.NIC_RINGS, AdviceKind.TLS_CPU,
+                        AdviceKind.RUN_DOCTOR]
+    advice = advice_text(v)
+    assert "the TLS ends (socat or openssl)" in advice and "--transport tcp" in advice
+    assert "(ssh, mbuffer)" not in advice
+    shown = [gui_words.advice(a) for a in v.advice]
+    assert "Direct TCP on the Transport and tuning page spares that CPU" in shown[2], shown
+
+
 def test_network_bound_relay_names_this_computers_link() -> None:
     send = trace(Side.SEND, 20, 40, 40, lambda i: 97 + i % 3)
     recv = trace(Side.RECEIVE, 20, 40, 40, lambda i: i % 2)

@@ -148,7 +148,7 @@ def advice(a: Advice) -> str:
               k.NIC_RINGS | k.TRANSPORT_CPU | k.SOURCE_DISKS | k.SOURCE_POOL | k.SOURCE_QUIET |
               k.DESTINATION_SLOW | k.DESTINATION_VDEVS | k.DESTINATION_POOL | k.CPU_BOUND |
               k.CLEANUP_FAILED | k.LINK_SLOWER | k.HALF_DUPLEX | k.MTU_MISMATCH |
-              k.RINGS_BELOW_MAX | k.HOST_SHAPING | k.CPU_SCALED | k.WIRE_FULL):
+              k.RINGS_BELOW_MAX | k.HOST_SHAPING | k.CPU_SCALED | k.WIRE_FULL | k.TLS_CPU):
             return plain_words.advice(a)
         case _:
             assert_never(a.kind)

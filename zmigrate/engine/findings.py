@@ -84,6 +84,7 @@ class AdviceKind(StrEnum):
     JUMBO_FRAMES = "jumbo_frames"
     NIC_RINGS = "nic_rings"
     TRANSPORT_CPU = "transport_cpu"
+    TLS_CPU = "tls_cpu"  # the private transport's TLS ends and what shares their cores
     RUN_DOCTOR = "run_doctor"  # measure each stage alone
     # The wire as both hosts read it (wire/): side ("source", "destination"), host, iface.
     LINK_SLOWER = "link_slower"  # side, host, iface, speed, other_speed (Mb/s)

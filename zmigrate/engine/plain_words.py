@@ -290,6 +290,12 @@ WIRE_KINDS = frozenset({AdviceKind.LINK_SLOWER, AdviceKind.HALF_DUPLEX, AdviceKi
                         AdviceKind.CPU_SCALED, AdviceKind.WIRE_FULL})
 
 
+# The private transport's ends and their CPU (each face says how to choose tcp its own way).
+TLS_CPU_WORDS = ("Check the CPU on both hosts: the TLS ends (socat or openssl) encrypt and "
+                 "decrypt every byte, so one of them at 100 % of a core, or every core busy (a "
+                 "pool that compresses with gzip, say), holds the stream back")
+
+
 def advice(a: Advice) -> str:
     """Advice of a kind both faces word alike; ValueError for a kind each face words itself."""
     k = AdviceKind
@@ -314,6 +320,8 @@ def advice(a: Advice) -> str:
         case k.TRANSPORT_CPU:
             return ("Check the CPU of the transport processes (ssh, mbuffer) and the interrupt "
                     "load: one core at 100 % caps the stream")
+        case k.TLS_CPU:
+            return TLS_CPU_WORDS + "; on a network you trust, --transport tcp spares that CPU"
         case k.SOURCE_DISKS:
             return ("Check the source disks with `zpool iostat -v 1`: all busy means the pool "
                     "layout is the cap (in the field notes one wide raidz read 95 MB/s, the same "

@@ -146,6 +146,9 @@ def advice(a: Advice) -> str:
                     "buffer on the sender helps much less)")
         case k.USE_TCP:
             return f"Choose {TCP} instead of {SSH} on {PAGE} ({CLEARTEXT})"
+        case k.TLS_CPU:
+            return (f"{plain_words.TLS_CPU_WORDS}; on a network you trust, {TCP} on {PAGE} "
+                    f"spares that CPU ({CLEARTEXT})")
         case k.USE_TCP_IF_SSH:
             return f"If the transport is {SSH}: choose {TCP} on {PAGE} instead ({CLEARTEXT})"
         case k.TRY_CIPHER:

@@ -29,6 +29,7 @@ from cryptography.x509.oid import NameOID
 
 from .. import cmdline
 from ..errors import PreflightError, PreflightReason
+from ..findings import Advice, AdviceKind
 from ..hosts import tools as capabilities
 from ..hosts.at_once import both
 from ..hosts.key_dirs import key_dirs, removal, stale_sweep
@@ -109,6 +110,11 @@ class Private(Tcp):
     # The port stops listening for a stranger's connection too (the handshake refuses it
     # after): the ends say when the sender proved its key (tls_ends), the probe does not.
     port_closed_is_sender: ClassVar[bool] = False
+
+    def network_advice(self) -> tuple[Advice, ...]:
+        # The ends' CPU, not ssh's or mbuffer's, is what this way adds to the wire.
+        return tuple(Advice(k) for k in (AdviceKind.JUMBO_FRAMES, AdviceKind.NIC_RINGS,
+                                         AdviceKind.TLS_CPU, AdviceKind.RUN_DOCTOR))
 
     def check(self, dst: Host, dst_caps: Capabilities) -> None:
         _need_tls(dst, dst_caps)
