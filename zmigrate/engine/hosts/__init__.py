@@ -2,7 +2,8 @@
 `login`), each pipeline in a process group of its own (`groups`), a shell kept open
 (`kept_shell`), sessions opened ahead (`launcher`), the userland (`tools`), both ends at once
 (`pair`: connected; `at_once`: two remote calls together), whether both ends are one machine
-(`same`) and what earlier runs left (`leftovers`)."""
+(`same`), what earlier runs left (`leftovers`) and where a private step's keys live on a host
+(`key_dirs`)."""
 
 from .base import HEARTBEAT, CommandResult, Host, Process
 from .groups import wrap_in_group
