@@ -18,9 +18,10 @@ APP_PKGS=(python3 python3-venv openssh-client mbuffer pv iproute2 util-linux
   libxcb-xfixes0 libxcb-xkb1 libdbus-1-3 libfontconfig1 libglib2.0-0 fonts-dejavu-core
   libnotify-bin)
 # The real test lab: ZFS in userspace, two sshd, Xvfb for screenshots, desktop file validators.
-# socat: the lab hosts' end of the private transport (openssl's s_client/s_server the fallback).
+# socat: the lab hosts' end of the private transport (openssl's s_client/s_server the fallback);
+# tcpdump: the capture that finds no plaintext of a private transfer on the lab's link.
 TEST_PKGS=(zfs-fuse openssh-server sudo xvfb xauth procps desktop-file-utils appstream
-  iputils-ping ethtool socat
+  iputils-ping ethtool socat tcpdump
   librsvg2-bin imagemagick)
 
 pkgs=("${APP_PKGS[@]}")
