@@ -39,7 +39,7 @@ from pathlib import Path
 
 import pytest
 
-from zmigrate.engine.hosts import Host
+from zmigrate.engine.hosts import Host, key_dirs
 from zmigrate.engine.hosts.login import HostSpec, connect
 
 from .bring_up import running, started
@@ -195,7 +195,7 @@ def loss_watch() -> type[LossWatch]:
 
 
 def _key_dirs() -> set[str]:
-    return {p.name for p in Path("/tmp").glob("zmigrate-tls-*")}
+    return {p.name for p in Path("/tmp").glob(f"{key_dirs.KEY_PREFIX}*")}
 
 
 @pytest.fixture

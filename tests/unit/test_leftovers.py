@@ -218,9 +218,9 @@ def test_stopping_a_gone_runs_group_removes_the_key_directories_its_shell_names(
     proc = host.spawn(f"trap '' TERM; : {mine} {crowded}; sleep 300")
     try:
         def group() -> leftovers.Group | None:
-            # As the scan reads them (leftovers._SCAN), whole.
-            out = subprocess.run(["sh", "-c", "COLUMNS=32767 ps -A -o pid= -o pgid= -o args="],
-                                 capture_output=True, text=True, check=True).stdout
+            # As the scan reads them.
+            out = subprocess.run(["sh", "-c", leftovers.PS], capture_output=True, text=True,
+                                 check=True).stdout
             return next((g for g in tagged_groups(parse_ps(out)) if g.pgid == proc.pgid
                          and any(p.program == "sleep" for p in g.processes)), None)
         deadline = time.monotonic() + 10

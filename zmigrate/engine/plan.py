@@ -438,9 +438,10 @@ def decide_transfer(
     source, snap = _source_snapshot(src, snapshot)
     _check_parent(dst, destination)
     notes: list[str] = []
-    notes += [n for n in [transports.private.not_chosen(
-        options.transport, transport, [(src.host.label, src.caps), (dst.host.label, dst.caps)])]
-        if n]
+    if (cleartext := transports.private.not_chosen(
+            options.transport, transport,
+            [(src.host.label, src.caps), (dst.host.label, dst.caps)])) is not None:
+        notes.append(cleartext)
     target, discard = _partial_receive(dst, destination, snapshot, snap, options, resume_info,
                                        notes)
     if target is not None and target.resume_token and options.resume:

@@ -10,7 +10,8 @@ import secrets
 
 from .. import cmdline
 
-KEY_PREFIX = "zmigrate-tls-"  # in /tmp, + 24 hex digits and -s (the source's) or -d
+KEY_PREFIX = "zmigrate-tls-"  # in /tmp, + _HEX hex digits and -s (the source's) or -d
+_HEX = 24  # a step's random token, in hex digits
 # A step's key directories outlive it only where its ends were killed with KILL and no
 # clean-up reached the host (a lost link, a crash of both): the next private step there removes
 # this login's older than this. An end needs its keys only until its session carries bytes
@@ -22,13 +23,14 @@ STALE_MINUTES = 60
 KEY_FILES = ("own.crt", "own.key", "peer.crt")
 END_FILES = ("idle", "err", "rc")
 # Only names of key_dirs' shape are ever removed.
-_SHAPE = KEY_PREFIX + "[0-9a-f]" * 24 + "-[sd]"
-_NAMED = re.compile(r"/tmp/" + re.escape(KEY_PREFIX) + r"[0-9a-f]{24}-[sd](?![0-9A-Za-z_-])")
+_SHAPE = KEY_PREFIX + "[0-9a-f]" * _HEX + "-[sd]"  # find's -name
+_NAMED = re.compile(r"/tmp/" + re.escape(KEY_PREFIX) + f"[0-9a-f]{{{_HEX}}}-[sd]"
+                    + r"(?![0-9A-Za-z_-])")
 
 
 def key_dirs() -> tuple[str, str]:
     """Fresh, unguessable directory names for one step's keys: (source's, destination's)."""
-    token = secrets.token_hex(12)
+    token = secrets.token_hex(_HEX // 2)
     return f"/tmp/{KEY_PREFIX}{token}-s", f"/tmp/{KEY_PREFIX}{token}-d"
 
 

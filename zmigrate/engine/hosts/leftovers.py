@@ -203,8 +203,9 @@ def parse_read(text: str, destination: str) -> HostRead:
 # this script's own text, so the shell running it is never taken for a tagged one). COLUMNS:
 # procps cut args to 80 characters in some environments with no terminal (under pytest), past
 # the key directories a group's shell names (Leftover.key_dirs).
+PS = "COLUMNS=32767 ps -A -o pid= -o pgid= -o args="  # every process, its args whole
 _SCAN = (
-    "scan() { P=$(COLUMNS=32767 ps -A -o pid= -o pgid= -o args= 2>/dev/null); G=' '; "
+    "scan() { P=$(" + PS + " 2>/dev/null); G=' '; "
     "for pg in $(printf '%s\\n' \"$P\" | grep -E '" + TAG_PREFIX + "[0-9a-f]{12}' "
     "| while read -r _ pg _; do echo \"$pg\"; done); do G=\"$G$pg \"; done; "
     "T=$(printf '%s\\n' \"$P\" | while read -r pid pg rest; do "
@@ -319,7 +320,6 @@ def settle(host: Host, found: tuple[Leftover, ...], destination: str,
     return bool(found)
 
 
-__all__ = ["STAGE", "WATCH", "Group", "HostRead", "Leftover", "PsLine", "checked_kill", "judge",
-           "names",
-           "parse_leases", "parse_ps", "parse_read", "read", "read_line", "refusal", "settle",
-           "stop_line", "tagged_groups"]
+__all__ = ["PS", "STAGE", "WATCH", "Group", "HostRead", "Leftover", "PsLine", "checked_kill",
+           "judge", "names", "parse_leases", "parse_ps", "parse_read", "read", "read_line",
+           "refusal", "settle", "stop_line", "tagged_groups"]

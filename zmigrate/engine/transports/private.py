@@ -112,9 +112,10 @@ class Private(Tcp):
     port_closed_is_sender: ClassVar[bool] = False
 
     def network_advice(self) -> tuple[Advice, ...]:
-        # The ends' CPU, not ssh's or mbuffer's, is what this way adds to the wire.
-        return tuple(Advice(k) for k in (AdviceKind.JUMBO_FRAMES, AdviceKind.NIC_RINGS,
-                                         AdviceKind.TLS_CPU, AdviceKind.RUN_DOCTOR))
+        # The wire's own advice, with the ends' CPU where ssh's and mbuffer's would be: it is
+        # what this way adds to the wire.
+        return tuple(Advice(AdviceKind.TLS_CPU) if a.kind is AdviceKind.TRANSPORT_CPU else a
+                     for a in super().network_advice())
 
     def check(self, dst: Host, dst_caps: Capabilities) -> None:
         _need_tls(dst, dst_caps)
