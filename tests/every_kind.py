@@ -15,7 +15,7 @@ from wire_samples import bad_cable, half_duplex_scaled, shaped
 
 from zmigrate.engine.doctor import Doctor, DoctorReport, HostCpu, ProcessCpu, StageResult
 from zmigrate.engine.doctor.stages import report as doctor_report
-from zmigrate.engine.events import PlanReady, Sample, Side, Stalled
+from zmigrate.engine.events import EndCpu, PlanReady, Sample, Side, Stalled
 from zmigrate.engine.findings import Figure, Note, NoteKind
 from zmigrate.engine.hosts import LocalHost
 from zmigrate.engine.plan import Options, Plan
@@ -66,9 +66,11 @@ def plan(transport: Transport | None, *, rate_limit: int | None = None,
 
 def replay(samples: list[Sample], transport: Transport | None = Transport.TCP, *,
            rate_limit: int | None = None, receive_buffer: int = 512 * MiB,
-           compress: str = "", wire: Wire | None = None) -> Verdict:
+           compress: str = "", wire: Wire | None = None,
+           ends: tuple[EndCpu, ...] = ()) -> Verdict:
     """The job's events through the real Diagnoser: its plan (unless the transport is not
-    known), the wire its preflight read (if given), then the samples; its final verdict."""
+    known), the wire its preflight read (if given), what the way's ends got of the CPU (if
+    given), then the samples; its final verdict."""
     emitted: list[object] = []
     diagnoser = Diagnoser(emitted.append)
     if transport is not None:
@@ -76,6 +78,8 @@ def replay(samples: list[Sample], transport: Transport | None = Transport.TCP, *
                                  receive_buffer=receive_buffer, compress=compress)))
     if wire is not None:
         diagnoser(wire)
+    for e in ends:
+        diagnoser(e)
     for s in samples:
         diagnoser(s)
     verdict = diagnoser.finish()
@@ -173,6 +177,14 @@ def verdicts() -> dict[str, Verdict]:
         "network at the wire": replay(network(45), Transport.TCP, wire=shaped()),
         "network over ssh": replay(network(), Transport.SSH),
         "network over private": replay(network(), Transport.PRIVATE),
+        # The receiving TLS end on a core of its own nearly all the time: its core is the pace.
+        "private end on its core": replay(network(), Transport.PRIVATE, ends=(
+            EndCpu(9.0, Side.RECEIVE, "dst", "socat", 0.95, 0.02, 5.0),
+            EndCpu(14.0, Side.RECEIVE, "dst", "socat", 0.97, 0.01, 5.0),
+            EndCpu(14.0, Side.SEND, "src", "socat", 0.41, 0.03, 5.0))),
+        # The source's ssh under a CPU quota (lab-near: 6 % of a core): it mostly waits.
+        "ssh end waiting for a cpu": replay(network(6), Transport.SSH, ends=(
+            EndCpu(9.0, Side.SEND, "src", "ssh", 0.06, 0.91, 5.0),)),
         "network through the relay": replay(network(), Transport.RELAY),
         "network, transport unknown": replay(network(), None),
         "network, sender only": replay(trace(Side.SEND, 30, 100, 100, 100)),

@@ -11,7 +11,9 @@ Each scenario states its expected bottleneck and the rate it allows:
   which no pair of real hosts would show for a slow pool on the destination alone.
 - ssh, CPU-starved: the ssh transport from lab-near, whose ssh gets 6 % of one core (a cgroup
   cpu quota, as on a NAS whose one weak core encrypts): it carries far less than the 1 Gbit/s
-  link and the pool take.
+  link and the pool take. The live verdict reads that ssh's CPU and says it waits for one.
+- private, CPU-starved: the same from lab-near over the private transport, whose socat there
+  gets the 6 %: the verdict names that TLS end's CPU, not the link.
 """
 
 from __future__ import annotations
@@ -114,4 +116,28 @@ def test_a_cpu_starved_ssh_transport_is_named_and_its_rate_predicted(
     result = _scenario(far, source, dst, "ssh", source="lab-near",
                        extra=("--transport", "ssh", *far.ssh_options()))
     _check(result, "ssh_default", "network")
-    assert "ssh" in result["verdicts"][0]["text"]
+    _held_by_cpu(result["verdicts"][0], "ssh")
+
+
+def test_a_cpu_starved_tls_end_is_named_and_its_rate_predicted(
+        far: ShapedLab, source: str, make_pool: PoolFactory) -> None:
+    far.shape("1gbit")
+    if far.near_port is None:
+        far.start_near(cpu_percent=6)
+    dst = make_pool("shtls", size_mb=4096)
+    # Private is the way between these hosts: its tls stage is the wire the doctor times.
+    result = _scenario(far, source, dst, "private", source="lab-near")
+    _check(result, "tls", "network")
+    _held_by_cpu(result["verdicts"][0], "socat")
+
+
+def _held_by_cpu(verdict: dict[str, Any], program: str) -> None:
+    """The live verdict read the source's `program` waiting for the CPU its quota withholds."""
+    finding = verdict["finding"]
+    assert finding["kind"] == "end_cpu", verdict
+    figures = finding["figures"]
+    assert (figures["program"], figures["host"], figures["side"]) == (program, "lab-near",
+                                                                      "send"), figures
+    assert figures["waiting"] > figures["on_cpu"], figures
+    assert f"{program} on lab-near waits for a CPU" in verdict["text"]
+    assert verdict["advice_items"][0]["kind"] == "free_cpu", verdict["advice_items"]

@@ -1,7 +1,7 @@
 """A host at the far end of a real-looking link: "lab-far", an sshd in a network namespace joined
 to this machine by a veth pair with a real MTU, its egress from here shaped by `tc ... tbf`; and,
-on request, "lab-near": a source on this machine whose `ssh` runs under a CPU quota (a cgroup v1
-`cpu.cfs_quota_us`), like an old NAS whose one weak core encrypts the stream.
+on request, "lab-near": a source on this machine whose `ssh` and `socat` run under a CPU quota (a
+cgroup v1 `cpu.cfs_quota_us`), like an old NAS whose one weak core encrypts the stream.
 
     root ns  10.215.K.1/30 --veth (MTU 1500, tbf RATE one way)-- 10.215.K.2/30  zmsf* (lab-far)
 
@@ -111,8 +111,9 @@ class ShapedLab(NamespaceLab):
         self.shape(self.rate)
 
     def start_near(self, cpu_percent: int) -> None:
-        """lab-near: an sshd on 127.0.0.1 whose sessions' `ssh` (a wrapper first in their PATH)
-        joins a cgroup of `cpu_percent` of one core before it runs; nothing else is held back."""
+        """lab-near: an sshd on 127.0.0.1 whose sessions' `ssh` and `socat` (wrappers first in
+        their PATH) join a cgroup of `cpu_percent` of one core before they run; nothing else is
+        held back."""
         assert self.far is not None
         group = CGROUP_CPU / f"zmsn{self.suffix}"
         group.mkdir()
@@ -121,10 +122,11 @@ class ShapedLab(NamespaceLab):
         (group / "cpu.cfs_quota_us").write_text(str(cpu_percent * 1000))
         bindir = self.root / "lab-near-bin"
         bindir.mkdir()
-        wrapper = bindir / "ssh"
-        wrapper.write_text(f"#!/bin/sh\necho $$ > {group / 'cgroup.procs'}\n"
-                           "exec /usr/bin/ssh \"$@\"\n")
-        wrapper.chmod(0o755)
+        for program in ("ssh", "socat"):
+            wrapper = bindir / program
+            wrapper.write_text(f"#!/bin/sh\necho $$ > {group / 'cgroup.procs'}\n"
+                               f"exec /usr/bin/{program} \"$@\"\n")
+            wrapper.chmod(0o755)
         host_key = self.root / "ssh_host_lab-near_ed25519_key"
         pub = _keygen(host_key, "zmigrate-lab-near")
         port = free_port()

@@ -20,6 +20,7 @@ from zmigrate.engine.event_json import KINDS, EventJsonError, from_json, to_json
 from zmigrate.engine.events import (
     Bottleneck,
     DatasetState,
+    EndCpu,
     Event,
     Failed,
     Finished,
@@ -111,6 +112,7 @@ EXAMPLES: list[Event] = [
     shaped(),
     Synced(3, False, 2**20, 4.5, "zmigrate-20261127-020000", "stalled", "resume",
            12.5, 4096, 900.0),
+    EndCpu(12.5, Side.RECEIVE, "lab-dst", "socat", 0.97, 0.012, 5.02, "tank/t"),
 ]
 
 

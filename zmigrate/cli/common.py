@@ -20,6 +20,7 @@ from ..engine import plain_words
 from ..engine.errors import CancelledError, InvalidNameError, PreflightError, ZmigrateError
 from ..engine.events import (
     DatasetState,
+    EndCpu,
     Event,
     Failed,
     Finished,
@@ -180,7 +181,7 @@ class LiveLine:
                 self.clear()
                 print(words.synced_line(event), file=self.out)
             case (PlanReady() | TreePlanReady() | Stalled() | Finished() | Failed()
-                  | StageStarted() | StageResult()):
+                  | StageStarted() | StageResult() | EndCpu()):
                 pass  # the plan, the stall (as its verdict) and the end are said elsewhere
             case _:
                 assert_never(event)
@@ -235,6 +236,8 @@ def event_to_json(event: Event) -> dict[str, Any] | None:
             return event.to_json()
         case Synced():
             return {"event": "synced", **asdict(event)}
+        case EndCpu():
+            return {"event": "end_cpu", **asdict(event)}
         case Stalled() | StageStarted():
             return None  # a stall is told as its verdict; a doctor's stage by its result
         case _:
@@ -308,7 +311,7 @@ def plain(event: Event, err: TextIO) -> None:
         case Synced():
             print(words.synced_line(event), file=err)
         case (TreePlanReady() | Sample() | Progress() | Stalled() | Finished()
-              | Failed() | StageStarted() | StageResult() | Wire()):
+              | Failed() | StageStarted() | StageResult() | Wire() | EndCpu()):
             pass
         case _:
             assert_never(event)

@@ -24,6 +24,7 @@ from ..engine.doctor import (
 from ..engine.errors import ZmigrateError
 from ..engine.events import (
     DatasetState,
+    EndCpu,
     Event,
     Failed,
     Finished,
@@ -202,7 +203,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                     print(f"measuring {event.title} for {event.seconds:g} s...", file=err)
             case (PlanReady() | TreePlanReady() | StageChanged() | Sample() | LogLine() | Progress()
                   | Stalled() | DatasetState() | Verdict() | Finished() | Failed() | Wire()
-                  | Synced()):
+                  | Synced() | EndCpu()):
                 pass  # a job's kinds: the doctor emits none (its report carries the wire)
             case _:
                 assert_never(event)

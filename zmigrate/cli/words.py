@@ -66,7 +66,7 @@ def finding(f: Finding) -> str:
                     f"zfs send on the source is the slowest stage at {format_rate(f.num('rate'))}")
         case (k.NOT_ENOUGH_DATA | k.TOO_SHORT | k.BUFFER_EMPTY | k.BUFFER_BALANCED |
                 k.RECEIVER_WAITS | k.BALANCED | k.STALLED | k.STALL_CLEARED |
-                k.COMPRESSOR_SLOW | k.AT_THE_WIRE):
+                k.COMPRESSOR_SLOW | k.AT_THE_WIRE | k.END_CPU):
             return plain_words.finding(f)
         case _:
             assert_never(f.kind)
@@ -96,28 +96,9 @@ def advice(a: Advice) -> str:
             return ("The destination's zfs receive reads one transaction group at a time; a "
                     "large receive buffer keeps the network flowing in between (a bigger send "
                     "buffer helps much less)")
-        case k.USE_TCP:
-            return "Use --transport tcp instead of ssh (cleartext: trusted networks only)"
-        case k.USE_TCP_IF_SSH:
-            return ("If it runs over ssh: use --transport tcp instead (cleartext: trusted "
-                    "networks only)")
-        case k.TRY_CIPHER:
-            return f"Try cipher {a.word('cipher')} (--ssh-option Ciphers={a.word('cipher')})"
-        case k.FASTER_CIPHER:
-            cipher = a.word("cipher")
-            return (f"Over ssh, cipher {cipher} carries {format_rate(a.num('rate'))} against "
-                    f"{format_rate(a.num('default_rate'))} for the default: try it "
-                    f"(--ssh-option Ciphers={cipher})")
-        case k.TCP_FASTER:
-            tcp, ssh = a.num("tcp_rate"), a.num("ssh_rate")
-            return (f"TCP carries {format_rate(tcp)}, {tcp / ssh:.1f}x ssh: use --transport tcp "
-                    "instead of ssh where the network is trusted")
-        case k.SSH_SLOW:
-            return (f"SSH carries {format_rate(a.num('rate'))}: use --transport tcp instead of "
-                    "ssh on trusted networks")
-        case k.SSH_UNREACHABLE:
-            return (f"The source cannot ssh to the destination: {a.word('reason')} (only "
-                    "--transport ssh needs it)")
+        case (k.USE_TCP | k.TLS_SPARED | k.USE_TCP_IF_SSH | k.TRY_CIPHER | k.FASTER_CIPHER
+              | k.TCP_FASTER | k.SSH_SLOW | k.SSH_UNREACHABLE):
+            return _transport_advice(a)
         case k.COMPRESS_ON:
             return (f"{plain_words.compress_gain(a)}: send with --compress {a.word('tool')}")
         case k.COMPRESS_OFF:
@@ -148,10 +129,44 @@ def advice(a: Advice) -> str:
               k.NIC_RINGS | k.TRANSPORT_CPU | k.SOURCE_DISKS | k.SOURCE_POOL | k.SOURCE_QUIET |
               k.DESTINATION_SLOW | k.DESTINATION_VDEVS | k.DESTINATION_POOL | k.CPU_BOUND |
               k.CLEANUP_FAILED | k.LINK_SLOWER | k.HALF_DUPLEX | k.MTU_MISMATCH |
-              k.RINGS_BELOW_MAX | k.HOST_SHAPING | k.CPU_SCALED | k.WIRE_FULL | k.TLS_CPU):
+              k.RINGS_BELOW_MAX | k.HOST_SHAPING | k.CPU_SCALED | k.WIRE_FULL | k.TLS_CPU |
+              k.FREE_CPU):
             return plain_words.advice(a)
         case _:
             assert_never(a.kind)
+
+
+def _transport_advice(a: Advice) -> str:
+    """Advice on the way the stream goes, naming --transport and --ssh-option."""
+    k = AdviceKind
+    match a.kind:
+        case k.USE_TCP:
+            return "Use --transport tcp instead of ssh (cleartext: trusted networks only)"
+        case k.TLS_SPARED:
+            return ("On a network you trust, --transport tcp carries the stream without the TLS "
+                    "ends and their CPU (cleartext)")
+        case k.USE_TCP_IF_SSH:
+            return ("If it runs over ssh: use --transport tcp instead (cleartext: trusted "
+                    "networks only)")
+        case k.TRY_CIPHER:
+            return f"Try cipher {a.word('cipher')} (--ssh-option Ciphers={a.word('cipher')})"
+        case k.FASTER_CIPHER:
+            cipher = a.word("cipher")
+            return (f"Over ssh, cipher {cipher} carries {format_rate(a.num('rate'))} against "
+                    f"{format_rate(a.num('default_rate'))} for the default: try it "
+                    f"(--ssh-option Ciphers={cipher})")
+        case k.TCP_FASTER:
+            tcp, ssh = a.num("tcp_rate"), a.num("ssh_rate")
+            return (f"TCP carries {format_rate(tcp)}, {tcp / ssh:.1f}x ssh: use --transport tcp "
+                    "instead of ssh where the network is trusted")
+        case k.SSH_SLOW:
+            return (f"SSH carries {format_rate(a.num('rate'))}: use --transport tcp instead of "
+                    "ssh on trusted networks")
+        case k.SSH_UNREACHABLE:
+            return (f"The source cannot ssh to the destination: {a.word('reason')} (only "
+                    "--transport ssh needs it)")
+        case _:
+            raise ValueError(f"{a.kind} is not about the transport")
 
 
 def note(n: Note) -> str:

@@ -58,6 +58,28 @@ class Sample:
 
 
 @dataclass(frozen=True, slots=True)
+class EndCpu:
+    """What the CPU gave one end of the way (its TLS end, the source's ssh) on its host over
+    the last `seconds`: `on_cpu` and `waiting` (runnable, no CPU free) as shares of that time
+    (readings/end_cpu.py). Stamped with seconds since the job started; in a tree, the source
+    dataset streaming."""
+
+    t: float
+    side: Side
+    host: str
+    program: str
+    on_cpu: float
+    waiting: float
+    seconds: float
+    dataset: str = ""
+
+    @property
+    def wants(self) -> float:
+        """The share of the time it would have run, given a CPU."""
+        return self.on_cpu + self.waiting
+
+
+@dataclass(frozen=True, slots=True)
 class PlanReady:
     """A single dataset's plan, before anything runs."""
 
@@ -519,7 +541,7 @@ class Wire:
 
 Event = (PlanReady | TreePlanReady | StageChanged | Sample | LogLine | Progress | Stalled
          | DatasetState | Verdict | Finished | Failed | StageStarted | StageResult | Wire
-         | Synced)
+         | Synced | EndCpu)
 """Every kind the engine emits; closed: a new kind joins here, and mypy then names each face
 that does not handle it (and tests/unit/test_event_json.py asks for an example of it)."""
 Observer = Callable[[Event], None]

@@ -37,6 +37,9 @@ class FindingKind(StrEnum):
     BUFFER_BALANCED = "buffer_balanced"  # fill: one local buffer, part full
     RECEIVE_STARVED = "receive_starved"  # empties, out_peak, in_rate
     SEND_FULL = "send_full"  # fill, rate, transport ("" unknown), receive_fill if known
+    # as SEND_FULL, and the way's end held by CPU (verdict WANTS_CPU): program, host, side,
+    # on_cpu and waiting (shares of the time: on a CPU, runnable with none free)
+    END_CPU = "end_cpu"
     BOTH_EMPTY = "both_empty"  # send_fill, receive_fill if known, rate: zfs send is slowest
     # tool, send_fill, receive_fill if known, rate: both empty while compressing in transit:
     # the stage before the wire (the compressor, or zfs send before it) is the slowest
@@ -85,6 +88,8 @@ class AdviceKind(StrEnum):
     NIC_RINGS = "nic_rings"
     TRANSPORT_CPU = "transport_cpu"
     TLS_CPU = "tls_cpu"  # the private transport's TLS ends and what shares their cores
+    TLS_SPARED = "tls_spared"  # a TLS end held by CPU: cleartext tcp spares that CPU
+    FREE_CPU = "free_cpu"  # host, program: an end waits for a CPU other work or a limit takes
     RUN_DOCTOR = "run_doctor"  # measure each stage alone
     # The wire as both hosts read it (wire/): side ("source", "destination"), host, iface.
     LINK_SLOWER = "link_slower"  # side, host, iface, speed, other_speed (Mb/s)

@@ -60,8 +60,21 @@ def finding(f: Finding) -> str:
         case k.STALL_CLEARED:
             return (f"The stream moves again after {duration(f.num('seconds'))} without a byte "
                     f"({stall_short(f)})")
+        case k.END_CPU:
+            return (f"CPU, not the link, holds the stream to {format_rate(f.num('rate'))}: "
+                    f"{f.word('program')} on {f.word('host')} {_on_cpu(f)}")
         case _:
             raise ValueError(f"{f.kind} is worded by each face")
+
+
+def _on_cpu(f: Finding) -> str:
+    """What an end held by CPU got of it: a core of its own, or a turn it waits for."""
+    on, waiting = 100 * f.num("on_cpu"), 100 * f.num("waiting")
+    if waiting > on:
+        return (f"waits for a CPU {pct(waiting)} of the time and runs {pct(on)} - other work "
+                "there, or a CPU limit such as a container's, takes its CPU")
+    also = f" (and waits for one {pct(waiting)} of the time)" if waiting >= 10 else ""
+    return f"keeps {pct(on)} of a core busy{also}, and that core's speed sets the pace"
 
 
 def duration(seconds: float) -> str:
@@ -322,6 +335,9 @@ def advice(a: Advice) -> str:
                     "load: one core at 100 % caps the stream")
         case k.TLS_CPU:
             return TLS_CPU_WORDS + "; on a network you trust, --transport tcp spares that CPU"
+        case k.FREE_CPU:
+            return (f"Free CPU for {a.word('program')} on {a.word('host')}: `top` there shows what "
+                    "else runs; a container or VM with a CPU limit needs a higher one")
         case k.SOURCE_DISKS:
             return ("Check the source disks with `zpool iostat -v 1`: all busy means the pool "
                     "layout is the cap (in the field notes one wide raidz read 95 MB/s, the same "

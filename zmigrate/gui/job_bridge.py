@@ -11,6 +11,7 @@ from zmigrate.engine.readings.samples import SampleStore
 
 from ..engine.events import (
     DatasetState,
+    EndCpu,
     Event,
     Failed,
     Finished,
@@ -131,7 +132,7 @@ class JobBridge(QObject):
             case Wire():
                 self.wire.emit(event)
             case (PlanReady() | TreePlanReady() | Stalled() | StageStarted() | StageResult()
-                  | Synced()):
+                  | Synced() | EndCpu()):
                 pass  # the plan is Review's, a stall arrives as its verdict, the doctor's own;
                 # a kept-in-sync job's catch-ups are read from its state (Done, first page)
             case _:

@@ -109,7 +109,7 @@ def finding(f: Finding) -> str:
                     f"zfs send on the source is the slowest stage at {format_rate(f.num('rate'))}")
         case (k.NOT_ENOUGH_DATA | k.TOO_SHORT | k.BUFFER_EMPTY | k.BUFFER_BALANCED |
                 k.RECEIVER_WAITS | k.BALANCED | k.STALLED | k.STALL_CLEARED |
-                k.COMPRESSOR_SLOW | k.AT_THE_WIRE):
+                k.COMPRESSOR_SLOW | k.AT_THE_WIRE | k.END_CPU):
             return plain_words.finding(f)
         case _:
             assert_never(f.kind)
@@ -146,6 +146,9 @@ def advice(a: Advice) -> str:
                     "buffer on the sender helps much less)")
         case k.USE_TCP:
             return f"Choose {TCP} instead of {SSH} on {PAGE} ({CLEARTEXT})"
+        case k.TLS_SPARED:
+            return (f"On a network you trust, {TCP} on {PAGE} carries the stream without the TLS "
+                    f"ends and their CPU ({CLEARTEXT})")
         case k.TLS_CPU:
             return (f"{plain_words.TLS_CPU_WORDS}; on a network you trust, {TCP} on {PAGE} "
                     f"spares that CPU ({CLEARTEXT})")
@@ -201,7 +204,7 @@ def advice(a: Advice) -> str:
                 k.JUMBO_FRAMES | k.NIC_RINGS | k.TRANSPORT_CPU | k.SOURCE_DISKS | k.SOURCE_POOL |
                 k.SOURCE_QUIET | k.DESTINATION_SLOW | k.DESTINATION_VDEVS | k.DESTINATION_POOL |
                 k.CPU_BOUND | k.CLEANUP_FAILED | k.LINK_SLOWER | k.HALF_DUPLEX | k.MTU_MISMATCH |
-                k.RINGS_BELOW_MAX | k.HOST_SHAPING | k.CPU_SCALED | k.WIRE_FULL):
+                k.RINGS_BELOW_MAX | k.HOST_SHAPING | k.CPU_SCALED | k.WIRE_FULL | k.FREE_CPU):
             return plain_words.advice(a)
         case _:
             assert_never(a.kind)

@@ -20,6 +20,7 @@ from typing import Any, Final, assert_never
 
 from ..events import (
     DatasetState,
+    EndCpu,
     Event,
     Failed,
     Finished,
@@ -207,7 +208,7 @@ class Recorder:
             case Verdict():
                 self._pending.verdict = _verdict_value(event)
             case (StageChanged() | LogLine() | Stalled() | DatasetState() | StageStarted()
-                  | StageResult() | Wire() | Synced()):
+                  | StageResult() | Wire() | Synced() | EndCpu()):
                 pass  # not kept (a stall is kept as its verdict; a catch-up is its own run)
             case _:
                 assert_never(event)

@@ -29,6 +29,7 @@ from ..readings import mbuffer
 from ..readings.rate import FollowedRate, eta
 from ..transports.listener import LISTEN_TIMEOUT, holders, parse_taken
 from ..transports.route import diagnose, route_error
+from .end_cpu import EndCpuWatch
 from .stall_watch import StallMonitor, StepEnds
 from .stream_watch import Emit, SideState, StreamWatch
 from .why_failed import (
@@ -264,6 +265,7 @@ class StepRunner:
             timeout=options.stall_timeout, single=not self.carrier.two_ends,
             path=self.carrier.stall_path(plan, src.label, dst.label), hosts=self.ends.of,
             held=self.ends.held)
+        self.cpu = EndCpuWatch(self.carrier.cpu_ends, emit, t0)
 
     # -- processes ----------------------------------------------------------------------------
     def _spawn(self, host: Host, line: str, state: SideState, both: bool = False,
@@ -349,6 +351,9 @@ class StepRunner:
                              stdout_state=self.receive if step.receive_mark else None)
             procs.insert(0, (tx, self.send, carrier.sender_label(plan, self.dst.label)))
             self.ends.procs["send"] = tx
+            self.cpu.follow(Side.SEND, tx)
+            if rx is not None:
+                self.cpu.follow(Side.RECEIVE, rx)
             if rx is not None and carrier.listens:
                 self._wait_listening(rx)
             self.start_time = time.monotonic()
@@ -440,6 +445,7 @@ class StepRunner:
                     self.stop()
                     raise self.stall.error(now)
                 self._progress()
+                self.cpu.tick(now)
                 next_progress = now + PROGRESS_PERIOD
             pause([p for p, _, _ in procs], statuses, self.cancelled)
 

@@ -130,6 +130,9 @@ class Carrier:
     crosses_link: ClassVar[bool] = True
     # How a verdict names what carries the stream between the two buffers.
     link_words: ClassVar[str] = "the network"
+    # The programs of this way's own ends whose CPU can set the stream's pace: their share of
+    # their host's CPU is read while a step streams (job/end_cpu.py); none for a bare wire.
+    cpu_ends: ClassVar[tuple[str, ...]] = ()
 
     def receiving_host(self, src: Host, dst: Host) -> Host:
         """The host that runs `zfs receive`."""
@@ -182,6 +185,10 @@ class Carrier:
     def network_advice(self) -> tuple[Advice, ...]:
         """What to try when the verdict finds the way between the hosts slow."""
         return tuple(Advice(k) for k in WIRE_ADVICE)
+
+    def cpu_advice(self) -> tuple[Advice, ...]:
+        """What to try when one of `cpu_ends` is held by its CPU, not by its link."""
+        return (Advice(AdviceKind.TRANSPORT_CPU),)
 
 
 WIRE_ADVICE = (AdviceKind.JUMBO_FRAMES, AdviceKind.NIC_RINGS, AdviceKind.TRANSPORT_CPU,

@@ -37,7 +37,7 @@ from ..hosts.tools import HostTools
 from ..readings import mbuffer
 from .base import Ends, StreamSpec, Transport
 from .tcp import WIRE_BLOCKS, Tcp, address_port
-from .tls_ends import MIN_OPENSSL, MIN_SOCAT, OPENSSL, client_stage, server_stage, tool_for
+from .tls_ends import MIN_OPENSSL, MIN_SOCAT, OPENSSL, SOCAT, client_stage, server_stage, tool_for
 
 if TYPE_CHECKING:
     from ..hosts import Host
@@ -110,6 +110,10 @@ class Private(Tcp):
     # The port stops listening for a stranger's connection too (the handshake refuses it
     # after): the ends say when the sender proved its key (tls_ends), the probe does not.
     port_closed_is_sender: ClassVar[bool] = False
+    cpu_ends: ClassVar[tuple[str, ...]] = (SOCAT, OPENSSL)
+
+    def cpu_advice(self) -> tuple[Advice, ...]:
+        return (Advice(AdviceKind.TLS_SPARED),)
 
     def network_advice(self) -> tuple[Advice, ...]:
         # The wire's own advice, with the ends' CPU where ssh's and mbuffer's would be: it is

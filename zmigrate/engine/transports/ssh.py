@@ -29,6 +29,8 @@ class Ssh(Carrier):
     source_ssh: ClassVar[bool] = True
     doctor_stage: ClassVar[str] = "ssh"
     link_words: ClassVar[str] = "ssh"
+    # The source's ssh encrypts the stream (the destination's sshd is not in our group).
+    cpu_ends: ClassVar[tuple[str, ...]] = ("ssh",)
 
     def notes(self, options: RouteOptions, dst_label: str) -> list[str]:
         route = options.ssh_route
@@ -71,9 +73,11 @@ class Ssh(Carrier):
         return (f"the source's ssh to {f.word('destination')} carries nothing from "
                 f"{f.word('source')} — the link, a firewall, or that ssh connection hangs")
 
+    def cpu_advice(self) -> tuple[Advice, ...]:
+        return (Advice(AdviceKind.USE_TCP), Advice(AdviceKind.TRY_CIPHER, {"cipher": CIPHER}))
+
     def network_advice(self) -> tuple[Advice, ...]:
-        return (Advice(AdviceKind.USE_TCP), Advice(AdviceKind.TRY_CIPHER, {"cipher": CIPHER}),
-                *super().network_advice())
+        return (*self.cpu_advice(), *super().network_advice())
 
 
 CARRIER = Ssh()

@@ -10,6 +10,7 @@ from typing import assert_never
 from .. import transports, zfs
 from ..events import (
     DatasetState,
+    EndCpu,
     Event,
     Failed,
     Finished,
@@ -141,7 +142,7 @@ def relay(emit: Observer, progress: TreeProgress, i: int, source: str) -> Observ
                 emit(progress.of(source, i, event))
             case Finished() | Failed():
                 return  # the tree reports its own end
-            case Sample() | StageChanged() | Stalled() | Verdict():
+            case Sample() | StageChanged() | Stalled() | Verdict() | EndCpu():
                 emit(replace(event, dataset=source))
             case (PlanReady() | TreePlanReady() | LogLine() | DatasetState() | StageStarted()
                   | StageResult() | Wire() | Synced()):

@@ -28,11 +28,11 @@ import statistics
 import threading
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .. import transports
 from ..events import Bottleneck as Bottleneck
-from ..events import Ceiling, Event, Observer, PlanReady, Sample, Side, Stalled, Wire
+from ..events import Ceiling, EndCpu, Event, Observer, PlanReady, Sample, Side, Stalled, Wire
 from ..events import Verdict as Verdict
 from ..findings import Advice, AdviceKind, Finding, FindingKind
 from ..plan import MEMORY_SHARE
@@ -59,6 +59,10 @@ BUFFER_ROUND = 64 * MiB  # round the suggested receive buffer up to a multiple o
 GIGABIT_RATE = 110 * 10**6  # what 1 GbE delivers in practice, bytes/s: a link not measured yet
 HISTORY_MAX = 1200  # samples per side kept for the final verdict (decimated beyond that)
 STILL = 10.0  # seconds of status lines without a byte moving: no rate verdict on those (a stall)
+# An end of the way (a TLS end, the source's ssh) on a CPU or waiting for one this share of the
+# time is held by CPU: a link that kept it waiting would leave it asleep most of the time (the
+# lab's 400 Mbit/s link: 0.1-0.2). A quota-starved socat read 0.75-0.85, a starved ssh 0.9.
+WANTS_CPU = 0.7
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,6 +174,24 @@ class _Context:
     receive_buffer: int | None
     compress: str = ""  # the compressor in transit ("" none)
     ceiling: Ceiling | None = None  # the path's ceiling, where the hosts' links were read
+    ends: tuple[EndCpu, ...] = ()  # what the CPU gave the way's own ends, where they were read
+
+
+def combined(ends: Sequence[EndCpu]) -> tuple[EndCpu, ...]:
+    """One reading per side over the time the readings cover: their shares weighted by their
+    seconds, named by the latest (a side's end is one program through a step)."""
+    by_side: dict[Side, EndCpu] = {}
+    for e in sorted(ends, key=lambda e: e.t):
+        was = by_side.get(e.side)
+        if was is None:
+            by_side[e.side] = e
+            continue
+        secs = was.seconds + e.seconds
+        by_side[e.side] = replace(
+            e, seconds=secs,
+            on_cpu=(was.on_cpu * was.seconds + e.on_cpu * e.seconds) / secs if secs else 0.0,
+            waiting=(was.waiting * was.seconds + e.waiting * e.seconds) / secs if secs else 0.0)
+    return tuple(by_side.values())
 
 
 def _confidence(base: float, span: float) -> float:
@@ -197,6 +219,9 @@ def _evidence(send: _Stats | None, recv: _Stats | None, ctx: _Context,
     if recv is not None:
         ev["receive_empty_count"] = float(
             receive_empties if receive_empties is not None else recv.empties)
+    for e in ctx.ends:
+        ev[f"{e.side.value}_end_on_cpu"] = round(100 * e.on_cpu, 1)
+        ev[f"{e.side.value}_end_waiting"] = round(100 * e.waiting, 1)
     if ctx.rate_limit:
         ev["rate_limit"] = float(ctx.rate_limit)
     if ctx.receive_buffer:
@@ -302,7 +327,8 @@ def _judge(send: _Stats | None, recv: _Stats | None, single: bool, ctx: _Context
 
 def _network(send: _Stats, recv: _Stats | None, rate: float, ctx: _Context
              ) -> tuple[Bottleneck, Finding, tuple[Advice, ...], float]:
-    """Rule 5: the path between the buffers is the limit."""
+    """Rule 5: the path between the buffers is the limit - by an end's CPU, where one of the
+    way's own ends was read wanting the CPU nearly all the time."""
     base = 0.55 + 0.4 * max(0.0, send.fill_mean - LOW) / (100 - LOW)
     base = base if recv else base * 0.6
     figures: dict[str, float | str] = {
@@ -310,6 +336,14 @@ def _network(send: _Stats, recv: _Stats | None, rate: float, ctx: _Context
         "transport": ctx.transport.value if ctx.transport else ""}
     if recv is not None:
         figures["receive_fill"] = recv.fill_mean
+    bound = max(ctx.ends, key=lambda e: e.wants, default=None)
+    if bound is not None and bound.wants >= WANTS_CPU and ctx.transport is not None:
+        figures.update(program=bound.program, host=bound.host, side=bound.side.value,
+                       on_cpu=bound.on_cpu, waiting=bound.waiting)
+        free = (Advice(AdviceKind.FREE_CPU, {"host": bound.host, "program": bound.program}),) \
+            if bound.waiting > bound.on_cpu else ()
+        return (Bottleneck.NETWORK, Finding(FindingKind.END_CPU, figures),
+                (*free, *transports.carrier(ctx.transport).cpu_advice()), max(base, 0.8))
     return (Bottleneck.NETWORK, Finding(FindingKind.SEND_FULL, figures),
             _network_advice(ctx.transport), base)
 
@@ -352,7 +386,8 @@ def _is_single(send: Sequence[Sample], recv: Sequence[Sample]) -> bool:
 def diagnose(samples: Sequence[Sample], *, rate_limit: int | None = None, window: float = 30.0,
              final: bool = False, transport: Transport | None = None,
              receive_buffer: int | None = None, receive_empties: int | None = None,
-             compress: str = "", ceiling: Ceiling | None = None) -> Verdict:
+             compress: str = "", ceiling: Ceiling | None = None,
+             ends: Sequence[EndCpu] = ()) -> Verdict:
     """Judge what limits a transfer from its mbuffer samples.
 
     Args:
@@ -363,6 +398,7 @@ def diagnose(samples: Sequence[Sample], *, rate_limit: int | None = None, window
         transport, receive_buffer: from the plan, to tailor the advice.
         compress: the plan's compressor in transit: the sender's figures are compressed bytes.
         ceiling: the path's ceiling (wire/): a network stage at WIRE_SHARE of it is the wire.
+        ends: what the CPU gave the way's own ends (job/end_cpu.py), over the samples' time.
         receive_empties: times the receive buffer ran empty, when counted elsewhere over
             samples that were since thinned out.
     """
@@ -373,7 +409,9 @@ def diagnose(samples: Sequence[Sample], *, rate_limit: int | None = None, window
     recv_s = [s for s in samples if s.side is Side.RECEIVE]
     single = _is_single(send_s, recv_s)
     send, recv = _stats(send_s), _stats([] if single else recv_s)
-    ctx = _Context(rate_limit, transport, receive_buffer, compress, ceiling)
+    if not final:
+        ends = [e for e in ends if e.t >= t - window]
+    ctx = _Context(rate_limit, transport, receive_buffer, compress, ceiling, combined(ends))
     evidence = _evidence(send, recv, ctx, receive_empties)
     if single:
         # One buffer between zfs send and zfs receive: judge it as the receiver's buffer
@@ -422,6 +460,8 @@ class Diagnoser:
         self.compress = ""
         self.ceiling: Ceiling | None = None
         self._recent: deque[Sample] = deque()
+        self._ends: deque[EndCpu] = deque()  # the window's readings of the way's ends
+        self._ends_whole: tuple[EndCpu, ...] = ()  # theirs over the whole transfer
         self._history: dict[Side, list[Sample]] = {Side.SEND: [], Side.RECEIVE: []}
         self._stride = 1
         self._seen: dict[Side, int] = {Side.SEND: 0, Side.RECEIVE: 0}
@@ -448,6 +488,13 @@ class Diagnoser:
             return
         if isinstance(event, Wire):
             self.ceiling = event.ceiling
+            return
+        if isinstance(event, EndCpu):
+            with self._lock:
+                self._ends.append(event)
+                while self._ends and self._ends[0].t < event.t - self.window:
+                    self._ends.popleft()
+                self._ends_whole = combined((*self._ends_whole, event))
             return
         if not isinstance(event, Sample):
             return
@@ -512,7 +559,8 @@ class Diagnoser:
         return diagnose(samples, rate_limit=self.rate_limit, window=self.window, final=final,
                         transport=self.transport, receive_buffer=self.receive_buffer,
                         receive_empties=self._empties if final else None,
-                        compress=self.compress, ceiling=self.ceiling)
+                        compress=self.compress, ceiling=self.ceiling,
+                        ends=self._ends_whole if final else tuple(self._ends))
 
     def finish(self) -> Verdict:
         """The verdict over the whole transfer; emitted once, returned on every call."""

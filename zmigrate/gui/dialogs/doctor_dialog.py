@@ -26,6 +26,7 @@ from ...engine.doctor import (
 )
 from ...engine.events import (
     DatasetState,
+    EndCpu,
     Event,
     Failed,
     Finished,
@@ -252,7 +253,7 @@ class DoctorDialog(QDialog):
                 self.chart.add_stage(event.name, event.title, event.rate, event.in_path, note)
             case (PlanReady() | TreePlanReady() | StageChanged() | Sample() | LogLine() | Progress()
                   | Stalled() | DatasetState() | Verdict() | Finished() | Failed() | Wire()
-                  | Synced()):
+                  | Synced() | EndCpu()):
                 pass  # a job's kinds: the doctor emits none (its report carries the wire)
             case _:
                 assert_never(event)

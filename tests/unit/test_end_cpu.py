@@ -1,0 +1,149 @@
+"""What the CPU gives the way's own ends: the reading (captured output, and real processes read
+by the real script), the watch that emits it during a step, and the verdict it sharpens."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from every_kind import network, replay
+
+from zmigrate.engine.events import EndCpu, Side
+from zmigrate.engine.findings import AdviceKind, FindingKind
+from zmigrate.engine.hosts import LocalHost
+from zmigrate.engine.job.end_cpu import SETTLE, SOON, EndCpuWatch
+from zmigrate.engine.readings import end_cpu
+from zmigrate.engine.transports import Transport
+from zmigrate.engine.verdict.diagnosis import WANTS_CPU, combined, diagnose
+
+DATA = Path(__file__).parent.parent / "data" / "hosts"
+BUSY = "while True: pass"
+
+
+def _read(pgid: int) -> end_cpu.Reading:
+    out = subprocess.run(["sh", "-c", end_cpu.script(pgid)], capture_output=True, text=True,
+                         check=True).stdout
+    reading = end_cpu.parse(out)
+    assert reading is not None, out
+    return reading
+
+
+def test_the_captured_sender_group_gives_its_socat_share() -> None:
+    before = end_cpu.parse((DATA / "linux-end-cpu-sender-1.txt").read_text())
+    after = end_cpu.parse((DATA / "linux-end-cpu-sender-2.txt").read_text())
+    assert before is not None and after is not None
+    assert set(after.procs) == {27793, 27794, 27795, 27796, 27797}
+    share = end_cpu.busiest(before, after, ("socat", "openssl"))
+    assert share is not None and (share.pid, share.program) == (27797, "socat")
+    # 73.3 ms on a CPU and 36.8 ms waiting in the 1.04 s between the readings (60 MB/s).
+    assert abs(share.seconds - 1.04) < 1e-9
+    assert abs(share.on_cpu - 0.07047) < 1e-4 and abs(share.waiting - 0.03535) < 1e-4
+    # pv used more, but it is not one of the way's ends.
+    assert end_cpu.busiest(before, after, ("pv",)) is not None
+    assert end_cpu.busiest(before, after, ("ssh",)) is None
+
+
+def test_a_host_without_proc_answers_nothing_and_a_reused_pid_is_not_compared() -> None:
+    assert end_cpu.parse("") is None
+    assert end_cpu.parse("sh: 1: cannot open /proc/uptime\n") is None
+    before = end_cpu.Reading(10.0, {5: end_cpu.Times("socat", 0, 0)})
+    after = end_cpu.Reading(11.0, {5: end_cpu.Times("openssl", 9 * 10**8, 0)})
+    assert end_cpu.busiest(before, after, ("socat", "openssl")) is None
+    assert end_cpu.busiest(after, after, ("openssl",)) is None  # no time between them
+
+
+def test_a_busy_process_wants_the_cpu_all_the_time_and_a_sleeping_one_never() -> None:
+    busy = subprocess.Popen([sys.executable, "-c", BUSY], start_new_session=True)
+    idle = subprocess.Popen(["sleep", "30"], start_new_session=True)
+    try:
+        first = {p.pid: _read(p.pid) for p in (busy, idle)}
+        time.sleep(1.5)
+        name = Path(f"/proc/{busy.pid}/comm").read_text().strip()
+        hot = end_cpu.busiest(first[busy.pid], _read(busy.pid), (name,))
+        cold = end_cpu.busiest(first[idle.pid], _read(idle.pid), ("sleep",))
+    finally:
+        for p in (busy, idle):
+            p.kill()
+            p.wait()
+    # On a CPU or waiting for one, whatever else the machine runs meanwhile.
+    assert hot is not None and hot.on_cpu + hot.waiting >= 0.9, hot
+    assert cold is not None and cold.on_cpu + cold.waiting < 0.05, cold
+
+
+def test_the_watch_reads_a_steps_group_and_emits_its_end() -> None:
+    host = LocalHost("lab-local")
+    proc = host.spawn(f"exec {sys.executable} -c '{BUSY}'")
+    got: list[object] = []
+    emitted = threading.Event()
+
+    def emit(event: object) -> None:
+        got.append(event)
+        emitted.set()
+
+    name = Path(sys.executable).name[:15]  # comm: the name it was started by
+    watch = EndCpuWatch((name,), emit, time.monotonic())
+    watch.follow(Side.RECEIVE, proc)
+    try:
+        deadline = time.monotonic() + 20
+        while proc.pgid_now() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        watch.tick(0.0)  # the step's start: nothing read in its first seconds
+        watch.tick(SETTLE)  # the first reading: what later ones are compared with
+        watch.tick(SETTLE + SOON / 2)  # too soon: nothing
+        time.sleep(1.0)
+        watch.tick(SETTLE + SOON)
+        assert emitted.wait(20)
+    finally:
+        proc.kill(9)
+        proc.wait(10)
+    end = got[0]
+    assert isinstance(end, EndCpu)
+    assert (end.side, end.host, end.program) == (Side.RECEIVE, "lab-local", name)
+    assert end.wants >= 0.9 and end.seconds > 0.5, end
+
+
+def test_a_tls_end_on_its_core_makes_the_slow_way_its_cpu() -> None:
+    verdict = replay(network(), Transport.PRIVATE, ends=(
+        EndCpu(9.0, Side.RECEIVE, "dst", "socat", 0.95, 0.02, 5.0),
+        EndCpu(9.0, Side.SEND, "src", "socat", 0.40, 0.05, 5.0)))
+    assert verdict.finding.kind is FindingKind.END_CPU
+    assert (verdict.finding.word("program"), verdict.finding.word("host")) == ("socat", "dst")
+    assert [a.kind for a in verdict.advice] == [AdviceKind.TLS_SPARED]
+    assert verdict.evidence["receive_end_on_cpu"] == 95.0
+    assert verdict.evidence["send_end_waiting"] == 5.0
+
+
+def test_an_end_that_waits_for_a_cpu_is_told_to_get_one() -> None:
+    verdict = replay(network(6), Transport.SSH,
+                     ends=(EndCpu(9.0, Side.SEND, "src", "ssh", 0.06, 0.91, 5.0),))
+    assert verdict.finding.kind is FindingKind.END_CPU
+    assert [a.kind for a in verdict.advice] == [AdviceKind.FREE_CPU, AdviceKind.USE_TCP,
+                                                AdviceKind.TRY_CIPHER]
+
+
+def test_ends_with_cpu_to_spare_leave_the_verdict_to_the_buffers() -> None:
+    below = WANTS_CPU - 0.05
+    verdict = replay(network(), Transport.PRIVATE,
+                     ends=(EndCpu(9.0, Side.RECEIVE, "dst", "socat", below, 0.0, 5.0),))
+    assert verdict.finding.kind is FindingKind.SEND_FULL
+    # Live, a reading older than the window judged is not this window's.
+    samples = network()
+    t = samples[-1].t
+    old = EndCpu(t - 31.0, Side.RECEIVE, "dst", "socat", 0.99, 0.0, 5.0)
+    live = diagnose(samples, transport=Transport.PRIVATE, window=30.0, ends=[old])
+    assert live.finding.kind is FindingKind.SEND_FULL
+    fresh = diagnose(samples, transport=Transport.PRIVATE, window=30.0,
+                     ends=[old, EndCpu(t - 2.0, Side.RECEIVE, "dst", "socat", 0.9, 0.0, 5.0)])
+    assert fresh.finding.kind is FindingKind.END_CPU
+
+
+def test_a_sides_readings_combine_weighted_by_their_time() -> None:
+    whole = combined([EndCpu(5.0, Side.SEND, "src", "socat", 1.0, 0.0, 3.0),
+                      EndCpu(10.0, Side.SEND, "src", "socat", 0.0, 0.5, 1.0),
+                      EndCpu(10.0, Side.RECEIVE, "dst", "socat", 0.2, 0.1, 5.0)])
+    send = next(e for e in whole if e.side is Side.SEND)
+    assert (send.t, send.seconds, send.on_cpu, send.waiting) == (10.0, 4.0, 0.75, 0.125)
+    assert len(whole) == 2

@@ -1,0 +1,89 @@
+"""What the CPU gives a step's own ends on their host: time on a CPU, and time runnable but
+waiting for one (a busy host, or a CPU limit such as a container's quota), per process of the
+step's group, from /proc/PID/schedstat.
+
+An end that is on a CPU or waiting for one nearly all the time is held by CPU, not by its link:
+the live verdict says so (verdict/diagnosis.py) where the buffers alone show only that the way
+between them is slow. A process's schedstat is its main thread's: the ends watched (socat,
+openssl, ssh) have no other. Hosts without /proc (FreeBSD, illumos) or without schedstat answer
+nothing, and nothing is said there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+
+NS = 1e9
+
+
+def script(pgid: int) -> str:
+    """The remote line: the host's uptime, then `PID COMM ON_CPU_NS WAITING_NS SLICES` for each
+    process of the group `pgid` (its own line only where /proc has it all)."""
+    return ("cat /proc/uptime 2>/dev/null || exit 0; "
+            f"for p in $(pgrep -g {int(pgid)} 2>/dev/null); do "
+            "{ s=$(cat /proc/$p/schedstat) && read -r c < /proc/$p/comm && echo \"$p $c $s\"; } "
+            "2>/dev/null; done")
+
+
+@dataclass(frozen=True, slots=True)
+class Times:
+    """One process's counters: nanoseconds on a CPU and waiting for one, since it started."""
+
+    program: str
+    on_cpu: int
+    waiting: int
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """A host's answer to `script`: its uptime (s) and its group's processes by pid."""
+
+    uptime: float
+    procs: dict[int, Times]
+
+
+@dataclass(frozen=True, slots=True)
+class Share:
+    """What one process got between two readings, as shares of the `seconds` between them."""
+
+    pid: int
+    program: str
+    on_cpu: float
+    waiting: float
+    seconds: float
+
+
+def parse(text: str) -> Reading | None:
+    """`script`'s output; None where the host answered no uptime (no /proc)."""
+    lines = text.splitlines()
+    try:
+        uptime = float(lines[0].split()[0]) if lines else None
+    except (ValueError, IndexError):
+        uptime = None
+    if uptime is None:
+        return None
+    procs: dict[int, Times] = {}
+    for line in lines[1:]:
+        fields = line.split()
+        if len(fields) >= 4 and fields[0].isdigit() and fields[2].isdigit() \
+                and fields[3].isdigit():
+            procs[int(fields[0])] = Times(fields[1], int(fields[2]), int(fields[3]))
+    return Reading(uptime, procs)
+
+
+def busiest(before: Reading, after: Reading, programs: Collection[str]) -> Share | None:
+    """The process named one of `programs`, alive at both readings, that wanted the CPU the
+    largest share of the time between them; None where there is none."""
+    seconds = after.uptime - before.uptime
+    if seconds <= 0:
+        return None
+    shares = [Share(pid, t.program, (t.on_cpu - was.on_cpu) / NS / seconds,
+                    (t.waiting - was.waiting) / NS / seconds, seconds)
+              for pid, t in after.procs.items()
+              if t.program in programs and (was := before.procs.get(pid)) is not None
+              and was.program == t.program]
+    return max(shares, key=lambda s: s.on_cpu + s.waiting, default=None)
+
+
+__all__ = ["Reading", "Share", "Times", "busiest", "parse", "script"]
