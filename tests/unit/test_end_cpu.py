@@ -147,3 +147,13 @@ def test_a_sides_readings_combine_weighted_by_their_time() -> None:
     send = next(e for e in whole if e.side is Side.SEND)
     assert (send.t, send.seconds, send.on_cpu, send.waiting) == (10.0, 4.0, 0.75, 0.125)
     assert len(whole) == 2
+
+
+def test_the_openzfs_guests_spinning_group_wanted_the_cpu_all_the_time() -> None:
+    before = end_cpu.parse((DATA / "openzfs-guest-end-cpu-spin-1.txt").read_text())
+    after = end_cpu.parse((DATA / "openzfs-guest-end-cpu-spin-2.txt").read_text())
+    assert before is not None and after is not None
+    share = end_cpu.busiest(before, after, ("awk",))
+    # 2.67 s on a CPU and 14 ms waiting in the 2.71 s between the readings.
+    assert share is not None and share.pid == 11813
+    assert abs(share.on_cpu - 0.9856) < 1e-3 and abs(share.waiting - 0.0051) < 1e-3

@@ -1,6 +1,6 @@
 """One transfer of one dataset: prepared in three steps, read both hosts (`preflight`), decide
-(`decide`), plan (`planning`), then run its stream (`pipeline`, watched by `stream_watch` and
-`stall_watch`) and verify it (`checks`)."""
+(`decide`), plan (`planning`), then run its stream (`pipeline`, watched by `stream_watch`,
+`stall_watch` and `end_cpu`) and verify it (`checks`)."""
 
 from .job import Job, Request, discard_partial, partial_receive
 from .preflight import Known, default_transport, read_settled
