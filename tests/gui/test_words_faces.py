@@ -98,6 +98,15 @@ def test_every_verdict_on_the_transfer_and_done_pages(
         assert rich.count("<li>") == len(verdict.advice)
 
 
+def test_a_way_held_by_its_ends_cpu_is_listed_by_that_cpu() -> None:
+    """The History's and the first page's job lists name the end, not "The network"."""
+    assert words.verdict_bottleneck(VERDICTS["private end on its core"]) \
+        == "The CPU of socat on dst"
+    assert words.verdict_bottleneck(VERDICTS["ssh end waiting for a cpu"]) \
+        == "The CPU of ssh on src"
+    assert words.verdict_bottleneck(VERDICTS["network over private"]) == "The network"
+
+
 class ReportingDoctor:
     """Stands in for the doctor: emits a report's stages from the worker thread, returns it."""
 

@@ -71,7 +71,7 @@ def _on_cpu(f: Finding) -> str:
     """What an end held by CPU got of it: a core of its own, or a turn it waits for."""
     on, waiting = 100 * f.num("on_cpu"), 100 * f.num("waiting")
     if waiting > on:
-        return (f"waits for a CPU {pct(waiting)} of the time and runs {pct(on)} - other work "
+        return (f"waits for a CPU {pct(waiting)} of the time and runs {pct(on)} — other work "
                 "there, or a CPU limit such as a container's, takes its CPU")
     also = f" (and waits for one {pct(waiting)} of the time)" if waiting >= 10 else ""
     return f"keeps {pct(on)} of a core busy{also}, and that core's speed sets the pace"

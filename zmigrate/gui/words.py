@@ -314,7 +314,16 @@ def bottleneck(kind: Bottleneck) -> str:
 def stored_bottleneck(job: JobRecord) -> str | None:
     """A recorded job's bottleneck in a few words, if its verdict is data this version reads."""
     verdict = Verdict.from_json(job.verdict_data)
-    return bottleneck(verdict.kind) if verdict is not None else None
+    return verdict_bottleneck(verdict) if verdict is not None else None
+
+
+def verdict_bottleneck(verdict: Verdict) -> str:
+    """What held a judged transfer back, in a few words: its stage, or the end of the way
+    between the buffers whose CPU did."""
+    f = verdict.finding
+    if f.kind is FindingKind.END_CPU:
+        return f"The CPU of {f.word('program')} on {f.word('host')}"
+    return bottleneck(verdict.kind)
 
 
 def stored_verdict(job: JobRecord) -> str | None:
