@@ -21,7 +21,8 @@ PERIOD = 5.0  # seconds between two readings: the live verdict's own period
 # ... until a reading has something to compare with: the first verdict (5 s in) should have
 # the ends' figures.
 SOON = 1.0
-# None in a step's first seconds: a short step needs no verdict, and its round trips stay few.
+# No reading in a step's first seconds: a short step needs no verdict, and its round trips
+# stay few.
 SETTLE = 2.0
 READ_TIMEOUT = 10.0
 
@@ -68,7 +69,7 @@ class EndCpuWatch:
             for r in readers:
                 r.start()
             for r in readers:
-                r.join(READ_TIMEOUT + 5)
+                r.join()  # each ends with its command's timeout: one side is never read twice
         finally:
             self._reading.release()
 
@@ -90,4 +91,3 @@ class EndCpuWatch:
             self.emit(EndCpu(time.monotonic() - self.t0, s.side, s.proc.host.label, share.program,
                              round(share.on_cpu, 3), round(share.waiting, 3),
                              round(share.seconds, 2)))
-

@@ -4,7 +4,9 @@ The reading follows the field notes (docs in /work/shared/seeds): a buffer that 
 the stage *after* it is slower than the stage before it; a buffer that stays empty means the
 stage *before* it is the slower one. So:
 
-- sender full, receiver empty          -> the network (or ssh) between them is the limit;
+- sender full, receiver empty          -> the network (or ssh) between them is the limit - or
+  the CPU of that way's own end (a TLS end, the source's ssh), where it was read (EndCpu) on a
+  CPU or waiting for one most of the time;
 - receiver full                        -> zfs receive / the destination pool is the limit;
 - both empty, sender reads at the pace -> zfs send / the source pool is the limit;
 - receiver swings between full and empty, or runs empty again and again while it drains far
