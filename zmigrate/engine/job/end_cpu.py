@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from ..errors import ZmigrateError
 from ..events import EndCpu, Side
 from ..hosts import Process
+from ..hosts.at_once import both
 from ..readings import end_cpu
 from .stream_watch import Emit
 
@@ -63,13 +64,14 @@ class EndCpuWatch:
         threading.Thread(target=self._read_all, name="zmigrate-end-cpu", daemon=True).start()
 
     def _read_all(self) -> None:
+        # Both sides at once; each ends with its command's timeout, and the next reading waits
+        # for both: one side is never read twice at once.
         try:
-            readers = [threading.Thread(target=self._read, args=(s,), daemon=True)
-                       for s in self._sides]
-            for r in readers:
-                r.start()
-            for r in readers:
-                r.join()  # each ends with its command's timeout: one side is never read twice
+            first, *other = self._sides
+            if other:
+                both(lambda: self._read(first), lambda: self._read(other[0]))
+            else:
+                self._read(first)
         finally:
             self._reading.release()
 

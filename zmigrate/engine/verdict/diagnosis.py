@@ -185,15 +185,19 @@ def combined(ends: Sequence[EndCpu]) -> tuple[EndCpu, ...]:
     by_side: dict[Side, EndCpu] = {}
     for e in sorted(ends, key=lambda e: e.t):
         was = by_side.get(e.side)
-        if was is None:
-            by_side[e.side] = e
-            continue
-        secs = was.seconds + e.seconds
-        by_side[e.side] = replace(
-            e, seconds=secs,
-            on_cpu=(was.on_cpu * was.seconds + e.on_cpu * e.seconds) / secs if secs else 0.0,
-            waiting=(was.waiting * was.seconds + e.waiting * e.seconds) / secs if secs else 0.0)
+        by_side[e.side] = e if was is None else _merged(was, e)
     return tuple(by_side.values())
+
+
+def _merged(was: EndCpu, e: EndCpu) -> EndCpu:
+    """`e` over its and `was`'s seconds together."""
+    secs = was.seconds + e.seconds
+
+    def mean(old: float, new: float) -> float:
+        return (old * was.seconds + new * e.seconds) / secs if secs else new
+
+    return replace(e, seconds=secs, on_cpu=mean(was.on_cpu, e.on_cpu),
+                   waiting=mean(was.waiting, e.waiting))
 
 
 def _confidence(base: float, span: float) -> float:
