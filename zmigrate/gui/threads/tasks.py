@@ -14,10 +14,9 @@ T = TypeVar("T")
 
 class _Relay(QObject):
     """Carries one task's call and its answer for the thread that asked (it lives there: its
-    slots run there, queued); dropped once it has answered."""
+    slot runs there, queued); dropped once it has answered."""
 
-    returned = Signal(object)
-    errored = Signal(object)
+    answered = Signal()
 
     def __init__(self, fn: Callable[[], object], on_result: Callable[[Any], None],
                  on_error: Callable[[Exception], None]) -> None:
@@ -25,37 +24,40 @@ class _Relay(QObject):
         self._fn: Callable[[], object] | None = fn
         self._on_result: Callable[[Any], None] | None = on_result
         self._on_error: Callable[[Exception], None] | None = on_error
+        # Set on the pool thread, taken on this one: the pool thread keeps no reference to
+        # the answer, so its last one (an exception's traceback holds the call's frames, and
+        # through them all the call refers to) is dropped here.
+        self.outcome: tuple[bool, object] | None = None
         # The widget whose method answers (a timer's survey of a page closed meanwhile): an
         # answer for a widget Qt has deleted is dropped, not a RuntimeError in the event loop.
         owner = getattr(on_result, "__self__", None)
         self._owner = owner if isinstance(owner, QObject) else None
-        self.returned.connect(self._returned)
-        self.errored.connect(self._errored)
+        self.answered.connect(self._answered)
 
-    def call(self) -> object:
-        """The task's work (on the pool thread)."""
+    def call(self) -> tuple[bool, object]:
+        """The task's work (on the pool thread): (True, its result) or (False, its error)."""
         fn = self._fn
         assert fn is not None, "a task runs once"
-        return fn()
-
-    @Slot(object)
-    def _returned(self, result: object) -> None:
-        _ALIVE.discard(self)
         try:
-            if self._on_result is not None and self._owner_alive():
-                self._on_result(result)
-        finally:
-            self._release()
+            return True, fn()
+        except Exception as exc:  # noqa: BLE001 - every failure goes back as the answer
+            return False, exc
 
-    @Slot(object)
-    def _errored(self, exc: object) -> None:
+    @Slot()
+    def _answered(self) -> None:
         _ALIVE.discard(self)
-        error = exc if isinstance(exc, Exception) else RuntimeError(str(exc))
+        outcome, self.outcome = self.outcome, None
+        assert outcome is not None, "a task answers once"
+        ok, value = outcome
+        del outcome
+        handler: Callable[[Any], None] | None = self._on_result if ok else self._on_error
         try:
-            if self._on_error is not None and self._owner_alive():
-                self._on_error(error)
+            if handler is not None and self._owner_alive():
+                handler(value)
         finally:
-            traceback.clear_frames(error.__traceback__)
+            if isinstance(value, BaseException):
+                traceback.clear_frames(value.__traceback__)
+            del handler, value
             self._release()
 
     def _release(self) -> None:
@@ -82,21 +84,14 @@ class _Task(QRunnable):
         self.relay = relay
 
     def run(self) -> None:
+        relay = self.relay
+        relay.outcome = relay.call()
         try:
-            result = self.relay.call()
-        except Exception as exc:  # noqa: BLE001 - every failure goes back as the answer
-            _answer(self.relay.errored, exc)
-            return
-        _answer(self.relay.returned, result)
-
-
-def _answer(signal: Any, value: object) -> None:
-    try:
-        signal.emit(value)
-    except RuntimeError:
-        # The window closed while this ran: the relay went with it, and nobody waits for
-        # the answer. End quietly (not a traceback on the terminal).
-        pass
+            relay.answered.emit()
+        except RuntimeError:
+            # The window closed while this ran: the relay went with it, and nobody waits for
+            # the answer. End quietly (not a traceback on the terminal).
+            pass
 
 
 def run_task(fn: Callable[[], T], on_result: Callable[[T], None],
