@@ -2,8 +2,10 @@
 a network namespace of its own, starts `send --detach --runner lab-runner` and then loses its
 network for CUT seconds mid-transfer; the transfer goes on on lab-runner and completes, and
 `attach` from the starter afterwards shows all of it, its samples covering the cut without a
-gap. A runner host without zmigrate, or one that cannot log in to the lab's hosts, is refused
-before anything moves, with the fix. `stop` from the starter stops a remote job there.
+gap. The window's follower, its session dropped and the runner host deaf for a while, logs in
+again by itself and misses no event. A runner host without zmigrate, or one that cannot log
+in to the lab's hosts, is refused before anything moves, with the fix. `stop` from the
+starter stops a remote job there.
 
 Figures: 40 MiB at --bwlimit 256k (about 160 s of transfer); the starter is cut off for
 CUT = 120 s of it (the issue's two minutes), from about 12 s in: the transfer still runs for
@@ -12,6 +14,9 @@ some 25 s after the link is back, so the cut falls wholly mid-transfer."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,8 +29,10 @@ from lab.starter import StarterLab
 from lab.util import Run, dataset_exists, snapshot_guid, wait_until, write_random_files, zfs
 from lab.zfsfuse import Pool
 
-from zmigrate.engine.events import Sample
+from zmigrate.engine.events import OutOfTouch, Sample
 from zmigrate.engine.runner import read_events
+from zmigrate.engine.runner.remote import Pointer
+from zmigrate.engine.runner.through_losses import FollowingThroughLosses
 
 pytestmark = [pytest.mark.lab, pytest.mark.timeout(420)]
 
@@ -199,3 +206,71 @@ def test_stop_from_the_starter_stops_the_job_on_its_runner(
     assert stopped.returncode == 0, stopped.stderr + stopped.stdout
     assert "stopped" in stopped.stdout
     assert _job(starter, job["id"])["state"] == "stopped"
+
+
+def _sessions_of(master: int) -> list[int]:
+    """The per-connection sshd processes under sshd `master` (each holds one login)."""
+    kids = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            comm = stat.read_text().split("(", 1)[1].rsplit(")", 1)[0]
+        except (OSError, IndexError):
+            continue
+        if int(fields[1]) == master and comm == "sshd":
+            kids.append(int(stat.parent.name))
+    return kids
+
+
+def test_a_follower_that_loses_the_runner_host_logs_in_again_and_misses_nothing(
+        starter: StarterLab, dataset: tuple[Pool, Pool, str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The window's follower (engine/runner/through_losses): its session to lab-runner is
+    dropped mid-transfer and lab-runner answers no login for a while (its sshd stopped):
+    the follower says it is out of touch, with each failed try's reason, logs in again once
+    lab-runner answers, says so, and gives every event of the job's record once, in order,
+    to the end."""
+    src, dst, snap = dataset
+    r = _send(starter, snap, f"{dst.name}/copy", "lab-runner", rate="1m")
+    assert r.returncode == 0, r.stderr + r.stdout
+    (job,) = r.of("job")
+    pointer = Pointer.from_json(json.loads(
+        (starter.starter_jobs / "remote" / f"{job['id']}.json").read_text()))
+    monkeypatch.setenv("ZMIGRATE_SSH_CONFIG", str(starter.ssh_config))
+    monkeypatch.setenv("ZMIGRATE_KNOWN_HOSTS", str(starter.known_hosts))
+    touch: list[OutOfTouch] = []
+    seqs: list[int] = []
+    following = FollowingThroughLosses(pointer, touch.append)
+    errors: list[BaseException] = []
+
+    def follow() -> None:
+        try:
+            seqs.extend(rec.seq for rec in following.records())
+        except BaseException as exc:  # noqa: BLE001 - the test reads it
+            errors.append(exc)
+
+    thread = threading.Thread(target=follow, daemon=True)
+    thread.start()
+    master = starter.procs[0]  # lab-runner's sshd
+    try:
+        assert wait_until(lambda: len(seqs) > 10, 60, 0.2), (seqs, errors)
+        master.send_signal(signal.SIGSTOP)  # no new login is answered meanwhile
+        for pid in _sessions_of(master.pid):
+            os.kill(pid, signal.SIGKILL)  # the follower's session drops
+        assert wait_until(lambda: len(touch) >= 2, 60, 0.2), touch
+    finally:
+        master.send_signal(signal.SIGCONT)
+    thread.join(timeout=240)
+    assert not thread.is_alive() and not errors, errors
+    lost, failed = touch[0], touch[1]
+    assert not lost.back and lost.runner == "lab-runner" and lost.reason == ""
+    assert not failed.back and failed.since == lost.since
+    assert "cannot log in to the runner host lab-runner" in failed.reason, failed
+    assert failed.retry_in > lost.retry_in
+    assert touch[-1].back and touch[-1].since == lost.since
+    assert following.status is not None and following.status.state.value == "finished"
+    recorded = [x.seq for x in read_events(starter.runner_jobs / job["id"])]
+    assert seqs == sorted(set(seqs)) and seqs == recorded, (seqs, recorded)
+    assert snapshot_guid(f"{dst.name}/copy@s1") == snapshot_guid(snap)
+    print(f"follower: {len(seqs)} events once each; " + "; ".join(
+        f"{t.back and 'back' or 'lost'} {t.retry_in:g} s {t.reason[:60]}" for t in touch))

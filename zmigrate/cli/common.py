@@ -25,6 +25,7 @@ from ..engine.events import (
     Failed,
     Finished,
     LogLine,
+    OutOfTouch,
     PlanReady,
     Progress,
     Sample,
@@ -180,6 +181,9 @@ class LiveLine:
             case Synced():
                 self.clear()
                 print(words.synced_line(event), file=self.out)
+            case OutOfTouch():
+                self.clear()
+                print(plain_words.out_of_touch(event, time.time()), file=self.out)
             case (PlanReady() | TreePlanReady() | Stalled() | Finished() | Failed()
                   | StageStarted() | StageResult() | EndCpu()):
                 pass  # the plan, the stall (as its verdict) and the end are said elsewhere
@@ -238,6 +242,8 @@ def event_to_json(event: Event) -> dict[str, Any] | None:
             return {"event": "synced", **asdict(event)}
         case EndCpu():
             return {"event": "end_cpu", **asdict(event)}
+        case OutOfTouch():
+            return {"event": "out_of_touch", **asdict(event)}
         case Stalled() | StageStarted():
             return None  # a stall is told as its verdict; a doctor's stage by its result
         case _:
@@ -310,6 +316,8 @@ def plain(event: Event, err: TextIO) -> None:
                 print(f"warning: {words.replaced(lost)}", file=err)
         case Synced():
             print(words.synced_line(event), file=err)
+        case OutOfTouch():
+            print(plain_words.out_of_touch(event, time.time()), file=err)
         case (TreePlanReady() | Sample() | Progress() | Stalled() | Finished()
               | Failed() | StageStarted() | StageResult() | Wire() | EndCpu()):
             pass

@@ -29,6 +29,7 @@ from ..engine.events import (
     Failed,
     Finished,
     LogLine,
+    OutOfTouch,
     PlanReady,
     Progress,
     Sample,
@@ -203,7 +204,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                     print(f"measuring {event.title} for {event.seconds:g} s...", file=err)
             case (PlanReady() | TreePlanReady() | StageChanged() | Sample() | LogLine() | Progress()
                   | Stalled() | DatasetState() | Verdict() | Finished() | Failed() | Wire()
-                  | Synced() | EndCpu()):
+                  | Synced() | EndCpu() | OutOfTouch()):
                 pass  # a job's kinds: the doctor emits none (its report carries the wire)
             case _:
                 assert_never(event)

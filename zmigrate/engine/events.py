@@ -80,6 +80,20 @@ class EndCpu:
 
 
 @dataclass(frozen=True, slots=True)
+class OutOfTouch:
+    """This side lost (`back` False) or regained (`back` True) the session over which it
+    follows a job whose runner is another machine, `runner`; the job goes on there. `since`:
+    when touch was lost (wall clock); `reason`: why the last try failed; `retry_in`: seconds
+    until the next."""
+
+    runner: str
+    since: float
+    reason: str = ""
+    retry_in: float = 0.0
+    back: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class PlanReady:
     """A single dataset's plan, before anything runs."""
 
@@ -541,7 +555,7 @@ class Wire:
 
 Event = (PlanReady | TreePlanReady | StageChanged | Sample | LogLine | Progress | Stalled
          | DatasetState | Verdict | Finished | Failed | StageStarted | StageResult | Wire
-         | Synced | EndCpu)
+         | Synced | EndCpu | OutOfTouch)
 """Every kind the engine emits; closed: a new kind joins here, and mypy then names each face
 that does not handle it (and tests/unit/test_event_json.py asks for an example of it)."""
 Observer = Callable[[Event], None]

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .destination import Emptiness
+from .events import OutOfTouch
 from .findings import Advice, AdviceKind, Finding, FindingKind, Note, NoteKind
 from .losses import DESTINATION, HIDING, SOURCE, Loss, LossKind
 from .transports import Carrier, Transport, carrier
@@ -445,3 +446,14 @@ def contents(e: Emptiness) -> str:
                      + ")")
     return "; ".join(parts)
 
+
+
+def out_of_touch(e: OutOfTouch, now: float, why: bool = True) -> str:
+    """Following a job on another machine: touch lost (and how often it is tried again; `why`:
+    with the last try's failure), or back."""
+    gone = duration(max(0.0, now - e.since))
+    if e.back:
+        return f"Back in touch with {e.runner} after {gone}; the job went on there"
+    reason = f" ({e.reason})" if e.reason and why else ""
+    return (f"Out of touch with {e.runner} for {gone}{reason}: the job goes on there; trying "
+            f"again every {duration(e.retry_in)}")

@@ -16,6 +16,7 @@ from ..engine.events import (
     Failed,
     Finished,
     LogLine,
+    OutOfTouch,
     PlanReady,
     Progress,
     Sample,
@@ -47,7 +48,9 @@ class JobBridge(QObject):
             not about it; finished(Summary), failed(Failed),
         dataset_state(DatasetState): a tree job's dataset changed state,
         wire(Wire): both hosts' links and the path's ceiling, once read (`seen_wire` has it
-            if it came before the page connected)
+            if it came before the page connected),
+        out_of_touch(OutOfTouch): the session to a remote job's runner host was lost (each
+            try to log in again) or is back
     """
 
     stage_changed = Signal(str, str, str)
@@ -59,6 +62,7 @@ class JobBridge(QObject):
     failed = Signal(object)
     dataset_state = Signal(object)
     wire = Signal(object)
+    out_of_touch = Signal(object)
 
     def __init__(self, job: Job | TreeJob | RecordJob, store: SampleStore,
                  parent: QObject | None = None) -> None:
@@ -131,6 +135,8 @@ class JobBridge(QObject):
                     self.verdict.emit(event)
             case Wire():
                 self.wire.emit(event)
+            case OutOfTouch():
+                self.out_of_touch.emit(event)
             case (PlanReady() | TreePlanReady() | Stalled() | StageStarted() | StageResult()
                   | Synced() | EndCpu()):
                 pass  # the plan is Review's, a stall arrives as its verdict, the doctor's own;

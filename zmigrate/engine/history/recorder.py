@@ -25,6 +25,7 @@ from ..events import (
     Failed,
     Finished,
     LogLine,
+    OutOfTouch,
     PlanReady,
     Progress,
     Sample,
@@ -208,7 +209,7 @@ class Recorder:
             case Verdict():
                 self._pending.verdict = _verdict_value(event)
             case (StageChanged() | LogLine() | Stalled() | DatasetState() | StageStarted()
-                  | StageResult() | Wire() | Synced() | EndCpu()):
+                  | StageResult() | Wire() | Synced() | EndCpu() | OutOfTouch()):
                 pass  # not kept (a stall is kept as its verdict; a catch-up is its own run)
             case _:
                 assert_never(event)

@@ -16,6 +16,7 @@ from ..events import (
     Finished,
     LogLine,
     Observer,
+    OutOfTouch,
     PlanReady,
     Progress,
     Sample,
@@ -145,7 +146,7 @@ def relay(emit: Observer, progress: TreeProgress, i: int, source: str) -> Observ
             case Sample() | StageChanged() | Stalled() | Verdict() | EndCpu():
                 emit(replace(event, dataset=source))
             case (PlanReady() | TreePlanReady() | LogLine() | DatasetState() | StageStarted()
-                  | StageResult() | Wire() | Synced()):
+                  | StageResult() | Wire() | Synced() | OutOfTouch()):
                 emit(event)
             case _:
                 assert_never(event)

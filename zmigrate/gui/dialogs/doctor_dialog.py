@@ -31,6 +31,7 @@ from ...engine.events import (
     Failed,
     Finished,
     LogLine,
+    OutOfTouch,
     PlanReady,
     Progress,
     Sample,
@@ -253,7 +254,7 @@ class DoctorDialog(QDialog):
                 self.chart.add_stage(event.name, event.title, event.rate, event.in_path, note)
             case (PlanReady() | TreePlanReady() | StageChanged() | Sample() | LogLine() | Progress()
                   | Stalled() | DatasetState() | Verdict() | Finished() | Failed() | Wire()
-                  | Synced() | EndCpu()):
+                  | Synced() | EndCpu() | OutOfTouch()):
                 pass  # a job's kinds: the doctor emits none (its report carries the wire)
             case _:
                 assert_never(event)

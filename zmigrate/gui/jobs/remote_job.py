@@ -1,6 +1,7 @@
 """A job whose runner is another machine, seen through its record there (`attach --record`
 over SSH, engine/runner/elsewhere): the same handle as a local runner's job, so the Transfer
-page follows it the same way. Started there first when the wizard hands it over."""
+page follows it the same way. Started there first when the wizard hands it over. A lost
+session is logged in again (engine/runner/through_losses), the page told meanwhile."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from ...engine.events import Failed
 from ...engine.runner import elsewhere
 from ...engine.runner.remote import Pointer, RemoteRunnerError
 from ...engine.runner.state import JobState
+from ...engine.runner.through_losses import FollowingThroughLosses
 from .record_job import RecordJob
 
 
@@ -26,7 +28,7 @@ class RemoteRecordJob(RecordJob):
         super().__init__(pointer.id if pointer is not None else "", after)
         self.pointer = pointer
         self._to_start = start
-        self._following: elsewhere.Following | None = None
+        self._following: FollowingThroughLosses | None = None
         self._stop_asked = threading.Event()
 
     def _follow(self) -> None:
@@ -37,7 +39,7 @@ class RemoteRecordJob(RecordJob):
                 self.job_id = self.pointer.id
                 if self._stop_asked.is_set():
                     self.cancel()
-            self._following = following = elsewhere.Following(self.pointer)
+            self._following = following = FollowingThroughLosses(self.pointer, self._emit)
             if self._detached.is_set():
                 return
             with contextlib.closing(following.records()) as records:

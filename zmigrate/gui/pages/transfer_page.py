@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtWidgets import QMessageBox, QWidget
+from PySide6.QtWidgets import QMessageBox, QTableView, QWidget
 
 from zmigrate.engine.readings.samples import SampleStore
 from zmigrate.engine.verdict.diagnosis import Bottleneck, Verdict
@@ -20,6 +20,7 @@ from ...engine.events import (
     Failed,
     LogLine,
     Observer,
+    OutOfTouch,
     Progress,
     Side,
     Summary,
@@ -38,6 +39,7 @@ from ..plots.refresher import PlotRefresher
 from ..plots.transfer_plots import TransferPlots
 from ..session import Session
 from ..settings import Settings
+from ..widgets.stage_line import StageLine
 from ..words import verdict_html
 from .base import Page
 
@@ -57,6 +59,20 @@ STAGES = {
 def _wire_average(p: Progress, rate: float) -> float | None:
     """Compressed in transit: the wire's share of an average `rate`, at the last ratio seen."""
     return rate * p.wire_rate / p.rate if p.wire_rate is not None and p.rate > 0 else None
+
+
+def _compact(view: QTableView, model: TreeTableModel) -> None:
+    """The tree's table, hidden until a tree runs: compact rows, the name column stretched."""
+    view.setModel(model)
+    rows = view.verticalHeader()
+    rows.hide()
+    rows.setDefaultSectionSize(view.fontMetrics().height() + 6)
+    header = view.horizontalHeader()
+    header.setStretchLastSection(False)
+    header.setSectionResizeMode(0, header.ResizeMode.Stretch)
+    for col in range(1, model.columnCount()):
+        header.setSectionResizeMode(col, header.ResizeMode.ResizeToContents)
+    view.hide()
 
 
 class TransferPage(Page):
@@ -87,20 +103,12 @@ class TransferPage(Page):
         style.set_role(ui.progress_label, "muted")
         ui.stop_button.clicked.connect(self.ask_stop)
         self.datasets = TreeTableModel(self)
-        ui.datasets_view.setModel(self.datasets)
-        rows = ui.datasets_view.verticalHeader()
-        rows.hide()
-        rows.setDefaultSectionSize(ui.datasets_view.fontMetrics().height() + 6)  # compact rows
-        header = ui.datasets_view.horizontalHeader()
-        header.setStretchLastSection(False)
-        header.setSectionResizeMode(0, header.ResizeMode.Stretch)
-        for col in range(1, self.datasets.columnCount()):
-            header.setSectionResizeMode(col, header.ResizeMode.ResizeToContents)
-        ui.datasets_view.hide()
+        _compact(ui.datasets_view, self.datasets)
         self.bridge: JobBridge | None = None
         self.refresher: PlotRefresher | None = None
         self.confirm_box: QMessageBox | None = None
         self.last_progress: Progress | None = None
+        self.stage_line = StageLine(ui.stage_label)
         self.recorder_factory: Callable[[], Observer] | None = Recorder.for_default_store
         self.recorder: Observer | None = None
         self.started = self.ended_after = 0.0
@@ -140,7 +148,7 @@ class TransferPage(Page):
         self.ui.progress_bar.setValue(0)
         self.ui.progress_label.setText("")
         self.ui.stop_button.setEnabled(True)
-        self.ui.stage_label.setText("Starting…")
+        self.stage_line.reset("Starting…")
         self.datasets.clear()
         self.ui.datasets_view.setVisible(self.session.shows_tree)
         self.bridge = bridge
@@ -153,6 +161,7 @@ class TransferPage(Page):
         bridge.finished.connect(self._on_finished)
         bridge.failed.connect(self._on_failed)
         bridge.wire.connect(self.plots.set_wire)  # the ceiling: read beside the preflight
+        bridge.out_of_touch.connect(self._on_out_of_touch)
         self.plots.set_wire(bridge.seen_wire())
         self.refresher = PlotRefresher(bridge.store, self.plots.update_from, self)
         self.refresher.start()
@@ -182,7 +191,10 @@ class TransferPage(Page):
         text = f"{words}: {detail}" if detail else words
         # A tree's datasets each report their own stages, named (several may be in flight);
         # the tree's own stages (reading, the final check) belong to none of them.
-        self.ui.stage_label.setText(f"{dataset} · {text}" if dataset else text)
+        self.stage_line.show(f"{dataset} · {text}" if dataset else text)
+
+    def _on_out_of_touch(self, e: OutOfTouch) -> None:
+        self.ui.log_edit.appendPlainText(self.stage_line.touch(e))
 
     def _on_log_line(self, line: LogLine) -> None:
         who = "sender" if line.side is Side.SEND else "receiver"
@@ -199,8 +211,7 @@ class TransferPage(Page):
     def _on_dataset_state(self, state: DatasetState) -> None:
         row = self.datasets.apply(state)
         if state.state == SENDING and not self.stopping:
-            self.ui.stage_label.setText(
-                f"Sending {state.dataset} ({state.index + 1} of {state.count})")
+            self.stage_line.show(f"Sending {state.dataset} ({state.index + 1} of {state.count})")
             self.ui.datasets_view.scrollTo(self.datasets.index(row, 0))
 
     def _on_verdict_cleared(self) -> None:
@@ -218,16 +229,17 @@ class TransferPage(Page):
 
     def _on_finished(self, summary: Summary) -> None:
         self.session.summary = summary
-        self.ui.stage_label.setText("Finished")
+        self.stage_line.reset("Finished")
         self._end()
 
     def _on_failed(self, failed: Failed) -> None:
         self.session.error = failed.error
         self.session.cancelled = failed.cancelled
-        self.ui.stage_label.setText("Stopped" if failed.cancelled else "Failed")
+        self.stage_line.reset("Stopped" if failed.cancelled else "Failed")
         self._end()
 
     def _show_progress(self) -> None:
+        self.stage_line.tick()
         p = self.last_progress
         store = self.bridge.store if self.bridge else None
         sent = 0
@@ -298,7 +310,7 @@ class TransferPage(Page):
         """Stop without asking."""
         if self.bridge is not None and self.running and not self.stopping:
             self.stopping = True
-            self.ui.stage_label.setText("Stopping both ends…")
+            self.stage_line.reset("Stopping both ends…")
             self.ui.stop_button.setEnabled(False)
             self.bridge.cancel()
 
