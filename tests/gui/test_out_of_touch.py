@@ -1,8 +1,9 @@
 """A job whose runner is another machine, followed while the session to it is lost: the
 Transfer page's stage line says so (for how long, once a second; the job goes on there), the
-log keeps each failed try's reason, a stage that comes meanwhile is kept for later, and when
-touch is back the line is the job's stage again (the engine's side: tests/e2e/
-test_remote_runner.py, a real session dropped)."""
+log keeps each failed try's reason, the progress line's figures are said to be from before, a
+stage that comes meanwhile is kept for later, and when touch is back the line is the job's
+stage again (the engine's side: tests/e2e/test_remote_runner.py, a real session dropped; the
+whole page: tests/gui/test_runner_choice_lab.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import time
 import pytest
 from pytestqt.qtbot import QtBot
 
-from zmigrate.engine.events import OutOfTouch, StageChanged
+from zmigrate.engine.events import OutOfTouch, Progress, StageChanged
 from zmigrate.gui.job_bridge import JobBridge
 from zmigrate.gui.pages.transfer_page import TransferPage
 from zmigrate.gui.session import Session
@@ -30,6 +31,7 @@ def test_the_stage_line_says_out_of_touch_and_then_the_stage_again(
     qtbot.waitUntil(lambda: label.text().startswith("Out of touch with nas for 65 s"))
     assert label.text() == ("Out of touch with nas for 65 s: the job goes on there; trying "
                             "again every 2 s")
+    assert label.property("role") == "alert"  # amber
     bridge.on_event(OutOfTouch("nas", lost_at, "cannot log in to the runner host nas: "
                                "timed out", 5.0))
     bridge.on_event(StageChanged("verifying", ""))  # read from the record before the loss
@@ -37,13 +39,19 @@ def test_the_stage_line_says_out_of_touch_and_then_the_stage_again(
     assert "cannot log in" not in label.text()  # the line stays short; the log has it
     assert ("(cannot log in to the runner host nas: timed out): the job goes on there"
             in log.toPlainText())
+    bridge.on_event(Progress(3.0, 2**20, 2**24, 2**17, None))
+    transfer._show_progress()
+    assert transfer.ui.progress_label.text().startswith(
+        "When touch was lost: 1 MiB of 16 MiB written"), transfer.ui.progress_label.text()
     time.sleep(1.1)
     transfer._show_progress()  # the page's second tick: how long, now
     assert label.text().startswith("Out of touch with nas for 66 s") or \
         label.text().startswith("Out of touch with nas for 67 s"), label.text()
     bridge.on_event(OutOfTouch("nas", lost_at, back=True))
     qtbot.waitUntil(lambda: not label.text().startswith("Out of touch"))
-    assert label.text() == "Verifying"
+    assert label.text() == "Verifying" and label.property("role") == "value"
+    transfer._show_progress()
+    assert transfer.ui.progress_label.text().startswith("1 MiB of 16 MiB written")
     last = log.toPlainText().splitlines()[-1]
     assert last in (f"Back in touch with nas after {s} s; the job went on there"
                     for s in (66, 67)), last

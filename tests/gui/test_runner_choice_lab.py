@@ -190,3 +190,51 @@ def test_stop_on_the_transfer_page_stops_the_job_on_its_runner_host(
     assert "stopped" in w.done_page.ui.result_label.text(), w.done_page.ui.result_label.text()
     state = json.loads((starter.runner_jobs / pointer.id / "state.json").read_text())
     assert state["state"] == "stopped", state  # stopped there, by its runner
+
+
+def test_the_transfer_page_outlasts_a_lost_session_and_a_stop_asked_meanwhile_reaches_it(
+        qtbot: QtBot, wizard: MigrationWizard, starter: StarterLab,
+        pools: tuple[Pool, Pool]) -> None:
+    """lab-runner drops the window's session mid-transfer and answers no login for a while:
+    the stage line says the window is out of touch (the job goes on there), Stop clicked
+    meanwhile cannot reach lab-runner, and once it answers again the page logs in by itself,
+    asks again, and the job ends stopped there."""
+    src_pool, dst_pool = pools
+    w = wizard
+    # 24 MiB at 128 KiB/s: three minutes, more than the page is out of touch (each failed
+    # login waits for a banner that does not come) and back.
+    _to_review(qtbot, w, _source(src_pool, 24), dst_pool.name, "128k")
+    choice = w.review_page.runner
+    choice.choose("lab-runner")
+    qtbot.waitUntil(lambda: not choice.checking, timeout=WAIT_CHECK)
+    start_transfer(w)
+    page = w.transfer_page
+    qtbot.waitUntil(lambda: w.session.store is not None and w.session.store.version > 2,
+                    timeout=WAIT_DONE)
+    (pointer,) = remote.pointers()
+    label, log = page.ui.stage_label, page.ui.log_edit
+
+    def failed_tries() -> int:
+        return sum("(cannot log in to the runner host lab-runner" in line
+                   for line in log.toPlainText().splitlines())
+
+    with starter.deaf("lab-runner"):
+        qtbot.waitUntil(lambda: label.text().startswith("Out of touch with lab-runner for "),
+                        timeout=WAIT_CHECK)
+        assert label.text().endswith("the job goes on there; trying again every 2 s"), \
+            label.text()
+        qtbot.waitUntil(lambda: failed_tries() >= 1, timeout=WAIT_CHECK)
+        _shot(w, "transfer-out-of-touch")
+        page.ui.stop_button.click()
+        assert page.confirm_box is not None
+        next(b for b in page.confirm_box.buttons() if b.text() == "Stop transfer").click()
+        tried = failed_tries()
+        # Two more of the page's own tries fail after the click: the stop's login, begun
+        # with the first of them, has failed too.
+        qtbot.waitUntil(lambda: failed_tries() >= tried + 2, timeout=2 * WAIT_CHECK)
+        assert w.currentId() == PageId.TRANSFER
+    qtbot.waitUntil(lambda: w.currentId() == PageId.DONE, timeout=WAIT_DONE)
+    assert "Back in touch with lab-runner after " in log.toPlainText()
+    assert "stopped" in w.done_page.ui.result_label.text(), w.done_page.ui.result_label.text()
+    state = json.loads((starter.runner_jobs / pointer.id / "state.json").read_text())
+    assert state["state"] == "stopped", state  # stopped there, by its runner, once asked again

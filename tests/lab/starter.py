@@ -16,11 +16,13 @@ veth down (its packets vanish, as on a laptop that left the network); `back()` b
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -156,6 +158,20 @@ class StarterLab(NamespaceLab):
     def back(self) -> None:
         self._ip("link", "set", self.starter_link, "up", ns=self.namespace)
 
+    @contextlib.contextmanager
+    def deaf(self, alias: str = "lab-runner") -> Iterator[None]:
+        """Runner host `alias` drops every session it holds and answers no login until the
+        block ends (its sshd stopped: the kernel still accepts the TCP connection, the banner
+        never comes), as a host whose network went away and came back."""
+        master = self.procs[list(RUNNERS).index(alias)]
+        master.send_signal(signal.SIGSTOP)
+        try:
+            for pid in _sessions_of(master.pid):
+                os.kill(pid, signal.SIGKILL)
+            yield
+        finally:
+            master.send_signal(signal.SIGCONT)
+
     def stop_runners(self) -> None:
         """Stop the runner processes lab-runner left running (a failed test's)."""
         for path in self.runner_jobs.glob("*/state.json"):
@@ -175,3 +191,17 @@ class StarterLab(NamespaceLab):
             run([IP, "netns", "del", self.namespace], check=False, timeout=30)
         run([IP, "link", "del", f"zmsr{self.suffix}"], check=False, timeout=30)
 
+
+
+def _sessions_of(master: int) -> list[int]:
+    """The per-connection sshd processes under sshd `master` (each holds one login)."""
+    kids = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        comm, rest = text.split("(", 1)[1].rsplit(")", 1)
+        if int(rest.split()[1]) == master and comm == "sshd":
+            kids.append(int(stat.parent.name))
+    return kids

@@ -27,6 +27,7 @@ QFrame[banner=""] { background: transparent; border: none; }
 QLabel[role="muted"] { color: #6b7280; }
 QLabel[role="note"] { color: #92400e; }
 QLabel[role="value"] { font-weight: 600; }
+QLabel[role="alert"] { font-weight: 600; color: #92400e; }
 QLabel[role="big"] { font-size: 15pt; font-weight: 600; }
 QPlainTextEdit { background: #ffffff; border: 1px solid #d9dce1; border-radius: 6px; }
 QTreeView { background: #ffffff; border: 1px solid #d9dce1; border-radius: 6px;
@@ -48,7 +49,7 @@ def set_banner(widget: QWidget, kind: str) -> None:
 
 
 def set_role(widget: QWidget, role: str) -> None:
-    """Give a label a text role from the style sheet: muted, note, value, big."""
+    """Give a label a text role from the style sheet: muted, note, value, alert, big."""
     widget.setProperty("role", role)
     repolish(widget)
 

@@ -10,7 +10,7 @@ import threading
 from collections.abc import Sequence
 
 from ...engine.errors import ZmigrateError
-from ...engine.events import Failed
+from ...engine.events import Failed, OutOfTouch
 from ...engine.runner import elsewhere
 from ...engine.runner.remote import Pointer, RemoteRunnerError
 from ...engine.runner.state import JobState
@@ -39,7 +39,7 @@ class RemoteRecordJob(RecordJob):
                 self.job_id = self.pointer.id
                 if self._stop_asked.is_set():
                     self.cancel()
-            self._following = following = FollowingThroughLosses(self.pointer, self._emit)
+            self._following = following = FollowingThroughLosses(self.pointer, self._touch)
             if self._detached.is_set():
                 return
             with contextlib.closing(following.records()) as records:
@@ -67,6 +67,11 @@ class RemoteRecordJob(RecordJob):
                                  "on the hosts; sending again resumes")
         return RemoteRunnerError(f"{p.runner} said nothing of job {p.id}",
                                  fix=f"`zmigrate jobs --runner {p.runner}` lists its jobs")
+
+    def _touch(self, e: OutOfTouch) -> None:
+        self._emit(e)
+        if e.back and self._stop_asked.is_set() and not self.ended:
+            self.cancel()  # a stop asked while out of touch did not reach the runner host
 
     def cancel(self) -> None:
         """Ask the runner host to stop the job (both ends); the record's end follows."""

@@ -285,7 +285,9 @@ class TransferPage(Page):
             parts.append(self.datasets.count_line())
         elif p.steps > 1 and not self.is_done:
             parts.append(f"step {p.step} of {p.steps}")
-        self.ui.progress_label.setText("  ·  ".join(parts))
+        stale = self.stage_line.lost is not None and not self.is_done
+        self.ui.progress_label.setText(("When touch was lost: " if stale else "")
+                                       + "  ·  ".join(parts))
 
     # -- stopping -----------------------------------------------------------------------------
     @property

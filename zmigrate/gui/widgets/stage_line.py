@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QLabel
 
 from ...engine import plain_words
 from ...engine.events import OutOfTouch
+from .. import style
 
 
 class StageLine:
@@ -19,8 +20,8 @@ class StageLine:
         self.lost: OutOfTouch | None = None
 
     def reset(self, text: str) -> None:
-        """A new job followed: its first words, in touch."""
-        self.lost = None
+        """A new job followed, or the job's end: these words, in touch."""
+        self._lose(None)
         self.show(text)
 
     def show(self, text: str) -> None:
@@ -31,9 +32,14 @@ class StageLine:
     def touch(self, e: OutOfTouch) -> str:
         """Touch lost (each failed try) or back: the line says so; the log's line (with the
         failed try's reason, which would make the stage line long)."""
-        self.lost = None if e.back else e
+        self._lose(None if e.back else e)
         self.tick()
         return plain_words.out_of_touch(e, time.time())
+
+    def _lose(self, e: OutOfTouch | None) -> None:
+        if (e is None) != (self.lost is None):
+            style.set_role(self.label, "value" if e is None else "alert")  # amber while lost
+        self.lost = e
 
     def tick(self) -> None:
         """Once a second: how long touch has been lost."""
