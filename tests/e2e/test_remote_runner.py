@@ -1,11 +1,12 @@
 """The runner on another host (issue 31, "where the runner runs"): the starter, a computer in
 a network namespace of its own, starts `send --detach --runner lab-runner` and then loses its
-network for CUT seconds mid-transfer; the transfer goes on on lab-runner and completes, and
+network for CUT seconds mid-transfer; the transfer goes on on lab-runner and completes, the
+starter's `attach` says it is out of touch meanwhile and then follows the job to its end, and
 `attach` from the starter afterwards shows all of it, its samples covering the cut without a
-gap. The window's follower, its session dropped and the runner host deaf for a while, logs in
-again by itself and misses no event. A runner host without zmigrate, or one that cannot log
-in to the lab's hosts, is refused before anything moves, with the fix. `stop` from the
-starter stops a remote job there.
+gap. The follower both faces use (engine/runner/through_losses), its session dropped and the
+runner host deaf for a while, logs in again by itself and misses no event. A runner host
+without zmigrate, or one that cannot log in to the lab's hosts, is refused before anything
+moves, with the fix. `stop` from the starter stops a remote job there.
 
 Figures: 40 MiB at --bwlimit 256k (about 160 s of transfer); the starter is cut off for
 CUT = 120 s of it (the issue's two minutes), from about 12 s in: the transfer still runs for
@@ -94,18 +95,20 @@ def test_the_job_runs_on_while_its_starter_is_cut_off_and_attach_shows_all_of_it
 
     assert wait_until(lambda: _job(starter, job_id)["done"] > 2 * 1024 * 1024, 120, 1)
     follower = starter.popen("attach", job_id)  # following when the network goes
+    said: list[str] = []
+    assert follower.stderr is not None
+    reader = threading.Thread(target=lambda: said.extend(follower.stderr or ()), daemon=True)
+    reader.start()
     time.sleep(3)
     assert follower.poll() is None
     starter.cut()
     cut_at = time.time()
     try:
         # It learns within LOST_AFTER (15 s) and a few keepalives that the runner is out of
-        # reach, and says the job goes on there.
-        _, said = follower.communicate(timeout=45)
-        assert follower.returncode == 1, said
-        assert "error: lost the runner host lab-runner while following the job" in said, said
-        assert "fix: the job goes on there: `zmigrate attach ID` again" in said, said
-        assert time.time() - cut_at < 40
+        # reach, says the job goes on there, and keeps trying.
+        assert wait_until(lambda: any(x.startswith("Out of touch with lab-runner for ")
+                                      for x in said), 40, 0.5), said
+        assert follower.poll() is None
         lost = starter.zmigrate("jobs", "--json", timeout=120)
         (unreachable,) = [j for j in lost.of("job") if j["id"] == job_id]
         assert unreachable["state"] == "unreachable", unreachable
@@ -113,13 +116,24 @@ def test_the_job_runs_on_while_its_starter_is_cut_off_and_attach_shows_all_of_it
         time.sleep(max(0.0, CUT - (time.time() - cut_at)))
     finally:
         starter.back()
-        if follower.poll() is None:
-            follower.kill()
-            follower.communicate()
     back_at = time.time()
-
     seen = _job(starter, job_id)
     assert seen["state"] == "running", seen  # it outlasted the cut: the cut fell mid-transfer
+    try:
+        # Back in touch by itself, it shows the rest of the job, each event once, to its end.
+        follower.wait(timeout=300)
+    finally:
+        if follower.poll() is None:
+            follower.kill()
+            follower.wait()
+    reader.join(timeout=10)
+    assert follower.stdout is not None
+    out = follower.stdout.read()
+    assert follower.returncode == 0 and f"{job_id}  finished" in out, (out, said)
+    tries = [x for x in said if "(cannot log in to the runner host lab-runner" in x]
+    assert tries and any(x.startswith("Back in touch with lab-runner after ") for x in said), said
+    print("\nattach meanwhile: " + " | ".join(x.strip() for x in said if "touch with" in x))
+
     end = starter.zmigrate("attach", job_id, "--json", timeout=300)
     assert end.returncode == 0, end.stderr + end.stdout
     final = end.events[-1]
@@ -251,4 +265,4 @@ def test_a_follower_that_loses_the_runner_host_logs_in_again_and_misses_nothing(
     assert seqs == sorted(set(seqs)) and seqs == recorded, (seqs, recorded)
     assert snapshot_guid(f"{dst.name}/copy@s1") == snapshot_guid(snap)
     print(f"follower: {len(seqs)} events once each; " + "; ".join(
-        f"{t.back and 'back' or 'lost'} {t.retry_in:g} s {t.reason[:60]}" for t in touch))
+        f"{t.back and 'back' or 'lost'} {t.retry_in:g} s {t.reason}" for t in touch))

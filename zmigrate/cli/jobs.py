@@ -9,6 +9,7 @@ from typing import Any, TextIO
 
 from ..engine import runner
 from ..engine.errors import InvalidNameError
+from ..engine.events import Event
 from ..engine.runner import died, keep, record, remote
 from ..engine.runner.control import final_sync_after
 from ..engine.runner.state import JobState, Status
@@ -224,12 +225,18 @@ class Shown:
     def __call__(self, rec: runner.Recorded) -> None:
         if self.as_record:
             print(record.encode(rec.seq, rec.event, rec.at), file=self.out, flush=True)
-        elif self.as_json:
-            print_json(event_to_json(rec.event), self.out)
-        elif self.live is not None:
-            self.live(rec.event)
         else:
-            plain(rec.event, self.err)
+            self.touch(rec.event)
+
+    def touch(self, event: Event) -> None:
+        """An event of this side's, not the record's (touch with a runner host lost or back),
+        or one of the record's shown as a local job's are."""
+        if self.as_json:
+            print_json(event_to_json(event), self.out)
+        elif self.live is not None:
+            self.live(event)
+        else:
+            plain(event, self.err)
 
     def end(self, s: Status) -> int:
         """The job's last line; the exit status its outcome gives."""

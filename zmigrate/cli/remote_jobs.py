@@ -13,11 +13,13 @@ from dataclasses import asdict
 from typing import Any, Protocol, TextIO
 
 from ..engine.errors import ZmigrateError
+from ..engine.events import OutOfTouch
 from ..engine.hosts.login import HostSpec
 from ..engine.runner import elsewhere, place, remote
 from ..engine.runner.record import Recorded
 from ..engine.runner.remote import Pointer, Reach, RemoteRunner, RemoteRunnerError
 from ..engine.runner.state import Status
+from ..engine.runner.through_losses import FollowingThroughLosses
 from .common import EXIT_ERROR, EXIT_OK, TerminalPrompts, print_json
 
 # How `jobs` words one job (jobs.job_line: passed in, as jobs.py imports this module).
@@ -28,6 +30,8 @@ class Shows(Protocol):
     """How `attach` shows a followed job (jobs.Shown)."""
 
     def __call__(self, rec: Recorded) -> None: ...
+
+    def touch(self, event: OutOfTouch) -> None: ...
 
     def end(self, s: Status) -> int: ...
 
@@ -185,8 +189,9 @@ def _print_missing(p: Pointer, state: str, why: str, as_json: bool, out: TextIO)
 
 def attach(p: Pointer, shown: Shows, after: int = 0) -> int:
     """Follow the remote job: its record's lines as they come from `attach --record` there
-    (those after sequence number `after`), shown as a local job's are."""
-    following = elsewhere.Following(p, TerminalPrompts())
+    (those after sequence number `after`), shown as a local job's are; through a lost session
+    (logged in again, each event once), saying so meanwhile."""
+    following = FollowingThroughLosses(p, shown.touch, TerminalPrompts())
     for rec in following.records():
         if rec.seq > after:
             shown(rec)
