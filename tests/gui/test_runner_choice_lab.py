@@ -168,24 +168,37 @@ def test_a_runner_host_without_zmigrate_or_logins_is_refused_with_the_fix(
     assert w.session.runner_check is None
 
 
-def test_stop_on_the_transfer_page_stops_the_job_on_its_runner_host(
-        qtbot: QtBot, wizard: MigrationWizard, starter: StarterLab,
-        pools: tuple[Pool, Pool]) -> None:
+def _running_on_lab_runner(qtbot: QtBot, w: MigrationWizard, pools: tuple[Pool, Pool],
+                           rate: str) -> Pointer:
+    """24 MiB sent at `rate` with lab-runner chosen on Review, followed on the Transfer page
+    once its samples come; its pointer."""
     src_pool, dst_pool = pools
-    w = wizard
-    _to_review(qtbot, w, _source(src_pool, 24), dst_pool.name, "1M")
+    _to_review(qtbot, w, _source(src_pool, 24), dst_pool.name, rate)
     choice = w.review_page.runner
     choice.choose("lab-runner")
     qtbot.waitUntil(lambda: not choice.checking, timeout=WAIT_CHECK)
     assert w.review_page.isComplete(), choice.label.text()
     start_transfer(w)
-    page = w.transfer_page
     qtbot.waitUntil(lambda: w.session.store is not None and w.session.store.version > 2,
                     timeout=WAIT_DONE)
     (pointer,) = remote.pointers()
+    return pointer
+
+
+def _stop(w: MigrationWizard) -> None:
+    """Stop transfer…, confirmed."""
+    page = w.transfer_page
     page.ui.stop_button.click()
     assert page.confirm_box is not None
     next(b for b in page.confirm_box.buttons() if b.text() == "Stop transfer").click()
+
+
+def test_stop_on_the_transfer_page_stops_the_job_on_its_runner_host(
+        qtbot: QtBot, wizard: MigrationWizard, starter: StarterLab,
+        pools: tuple[Pool, Pool]) -> None:
+    w = wizard
+    pointer = _running_on_lab_runner(qtbot, w, pools, "1M")
+    _stop(w)
     qtbot.waitUntil(lambda: w.currentId() == PageId.DONE, timeout=WAIT_DONE)
     assert "stopped" in w.done_page.ui.result_label.text(), w.done_page.ui.result_label.text()
     state = json.loads((starter.runner_jobs / pointer.id / "state.json").read_text())
@@ -199,19 +212,11 @@ def test_the_transfer_page_outlasts_a_lost_session_and_a_stop_asked_meanwhile_re
     the stage line says the window is out of touch (the job goes on there), Stop clicked
     meanwhile cannot reach lab-runner, and once it answers again the page logs in by itself,
     asks again, and the job ends stopped there."""
-    src_pool, dst_pool = pools
     w = wizard
     # 24 MiB at 128 KiB/s: three minutes, more than the page is out of touch (each failed
     # login waits for a banner that does not come) and back.
-    _to_review(qtbot, w, _source(src_pool, 24), dst_pool.name, "128k")
-    choice = w.review_page.runner
-    choice.choose("lab-runner")
-    qtbot.waitUntil(lambda: not choice.checking, timeout=WAIT_CHECK)
-    start_transfer(w)
+    pointer = _running_on_lab_runner(qtbot, w, pools, "128k")
     page = w.transfer_page
-    qtbot.waitUntil(lambda: w.session.store is not None and w.session.store.version > 2,
-                    timeout=WAIT_DONE)
-    (pointer,) = remote.pointers()
     label, log = page.ui.stage_label, page.ui.log_edit
 
     def failed_tries() -> int:
@@ -225,9 +230,7 @@ def test_the_transfer_page_outlasts_a_lost_session_and_a_stop_asked_meanwhile_re
             label.text()
         qtbot.waitUntil(lambda: failed_tries() >= 1, timeout=WAIT_CHECK)
         _shot(w, "transfer-out-of-touch")
-        page.ui.stop_button.click()
-        assert page.confirm_box is not None
-        next(b for b in page.confirm_box.buttons() if b.text() == "Stop transfer").click()
+        _stop(w)
         tried = failed_tries()
         # Two more of the page's own tries fail after the click: the stop's login, begun
         # with the first of them, has failed too.

@@ -226,11 +226,11 @@ class Shown:
         if self.as_record:
             print(record.encode(rec.seq, rec.event, rec.at), file=self.out, flush=True)
         else:
-            self.touch(rec.event)
+            self.show(rec.event)
 
-    def touch(self, event: Event) -> None:
-        """An event of this side's, not the record's (touch with a runner host lost or back),
-        or one of the record's shown as a local job's are."""
+    def show(self, event: Event) -> None:
+        """An event as a local job's are shown: one of the record's, or one of this side's
+        (touch with a runner host lost or back)."""
         if self.as_json:
             print_json(event_to_json(event), self.out)
         elif self.live is not None:

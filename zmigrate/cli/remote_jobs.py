@@ -31,7 +31,7 @@ class Shows(Protocol):
 
     def __call__(self, rec: Recorded) -> None: ...
 
-    def touch(self, event: OutOfTouch) -> None: ...
+    def show(self, event: OutOfTouch) -> None: ...
 
     def end(self, s: Status) -> int: ...
 
@@ -191,7 +191,7 @@ def attach(p: Pointer, shown: Shows, after: int = 0) -> int:
     """Follow the remote job: its record's lines as they come from `attach --record` there
     (those after sequence number `after`), shown as a local job's are; through a lost session
     (logged in again, each event once), saying so meanwhile."""
-    following = FollowingThroughLosses(p, shown.touch, TerminalPrompts())
+    following = FollowingThroughLosses(p, shown.show, TerminalPrompts())
     for rec in following.records():
         if rec.seq > after:
             shown(rec)

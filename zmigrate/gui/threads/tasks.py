@@ -49,7 +49,6 @@ class _Relay(QObject):
         outcome, self.outcome = self.outcome, None
         assert outcome is not None, "a task answers once"
         ok, value = outcome
-        del outcome
         handler: Callable[[Any], None] | None = self._on_result if ok else self._on_error
         try:
             if handler is not None and self._owner_alive():
@@ -57,7 +56,6 @@ class _Relay(QObject):
         finally:
             if isinstance(value, BaseException):
                 traceback.clear_frames(value.__traceback__)
-            del handler, value
             self._release()
 
     def _release(self) -> None:

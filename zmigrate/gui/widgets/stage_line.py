@@ -33,7 +33,7 @@ class StageLine:
         """Touch lost (each failed try) or back: the line says so; the log's line (with the
         failed try's reason, which would make the stage line long)."""
         self._lose(None if e.back else e)
-        self.tick()
+        self._show()
         return plain_words.out_of_touch(e, time.time())
 
     def _lose(self, e: OutOfTouch | None) -> None:
@@ -43,6 +43,10 @@ class StageLine:
 
     def tick(self) -> None:
         """Once a second: how long touch has been lost."""
+        if self.lost is not None:
+            self._show()
+
+    def _show(self) -> None:
         lost = self.lost
         self.label.setText(self.stage if lost is None
                            else plain_words.out_of_touch(lost, time.time(), why=False))
