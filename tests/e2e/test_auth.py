@@ -15,6 +15,7 @@ from lab.zfsfuse import Pool
 
 from zmigrate.engine.errors import AuthError
 from zmigrate.engine.hosts.login import HostKeyDecision, HostKeyInfo, HostSpec, Prompts, connect
+from zmigrate.engine.hosts.remembered import SecretMemory, connect_remembering, login_of
 
 pytestmark = pytest.mark.lab
 PASSPHRASE = "correct horse battery staple"
@@ -60,6 +61,28 @@ def test_key_passphrase_is_asked_through_the_callback(encrypted_key: Path) -> No
 def test_no_passphrase_given_is_an_auth_error(encrypted_key: Path) -> None:
     with pytest.raises(AuthError, match="passphrase"):
         connect(HostSpec("lab-src", identity=str(encrypted_key)), Answers(None))
+
+
+def test_a_wrong_passphrase_is_an_auth_error_not_an_unreachable_host(
+        encrypted_key: Path) -> None:
+    with pytest.raises(AuthError, match="does not open the key") as caught:
+        connect(HostSpec("lab-src", identity=str(encrypted_key)), Answers("not it"))
+    assert "ssh-keygen -y" in (caught.value.fix or "")
+
+
+def test_a_passphrase_given_once_is_not_asked_again_this_session(encrypted_key: Path) -> None:
+    """connect_remembering (the window's reconnects, a follower's logins again): a second
+    login asks nothing; a remembered passphrase the key no longer takes is forgotten and asked
+    once more."""
+    prompts, memory = Answers(PASSPHRASE), SecretMemory()
+    spec = HostSpec("lab-src", identity=str(encrypted_key))
+    for _ in range(2):
+        connect_remembering(spec, prompts, memory).close()
+    assert len(prompts.asked) == 1 and len(memory) == 1
+    key = (login_of(spec), prompts.asked[0])
+    memory.put(key, "an old passphrase")  # the key's passphrase was changed since
+    connect_remembering(spec, prompts, memory).close()
+    assert len(prompts.asked) == 2 and memory.get(key) == PASSPHRASE
 
 
 def test_cli_live_line_on_a_terminal(lab: Lab, pools: tuple[Pool, Pool]) -> None:

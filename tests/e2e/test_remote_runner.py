@@ -15,6 +15,7 @@ some 25 s after the link is back, so the cut falls wholly mid-transfer."""
 from __future__ import annotations
 
 import json
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -29,6 +30,7 @@ from lab.util import Run, dataset_exists, snapshot_guid, wait_until, write_rando
 from lab.zfsfuse import Pool
 
 from zmigrate.engine.events import OutOfTouch, Sample
+from zmigrate.engine.hosts.login import Prompts
 from zmigrate.engine.runner import read_events
 from zmigrate.engine.runner.remote import Pointer
 from zmigrate.engine.runner.through_losses import FollowingThroughLosses
@@ -41,6 +43,7 @@ RATE_KIB = 256
 RATE = f"{RATE_KIB}k"  # --bwlimit: KiB/s
 # mbuffer says its status every second; a few intervals on a loaded two-core machine.
 MAX_GAP = 4.0
+PASSPHRASE = "correct horse battery staple"
 
 
 @pytest.fixture
@@ -220,25 +223,54 @@ def test_stop_from_the_starter_stops_the_job_on_its_runner(
     assert _job(starter, job["id"])["state"] == "stopped"
 
 
+class _Passphrase(Prompts):
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    def secret(self, prompt: str) -> str | None:
+        self.asked.append(prompt)
+        return PASSPHRASE
+
+
+@pytest.fixture
+def locked_key_config(starter: StarterLab, tmp_path: Path) -> Iterator[Path]:
+    """The starter's ssh config with a passphrase on its key (authorized on the runner
+    hosts until the test ends)."""
+    key = tmp_path / "id_locked"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", PASSPHRASE, "-f", str(key)],
+                   check=True)
+    authorized = starter.lab.identity.parent / "authorized_keys"
+    before = authorized.read_text()
+    authorized.write_text(before + key.with_suffix(".pub").read_text())
+    config = tmp_path / "ssh_config_locked"
+    config.write_text(starter.ssh_config.read_text().replace(
+        f"IdentityFile {starter.lab.identity}\n", f"IdentityFile {key}\n"))
+    try:
+        yield config
+    finally:
+        authorized.write_text(before)
+
+
 def test_a_follower_that_loses_the_runner_host_logs_in_again_and_misses_nothing(
         starter: StarterLab, dataset: tuple[Pool, Pool, str],
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch: pytest.MonkeyPatch, locked_key_config: Path) -> None:
     """The window's follower (engine/runner/through_losses): its session to lab-runner is
     dropped mid-transfer and lab-runner answers no login for a while (its sshd stopped):
     the follower says it is out of touch, with each failed try's reason, logs in again once
     lab-runner answers, says so, and gives every event of the job's record once, in order,
-    to the end."""
+    to the end. Its key to lab-runner has a passphrase: asked at the first login only."""
     src, dst, snap = dataset
     r = _send(starter, snap, f"{dst.name}/copy", "lab-runner", rate="1m")
     assert r.returncode == 0, r.stderr + r.stdout
     (job,) = r.of("job")
     pointer = Pointer.from_json(json.loads(
         (starter.starter_jobs / "remote" / f"{job['id']}.json").read_text()))
-    monkeypatch.setenv("ZMIGRATE_SSH_CONFIG", str(starter.ssh_config))
+    monkeypatch.setenv("ZMIGRATE_SSH_CONFIG", str(locked_key_config))
     monkeypatch.setenv("ZMIGRATE_KNOWN_HOSTS", str(starter.known_hosts))
     touch: list[OutOfTouch] = []
     seqs: list[int] = []
-    following = FollowingThroughLosses(pointer, touch.append)
+    prompts = _Passphrase()
+    following = FollowingThroughLosses(pointer, touch.append, prompts)
     errors: list[BaseException] = []
 
     def follow() -> None:
@@ -264,5 +296,6 @@ def test_a_follower_that_loses_the_runner_host_logs_in_again_and_misses_nothing(
     recorded = [x.seq for x in read_events(starter.runner_jobs / job["id"])]
     assert seqs == sorted(set(seqs)) and seqs == recorded, (seqs, recorded)
     assert snapshot_guid(f"{dst.name}/copy@s1") == snapshot_guid(snap)
+    assert len(prompts.asked) == 1 and "Passphrase" in prompts.asked[0], prompts.asked
     print(f"follower: {len(seqs)} events once each; " + "; ".join(
         f"{t.back and 'back' or 'lost'} {t.retry_in:g} s {t.reason}" for t in touch))

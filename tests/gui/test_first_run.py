@@ -12,11 +12,10 @@ from PySide6.QtGui import QTextDocument
 from pytestqt.qtbot import QtBot
 
 from zmigrate.engine.errors import ZmigrateError
-from zmigrate.engine.hosts.login import HostSpec, Prompts
+from zmigrate.engine.hosts.login import HostSpec
 from zmigrate.gui import words
-from zmigrate.gui.prompts import RememberingPrompts, SecretMemory
 from zmigrate.gui.settings import Settings
-from zmigrate.gui.widgets.host_panel import THIS_COMPUTER, HostPanel, login_of
+from zmigrate.gui.widgets.host_panel import THIS_COMPUTER, HostPanel
 from zmigrate.gui.wizard import MigrationWizard
 
 pytestmark = pytest.mark.gui
@@ -148,41 +147,6 @@ def test_a_port_out_of_range_is_said_before_connecting(qtbot: QtBot, home: Path)
         panel.spec()
     panel.start_connect()
     assert "port 70000 is not valid" in panel.ui.status_label.text() and not panel.busy
-
-
-class Asking(Prompts):
-    def __init__(self, answer: str | None) -> None:
-        self.answer = answer
-        self.asked: list[str] = []
-
-    def secret(self, prompt: str) -> str | None:
-        self.asked.append(prompt)
-        return self.answer
-
-
-def test_a_password_is_remembered_per_login_only_after_it_worked() -> None:
-    memory = SecretMemory()
-    user = Asking("hunter2")
-    nas, other_port = login_of(HostSpec("nas")), login_of(HostSpec("nas", port=2222))
-    first = RememberingPrompts(user, memory, nas)
-    assert first.secret("Password for root@nas") == "hunter2"
-    assert len(memory) == 0  # not yet: the login may still refuse it
-    first.keep()
-    again = RememberingPrompts(user, memory, nas)
-    assert again.secret("Password for root@nas") == "hunter2"
-    assert user.asked == ["Password for root@nas"]  # once
-    # Another port is another sshd: asked there.
-    assert RememberingPrompts(user, memory, other_port).secret("Password for root@nas")
-    assert len(user.asked) == 2
-    # Refused now (changed on the host): forgotten, so the next attempt asks.
-    assert again.forget_recalled()
-    assert RememberingPrompts(user, memory, nas).secret("Password for root@nas") == "hunter2"
-    assert len(user.asked) == 3
-    # Cancelled: nothing to remember.
-    cancelled = RememberingPrompts(Asking(None), memory, nas)
-    assert cancelled.secret("Password for root@nas") is None
-    cancelled.keep()
-    assert len(memory) == 0
 
 
 def test_the_password_dialog_says_it_is_not_stored(qtbot: QtBot, home: Path) -> None:

@@ -20,9 +20,10 @@ from wizard_driver import (
     type_host,
 )
 
+from zmigrate.engine.hosts.remembered import login_of
 from zmigrate.gui.pages.base import PageId
 from zmigrate.gui.settings import Settings
-from zmigrate.gui.widgets.host_panel import HostPanel, login_of
+from zmigrate.gui.widgets.host_panel import HostPanel
 from zmigrate.gui.wizard import MigrationWizard
 
 pytestmark = [pytest.mark.gui, pytest.mark.lab, pytest.mark.timeout(240)]

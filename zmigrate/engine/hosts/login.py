@@ -491,6 +491,9 @@ def _open_client(r: Resolved, label: str, spec: HostSpec, prompts: Prompts, time
     return client
 
 
+_WRONG_PASSPHRASE = ("Invalid key", "Bad password or corrupt private key file")
+
+
 def _log_in(attempt: Callable[[str | None, str | None], None], spec: HostSpec,
             prompts: Prompts, label: str, r: Resolved) -> None:
     """`attempt` with what the user gave, then with a passphrase or a password asked for."""
@@ -501,7 +504,18 @@ def _log_in(attempt: Callable[[str | None, str | None], None], spec: HostSpec,
         if passphrase is None:
             raise AuthError("the key needs a passphrase and none was given",
                             host=label) from None
-        attempt(spec.password, passphrase)
+        try:
+            attempt(spec.password, passphrase)
+        except paramiko.SSHException as exc:
+            # paramiko's words for a key that the passphrase does not open: "Invalid key"
+            # (OpenSSH format), "Bad password or corrupt private key file" (PEM). Not the
+            # network's fault, whatever _login_error would make of it.
+            if isinstance(exc, paramiko.AuthenticationException) or \
+                    str(exc) not in _WRONG_PASSPHRASE:
+                raise
+            raise AuthError("the passphrase given does not open the key", host=label,
+                            fix="type the key's passphrase again (`ssh-keygen -y -f KEY` on "
+                            "this computer checks it)") from exc
     except (paramiko.AuthenticationException, paramiko.SSHException) as exc:
         # No key file, agent key or password at all is paramiko's SSHException "No
         # authentication methods available", not an AuthenticationException: the same case.

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..errors import ZmigrateError
 from ..hosts.login import Prompts
+from ..hosts.remembered import SecretMemory
 from . import record
 from .keep import Keep, again_argv
 from .place import valid_id
@@ -150,18 +151,21 @@ def stop(p: Pointer, prompts: Prompts | None = None) -> None:
 
 class Following:
     """Job `p`'s record as its runner host has it (`attach --record` there), from the first
-    event; `close` (from any thread) ends the following, not the job."""
+    event; `close` (from any thread) ends the following, not the job. A secret `memory`
+    holds for the runner host is not asked again."""
 
-    def __init__(self, p: Pointer, prompts: Prompts | None = None) -> None:
+    def __init__(self, p: Pointer, prompts: Prompts | None = None,
+                 memory: SecretMemory | None = None) -> None:
         self.pointer = p
         self.prompts = prompts
+        self.memory = memory
         self.status: Status | None = None  # the job's status, once the record has ended
         self._rr: RemoteRunner | None = None
         self._closed = threading.Event()
 
     def records(self) -> Generator[Recorded, None, None]:
         p = self.pointer
-        rr = self._rr = RemoteRunner.open(p.runner, self.prompts, p.zmigrate)
+        rr = self._rr = RemoteRunner.open(p.runner, self.prompts, p.zmigrate, self.memory)
         try:
             if self._closed.is_set():
                 return

@@ -18,6 +18,7 @@ from .. import cmdline
 from ..errors import ZmigrateError
 from ..hosts import Host
 from ..hosts.login import HostSpec, Prompts, connect
+from ..hosts.remembered import SecretMemory, connect_remembering
 from .place import jobs_root, valid_id
 
 POINTERS: Final = "remote"
@@ -113,15 +114,17 @@ class RemoteRunner:
         self.zmigrate = zmigrate
 
     @classmethod
-    def open(cls, name: str, prompts: Prompts | None = None, zmigrate: str = "") -> RemoteRunner:
+    def open(cls, name: str, prompts: Prompts | None = None, zmigrate: str = "",
+             memory: SecretMemory | None = None) -> RemoteRunner:
         """Log in to the runner host `name` ([user@]host) and find zmigrate there (`zmigrate`
-        given: the path a pointer noted)."""
+        given: the path a pointer noted); a secret `memory` holds for it is not asked again."""
         spec = HostSpec.parse(name)
         if spec.is_local:
             raise RemoteRunnerError(f"--runner {name!r} names this computer",
                                     fix="leave --runner out to run the job here")
         try:
-            host = connect(spec, prompts)
+            host = (connect(spec, prompts) if memory is None
+                    else connect_remembering(spec, prompts or Prompts(), memory))
         except ZmigrateError as exc:
             raise RemoteRunnerError(f"cannot log in to the runner host {name}: {exc.message}",
                                     fix=exc.fix) from exc

@@ -1,7 +1,8 @@
 """Following a job on another machine through losses of its runner host: a laptop that sleeps
 or changes networks loses the SSH session, not the job. Touch lost, this side says so
 (`OutOfTouch`), logs in again on a widening schedule and reads the record from where it
-stopped, each event once; a host that never answered the first time is still an error."""
+stopped, each event once, asking nothing answered at the first login (a key's passphrase);
+a host that never answered the first time is still an error."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from collections.abc import Callable, Generator
 from ..errors import ZmigrateError
 from ..events import OutOfTouch
 from ..hosts.login import Prompts
+from ..hosts.remembered import SecretMemory
 from .elsewhere import Following
 from .record import Recorded
 from .remote import Pointer
@@ -34,6 +36,8 @@ class FollowingThroughLosses:
         self.prompts = prompts
         self.clock = clock
         self.status: Status | None = None  # the job's status, once the record has ended
+        # What the first login asked: the laptop that slept may be left alone by then.
+        self._secrets = SecretMemory()
         self._closed = threading.Event()
         self._current: Following | None = None
         self._lock = threading.Lock()
@@ -72,7 +76,7 @@ class FollowingThroughLosses:
 
     def _follow_anew(self) -> Following:
         with self._lock:
-            self._current = Following(self.pointer, self.prompts)
+            self._current = Following(self.pointer, self.prompts, self._secrets)
             return self._current
 
     def close(self) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 from PySide6.QtWidgets import QWidget
 
 from zmigrate.engine.hosts.login import HostSpec
+from zmigrate.engine.hosts.remembered import SecretMemory
 
 from ...engine.hosts import Host
 from .. import forms, style, words
@@ -15,7 +16,6 @@ from ..generated.ui_hosts_page import Ui_HostsPage
 from ..golive.buttons import GoLiveControls
 from ..golive.offer import GoLiveOffer
 from ..jobs.panel import JobsPanel
-from ..prompts import SecretMemory
 from ..session import Session
 from ..settings import Settings
 from ..threads import run_task

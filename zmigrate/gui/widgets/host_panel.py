@@ -9,17 +9,18 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFileDialog, QWidget
 
 from zmigrate.engine import plain_words
-from zmigrate.engine.errors import AuthError, ZmigrateError
+from zmigrate.engine.errors import ZmigrateError
 from zmigrate.engine.hosts import Host
 from zmigrate.engine.hosts import tools as capabilities
-from zmigrate.engine.hosts.login import HostSpec, config_aliases, connect
+from zmigrate.engine.hosts.login import HostSpec, config_aliases
+from zmigrate.engine.hosts.remembered import SecretMemory, connect_remembering
 from zmigrate.engine.wire import toward_us
 from zmigrate.engine.zfs import Capabilities, probe
 
 from .. import forms, markup, style, words
 from ..dialogs.login import LoginDialogs
 from ..generated.ui_host_panel import Ui_HostPanel
-from ..prompts import GuiPrompts, Login, PromptRelay, RememberingPrompts, SecretMemory
+from ..prompts import GuiPrompts, PromptRelay
 from ..settings import RecentHost
 from ..threads import run_task
 
@@ -44,28 +45,11 @@ def split_port(text: str) -> tuple[str, int | None]:
     return user + at + (m.group(1) or m.group(2)), port
 
 
-def login_of(spec: HostSpec) -> Login:
-    """What tells one login from another for the password memory (never the password)."""
-    return (spec.host, spec.user, spec.port, spec.identity)
-
-
 def connect_and_probe(spec: HostSpec, prompts: GuiPrompts,
                       secrets: SecretMemory) -> tuple[Host, Capabilities]:
-    """Open the session and probe the host (runs on a worker thread).
-
-    A password given earlier this session for the same login is used again without asking;
-    if the host refuses it now, it is forgotten and the user asked once more.
-    """
-    asking = RememberingPrompts(prompts, secrets, login_of(spec))
-    try:
-        host = connect(spec, asking)
-    except AuthError:
-        if not asking.forget_recalled():
-            raise
-        # A remembered password no longer works (changed on the host): ask instead.
-        asking = RememberingPrompts(prompts, secrets, login_of(spec))
-        host = connect(spec, asking)
-    asking.keep()
+    """Open the session and probe the host (runs on a worker thread); a password given
+    earlier this session for the same login is used again without asking."""
+    host = connect_remembering(spec, prompts, secrets)
     try:
         caps = probe(host)
     except BaseException:
