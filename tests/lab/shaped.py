@@ -1,7 +1,9 @@
 """A host at the far end of a real-looking link: "lab-far", an sshd in a network namespace joined
 to this machine by a veth pair with a real MTU, its egress from here shaped by `tc ... tbf`; and,
 on request, "lab-near": a source on this machine whose `ssh` and `socat` run under a CPU quota (a
-cgroup v1 `cpu.cfs_quota_us`), like an old NAS whose one weak core encrypts the stream.
+cgroup v1 `cpu.cfs_quota_us`), like an old NAS whose one weak core encrypts the stream, and
+"lab-tight": a destination on this machine whose sshd (decrypting an ssh transport's stream)
+runs under one.
 
     root ns  10.215.K.1/30 --veth (MTU 1500, tbf RATE one way)-- 10.215.K.2/30  zmsf* (lab-far)
 
@@ -14,6 +16,7 @@ both; the namespace is a network namespace only (nsenter --net), so mounts are s
 from __future__ import annotations
 
 import secrets
+import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,8 +46,9 @@ class ShapedLab(NamespaceLab):
     far: NsHost | None = None
     ssh_config: Path = field(default_factory=Path)
     known_hosts: Path = field(default_factory=Path)
-    cgroup: Path | None = None
+    cgroups: list[Path] = field(default_factory=list)
     near_port: int | None = None
+    tight_port: int | None = None
 
     @property
     def near_link(self) -> str:
@@ -114,39 +118,67 @@ class ShapedLab(NamespaceLab):
         """lab-near: an sshd on 127.0.0.1 whose sessions' `ssh` and `socat` (wrappers first in
         their PATH) join a cgroup of `cpu_percent` of one core before they run; nothing else is
         held back."""
-        assert self.far is not None
-        group = CGROUP_CPU / f"zmsn{self.suffix}"
+        group = self._cpu_group("zmsn", cpu_percent)
+        bindir = self._wrappers("lab-near", ("ssh", "socat"), group)
+        self.near_port = self._loopback_sshd("lab-near", bindir)
+
+    def start_tight(self, cpu_percent: int) -> None:
+        """lab-tight: an sshd on 127.0.0.1 that runs in a cgroup of `cpu_percent` of one core,
+        whose sessions' `mbuffer` and `zfs` (wrappers first in their PATH) leave it before they
+        run: the sshd that decrypts an ssh transport's stream is held back, as on a NAS whose
+        one weak core receives, and the pool is not."""
+        group = self._cpu_group("zmst", cpu_percent)
+        bindir = self._wrappers("lab-tight", ("mbuffer", "zfs"), CGROUP_CPU)
+        self.tight_port = self._loopback_sshd("lab-tight", bindir, group)
+
+    def _cpu_group(self, prefix: str, cpu_percent: int) -> Path:
+        group = CGROUP_CPU / f"{prefix}{self.suffix}"
         group.mkdir()
-        self.cgroup = group
+        self.cgroups.append(group)
         (group / "cpu.cfs_period_us").write_text("100000")
         (group / "cpu.cfs_quota_us").write_text(str(cpu_percent * 1000))
-        bindir = self.root / "lab-near-bin"
+        return group
+
+    def _wrappers(self, name: str, programs: tuple[str, ...], group: Path) -> Path:
+        """A directory of wrappers that move `programs` into cgroup `group` before they run."""
+        bindir = self.root / f"{name}-bin"
         bindir.mkdir()
-        for program in ("ssh", "socat"):
+        for program in programs:
+            real = shutil.which(program, path="/usr/sbin:/usr/bin:/sbin:/bin")
+            assert real is not None, program
             wrapper = bindir / program
             wrapper.write_text(f"#!/bin/sh\necho $$ > {group / 'cgroup.procs'}\n"
-                               f"exec /usr/bin/{program} \"$@\"\n")
+                               f"exec {real} \"$@\"\n")
             wrapper.chmod(0o755)
-        host_key = self.root / "ssh_host_lab-near_ed25519_key"
-        pub = _keygen(host_key, "zmigrate-lab-near")
+        return bindir
+
+    def _loopback_sshd(self, name: str, bindir: Path, group: Path | None = None) -> int:
+        """An sshd `name` on 127.0.0.1 (in cgroup `group`, if given) whose sessions have
+        `bindir` first in their PATH; in this lab's known_hosts and ssh_config."""
+        assert self.far is not None
+        host_key = self.root / f"ssh_host_{name}_ed25519_key"
+        pub = _keygen(host_key, f"zmigrate-{name}")
         port = free_port()
-        cfg = _sshd_config(self.root, "lab-near", port, host_key,
+        cfg = _sshd_config(self.root, name, port, host_key,
                            self.lab.identity.parent / "authorized_keys",
                            extra=(f"SetEnv PATH={bindir}:/usr/sbin:/usr/bin:/sbin:/bin",))
-        with (self.root / "sshd_lab-near.log").open("ab") as log:
-            proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(cfg)], stdin=subprocess.DEVNULL,
-                                    stdout=log, stderr=log, start_new_session=True)
+        argv = [SSHD, "-D", "-e", "-f", str(cfg)]
+        if group is not None:
+            argv = ["sh", "-c", f'echo $$ > {group / "cgroup.procs"} && exec "$@"', "sh", *argv]
+        log_path = self.root / f"sshd_{name}.log"
+        with log_path.open("ab") as log:
+            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                    start_new_session=True)
         self.procs.append(proc)
         if not wait_until(lambda: tcp_accepts(port), 15) or proc.poll() is not None:
-            raise LabUnavailableError("sshd lab-near did not come up: "
-                                      + (self.root / "sshd_lab-near.log").read_text())
-        self.near_port = port
+            raise LabUnavailableError(f"sshd {name} did not come up: " + log_path.read_text())
         with self.known_hosts.open("a") as f:
             f.write(f"[127.0.0.1]:{port} {pub}\n")
         with self.ssh_config.open("a") as f:
-            f.write(f"\nHost lab-near\n    HostName 127.0.0.1\n    Port {port}\n"
+            f.write(f"\nHost {name}\n    HostName 127.0.0.1\n    Port {port}\n"
                     f"    User {USER}\n    IdentityFile {self.lab.identity}\n"
                     "    IdentitiesOnly yes\n")
+        return port
 
     def ssh_options(self) -> list[str]:
         """`--ssh-option`s with which a lab host's own ssh reaches lab-far (ssh transport)."""
@@ -159,9 +191,9 @@ class ShapedLab(NamespaceLab):
         if self.namespace:
             run([IP, "netns", "del", self.namespace], check=False, timeout=30)
         run([IP, "link", "del", self.near_link], check=False, timeout=30)
-        if self.cgroup is not None:
-            procs = self.cgroup / "cgroup.procs"
+        for group in self.cgroups:
+            procs = group / "cgroup.procs"
             # Empty once its processes are gone (sessions end with their sshd).
-            wait_until(lambda: not procs.read_text().strip(), 10, 0.1)
-            self.cgroup.rmdir()
-            self.cgroup = None
+            wait_until(lambda p=procs: not p.read_text().strip(), 10, 0.1)
+            group.rmdir()
+        self.cgroups.clear()

@@ -3,12 +3,15 @@ by the real script), the watch that emits it during a step, and the verdict it s
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
 
+import pytest
 from every_kind import network, replay
 
 from zmigrate.engine.events import EndCpu, Side
@@ -24,7 +27,11 @@ BUSY = "while True: pass"
 
 
 def _read(pgid: int) -> end_cpu.Reading:
-    out = subprocess.run(["sh", "-c", end_cpu.script(pgid)], capture_output=True, text=True,
+    return _run(end_cpu.script(pgid))
+
+
+def _run(script: str) -> end_cpu.Reading:
+    out = subprocess.run(["sh", "-c", script], capture_output=True, text=True,
                          check=True).stdout
     reading = end_cpu.parse(out)
     assert reading is not None, out
@@ -73,7 +80,10 @@ def test_a_busy_process_wants_the_cpu_all_the_time_and_a_sleeping_one_never() ->
     assert cold is not None and cold.on_cpu + cold.waiting < 0.05, cold
 
 
-def test_the_watch_reads_a_steps_group_and_emits_its_end() -> None:
+@pytest.mark.parametrize("flow_at", [None, 5.0])
+def test_the_watch_reads_a_steps_group_and_emits_its_end(flow_at: float | None) -> None:
+    """Read from SETTLE s into the step; where the stream flows only from `flow_at`, from SOON
+    after that (an end read idle before its stream moves would water down the verdict)."""
     host = LocalHost("lab-local")
     proc = host.spawn(f"exec {sys.executable} -c '{BUSY}'")
     got: list[object] = []
@@ -90,11 +100,17 @@ def test_the_watch_reads_a_steps_group_and_emits_its_end() -> None:
         deadline = time.monotonic() + 20
         while proc.pgid_now() is None and time.monotonic() < deadline:
             time.sleep(0.05)
-        watch.tick(0.0)  # the step's start: nothing read in its first seconds
-        watch.tick(SETTLE)  # the first reading: what later ones are compared with
-        watch.tick(SETTLE + SOON / 2)  # too soon: nothing
+        first = SETTLE
+        watch.tick(0.0, flowing=flow_at is None)  # the step's start: nothing read yet
+        if flow_at is not None:
+            watch.tick(SETTLE, flowing=False)  # no bytes at the receiver yet: nothing read
+            watch.tick(flow_at)  # they flow: read SOON after
+            first = flow_at + SOON
+        watch.tick(first)  # the first reading: what later ones are compared with
+        watch.tick(first + SOON / 2)  # too soon: nothing
         time.sleep(1.0)
-        watch.tick(SETTLE + SOON)
+        assert not emitted.wait(1.0), got  # one reading so far: nothing to compare with
+        watch.tick(first + SOON)
         assert emitted.wait(20)
     finally:
         proc.kill(9)
@@ -157,3 +173,31 @@ def test_the_openzfs_guests_spinning_group_wanted_the_cpu_all_the_time() -> None
     # 2.67 s on a CPU and 14 ms waiting in the 2.71 s between the readings.
     assert share is not None and share.pid == 11813
     assert abs(share.on_cpu - 0.9856) < 1e-3 and abs(share.waiting - 0.0051) < 1e-3
+
+
+def test_the_sshd_above_a_marked_receive_is_found_then_read_by_its_pid(tmp_path: Path) -> None:
+    """The ssh transport's receive (`sh -c ': MARK; ...'`) runs under the destination's sshd;
+    `marked_script` finds the nearest process named sshd* above it (here a shell started
+    through a link named sshd-session), and with its pid known reads it without a search.
+    A command line that names the mark elsewhere (the source's ssh) is no match."""
+    mark = "zmigrate-receive-0badc0ffee42"
+    sshd = tmp_path / "sshd-session"
+    sshd.symlink_to("/bin/sh")
+    receive = subprocess.list2cmdline(["sh", "-c", f": {mark}; sleep 30 | cat"])
+    carrier = subprocess.Popen([str(sshd), "-c", f"{receive}; :"], start_new_session=True)
+    source = subprocess.Popen(["sh", "-c", f"echo {mark} >/dev/null; sleep 30 | cat"],
+                              start_new_session=True)
+    try:
+        found: dict[int, str] = {}
+        deadline = time.monotonic() + 10
+        while not found and time.monotonic() < deadline:
+            found = {p: t.program for p, t in _run(end_cpu.marked_script(mark)).procs.items()}
+        assert found == {carrier.pid: "sshd-session"}
+        assert list(_run(end_cpu.marked_script(mark, carrier.pid)).procs) == [carrier.pid]
+        assert not _run(end_cpu.marked_script(mark, source.pid)).procs  # not an sshd
+    finally:
+        for p in (carrier, source):
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait(10)
+    with pytest.raises(ValueError, match="not a receive mark"):
+        end_cpu.marked_script("x'; reboot")

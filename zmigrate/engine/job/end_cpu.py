@@ -1,20 +1,21 @@
 """The CPU a step's own ends get on their hosts, read every PERIOD seconds while it streams and
-emitted as `EndCpu` (one per side whose group runs one of the carrier's `cpu_ends`).
+emitted as `EndCpu` (one per side whose group runs one of the carrier's `cpu_ends`; for the ssh
+transport's receive, the destination's sshd above it).
 
-Each reading runs off the step's thread (the step's watch only ticks it), both hosts at once;
-a host that does not answer in time, or answers nothing (no /proc), is skipped until the next.
+Each reading runs off the step's thread (the step's watch only ticks it), each host at its own
+pace; a host that does not answer in time, or answers nothing (no /proc), is skipped until the
+next.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..errors import ZmigrateError
 from ..events import EndCpu, Side
-from ..hosts import Process
-from ..hosts.at_once import both
+from ..hosts import Host, Process
 from ..readings import end_cpu
 from .stream_watch import Emit
 
@@ -26,61 +27,90 @@ SOON = 1.0
 # stay few.
 SETTLE = 2.0
 READ_TIMEOUT = 10.0
+# Read anyway when the receiver has said nothing of bytes this long (a carrier whose receiver
+# does not report them).
+UNSEEN_FLOW = 10.0
 
 
 @dataclass(slots=True)
 class _Side:
     side: Side
-    proc: Process
+    host: Host
+    proc: Process | None  # its group is read; None: the sshd above `mark`'s processes
+    mark: str = ""
     last: end_cpu.Reading | None = None
+    next: float | None = None  # when to read next; set by the first tick
+    soon: bool = True  # no share of this side emitted yet: read again after SOON
+    reading: threading.Lock = field(default_factory=threading.Lock)
+
+    def script(self) -> str | None:
+        """The reading's line; None once the followed process has ended."""
+        if self.proc is None:
+            # The sshd found by the last reading is read again without a search.
+            found = next(iter(self.last.procs), None) if self.last is not None else None
+            return end_cpu.marked_script(self.mark, found)
+        pgid = self.proc.pgid_now()
+        return None if pgid is None or self.proc.poll() is not None else end_cpu.script(pgid)
 
 
 class EndCpuWatch:
     """Reads the `programs` in each followed process's group on its host, on `tick`, at most
-    every PERIOD seconds."""
+    every PERIOD seconds. Each side keeps its own pace: a host slow to answer (short of CPU
+    itself) does not hold back the other's readings."""
 
     def __init__(self, programs: tuple[str, ...], emit: Emit, t0: float) -> None:
         self.programs = programs
         self.emit = emit
         self.t0 = t0
         self._sides: list[_Side] = []
-        self._next: float | None = None  # set by the first tick
-        self._soon = True  # no end's share emitted yet: read again after SOON
-        self._reading = threading.Lock()
+        self._start: float | None = None  # the first tick's time: the step's start
 
     def follow(self, side: Side, proc: Process) -> None:
         """Read `proc`'s group as `side`'s end."""
         if self.programs:
-            self._sides.append(_Side(side, proc))
+            self._sides.append(_Side(side, proc.host, proc))
 
-    def tick(self, now: float) -> None:
-        """Start a reading once the step has run SETTLE seconds, then every PERIOD (SOON until
-        one compared), unless one is under way."""
-        if self._next is None:
-            self._next = now + SETTLE
-        if not self._sides or now < self._next or not self._reading.acquire(blocking=False):
+    def follow_receiver(self, proc: Process | None, host: Host, mark: str | None) -> None:
+        """Read the receiving end: `proc`'s group where the receiver is ours, else the sshd
+        on `host` that carries the processes whose command line holds `mark` (the ssh
+        transport's receive, started by the source's ssh)."""
+        if proc is not None:
+            self.follow(Side.RECEIVE, proc)
+        elif mark and self.programs:
+            self._sides.append(_Side(Side.RECEIVE, host, None, mark))
+
+    def tick(self, now: float, flowing: bool = True) -> None:
+        """Start a side's reading once the step has run SETTLE seconds and its stream has
+        flowed for SOON (`flowing`: bytes reached the receiver), then every PERIOD (SOON until
+        it compared), unless one of that side is under way (each ends with its command's
+        timeout): a side is never read twice at once."""
+        if self._start is None:
+            self._start = now
+        if not flowing and now < self._start + UNSEEN_FLOW:
+            # An end read before its stream moves reads idle: its share would water down the
+            # first verdicts (an ssh that takes seconds to log in on a host short of CPU).
             return
-        self._next = now + (SOON if self._soon else PERIOD)
-        threading.Thread(target=self._read_all, name="zmigrate-end-cpu", daemon=True).start()
+        for s in self._sides:
+            if s.next is None:
+                s.next = max(self._start + SETTLE, now + SOON)
+            if now < s.next or not s.reading.acquire(blocking=False):
+                continue
+            s.next = now + (SOON if s.soon else PERIOD)
+            threading.Thread(target=self._read_side, args=(s,), name="zmigrate-end-cpu",
+                             daemon=True).start()
 
-    def _read_all(self) -> None:
-        # Both sides at once; each ends with its command's timeout, and the next reading waits
-        # for both: one side is never read twice at once.
+    def _read_side(self, s: _Side) -> None:
         try:
-            first, *other = self._sides
-            if other:
-                both(lambda: self._read(first), lambda: self._read(other[0]))
-            else:
-                self._read(first)
+            self._read(s)
         finally:
-            self._reading.release()
+            s.reading.release()
 
     def _read(self, s: _Side) -> None:
-        pgid = s.proc.pgid_now()
-        if pgid is None or s.proc.poll() is not None:
+        line = s.script()
+        if line is None:
             return
         try:
-            r = s.proc.host.run(end_cpu.script(pgid), timeout=READ_TIMEOUT)
+            r = s.host.run(line, timeout=READ_TIMEOUT)
         except ZmigrateError:
             return
         now = end_cpu.parse(r.stdout)
@@ -89,7 +119,7 @@ class EndCpuWatch:
         before, s.last = s.last, now
         share = end_cpu.busiest(before, now, self.programs) if before is not None else None
         if share is not None:
-            self._soon = False
-            self.emit(EndCpu(time.monotonic() - self.t0, s.side, s.proc.host.label, share.program,
+            s.soon = False
+            self.emit(EndCpu(time.monotonic() - self.t0, s.side, s.host.label, share.program,
                              round(share.on_cpu, 3), round(share.waiting, 3),
                              round(share.seconds, 2)))

@@ -352,8 +352,7 @@ class StepRunner:
             procs.insert(0, (tx, self.send, carrier.sender_label(plan, self.dst.label)))
             self.ends.procs["send"] = tx
             self.cpu.follow(Side.SEND, tx)
-            if rx is not None:
-                self.cpu.follow(Side.RECEIVE, rx)
+            self.cpu.follow_receiver(rx, self.dst, step.receive_mark)
             if rx is not None and carrier.listens:
                 self._wait_listening(rx)
             self.start_time = time.monotonic()
@@ -445,7 +444,7 @@ class StepRunner:
                     self.stop()
                     raise self.stall.error(now)
                 self._progress()
-                self.cpu.tick(now)
+                self.cpu.tick(now, flowing=self.receive.total > 0)
                 next_progress = now + PROGRESS_PERIOD
             pause([p for p, _, _ in procs], statuses, self.cancelled)
 

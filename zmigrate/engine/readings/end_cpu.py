@@ -5,25 +5,55 @@ step's group, from /proc/PID/schedstat.
 An end that is on a CPU or waiting for one nearly all the time is held by CPU, not by its link:
 the live verdict says so (verdict/diagnosis.py) where the buffers alone show only that the way
 between them is slow. A process's schedstat is its main thread's: the ends watched (socat,
-openssl, ssh) have no other. Hosts without /proc (FreeBSD, illumos) or without schedstat answer
-nothing, and nothing is said there.
+openssl, ssh, sshd) have no other. Hosts without /proc (FreeBSD, illumos) or without schedstat
+answer nothing, and nothing is said there.
+
+The ssh transport's receiving end is not in a group of ours: the destination's sshd, started
+by the source's ssh, decrypts the stream. `marked_script` finds it as the nearest sshd above the
+processes whose command line holds the receive's mark.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection
 from dataclasses import dataclass
 
 NS = 1e9
+# The sshd process that carries a session's channels (and decrypts them): OpenSSH 9.8 and
+# later name it sshd-session.
+SSHD = ("sshd", "sshd-session")
+# Shell builtins only (no fork per process): on a host short of CPU the reading must cost little.
+_LINE = ("read -r a b n < /proc/$p/schedstat && read -r c < /proc/$p/comm && "
+         "echo \"$p $c $a $b $n\"")
+_UPTIME = "{ read -r u _ < /proc/uptime && echo $u; } 2>/dev/null || exit 0; "
+_MARK = re.compile(r"[a-z0-9-]+")
 
 
 def script(pgid: int) -> str:
     """The remote line: the host's uptime, then `PID COMM ON_CPU_NS WAITING_NS SLICES` for each
     process of the group `pgid` (its own line only where /proc has it all)."""
-    return ("cat /proc/uptime 2>/dev/null || exit 0; "
-            f"for p in $(pgrep -g {int(pgid)} 2>/dev/null); do "
-            "{ s=$(cat /proc/$p/schedstat) && read -r c < /proc/$p/comm && echo \"$p $c $s\"; } "
-            "2>/dev/null; done")
+    return (f"{_UPTIME}for p in $(pgrep -g {int(pgid)} 2>/dev/null); do "
+            f"{{ {_LINE}; }} 2>/dev/null; done")
+
+
+def marked_script(mark: str, known: int | None = None) -> str:
+    """The remote line: the host's uptime, then `script`'s line for the nearest sshd above
+    each process whose command line holds `mark` (up to three parents: sshd runs the login
+    shell, which may run `sh -c`); `known`: that sshd's pid, found by an earlier reading, read
+    again while it is an sshd (no search)."""
+    if not _MARK.fullmatch(mark):
+        raise ValueError(f"not a receive mark: {mark!r}")
+    find = ("for i in 1 2 3; do read -r _ _ _ p _ < /proc/$p/stat || break; "
+            "read -r c < /proc/$p/comm || break; "
+            f"case $c in sshd*) {_LINE}; break;; esac; done")
+    if known is not None:
+        return (f"{_UPTIME}p={int(known)}; {{ read -r c < /proc/$p/comm && case $c in sshd*) "
+                f"{_LINE};; esac; }} 2>/dev/null")
+    # The receive's own shell (`sh -c ': MARK; ...'`), not the source's ssh that names it
+    # too where both ends are one host; in brackets, no match for this line's own shell.
+    pattern = f"'^sh -c : [{mark[0]}]{mark[1:]}'"
+    return f"{_UPTIME}for p in $(pgrep -f {pattern} 2>/dev/null); do {find}; done 2>/dev/null"
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,4 +116,4 @@ def busiest(before: Reading, after: Reading, programs: Collection[str]) -> Share
     return max(shares, key=lambda s: s.on_cpu + s.waiting, default=None)
 
 
-__all__ = ["Reading", "Share", "Times", "busiest", "parse", "script"]
+__all__ = ["SSHD", "Reading", "Share", "Times", "busiest", "marked_script", "parse", "script"]

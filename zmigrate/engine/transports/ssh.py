@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, ClassVar
 from .. import cmdline
 from ..findings import Advice, AdviceKind, Figure, Finding
 from ..readings import mbuffer
+from ..readings.end_cpu import SSHD
 from .base import CIPHER, Carrier, Ends, StreamSpec, Transport
 
 if TYPE_CHECKING:
@@ -29,8 +30,9 @@ class Ssh(Carrier):
     source_ssh: ClassVar[bool] = True
     doctor_stage: ClassVar[str] = "ssh"
     link_words: ClassVar[str] = "ssh"
-    # The source's ssh encrypts the stream (the destination's sshd is not in our group).
-    cpu_ends: ClassVar[tuple[str, ...]] = ("ssh",)
+    # The source's ssh encrypts the stream, the destination's sshd decrypts it (found above
+    # the receive's mark: it is not in a group of ours).
+    cpu_ends: ClassVar[tuple[str, ...]] = ("ssh", *SSHD)
 
     def notes(self, options: RouteOptions, dst_label: str) -> list[str]:
         route = options.ssh_route
