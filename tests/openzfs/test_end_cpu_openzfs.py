@@ -42,3 +42,26 @@ def test_the_guest_tells_a_spinning_group_from_a_sleeping_one(pair: Pair) -> Non
         pair.src.run(f"kill -9 -{spin} -{rest}", timeout=60)
     assert hot is not None and hot.on_cpu + hot.waiting >= 0.9, hot
     assert cold is not None and cold.on_cpu + cold.waiting < 0.05, cold
+
+
+def test_the_guest_finds_the_sshd_that_carries_a_marked_receive(pair: Pair) -> None:
+    """The ssh transport's receive runs under the destination's sshd (the one that decrypts):
+    on the guest's OpenSSH, `marked_script` finds that sshd above a session's `sh -c ': MARK;
+    ...'`, then reads it again by its pid."""
+    mark = "zmigrate-receive-0badc0ffee42"
+    receive = pair.src.spawn(f"sh -c ': {mark}; sleep 60 | cat'")
+    try:
+        found: dict[int, str] = {}
+        deadline = time.monotonic() + 30
+        while not found and time.monotonic() < deadline:
+            r = pair.src.run(end_cpu.marked_script(mark), timeout=60)
+            reading = end_cpu.parse(r.stdout)
+            assert reading is not None, r.stdout + r.stderr
+            found = {p: t.program for p, t in reading.procs.items()}
+        print(f"\nFOUND above the mark: {found}")
+        ((pid, program),) = found.items()
+        assert program in end_cpu.SSHD
+        again = end_cpu.parse(pair.src.run(end_cpu.marked_script(mark, pid), timeout=60).stdout)
+        assert again is not None and list(again.procs) == [pid]
+    finally:
+        receive.kill(9)
