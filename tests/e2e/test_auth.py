@@ -4,48 +4,26 @@ from __future__ import annotations
 
 import os
 import pty
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from lab.prompts import PASSPHRASE, Answers, locked_key
 from lab.sshd import Lab
 from lab.util import finish, start, write_random_files, zfs
 from lab.zfsfuse import Pool
 
 from zmigrate.engine.errors import AuthError
-from zmigrate.engine.hosts.login import HostKeyDecision, HostKeyInfo, HostSpec, Prompts, connect
+from zmigrate.engine.hosts.login import HostSpec, connect
 from zmigrate.engine.hosts.remembered import SecretMemory, connect_remembering, login_of
 
 pytestmark = pytest.mark.lab
-PASSPHRASE = "correct horse battery staple"
-
-
-class Answers(Prompts):
-    def __init__(self, secret: str | None) -> None:
-        self.answer = secret
-        self.asked: list[str] = []
-
-    def unknown_host_key(self, info: HostKeyInfo) -> HostKeyDecision:
-        raise AssertionError("the lab's host keys are known")
-
-    def secret(self, prompt: str) -> str | None:
-        self.asked.append(prompt)
-        return self.answer
 
 
 @pytest.fixture
 def encrypted_key(lab_env: Lab, tmp_path: Path) -> Iterator[Path]:
-    key = tmp_path / "id_locked"
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", PASSPHRASE, "-f", str(key)],
-                   check=True)
-    authorized = lab_env.ssh_config.parent / "authorized_keys"
-    before = authorized.read_text()
-    authorized.write_text(before + key.with_suffix(".pub").read_text())
-    try:
+    with locked_key(tmp_path / "id_locked", lab_env.ssh_config.parent / "authorized_keys") as key:
         yield key
-    finally:
-        authorized.write_text(before)
 
 
 def test_key_passphrase_is_asked_through_the_callback(encrypted_key: Path) -> None:

@@ -15,7 +15,6 @@ some 25 s after the link is back, so the cut falls wholly mid-transfer."""
 from __future__ import annotations
 
 import json
-import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -24,13 +23,13 @@ from typing import Any
 
 import pytest
 from lab.bring_up import running
+from lab.prompts import PASSPHRASE, Answers, locked_key
 from lab.sshd import Lab
 from lab.starter import StarterLab
 from lab.util import Run, dataset_exists, snapshot_guid, wait_until, write_random_files, zfs
 from lab.zfsfuse import Pool
 
 from zmigrate.engine.events import OutOfTouch, Sample
-from zmigrate.engine.hosts.login import Prompts
 from zmigrate.engine.runner import read_events
 from zmigrate.engine.runner.remote import Pointer
 from zmigrate.engine.runner.through_losses import FollowingThroughLosses
@@ -43,7 +42,6 @@ RATE_KIB = 256
 RATE = f"{RATE_KIB}k"  # --bwlimit: KiB/s
 # mbuffer says its status every second; a few intervals on a loaded two-core machine.
 MAX_GAP = 4.0
-PASSPHRASE = "correct horse battery staple"
 
 
 @pytest.fixture
@@ -223,32 +221,16 @@ def test_stop_from_the_starter_stops_the_job_on_its_runner(
     assert _job(starter, job["id"])["state"] == "stopped"
 
 
-class _Passphrase(Prompts):
-    def __init__(self) -> None:
-        self.asked: list[str] = []
-
-    def secret(self, prompt: str) -> str | None:
-        self.asked.append(prompt)
-        return PASSPHRASE
-
-
 @pytest.fixture
 def locked_key_config(starter: StarterLab, tmp_path: Path) -> Iterator[Path]:
     """The starter's ssh config with a passphrase on its key (authorized on the runner
     hosts until the test ends)."""
-    key = tmp_path / "id_locked"
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", PASSPHRASE, "-f", str(key)],
-                   check=True)
     authorized = starter.lab.identity.parent / "authorized_keys"
-    before = authorized.read_text()
-    authorized.write_text(before + key.with_suffix(".pub").read_text())
-    config = tmp_path / "ssh_config_locked"
-    config.write_text(starter.ssh_config.read_text().replace(
-        f"IdentityFile {starter.lab.identity}\n", f"IdentityFile {key}\n"))
-    try:
+    with locked_key(tmp_path / "id_locked", authorized) as key:
+        config = tmp_path / "ssh_config_locked"
+        config.write_text(starter.ssh_config.read_text().replace(
+            f"IdentityFile {starter.lab.identity}\n", f"IdentityFile {key}\n"))
         yield config
-    finally:
-        authorized.write_text(before)
 
 
 def test_a_follower_that_loses_the_runner_host_logs_in_again_and_misses_nothing(
@@ -269,7 +251,7 @@ def test_a_follower_that_loses_the_runner_host_logs_in_again_and_misses_nothing(
     monkeypatch.setenv("ZMIGRATE_KNOWN_HOSTS", str(starter.known_hosts))
     touch: list[OutOfTouch] = []
     seqs: list[int] = []
-    prompts = _Passphrase()
+    prompts = Answers(PASSPHRASE)
     following = FollowingThroughLosses(pointer, touch.append, prompts)
     errors: list[BaseException] = []
 

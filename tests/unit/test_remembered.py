@@ -3,23 +3,15 @@ only after the login worked, per login, forgotten when refused."""
 
 from __future__ import annotations
 
-from zmigrate.engine.hosts.login import HostSpec, Prompts
+from lab.prompts import Answers
+
+from zmigrate.engine.hosts.login import HostSpec
 from zmigrate.engine.hosts.remembered import RememberingPrompts, SecretMemory, login_of
-
-
-class Asking(Prompts):
-    def __init__(self, answer: str | None) -> None:
-        self.answer = answer
-        self.asked: list[str] = []
-
-    def secret(self, prompt: str) -> str | None:
-        self.asked.append(prompt)
-        return self.answer
 
 
 def test_a_password_is_remembered_per_login_only_after_it_worked() -> None:
     memory = SecretMemory()
-    user = Asking("hunter2")
+    user = Answers("hunter2")
     nas, other_port = login_of(HostSpec("nas")), login_of(HostSpec("nas", port=2222))
     first = RememberingPrompts(user, memory, nas)
     assert first.secret("Password for root@nas") == "hunter2"
@@ -36,7 +28,7 @@ def test_a_password_is_remembered_per_login_only_after_it_worked() -> None:
     assert RememberingPrompts(user, memory, nas).secret("Password for root@nas") == "hunter2"
     assert len(user.asked) == 3
     # Cancelled: nothing to remember.
-    cancelled = RememberingPrompts(Asking(None), memory, nas)
+    cancelled = RememberingPrompts(Answers(None), memory, nas)
     assert cancelled.secret("Password for root@nas") is None
     cancelled.keep()
     assert len(memory) == 0

@@ -24,8 +24,9 @@ NS = 1e9
 # later name it sshd-session.
 SSHD = ("sshd", "sshd-session")
 # Shell builtins only (no fork per process): on a host short of CPU the reading must cost little.
-_LINE = ("read -r a b n < /proc/$p/schedstat && read -r c < /proc/$p/comm && "
-         "echo \"$p $c $a $b $n\"")
+# $p's line, its comm already in $c; then the same, reading its comm.
+_SCHED = "read -r a b n < /proc/$p/schedstat && echo \"$p $c $a $b $n\""
+_LINE = f"read -r c < /proc/$p/comm && {_SCHED}"
 _UPTIME = "{ read -r u _ < /proc/uptime && echo $u; } 2>/dev/null || exit 0; "
 _MARK = re.compile(r"[a-z0-9-]+")
 
@@ -44,12 +45,12 @@ def marked_script(mark: str, known: int | None = None) -> str:
     again while it is an sshd (no search)."""
     if not _MARK.fullmatch(mark):
         raise ValueError(f"not a receive mark: {mark!r}")
-    find = ("for i in 1 2 3; do read -r _ _ _ p _ < /proc/$p/stat || break; "
-            "read -r c < /proc/$p/comm || break; "
-            f"case $c in sshd*) {_LINE}; break;; esac; done")
     if known is not None:
         return (f"{_UPTIME}p={int(known)}; {{ read -r c < /proc/$p/comm && case $c in sshd*) "
-                f"{_LINE};; esac; }} 2>/dev/null")
+                f"{_SCHED};; esac; }} 2>/dev/null")
+    find = ("for i in 1 2 3; do read -r _ _ _ p _ < /proc/$p/stat || break; "
+            "read -r c < /proc/$p/comm || break; "
+            f"case $c in sshd*) {_SCHED}; break;; esac; done")
     # The receive's own shell (`sh -c ': MARK; ...'`), not the source's ssh that names it
     # too where both ends are one host; in brackets, no match for this line's own shell.
     pattern = f"'^sh -c : [{mark[0]}]{mark[1:]}'"
