@@ -1,6 +1,12 @@
-"""Compression in transit on a link like a real one (lab-far: MTU 1500, tbf-shaped 400 Mbit/s)
+"""Compression in transit on a link like a real one (lab-far: MTU 1500, tbf-shaped 200 Mbit/s)
 with text-like data stored uncompressed (compression=off): `--compress zstd` carries the stream
 at least 1.5x faster than without, and the doctor's advice predicted that rate within 25 %.
+
+Why 200 Mbit/s: the gain is the smaller of the compression ratio (about 3.9 here) and what the
+CPU compresses beside zfs send, receive and both mbuffers on two cores. At 400 Mbit/s a slow CI
+machine compressed at 60-68 MiB/s in the transfer: 1.42x over the 45 MiB/s link, as its doctor
+predicted (60.4 MiB/s against 63.4 measured). At 200 Mbit/s (22 MiB/s) a CPU must compress
+below 33 MiB/s to miss 1.5x, and the doctor's figure is still checked either way.
 
 Both transfers run in the same test, one after the other, so the machine's load (other tests on
 its two cores) is alike for both; the doctor and each transfer start once the machine is done
@@ -45,7 +51,7 @@ def _rate(shaped: ShapedLab, snapshot: str, dest: str, *extra: str) -> float:
 
 def test_zstd_multiplies_the_rate_of_a_slow_link_as_the_doctor_predicts(
         shaped_lab: ShapedLab, make_pool: PoolFactory) -> None:
-    shaped_lab.shape("400mbit")
+    shaped_lab.shape("200mbit")
     src = make_pool("czsrc", size_mb=1536)
     ds = f"{src.name}/text"
     zfs("create", "-o", "compression=off", ds)
