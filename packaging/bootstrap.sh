@@ -66,7 +66,8 @@ case "$what" in
     .venv/bin/mypy
     .venv/bin/python packaging/gen_qt.py --check
     export QT_QPA_PLATFORM=offscreen
-    exec .venv/bin/python -m pytest "$@"
+    # The slowest tests are named at the end, where CI's log keeps them: its time is budgeted.
+    exec .venv/bin/python -m pytest --durations=25 "$@"
     ;;
   *)
     echo "usage: $0 app|test [args...]" >&2
