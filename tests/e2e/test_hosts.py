@@ -34,6 +34,7 @@ from zmigrate.engine.hosts.login import (
     connect,
     resolve,
 )
+from zmigrate.engine.hosts.remembered import SecretMemory, connect_remembering
 from zmigrate.engine.job.pipeline import wait_listening
 
 pytestmark = [pytest.mark.lab, pytest.mark.timeout(180)]
@@ -191,6 +192,23 @@ def test_unknown_key_prompt_shows_ssh_keygen_fingerprint(
     assert info.known_hosts == empty_known_hosts
     assert keygen in info.openssh_text
     assert empty_known_hosts.read_text() == ""  # accepted once: not written
+
+
+def test_a_key_accepted_once_is_not_asked_again_at_the_next_login(
+    lab_env: Lab, empty_known_hosts: Path
+) -> None:
+    # The window's reconnects and a follower's logins after a loss share one memory.
+    memory = SecretMemory()
+    prompts = RecordingPrompts(HostKeyDecision.ACCEPT_ONCE)
+    for _ in range(2):
+        with connect_remembering(HostSpec("lab-src"), prompts, memory) as host:
+            assert host.run("id -u").stdout.strip() == "0"
+    assert [i.fingerprint for i in prompts.asked] == [lab_env.src.host_key_fingerprint]
+    assert empty_known_hosts.read_text() == ""  # still not written: once means once
+    # A new session (another memory) asks again.
+    with connect_remembering(HostSpec("lab-src"), prompts, SecretMemory()):
+        pass
+    assert len(prompts.asked) == 2
 
 
 def test_rejected_key_raises_and_nothing_runs(lab_env: Lab, empty_known_hosts: Path) -> None:

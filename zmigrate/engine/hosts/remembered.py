@@ -1,7 +1,7 @@
-"""Passwords and key passphrases typed once, given again: the window's every reconnect to a
-host, and a follower's logins again after its runner host was out of touch, ask nothing the
-user already answered this session. In memory only: never written to settings, history or
-disk."""
+"""Passwords, key passphrases and host keys accepted "once", answered once, given again: the
+window's every reconnect to a host, and a follower's logins again after its runner host was out
+of touch, ask nothing the user already answered this session. In memory only: never written to
+settings, history, known_hosts or disk."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from .base import Host
 from .login import HostKeyDecision, HostKeyInfo, HostSpec, Prompts, connect
 
 Login = tuple[str, str | None, int | None, str | None]  # host, user, port, key file
+ONCE = HostKeyDecision.ACCEPT_ONCE.value
 
 
 def login_of(spec: HostSpec) -> Login:
@@ -64,7 +65,16 @@ class RememberingPrompts(Prompts):
         self.asked: dict[tuple[Login, str], str] = {}
 
     def unknown_host_key(self, info: HostKeyInfo) -> HostKeyDecision:
-        return self.inner.unknown_host_key(info)
+        # Accepted once: for this session, this exact key of this host, so a changed key is
+        # asked about again. Kept at once - the key is what it is, whatever the login's fate
+        # - and never written to known_hosts (that is "remember", which the user did not say).
+        key = (self.login, f"host key {info.entry} {info.key_type} {info.fingerprint}")
+        if self.memory.get(key) == ONCE:
+            return HostKeyDecision.ACCEPT_ONCE
+        decision = self.inner.unknown_host_key(info)
+        if decision is HostKeyDecision.ACCEPT_ONCE:
+            self.memory.put(key, ONCE)
+        return decision
 
     def secret(self, prompt: str) -> str | None:
         # The prompt names the resolved user@host (and jump hosts have their own), the login
