@@ -1,19 +1,25 @@
 """The relay transport on the lab: the stream comes up the source's control session and goes
 down the destination's, so hosts that cannot reach each other still migrate. Full and incremental
-sends with guids checked, samples of both ends, a cancel that leaves nothing, and a send to a host
-behind a jump host that the source cannot reach."""
+sends with guids checked, samples of both ends, a cancel that leaves nothing, a send to a host
+behind a jump host that the source cannot reach, and a relay short of CPU named as the limit."""
 
 from __future__ import annotations
 
+import secrets
+import subprocess
+import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from lab.netns import JumpLab
+from lab.shaped import CGROUP_CPU
 from lab.sshd import Lab
 from lab.util import (
     RECEIVE_CLEANUP,
     dataset_exists,
+    events_in,
     snapshot_guid,
     tree_digest,
     wait_until,
@@ -126,3 +132,51 @@ def test_default_tcp_to_an_unreachable_listener_fails_fast_and_names_the_ways(
     if network == "dropped":
         assert "within 10 s" in r.stderr, r.stderr
     assert not dataset_exists(f"{dst.name}/tcp")
+
+
+@pytest.fixture
+def starved_cpu() -> Iterator[Path]:
+    """A cgroup v1 `cpu` group of RELAY_CPU % of one core, removed after the test."""
+    group = CGROUP_CPU / f"zmr{secrets.token_hex(3)}"
+    group.mkdir()
+    try:
+        (group / "cpu.cfs_period_us").write_text("100000")
+        (group / "cpu.cfs_quota_us").write_text(str(RELAY_CPU * 1000))
+        yield group
+    finally:
+        assert wait_until(lambda: not (group / "cgroup.procs").read_text().strip(), 10)
+        group.rmdir()
+
+
+RELAY_CPU = 25
+
+
+def test_a_relay_short_of_cpu_is_named_with_its_way_around(
+        lab: Lab, pools: tuple[Pool, Pool], starved_cpu: Path) -> None:
+    """zmigrate itself, relaying in a cgroup of a quarter of a core (a busy laptop, a small
+    VM): the live verdict names this process on this computer, waiting for a CPU, and advises
+    letting the hosts reach each other or running zmigrate nearer them."""
+    src, dst = pools
+    ds = _dataset(src, "cpu", 160)
+    zfs("snapshot", f"{ds}@a")
+    run = subprocess.run(
+        ["sh", "-c", f'echo $$ > {starved_cpu / "cgroup.procs"} && exec "$0" "$@"',
+         sys.executable, "-m", "zmigrate", "send", f"lab-src:{ds}@a",
+         f"lab-dst:{dst.name}/cpu", "--transport", "relay", "--json", "--no-history",
+         # A buffer the stream fills, as a pool's stream fills the default (1G) one.
+         "--buffer", "32M"],
+        capture_output=True, text=True, timeout=240, env=lab.env(), stdin=subprocess.DEVNULL)
+    assert run.returncode == 0, run.stderr + run.stdout
+    events = events_in(run.stdout)
+    ends = [e for e in events if e["event"] == "end_cpu"]
+    verdicts = [e for e in events if e["event"] == "verdict"]
+    print("\n".join(f"{v['t']:.0f}s {v['kind']} {v['text']}" for v in verdicts))
+    print(" ".join(f"{e['t']:.0f}s {e['on_cpu']:.2f}/{e['waiting']:.2f}" for e in ends))
+    assert ends and all(e["program"] == "zmigrate" and e["host"].endswith("(the relay)")
+                        for e in ends), ends
+    final = verdicts[-1]
+    assert final["final"] and final["finding"]["kind"] == "end_cpu", final
+    assert final["finding"]["figures"]["waiting"] > final["finding"]["figures"]["on_cpu"]
+    assert [a["kind"] for a in final["advice_items"]][:3] == [
+        "free_cpu", "relay_bypass", "relay_nearby"], final["advice_items"]
+    assert snapshot_guid(f"{dst.name}/cpu@a") == snapshot_guid(f"{ds}@a")

@@ -10,6 +10,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 from every_kind import network, replay
@@ -201,3 +202,74 @@ def test_the_sshd_above_a_marked_receive_is_found_then_read_by_its_pid(tmp_path:
             p.wait(10)
     with pytest.raises(ValueError, match="not a receive mark"):
         end_cpu.marked_script("x'; reboot")
+
+
+def _spin(seconds: float, used: list[float] | None = None) -> None:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        pass
+    if used is not None:
+        used.append(time.thread_time())
+
+
+def test_this_process_read_as_the_relay_counts_every_thread_even_one_that_ended() -> None:
+    # A live thread wants the CPU all the time, on it or waiting, whatever else runs here.
+    spinning = threading.Thread(target=_spin, args=(2.0,))
+    spinning.start()
+    time.sleep(0.2)
+    before = end_cpu.own()
+    time.sleep(1.0)
+    live = end_cpu.busiest(before, end_cpu.own(), (end_cpu.OWN,))
+    spinning.join()
+    assert live is not None and live.pid == os.getpid()
+    assert live.on_cpu + live.waiting >= 0.9, live
+    # One that ended: its CPU still counts (getrusage), its waiting is no longer counted.
+    used: list[float] = []
+    before = end_cpu.own()
+    ended = threading.Thread(target=_spin, args=(0.5, used))
+    ended.start()
+    ended.join()
+    share = end_cpu.busiest(before, end_cpu.own(), (end_cpu.OWN,))
+    assert share is not None and share.waiting >= 0.0
+    assert share.on_cpu * share.seconds >= 0.9 * used[0], (share, used)
+
+
+def test_the_watch_reads_this_process_where_it_relays_and_no_host() -> None:
+    got: list[EndCpu] = []
+    emitted = threading.Event()
+
+    def emit(event: object) -> None:
+        assert isinstance(event, EndCpu)
+        got.append(event)
+        emitted.set()
+
+    class NoHost(LocalHost):
+        def run(self, *args: object, **kwargs: object) -> NoReturn:
+            raise AssertionError("the relay's own reading runs no command")
+
+    host = NoHost("lab-local")
+    watch = EndCpuWatch((end_cpu.OWN,), emit, time.monotonic())
+    sender = host.spawn("sleep 30")
+    try:
+        watch.follow_ends(sender, None, host, None, relayed=True)
+        watch.tick(0.0)
+        watch.tick(SETTLE)
+        _spin(SOON)
+        watch.tick(SETTLE + SOON)
+        assert emitted.wait(20)
+    finally:
+        sender.kill(9)
+        sender.wait(10)
+    end = got[0]
+    assert (end.side, end.program) == (Side.SEND, end_cpu.OWN)
+    assert end.host.endswith("(the relay)")
+    assert end.on_cpu >= 0.5, end
+
+
+def test_a_relay_on_its_core_is_told_to_get_out_of_the_way() -> None:
+    verdict = replay(network(), Transport.RELAY, ends=(
+        EndCpu(9.0, Side.SEND, "laptop (the relay)", "zmigrate", 0.97, 0.01, 5.0),))
+    assert verdict.finding.kind is FindingKind.END_CPU
+    assert (verdict.finding.word("program"), verdict.finding.word("host")) == (
+        "zmigrate", "laptop (the relay)")
+    assert [a.kind for a in verdict.advice] == [AdviceKind.RELAY_BYPASS, AdviceKind.RELAY_NEARBY]

@@ -1,6 +1,6 @@
 """The CPU a step's own ends get on their hosts, read every PERIOD seconds while it streams and
 emitted as `EndCpu` (one per side whose group runs one of the carrier's `cpu_ends`; for the ssh
-transport's receive, the destination's sshd above it).
+transport's receive, the destination's sshd above it; for the relay, this process).
 
 Each reading runs off the step's thread (the step's watch only ticks it), each host at its own
 pace; a host that does not answer in time, or answers nothing (no /proc), is skipped until the
@@ -9,6 +9,7 @@ next.
 
 from __future__ import annotations
 
+import platform
 import threading
 import time
 from dataclasses import dataclass, field
@@ -35,7 +36,8 @@ UNSEEN_FLOW = 10.0
 @dataclass(slots=True)
 class _Side:
     side: Side
-    host: Host
+    label: str
+    host: Host | None  # None: this process (the relay), read here
     proc: Process | None  # its group is read; None: the sshd above `mark`'s processes
     mark: str = ""
     last: end_cpu.Reading | None = None
@@ -68,16 +70,24 @@ class EndCpuWatch:
     def follow(self, side: Side, proc: Process) -> None:
         """Read `proc`'s group as `side`'s end."""
         if self.programs:
-            self._sides.append(_Side(side, proc.host, proc))
+            self._sides.append(_Side(side, proc.host.label, proc.host, proc))
 
-    def follow_receiver(self, proc: Process | None, host: Host, mark: str | None) -> None:
-        """Read the receiving end: `proc`'s group where the receiver is ours, else the sshd
-        on `host` that carries the processes whose command line holds `mark` (the ssh
-        transport's receive, started by the source's ssh)."""
-        if proc is not None:
-            self.follow(Side.RECEIVE, proc)
+    def follow_ends(self, sender: Process, receiver: Process | None, host: Host,
+                    mark: str | None, *, relayed: bool) -> None:
+        """Read a step's ends: this process where it relays the stream (`relayed`: it takes
+        the sender's output, so it reads as the send side); else the sender's group and the
+        receiving end - `receiver`'s group where it is ours, else the sshd on `host` that
+        carries the processes whose command line holds `mark` (the ssh transport's receive,
+        started by the source's ssh)."""
+        if relayed:
+            if end_cpu.OWN in self.programs:
+                self._sides.append(_Side(Side.SEND, relay_label(), None, None))
+            return
+        self.follow(Side.SEND, sender)
+        if receiver is not None:
+            self.follow(Side.RECEIVE, receiver)
         elif mark and self.programs:
-            self._sides.append(_Side(Side.RECEIVE, host, None, mark))
+            self._sides.append(_Side(Side.RECEIVE, host.label, host, None, mark))
 
     def tick(self, now: float, flowing: bool = True) -> None:
         """Start a side's reading once the step has run SETTLE seconds and its stream has
@@ -106,20 +116,31 @@ class EndCpuWatch:
             s.reading.release()
 
     def _read(self, s: _Side) -> None:
-        line = s.script()
-        if line is None:
-            return
-        try:
-            r = s.host.run(line, timeout=READ_TIMEOUT)
-        except ZmigrateError:
-            return
-        now = end_cpu.parse(r.stdout)
+        now = end_cpu.own() if s.host is None else _remote(s, s.host)
         if now is None:
             return
         before, s.last = s.last, now
         share = end_cpu.busiest(before, now, self.programs) if before is not None else None
         if share is not None:
             s.soon = False
-            self.emit(EndCpu(time.monotonic() - self.t0, s.side, s.host.label, share.program,
+            self.emit(EndCpu(time.monotonic() - self.t0, s.side, s.label, share.program,
                              round(share.on_cpu, 3), round(share.waiting, 3),
                              round(share.seconds, 2)))
+
+
+def _remote(s: _Side, host: Host) -> end_cpu.Reading | None:
+    """A side's reading on its host; None where it answered nothing (or its end is gone)."""
+    line = s.script()
+    if line is None:
+        return None
+    try:
+        r = host.run(line, timeout=READ_TIMEOUT)
+    except ZmigrateError:
+        return None
+    return end_cpu.parse(r.stdout)
+
+
+def relay_label() -> str:
+    """How the verdict names the computer that relays: its name, said to be the relay (the
+    job may run on a runner host, followed from elsewhere)."""
+    return f"{platform.node() or 'this computer'} (the relay)"

@@ -351,8 +351,7 @@ class StepRunner:
                              stdout_state=self.receive if step.receive_mark else None)
             procs.insert(0, (tx, self.send, carrier.sender_label(plan, self.dst.label)))
             self.ends.procs["send"] = tx
-            self.cpu.follow(Side.SEND, tx)
-            self.cpu.follow_receiver(rx, self.dst, step.receive_mark)
+            self.cpu.follow_ends(tx, rx, self.dst, step.receive_mark, relayed=carrier.relays)
             if rx is not None and carrier.listens:
                 self._wait_listening(rx)
             self.start_time = time.monotonic()

@@ -11,13 +11,20 @@ answer nothing, and nothing is said there.
 The ssh transport's receiving end is not in a group of ours: the destination's sshd, started
 by the source's ssh, decrypts the stream. `marked_script` finds it as the nearest sshd above the
 processes whose command line holds the receive's mark.
+
+The relay's end is this process (`own`): its SSH sessions decrypt the stream from the source
+and encrypt it again for the destination, under one interpreter lock.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import resource
+import time
 from collections.abc import Collection
 from dataclasses import dataclass
+from pathlib import Path
 
 NS = 1e9
 # The sshd process that carries a session's channels (and decrypts them): OpenSSH 9.8 and
@@ -29,6 +36,8 @@ _SCHED = "read -r a b n < /proc/$p/schedstat && echo \"$p $c $a $b $n\""
 _LINE = f"read -r c < /proc/$p/comm && {_SCHED}"
 _UPTIME = "{ read -r u _ < /proc/uptime && echo $u; } 2>/dev/null || exit 0; "
 _MARK = re.compile(r"[a-z0-9-]+")
+OWN = "zmigrate"  # the program named for this process's own reading
+_TASKS = Path("/proc/self/task")
 
 
 def script(pgid: int) -> str:
@@ -103,18 +112,45 @@ def parse(text: str) -> Reading | None:
     return Reading(uptime, procs)
 
 
+def own() -> Reading:
+    """This process as one end, named OWN: the CPU all its threads used (ended ones too:
+    getrusage), and the time its live threads waited for one (their schedstat, where /proc has
+    it; else none)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    on_cpu = round((usage.ru_utime + usage.ru_stime) * NS)
+    waiting = 0
+    try:
+        tasks = list(_TASKS.iterdir())
+    except OSError:
+        tasks = []
+    for task in tasks:
+        try:
+            waiting += int((task / "schedstat").read_text().split()[1])
+        except (OSError, ValueError, IndexError):
+            continue  # a thread that ended meanwhile
+    return Reading(time.monotonic(), {os.getpid(): Times(OWN, on_cpu, waiting)})
+
+
 def busiest(before: Reading, after: Reading, programs: Collection[str]) -> Share | None:
     """The process named one of `programs`, alive at both readings, that wanted the CPU the
     largest share of the time between them; None where there is none."""
     seconds = after.uptime - before.uptime
     if seconds <= 0:
         return None
-    shares = [Share(pid, t.program, (t.on_cpu - was.on_cpu) / NS / seconds,
-                    (t.waiting - was.waiting) / NS / seconds, seconds)
-              for pid, t in after.procs.items()
+    shares = [_share(pid, t, was, seconds) for pid, t in after.procs.items()
               if t.program in programs and (was := before.procs.get(pid)) is not None
               and was.program == t.program]
     return max(shares, key=lambda s: s.on_cpu + s.waiting, default=None)
 
 
-__all__ = ["SSHD", "Reading", "Share", "Times", "busiest", "marked_script", "parse", "script"]
+def _share(pid: int, t: Times, was: Times, seconds: float) -> Share:
+    """`t` since `was` as shares of `seconds`. Never below none (`own` loses what threads
+    that ended had waited); waiting at most the time not on a CPU (several threads of one
+    process wait at once: the process waited, once)."""
+    on_cpu = max(0, t.on_cpu - was.on_cpu) / NS / seconds
+    waiting = max(0, t.waiting - was.waiting) / NS / seconds
+    return Share(pid, t.program, on_cpu, min(waiting, max(0.0, 1.0 - on_cpu)), seconds)
+
+
+__all__ = ["OWN", "SSHD", "Reading", "Share", "Times", "busiest", "marked_script", "own", "parse",
+           "script"]

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from ..findings import Advice, AdviceKind, Figure, Finding
 from ..readings import mbuffer
+from ..readings.end_cpu import OWN
 from .base import Carrier, Ends, StreamSpec, Transport
 
 if TYPE_CHECKING:
@@ -20,6 +21,8 @@ class Relay(Carrier):
     transport: ClassVar[Transport] = Transport.RELAY
     relays: ClassVar[bool] = True
     link_words: ClassVar[str] = "this computer's link (the relay)"
+    # This process decrypts the source's session and encrypts the destination's.
+    cpu_ends: ClassVar[tuple[str, ...]] = (OWN,)
 
     def describe(self, plan: PlanFacts) -> str:
         return "relayed through this computer (both SSH control sessions)"
@@ -41,6 +44,9 @@ class Relay(Carrier):
     def stalled_words(self, f: Finding) -> str:
         return ("nothing crosses this computer's links: the stream goes up one SSH session "
                 "and down the other, and neither carries it")
+
+    def cpu_advice(self) -> tuple[Advice, ...]:
+        return (Advice(AdviceKind.RELAY_BYPASS), Advice(AdviceKind.RELAY_NEARBY))
 
     def network_advice(self) -> tuple[Advice, ...]:
         return tuple(Advice(k) for k in (AdviceKind.RELAY_PATH, AdviceKind.RELAY_BYPASS,
