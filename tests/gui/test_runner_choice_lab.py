@@ -4,7 +4,8 @@ PATH) is checked first - zmigrate there and its logins to both hosts, shown - an
 then runs there; the Transfer page follows it over SSH to Done, verified. A second wizard lists
 the job on its first page with its runner host (and a runner host that does not answer as
 such) and re-attaches to it. A runner host without zmigrate, or one that cannot log in to the
-hosts, is refused with the fix and Start stays disabled."""
+hosts, is refused with the fix and Start stays disabled. A runner host's key passphrase is
+asked once, over the window."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from pathlib import Path
 import pytest
 from lab.bring_up import running
 from lab.plugin import Lab, Pool
+from lab.prompts import PASSPHRASE, locked_key
 from lab.starter import StarterLab
 from lab.util import snapshot_guid, write_random_files, zfs
 from PySide6.QtCore import QSettings
@@ -241,3 +243,46 @@ def test_the_transfer_page_outlasts_a_lost_session_and_a_stop_asked_meanwhile_re
     assert "stopped" in w.done_page.ui.result_label.text(), w.done_page.ui.result_label.text()
     state = json.loads((starter.runner_jobs / pointer.id / "state.json").read_text())
     assert state["state"] == "stopped", state  # stopped there, by its runner, once asked again
+
+
+def test_a_runner_hosts_passphrase_is_asked_once_over_the_window(
+        qtbot: QtBot, wizard: MigrationWizard, starter: StarterLab, pools: tuple[Pool, Pool],
+        lab_env: Lab, tmp_path: Path) -> None:
+    """lab-runner's key has a passphrase (no agent): Review's check asks it in a dialog over
+    the window, and the start there, the following and Done's read of the job there ask
+    nothing again."""
+    src_pool, dst_pool = pools
+    w = wizard
+    asked: list[str] = []
+    w.window_logins.relay.secret_asked.connect(lambda prompt, _fut: asked.append(prompt))
+    authorized = starter.lab.identity.parent / "authorized_keys"
+    config = Path(os.environ["ZMIGRATE_SSH_CONFIG"])
+    with locked_key(tmp_path / "id_locked", authorized) as key:
+        config.write_text(starter.ssh_config.read_text().replace(
+            f"IdentityFile {starter.lab.identity}\n", f"IdentityFile {key}\n")
+            + lab_env.ssh_config.read_text())
+        _to_review(qtbot, w, _source(src_pool, 8), dst_pool.name, "")
+        choice = w.review_page.runner
+        choice.choose("lab-runner")
+        dialogs = w.window_logins.dialogs
+        qtbot.waitUntil(lambda: dialogs.secret_dialog is not None, timeout=WAIT_CHECK)
+        assert dialogs.secret_dialog is not None
+        assert "lab-runner" in dialogs.secret_dialog.labelText() or str(key) in \
+            dialogs.secret_dialog.labelText(), dialogs.secret_dialog.labelText()
+        dialogs.answer_secret(PASSPHRASE)
+        qtbot.waitUntil(lambda: not choice.checking, timeout=WAIT_CHECK)
+        assert w.review_page.isComplete(), choice.label.text()
+        start_transfer(w)
+        qtbot.waitUntil(lambda: w.currentId() == PageId.DONE, timeout=WAIT_DONE)
+        assert "verified" in w.done_page.ui.result_label.text(), \
+            w.done_page.ui.reason_label.text()
+        # Done reads the job there again, on its timer: with what was answered, asking nothing.
+        keep = w.done_page.keep
+        qtbot.waitUntil(lambda: w.session.remote_status is not None and keep.reading is None,
+                        timeout=WAIT_CHECK)
+        w.shutdown()  # it starts no read of lab-runner after this ...
+        jobs = w.hosts_page.jobs  # ... and one under way ends while the key still opens it
+        qtbot.waitUntil(lambda: not jobs.surveying and keep.reading is None, timeout=WAIT_CHECK)
+    (pointer,) = remote.pointers()
+    assert pointer.runner == "lab-runner"
+    assert len(asked) == 1, asked

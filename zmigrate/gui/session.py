@@ -13,6 +13,7 @@ from ..engine.errors import ZmigrateError
 from ..engine.events import Summary
 from ..engine.golive.final_sync import remember_readonly
 from ..engine.hosts import Host, same_host
+from ..engine.hosts.remembered import SessionLogins
 from ..engine.job import Job
 from ..engine.plan import Options, Plan
 from ..engine.runner.elsewhere import RunnerCheck
@@ -31,6 +32,8 @@ class Session:
     """The wizard's state. It owns every Host in `owned` and closes them in `close_hosts`."""
 
     src_host: Host | None = None
+    # How the window logs in to runner hosts: its dialogs, and what the Hosts page was told.
+    logins: SessionLogins = field(default_factory=SessionLogins)
     src_caps: Capabilities | None = None
     dst_host: Host | None = None
     dst_caps: Capabilities | None = None

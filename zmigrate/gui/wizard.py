@@ -10,10 +10,11 @@ from PySide6.QtWidgets import QLabel, QMessageBox, QVBoxLayout, QWidget, QWizard
 
 from ..engine import runner
 from ..engine.errors import ZmigrateError
+from ..engine.hosts.remembered import SecretMemory
 from ..engine.runner.remote import Pointer
-from ..engine.units import format_size
 from . import words
 from .dialogs.confirm import after_stop, ask_keep_or_stop, ask_to_stop
+from .dialogs.login import WindowLogins
 from .icons import app_icon
 from .jobs.kept import kept_running
 from .jobs.record_job import RecordJob
@@ -84,6 +85,9 @@ class MigrationWizard(QWizard):
         super().__init__(parent)
         self.settings = settings or Settings()
         self.session = Session()
+        # Runner hosts' logins ask over the window; the Hosts page shares what they were told.
+        self.window_logins = WindowLogins(self, SecretMemory())
+        self.session.logins = self.window_logins.logins
         self.setWindowTitle("zmigrate: move a ZFS dataset")
         self.setWizardStyle(QWizard.WizardStyle.ClassicStyle)
         self.setOption(QWizard.WizardOption.NoBackButtonOnStartPage, True)
@@ -115,7 +119,8 @@ class MigrationWizard(QWizard):
         self.done_page.lend_datasets(self.transfer_page.datasets)
         self.done_page.sync_requested.connect(self.sync_again)
         self.done_page.keep.keep_requested.connect(lambda every: self.follow_again(False, every))
-        self.remote_again = RemoteAgain(self)  # ... of a job on a runner host: asked there
+        # ... of a job on a runner host: asked there
+        self.remote_again = RemoteAgain(self.session.logins, self)
         self.remote_again.follow.connect(self.show_job)
         self.remote_again.failed.connect(
             lambda exc: self.done_page.ui.saved_label.setText(words.error_html(exc)))
@@ -147,19 +152,8 @@ class MigrationWizard(QWizard):
     def _notify_end(self) -> str | None:
         """A desktop notification if a long transfer ended while the user looked elsewhere."""
         s = self.session
-        what = s.plan.source_snapshot if s.plan else "the transfer"
-        if s.summary is not None and s.summary.verified:
-            title, ok = "Transfer complete", True
-            body = (f"{what}: {format_size(s.summary.bytes)} at "
-                    f"{format_size(s.summary.rate)}/s, verified")
-        elif s.summary is not None:
-            title, ok = "Transfer not verified", False
-            body = f"{what}: the copy could not be verified"
-        elif s.cancelled:
-            title, ok, body = "Transfer stopped", False, f"{what} was stopped"
-        else:
-            title, ok = "Transfer failed", False
-            body = f"{what}: {s.error.message if s.error is not None else 'no reason given'}"
+        title, body, ok = words.transfer_ended(s.plan.source_snapshot if s.plan else None,
+                                               s.summary, s.cancelled, s.error)
         return self.notifier.transfer_ended(title, body, self.transfer_page.ended_after, ok=ok)
 
     def announce_unwatched(self) -> list[str]:
@@ -301,6 +295,10 @@ class MigrationWizard(QWizard):
             return
         self._shut_down = True
         self.hosts_page.close_prompts()
+        self.window_logins.close()
+        # No login starts after this: the runner hosts' jobs are not read again.
+        self.hosts_page.jobs.stop()
+        self.done_page.keep.timer.stop()
         self.transport_page.stop_doctor()
         self.notifier.close()
         if self.history_window is not None:

@@ -17,7 +17,8 @@ from zmigrate.engine.verdict.diagnosis import Bottleneck, Verdict
 
 from ..engine import plain_words
 from ..engine.destination import Emptiness
-from ..engine.errors import PreflightError, PreflightReason
+from ..engine.errors import PreflightError, PreflightReason, ZmigrateError
+from ..engine.events import Summary
 from ..engine.findings import Advice, AdviceKind, Finding, FindingKind, Note, NoteKind
 from ..engine.history import JobRecord
 from ..engine.plain_words import DD, link_carrier, pct
@@ -456,6 +457,22 @@ def _mount_collision(f: dict[str, str], mount_root: bool) -> str:
                     + (", or receive it unmounted" if f.get("unmounted") else ""))
     return MOUNT_COLLISION_ROOT_FIX if mount_root or f.get("way") == "tree_root" \
         else MOUNT_COLLISION_FIX
+
+
+def transfer_ended(snapshot: str | None, summary: Summary | None, cancelled: bool,
+                   error: ZmigrateError | None) -> tuple[str, str, bool]:
+    """A notification's title and body for the window's transfer of `snapshot` that ended,
+    and whether it went well."""
+    what = snapshot or "the transfer"
+    if summary is not None and summary.verified:
+        return ("Transfer complete", f"{what}: {format_size(summary.bytes)} at "
+                f"{format_size(summary.rate)}/s, verified", True)
+    if summary is not None:
+        return "Transfer not verified", f"{what}: the copy could not be verified", False
+    if cancelled:
+        return "Transfer stopped", f"{what} was stopped", False
+    why = error.message if error is not None else "no reason given"
+    return "Transfer failed", f"{what}: {why}", False
 
 
 def job_ended(s: Status) -> tuple[str, str, bool]:

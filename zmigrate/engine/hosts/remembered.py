@@ -6,6 +6,7 @@ settings, history, known_hosts or disk."""
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass, field
 
 from ..errors import AuthError
 from .base import Host
@@ -100,6 +101,20 @@ class RememberingPrompts(Prompts):
         return bool(self.recalled)
 
 
+@dataclass(frozen=True, slots=True)
+class SessionLogins:
+    """How one session's logins to other machines (runner hosts) ask: `prompts` for what is
+    new (None: nothing is asked), `memory` for what the user already answered."""
+
+    prompts: Prompts | None = None
+    memory: SecretMemory = field(default_factory=SecretMemory)
+
+    def quiet(self) -> SessionLogins:
+        """The same memory, asking nothing new: for reads on a timer, which must not open a
+        dialog the user did not ask for."""
+        return SessionLogins(None, self.memory)
+
+
 def connect_remembering(spec: HostSpec, prompts: Prompts, memory: SecretMemory) -> Host:
     """`connect`, answering what `memory` holds for this login without asking; a remembered
     secret the host refuses now (changed there) is forgotten and the user asked once more."""
@@ -115,4 +130,5 @@ def connect_remembering(spec: HostSpec, prompts: Prompts, memory: SecretMemory) 
     return host
 
 
-__all__ = ["Login", "RememberingPrompts", "SecretMemory", "connect_remembering", "login_of"]
+__all__ = ["Login", "RememberingPrompts", "SecretMemory", "SessionLogins", "connect_remembering",
+           "login_of"]

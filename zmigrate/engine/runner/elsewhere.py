@@ -46,23 +46,23 @@ class RunnerCheck:
         return next((refusal(self.runner, r) for r in self.reach if not r.ok), None)
 
 
-def check(runner: str, hosts: Sequence[tuple[str, bool]],
-          prompts: Prompts | None = None) -> RunnerCheck:
+def check(runner: str, hosts: Sequence[tuple[str, bool]], prompts: Prompts | None = None,
+          memory: SecretMemory | None = None) -> RunnerCheck:
     """Log in to `runner`, find zmigrate there and let it log in to each of `hosts` ((host
     text, sudo)) as the job will (RemoteRunnerError: no login, no zmigrate, too old)."""
     unique = list(dict.fromkeys(hosts))
-    rr = RemoteRunner.open(runner, prompts)
+    rr = RemoteRunner.open(runner, prompts, memory=memory)
     try:
         return RunnerCheck(runner, rr.zmigrate, tuple(rr.reach(unique)))
     finally:
         rr.close()
 
 
-def start(runner: str, zmigrate: str, argv: Sequence[str],
-          prompts: Prompts | None = None) -> Pointer:
+def start(runner: str, zmigrate: str, argv: Sequence[str], prompts: Prompts | None = None,
+          memory: SecretMemory | None = None) -> Pointer:
     """`send ARGV --detach` on `runner` (its zmigrate at `zmigrate`, as `check` found it);
     the job's pointer, kept here."""
-    rr = RemoteRunner.open(runner, prompts, zmigrate)
+    rr = RemoteRunner.open(runner, prompts, zmigrate, memory)
     try:
         return _started(rr, rr.start(argv))
     finally:
@@ -96,9 +96,10 @@ def ask_final(rr: RemoteRunner, job_id: str) -> int:
                             "an older zmigrate there: `pipx upgrade zmigrate`")
 
 
-def final_sync(p: Pointer, prompts: Prompts | None = None) -> int:
+def final_sync(p: Pointer, prompts: Prompts | None = None,
+               memory: SecretMemory | None = None) -> int:
     """Ask job `p`'s runner host for its final sync (see `ask_final`)."""
-    rr = RemoteRunner.open(p.runner, prompts, p.zmigrate)
+    rr = RemoteRunner.open(p.runner, prompts, p.zmigrate, memory)
     try:
         return ask_final(rr, p.id)
     finally:
@@ -106,12 +107,13 @@ def final_sync(p: Pointer, prompts: Prompts | None = None) -> int:
 
 
 def again(p: Pointer, final: bool, keep_every: str | None = None,
-          prompts: Prompts | None = None) -> tuple[Pointer, int]:
+          prompts: Prompts | None = None, memory: SecretMemory | None = None
+          ) -> tuple[Pointer, int]:
     """Done's Sync again / Final sync / Keep in sync on job `p`, on its runner host: a
     kept-in-sync job's own final sync (asked there), else a new job of the same tree there
     (a new snapshot; `--final`, or kept in sync every `keep_every`). The job to follow, and
     the sequence number to follow it after."""
-    rr = RemoteRunner.open(p.runner, prompts, p.zmigrate)
+    rr = RemoteRunner.open(p.runner, prompts, p.zmigrate, memory)
     try:
         status = next((s for s in remote_jobs(rr) if s.id == p.id), None)
         if status is None:
@@ -128,18 +130,20 @@ def again(p: Pointer, final: bool, keep_every: str | None = None,
         rr.close()
 
 
-def job_status(p: Pointer, prompts: Prompts | None = None) -> Status | None:
+def job_status(p: Pointer, prompts: Prompts | None = None,
+               memory: SecretMemory | None = None) -> Status | None:
     """Job `p` as its runner host has it now (None: it has no record of it)."""
-    rr = RemoteRunner.open(p.runner, prompts, p.zmigrate)
+    rr = RemoteRunner.open(p.runner, prompts, p.zmigrate, memory)
     try:
         return next((s for s in remote_jobs(rr) if s.id == p.id), None)
     finally:
         rr.close()
 
 
-def stop(p: Pointer, prompts: Prompts | None = None) -> None:
+def stop(p: Pointer, prompts: Prompts | None = None,
+         memory: SecretMemory | None = None) -> None:
     """`stop ID` on the runner host (it stops both ends there)."""
-    rr = RemoteRunner.open(p.runner, prompts, p.zmigrate)
+    rr = RemoteRunner.open(p.runner, prompts, p.zmigrate, memory)
     try:
         code, _out, err = rr.run("stop", p.id, timeout=300)
     finally:
@@ -207,17 +211,18 @@ def remote_jobs(rr: RemoteRunner) -> list[Status]:
     return [Status.from_json(d) for d in rows if d.get("event") == "job"]
 
 
-def survey(prompts: Prompts | None = None) -> list[Seen]:
+def survey(prompts: Prompts | None = None, memory: SecretMemory | None = None) -> list[Seen]:
     """The remote jobs this side started that are news: running, or ended and not yet shown
     (one login per runner host; a host that does not answer: each of its jobs, unreachable).
-    A job its runner host has no record of is left out."""
+    A job its runner host has no record of is left out. `memory`: what the user answered
+    this session, given again (a survey on a timer should ask nothing new: no `prompts`)."""
     by_runner: dict[str, list[Pointer]] = {}
     for p in pointers():
         by_runner.setdefault(p.runner, []).append(p)
     out: list[Seen] = []
     for name, known in by_runner.items():
         try:
-            rr = RemoteRunner.open(name, prompts or Prompts(), known[0].zmigrate)
+            rr = RemoteRunner.open(name, prompts or Prompts(), known[0].zmigrate, memory)
             try:
                 rows = {s.id: s for s in remote_jobs(rr)}
             finally:

@@ -30,14 +30,16 @@ class FollowingThroughLosses:
     the following, not the job."""
 
     def __init__(self, p: Pointer, on_touch: Callable[[OutOfTouch], None],
-                 prompts: Prompts | None = None, clock: Callable[[], float] = time.time) -> None:
+                 prompts: Prompts | None = None, clock: Callable[[], float] = time.time,
+                 memory: SecretMemory | None = None) -> None:
         self.pointer = p
         self.on_touch = on_touch
         self.prompts = prompts
         self.clock = clock
         self.status: Status | None = None  # the job's status, once the record has ended
-        # What the first login asked: the laptop that slept may be left alone by then.
-        self._secrets = SecretMemory()
+        # What the first login asked (or the window's session did): the laptop that slept
+        # may be left alone by then.
+        self._secrets = memory if memory is not None else SecretMemory()
         self._closed = threading.Event()
         self._current: Following | None = None
         self._lock = threading.Lock()

@@ -1,7 +1,8 @@
 """The dialogs a login asks from the GUI thread: an unknown host key, a password.
 
 The connecting thread asks through a `PromptRelay`; each question opens a dialog (modal to its
-panel, never blocking the event loop) whose answer completes the thread's future.
+panel, never blocking the event loop) whose answer completes the thread's future. The window's
+own logins (runner hosts) ask through `WindowLogins`, over the window.
 """
 
 from __future__ import annotations
@@ -12,9 +13,10 @@ from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QInputDialog, QLineEdit, QWidget
 
 from zmigrate.engine.hosts.login import HostKeyDecision, HostKeyInfo
+from zmigrate.engine.hosts.remembered import SecretMemory, SessionLogins
 
 from .. import words
-from ..prompts import PromptRelay
+from ..prompts import GuiPrompts, PromptRelay
 from .host_key_dialog import HostKeyDialog
 
 
@@ -90,3 +92,21 @@ class LoginDialogs(QObject):
         else:
             dialog.setTextValue(secret)
             dialog.accept()
+
+
+class WindowLogins(QObject):
+    """The window's logins to runner hosts: asked in dialogs over `parent`, answered once
+    this session (`memory`, which the Hosts page shares: a runner host that is also one of
+    the transfer's is not asked about twice). `logins` hands both to the engine."""
+
+    def __init__(self, parent: QWidget, memory: SecretMemory) -> None:
+        super().__init__(parent)
+        self.relay = PromptRelay(self)
+        self.prompts = GuiPrompts(self.relay)
+        self.dialogs = LoginDialogs(parent, self.relay)
+        self.logins = SessionLogins(self.prompts, memory)
+
+    def close(self) -> None:
+        """Answer open questions with "no", and ask none again: the window is closing."""
+        self.prompts.close()
+        self.dialogs.close()

@@ -127,7 +127,9 @@ class KeepControls(QObject):
         if self.reading is not None:
             return
         self.reading, self.read_at = p, time.monotonic()
-        run_task(lambda: elsewhere.job_status(p), self._remote_answer, self._remote_failed)
+        memory = self.session.logins.memory  # on a timer: what was answered, nothing asked
+        run_task(lambda: elsewhere.job_status(p, None, memory), self._remote_answer,
+                 self._remote_failed)
 
     def _remote_answer(self, status: Any) -> None:
         p, self.reading = self.reading, None

@@ -11,6 +11,7 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QGroupBox, QListWidget, QListWidgetItem, QPushButton, QVBoxLayout
 
 from ...engine import runner
+from ...engine.hosts.remembered import SessionLogins
 from ...engine.runner.elsewhere import Seen, survey
 from ...engine.runner.keep import Keep, describe
 from ...engine.runner.state import JobState, Status
@@ -61,8 +62,12 @@ class JobsPanel(QGroupBox):
 
     attach_requested = Signal(str)
 
-    def __init__(self) -> None:
+    def __init__(self, logins: SessionLogins | None = None) -> None:
         super().__init__("Transfers running on their own")
+        # The first survey, as the window opens, may ask a runner host's passphrase; those
+        # on the timer ask nothing new.
+        self.logins = logins or SessionLogins()
+        self.asked = False
         self.setObjectName("jobs_panel")
         layout = QVBoxLayout(self)
         self.list = QListWidget()
@@ -94,11 +99,19 @@ class JobsPanel(QGroupBox):
         self.refresh()
         self.survey()
 
+    def stop(self) -> None:
+        """No more reads (the window is closing): a survey under way ends on its own."""
+        self.timer.stop()
+        self.remote_timer.stop()
+
     def survey(self) -> None:
         """Read the remote jobs again, off the GUI thread (one read at a time)."""
         if not self.surveying:
             self.surveying = True
-            run_task(survey, self._surveyed, self._survey_failed)
+            logins = self.logins if not self.asked else self.logins.quiet()
+            self.asked = True
+            run_task(lambda: survey(logins.prompts, logins.memory), self._surveyed,
+                     self._survey_failed)
 
     def _survey_failed(self, _exc: Exception) -> None:
         self._surveyed([])

@@ -9,6 +9,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 
 from ...engine.errors import ZmigrateError
+from ...engine.hosts.remembered import SessionLogins
 from ...engine.runner import elsewhere
 from ...engine.runner.remote import Pointer
 from ..threads import run_task
@@ -25,8 +26,9 @@ class RemoteAgain(QObject):
     follow = Signal(object, int)
     failed = Signal(object)
 
-    def __init__(self, parent: QObject | None = None) -> None:
+    def __init__(self, logins: SessionLogins, parent: QObject | None = None) -> None:
         super().__init__(parent)
+        self.logins = logins
         self.asking: Pointer | None = None
 
     def ask(self, p: Pointer, final: bool, keep_every: str | None = None) -> bool:
@@ -34,7 +36,9 @@ class RemoteAgain(QObject):
         if self.asking is not None:
             return False
         self.asking = p
-        run_task(lambda: elsewhere.again(p, final, keep_every), self._answered, self._failed)
+        logins = self.logins
+        run_task(lambda: elsewhere.again(p, final, keep_every, logins.prompts, logins.memory),
+                 self._answered, self._failed)
         return True
 
     def _answered(self, answer: Any) -> None:

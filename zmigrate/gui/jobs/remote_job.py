@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from ...engine.errors import ZmigrateError
 from ...engine.events import Failed, OutOfTouch
+from ...engine.hosts.remembered import SessionLogins
 from ...engine.runner import elsewhere
 from ...engine.runner.remote import Pointer, RemoteRunnerError
 from ...engine.runner.state import JobState
@@ -21,12 +22,15 @@ from .record_job import RecordJob
 class RemoteRecordJob(RecordJob):
     """Follows job `pointer` on its runner host on a thread of its own (after sequence number
     `after`, up to the first run's end: a kept-in-sync job goes on after it); with `start`
-    ((runner, its zmigrate, send's argv)) and no pointer, starts the job there first."""
+    ((runner, its zmigrate, send's argv)) and no pointer, starts the job there first. Its
+    logins ask and remember through `logins` (the window's), again after a loss."""
 
     def __init__(self, pointer: Pointer | None,
-                 start: tuple[str, str, Sequence[str]] | None = None, after: int = 0) -> None:
+                 start: tuple[str, str, Sequence[str]] | None = None, after: int = 0,
+                 logins: SessionLogins | None = None) -> None:
         super().__init__(pointer.id if pointer is not None else "", after)
         self.pointer = pointer
+        self.logins = logins or SessionLogins()
         self._to_start = start
         self._following: FollowingThroughLosses | None = None
         self._stop_asked = threading.Event()
@@ -35,11 +39,13 @@ class RemoteRecordJob(RecordJob):
         try:
             if self.pointer is None:
                 assert self._to_start is not None
-                self.pointer = elsewhere.start(*self._to_start)
+                self.pointer = elsewhere.start(*self._to_start, self.logins.prompts,
+                                               self.logins.memory)
                 self.job_id = self.pointer.id
                 if self._stop_asked.is_set():
                     self.cancel()
-            self._following = following = FollowingThroughLosses(self.pointer, self._touch)
+            self._following = following = FollowingThroughLosses(
+                self.pointer, self._touch, self.logins.prompts, memory=self.logins.memory)
             if self._detached.is_set():
                 return
             with contextlib.closing(following.records()) as records:
@@ -78,7 +84,7 @@ class RemoteRecordJob(RecordJob):
         self._stop_asked.set()
         p = self.pointer
         if p is not None:
-            threading.Thread(target=_stop_quietly, args=(p,), daemon=True).start()
+            threading.Thread(target=_stop_quietly, args=(p, self.logins), daemon=True).start()
 
     def detach(self) -> None:
         """Stop following (the window closes): the SSH session ends, the job goes on."""
@@ -87,8 +93,8 @@ class RemoteRecordJob(RecordJob):
             self._following.close()
 
 
-def _stop_quietly(p: Pointer) -> None:
+def _stop_quietly(p: Pointer, logins: SessionLogins) -> None:
     try:
-        elsewhere.stop(p)
+        elsewhere.stop(p, logins.prompts, logins.memory)
     except ZmigrateError:
         pass  # the record's end (or the lost runner) says what happened

@@ -80,7 +80,7 @@ def runner_bridge(s: Session, detached: bool, parent: QObject) -> JobBridge | No
     if s.attached_remote is not None:
         # Done repeats it on its runner host; Final sync on a kept one follows after `after`.
         s.followed, s.followed_remote, s.remote_status = None, s.attached_remote, None
-        job = RemoteRecordJob(s.attached_remote, after=s.follow_after)
+        job = RemoteRecordJob(s.attached_remote, after=s.follow_after, logins=s.logins)
         s.follow_after = 0
         return record_bridge(s, job, parent)
     if s.attached is None and s.runner_check is not None:
@@ -89,7 +89,7 @@ def runner_bridge(s: Session, detached: bool, parent: QObject) -> JobBridge | No
             s.attached_tree = s.tree is not None
             s.followed = s.followed_remote = s.remote_status = None  # (`shown` notes it)
             start = (s.runner_check.runner, s.runner_check.zmigrate, said[0])
-            return record_bridge(s, RemoteRecordJob(None, start), parent)
+            return record_bridge(s, RemoteRecordJob(None, start, logins=s.logins), parent)
     if s.attached is None and detached:
         s.attached = start_runner(s)  # None: a job a runner cannot repeat
     if s.attached is None:

@@ -8,7 +8,6 @@ from pathlib import Path
 from PySide6.QtWidgets import QWidget
 
 from zmigrate.engine.hosts.login import HostSpec
-from zmigrate.engine.hosts.remembered import SecretMemory
 
 from ...engine.hosts import Host
 from .. import forms, style, words
@@ -48,8 +47,9 @@ class HostsPage(Page):
         self.ui = Ui_HostsPage()
         forms.setup(self.ui, self)
         style.set_role(self.ui.hint_label, "muted")
-        # One memory for both sides: the same host on both asks its password once.
-        self.secrets = SecretMemory()
+        # One memory for both sides and the window's runner hosts: a host asks its password
+        # once.
+        self.secrets = session.logins.memory
         self.source = HostPanel("source", secrets=self.secrets)
         self.destination = HostPanel("destination", secrets=self.secrets)
         for host_widget, panel in ((self.ui.source_panel_host, self.source),
@@ -63,7 +63,7 @@ class HostsPage(Page):
         self.go_live = GoLiveControls(self, ui.go_live_button, ui.go_back_button,
                                       ui.go_live_label)
         self.go_live_offer = GoLiveOffer(ui.go_live_frame, ui.go_live_offer_label, self.go_live)
-        self.jobs = JobsPanel()
+        self.jobs = JobsPanel(session.logins)
         ui.page_layout.insertWidget(0, self.jobs)
         recent = settings.recent_hosts()
         self.source.fill_hosts(recent, settings.last_host("source"))

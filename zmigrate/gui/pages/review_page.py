@@ -127,6 +127,7 @@ class ReviewPage(Page):
     def initializePage(self) -> None:
         s = self.session
         self.runner.set_hosts(s.src_spec, s.dst_spec)
+        self.runner.logins = s.logins
         if s.tree is not None:
             self._prepare_tree()
             return

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 )
 
 from ...engine.hosts.login import HostSpec
+from ...engine.hosts.remembered import SessionLogins
 from ...engine.runner import elsewhere
 from ...engine.runner.elsewhere import RunnerCheck
 from ...engine.runner.remote import Reach
@@ -65,6 +66,7 @@ class RunnerChoice(QGroupBox):
 
     def __init__(self) -> None:
         super().__init__("Where the transfer runs")
+        self.logins = SessionLogins()  # the window's (Review hands them over)
         self.setObjectName("runner_box")
         self.combo = QComboBox()
         self.combo.setObjectName("run_on_combo")
@@ -161,7 +163,8 @@ class RunnerChoice(QGroupBox):
         self.checking = name is not None and not self.why_not
         if self.checking and name is not None:
             generation, hosts = self._generation, list(self.hosts)
-            run_task(lambda: elsewhere.check(name, hosts),
+            logins = self.logins
+            run_task(lambda: elsewhere.check(name, hosts, logins.prompts, logins.memory),
                      lambda c: self._on_checked(generation, c),
                      lambda exc: self._on_failed(generation, exc))
         self._show()
