@@ -31,7 +31,7 @@ from lab.zfsfuse import Pool
 
 from zmigrate.engine.events import OutOfTouch, Sample
 from zmigrate.engine.runner import read_events
-from zmigrate.engine.runner.remote import Pointer
+from zmigrate.engine.runner.remote import Pointer, RemoteRunner
 from zmigrate.engine.runner.through_losses import FollowingThroughLosses
 
 pytestmark = [pytest.mark.lab, pytest.mark.timeout(420)]
@@ -240,7 +240,8 @@ def test_a_follower_that_loses_the_runner_host_logs_in_again_and_misses_nothing(
     dropped mid-transfer and lab-runner answers no login for a while (its sshd stopped):
     the follower says it is out of touch, with each failed try's reason, logs in again once
     lab-runner answers, says so, and gives every event of the job's record once, in order,
-    to the end. Its key to lab-runner has a passphrase: asked at the first login only."""
+    to the end, reading there only what it missed. Its key to lab-runner has a passphrase:
+    asked at the first login only."""
     src, dst, snap = dataset
     r = _send(starter, snap, f"{dst.name}/copy", "lab-runner", rate="1m")
     assert r.returncode == 0, r.stderr + r.stdout
@@ -253,6 +254,16 @@ def test_a_follower_that_loses_the_runner_host_logs_in_again_and_misses_nothing(
     seqs: list[int] = []
     prompts = Answers(PASSPHRASE)
     following = FollowingThroughLosses(pointer, touch.append, prompts)
+    streams: list[list[Any]] = []  # each `attach --record` there: its arguments, lines read
+    real_stream = RemoteRunner.stream
+
+    def counted(rr: RemoteRunner, *args: str) -> Iterator[str]:
+        streams.append(entry := [args, 0])
+        for line in real_stream(rr, *args):
+            entry[1] += 1
+            yield line
+
+    monkeypatch.setattr(RemoteRunner, "stream", counted)
     errors: list[BaseException] = []
 
     def follow() -> None:
@@ -279,5 +290,10 @@ def test_a_follower_that_loses_the_runner_host_logs_in_again_and_misses_nothing(
     assert seqs == sorted(set(seqs)) and seqs == recorded, (seqs, recorded)
     assert snapshot_guid(f"{dst.name}/copy@s1") == snapshot_guid(snap)
     assert len(prompts.asked) == 1 and "Passphrase" in prompts.asked[0], prompts.asked
+    # Each login after the loss read only what came after the last event given: nothing
+    # of the record twice (at most one status line more per login).
+    assert "--after" not in streams[0][0] and len(streams) >= 2, streams
+    assert all(args[-2] == "--after" and int(args[-1]) > 0 for args, _ in streams[1:]), streams
+    assert sum(n for _, n in streams) <= len(recorded) + len(streams), (streams, len(recorded))
     print(f"follower: {len(seqs)} events once each; " + "; ".join(
         f"{t.back and 'back' or 'lost'} {t.retry_in:g} s {t.reason}" for t in touch))

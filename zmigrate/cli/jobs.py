@@ -44,7 +44,9 @@ def add_parsers(sub: Any) -> None:
     ap.add_argument("--json", action="store_true",
                     help="its events from the first, newline-delimited JSON")
     ap.add_argument("--record", action="store_true", help=argparse.SUPPRESS)  # its record's
-    # own lines, for a computer following a job whose runner is this one (remote_jobs.py)
+    # own lines, for a computer following a job whose runner is this one (remote_jobs.py) ...
+    ap.add_argument("--after", type=int, default=0, help=argparse.SUPPRESS)  # ... from the
+    # event after this sequence number (it logs in again after a loss: only what it missed)
     sp = sub.add_parser("stop", help="stop a running job (both ends; the partial receive kept)")
     sp.add_argument("id", help="the job's id (`zmigrate jobs`)")
     fp = sub.add_parser("final-sync", help="cut a kept-in-sync job over (send --keep-syncing): "
@@ -185,15 +187,16 @@ def run_final_sync(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def run_attach(args: argparse.Namespace, out: TextIO, err: TextIO, after: int = 0) -> int:
-    """Follow the job from its first event (or after sequence number `after`), here or on its
-    runner host; exit with its outcome."""
+    """Follow the job from its first event (or after sequence number `after`, or --after's),
+    here or on its runner host; exit with its outcome."""
+    after = max(after, getattr(args, "after", 0) or 0)
     try:
         directory = runner.job_dir(args.id)
     except runner.JobNotFoundError:
         p = remote.pointer(args.id)
         if p is None:
             raise
-        return remote_jobs.attach(p, Shown(args, out, err))
+        return remote_jobs.attach(p, Shown(args, out, err), after)
     shown = Shown(args, out, err)
     kept = keep.Keep.of(runner.status(args.id))
     if kept is not None and kept.fault and not shown.as_json and not after:

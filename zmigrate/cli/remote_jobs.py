@@ -191,7 +191,7 @@ def attach(p: Pointer, shown: Shows, after: int = 0) -> int:
     """Follow the remote job: its record's lines as they come from `attach --record` there
     (those after sequence number `after`), shown as a local job's are; through a lost session
     (logged in again, each event once), saying so meanwhile."""
-    following = FollowingThroughLosses(p, shown.show, TerminalPrompts())
+    following = FollowingThroughLosses(p, shown.show, TerminalPrompts(), after=after)
     for rec in following.records():
         if rec.seq > after:
             shown(rec)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Generator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -155,14 +155,20 @@ def stop(p: Pointer, prompts: Prompts | None = None,
 
 class Following:
     """Job `p`'s record as its runner host has it (`attach --record` there), from the first
-    event; `close` (from any thread) ends the following, not the job. A secret `memory`
-    holds for the runner host is not asked again."""
+    event, or from the one after sequence number `after` (`--after`: a zmigrate there too
+    old for it says nothing, and the whole record is read instead); `close` (from any
+    thread) ends the following, not the job. A secret `memory` holds for the runner host is
+    not asked again."""
 
     def __init__(self, p: Pointer, prompts: Prompts | None = None,
-                 memory: SecretMemory | None = None) -> None:
+                 memory: SecretMemory | None = None, after: int = 0,
+                 on_login: Callable[[], None] | None = None) -> None:
         self.pointer = p
+        self.on_login = on_login  # told once the runner host let us in
         self.prompts = prompts
         self.memory = memory
+        self.after = after
+        self.logged_in = False  # the runner host let us in
         self.status: Status | None = None  # the job's status, once the record has ended
         self._rr: RemoteRunner | None = None
         self._closed = threading.Event()
@@ -170,20 +176,32 @@ class Following:
     def records(self) -> Generator[Recorded, None, None]:
         p = self.pointer
         rr = self._rr = RemoteRunner.open(p.runner, self.prompts, p.zmigrate, self.memory)
+        self.logged_in = True
+        if self.on_login is not None:
+            self.on_login()
         try:
             if self._closed.is_set():
                 return
-            for line in rr.stream("attach", "--record", p.id):
-                data = json.loads(line) if line.startswith("{") else {}
-                if "kind" in data:
-                    yield record.decode(line)
-                elif data.get("event") == "job":
-                    self.status = Status.from_json(data)
+            if self.after > 0:
+                yield from self._read(rr, "--after", str(self.after))
+                if self.status is not None:  # (every answer ends with the job's status)
+                    return
+            yield from self._read(rr)
         except RemoteRunnerError:
             if not self._closed.is_set():
                 raise
         finally:
             rr.close()
+
+    def _read(self, rr: RemoteRunner, *after: str) -> Generator[Recorded, None, None]:
+        """The record's events from `attach --record` there (ARGS `after`); its status
+        line kept as `status`."""
+        for line in rr.stream("attach", "--record", self.pointer.id, *after):
+            data = json.loads(line) if line.startswith("{") else {}
+            if "kind" in data:
+                yield record.decode(line)
+            elif data.get("event") == "job":
+                self.status = Status.from_json(data)
 
     def close(self) -> None:
         self._closed.set()

@@ -25,14 +25,16 @@ RETRY_AFTER = (2.0, 5.0, 10.0, 20.0, 30.0)
 
 
 class FollowingThroughLosses:
-    """Job `p`'s record, each event once, across losses of the session; `on_touch` hears when
-    touch is lost (each try that fails) and when it is back. `close` (from any thread) ends
-    the following, not the job."""
+    """Job `p`'s record, each event once (those after sequence number `after`), across losses
+    of the session: each new login reads only what came after the last event given.
+    `on_touch` hears when touch is lost (each try that fails) and when it is back. `close`
+    (from any thread) ends the following, not the job."""
 
     def __init__(self, p: Pointer, on_touch: Callable[[OutOfTouch], None],
                  prompts: Prompts | None = None, clock: Callable[[], float] = time.time,
-                 memory: SecretMemory | None = None) -> None:
+                 memory: SecretMemory | None = None, after: int = 0) -> None:
         self.pointer = p
+        self.after = after
         self.on_touch = on_touch
         self.prompts = prompts
         self.clock = clock
@@ -41,44 +43,54 @@ class FollowingThroughLosses:
         # may be left alone by then.
         self._secrets = memory if memory is not None else SecretMemory()
         self._closed = threading.Event()
+        self._lost_at: float | None = None  # when touch was lost, while it is
+        self._tries = 0  # logins tried since
         self._current: Following | None = None
         self._lock = threading.Lock()
 
     def records(self) -> Generator[Recorded, None, None]:
-        last = -1  # the sequence number of the last event given
-        lost_at: float | None = None
-        tries = 0
+        last = self.after  # the sequence number of the last event given
+        reached = False  # a login worked once: the job's host is there
         while not self._closed.is_set():
-            following = self._follow_anew()
+            following = self._follow_anew(last)
             try:
                 for rec in following.records():
-                    if lost_at is not None:
-                        self.on_touch(OutOfTouch(self.pointer.runner, lost_at, back=True))
-                        lost_at, tries = None, 0
                     if rec.seq > last:
                         last = rec.seq
                         yield rec
                 self.status = following.status
                 return
             except (ZmigrateError, OSError) as exc:
+                reached = reached or following.logged_in
                 if self._closed.is_set():
                     return
-                if last < 0 and lost_at is None:
-                    # The first login's refusal is the caller's to show; after one event the
-                    # job is there, and a failing try only means the way is not back yet.
+                if not reached and self._lost_at is None:
+                    # The first login's refusal is the caller's to show; once in, the job is
+                    # there, and a failing try only means the way is not back yet.
                     raise
-                lost_at = lost_at if lost_at is not None else self.clock()
-                wait = RETRY_AFTER[min(tries, len(RETRY_AFTER) - 1)]
-                tries += 1
-                # The first notice is the loss itself; later ones say why the login failed.
-                reason = "" if tries == 1 else (
-                    exc.message if isinstance(exc, ZmigrateError) else str(exc))
-                self.on_touch(OutOfTouch(self.pointer.runner, lost_at, reason, wait))
-                self._closed.wait(wait)
+                self._lost(exc)
 
-    def _follow_anew(self) -> Following:
+    def _lost(self, exc: Exception) -> None:
+        """Say touch is lost (or still is, and why), and wait before the next try."""
+        lost_at = self._lost_at = self._lost_at if self._lost_at is not None else self.clock()
+        wait = RETRY_AFTER[min(self._tries, len(RETRY_AFTER) - 1)]
+        self._tries += 1
+        # The first notice is the loss itself; later ones say why the login failed.
+        reason = "" if self._tries == 1 else (
+            exc.message if isinstance(exc, ZmigrateError) else str(exc))
+        self.on_touch(OutOfTouch(self.pointer.runner, lost_at, reason, wait))
+        self._closed.wait(wait)
+
+    def _back(self) -> None:
+        """Logged in again: touch is back (said at once, even where no event is new)."""
+        if self._lost_at is not None:
+            self.on_touch(OutOfTouch(self.pointer.runner, self._lost_at, back=True))
+            self._lost_at, self._tries = None, 0
+
+    def _follow_anew(self, after: int) -> Following:
         with self._lock:
-            self._current = Following(self.pointer, self.prompts, self._secrets)
+            self._current = Following(self.pointer, self.prompts, self._secrets, after,
+                                      on_login=self._back)
             return self._current
 
     def close(self) -> None:

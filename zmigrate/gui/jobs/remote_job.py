@@ -45,7 +45,8 @@ class RemoteRecordJob(RecordJob):
                 if self._stop_asked.is_set():
                     self.cancel()
             self._following = following = FollowingThroughLosses(
-                self.pointer, self._touch, self.logins.prompts, memory=self.logins.memory)
+                self.pointer, self._touch, self.logins.prompts, memory=self.logins.memory,
+                after=self.after)
             if self._detached.is_set():
                 return
             with contextlib.closing(following.records()) as records:
