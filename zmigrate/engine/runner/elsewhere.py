@@ -177,9 +177,9 @@ class Following:
         p = self.pointer
         rr = self._rr = RemoteRunner.open(p.runner, self.prompts, p.zmigrate, self.memory)
         self.logged_in = True
-        if self.on_login is not None:
-            self.on_login()
         try:
+            if self.on_login is not None:
+                self.on_login()
             if self._closed.is_set():
                 return
             if self.after > 0:
