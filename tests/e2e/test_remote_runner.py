@@ -30,6 +30,7 @@ from lab.util import Run, dataset_exists, snapshot_guid, wait_until, write_rando
 from lab.zfsfuse import Pool
 
 from zmigrate.engine.events import OutOfTouch, Sample
+from zmigrate.engine.hosts.remembered import SessionLogins
 from zmigrate.engine.runner import read_events
 from zmigrate.engine.runner.remote import Pointer, RemoteRunner
 from zmigrate.engine.runner.through_losses import FollowingThroughLosses
@@ -253,7 +254,7 @@ def test_a_follower_that_loses_the_runner_host_logs_in_again_and_misses_nothing(
     touch: list[OutOfTouch] = []
     seqs: list[int] = []
     prompts = Answers(PASSPHRASE)
-    following = FollowingThroughLosses(pointer, touch.append, prompts)
+    following = FollowingThroughLosses(pointer, touch.append, SessionLogins(prompts))
     streams: list[list[Any]] = []  # each `attach --record` there: its arguments, lines read
     real_stream = RemoteRunner.stream
 

@@ -15,6 +15,7 @@ from typing import Any, Protocol, TextIO
 from ..engine.errors import ZmigrateError
 from ..engine.events import OutOfTouch
 from ..engine.hosts.login import HostSpec
+from ..engine.hosts.remembered import SessionLogins
 from ..engine.runner import elsewhere, place, remote
 from ..engine.runner.record import Recorded
 from ..engine.runner.remote import Pointer, Reach, RemoteRunner, RemoteRunnerError
@@ -191,7 +192,8 @@ def attach(p: Pointer, shown: Shows, after: int = 0) -> int:
     """Follow the remote job: its record's lines as they come from `attach --record` there
     (those after sequence number `after`), shown as a local job's are; through a lost session
     (logged in again, each event once), saying so meanwhile."""
-    following = FollowingThroughLosses(p, shown.show, TerminalPrompts(), after=after)
+    following = FollowingThroughLosses(p, shown.show, SessionLogins(TerminalPrompts()),
+                                       after=after)
     for rec in following.records():
         if rec.seq > after:
             shown(rec)

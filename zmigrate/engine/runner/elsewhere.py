@@ -13,8 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ZmigrateError
-from ..hosts.login import Prompts
-from ..hosts.remembered import SecretMemory
+from ..hosts.remembered import SessionLogins
 from . import record
 from .keep import Keep, again_argv
 from .place import valid_id
@@ -46,23 +45,29 @@ class RunnerCheck:
         return next((refusal(self.runner, r) for r in self.reach if not r.ok), None)
 
 
-def check(runner: str, hosts: Sequence[tuple[str, bool]], prompts: Prompts | None = None,
-          memory: SecretMemory | None = None) -> RunnerCheck:
+def _open(runner: str, logins: SessionLogins | None, zmigrate: str = "") -> RemoteRunner:
+    """Log in to `runner` as `logins` asks and remembers (None: asking nothing)."""
+    how = logins or SessionLogins()
+    return RemoteRunner.open(runner, how.prompts, zmigrate, how.memory)
+
+
+def check(runner: str, hosts: Sequence[tuple[str, bool]],
+          logins: SessionLogins | None = None) -> RunnerCheck:
     """Log in to `runner`, find zmigrate there and let it log in to each of `hosts` ((host
     text, sudo)) as the job will (RemoteRunnerError: no login, no zmigrate, too old)."""
     unique = list(dict.fromkeys(hosts))
-    rr = RemoteRunner.open(runner, prompts, memory=memory)
+    rr = _open(runner, logins)
     try:
         return RunnerCheck(runner, rr.zmigrate, tuple(rr.reach(unique)))
     finally:
         rr.close()
 
 
-def start(runner: str, zmigrate: str, argv: Sequence[str], prompts: Prompts | None = None,
-          memory: SecretMemory | None = None) -> Pointer:
+def start(runner: str, zmigrate: str, argv: Sequence[str],
+          logins: SessionLogins | None = None) -> Pointer:
     """`send ARGV --detach` on `runner` (its zmigrate at `zmigrate`, as `check` found it);
     the job's pointer, kept here."""
-    rr = RemoteRunner.open(runner, prompts, zmigrate, memory)
+    rr = _open(runner, logins, zmigrate)
     try:
         return _started(rr, rr.start(argv))
     finally:
@@ -96,10 +101,9 @@ def ask_final(rr: RemoteRunner, job_id: str) -> int:
                             "an older zmigrate there: `pipx upgrade zmigrate`")
 
 
-def final_sync(p: Pointer, prompts: Prompts | None = None,
-               memory: SecretMemory | None = None) -> int:
+def final_sync(p: Pointer, logins: SessionLogins | None = None) -> int:
     """Ask job `p`'s runner host for its final sync (see `ask_final`)."""
-    rr = RemoteRunner.open(p.runner, prompts, p.zmigrate, memory)
+    rr = _open(p.runner, logins, p.zmigrate)
     try:
         return ask_final(rr, p.id)
     finally:
@@ -107,13 +111,12 @@ def final_sync(p: Pointer, prompts: Prompts | None = None,
 
 
 def again(p: Pointer, final: bool, keep_every: str | None = None,
-          prompts: Prompts | None = None, memory: SecretMemory | None = None
-          ) -> tuple[Pointer, int]:
+          logins: SessionLogins | None = None) -> tuple[Pointer, int]:
     """Done's Sync again / Final sync / Keep in sync on job `p`, on its runner host: a
     kept-in-sync job's own final sync (asked there), else a new job of the same tree there
     (a new snapshot; `--final`, or kept in sync every `keep_every`). The job to follow, and
     the sequence number to follow it after."""
-    rr = RemoteRunner.open(p.runner, prompts, p.zmigrate, memory)
+    rr = _open(p.runner, logins, p.zmigrate)
     try:
         status = next((s for s in remote_jobs(rr) if s.id == p.id), None)
         if status is None:
@@ -130,20 +133,18 @@ def again(p: Pointer, final: bool, keep_every: str | None = None,
         rr.close()
 
 
-def job_status(p: Pointer, prompts: Prompts | None = None,
-               memory: SecretMemory | None = None) -> Status | None:
+def job_status(p: Pointer, logins: SessionLogins | None = None) -> Status | None:
     """Job `p` as its runner host has it now (None: it has no record of it)."""
-    rr = RemoteRunner.open(p.runner, prompts, p.zmigrate, memory)
+    rr = _open(p.runner, logins, p.zmigrate)
     try:
         return next((s for s in remote_jobs(rr) if s.id == p.id), None)
     finally:
         rr.close()
 
 
-def stop(p: Pointer, prompts: Prompts | None = None,
-         memory: SecretMemory | None = None) -> None:
+def stop(p: Pointer, logins: SessionLogins | None = None) -> None:
     """`stop ID` on the runner host (it stops both ends there)."""
-    rr = RemoteRunner.open(p.runner, prompts, p.zmigrate, memory)
+    rr = _open(p.runner, logins, p.zmigrate)
     try:
         code, _out, err = rr.run("stop", p.id, timeout=300)
     finally:
@@ -157,16 +158,14 @@ class Following:
     """Job `p`'s record as its runner host has it (`attach --record` there), from the first
     event, or from the one after sequence number `after` (`--after`: a zmigrate there too
     old for it says nothing, and the whole record is read instead); `close` (from any
-    thread) ends the following, not the job. A secret `memory` holds for the runner host is
+    thread) ends the following, not the job. What `logins` remembers for the runner host is
     not asked again."""
 
-    def __init__(self, p: Pointer, prompts: Prompts | None = None,
-                 memory: SecretMemory | None = None, after: int = 0,
+    def __init__(self, p: Pointer, logins: SessionLogins | None = None, after: int = 0,
                  on_login: Callable[[], None] | None = None) -> None:
         self.pointer = p
         self.on_login = on_login  # told once the runner host let us in
-        self.prompts = prompts
-        self.memory = memory
+        self.logins = logins
         self.after = after
         self.logged_in = False  # the runner host let us in
         self.status: Status | None = None  # the job's status, once the record has ended
@@ -175,7 +174,7 @@ class Following:
 
     def records(self) -> Generator[Recorded, None, None]:
         p = self.pointer
-        rr = self._rr = RemoteRunner.open(p.runner, self.prompts, p.zmigrate, self.memory)
+        rr = self._rr = _open(p.runner, self.logins, p.zmigrate)
         self.logged_in = True
         try:
             if self.on_login is not None:
@@ -229,18 +228,18 @@ def remote_jobs(rr: RemoteRunner) -> list[Status]:
     return [Status.from_json(d) for d in rows if d.get("event") == "job"]
 
 
-def survey(prompts: Prompts | None = None, memory: SecretMemory | None = None) -> list[Seen]:
+def survey(logins: SessionLogins | None = None) -> list[Seen]:
     """The remote jobs this side started that are news: running, or ended and not yet shown
     (one login per runner host; a host that does not answer: each of its jobs, unreachable).
-    A job its runner host has no record of is left out. `memory`: what the user answered
-    this session, given again (a survey on a timer should ask nothing new: no `prompts`)."""
+    A job its runner host has no record of is left out. `logins`: how to ask, and what the
+    user answered this session (a survey on a timer asks nothing new: `quiet()`)."""
     by_runner: dict[str, list[Pointer]] = {}
     for p in pointers():
         by_runner.setdefault(p.runner, []).append(p)
     out: list[Seen] = []
     for name, known in by_runner.items():
         try:
-            rr = RemoteRunner.open(name, prompts or Prompts(), known[0].zmigrate, memory)
+            rr = _open(name, logins, known[0].zmigrate)
             try:
                 rows = {s.id: s for s in remote_jobs(rr)}
             finally:

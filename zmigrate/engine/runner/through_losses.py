@@ -12,8 +12,7 @@ from collections.abc import Callable, Generator
 
 from ..errors import ZmigrateError
 from ..events import OutOfTouch
-from ..hosts.login import Prompts
-from ..hosts.remembered import SecretMemory
+from ..hosts.remembered import SessionLogins
 from .elsewhere import Following
 from .record import Recorded
 from .remote import Pointer
@@ -31,17 +30,16 @@ class FollowingThroughLosses:
     (from any thread) ends the following, not the job."""
 
     def __init__(self, p: Pointer, on_touch: Callable[[OutOfTouch], None],
-                 prompts: Prompts | None = None, clock: Callable[[], float] = time.time,
-                 memory: SecretMemory | None = None, after: int = 0) -> None:
+                 logins: SessionLogins | None = None, clock: Callable[[], float] = time.time,
+                 after: int = 0) -> None:
         self.pointer = p
         self.after = after
         self.on_touch = on_touch
-        self.prompts = prompts
         self.clock = clock
         self.status: Status | None = None  # the job's status, once the record has ended
-        # What the first login asked (or the window's session did): the laptop that slept
-        # may be left alone by then.
-        self._secrets = memory if memory is not None else SecretMemory()
+        # One memory for every login: what the first asked (or the window's session did) is
+        # not asked again - the laptop that slept may be left alone by then.
+        self.logins = logins or SessionLogins()
         self._closed = threading.Event()
         self._lost_at: float | None = None  # when touch was lost, while it is
         self._tries = 0  # logins tried since
@@ -89,8 +87,7 @@ class FollowingThroughLosses:
 
     def _follow_anew(self, after: int) -> Following:
         with self._lock:
-            self._current = Following(self.pointer, self.prompts, self._secrets, after,
-                                      on_login=self._back)
+            self._current = Following(self.pointer, self.logins, after, on_login=self._back)
             return self._current
 
     def close(self) -> None:

@@ -127,8 +127,8 @@ class KeepControls(QObject):
         if self.reading is not None:
             return
         self.reading, self.read_at = p, time.monotonic()
-        memory = self.session.logins.memory  # on a timer: what was answered, nothing asked
-        run_task(lambda: elsewhere.job_status(p, None, memory), self._remote_answer,
+        quiet = self.session.logins.quiet()  # on a timer: what was answered, nothing asked
+        run_task(lambda: elsewhere.job_status(p, quiet), self._remote_answer,
                  self._remote_failed)
 
     def _remote_answer(self, status: Any) -> None:

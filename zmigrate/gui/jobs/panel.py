@@ -110,8 +110,7 @@ class JobsPanel(QGroupBox):
             self.surveying = True
             logins = self.logins if not self.asked else self.logins.quiet()
             self.asked = True
-            run_task(lambda: survey(logins.prompts, logins.memory), self._surveyed,
-                     self._survey_failed)
+            run_task(lambda: survey(logins), self._surveyed, self._survey_failed)
 
     def _survey_failed(self, _exc: Exception) -> None:
         self._surveyed([])

@@ -37,8 +37,8 @@ class RemoteAgain(QObject):
             return False
         self.asking = p
         logins = self.logins
-        run_task(lambda: elsewhere.again(p, final, keep_every, logins.prompts, logins.memory),
-                 self._answered, self._failed)
+        run_task(lambda: elsewhere.again(p, final, keep_every, logins), self._answered,
+                 self._failed)
         return True
 
     def _answered(self, answer: Any) -> None:

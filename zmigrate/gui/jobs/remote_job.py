@@ -39,14 +39,12 @@ class RemoteRecordJob(RecordJob):
         try:
             if self.pointer is None:
                 assert self._to_start is not None
-                self.pointer = elsewhere.start(*self._to_start, self.logins.prompts,
-                                               self.logins.memory)
+                self.pointer = elsewhere.start(*self._to_start, self.logins)
                 self.job_id = self.pointer.id
                 if self._stop_asked.is_set():
                     self.cancel()
             self._following = following = FollowingThroughLosses(
-                self.pointer, self._touch, self.logins.prompts, memory=self.logins.memory,
-                after=self.after)
+                self.pointer, self._touch, self.logins, after=self.after)
             if self._detached.is_set():
                 return
             with contextlib.closing(following.records()) as records:
@@ -96,6 +94,6 @@ class RemoteRecordJob(RecordJob):
 
 def _stop_quietly(p: Pointer, logins: SessionLogins) -> None:
     try:
-        elsewhere.stop(p, logins.prompts, logins.memory)
+        elsewhere.stop(p, logins)
     except ZmigrateError:
         pass  # the record's end (or the lost runner) says what happened

@@ -164,7 +164,7 @@ class RunnerChoice(QGroupBox):
         if self.checking and name is not None:
             generation, hosts = self._generation, list(self.hosts)
             logins = self.logins
-            run_task(lambda: elsewhere.check(name, hosts, logins.prompts, logins.memory),
+            run_task(lambda: elsewhere.check(name, hosts, logins),
                      lambda c: self._on_checked(generation, c),
                      lambda exc: self._on_failed(generation, exc))
         self._show()
