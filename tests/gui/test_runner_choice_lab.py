@@ -5,7 +5,7 @@ then runs there; the Transfer page follows it over SSH to Done, verified. A seco
 the job on its first page with its runner host (and a runner host that does not answer as
 such) and re-attaches to it. A runner host without zmigrate, or one that cannot log in to the
 hosts, is refused with the fix and Start stays disabled. A runner host's key passphrase is
-asked once, over the window."""
+asked once, over the window, and again where it was turned down and the job is chosen."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from lab.plugin import Lab, Pool
 from lab.prompts import PASSPHRASE, locked_key
 from lab.starter import StarterLab
 from lab.util import snapshot_guid, write_random_files, zfs
-from PySide6.QtCore import QSettings
+from PySide6.QtCore import QSettings, Qt
 from pytestqt.qtbot import QtBot
 from wizard_driver import start_transfer, to_destination, to_review, to_source
 
@@ -286,3 +286,66 @@ def test_a_runner_hosts_passphrase_is_asked_once_over_the_window(
     (pointer,) = remote.pointers()
     assert pointer.runner == "lab-runner"
     assert len(asked) == 1, asked
+
+
+def test_a_runner_host_whose_question_was_turned_down_is_asked_again_on_show(
+        qtbot: QtBot, wizard: MigrationWizard, starter: StarterLab, pools: tuple[Pool, Pool],
+        lab_env: Lab, tmp_path: Path) -> None:
+    """A second window opens while a job runs on lab-runner, whose key has a passphrase: its
+    first page asks it, the user turns it down, and the job is listed as not answering, with
+    why. Show transfer asks again; answered, the job is shown, to Done."""
+    src_pool, dst_pool = pools
+    w = wizard
+    config = Path(os.environ["ZMIGRATE_SSH_CONFIG"])
+    with locked_key(tmp_path / "id_locked", starter.lab.identity.parent / "authorized_keys") \
+            as key:
+        config.write_text(starter.ssh_config.read_text().replace(
+            f"IdentityFile {starter.lab.identity}\n", f"IdentityFile {key}\n")
+            + lab_env.ssh_config.read_text())
+        _to_review(qtbot, w, _source(src_pool, 24), dst_pool.name, "1M")  # about 25 s
+        w.review_page.runner.choose("lab-runner")
+        _answer(qtbot, w, PASSPHRASE)
+        qtbot.waitUntil(lambda: not w.review_page.runner.checking, timeout=WAIT_CHECK)
+        start_transfer(w)
+        qtbot.waitUntil(lambda: w.session.store is not None and w.session.store.version > 2,
+                        timeout=WAIT_DONE)
+        (pointer,) = remote.pointers()
+
+        other = MigrationWizard(Settings(QSettings(str(tmp_path / "other.ini"),
+                                                   QSettings.Format.IniFormat)))
+        qtbot.addWidget(other)
+        other.show()
+        try:
+            panel = other.hosts_page.jobs
+            _answer(qtbot, other, None)  # turned down as the window opens
+            qtbot.waitUntil(lambda: pointer.id in panel.remote, timeout=WAIT_CHECK)
+            assert panel.remote[pointer.id].status is None
+            (row,) = [i for i in range(panel.list.count())
+                      if panel.list.item(i).data(Qt.ItemDataRole.UserRole) == pointer.id]
+            said = panel.list.item(row).text()
+            assert "which does not answer now (" in said and "passphrase" in said, said
+            assert "Show transfer tries again" in said, said
+            panel.list.setCurrentRow(row)
+            panel.show_button.click()
+            _answer(qtbot, other, PASSPHRASE)
+            qtbot.waitUntil(lambda: other.currentId() == PageId.TRANSFER, timeout=WAIT_CHECK)
+            qtbot.waitUntil(lambda: other.currentId() == PageId.DONE, timeout=WAIT_DONE)
+            assert "verified" in other.done_page.ui.result_label.text()
+            keep = other.done_page.keep
+            qtbot.waitUntil(lambda: not panel.surveying and keep.reading is None,
+                            timeout=WAIT_CHECK)
+        finally:
+            other.shutdown()
+        qtbot.waitUntil(lambda: w.currentId() == PageId.DONE, timeout=WAIT_DONE)
+        w.shutdown()  # its reads of lab-runner end while the key still opens it
+        jobs, keep = w.hosts_page.jobs, w.done_page.keep
+        qtbot.waitUntil(lambda: not jobs.surveying and keep.reading is None, timeout=WAIT_CHECK)
+    assert snapshot_guid(f"{dst_pool.name}/copy@one") == snapshot_guid(
+        f"{src_pool.name}/data@one")
+
+
+def _answer(qtbot: QtBot, w: MigrationWizard, secret: str | None) -> None:
+    """Answer the window's next passphrase question (None: Cancel)."""
+    dialogs = w.window_logins.dialogs
+    qtbot.waitUntil(lambda: dialogs.secret_dialog is not None, timeout=WAIT_CHECK)
+    dialogs.answer_secret(secret)

@@ -1,7 +1,8 @@
 """The first page's list of jobs a runner owns: running, or ended while nobody watched, each
 with its progress; choosing one shows it on the Transfer page from its first event. Jobs whose
 runner is another machine are read there off the GUI thread (engine/runner/elsewhere), with
-their runner host; one that does not answer is listed as such."""
+their runner host; one that does not answer is listed as such, and choosing it logs in there
+again, asking what the login needs (a passphrase turned down as the window opened)."""
 
 from __future__ import annotations
 
@@ -30,7 +31,8 @@ def remote_text(seen: Seen) -> str:
     """A remote job's line: as a local one's, on its runner host; or that host's silence."""
     p = seen.pointer
     if seen.status is None:
-        return f"{p.what}: on {p.runner}, which does not answer now ({seen.problem})"
+        return (f"{p.what}: on {p.runner}, which does not answer now ({seen.problem}); "
+                "Show transfer tries again")
     return f"{job_text(seen.status)} - on {p.runner}"
 
 
@@ -68,6 +70,7 @@ class JobsPanel(QGroupBox):
         # on the timer ask nothing new.
         self.logins = logins or SessionLogins()
         self.asked = False
+        self.retry: str | None = None  # a job chosen whose host did not answer: asked again
         self.setObjectName("jobs_panel")
         layout = QVBoxLayout(self)
         self.list = QListWidget()
@@ -119,6 +122,14 @@ class JobsPanel(QGroupBox):
         self.surveying = False
         self.remote = {x.pointer.id: x for x in seen}
         self.refresh()
+        retry, self.retry = self.retry, None
+        if retry is None:
+            return
+        if not self.asked:  # a quiet survey came back first: now the one that may ask
+            self.retry = retry
+            self.survey()
+        elif (found := self.remote.get(retry)) is not None and found.status is not None:
+            self.attach_requested.emit(retry)
 
     def refresh(self) -> None:
         """The jobs again, keeping the chosen one chosen."""
@@ -135,10 +146,8 @@ class JobsPanel(QGroupBox):
             item = QListWidgetItem(remote_text(seen))
             item.setData(Qt.ItemDataRole.UserRole, job_id)
             item.setToolTip(markup.escape(f"runner host: {seen.pointer.runner}"))
-            if seen.status is None:  # nothing to show until its host answers
-                item.setFlags(Qt.ItemFlag.NoItemFlags)
             self.list.addItem(item)
-            if job_id == current and seen.status is not None:
+            if job_id == current:
                 self.list.setCurrentItem(item)
         self.setVisible(bool(jobs) or bool(self.remote))
 
@@ -148,5 +157,13 @@ class JobsPanel(QGroupBox):
 
     def _show(self) -> None:
         job_id = self.current_id()
-        if job_id is not None:
-            self.attach_requested.emit(job_id)
+        if job_id is None:
+            return
+        seen = self.remote.get(job_id)
+        if seen is not None and seen.status is None:
+            # Its host did not answer, or a question of its login was turned down: log in
+            # again, asking, and show the job once it answers.
+            self.retry, self.asked = job_id, False
+            self.survey()
+            return
+        self.attach_requested.emit(job_id)
