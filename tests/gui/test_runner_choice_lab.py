@@ -9,6 +9,7 @@ asked once, over the window, and again where it was turned down and the job is c
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -110,10 +111,7 @@ def test_the_transfer_runs_on_the_chosen_runner_host_and_the_first_page_lists_it
     remote.save_pointer(Pointer("20261127-000000-00ab00", "lab-runner-off", "/usr/bin/zmigrate",
                                 "tank/x -> backup/x", time.time()))
 
-    other = MigrationWizard(Settings(QSettings(str(tmp_path / "other.ini"),
-                                               QSettings.Format.IniFormat)))
-    qtbot.addWidget(other)
-    other.show()
+    other = _second_window(qtbot, tmp_path)
     try:
         panel = other.hosts_page.jobs
         qtbot.waitUntil(lambda: len(panel.remote) == 2, timeout=WAIT_CHECK)
@@ -255,12 +253,7 @@ def test_a_runner_hosts_passphrase_is_asked_once_over_the_window(
     w = wizard
     asked: list[str] = []
     w.window_logins.relay.secret_asked.connect(lambda prompt, _fut: asked.append(prompt))
-    authorized = starter.lab.identity.parent / "authorized_keys"
-    config = Path(os.environ["ZMIGRATE_SSH_CONFIG"])
-    with locked_key(tmp_path / "id_locked", authorized) as key:
-        config.write_text(starter.ssh_config.read_text().replace(
-            f"IdentityFile {starter.lab.identity}\n", f"IdentityFile {key}\n")
-            + lab_env.ssh_config.read_text())
+    with _runner_key_locked(starter, lab_env, tmp_path) as key:
         _to_review(qtbot, w, _source(src_pool, 8), dst_pool.name, "")
         choice = w.review_page.runner
         choice.choose("lab-runner")
@@ -296,12 +289,7 @@ def test_a_runner_host_whose_question_was_turned_down_is_asked_again_on_show(
     why. Show transfer asks again; answered, the job is shown, to Done."""
     src_pool, dst_pool = pools
     w = wizard
-    config = Path(os.environ["ZMIGRATE_SSH_CONFIG"])
-    with locked_key(tmp_path / "id_locked", starter.lab.identity.parent / "authorized_keys") \
-            as key:
-        config.write_text(starter.ssh_config.read_text().replace(
-            f"IdentityFile {starter.lab.identity}\n", f"IdentityFile {key}\n")
-            + lab_env.ssh_config.read_text())
+    with _runner_key_locked(starter, lab_env, tmp_path):
         _to_review(qtbot, w, _source(src_pool, 24), dst_pool.name, "1M")  # about 25 s
         w.review_page.runner.choose("lab-runner")
         _answer(qtbot, w, PASSPHRASE)
@@ -311,10 +299,7 @@ def test_a_runner_host_whose_question_was_turned_down_is_asked_again_on_show(
                         timeout=WAIT_DONE)
         (pointer,) = remote.pointers()
 
-        other = MigrationWizard(Settings(QSettings(str(tmp_path / "other.ini"),
-                                                   QSettings.Format.IniFormat)))
-        qtbot.addWidget(other)
-        other.show()
+        other = _second_window(qtbot, tmp_path)
         try:
             panel = other.hosts_page.jobs
             _answer(qtbot, other, None)  # turned down as the window opens
@@ -349,3 +334,25 @@ def _answer(qtbot: QtBot, w: MigrationWizard, secret: str | None) -> None:
     dialogs = w.window_logins.dialogs
     qtbot.waitUntil(lambda: dialogs.secret_dialog is not None, timeout=WAIT_CHECK)
     dialogs.answer_secret(secret)
+
+
+def _second_window(qtbot: QtBot, tmp_path: Path) -> MigrationWizard:
+    """Another wizard of this computer (its own settings), shown: a window opened later."""
+    other = MigrationWizard(Settings(QSettings(str(tmp_path / "other.ini"),
+                                               QSettings.Format.IniFormat)))
+    qtbot.addWidget(other)
+    other.show()
+    return other
+
+
+@contextlib.contextmanager
+def _runner_key_locked(starter: StarterLab, lab_env: Lab, tmp_path: Path) -> Iterator[Path]:
+    """The runner hosts reached with a key that has PASSPHRASE (no agent) until the block
+    ends: this process's ssh config (the starter fixture's) names it instead."""
+    with locked_key(tmp_path / "id_locked", starter.lab.identity.parent / "authorized_keys") \
+            as key:
+        Path(os.environ["ZMIGRATE_SSH_CONFIG"]).write_text(
+            starter.ssh_config.read_text().replace(f"IdentityFile {starter.lab.identity}\n",
+                                                   f"IdentityFile {key}\n")
+            + lab_env.ssh_config.read_text())
+        yield key
