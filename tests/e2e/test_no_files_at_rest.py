@@ -59,33 +59,36 @@ def _env_processes(key: bytes) -> dict[int, list[str]]:
     return found
 
 
-def _written(pid: int, fd: str) -> bool:
-    """Whether the descriptor is open for writing (O_WRONLY or O_RDWR in its flags)."""
+def _written_file(pid: int, fd: Path) -> str | None:
+    """The regular file (not a pipe, socket, device or /proc) the descriptor holds open for
+    writing (O_WRONLY or O_RDWR in its flags), or None. Its target is read before and after
+    its flags, and its inode checked against theirs: a descriptor closed meanwhile and its
+    number reused (ssh reads its config, then opens a socket as the same number) is not
+    taken for a file written."""
     try:
-        info = Path(f"/proc/{pid}/fdinfo/{fd}").read_text()
-    except OSError:
-        return False
+        target = os.readlink(fd)
+        info = Path(f"/proc/{pid}/fdinfo/{fd.name}").read_text()
+        same = os.readlink(fd) == target and os.stat(fd).st_ino == int(
+            next((x.split()[1] for x in info.splitlines() if x.startswith("ino:")), "-1"))
+    except (OSError, ValueError):
+        return None
     flags = next((x.split()[1] for x in info.splitlines() if x.startswith("flags:")), "0")
-    return int(flags, 8) & 3 != 0
+    if not same or not target.startswith("/") or target.startswith(("/dev/", "/proc/")):
+        return None
+    return target if int(flags, 8) & 3 != 0 else None
 
 
 def _open_files(pids: list[int]) -> list[str]:
-    """The files (not pipes, sockets, devices or /proc) these processes hold open for
-    writing (a program loading its libraries reads files, and writes none)."""
+    """The files these processes hold open for writing (a program loading its libraries reads
+    files, and writes none)."""
     files = []
     for pid in pids:
         try:
             fds = list(Path(f"/proc/{pid}/fd").iterdir())
         except OSError:
             continue
-        for fd in fds:
-            try:
-                target = os.readlink(fd)
-            except OSError:
-                continue
-            if target.startswith("/") and not target.startswith(("/dev/", "/proc/")) \
-                    and _written(pid, fd.name):
-                files.append(f"{pid}: {target}")
+        files += [f"{pid}: {target}" for fd in fds
+                  if (target := _written_file(pid, fd)) is not None]
     return files
 
 
