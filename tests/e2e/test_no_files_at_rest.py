@@ -59,6 +59,12 @@ def _env_processes(key: bytes) -> dict[int, list[str]]:
     return found
 
 
+def _fdinfo(pid: int, fd: Path) -> dict[str, str]:
+    """The descriptor's /proc fdinfo fields (pos, flags, mnt_id, ino...)."""
+    lines = Path(f"/proc/{pid}/fdinfo/{fd.name}").read_text().splitlines()
+    return {key: value.strip() for key, _, value in (x.partition(":") for x in lines)}
+
+
 def _written_file(pid: int, fd: Path) -> str | None:
     """The regular file (not a pipe, socket, device or /proc) the descriptor holds open for
     writing (O_WRONLY or O_RDWR in its flags), or None. Its target is read before and after
@@ -67,15 +73,13 @@ def _written_file(pid: int, fd: Path) -> str | None:
     taken for a file written."""
     try:
         target = os.readlink(fd)
-        info = Path(f"/proc/{pid}/fdinfo/{fd.name}").read_text()
-        same = os.readlink(fd) == target and os.stat(fd).st_ino == int(
-            next((x.split()[1] for x in info.splitlines() if x.startswith("ino:")), "-1"))
-    except (OSError, ValueError):
+        info = _fdinfo(pid, fd)
+        same = os.readlink(fd) == target and str(os.stat(fd).st_ino) == info.get("ino")
+    except OSError:
         return None
-    flags = next((x.split()[1] for x in info.splitlines() if x.startswith("flags:")), "0")
     if not same or not target.startswith("/") or target.startswith(("/dev/", "/proc/")):
         return None
-    return target if int(flags, 8) & 3 != 0 else None
+    return target if int(info.get("flags", "0"), 8) & 3 != 0 else None
 
 
 def _open_files(pids: list[int]) -> list[str]:
