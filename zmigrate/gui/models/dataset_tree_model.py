@@ -53,6 +53,48 @@ def _date(epoch: int) -> str:
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(epoch)) if epoch else ""
 
 
+@dataclass(frozen=True, slots=True)
+class Nodes:
+    """An inventory as the model's nodes: built off the GUI thread for a big pool (10,000
+    snapshots take ~10 ms, ~60 ms the first time), adopted by the model in one reset."""
+
+    nodes: list[_Node]
+    by_name: dict[str, int]  # dataset name -> node id
+    # Per parent with child datasets, the first and last of them (they come before its
+    # snapshots): what a change of the pick repaints.
+    dataset_rows: list[tuple[int, int]]
+
+
+def build_nodes(datasets: list[Dataset], with_snapshots: bool) -> Nodes:
+    """The nodes of `datasets` (any order; parents are found by name), with each dataset's
+    snapshots after its child datasets, newest first, where `with_snapshots`."""
+    nodes = [_Node(None, -1, 0)]
+    by_name: dict[str, int] = {}
+    for ds in sorted(datasets, key=lambda d: d.name):
+        parent_id = 0
+        name = ds.name
+        while "/" in name:
+            name = name.rsplit("/", 1)[0]
+            if name in by_name:
+                parent_id = by_name[name]
+                break
+        node_id = len(nodes)
+        parent = nodes[parent_id]
+        nodes.append(_Node(ds, parent_id, len(parent.children)))
+        parent.children.append(node_id)
+        by_name[ds.name] = node_id
+    dataset_rows = [(n.children[0], n.children[-1]) for n in nodes if n.children]
+    if with_snapshots:
+        for ds in datasets:
+            ds_id = by_name[ds.name]
+            parent = nodes[ds_id]
+            for snap in reversed(ds.snapshots):
+                node_id = len(nodes)
+                nodes.append(_Node(snap, ds_id, len(parent.children)))
+                parent.children.append(node_id)
+    return Nodes(nodes, by_name, dataset_rows)
+
+
 class DatasetTreeModel(QAbstractItemModel):
     """Inventory as a tree.
 
@@ -71,9 +113,7 @@ class DatasetTreeModel(QAbstractItemModel):
         self.with_snapshots = with_snapshots
         self._nodes: list[_Node] = [_Node(None, -1, 0)]
         self._by_name: dict[str, int] = {}
-        # Per parent with child datasets, the first and last of them (they come before its
-        # snapshots): what a change of the pick repaints.
-        self._dataset_rows: list[tuple[int, int]] = []
+        self._dataset_rows: list[tuple[int, int]] = []  # Nodes.dataset_rows
         self.pick: TreePick | None = None
         self.headers = (["Name", "Used", "Referenced", "Created"] if with_snapshots
                         else ["Name", "Used", "Available", "Newest snapshot"])
@@ -81,35 +121,14 @@ class DatasetTreeModel(QAbstractItemModel):
     # -- loading ----------------------------------------------------------------------------
     def set_datasets(self, datasets: list[Dataset]) -> None:
         """Replace the contents with `datasets` (any order; parents are found by name)."""
+        self.adopt(build_nodes(datasets, self.with_snapshots))
+
+    def adopt(self, built: Nodes) -> None:
+        """Replace the contents with nodes `build_nodes` made (on any thread)."""
         self.beginResetModel()
-        nodes = [_Node(None, -1, 0)]
-        by_name: dict[str, int] = {}
-        for ds in sorted(datasets, key=lambda d: d.name):
-            parent_id = 0
-            name = ds.name
-            while "/" in name:
-                name = name.rsplit("/", 1)[0]
-                if name in by_name:
-                    parent_id = by_name[name]
-                    break
-            node_id = len(nodes)
-            parent = nodes[parent_id]
-            nodes.append(_Node(ds, parent_id, len(parent.children)))
-            parent.children.append(node_id)
-            by_name[ds.name] = node_id
-        dataset_rows = [(n.children[0], n.children[-1]) for n in nodes if n.children]
-        if self.with_snapshots:
-            # Snapshots after the child datasets, newest first.
-            for ds in datasets:
-                ds_id = by_name[ds.name]
-                parent = nodes[ds_id]
-                for snap in reversed(ds.snapshots):
-                    node_id = len(nodes)
-                    nodes.append(_Node(snap, ds_id, len(parent.children)))
-                    parent.children.append(node_id)
-        self._nodes = nodes
-        self._by_name = by_name
-        self._dataset_rows = dataset_rows
+        self._nodes = built.nodes
+        self._by_name = built.by_name
+        self._dataset_rows = built.dataset_rows
         self.endResetModel()
 
     def set_pick(self, pick: TreePick | None) -> None:

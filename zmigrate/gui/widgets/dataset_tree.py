@@ -5,14 +5,14 @@ from __future__ import annotations
 import gc
 from collections.abc import Callable
 
-from PySide6.QtCore import QModelIndex
+from PySide6.QtCore import QModelIndex, QTimer
 from PySide6.QtWidgets import QHeaderView, QLabel, QLineEdit, QProgressBar, QTreeView
 
 from zmigrate.engine.hosts import Host
 from zmigrate.engine.zfs import Capabilities, Dataset, inventory
 
 from .. import style, words
-from ..models.dataset_tree_model import DatasetFilterProxy, DatasetTreeModel
+from ..models.dataset_tree_model import DatasetFilterProxy, DatasetTreeModel, Nodes, build_nodes
 from ..threads import run_task, without_collection
 
 
@@ -82,13 +82,14 @@ class DatasetTree:
         self.status.setText(f"Reading datasets on {host.label}…")
         style.set_role(self.status, "muted")
 
-        def ok(datasets: list[Dataset]) -> None:
+        def ok(read: tuple[list[Dataset], Nodes]) -> None:
             if generation != self._generation:
                 return
+            datasets, built = read
             self.loading = False
             self.busy.hide()
             self.status.setText("")
-            without_collection(lambda: self.show(datasets))  # the model's nodes: as many again
+            self.show(datasets, built)
             # A big pool's inventory (and the model's nodes) lives as long as the page: out of
             # the cyclic collector's sight, whose full passes walk every tracked object and
             # stalled the window for ~100 ms beside 10,000 snapshots. (Freed by reference
@@ -104,13 +105,26 @@ class DatasetTree:
             self.status.setText(words.error_html(exc))
             style.set_role(self.status, "")
 
-        run_task(lambda: without_collection(lambda: inventory(host, caps)), ok, failed)
+        with_snapshots = self.model.with_snapshots
 
-    def show(self, datasets: list[Dataset]) -> None:
-        self.model.set_datasets(datasets)
+        def read() -> tuple[list[Dataset], Nodes]:
+            datasets = inventory(host, caps)
+            return datasets, build_nodes(datasets, with_snapshots)
+
+        run_task(lambda: without_collection(read), ok, failed)
+
+    def show(self, datasets: list[Dataset], built: Nodes | None = None) -> None:
+        """Show `datasets` (their nodes `built` already, off the GUI thread, for `load`)."""
+        self.model.adopt(built or build_nodes(datasets, self.model.with_snapshots))
         # Open the pools (and one more level when there are few datasets).
         depth = 1 if len(datasets) < 40 else 0
         self.view.expandToDepth(depth)
+        # The figures' columns are fitted after the rows are laid out and painted, in an event
+        # of their own: together they stalled the window ~50 ms beside a big pool (more on a
+        # busy machine), apart each about half.
+        QTimer.singleShot(0, self.view, self._fit_columns)
+
+    def _fit_columns(self) -> None:
         for col in range(1, self.model.columnCount()):
             self.view.resizeColumnToContents(col)
 
