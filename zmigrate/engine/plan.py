@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import secrets
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from . import cmdline, losses, transports, units, zfs
 from .destination import Emptiness, refusal, unread
@@ -383,20 +383,20 @@ class Transfer:
     children: tuple[str, ...] = ()
 
 
-def make_plan(
-    src: Site,
-    dst: Site,
-    snapshot: str,
-    destination: str,
-    options: Options,
-    *,
-    connect_address: str | None = None,
-    allow_address: str | None = None,
-    port: int | None = None,
-    resume_info: zfs.ResumeInfo | None = None,
-    resumable: bool | None = None,
-    emptiness: Emptiness | None = None,
-) -> Plan:
+class Facts(TypedDict, total=False):
+    """What a transfer's decision may be told beside its sites, snapshot and options (see
+    make_plan)."""
+
+    connect_address: str | None
+    allow_address: str | None
+    port: int | None
+    resume_info: zfs.ResumeInfo | None
+    resumable: bool | None
+    emptiness: Emptiness | None
+
+
+def make_plan(src: Site, dst: Site, snapshot: str, destination: str, options: Options,
+              **facts: Unpack[Facts]) -> Plan:
     """Decide a transfer of `snapshot` from `src` into `destination` on `dst` and write its
     commands: `assemble(decide_transfer(...))`.
 
@@ -407,10 +407,8 @@ def make_plan(
     Raises:
         PreflightError: the transfer cannot or must not run as asked; nothing has run.
     """
-    return assemble(src, dst, decide_transfer(
-        src, dst, snapshot, destination, options, connect_address=connect_address,
-        allow_address=allow_address, port=port, resume_info=resume_info, resumable=resumable,
-        emptiness=emptiness))
+    return assemble(src, dst, decide_transfer(src, dst, snapshot, destination, options,
+                                              **facts))
 
 
 def decide_transfer(
