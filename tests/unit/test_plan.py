@@ -208,3 +208,23 @@ def test_a_proxy_command_that_stays_here_is_named_in_the_plan() -> None:
     own = plan(None, dst_exists=False, transport=Transport.SSH, ssh_target="root@192.0.2.7",
                ssh_route=theirs)
     assert not any("ProxyCommand" in w for w in own.warnings)
+
+
+def test_a_cleartext_listener_open_to_any_address_is_named() -> None:
+    """tcp's listener is guarded by the source's address alone: where it was not found, the
+    plan says the port takes anyone (and how to close it); the private listener proves its
+    peer's key, so it says nothing of the kind."""
+    src, dst = sites(None, dst_exists=False)
+    open_ = make_plan(src, dst, "tank/home@d", "backup/home", Options(),
+                      connect_address="192.0.2.7", allow_address=None, port=40001)
+    (_, dst_cmd), _ = open_.commands()
+    assert "-I 40001 " in dst_cmd
+    assert any(w.startswith("dst: the listener on port 40001 takes a connection from any "
+                            "address") and "--allow-address" in w for w in open_.warnings), \
+        open_.warnings
+    guarded = plan(None, dst_exists=False)
+    assert not any("any address" in w for w in guarded.warnings), guarded.warnings
+    private = make_plan(src, dst, "tank/home@d", "backup/home",
+                        Options(transport=Transport.PRIVATE),
+                        connect_address="192.0.2.7", allow_address=None, port=40001)
+    assert not any("any address" in w for w in private.warnings), private.warnings

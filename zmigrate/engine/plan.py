@@ -947,6 +947,10 @@ def _carriage(src: Site, dst: Site, options: Options, transport: Transport,
     ) + tuple(notes)
     connect_address, allow_address = _listener_address(
         options, carrier, where[0], where[1], where[2], dst.host.label)
+    if carrier.guarded_by_address and not allow_address:
+        warnings += (f"{dst.host.label}: the listener on port {where[2]} takes a connection "
+                     "from any address (the source's address as the destination sees it was "
+                     "not found): give it with --allow-address, or use --transport private",)
     return _Carriage((src_buffer, dst_buffer), hash_, warnings, connect_address, allow_address,
                      where[2])
 

@@ -120,6 +120,9 @@ class Carrier:
     two_ends: ClassVar[bool] = True
     # The destination listens on a TCP port that the source connects to.
     listens: ClassVar[bool] = False
+    # The listener's only guard is the source's address (--allow-address): without it any
+    # host that reaches the port feeds `zfs receive` (a TLS listener proves its peer instead).
+    guarded_by_address: ClassVar[bool] = False
     # The source's own ssh logs in to the destination (a route of jump hosts, options).
     source_ssh: ClassVar[bool] = False
     # This computer writes the sender's stdout into the receiver's stdin.

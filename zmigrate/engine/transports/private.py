@@ -105,6 +105,7 @@ class Private(Tcp):
 
     transport: ClassVar[Transport] = Transport.PRIVATE
     listens: ClassVar[bool] = True
+    guarded_by_address: ClassVar[bool] = False  # the handshake proves the sender's key
     doctor_stage: ClassVar[str] = "tls"
     link_words: ClassVar[str] = "the network (TLS)"
     # The port stops listening for a stranger's connection too (the handshake refuses it

@@ -34,6 +34,7 @@ def address_port(address: str, port: int) -> str:
 class Tcp(Carrier):
     transport: ClassVar[Transport] = Transport.TCP
     listens: ClassVar[bool] = True
+    guarded_by_address: ClassVar[bool] = True
     doctor_stage: ClassVar[str] = "network"
     # Whether the listener's port closing means the sender connected: mbuffer -I stops
     # listening only for the one it accepts (a TLS listener stops for a stranger too).
