@@ -318,6 +318,8 @@ def reports() -> dict[str, DoctorReport]:
                   notes=(Note(NoteKind.WRITE_SYNC, {"seconds": 1.4}),
                          Note(NoteKind.WRITE_LIMIT, {"limit": 4 * 1024 * MiB})),
                   dataset="backup/zmigrate-doctor-5e1f09aa", host="backup-01",
-                  cleanup_error="could not destroy backup/zmigrate-doctor-5e1f09aa on backup-01"),
+                  cleanup_error="could not destroy backup/zmigrate-doctor-5e1f09aa on backup-01",
+                  leftovers=[{"dataset": "backup/zmigrate-doctor-0badcafe", "host": "backup-01",
+                              "created": 1764000000, "used": 3 * 1024 * MiB}]),
         ]),
     }

@@ -23,7 +23,17 @@ from lab.util import (
 )
 from lab.zfsfuse import Pool
 
-from zmigrate.engine.doctor import TEMP_PREFIX, Doctor, DoctorReport, StageStarted
+from zmigrate.engine import plain_words
+from zmigrate.engine.doctor import (
+    TEMP_PREFIX,
+    Doctor,
+    DoctorReport,
+    StageStarted,
+    choose_parent,
+    temp_dataset,
+    write_test_losses,
+)
+from zmigrate.engine.findings import AdviceKind
 from zmigrate.engine.hosts import Host
 from zmigrate.engine.plan import Options
 
@@ -388,3 +398,48 @@ def test_a_write_test_dataset_whose_first_mount_failed_is_mounted_on_a_retry(
     assert result.error is None and isinstance(result.rate, float), result
     assert mounts == [True]
     assert TEMP_PREFIX not in zfs("list", "-H", "-o", "name", "-r", dst_pool.name)
+
+
+def test_write_test_datasets_an_earlier_run_left_are_named_then_destroyed(
+        lab_hosts: tuple[Host, Host], pools: tuple[Pool, Pool],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run killed before its clean-up leaves its write test's dataset (up to 16 GiB). The
+    next run under the same parent finds it (its name, its age): named in the doctor's list,
+    it is destroyed with the run's own; not named (a face that did not show it), it is left
+    and the advice says so with the command. Nothing else is touched: a dataset that only
+    looks like one (another name, another level) stays."""
+    src, dst = lab_hosts
+    _, pool = pools
+    old = f"{pool.name}/{TEMP_PREFIX}0badcafe"
+    alike = [f"{pool.name}/{TEMP_PREFIX}mine", f"{pool.name}/keep",
+             f"{pool.name}/keep/{TEMP_PREFIX}0badf00d"]
+    for name in (old, *alike):
+        zfs("create", name)
+    write_random_files(pool.mountpoint / old.split("/", 1)[1], 2, files=1)
+    # Made just now: no run lasts an hour, so only an older one counts; here, any age does.
+    monkeypatch.setattr(temp_dataset, "STALE_AFTER", 0.0)
+
+    def doctor() -> Doctor:
+        d = Doctor(src, dst, snapshot=None, parent=pool.name, seconds=1, options=Options(),
+                   stages=["destination_write"])
+        choose_parent(d)
+        return d
+
+    shy = doctor()
+    assert [lo.name for lo in shy.leftovers or []] == [old]
+    report = shy.run()  # its list never shown: the leftover stays, named with its command
+    (advice,) = [a for a in report.advice if a.kind is AdviceKind.LEFTOVER_DATASET]
+    assert advice.word("dataset") == old and advice.word("host") == dst.label
+    assert f"destroy it there with zfs destroy -r {old}" in plain_words.advice(advice)
+    assert old in temp_datasets(pool)
+
+    shown = doctor()
+    lost = write_test_losses(shown)
+    assert [x.name for x in lost] == [shown.temp_dataset, old]
+    assert "left by an earlier doctor run" in lost[1].detail
+    shown.clear_leftovers = frozenset(x.name for x in lost)  # what the command line does
+    report = shown.run()
+    assert not [a for a in report.advice if a.kind is AdviceKind.LEFTOVER_DATASET]
+    names = zfs("list", "-H", "-o", "name", "-r", pool.name).split()
+    assert old not in names and shown.temp_dataset not in names
+    assert all(n in names for n in alike), names

@@ -76,6 +76,11 @@ def test_the_advice_names_the_flags_to_use() -> None:
     assert "zmigrate doctor SRC DST" in said[AdviceKind.RUN_DOCTOR]
     assert said[AdviceKind.CLEANUP_FAILED].endswith(
         "zfs destroy -r backup/zmigrate-doctor-5e1f09aa")
+    assert said[AdviceKind.LEFTOVER_DATASET].startswith(
+        "An earlier doctor run left its write test's dataset backup/zmigrate-doctor-0badcafe on "
+        "backup-01 (created 2025-11-2")  # (the day in this computer's time zone)
+    assert said[AdviceKind.LEFTOVER_DATASET].endswith(
+        ", 3 GiB): destroy it there with zfs destroy -r backup/zmigrate-doctor-0badcafe")
     assert "the --bwlimit cap of 20 MiB/s" in words.finding(VERDICTS["rate limited"].finding)
 
 

@@ -171,6 +171,7 @@ def _say_losses(doctor: Doctor, as_json: bool, out: TextIO, err: TextIO) -> None
     """What the doctor destroys (its write test's own dataset), named before it runs."""
     choose_parent(doctor)
     lost = write_test_losses(doctor)
+    doctor.clear_leftovers = frozenset(loss.name for loss in lost)  # shown: destroyed too
     if as_json:
         out.write(json.dumps({"event": "doctor_plan",
                               "destroys": [x.to_json() for x in lost]}) + "\n")

@@ -128,9 +128,9 @@ def advice(a: Advice) -> str:
         case (k.CIPHER_CPU_BOUND | k.RELAY_PATH | k.RELAY_NEARBY | k.NETWORK_LINK | k.JUMBO_FRAMES |
               k.NIC_RINGS | k.TRANSPORT_CPU | k.SOURCE_DISKS | k.SOURCE_POOL | k.SOURCE_QUIET |
               k.DESTINATION_SLOW | k.DESTINATION_VDEVS | k.DESTINATION_POOL | k.CPU_BOUND |
-              k.CLEANUP_FAILED | k.LINK_SLOWER | k.HALF_DUPLEX | k.MTU_MISMATCH |
-              k.RINGS_BELOW_MAX | k.HOST_SHAPING | k.CPU_SCALED | k.WIRE_FULL | k.TLS_CPU |
-              k.FREE_CPU):
+              k.CLEANUP_FAILED | k.LEFTOVER_DATASET | k.LINK_SLOWER | k.HALF_DUPLEX |
+              k.MTU_MISMATCH | k.RINGS_BELOW_MAX | k.HOST_SHAPING | k.CPU_SCALED | k.WIRE_FULL |
+              k.TLS_CPU | k.FREE_CPU):
             return plain_words.advice(a)
         case _:
             assert_never(a.kind)

@@ -115,6 +115,8 @@ class AdviceKind(StrEnum):
     # The doctor's own.
     CPU_BOUND = "cpu_bound"  # process, cpu, host, stage: one process sets the pace
     CLEANUP_FAILED = "cleanup_failed"  # dataset, host: the write test's dataset is left
+    # dataset, host, created (epoch), used: an earlier run's write-test dataset is left
+    LEFTOVER_DATASET = "leftover_dataset"
 
 
 class NoteKind(StrEnum):

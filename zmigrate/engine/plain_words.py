@@ -7,6 +7,7 @@ here, so one sentence is written once.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 
 from .destination import Emptiness
@@ -367,6 +368,12 @@ def advice(a: Advice) -> str:
         case k.CLEANUP_FAILED:
             dataset = a.word("dataset")
             return (f"The write test's dataset {dataset} is left on {a.word('host')}: "
+                    f"destroy it there with zfs destroy -r {dataset}")
+        case k.LEFTOVER_DATASET:
+            dataset = a.word("dataset")
+            created = time.strftime("%Y-%m-%d %H:%M", time.localtime(a.count("created")))
+            return (f"An earlier doctor run left its write test's dataset {dataset} on "
+                    f"{a.word('host')} (created {created}, {format_size(a.count('used'))}): "
                     f"destroy it there with zfs destroy -r {dataset}")
         case _:
             raise ValueError(f"{a.kind} is worded by each face")

@@ -182,8 +182,7 @@ def advice(a: Advice) -> str:
             return (f"The compressor ({a.word('tool')}) cannot keep up with the stream: choose "
                     f"lz4 (faster, less gain) or none under \"{COMPRESS}\" on {PAGE}")
         case k.RELAY_BYPASS:
-            return (f"If the hosts can reach each other, {TCP} (or {SSH}) on {PAGE} skips "
-                    "this computer")
+            return f"If the hosts reach each other, {TCP} (or {SSH}) on {PAGE} skips this computer"
         case k.RUN_DOCTOR:
             return f"Measure each stage alone: {DOCTOR} on {PAGE}"
         case k.SOURCE_READ:
@@ -201,11 +200,12 @@ def advice(a: Advice) -> str:
                         "move before")
             return ("The transfer goes on by itself when bytes move again; Stop ends it, and "
                     f"\"{STALLS}\" on {PAGE} can make it give up by itself")
-        case (k.CIPHER_CPU_BOUND | k.RELAY_PATH | k.RELAY_NEARBY | k.NETWORK_LINK |
-                k.JUMBO_FRAMES | k.NIC_RINGS | k.TRANSPORT_CPU | k.SOURCE_DISKS | k.SOURCE_POOL |
-                k.SOURCE_QUIET | k.DESTINATION_SLOW | k.DESTINATION_VDEVS | k.DESTINATION_POOL |
-                k.CPU_BOUND | k.CLEANUP_FAILED | k.LINK_SLOWER | k.HALF_DUPLEX | k.MTU_MISMATCH |
-                k.RINGS_BELOW_MAX | k.HOST_SHAPING | k.CPU_SCALED | k.WIRE_FULL | k.FREE_CPU):
+        case (k.CIPHER_CPU_BOUND | k.RELAY_PATH | k.RELAY_NEARBY | k.NETWORK_LINK | k.JUMBO_FRAMES |
+                k.NIC_RINGS | k.TRANSPORT_CPU | k.SOURCE_DISKS | k.SOURCE_POOL | k.SOURCE_QUIET |
+                k.DESTINATION_SLOW | k.DESTINATION_VDEVS | k.DESTINATION_POOL | k.CPU_BOUND |
+                k.CLEANUP_FAILED | k.LEFTOVER_DATASET | k.LINK_SLOWER | k.HALF_DUPLEX |
+                k.MTU_MISMATCH | k.RINGS_BELOW_MAX | k.HOST_SHAPING | k.CPU_SCALED | k.WIRE_FULL |
+                k.FREE_CPU):
             return plain_words.advice(a)
         case _:
             assert_never(a.kind)

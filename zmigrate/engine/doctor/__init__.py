@@ -22,12 +22,12 @@ from .stages import (
     DEFAULT_SECONDS,
     FAST_CIPHERS,
     STAGES,
-    TEMP_PREFIX,
     WRITE_SHARE,
     Doctor,
     choose_parent,
     write_test_losses,
 )
+from .temp_dataset import TEMP_PREFIX
 
 __all__ = [
     "CPU_BOUND", "DEFAULT_SECONDS", "DOCTOR_ENV", "FAST_CIPHERS", "STAGES", "TEMP_PREFIX",

@@ -41,7 +41,8 @@ def _network(rate: float, wire: Wire | None) -> list[Advice]:
 def advise(stages: list[StageResult], slowest: StageResult | None,
            transport: Transport, memory: int | None = None,
            compress: Advice | None = None, wire: Wire | None = None) -> tuple[Advice, ...]:
-    """What to do, most telling first: a cleanup left to do by hand, a process that held a
+    """What to do, most telling first: a cleanup left to do by hand (this run's or an earlier
+    one's), a process that held a
     whole core, the slowest stage's own advice and its receive buffer, compression in transit
     on or off (`compress`, from doctor/compress.py), faster ciphers or tcp against ssh,
     CPU-bound ciphers, and why the ssh stages were skipped."""
@@ -51,6 +52,8 @@ def advise(stages: list[StageResult], slowest: StageResult | None,
         if s.details.get("cleanup_error"):
             out.append(Advice(AdviceKind.CLEANUP_FAILED, {"dataset": str(s.details["dataset"]),
                                                           "host": str(s.details["host"])}))
+        out += [Advice(AdviceKind.LEFTOVER_DATASET, left)
+                for left in s.details.get("leftovers", ())]
     if slowest is not None:
         rate = slowest.rate or 0.0
         bound = _cpu(AdviceKind.CPU_BOUND, slowest)

@@ -37,7 +37,7 @@ from ..job import Job, Request
 from ..losses import DESTINATION, Loss, LossKind
 from ..plan import Options
 from ..transports import carrier, chosen
-from ..units import MiB
+from ..units import MiB, format_size
 from ..wire import Wire
 from . import temp_dataset
 from .advice import advise
@@ -46,10 +46,10 @@ from .links import network_stage, ssh_stages, start_wire, tls_stage
 from .measure import BLOCK, Measurer, mbuffer_argv
 from .private_cost import private_cost
 from .results import DoctorReport, Emit, StageResult
+from .temp_dataset import TEMP_PREFIX, Leftover
 
 DEFAULT_SECONDS = 10.0
 FAST_CIPHERS = ("aes128-gcm@openssh.com", "chacha20-poly1305@openssh.com")
-TEMP_PREFIX = "zmigrate-doctor-"
 WRITE_SHARE = 0.10  # of the destination's free space the write test writes (its quota: 9/8 + 64M)
 WRITE_CAP = 16 * 1024 * MiB  # and never more than this
 DESTROY_WAIT = 30.0  # seconds the write test's dataset may stay busy before the report says so
@@ -110,6 +110,9 @@ class Doctor:
         self.temp_dataset = f"{parent}/{TEMP_PREFIX}{self.run_id}" if parent else None
         # The guid `zfs create` gave the write test's dataset (None: not created by this run).
         self.temp_guid: str | None = None
+        # Earlier runs' write-test datasets (None: not looked for yet; see with_leftovers).
+        self.leftovers: list[Leftover] | None = None
+        self.clear_leftovers: frozenset[str] = frozenset()
         self.not_run: dict[str, Note] = {}  # stage on the path -> why it did not run
         self._cancel = threading.Event()
         self.measurer = Measurer(src, dst, self.seconds, self.run_id, self._emit, self._cancel)
@@ -230,6 +233,7 @@ class Doctor:
             result = self._write_test()
         finally:
             gone = self._destroy_temp()
+        result = with_leftovers(self, result)
         if not gone:
             ds = self.temp_dataset
             assert ds is not None
@@ -315,16 +319,37 @@ def choose_parent(d: Doctor) -> None:
             d.only = d.only - {"destination_write"}
         else:
             d.temp_dataset = f"{d.parent}/{TEMP_PREFIX}{d.run_id}"
+    if "destination_write" in d.only and d.parent is not None and d.leftovers is None:
+        d.leftovers = temp_dataset.leftovers(d.dst, d.parent, time.time())
+
+
+def with_leftovers(d: Doctor, result: StageResult) -> StageResult:
+    """The write test's `result` once the write-test datasets earlier runs left are destroyed,
+    those the face showed the user by name (Doctor.clear_leftovers, from write_test_losses);
+    the others are in its details, for the advice to name with their command."""
+    left = temp_dataset.clear(d.dst, d.leftovers or [], d.clear_leftovers, DESTROY_WAIT)
+    if not left:
+        return result
+    return replace(result, details={**result.details, "leftovers": [
+        {"dataset": lo.name, "host": d.dst.label, "created": lo.created, "used": lo.used}
+        for lo in left]})
 
 
 def write_test_losses(d: Doctor) -> tuple[Loss, ...]:
-    """What the doctor destroys, by name (after `choose_parent`): only the write test's own
+    """What the doctor destroys, by name (after `choose_parent`): the write test's own
     dataset, which this run creates and destroys (a dataset of that name it did not create is
-    never touched: temp_dataset.destroy_line); nothing else on either host."""
+    never touched: temp_dataset.destroy_line), and those earlier runs left (destroyed with
+    it once the face has shown them: Doctor.clear_leftovers); nothing else on either host."""
     if "destination_write" not in d.only or d.temp_dataset is None:
         return ()
+    stamp = "%Y-%m-%d %H:%M"
     return (Loss(DESTINATION, LossKind.DATASET, d.temp_dataset,
-                 "the write test's own: created by this run, destroyed at its end"),)
+                 "the write test's own: created by this run, destroyed at its end"),
+            *(Loss(DESTINATION, LossKind.DATASET, lo.name,
+                   f"left by an earlier doctor run (created "
+                   f"{time.strftime(stamp, time.localtime(lo.created))}, "
+                   f"{format_size(lo.used)}): destroyed with this run's")
+              for lo in d.leftovers or []))
 
 
 def roomiest_pool(dst: Host) -> str | None:

@@ -1,14 +1,23 @@
 """The write test's temporary dataset: which one this run created (the guid its `zfs create`
-gave it), and its destroy, which touches only that one."""
+gave it), and its destroy, which touches only that one; and the ones earlier runs left behind
+(a run killed, or its session lost, before its clean-up), found by name, age and guid."""
 
 from __future__ import annotations
 
+import re
 import time
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 
 from .. import cmdline, zfs
 from ..errors import ZmigrateError
 from ..hosts import Host
 
+TEMP_PREFIX = "zmigrate-doctor-"
+_RUN_NAME = re.compile(re.escape(TEMP_PREFIX) + "[0-9a-f]{8}")  # the prefix and a run id
+# No doctor run lasts an hour: an older write-test dataset is no run's going on now (another
+# computer's doctor may be writing a younger one).
+STALE_AFTER = 3600.0
 NOT_OURS = "zmigrate-not-ours"  # said where the write test's name holds another dataset
 # What `zfs create` says (OpenZFS, zfs-fuse) when the dataset exists but its mount failed:
 # "filesystem successfully created, but not mounted" / "... but it may only be mounted by root".
@@ -75,3 +84,45 @@ def destroy(dst: Host, ds: str, guid: str, wait: float) -> bool:
         if time.monotonic() > deadline:
             return False
         time.sleep(0.3)
+
+
+@dataclass(frozen=True, slots=True)
+class Leftover:
+    """An earlier run's write-test dataset, still on the destination."""
+
+    name: str
+    guid: str
+    created: int  # epoch seconds
+    used: int  # bytes
+
+
+def leftovers(dst: Host, parent: str, now: float) -> list[Leftover]:
+    """The write-test datasets directly under `parent` that earlier runs left, older than
+    STALE_AFTER (none where they cannot be read)."""
+    r = dst.execute(dst.privileged(["zfs", "list", "-H", "-t", "filesystem", "-o", "name",
+                                    "-r", parent]), timeout=120)
+    names = [n for n in r.stdout.split() if r.ok and n.rpartition("/")[0] == parent
+             and _RUN_NAME.fullmatch(n.rpartition("/")[2])]
+    if not names:
+        return []
+    g = dst.execute(dst.privileged(["zfs", "get", "-H", "-p", "-o", "name,property,value",
+                                    "guid,creation,used", *names]), timeout=120)
+    props: dict[str, dict[str, str]] = {}
+    for line in g.stdout.splitlines():
+        name, _, rest = line.partition("\t")
+        prop, _, value = rest.partition("\t")
+        props.setdefault(name, {})[prop] = value.strip()
+    found = []
+    for n in names:
+        p = props.get(n, {})
+        if all(p.get(k, "").isdigit() for k in ("guid", "creation", "used")) \
+                and now - int(p["creation"]) >= STALE_AFTER:
+            found.append(Leftover(n, p["guid"], int(p["creation"]), int(p["used"])))
+    return found
+
+
+def clear(dst: Host, found: Sequence[Leftover], named: Collection[str],
+          wait: float) -> list[Leftover]:
+    """Destroy the leftovers the user was shown by name (`named`), each only while it still
+    has the guid read when it was found; the ones still there after."""
+    return [lo for lo in found if lo.name not in named or not destroy(dst, lo.name, lo.guid, wait)]
