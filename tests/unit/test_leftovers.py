@@ -219,8 +219,8 @@ def test_stopping_a_gone_runs_group_removes_the_key_directories_its_shell_names(
     try:
         def group() -> leftovers.Group | None:
             # As the scan reads them.
-            out = subprocess.run(["sh", "-c", leftovers.PS], capture_output=True, text=True,
-                                 check=True).stdout
+            out = subprocess.run(["sh", "-c", leftovers.TAGGED], capture_output=True,
+                                 text=True, check=True).stdout
             return next((g for g in tagged_groups(parse_ps(out)) if g.pgid == proc.pgid
                          and any(p.program == "sleep" for p in g.processes)), None)
         deadline = time.monotonic() + 10
@@ -246,3 +246,41 @@ def test_only_key_directories_of_their_shape_are_named() -> None:
              "sh -c rm -rf /tmp/zmigrate-tls-notes /tmp/zmigrate-tls-" + "0a" * 12 + "-dx",
              "cat /tmp/zmigrate-tls-" + "0A" * 12 + "-s"]
     assert key_dirs.named_in(lines) == [good]
+
+
+@pytest.mark.lab
+def test_a_tag_another_user_plants_blocks_no_job() -> None:
+    """A process of another user whose command line holds a tag and the destination (anyone
+    can start one: `sleep` with such arguments) is no run of ours: the scan leaves its group
+    out, where the same line run by this user is found. Real sh, ps and runuser (as root)."""
+    tag = "zmigrate-job-0123456789ab"
+    # The line travels in the environment: no wrapper's own argv names the tag.
+    env = {**os.environ, "L": f"exec -a 'sh -c : {tag}; zfs receive tank/copy' sleep 300"}
+    nobody = int(subprocess.run(["id", "-u", "nobody"], capture_output=True, text=True,
+                                check=True).stdout)
+    planted = subprocess.Popen(["runuser", "-u", "nobody", "--", "setsid", "bash", "-c",
+                                'eval "$L"'], env=env)
+    ours = subprocess.Popen(["setsid", "bash", "-c", 'eval "$L"'], env=env)
+    try:
+        def owners() -> dict[int, int]:
+            """The tag's processes as the scan finds them, with their owners."""
+            out = subprocess.run(["sh", "-c", leftovers.TAGGED], capture_output=True,
+                                 text=True, check=True).stdout
+            return {p.pid: os.stat(f"/proc/{p.pid}").st_uid
+                    for g in tagged_groups(parse_ps(out)) if g.tag == tag for p in g.processes}
+
+        def planted_runs() -> bool:
+            out = subprocess.run(["pgrep", "-u", "nobody", "-f", tag], capture_output=True)
+            return out.returncode == 0
+        deadline = time.monotonic() + 10
+        while (ours.pid not in owners() or not planted_runs()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert planted_runs()
+        found = owners()
+        assert ours.pid in found, found
+        assert nobody not in found.values(), found
+    finally:
+        for proc in (planted, ours):
+            proc.kill()
+            proc.wait()
+        subprocess.run(["pkill", "-u", "nobody", "-f", tag])

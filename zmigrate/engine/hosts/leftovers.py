@@ -5,7 +5,9 @@ A run whose control session was lost cannot stop its processes on that host: a l
 starts carries its tag (`hosts.TAG_PREFIX` + 12 hex digits, in its shells' argv) and, while the
 run is connected, a lease the run's heartbeat rewrites (hosts.py). The next run reads `ps`
 (`read`, in the same round trip as the listening ports) and looks only at tagged groups - never
-at a process name alone - that name its destination:
+at a process name alone - that name its destination, and only where a tagged process of the
+group runs as root or as the login's own user (another user can put any words in a process's
+command line):
 
 - a group whose lease stood still for `WATCH` seconds belongs to a run that is gone (it died,
   or cannot reach this host any more): `settle` stops it and says so (StageChanged of `STAGE`);
@@ -200,18 +202,22 @@ def parse_read(text: str, destination: str) -> HostRead:
 
 # -- the remote side --------------------------------------------------------------------------
 # T: every process of a tagged group (all-builtin loops over one `ps`; the regex does not match
-# this script's own text, so the shell running it is never taken for a tagged one). COLUMNS:
-# procps cut args to 80 characters in some environments with no terminal (under pytest), past
-# the key directories a group's shell names (Leftover.key_dirs).
-PS = "COLUMNS=32767 ps -A -o pid= -o pgid= -o args="  # every process, its args whole
+# this script's own text, so the shell running it is never taken for a tagged one), as
+# `pid pgid args` (parse_ps). A group counts only where a tagged process of it runs as root or
+# as this login's user: a tag another user plants in a process of their own blocks no job.
+# COLUMNS: procps cut args to 80 characters in some environments with no terminal (under
+# pytest), past the key directories a group's shell names (Leftover.key_dirs).
+PS = "COLUMNS=32767 ps -A -o pid= -o pgid= -o uid= -o args="  # every process, its args whole
 _SCAN = (
-    "scan() { P=$(" + PS + " 2>/dev/null); G=' '; "
+    "scan() { P=$(" + PS + " 2>/dev/null); G=' '; U=$(id -u); "
     "for pg in $(printf '%s\\n' \"$P\" | grep -E '" + TAG_PREFIX + "[0-9a-f]{12}' "
-    "| while read -r _ pg _; do echo \"$pg\"; done); do G=\"$G$pg \"; done; "
-    "T=$(printf '%s\\n' \"$P\" | while read -r pid pg rest; do "
+    "| while read -r _ pg u _; do case $u in (0|\"$U\") echo \"$pg\";; esac; done); do "
+    "G=\"$G$pg \"; done; "
+    "T=$(printf '%s\\n' \"$P\" | while read -r pid pg _ rest; do "
     "case \"$G\" in *\" $pg \"*) printf '%s %s %s\\n' \"$pid\" \"$pg\" \"$rest\";; "
     "esac; done); }; "
 )
+TAGGED = _SCAN + "scan; printf '%s\\n' \"$T\""  # the tagged groups' processes (parse_ps)
 # Each lease of a group still there, `<tag>.<pgid> <count>`; a group's lease that outlived it
 # (a group killed by a signal) is removed.
 _LEASES = (
