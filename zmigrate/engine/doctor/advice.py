@@ -42,10 +42,9 @@ def advise(stages: list[StageResult], slowest: StageResult | None,
            transport: Transport, memory: int | None = None,
            compress: Advice | None = None, wire: Wire | None = None) -> tuple[Advice, ...]:
     """What to do, most telling first: a cleanup left to do by hand (this run's or an earlier
-    one's), a process that held a
-    whole core, the slowest stage's own advice and its receive buffer, compression in transit
-    on or off (`compress`, from doctor/compress.py), faster ciphers or tcp against ssh,
-    CPU-bound ciphers, and why the ssh stages were skipped."""
+    one's), a process that held a whole core, the slowest stage's own advice and its receive
+    buffer, compression in transit on or off (`compress`, from doctor/compress.py), faster
+    ciphers or tcp against ssh, CPU-bound ciphers, and why the ssh stages were skipped."""
     out: list[Advice] = []
     by = {s.name: s for s in stages}
     for s in stages:
