@@ -286,7 +286,7 @@ def _held_write_test(dst: Host, pool: Pool, monkeypatch: pytest.MonkeyPatch, sec
     assert ds is not None
     zfs("create", ds)
     # As the write test does: the dataset its create made, by guid (only that is destroyed).
-    doctor.temp_guid = zfs("get", "-H", "-o", "value", "guid", ds).strip()
+    doctor.temp_guid = zfs("get", "-Hp", "-o", "value", "guid", ds).strip()
     mnt = zfs("get", "-H", "-o", "value", "mountpoint", ds).strip()
     holder = subprocess.Popen(["sleep", str(seconds)], cwd=mnt)
     monkeypatch.setattr(stages, "DESTROY_WAIT", wait)

@@ -134,8 +134,8 @@ def test_sync_again_then_keep_in_sync_on_a_re_attached_finished_tree(
     snap = zfs("list", "-H", "-t", "snapshot", "-o", "name", "-s", "createtxg", "-r",
                f"{root}/a").split()[-1].split("@")[1]
     assert snap != "s1"
-    assert zfs("get", "-H", "-o", "value", "guid", f"{copy}/a@{snap}") == \
-        zfs("get", "-H", "-o", "value", "guid", f"{root}/a@{snap}")
+    assert zfs("get", "-Hp", "-o", "value", "guid", f"{copy}/a@{snap}") == \
+        zfs("get", "-Hp", "-o", "value", "guid", f"{root}/a@{snap}")
 
     # Keep in sync: the interval asked, the job kept in sync, then its final sync.
     monkeypatch.setenv("ZMIGRATE_KEEP_SYNC_MIN", "1")  # the runner inherits it

@@ -50,7 +50,7 @@ def create(dst: Host, ds: str, quota: int) -> tuple[str, str | None]:
 def created_guid(dst: Host, ds: str) -> str:
     """The guid of `ds`, just created by this run ("" where it cannot be read: its random
     name alone then says it is ours)."""
-    r = dst.execute(dst.privileged(["zfs", "get", "-H", "-o", "value", "guid", ds]),
+    r = dst.execute(dst.privileged(["zfs", "get", "-Hp", "-o", "value", "guid", ds]),
                     timeout=60)
     return r.stdout.strip() if r.ok and r.stdout.strip().isdigit() else ""
 
@@ -61,7 +61,7 @@ def destroy_line(dst: Host, ds: str, guid: str, force: list[str]) -> str:
     destroy = cmdline.join(dst.privileged(["zfs", "destroy", "-r", *force, ds]))
     if not guid:
         return destroy
-    get = cmdline.join(dst.privileged(["zfs", "get", "-H", "-o", "value", "guid", ds]))
+    get = cmdline.join(dst.privileged(["zfs", "get", "-Hp", "-o", "value", "guid", ds]))
     return (f'g=$({get}); if [ "$g" = {cmdline.join([guid])} ]; then {destroy}; '
             f'elif [ -n "$g" ]; then echo {NOT_OURS}; else false; fi')
 
