@@ -61,11 +61,18 @@ class DatasetTree:
         finally:
             self.filtering = False
         if needle:
-            self.view.expandAll()
+            # In an event of its own: the filter (with the open rows' names read first) and
+            # opening every match's parents each cost ~15 ms beside a big pool, and the layout
+            # after them more; one after the other they stalled the window ~80 ms.
+            QTimer.singleShot(0, self.view, self._expand_matches)
         elif restore and self._expanded_before is not None:
             for name in self._expanded_before:
                 self.view.expand(self.proxy.mapFromSource(self.model.index_of(name)))
             self._expanded_before = None
+
+    def _expand_matches(self) -> None:
+        if self._expanded_before is not None:  # still filtered (not cleared meanwhile)
+            self.view.expandAll()
 
     def _expanded(self) -> list[str]:
         """The datasets whose rows are open, parents first."""
