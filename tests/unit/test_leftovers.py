@@ -22,6 +22,7 @@ from zmigrate.engine.hosts.leftovers import (
     parse_ps,
     parse_read,
     read_line,
+    sections,
     tagged_groups,
 )
 from zmigrate.engine.job.why_failed import lost_error
@@ -32,6 +33,14 @@ LIVE, GONE = "zmigrate-job-803e9864115a", "zmigrate-job-4092071bbf46"
 
 def _read(name: str) -> str:
     return (DATA / name).read_text()
+
+
+def _scanned() -> list[leftovers.PsLine]:
+    """The processes of the tagged groups as a job's read sees them (read_line's `@@ps`, for
+    a destination none of them names: no second look)."""
+    out = subprocess.run(["sh", "-c", read_line("zz/none", False)], capture_output=True,
+                         text=True, check=True).stdout
+    return parse_ps(sections(out)["ps"])
 
 
 def test_linux_read_tells_a_live_run_from_a_gone_one() -> None:
@@ -219,9 +228,7 @@ def test_stopping_a_gone_runs_group_removes_the_key_directories_its_shell_names(
     try:
         def group() -> leftovers.Group | None:
             # As the scan reads them.
-            out = subprocess.run(["sh", "-c", leftovers.TAGGED], capture_output=True,
-                                 text=True, check=True).stdout
-            return next((g for g in tagged_groups(parse_ps(out)) if g.pgid == proc.pgid
+            return next((g for g in tagged_groups(_scanned()) if g.pgid == proc.pgid
                          and any(p.program == "sleep" for p in g.processes)), None)
         deadline = time.monotonic() + 10
         while (found := group()) is None and time.monotonic() < deadline:
@@ -264,10 +271,8 @@ def test_a_tag_another_user_plants_blocks_no_job() -> None:
     try:
         def owners() -> dict[int, int]:
             """The tag's processes as the scan finds them, with their owners."""
-            out = subprocess.run(["sh", "-c", leftovers.TAGGED], capture_output=True,
-                                 text=True, check=True).stdout
             return {p.pid: os.stat(f"/proc/{p.pid}").st_uid
-                    for g in tagged_groups(parse_ps(out)) if g.tag == tag for p in g.processes}
+                    for g in tagged_groups(_scanned()) if g.tag == tag for p in g.processes}
 
         def planted_runs() -> bool:
             out = subprocess.run(["pgrep", "-u", "nobody", "-f", tag], capture_output=True)

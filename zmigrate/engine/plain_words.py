@@ -311,6 +311,11 @@ TLS_CPU_WORDS = ("Check the CPU on both hosts: the TLS ends (socat or openssl) e
                  "pool that compresses with gzip, say), holds the stream back")
 
 
+def minute(epoch: float) -> str:
+    """A moment in this computer's time, to the minute: `2026-11-29 04:40`."""
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(epoch))
+
+
 def advice(a: Advice) -> str:
     """Advice of a kind both faces word alike; ValueError for a kind each face words itself."""
     k = AdviceKind
@@ -371,9 +376,9 @@ def advice(a: Advice) -> str:
                     f"destroy it there with zfs destroy -r {dataset}")
         case k.LEFTOVER_DATASET:
             dataset = a.word("dataset")
-            created = time.strftime("%Y-%m-%d %H:%M", time.localtime(a.count("created")))
             return (f"An earlier doctor run left its write test's dataset {dataset} on "
-                    f"{a.word('host')} (created {created}, {format_size(a.count('used'))}): "
+                    f"{a.word('host')} (created {minute(a.count('created'))}, "
+                    f"{format_size(a.count('used'))}): "
                     f"destroy it there with zfs destroy -r {dataset}")
         case _:
             raise ValueError(f"{a.kind} is worded by each face")

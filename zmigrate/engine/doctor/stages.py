@@ -35,6 +35,7 @@ from ..hosts import Host
 from ..hosts import tools as capabilities
 from ..job import Job, Request
 from ..losses import DESTINATION, Loss, LossKind
+from ..plain_words import minute
 from ..plan import Options
 from ..transports import carrier, chosen
 from ..units import MiB, format_size
@@ -342,12 +343,10 @@ def write_test_losses(d: Doctor) -> tuple[Loss, ...]:
     it once the face has shown them: Doctor.clear_leftovers); nothing else on either host."""
     if "destination_write" not in d.only or d.temp_dataset is None:
         return ()
-    stamp = "%Y-%m-%d %H:%M"
     return (Loss(DESTINATION, LossKind.DATASET, d.temp_dataset,
                  "the write test's own: created by this run, destroyed at its end"),
             *(Loss(DESTINATION, LossKind.DATASET, lo.name,
-                   f"left by an earlier doctor run (created "
-                   f"{time.strftime(stamp, time.localtime(lo.created))}, "
+                   f"left by an earlier doctor run (created {minute(lo.created)}, "
                    f"{format_size(lo.used)}): destroyed with this run's")
               for lo in d.leftovers or []))
 

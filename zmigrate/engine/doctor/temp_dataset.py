@@ -50,9 +50,10 @@ def create(dst: Host, ds: str, quota: int) -> tuple[str, str | None]:
 def created_guid(dst: Host, ds: str) -> str:
     """The guid of `ds`, just created by this run ("" where it cannot be read: its random
     name alone then says it is ours)."""
-    r = dst.execute(dst.privileged(["zfs", "get", "-Hp", "-o", "value", "guid", ds]),
-                    timeout=60)
-    return r.stdout.strip() if r.ok and r.stdout.strip().isdigit() else ""
+    try:
+        return str(zfs.guid(dst, ds))
+    except (ZmigrateError, ValueError):
+        return ""
 
 
 def destroy_line(dst: Host, ds: str, guid: str, force: list[str]) -> str:
@@ -101,8 +102,8 @@ def leftovers(dst: Host, parent: str, now: float) -> list[Leftover]:
     STALE_AFTER (none where they cannot be read)."""
     r = dst.execute(dst.privileged(["zfs", "list", "-H", "-t", "filesystem", "-o", "name",
                                     "-r", parent]), timeout=120)
-    names = [n for n in r.stdout.split() if r.ok and n.rpartition("/")[0] == parent
-             and _RUN_NAME.fullmatch(n.rpartition("/")[2])]
+    names = [n for n in r.stdout.split() if n.rpartition("/")[0] == parent
+             and _RUN_NAME.fullmatch(n.rpartition("/")[2])] if r.ok else []
     if not names:
         return []
     g = dst.execute(dst.privileged(["zfs", "get", "-H", "-p", "-o", "name,property,value",

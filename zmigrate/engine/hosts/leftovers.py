@@ -217,7 +217,6 @@ _SCAN = (
     "case \"$G\" in *\" $pg \"*) printf '%s %s %s\\n' \"$pid\" \"$pg\" \"$rest\";; "
     "esac; done); }; "
 )
-TAGGED = _SCAN + "scan; printf '%s\\n' \"$T\""  # the tagged groups' processes (parse_ps)
 # Each lease of a group still there, `<tag>.<pgid> <count>`; a group's lease that outlived it
 # (a group killed by a signal) is removed.
 _LEASES = (

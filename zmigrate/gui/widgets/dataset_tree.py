@@ -122,7 +122,8 @@ class DatasetTree:
 
     def show(self, datasets: list[Dataset], built: Nodes | None = None) -> None:
         """Show `datasets` (their nodes `built` already, off the GUI thread, for `load`)."""
-        self.model.adopt(built or build_nodes(datasets, self.model.with_snapshots))
+        self.model.adopt(built if built is not None
+                         else build_nodes(datasets, self.model.with_snapshots))
         # Open the pools (and one more level when there are few datasets).
         depth = 1 if len(datasets) < 40 else 0
         self.view.expandToDepth(depth)
