@@ -18,8 +18,8 @@ from zmigrate.engine.events import StageChanged
 from zmigrate.engine.hosts import Host
 from zmigrate.engine.job import Job, Request
 from zmigrate.engine.job import decide as job_decide
-from zmigrate.engine.job.why_failed import UNREACHABLE_FIX
 from zmigrate.engine.plan import Options
+from zmigrate.engine.remedies import Remedy
 from zmigrate.engine.transports import Transport
 from zmigrate.engine.units import MiB
 
@@ -113,7 +113,7 @@ def test_a_rejected_stranger_is_not_advised(
     assert "rejected the connection" not in err.message, err.message
     # The sender's own failure (no one at 192.0.2.77), or the deadline: either way the way
     # between the hosts, with its advice.
-    assert err.fix == UNREACHABLE_FIX, (err.message, err.fix)
+    assert err.remedies == (Remedy.UNREACHABLE,), (err.message, err.fix)
     assert not dataset_exists(f"{dst_pool.name}/unreached")
     port = job.plan.port if job.plan else None
     assert wait_until(lambda: not _leftovers(pools, port), 10), _leftovers(pools, port)

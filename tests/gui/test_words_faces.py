@@ -18,9 +18,11 @@ from PySide6.QtGui import QTextDocument
 from pytestqt.qtbot import QtBot
 
 from zmigrate.engine.doctor import DoctorReport, StageStarted
+from zmigrate.engine.errors import TransferError
 from zmigrate.engine.findings import AdviceKind, FindingKind, NoteKind
 from zmigrate.engine.hosts import Host, LocalHost
 from zmigrate.engine.plan import Options
+from zmigrate.engine.remedies import Caveat, Remedy
 from zmigrate.engine.verdict.diagnosis import Bottleneck
 from zmigrate.gui import markup, words
 from zmigrate.gui.dialogs.doctor_dialog import DoctorDialog
@@ -77,6 +79,26 @@ def test_the_cases_cover_every_kind() -> None:
         AdviceKind.TCP_FASTER, AdviceKind.CIPHER_CPU_BOUND, AdviceKind.SSH_UNREACHABLE,
         AdviceKind.CLEANUP_FAILED, AdviceKind.RECEIVE_BUFFER}
     assert {n.kind for r in REPORTS.values() for s in r.stages for n in s.notes} == set(NoteKind)
+
+
+@pytest.mark.parametrize("remedy", list(Remedy))
+def test_every_remedy_in_the_wizards_words(remedy: Remedy) -> None:
+    """An error's way out and a plan warning's, as the command line says it (its flags) and
+    as the wizard does (its controls, or nothing where it offers none)."""
+    figures = {"port": "9000", "address": "192.0.2.9"}
+    err = TransferError("the step failed", host="nas", fix="what happened",
+                        remedies=(remedy,), figures=figures)
+    assert err.fix is not None and err.fix.startswith("what happened; ")
+    assert FLAG.search(err.fix), err.fix
+    shown = plain(words.error_html(err))  # the error's own message is not a sentence
+    assert not FLAG.search(shown) and not REPR.search(shown), shown
+    said = words.remedy(remedy, figures)
+    assert said or remedy is Remedy.COMPRESS_ALWAYS, remedy
+    assert shown.endswith("\nFix: What happened" + (f"; {said}" if said else "")), shown
+    warning = Caveat("dst: something to know", (remedy,), figures)
+    assert FLAG.search(str(warning)), str(warning)
+    assert words.caveat(warning) == (f"dst: something to know: {said}" if said
+                                     else "dst: something to know")
 
 
 @pytest.mark.parametrize("name", list(VERDICTS))

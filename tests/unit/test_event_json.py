@@ -14,6 +14,7 @@ from zmigrate.engine.errors import (
     CommandError,
     PreflightError,
     PreflightReason,
+    TransferError,
     ZmigrateError,
 )
 from zmigrate.engine.event_json import KINDS, EventJsonError, from_json, to_json
@@ -44,6 +45,7 @@ from zmigrate.engine.events import (
 from zmigrate.engine.findings import Advice, AdviceKind, Finding, FindingKind, Note, NoteKind
 from zmigrate.engine.losses import DESTINATION, Loss, LossKind
 from zmigrate.engine.plan import Options, PartialReceiveError, Plan, Step
+from zmigrate.engine.remedies import Caveat, Remedy
 from zmigrate.engine.transports import Compression, Transport
 from zmigrate.engine.transports.route import Endpoint, SshRoute
 from zmigrate.engine.tree.entry import TreeEntry
@@ -66,7 +68,8 @@ def _plan() -> Plan:
                 options, steps, None, 2**30, 2**30, 8192, False,
                 destroys=(Loss(DESTINATION, LossKind.SNAPSHOT, "b/d@s9", "newer than @s0"),),
                 seen=("b/d", "b/d@s0", "b/d@s9"), force_receive=True,
-                warnings=("a warning",), job_id="cafe0001", send_flags=("-w", "-c"),
+                warnings=("a warning", Caveat("open", (Remedy.OPEN_LISTENER,), {"port": "9"})),
+                job_id="cafe0001", send_flags=("-w", "-c"),
                 compress="zstd")
 
 
@@ -162,6 +165,8 @@ def test_values_keep_their_types() -> None:
     CancelledError("cancelled", host="lab-src"),
     CommandError("zfs failed", host="lab-dst", command="zfs list", status=1, stderr="no"),
     PartialReceiveError("partial", host="lab-dst", fix="--resume", dataset="b/d", token="1-x"),
+    TransferError("refused", host="lab-dst", fix="said", remedies=(Remedy.ALLOW_ADDRESS,),
+                  figures={"address": "192.0.2.9"}),
 ], ids=lambda e: type(e).__name__)
 def test_an_error_comes_back_as_its_class_with_its_attributes(error: ZmigrateError) -> None:
     back = _round_trip(Failed(error, cancelled=isinstance(error, CancelledError)))
@@ -170,6 +175,16 @@ def test_an_error_comes_back_as_its_class_with_its_attributes(error: ZmigrateErr
     assert type(back.error) is type(error)
     assert str(back.error) == str(error)
     assert back != Failed(ZmigrateError("another"))
+
+
+def test_an_older_records_error_reads_its_fix_as_words_for_every_face() -> None:
+    """A record written before remedies: the error's `fix` attribute, no remedies, no figures."""
+    old = {"kind": "failed", "data": {"error": {"type": "TransferError", "attributes": {
+        "message": "cut off", "host": "lab-dst", "fix": "run it again"}}, "cancelled": False}}
+    back = from_json(old)
+    assert isinstance(back, Failed)
+    assert (back.error.fix, back.error.said_fix, back.error.remedies, back.error.figures) == \
+        ("run it again", "run it again", (), {})
 
 
 def test_what_is_not_an_event_record_is_refused() -> None:

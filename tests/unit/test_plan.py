@@ -194,36 +194,48 @@ def test_ssh_and_local_transports() -> None:
 
 
 def test_a_proxy_command_that_stays_here_is_named_in_the_plan() -> None:
+    from zmigrate.gui import words as gui_words
+
     routed = SshRoute(Endpoint("root", "192.0.2.7"), proxied=True)
     p = plan(None, dst_exists=False, transport=Transport.SSH, ssh_target="root@192.0.2.7",
              ssh_route=routed)
+    said = [str(w) for w in p.warnings]
     assert any("ProxyCommand" in w and "--transport relay" in w and "root@192.0.2.7" in w
-               for w in p.warnings), p.warnings
+               for w in said), said
+    # The wizard names its own choice instead of the flag.
+    shown = [gui_words.caveat(w) for w in p.warnings]
+    assert any("ProxyCommand" in w and "Relayed through this computer" in w for w in shown) \
+        and not any("--" in w for w in shown), shown
     direct = plan(None, dst_exists=False, transport=Transport.SSH,
                   ssh_target="root@192.0.2.7", ssh_route=SshRoute(Endpoint("root", "192.0.2.7")))
-    assert not any("ProxyCommand" in w for w in direct.warnings)
+    assert not any("ProxyCommand" in str(w) for w in direct.warnings)
     # The user's own ProxyCommand option goes to the source's ssh: nothing to warn about.
     theirs = SshRoute(Endpoint("root", "192.0.2.7"), options=("-oProxyCommand=nc %h %p",),
                       proxied=True)
     own = plan(None, dst_exists=False, transport=Transport.SSH, ssh_target="root@192.0.2.7",
                ssh_route=theirs)
-    assert not any("ProxyCommand" in w for w in own.warnings)
+    assert not any("ProxyCommand" in str(w) for w in own.warnings)
 
 
 def test_a_cleartext_listener_open_to_any_address_is_named() -> None:
     """tcp's listener is guarded by the source's address alone: where it was not found, the
     plan says the port takes anyone (and how to close it); the private listener proves its
     peer's key, so it says nothing of the kind."""
+    from zmigrate.gui import words as gui_words
+
     src, dst = sites(None, dst_exists=False)
     open_ = make_plan(src, dst, "tank/home@d", "backup/home", Options(),
                       connect_address="192.0.2.7", allow_address=None, port=40001)
     (_, dst_cmd), _ = open_.commands()
     assert "-I 40001 " in dst_cmd
+    said = [str(w) for w in open_.warnings]
     assert any(w.startswith("dst: the listener on port 40001 takes a connection from any "
-                            "address") and "--allow-address" in w for w in open_.warnings), \
-        open_.warnings
+                            "address") and "--allow-address" in w for w in said), said
+    shown = [gui_words.caveat(w) for w in open_.warnings]
+    assert any("any address" in w and "choose Direct TCP, private on the Transport and tuning "
+               "page" in w and "--" not in w for w in shown), shown
     guarded = plan(None, dst_exists=False)
-    assert not any("any address" in w for w in guarded.warnings), guarded.warnings
+    assert not any("any address" in str(w) for w in guarded.warnings), guarded.warnings
     private = make_plan(src, dst, "tank/home@d", "backup/home",
                         Options(transport=Transport.PRIVATE),
                         connect_address="192.0.2.7", allow_address=None, port=40001)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from enum import Enum
 
+from .remedies import Remedy, command_line
+
 
 class ZmigrateError(Exception):
     """Base of every error zmigrate reports to a user.
@@ -12,14 +14,32 @@ class ZmigrateError(Exception):
     Args:
         message: what failed, in plain words.
         host: the host it failed on, if any.
-        fix: what the user can do about it.
+        fix: what the user can do about it, in words for every face.
+        remedies: ways out that name a control, each face words them (`fix` reads the
+            command line's after the common words).
+        figures: what a face needs to word them.
     """
 
-    def __init__(self, message: str, *, host: str | None = None, fix: str | None = None) -> None:
+    def __init__(self, message: str, *, host: str | None = None, fix: str | None = None,
+                 remedies: tuple[Remedy, ...] = (),
+                 figures: Mapping[str, str] | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.host = host
-        self.fix = fix
+        self.said_fix = fix
+        self.remedies = remedies
+        self.figures: dict[str, str] = dict(figures or {})
+
+    @property
+    def fix(self) -> str | None:
+        """What the user can do, as the command line says it."""
+        parts = [self.said_fix] if self.said_fix else []
+        parts += [command_line(r, self.figures) for r in self.remedies]
+        return "; ".join(parts) or None
+
+    @fix.setter
+    def fix(self, text: str | None) -> None:
+        self.said_fix, self.remedies = text, ()
 
     def __str__(self) -> str:
         text = f"{self.host}: {self.message}" if self.host else self.message
@@ -100,9 +120,8 @@ class PreflightError(ZmigrateError):
     def __init__(self, message: str, *, host: str | None = None, fix: str | None = None,
                  reason: PreflightReason = PreflightReason.OTHER,
                  figures: Mapping[str, str] | None = None) -> None:
-        super().__init__(message, host=host, fix=fix)
+        super().__init__(message, host=host, fix=fix, figures=figures)
         self.reason = reason
-        self.figures: dict[str, str] = dict(figures or {})
 
 
 class TransferError(ZmigrateError):

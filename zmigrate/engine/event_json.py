@@ -29,6 +29,7 @@ from .golive.checks import NotReadyError
 from .golive.cutover import GoLiveError
 from .history.store import HistoryError
 from .plan import PartialReceiveError, Plan
+from .remedies import Remedy
 from .tree.plan import TreePlan
 
 # The kinds' names in the record: stable (a renamed class keeps its name here).
@@ -171,10 +172,21 @@ def _decode_error(data: dict[str, Any]) -> ZmigrateError:
     cls = _ERRORS.get(str(data.get("type")), ZmigrateError)
     attributes = _dict(data.get("attributes"))
     err = cls.__new__(cls)
-    Exception.__init__(err, attributes.get("message", ""))
+    message = attributes.get("message", "")
+    ZmigrateError.__init__(err, message)  # what a record of an older version may lack
     for name, value in attributes.items():
-        setattr(err, name, PreflightReason(value) if name == "reason" else value)
+        setattr(err, name, _error_attribute(name, value))
     return err
+
+
+def _error_attribute(name: str, value: Any) -> object:
+    """An error's attribute as it was before its trip to JSON (an older record's `fix` is
+    its words for every face)."""
+    if name == "reason":
+        return PreflightReason(value)
+    if name == "remedies":
+        return tuple(Remedy(v) for v in _list(value))
+    return value
 
 
 def _list(data: object) -> list[Any]:

@@ -18,6 +18,7 @@ from .errors import InvalidNameError, PreflightError, PreflightReason
 from .hosts import Host, same_host
 from .hosts import tools as capabilities
 from .losses import Loss, LossKind
+from .remedies import Caveat, PlanWarning, Remedy
 from .transports import Carrier, Compression, Compressor, StreamSpec, Transport
 from .transports import compress as compression
 from .transports.route import SshRoute
@@ -145,7 +146,7 @@ class Plan:
     # The existing dataset without snapshots whose whole content the copy replaces (`zfs
     # receive -F` of a full stream): judged empty, or forced; what it holds, with figures.
     replaces: Emptiness | None = None
-    warnings: tuple[str, ...] = ()
+    warnings: tuple[PlanWarning, ...] = ()
     job_id: str = field(default_factory=lambda: secrets.token_hex(4))
     resume_token: str | None = None  # the transfer continues an interrupted receive
     resumed_from: int = 0  # bytes already on the destination before this run
@@ -364,7 +365,7 @@ class Transfer:
     compress: Compressor | None = None
     buffers: tuple[int, int] = (0, 0)  # the source's and the destination's mbuffer
     stream_hash: bool = False
-    warnings: tuple[str, ...] = ()
+    warnings: tuple[PlanWarning, ...] = ()
     connect_address: str | None = None
     allow_address: str | None = None
     port: int | None = None
@@ -435,7 +436,7 @@ def decide_transfer(
     _check_tools(src, dst, transports.carrier(transport))
     source, snap = _source_snapshot(src, snapshot)
     _check_parent(dst, destination)
-    notes: list[str] = []
+    notes: list[PlanWarning] = []
     if (cleartext := transports.private.not_chosen(
             options.transport, transport,
             [(src.host.label, src.caps), (dst.host.label, dst.caps)])) is not None:
@@ -570,7 +571,8 @@ def _source_snapshot(src: Site, snapshot: str) -> tuple[zfs.Dataset, zfs.Snapsho
 
 
 def _partial_receive(dst: Site, destination: str, snapshot: str, snap: zfs.Snapshot,
-                     options: Options, resume_info: zfs.ResumeInfo | None, notes: list[str]
+                     options: Options, resume_info: zfs.ResumeInfo | None,
+                     notes: list[PlanWarning]
                      ) -> tuple[zfs.Dataset | None, bool]:
     """What to do with an interrupted receive on the destination: (the destination as the plan
     sees it, whether it is discarded first). Resuming keeps the target (with its token);
@@ -871,7 +873,7 @@ def receive_extra(dst: Site, options: Options, *, resumable: bool) -> list[str]:
 
 
 def _compressor(src: Site, dst: Site, options: Options, transport: Transport,
-                stream: compression.Stream, notes: list[str]) -> Compressor | None:
+                stream: compression.Stream, notes: list[PlanWarning]) -> Compressor | None:
     """The compressor in transit, if any (its notes added to `notes`); a missing tool refuses."""
     chosen, why = compression.decide(
         options.compress, options.compress_always, transports.carrier(transport), stream,
@@ -924,7 +926,7 @@ class _Carriage:
 
     buffers: tuple[int, int]
     stream_hash: bool
-    warnings: tuple[str, ...]
+    warnings: tuple[PlanWarning, ...]
     connect_address: str | None
     allow_address: str | None
     port: int | None
@@ -934,7 +936,8 @@ Where = tuple[str | None, str | None, int | None]  # (connect address, allow add
 
 
 def _carriage(src: Site, dst: Site, options: Options, transport: Transport,
-              compress: Compressor | None, notes: list[str], where: Where) -> _Carriage:
+              compress: Compressor | None, notes: list[PlanWarning], where: Where
+              ) -> _Carriage:
     """Buffers, the stream hash and the addresses of the listener; refuse what is missing."""
     carrier = transports.carrier(transport)
     ends = 2 if src.caps.tools.same_machine(dst.caps.tools) else 1
@@ -948,15 +951,15 @@ def _carriage(src: Site, dst: Site, options: Options, transport: Transport,
     connect_address, allow_address = _listener_address(
         options, carrier, where[0], where[1], where[2], dst.host.label)
     if carrier.guarded_by_address and not allow_address:
-        warnings += (f"{dst.host.label}: the listener on port {where[2]} takes a connection "
-                     "from any address (the source's address as the destination sees it was "
-                     "not found): give it with --allow-address, or use --transport private",)
+        warnings += (Caveat(f"{dst.host.label}: the listener on port {where[2]} takes a "
+                            "connection from any address (the source's address as the "
+                            "destination sees it was not found)", (Remedy.OPEN_LISTENER,)),)
     return _Carriage((src_buffer, dst_buffer), hash_, warnings, connect_address, allow_address,
                      where[2])
 
 
 def _resume_transfer(src: Site, dst: Site, snapshot: str, destination: str, options: Options,
-                     info: zfs.ResumeInfo, source: zfs.Dataset, notes: list[str],
+                     info: zfs.ResumeInfo, source: zfs.Dataset, notes: list[PlanWarning],
                      where: Where) -> Transfer:
     """The transfer that sends only the rest of an interrupted stream (zfs send -t TOKEN)."""
     transport = transports.chosen(options.transport, same_host(src.host, dst.host),

@@ -10,7 +10,7 @@ destination" - never a command-line flag. Every sentence starts with a capital l
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import assert_never
 
 from zmigrate.engine.verdict.diagnosis import Bottleneck, Verdict
@@ -22,19 +22,24 @@ from ..engine.events import Summary
 from ..engine.findings import Advice, AdviceKind, Finding, FindingKind, Note, NoteKind
 from ..engine.history import JobRecord
 from ..engine.plain_words import DD, link_carrier, pct
+from ..engine.remedies import PlanWarning, Remedy
 from ..engine.runner.state import JobState, Status
 from ..engine.units import MiB, format_rate, format_size, size_arg
 from . import markup
 
 PAGE = "the Transport and tuning page"  # ui/transport_page.ui: the page's title
 TCP = "Direct TCP"  # tcp_radio's name
+PRIVATE = "Direct TCP, private"  # private_radio's name
 SSH = "Through SSH"  # ssh_radio's name
+RELAY = "Relayed through this computer"  # relay_radio's name
+PORT = "TCP port"  # port_spin's name (0: a free one)
 BUFFER = "Buffer size"  # buffer_combo's label
 RATE_LIMIT = "Rate limit"  # rate_edit's label
 DOCTOR = "Doctor…"  # doctor_button
 STALLS = "If the transfer stalls"  # stall_combo's label
 COMPRESS = "Compression in transit"  # compress_combo's label
 WRITE_TEST = "Also test writing on the destination"  # ui/doctor_dialog.ui: write_check
+LEAVE_WRITES = "Leave them on the copy"  # golive/buttons.py: the go-back question's button
 SOURCE_PAGE = "the What to send page"  # ui/source_page.ui: the page's title
 CLEARTEXT = "cleartext: trusted networks only"
 # ui/host_panel.ui: the Hosts page's controls
@@ -335,11 +340,66 @@ def stored_verdict(job: JobRecord) -> str | None:
 
 
 def error_html(exc: BaseException, fix: str | None = None) -> str:
-    """An error as the wizard shows it (markup.error_html), a refusal's fix in the wizard's
-    words (`refusal_fix`) unless `fix` is given."""
-    if fix is None and isinstance(exc, PreflightError):
-        fix = refusal_fix(exc)
+    """An error as the wizard shows it (markup.error_html), its fix in the wizard's words
+    (`refusal_fix`, `error_fix`) unless `fix` is given."""
+    if fix is None and isinstance(exc, ZmigrateError):
+        fix = refusal_fix(exc) if isinstance(exc, PreflightError) else error_fix(exc)
     return markup.error_html(exc, fix)
+
+
+def error_fix(exc: ZmigrateError) -> str | None:
+    """An error's fix: its words for every face, then its remedies in the wizard's."""
+    parts = [exc.said_fix] if exc.said_fix else []
+    parts += [w for r in exc.remedies if (w := remedy(r, exc.figures))]
+    return _capital("; ".join(parts)) if parts else None
+
+
+def caveat(w: PlanWarning) -> str:
+    """A plan's warning, its ways out naming the wizard's controls."""
+    if isinstance(w, str):
+        return w
+    ways = "; ".join(x for r in w.remedies if (x := remedy(r, w.figures)))
+    return f"{w.text}: {ways}" if ways else w.text
+
+
+def remedy(r: Remedy, f: Mapping[str, str]) -> str:
+    """One way out, naming the wizard's controls ("" where the wizard offers none)."""
+    match r:
+        case Remedy.ROLL_BACK:
+            return ("the destination was changed after its last snapshot: undo that there "
+                    "(zfs rollback to its last snapshot, which loses the change) and send again")
+        case Remedy.DAMAGED:
+            return (f"run it again; if it recurs, check the link, or choose {PRIVATE} or {SSH} "
+                    f"on {PAGE}: their MAC catches damage in flight")
+        case Remedy.UNREACHABLE:
+            return ("the two hosts may not reach each other (another network, NAT, a "
+                    f"firewall): choose {RELAY} or {SSH} on {PAGE}")
+        case Remedy.PORT_IN_USE:
+            return f"give another {PORT} on {PAGE}, or 0 to pick a free one"
+        case Remedy.PORT_HELD:
+            return (f"find out why that process listens on port {f.get('port', 'it')} (it may "
+                    "be waiting for a stream that is not its own); stop it, or give another "
+                    f"{PORT} on {PAGE}")
+        case Remedy.ALLOW_ADDRESS:
+            return (f"if {f.get('address', 'that address')} is the source as the destination "
+                    f"sees it (NAT, a second network), choose {PRIVATE} on {PAGE}: it proves "
+                    "the source by a key made for this job, not by its address")
+        case Remedy.OPEN_LISTENER:
+            return (f"choose {PRIVATE} on {PAGE}: its listener takes only the holder of a key "
+                    "made for this job")
+        case Remedy.RELAY:
+            return f"if it cannot, choose {RELAY} on {PAGE}"
+        case Remedy.COMPRESS_ALWAYS:
+            return ""  # the wizard does not offer to compress such a stream anyway
+        case Remedy.RESUME:
+            return ("the interrupted receive was kept on the destination: send again, and the "
+                    "Destination page offers to resume it (only the rest is sent) or to "
+                    "discard it")
+        case Remedy.LEAVE_WRITES:
+            return (f"go back with \"{LEAVE_WRITES}\": the writes stay on the copy under a "
+                    "snapshot, to bring over by hand")
+        case _:
+            assert_never(r)
 
 
 def refusal_fix(exc: PreflightError, *, mount_root: bool = False) -> str:
@@ -349,7 +409,7 @@ def refusal_fix(exc: PreflightError, *, mount_root: bool = False) -> str:
     f = exc.figures
     match exc.reason:
         case PreflightReason.OTHER:
-            return _capital(exc.fix or "nothing was changed; check the hosts and try again")
+            return error_fix(exc) or "Nothing was changed; check the hosts and try again"
         case PreflightReason.POOL_ROOT | PreflightReason.NOT_EMPTY:
             name = f.get("dataset", "it")
             return (f"Receive below it (e.g. {f.get('below', name + '/NAME')}), pick another "
@@ -420,7 +480,7 @@ def _capital(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
-def _missing_tool(f: dict[str, str]) -> str:
+def _missing_tool(f: Mapping[str, str]) -> str:
     if "install" in f:
         text = _capital(f["install"])
     elif f.get("tool") == "zfs":

@@ -20,6 +20,7 @@ from ..errors import ZmigrateError
 from ..events import StageChanged
 from ..hosts import Host
 from ..plan import Options, property_name
+from ..remedies import Remedy
 from ..tree import TreeJob, TreeRequest
 from ..tree.unchanged import EMPTY_INCREMENT
 from .checks import _snapshots
@@ -79,7 +80,7 @@ def measure(src: Host, dst: Host, source_root: str, destination_root: str,
     if not any(base.values()):
         raise ZmigrateError(f"the copy {destination_root} has no snapshot in common with "
                             f"{source_root}", host=dst.label,
-                            fix="nothing can be carried back: go back with --leave-writes")
+                            fix="nothing can be carried back", remedies=(Remedy.LEAVE_WRITES,))
     if "written" in caps.properties:
         return _written_since(dst, base, snapshot)
     if snapshot is not None:
@@ -171,8 +172,7 @@ def carry(src: Host, dst: Host, source_root: str, destination_root: str, snapsho
         raise ZmigrateError(
             "carrying the copy's writes back would destroy or replace on the source: "
             + ", ".join(f"{x.name} ({x.detail})" for x in lost), host=src.label,
-            fix="nothing was carried back; go back with --leave-writes (the writes stay on "
-            "the copy under a snapshot), then bring them over by hand")
+            fix="nothing was carried back", remedies=(Remedy.LEAVE_WRITES,))
     before = zfs.local_properties(src, source_root, sources="local,received")
     try:
         job.run()

@@ -15,12 +15,12 @@ from ..events import Observer, StageChanged, Summary
 from ..hosts import Host
 from ..hosts.at_once import both as both
 from ..plan import Plan
+from ..remedies import Remedy, command_line
 from ..units import MiB, format_size
 from .pipeline import StepResult
 
 Emit = Observer
-RESUME_HINT = ("the partial receive was kept on the destination: run again with --resume to "
-               "send only the rest, or --discard-partial to drop it")
+RESUME_HINT = command_line(Remedy.RESUME, {})
 
 
 def permission_need(caps: zfs.Capabilities | None, operation: str,

@@ -14,11 +14,11 @@ from ..errors import CancelledError, PortInUseError, TransferError, ZmigrateErro
 from ..events import Observer, PlanReady, StageChanged, Summary
 from ..hosts import Host
 from ..plan import Plan
+from ..remedies import Remedy
 from ..transports.route import SshRoute
 from ..verdict.diagnosis import Diagnoser
 from ..wire import WireSeen
 from ..work import Work
-from .checks import RESUME_HINT as RESUME_HINT
 from .checks import (
     Evidence,
     bookmark,
@@ -157,7 +157,7 @@ class Job(Work):
         self.wire_seen.feed(diagnoser)  # read before the diagnoser was there
         self.emit(PlanReady(plan))
         for w in plan.warnings:
-            self.emit(StageChanged("preflight", w))
+            self.emit(StageChanged("preflight", str(w)))
         self._check_cancel()
         if given is not None or self._dst_before is None:
             existed, before = dst_state(self.dst, self.dst_caps, plan)
@@ -174,7 +174,7 @@ class Job(Work):
                                                        self.emit, Evidence(self._received,
                                                                            str(exc)))
             if self.partial_kept:
-                exc.fix = f"{exc.fix}; {RESUME_HINT}" if exc.fix else RESUME_HINT
+                exc.remedies += (Remedy.RESUME,)
             raise
         return self._finish_sent(self.plan or plan, results, hashes, diagnoser)
 

@@ -10,13 +10,12 @@ from typing import TYPE_CHECKING
 
 from ..errors import PortInUseError, TransferError, ZmigrateError
 from ..hosts.leftovers import checked_kill
+from ..remedies import Remedy
 
 if TYPE_CHECKING:
     from ..hosts import Host, Process
     from .stream_watch import SideState
 
-UNREACHABLE_FIX = ("the two hosts may not reach each other (another network, NAT, a firewall): "
-                   "use --transport relay (through this computer) or --transport ssh")
 
 
 _PROGRAMS = re.compile(r"\b(mbuffer|zfs (?:receive|recv|send)|tail|ssh|cat|pv)\b")
@@ -69,29 +68,30 @@ def end_error(state: SideState, what: str, host: Host,
     tail = [re.sub(r"^(mbuffer: )?in @ .*?% full", "", x).strip() for x in state.tail]
     lines = [x for x in tail if x and not x.lower().startswith(noise)]
     detail = "; ".join(lines[-3:]) if lines else "no error message"
-    fix = None
+    fix: str | None = None
+    remedies: tuple[Remedy, ...] = ()
     low = detail.lower()
     if "connection refused" in low or "unable to connect" in low \
             or "no route to host" in low or "network is unreachable" in low:
-        fix = UNREACHABLE_FIX
+        remedies = (Remedy.UNREACHABLE,)
     elif "permission denied" in low or "must be superuser" in low:
         fix = "run as root, enable sudo for this host, or delegate with `zfs allow`"
     elif "modified since" in low:
-        fix = "the destination changed after its last snapshot: pass --force to roll it back"
+        remedies = (Remedy.ROLL_BACK,)
     elif "out of space" in low or "no space" in low or "quota exceeded" in low:
         fix = "free space on the destination pool"
     elif "checksum mismatch" in low:
         fix = ("the stream was damaged between the two hosts (network, NIC or memory) and zfs "
-               "receive refused it. Run it again; if it recurs, check the "
-               "link or use --transport ssh, whose MAC catches damage in flight")
+               "receive refused it")
+        remedies = (Remedy.DAMAGED,)
     elif "incomplete stream" in low or "failed to read from stream" in low:
         fix = ("the stream was cut off: a process of the transfer or the connection died; "
                "run it again")
     if "address already in use" in low:
         # Another process holds the port picked for the listener: the step can go again.
         return PortInUseError(f"{what}: {detail}", host=state.host,
-                              fix="give another --port, or leave it out to pick a free one")
-    return TransferError(f"{what}: {detail}", host=state.host, fix=fix)
+                              remedies=(Remedy.PORT_IN_USE,))
+    return TransferError(f"{what}: {detail}", host=state.host, fix=fix, remedies=remedies)
 
 def rejected_addresses(receive: SideState) -> list[str]:
     """The addresses the destination's mbuffer refused ("rejected connection from X"), each
@@ -107,16 +107,16 @@ def rejected_addresses(receive: SideState) -> list[str]:
 def unreached_error(port: int | None, seconds: float, source: str,
                     rejected: list[str]) -> TransferError:
     """The sender did not reach the listener in time. Connections the listener refused meanwhile
-    are named as what they are - not the source zmigrate expected - and never offered in."""
+    are named as what they are - not the source zmigrate expected - and never offered in (the
+    sender's own, once refused, is `rejected_error`)."""
     refused = ""
     if rejected:
         refused = ("; meanwhile the listener refused connections from " + ", ".join(rejected)
-                   + " (not the source's address as zmigrate expected it: if one of them is "
-                   "the source as the destination sees it, check it on the source before "
-                   "passing it to --allow-address)")
+                   + " (not the source's address as zmigrate expected it)")
     return TransferError(
         f"the source could not reach the destination's listener (port {port}) within "
-        f"{seconds:.0f} s{refused}", host=source, fix=UNREACHABLE_FIX)
+        f"{seconds:.0f} s{refused}", host=source,
+        remedies=(Remedy.UNREACHABLE,))
 
 
 def taken_error(port: int, destination: str, pid: str, who: str) -> TransferError:
@@ -127,9 +127,7 @@ def taken_error(port: int, destination: str, pid: str, who: str) -> TransferErro
     return TransferError(
         f"port {port} on {destination} is held by {holder}, not by zmigrate's listener: "
         "nothing was sent",
-        host=destination,
-        fix=f"find out why that process listens on port {port} (it may be waiting for a "
-        "stream that is not its own); stop it or give another --port",
+        host=destination, remedies=(Remedy.PORT_HELD,), figures={"port": str(port)},
     )
 
 
@@ -150,9 +148,7 @@ def rejected_error(rejected: str, destination: str) -> TransferError:
     return TransferError(
         f"the destination's mbuffer rejected the connection from {rejected}: it only "
         "accepts the source's address as zmigrate expected it",
-        host=destination,
-        fix=f"if {rejected} is the source as the destination sees it (NAT, a second "
-        f"network), run again with --allow-address {rejected}",
+        host=destination, remedies=(Remedy.ALLOW_ADDRESS,), figures={"address": rejected},
     )
 
 

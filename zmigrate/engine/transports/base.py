@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, ClassVar, Protocol
 
 from .. import cmdline
 from ..findings import Advice, AdviceKind, Figure, Finding
+from ..remedies import PlanWarning
 from .compress import Compressor
 
 if TYPE_CHECKING:
@@ -155,7 +156,7 @@ class Carrier:
         """After such a step whose ends did not all run to their end (those that did removed
         their own): remove what is left of its keys on both hosts."""
 
-    def notes(self, options: RouteOptions, dst_label: str) -> list[str]:
+    def notes(self, options: RouteOptions, dst_label: str) -> list[PlanWarning]:
         """What the plan should say about this transport's choices (warnings)."""
         return []
 

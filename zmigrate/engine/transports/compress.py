@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from ..errors import PreflightError, PreflightReason
 from ..hosts import tools as capabilities
+from ..remedies import Caveat, PlanWarning, Remedy
 
 if TYPE_CHECKING:
     from ..zfs import Capabilities
@@ -133,7 +134,8 @@ def suggest(carrier: Way, stream: Stream,
 
 
 def decide(asked: Compression | None, always: bool, carrier: Way, stream: Stream,
-           ends: list[tuple[str, Capabilities]]) -> tuple[Compressor | None, list[str]]:
+           ends: list[tuple[str, Capabilities]]
+           ) -> tuple[Compressor | None, list[PlanWarning]]:
     """The compressor a step's ends use, and the plan's notes on why none where one was asked.
 
     `ends`: (label, capabilities) of the source and the destination. Raw streams and streams
@@ -147,12 +149,12 @@ def decide(asked: Compression | None, always: bool, carrier: Way, stream: Stream
     if chosen is None:
         return None, []
     if not carrier.crosses_link:
-        return None, [f"both ends are on one host, so nothing crosses a link: --compress "
-                      f"{chosen.name} is left out"]
+        return None, [f"both ends are on one host, so nothing crosses a link: the stream is "
+                      f"not compressed ({chosen.name} left out)"]
     why = stream.compressed_already()
     if why is not None and not always:
-        return None, [f"{why}, so --compress {chosen.name} is left out (--compress-always "
-                      "compresses it anyway)"]
+        return None, [Caveat(f"{why}, so the stream is not compressed again ({chosen.name} "
+                             "left out)", (Remedy.COMPRESS_ALWAYS,))]
     for label, caps in ends:
         if chosen.tool not in caps.tools.tools:
             raise PreflightError(

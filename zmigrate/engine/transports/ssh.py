@@ -16,6 +16,7 @@ from .. import cmdline
 from ..findings import Advice, AdviceKind, Figure, Finding
 from ..readings import mbuffer
 from ..readings.end_cpu import SSHD
+from ..remedies import Caveat, PlanWarning, Remedy
 from .base import CIPHER, Carrier, Ends, StreamSpec, Transport
 
 if TYPE_CHECKING:
@@ -34,12 +35,12 @@ class Ssh(Carrier):
     # the receive's mark: it is not in a group of ours).
     cpu_ends: ClassVar[tuple[str, ...]] = ("ssh", *SSHD)
 
-    def notes(self, options: RouteOptions, dst_label: str) -> list[str]:
+    def notes(self, options: RouteOptions, dst_label: str) -> list[PlanWarning]:
         route = options.ssh_route
         if route is not None and route.proxied and not route.user_routed:
-            return [f"this computer reaches {dst_label} through a ProxyCommand, which runs here "
-                    "and cannot be carried to the source: the source's ssh connects to "
-                    f"{route.target.label} directly (if it cannot, use --transport relay)"]
+            return [Caveat(f"this computer reaches {dst_label} through a ProxyCommand, which "
+                           "runs here and cannot be carried to the source: the source's ssh "
+                           f"connects to {route.target.label} directly", (Remedy.RELAY,))]
         return []
 
     def describe(self, plan: PlanFacts) -> str:

@@ -239,7 +239,8 @@ class ReviewPage(Page):
         else:
             self.ui.size_label.setText("Size: unknown until it runs")
         lost = plan.replaces if plan.replaces is not None and not plan.replaces.empty else None
-        self._show_notes([*plan.warnings, *([words.replaced(lost)] if lost else [])])
+        self._show_notes([*map(words.caveat, plan.warnings),
+                          *([words.replaced(lost)] if lost else [])])
         lines = []
         for host, line in plan.commands():
             lines.append(f"# on {host}")

@@ -1,0 +1,83 @@
+"""What the user can do about an error or a plan's warning, as data each face words with its
+own controls: the command line's flags here (an error's `fix`, a warning's text), the wizard's
+pages and buttons in gui/words.py. Words that name neither stay in the error's own `fix`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import assert_never
+
+
+class Remedy(Enum):
+    """One way out, with the figures its words need (named in the comment)."""
+
+    ROLL_BACK = "roll_back"  # the destination changed after its last snapshot
+    DAMAGED = "damaged"  # the stream was damaged in flight: a MAC'd transport catches it
+    UNREACHABLE = "unreachable"  # the hosts may not reach each other directly
+    PORT_IN_USE = "port_in_use"  # the listener's port was taken since it was picked
+    PORT_HELD = "port_held"  # port: a process not ours holds the listener's port
+    ALLOW_ADDRESS = "allow_address"  # address: the listener rejected the sender from there
+    OPEN_LISTENER = "open_listener"  # the cleartext listener takes any address
+    RELAY = "relay"  # the source's own ssh may not reach the destination
+    COMPRESS_ALWAYS = "compress_always"  # compression was left out: the user may insist
+    RESUME = "resume"  # the interrupted receive was kept on the destination
+    LEAVE_WRITES = "leave_writes"  # nothing can be carried back: go back, writes left
+
+
+def command_line(remedy: Remedy, figures: Mapping[str, str]) -> str:
+    """`remedy` in the command line's words (its flags)."""
+    r = Remedy
+    match remedy:
+        case r.ROLL_BACK:
+            return "the destination changed after its last snapshot: pass --force to roll it back"
+        case r.DAMAGED:
+            return ("run it again; if it recurs, check the link or use --transport private or "
+                    "ssh, whose MAC catches damage in flight")
+        case r.UNREACHABLE:
+            return ("the two hosts may not reach each other (another network, NAT, a firewall): "
+                    "use --transport relay (through this computer) or --transport ssh")
+        case r.PORT_IN_USE:
+            return "give another --port, or leave it out to pick a free one"
+        case r.PORT_HELD:
+            port = figures.get("port", "its port")
+            return (f"find out why that process listens on port {port} (it may be waiting for "
+                    "a stream that is not its own); stop it or give another --port")
+        case r.ALLOW_ADDRESS:
+            address = figures.get("address", "ADDRESS")
+            return (f"if {address} is the source as the destination sees it (NAT, a second "
+                    f"network), run again with --allow-address {address}, or use --transport "
+                    "private, which proves the source by this job's key")
+        case r.OPEN_LISTENER:
+            return "give it with --allow-address, or use --transport private"
+        case r.RELAY:
+            return "if it cannot, use --transport relay"
+        case r.COMPRESS_ALWAYS:
+            return "--compress-always compresses it anyway"
+        case r.RESUME:
+            return ("the partial receive was kept on the destination: run again with --resume "
+                    "to send only the rest, or --discard-partial to drop it")
+        case r.LEAVE_WRITES:
+            return ("go back with --leave-writes (the writes stay on the copy under a snapshot, "
+                    "to bring over by hand)")
+        case _:
+            assert_never(remedy)
+
+
+@dataclass(frozen=True, slots=True)
+class Caveat:
+    """A plan's warning whose way out names a control: `text` is what every face says, each
+    remedy is worded by the face (str() is the command line's)."""
+
+    text: str
+    remedies: tuple[Remedy, ...] = ()
+    figures: Mapping[str, str] = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        ways = "; ".join(command_line(r, self.figures) for r in self.remedies)
+        return f"{self.text}: {ways}" if ways else self.text
+
+
+PlanWarning = str | Caveat  # a plan's warning: words for every face, or one with its ways out
