@@ -452,8 +452,9 @@ def refusal_fix(exc: PreflightError, *, mount_root: bool = False) -> str:
             return (f"Load its key on the source (zfs load-key {f.get('dataset', 'DATASET')}), "
                     "or send it raw: the copy stays encrypted")
         case PreflightReason.NO_ADDRESS:
-            return ("Give the address the source reaches the destination at, on the Transport "
-                    "page")
+            # The wizard has no field for it (the command line takes one).
+            return (f"Choose {RELAY} or {SSH} on {PAGE}: neither needs an address the source "
+                    "reaches the destination at")
         case PreflightReason.NO_PORT:
             return (f"Port {f['port']} is in use there: give another on the Transport page, or "
                     "none to pick a free one" if "port" in f
