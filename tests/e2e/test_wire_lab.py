@@ -15,6 +15,7 @@ from lab.zfsfuse import PoolFactory
 
 from zmigrate.engine.hosts.login import HostSpec, connect
 from zmigrate.engine.plain_words import link_detail
+from zmigrate.engine.readings.tcp_resent import LOSSY
 from zmigrate.engine.wire import read_side
 
 pytestmark = [pytest.mark.lab, pytest.mark.timeout(600)]
@@ -118,3 +119,39 @@ def test_list_names_the_hosts_link(shaped_lab: ShapedLab) -> None:
     far_end = f"zmsb{shaped_lab.suffix}"  # lab-far's end of the veth, toward this computer
     assert f"# lab-far: link {far_end} veth, MTU {shaped_lab.mtu} (toward this computer)" \
         in r.stdout, r.stdout
+
+
+def _resent(far: ShapedLab) -> tuple[dict[str, float], list[str], list[str]]:
+    """The doctor's network stage over lab-far's link: its note on TCP's segments sent again
+    (figures), the advice's kinds and the advice as said."""
+    r = far.zmigrate("doctor", "lab-src", "lab-far", "--stage", "network", "--transport", "tcp",
+                     "--seconds", "4", "--json")
+    assert r.returncode == 0, r.stderr + r.stdout
+    report = r.events[-1]
+    network = next(e for e in r.events if e.get("event") == "doctor_stage"
+                   and e["name"] == "network")
+    assert network["error"] is None and network["rate"], network
+    notes = [n["figures"] for n in network["notes"] if n["kind"] == "resent"]
+    assert len(notes) == 1, network["notes"]
+    return notes[0], [a["kind"] for a in report["advice_items"]], report["advice"]
+
+
+def test_a_link_that_loses_packets_is_named(shaped_lab: ShapedLab) -> None:
+    """A tbf queue too short to hold a burst drops packets as a lossy link does: the doctor's
+    network stage reads how many segments the source sent again, and names the loss; on the
+    same link with a queue that holds its bursts, TCP loses next to nothing and nothing is
+    said."""
+    try:
+        shaped_lab.shape("400mbit", burst="16kb", latency="1ms")
+        lossy, kinds, said = _resent(shaped_lab)
+    finally:
+        shaped_lab.shape("400mbit")
+    assert lossy["host"] == "lab-src" and lossy["sent"] > 10_000, lossy
+    assert lossy["share"] >= 3 * LOSSY, lossy
+    assert "lossy_link" in kinds, kinds
+    assert any(s.startswith("The link loses packets: lab-src had to send") and "ip -s link" in s
+               for s in said), said
+    sound, kinds, _ = _resent(shaped_lab)
+    assert sound["sent"] > 10_000 and sound["share"] < LOSSY, sound
+    assert "lossy_link" not in kinds, kinds
+    print(f"\nsent again: {lossy['share']:.1%} with a short queue, {sound['share']:.2%} without")

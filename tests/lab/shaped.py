@@ -85,13 +85,14 @@ class ShapedLab(NamespaceLab):
             f"    IdentityFile {self.lab.identity}\n    IdentitiesOnly yes\n")
         return self
 
-    def shape(self, rate: str | None) -> None:
-        """Shape what leaves this machine for lab-far to `rate` (a token bucket of 256 KiB,
-        up to 50 ms of queue, as a switch port would); None: the link runs free."""
+    def shape(self, rate: str | None, *, burst: str = "256kb", latency: str = "50ms") -> None:
+        """Shape what leaves this machine for lab-far to `rate` (by default a token bucket of
+        256 KiB, up to 50 ms of queue, as a switch port would; a queue too short to hold a
+        burst drops packets, as a lossy link does); None: the link runs free."""
         run([TC, "qdisc", "del", "dev", self.near_link, "root"], check=False, timeout=30)
         if rate is not None:
             run([TC, "qdisc", "add", "dev", self.near_link, "root", "tbf", "rate", rate,
-                 "burst", "256kb", "latency", "50ms"], timeout=30)
+                 "burst", burst, "latency", latency], timeout=30)
         self.rate = rate
 
     def starve_port(self, port: int) -> None:

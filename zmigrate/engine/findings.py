@@ -100,6 +100,9 @@ class AdviceKind(StrEnum):
     HOST_SHAPING = "host_shaping"  # side, host, iface, bits (bit/s a tc qdisc shapes to)
     CPU_SCALED = "cpu_scaled"  # side, host, mhz, max_mhz: frequency scaling holds it down
     WIRE_FULL = "wire_full"  # rate, ceiling, share, bits, limit, host: as AT_THE_WIRE
+    # host, share, system: TCP sent that share of its segments again (the doctor's network
+    # stage): the link loses packets
+    LOSSY_LINK = "lossy_link"
     # The source pool.
     SOURCE_READ = "source_read"  # rate: time zfs send alone
     SOURCE_DISKS = "source_disks"
@@ -133,6 +136,9 @@ class NoteKind(StrEnum):
     WRITE_LIMIT = "write_limit"  # limit: the write test writes at most this much
     COMPRESS_SAMPLE = "compress_sample"  # tool, ratio, sample: the compressor on a stream sample
     NO_COMPRESSOR = "no_compressor"  # tool: not installed on the source, not measured
+    # host, sent, again, share: TCP segments the sending host sent during the stage, and how
+    # many of them it had to send again (readings/tcp_resent.py)
+    RESENT = "resent"
 
 
 class _Figures:

@@ -14,6 +14,7 @@ from .destination import Emptiness
 from .events import OutOfTouch
 from .findings import Advice, AdviceKind, Finding, FindingKind, Note, NoteKind
 from .losses import DESTINATION, HIDING, SOURCE, Loss, LossKind
+from .readings.tcp_resent import LOSSY
 from .transports import Carrier, Transport, carrier
 from .units import format_rate, format_size
 from .wire import WIRE_SHARE, Ceiling, LinkReading
@@ -330,6 +331,13 @@ def advice(a: Advice) -> str:
                     "other: its link and its CPU (two ciphers) set the pace")
         case k.RELAY_NEARBY:
             return "Run zmigrate on a machine near both hosts (same network, wired)"
+        case k.LOSSY_LINK:
+            errors = "ip -s link" if a.word("system").startswith("Linux") else "netstat -i"
+            return (f"The link loses packets: {a.word('host')} had to send "
+                    f"{a.num('share'):.1%} of its TCP segments again (a sound link stays well "
+                    f"under {LOSSY:.0%}), and TCP slows down at each loss. "
+                    "Check the cables and switch ports, and the NICs' error and drop counters "
+                    f"({errors} on {a.word('host')})")
         case k.NETWORK_LINK:
             return (f"TCP between the hosts carries {format_rate(a.num('rate'))}: check the link "
                     "speed (ethtool IFACE)")
@@ -399,6 +407,9 @@ def note(n: Note) -> str:
                     f"{format_size(n.num('sample'))} of the stream {n.num('ratio'):.1f}x smaller")
         case k.NO_COMPRESSOR:
             return f"Not measured: the source has no {n.word('tool')}"
+        case k.RESENT:
+            return (f"TCP segments sent again by {n.word('host')}: {n.num('share'):.1%} "
+                    f"({n.count('again'):,} of {n.count('sent'):,})")
         case k.NO_POOL:
             return "No pool on the destination to write into"
         case k.WRITE_LIMIT:

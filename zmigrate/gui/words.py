@@ -210,6 +210,7 @@ def advice(a: Advice) -> str:
                 k.DESTINATION_SLOW | k.DESTINATION_VDEVS | k.DESTINATION_POOL | k.CPU_BOUND |
                 k.CLEANUP_FAILED | k.LEFTOVER_DATASET | k.LINK_SLOWER | k.HALF_DUPLEX |
                 k.MTU_MISMATCH | k.RINGS_BELOW_MAX | k.HOST_SHAPING | k.CPU_SCALED | k.WIRE_FULL |
+                k.LOSSY_LINK |
                 k.FREE_CPU):
             return plain_words.advice(a)
         case _:
@@ -231,7 +232,7 @@ def note(n: Note) -> str:
                     f"writes at most {n.num('share'):.0%} of it and needs "
                     f"{format_size(n.num('minimum'))}")
         case (k.RAN_TO_END | k.FROM_CACHE | k.SSH_UNREACHABLE | k.NO_POOL | k.WRITE_LIMIT
-              | k.COMPRESS_SAMPLE | k.NO_COMPRESSOR):
+              | k.COMPRESS_SAMPLE | k.NO_COMPRESSOR | k.RESENT):
             return plain_words.note(n)
         case _:
             assert_never(n.kind)

@@ -6,6 +6,7 @@ Each item is an `Advice` (findings.py): a kind and its figures, worded by each f
 from __future__ import annotations
 
 from ..findings import Advice, AdviceKind, NoteKind, unique
+from ..readings import tcp_resent
 from ..transports import Transport, carrier
 from ..verdict.diagnosis import buffer_advice
 from ..wire import Wire, at_the_wire, wire_advice
@@ -38,6 +39,16 @@ def _network(rate: float, wire: Wire | None) -> list[Advice]:
             Advice(AdviceKind.TRANSPORT_CPU)]
 
 
+def _lossy(stages: list[StageResult]) -> Advice | None:
+    """The link loses packets: TCP sent too large a share again during the network stage."""
+    for s in stages:
+        for n in s.notes:
+            if n.kind is NoteKind.RESENT and n.num("share") >= tcp_resent.LOSSY:
+                return Advice(AdviceKind.LOSSY_LINK, {k: n.figures[k]
+                                                      for k in ("host", "share", "system")})
+    return None
+
+
 def advise(stages: list[StageResult], slowest: StageResult | None,
            transport: Transport, memory: int | None = None,
            compress: Advice | None = None, wire: Wire | None = None) -> tuple[Advice, ...]:
@@ -62,12 +73,14 @@ def advise(stages: list[StageResult], slowest: StageResult | None,
             out += [Advice(AdviceKind.SOURCE_POOL, {"rate": rate}),
                     Advice(AdviceKind.SOURCE_QUIET)]
         elif slowest.name == "network":
-            out += _network(rate, wire)
+            out += [a for a in (_lossy(stages),) if a is not None] + _network(rate, wire)
         elif slowest.name.startswith("ssh"):
             out.append(Advice(AdviceKind.SSH_SLOW, {"rate": rate}))
         elif slowest.name == "destination_write":
             out.append(Advice(AdviceKind.DESTINATION_POOL, {"rate": rate}))
         out.append(buffer_advice(rate, memory=memory))  # within the receiver's memory
+    if (slowest is None or slowest.name != "network") and (lossy := _lossy(stages)):
+        out.append(lossy)  # not what holds this transfer back, but it will when the rest is fast
     if wire is not None and (slowest is None or slowest.name != "network"):
         # Not the slowest stage, but a mis-set link is worth a word all the same.
         out += [a for a in wire_advice(wire) if a.kind is not AdviceKind.CPU_SCALED]

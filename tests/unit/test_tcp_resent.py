@@ -1,0 +1,85 @@
+"""TCP's counters of segments sent and sent again, as each system prints them (tests/data/tcp,
+its README says where each capture comes from), and the share sent again between two readings."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from every_kind import NETWORK_TITLE, SOURCE_TITLE, report, stage
+
+from zmigrate.engine import plain_words
+from zmigrate.engine.events import StageResult
+from zmigrate.engine.findings import AdviceKind, Note, NoteKind
+from zmigrate.engine.readings.tcp_resent import (
+    LOSSY,
+    SCRIPT,
+    Counters,
+    Resent,
+    between,
+    parse,
+)
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "tcp"
+
+
+@pytest.mark.parametrize(("name", "counters"), [
+    # Linux: OutSegs leaves out what went again, RetransSegs counts it.
+    ("linux-6.18-proc-net-snmp.txt", Counters(168674731 + 167749, 167749)),
+    ("freebsd-13-netstat-s-p-tcp.txt", Counters(0, 0)),
+    # "packets sent" counts the data packets sent again too.
+    ("darwin-netstat-s-tcp.txt", Counters(226578, 40440)),
+    ("solaris-netstat-s-P-tcp.txt", Counters(21843389688 + 41967918, 41967918)),
+])
+def test_each_systems_counters(name: str, counters: Counters) -> None:
+    assert parse((DATA / name).read_text()) == counters
+
+
+def test_what_is_neither_form_reads_as_nothing() -> None:
+    assert parse("") is None
+    assert parse("Tcp: RtoAlgorithm OutSegs\nTcp: 1 x\n") is None
+    assert parse("netstat: illegal option -- P\n") is None
+
+
+def test_the_script_reads_this_machine() -> None:
+    """The script as a host runs it, here (Linux): two readings, the later not below the
+    earlier."""
+    first = parse(subprocess.run(["sh", "-c", SCRIPT], capture_output=True, text=True,
+                                 check=True).stdout)
+    second = parse(subprocess.run(["sh", "-c", SCRIPT], capture_output=True, text=True,
+                                  check=True).stdout)
+    assert first is not None and second is not None
+    resent = between(first, second)
+    assert resent is not None and resent.sent >= 0
+
+
+def test_the_share_sent_again_between_two_readings() -> None:
+    resent = between(Counters(1000, 10), Counters(21000, 410))
+    assert resent == Resent(20000, 400) and resent.share == pytest.approx(0.02)
+    assert between(Counters(5, 0), Counters(5, 0)) == Resent(0, 0)
+    assert Resent(0, 0).share == 0.0
+    # A host that restarted between the readings, or one reading missing: nothing said.
+    assert between(Counters(1000, 10), Counters(50, 0)) is None
+    assert between(None, Counters(50, 0)) is None and between(Counters(1, 0), None) is None
+
+
+def _network(mib: float, share: float) -> StageResult:
+    return stage("network", NETWORK_TITLE, mib, True, notes=(Note(NoteKind.RESENT, {
+        "host": "tank.lan", "sent": 100_000, "again": round(share * 100_000), "share": share,
+        "system": "Linux"}),))
+
+
+def test_a_link_that_loses_packets_is_named_first_where_it_is_the_slowest() -> None:
+    source = stage("source_read", SOURCE_TITLE, 400, True)
+    lossy = report([source, _network(40, LOSSY * 3)]).advice
+    assert lossy[0].kind is AdviceKind.LOSSY_LINK, lossy
+    assert lossy[0].figures == {"host": "tank.lan", "share": LOSSY * 3, "system": "Linux"}
+    assert "ip -s link on tank.lan" in plain_words.advice(lossy[0])
+    sound = report([source, _network(40, LOSSY / 2)]).advice
+    assert AdviceKind.LOSSY_LINK not in {a.kind for a in sound}, sound
+    # Not the slowest stage (the source reads slower): still named, after the slowest's own.
+    behind = report([stage("source_read", SOURCE_TITLE, 30, True),
+                     _network(900, LOSSY * 2)]).advice
+    kinds = [a.kind for a in behind]
+    assert AdviceKind.LOSSY_LINK in kinds and kinds[0] is AdviceKind.SOURCE_POOL, kinds
