@@ -155,3 +155,45 @@ def test_a_link_that_loses_packets_is_named(shaped_lab: ShapedLab) -> None:
     assert sound["sent"] > 10_000 and sound["share"] < LOSSY, sound
     assert "lossy_link" not in kinds, kinds
     print(f"\nsent again: {lossy['share']:.1%} with a short queue, {sound['share']:.2%} without")
+
+
+def test_a_transfer_over_a_link_that_loses_packets_is_told_so(
+        shaped_lab: ShapedLab, make_pool: PoolFactory) -> None:
+    """The same lossy link under a real transfer: the source's TCP counters are read as it
+    streams, and the live verdicts and the final one say the link loses packets (the network
+    holds it back: first)."""
+    src = make_pool("lsrc", size_mb=768)
+    ds = f"{src.name}/data"
+    zfs("create", "-o", "compression=off", ds)
+    run(["dd", "if=/dev/urandom", f"of={src.mountpoint / 'data' / 'blob'}", "bs=1M",
+         "count=300", "status=none"], timeout=120)
+    zfs("snapshot", f"{ds}@s")
+    dst = make_pool("ldst", size_mb=768)
+    try:
+        shaped_lab.shape("400mbit", burst="16kb", latency="1ms")
+        sent = shaped_lab.zmigrate("send", f"lab-src:{ds}@s", f"lab-far:{dst.name}/copy",
+                                   "--transport", "tcp", "--json", "--no-history")
+    finally:
+        shaped_lab.shape("400mbit")
+    assert sent.returncode == 0, sent.stderr + sent.stdout
+    assert snapshot_guid(f"{dst.name}/copy@s") == snapshot_guid(f"{ds}@s")
+    events = sent.events
+    done = events[-1]
+    readings = [e for e in events if e["event"] == "resent"]
+    assert readings, done
+    assert {r["host"] for r in readings} == {"lab-src"}, readings
+    sent_, again = sum(r["sent"] for r in readings), sum(r["again"] for r in readings)
+    assert again >= 3 * LOSSY * sent_, (again, sent_)
+    final = [e for e in events if e["event"] == "verdict" and e["final"]][-1]
+    # The live verdicts judged after the first reading came.
+    live = [e for e in events if e["event"] == "verdict" and not e["final"]
+            and e["kind"] != "none" and e["t"] >= readings[0]["t"]]
+    for v in (final, *live):
+        kinds = [a["kind"] for a in v["advice_items"]]
+        assert "lossy_link" in kinds, (v["kind"], kinds)
+        if v["kind"] == "network":
+            assert kinds[0] == "lossy_link", kinds
+    assert any(s.startswith("The link loses packets: lab-src had to send")
+               for s in final["advice"]), final["advice"]
+    print(f"\n{again / sent_:.1%} sent again; {done['bytes'] / done['seconds'] / 2**20:.1f} "
+          f"MiB/s; final verdict {final['kind']}: {final['advice'][0]}")

@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from zmigrate.cli import words
-from zmigrate.engine.events import PlanReady, Sample, Side
+from zmigrate.engine.events import PlanReady, Resent, Sample, Side
 from zmigrate.engine.findings import Advice, AdviceKind, FindingKind
 from zmigrate.engine.plan import Options, Plan
 from zmigrate.engine.transports import Transport
@@ -102,6 +102,57 @@ def test_seed_netcat_sender_full_is_network_bound() -> None:
     assert AdviceKind.USE_TCP not in kinds(v)
     assert v.evidence["send_fill_mean"] == 100
     assert v.evidence["send_rate"] == pytest.approx(103 * MiB, rel=0.01)
+
+
+def _resent(t: float, sent: int, again: int) -> Resent:
+    return Resent(t, "tank.lan", "FreeBSD", sent, again, 5.0)
+
+
+def test_a_link_that_loses_packets_is_named_first_where_the_network_holds_it_back() -> None:
+    """The sending host's TCP sent 3% again over the window: the verdict says the link loses
+    packets before the network's other cures; 0.5% is TCP finding its pace, nothing said;
+    readings older than the window do not count, the final verdict counts them all."""
+    send = trace(Side.SEND, 30, 40, 40, 100)
+    recv = trace(Side.RECEIVE, 30, 40, 40, 0)
+    lossy = [_resent(t, 100_000, 3_000) for t in (10.0, 15.0, 20.0, 25.0)]
+    v = diagnose(both(send, recv), transport=Transport.TCP, resent=lossy)
+    assert v.kind is Bottleneck.NETWORK and kinds(v)[0] is AdviceKind.LOSSY_LINK, kinds(v)
+    assert v.advice[0].figures == {"host": "tank.lan", "share": 0.03, "system": "FreeBSD"}
+    assert v.evidence["resent_share"] == 3.0
+    assert words.advice(v.advice[0]).startswith(
+        "The link loses packets: tank.lan had to send 3.0% of its TCP segments again")
+    assert "netstat -i on tank.lan" in words.advice(v.advice[0])
+    sound = [_resent(t, 100_000, 500) for t in (10.0, 15.0, 20.0, 25.0)]
+    v = diagnose(both(send, recv), transport=Transport.TCP, resent=sound)
+    assert AdviceKind.LOSSY_LINK not in kinds(v) and "resent_share" not in v.evidence
+    # Too few segments to tell (a quiet host): nothing said either way.
+    v = diagnose(both(send, recv), transport=Transport.TCP, resent=[_resent(20.0, 900, 90)])
+    assert AdviceKind.LOSSY_LINK not in kinds(v)
+    # A loss 40 s before the window's end is outside a live verdict's 30 s; the final counts it.
+    longer = both(trace(Side.SEND, 60, 40, 40, 100), trace(Side.RECEIVE, 60, 40, 40, 0))
+    early = [_resent(15.0, 100_000, 9_000), _resent(55.0, 100_000, 0)]
+    assert AdviceKind.LOSSY_LINK not in kinds(diagnose(longer, resent=early))
+    assert AdviceKind.LOSSY_LINK in kinds(diagnose(longer, resent=early, final=True))
+
+
+def test_a_lossy_link_behind_another_stage_is_named_after_its_advice() -> None:
+    send = trace(Side.SEND, 30, 20, 20, 0)
+    recv = trace(Side.RECEIVE, 30, 20, 20, 0)
+    v = diagnose(both(send, recv), resent=[_resent(20.0, 50_000, 2_000)])
+    assert v.kind is Bottleneck.SOURCE and kinds(v)[-1] is AdviceKind.LOSSY_LINK, kinds(v)
+
+
+def test_the_diagnoser_sums_the_readings_for_its_final_verdict() -> None:
+    out: list[object] = []
+    d = Diagnoser(out.append)
+    for s in both(trace(Side.SEND, 60, 40, 40, 100), trace(Side.RECEIVE, 60, 40, 40, 0)):
+        d(s)
+        if s.side is Side.SEND and s.t in (20.0, 40.0):
+            d(_resent(s.t, 60_000, 600 if s.t == 20.0 else 1_200))
+    final = d.finish()
+    # 1,800 of 120,000: 1.5% over the whole transfer.
+    assert final.advice[0].kind is AdviceKind.LOSSY_LINK, kinds(final)
+    assert final.advice[0].num("share") == pytest.approx(0.015)
 
 
 def test_network_bound_over_ssh_advises_tcp_and_a_fast_cipher() -> None:

@@ -31,6 +31,7 @@ from zmigrate.engine.events import (
     PlanReady,
     ProcessCpu,
     Progress,
+    Resent,
     Sample,
     Side,
     StageChanged,
@@ -117,6 +118,7 @@ EXAMPLES: list[Event] = [
     Synced(3, False, 2**20, 4.5, "zmigrate-20261127-020000", "stalled", "resume",
            12.5, 4096, 900.0),
     EndCpu(12.5, Side.RECEIVE, "lab-dst", "socat", 0.97, 0.012, 5.02, "tank/t"),
+    Resent(17.5, "lab-src", "Linux", 120_000, 3_600, 5.01, "tank/t"),
     OutOfTouch("nas", 1.8e9, "cannot log in to the runner host nas: timed out", 10.0),
 ]
 

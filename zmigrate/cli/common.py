@@ -28,6 +28,7 @@ from ..engine.events import (
     OutOfTouch,
     PlanReady,
     Progress,
+    Resent,
     Sample,
     Side,
     StageChanged,
@@ -185,7 +186,7 @@ class LiveLine:
                 self.clear()
                 print(plain_words.out_of_touch(event, time.time()), file=self.out)
             case (PlanReady() | TreePlanReady() | Stalled() | Finished() | Failed()
-                  | StageStarted() | StageResult() | EndCpu()):
+                  | StageStarted() | StageResult() | EndCpu() | Resent()):
                 pass  # the plan, the stall (as its verdict) and the end are said elsewhere
             case _:
                 assert_never(event)
@@ -242,6 +243,8 @@ def event_to_json(event: Event) -> dict[str, Any] | None:
             return {"event": "synced", **asdict(event)}
         case EndCpu():
             return {"event": "end_cpu", **asdict(event)}
+        case Resent():
+            return {"event": "resent", **asdict(event)}
         case OutOfTouch():
             return {"event": "out_of_touch", **asdict(event)}
         case Stalled() | StageStarted():
@@ -319,7 +322,7 @@ def plain(event: Event, err: TextIO) -> None:
         case OutOfTouch():
             print(plain_words.out_of_touch(event, time.time()), file=err)
         case (TreePlanReady() | Sample() | Progress() | Stalled() | Finished()
-              | Failed() | StageStarted() | StageResult() | Wire() | EndCpu()):
+              | Failed() | StageStarted() | StageResult() | Wire() | EndCpu() | Resent()):
             pass
         case _:
             assert_never(event)

@@ -32,6 +32,7 @@ from ..engine.events import (
     OutOfTouch,
     PlanReady,
     Progress,
+    Resent,
     Sample,
     StageChanged,
     Stalled,
@@ -205,7 +206,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                     print(f"measuring {event.title} for {event.seconds:g} s...", file=err)
             case (PlanReady() | TreePlanReady() | StageChanged() | Sample() | LogLine() | Progress()
                   | Stalled() | DatasetState() | Verdict() | Finished() | Failed() | Wire()
-                  | Synced() | EndCpu() | OutOfTouch()):
+                  | Synced() | EndCpu() | Resent() | OutOfTouch()):
                 pass  # a job's kinds: the doctor emits none (its report carries the wire)
             case _:
                 assert_never(event)

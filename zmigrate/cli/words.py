@@ -130,8 +130,7 @@ def advice(a: Advice) -> str:
               k.DESTINATION_SLOW | k.DESTINATION_VDEVS | k.DESTINATION_POOL | k.CPU_BOUND |
               k.CLEANUP_FAILED | k.LEFTOVER_DATASET | k.LINK_SLOWER | k.HALF_DUPLEX |
               k.MTU_MISMATCH | k.RINGS_BELOW_MAX | k.HOST_SHAPING | k.CPU_SCALED | k.WIRE_FULL |
-              k.LOSSY_LINK |
-              k.TLS_CPU | k.FREE_CPU):
+              k.LOSSY_LINK | k.TLS_CPU | k.FREE_CPU):
             return plain_words.advice(a)
         case _:
             assert_never(a.kind)

@@ -38,7 +38,7 @@ KINDS: Final[dict[type[Event], str]] = {
     ev.Sample: "sample", ev.LogLine: "log", ev.Progress: "progress", ev.Stalled: "stalled",
     ev.DatasetState: "dataset", ev.Verdict: "verdict", ev.Finished: "done", ev.Failed: "failed",
     ev.StageStarted: "doctor_stage_started", ev.StageResult: "doctor_stage", ev.Wire: "wire",
-    ev.Synced: "synced", ev.EndCpu: "end_cpu",
+    ev.Synced: "synced", ev.EndCpu: "end_cpu", ev.Resent: "resent",
     ev.OutOfTouch: "out_of_touch",
 }
 _BY_NAME: Final = {name: kind for kind, name in KINDS.items()}

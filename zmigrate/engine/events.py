@@ -58,6 +58,22 @@ class Sample:
 
 
 @dataclass(frozen=True, slots=True)
+class Resent:
+    """TCP segments the host that sends the stream onto the link sent over the last `seconds`,
+    and how many of them it sent again (readings/tcp_resent.py: the host's own counters, all
+    its connections). `system`: its uname, for the words of a fix there. Stamped with seconds
+    since the job started; in a tree, the source dataset streaming."""
+
+    t: float
+    host: str
+    system: str
+    sent: int
+    again: int
+    seconds: float
+    dataset: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class EndCpu:
     """What the CPU gave one end of the way (its TLS end, the source's ssh) on its host over
     the last `seconds`: `on_cpu` and `waiting` (runnable, no CPU free) as shares of that time
@@ -555,7 +571,7 @@ class Wire:
 
 Event = (PlanReady | TreePlanReady | StageChanged | Sample | LogLine | Progress | Stalled
          | DatasetState | Verdict | Finished | Failed | StageStarted | StageResult | Wire
-         | Synced | EndCpu | OutOfTouch)
+         | Synced | EndCpu | Resent | OutOfTouch)
 """Every kind the engine emits; closed: a new kind joins here, and mypy then names each face
 that does not handle it (and tests/unit/test_event_json.py asks for an example of it)."""
 Observer = Callable[[Event], None]

@@ -19,6 +19,7 @@ from ..engine.events import (
     OutOfTouch,
     PlanReady,
     Progress,
+    Resent,
     Sample,
     StageChanged,
     StageResult,
@@ -138,7 +139,7 @@ class JobBridge(QObject):
             case OutOfTouch():
                 self.out_of_touch.emit(event)
             case (PlanReady() | TreePlanReady() | Stalled() | StageStarted() | StageResult()
-                  | Synced() | EndCpu()):
+                  | Synced() | EndCpu() | Resent()):
                 pass  # the plan is Review's, a stall arrives as its verdict, the doctor's own;
                 # a kept-in-sync job's catch-ups are read from its state (Done, first page)
             case _:

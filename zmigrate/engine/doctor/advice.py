@@ -43,9 +43,9 @@ def _lossy(stages: list[StageResult]) -> Advice | None:
     """The link loses packets: TCP sent too large a share again during the network stage."""
     for s in stages:
         for n in s.notes:
-            if n.kind is NoteKind.RESENT and n.num("share") >= tcp_resent.LOSSY:
-                return Advice(AdviceKind.LOSSY_LINK, {k: n.figures[k]
-                                                      for k in ("host", "share", "system")})
+            if n.kind is NoteKind.RESENT:
+                return tcp_resent.loss_advice(n.word("host"), n.word("system"),
+                                              n.count("sent"), n.count("again"))
     return None
 
 

@@ -28,6 +28,7 @@ from ..events import (
     OutOfTouch,
     PlanReady,
     Progress,
+    Resent,
     Sample,
     StageChanged,
     StageResult,
@@ -209,7 +210,7 @@ class Recorder:
             case Verdict():
                 self._pending.verdict = _verdict_value(event)
             case (StageChanged() | LogLine() | Stalled() | DatasetState() | StageStarted()
-                  | StageResult() | Wire() | Synced() | EndCpu() | OutOfTouch()):
+                  | StageResult() | Wire() | Synced() | EndCpu() | Resent() | OutOfTouch()):
                 pass  # not kept (a stall is kept as its verdict; a catch-up is its own run)
             case _:
                 assert_never(event)

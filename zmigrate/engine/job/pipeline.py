@@ -29,8 +29,8 @@ from ..readings import mbuffer
 from ..readings.rate import FollowedRate, eta
 from ..transports.listener import LISTEN_TIMEOUT, holders, parse_taken
 from ..transports.route import diagnose, route_error
-from .end_cpu import EndCpuWatch
 from .stall_watch import StallMonitor, StepEnds
+from .step_readings import StepReadings
 from .stream_watch import Emit, SideState, StreamWatch
 from .why_failed import (
     cut_off,
@@ -265,7 +265,7 @@ class StepRunner:
             timeout=options.stall_timeout, single=not self.carrier.two_ends,
             path=self.carrier.stall_path(plan, src.label, dst.label), hosts=self.ends.of,
             held=self.ends.held)
-        self.cpu = EndCpuWatch(self.carrier.cpu_ends, emit, t0)
+        self.readings = StepReadings(self.carrier, emit, t0)
 
     # -- processes ----------------------------------------------------------------------------
     def _spawn(self, host: Host, line: str, state: SideState, both: bool = False,
@@ -351,7 +351,7 @@ class StepRunner:
                              stdout_state=self.receive if step.receive_mark else None)
             procs.insert(0, (tx, self.send, carrier.sender_label(plan, self.dst.label)))
             self.ends.procs["send"] = tx
-            self.cpu.follow_ends(tx, rx, self.dst, step.receive_mark, relayed=carrier.relays)
+            self.readings.follow(self.src, tx, rx, self.dst, step.receive_mark)
             if rx is not None and carrier.listens:
                 self._wait_listening(rx)
             self.start_time = time.monotonic()
@@ -443,7 +443,7 @@ class StepRunner:
                     self.stop()
                     raise self.stall.error(now)
                 self._progress()
-                self.cpu.tick(now, flowing=self.receive.total > 0)
+                self.readings.tick(now, flowing=self.receive.total > 0)
                 next_progress = now + PROGRESS_PERIOD
             pause([p for p, _, _ in procs], statuses, self.cancelled)
 

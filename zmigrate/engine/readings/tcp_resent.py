@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..findings import Advice, AdviceKind
+
 SCRIPT = ("if [ -r /proc/net/snmp ]; then grep '^Tcp:' /proc/net/snmp; "
           "else case $(uname -s) in SunOS) netstat -s -P tcp;; *) netstat -s -p tcp;; esac; "
           "fi 2>/dev/null")
@@ -21,6 +23,8 @@ SCRIPT = ("if [ -r /proc/net/snmp ]; then grep '^Tcp:' /proc/net/snmp; "
 # A clean link sends well under this share again (TCP finds its pace by a loss now and then); at
 # or above it the link itself loses packets.
 LOSSY = 0.01
+# Fewer segments than this say nothing either way (a few lost among a quiet host's hundreds).
+ENOUGH = 10_000
 
 _BSD_SENT = re.compile(r"^\s*(\d+) packets? sent$", re.MULTILINE)
 _BSD_AGAIN = re.compile(r"^\s*(\d+) data packets? \(\d+ bytes?\) retransmitted$", re.MULTILINE)
@@ -76,3 +80,11 @@ def between(before: Counters | None, after: Counters | None) -> Resent | None:
     if sent < 0 or again < 0 or again > sent:
         return None
     return Resent(sent, again)
+
+
+def loss_advice(host: str, system: str, sent: int, again: int) -> Advice | None:
+    """The advice that the link loses packets, where `host` (its uname `system`) sent LOSSY or
+    more of ENOUGH or more segments again; else None."""
+    if sent < ENOUGH or again < LOSSY * sent:
+        return None
+    return Advice(AdviceKind.LOSSY_LINK, {"host": host, "share": again / sent, "system": system})

@@ -19,6 +19,7 @@ from ..events import (
     OutOfTouch,
     PlanReady,
     Progress,
+    Resent,
     Sample,
     StageChanged,
     StageResult,
@@ -143,7 +144,7 @@ def relay(emit: Observer, progress: TreeProgress, i: int, source: str) -> Observ
                 emit(progress.of(source, i, event))
             case Finished() | Failed():
                 return  # the tree reports its own end
-            case Sample() | StageChanged() | Stalled() | Verdict() | EndCpu():
+            case Sample() | StageChanged() | Stalled() | Verdict() | EndCpu() | Resent():
                 emit(replace(event, dataset=source))
             case (PlanReady() | TreePlanReady() | LogLine() | DatasetState() | StageStarted()
                   | StageResult() | Wire() | Synced() | OutOfTouch()):

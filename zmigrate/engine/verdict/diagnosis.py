@@ -34,10 +34,22 @@ from dataclasses import dataclass, replace
 
 from .. import transports
 from ..events import Bottleneck as Bottleneck
-from ..events import Ceiling, EndCpu, Event, Observer, PlanReady, Sample, Side, Stalled, Wire
+from ..events import (
+    Ceiling,
+    EndCpu,
+    Event,
+    Observer,
+    PlanReady,
+    Resent,
+    Sample,
+    Side,
+    Stalled,
+    Wire,
+)
 from ..events import Verdict as Verdict
 from ..findings import Advice, AdviceKind, Finding, FindingKind
 from ..plan import MEMORY_SHARE
+from ..readings.tcp_resent import loss_advice
 from ..transports import CIPHER, Transport
 from ..transports.base import WIRE_ADVICE
 from ..units import MiB
@@ -393,7 +405,7 @@ def diagnose(samples: Sequence[Sample], *, rate_limit: int | None = None, window
              final: bool = False, transport: Transport | None = None,
              receive_buffer: int | None = None, receive_empties: int | None = None,
              compress: str = "", ceiling: Ceiling | None = None,
-             ends: Sequence[EndCpu] = ()) -> Verdict:
+             ends: Sequence[EndCpu] = (), resent: Sequence[Resent] = ()) -> Verdict:
     """Judge what limits a transfer from its mbuffer samples.
 
     Args:
@@ -405,6 +417,8 @@ def diagnose(samples: Sequence[Sample], *, rate_limit: int | None = None, window
         compress: the plan's compressor in transit: the sender's figures are compressed bytes.
         ceiling: the path's ceiling (wire/): a network stage at WIRE_SHARE of it is the wire.
         ends: what the CPU gave the way's own ends (job/end_cpu.py), over the samples' time.
+        resent: what the sending host sent, and sent again (job/resent_watch.py): a link that
+            loses packets is named, first where the way between the buffers is the slowest.
         receive_empties: times the receive buffer ran empty, when counted elsewhere over
             samples that were since thinned out.
     """
@@ -430,8 +444,23 @@ def diagnose(samples: Sequence[Sample], *, rate_limit: int | None = None, window
         return Verdict(Bottleneck.NONE, finding, (), evidence, 0.0, final, t)
     empties = receive_empties if receive_empties is not None else (recv.empties if recv else 0)
     kind, finding, advice, base = _judge(send, recv, single, ctx, empties)
+    if not final:
+        resent = [r for r in resent if r.t >= t - window]
+    lost = _lost(resent)
+    if lost is not None:
+        evidence["resent_share"] = round(100 * lost.num("share"), 2)
+        advice = (lost, *advice) if kind is Bottleneck.NETWORK else (*advice, lost)
     span = max(st.span for st in (send, recv) if st is not None)
     return Verdict(kind, finding, advice, evidence, _confidence(base, span), final, t)
+
+
+def _lost(resent: Sequence[Resent]) -> Advice | None:
+    """That the link loses packets, from the readings' sums (named by the latest)."""
+    if not resent:
+        return None
+    last = resent[-1]
+    return loss_advice(last.host, last.system, sum(r.sent for r in resent),
+                       sum(r.again for r in resent))
 
 
 def stall_verdict(event: Stalled, timeout: float | None = None) -> Verdict:
@@ -468,6 +497,8 @@ class Diagnoser:
         self._recent: deque[Sample] = deque()
         self._ends: deque[EndCpu] = deque()  # the window's readings of the way's ends
         self._ends_whole: tuple[EndCpu, ...] = ()  # theirs over the whole transfer
+        self._resent: deque[Resent] = deque()  # the window's readings of TCP's segments
+        self._resent_whole: Resent | None = None  # theirs summed over the whole transfer
         self._history: dict[Side, list[Sample]] = {Side.SEND: [], Side.RECEIVE: []}
         self._stride = 1
         self._seen: dict[Side, int] = {Side.SEND: 0, Side.RECEIVE: 0}
@@ -502,6 +533,9 @@ class Diagnoser:
                     self._ends.popleft()
                 self._ends_whole = combined((*self._ends_whole, event))
             return
+        if isinstance(event, Resent):
+            self._on_resent(event)
+            return
         if not isinstance(event, Sample):
             return
         verdict = None
@@ -517,6 +551,16 @@ class Diagnoser:
                     verdict = self._diagnose(list(self._recent), final=False)
         if verdict is not None:
             self._emit(verdict)  # outside the lock: observers may call back into us
+
+    def _on_resent(self, event: Resent) -> None:
+        with self._lock:
+            self._resent.append(event)
+            while self._resent and self._resent[0].t < event.t - self.window:
+                self._resent.popleft()
+            was = self._resent_whole
+            self._resent_whole = event if was is None else replace(
+                event, sent=was.sent + event.sent, again=was.again + event.again,
+                seconds=was.seconds + event.seconds)
 
     def _still(self, t: float) -> bool:
         """Whether no byte moved on either side for the last STILL seconds: no stage is slow
@@ -566,7 +610,9 @@ class Diagnoser:
                         transport=self.transport, receive_buffer=self.receive_buffer,
                         receive_empties=self._empties if final else None,
                         compress=self.compress, ceiling=self.ceiling,
-                        ends=self._ends_whole if final else tuple(self._ends))
+                        ends=self._ends_whole if final else tuple(self._ends),
+                        resent=(() if self._resent_whole is None else (self._resent_whole,))
+                        if final else tuple(self._resent))
 
     def finish(self) -> Verdict:
         """The verdict over the whole transfer; emitted once, returned on every call."""

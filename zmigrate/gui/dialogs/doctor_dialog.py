@@ -34,6 +34,7 @@ from ...engine.events import (
     OutOfTouch,
     PlanReady,
     Progress,
+    Resent,
     Sample,
     StageChanged,
     Stalled,
@@ -254,7 +255,7 @@ class DoctorDialog(QDialog):
                 self.chart.add_stage(event.name, event.title, event.rate, event.in_path, note)
             case (PlanReady() | TreePlanReady() | StageChanged() | Sample() | LogLine() | Progress()
                   | Stalled() | DatasetState() | Verdict() | Finished() | Failed() | Wire()
-                  | Synced() | EndCpu() | OutOfTouch()):
+                  | Synced() | EndCpu() | Resent() | OutOfTouch()):
                 pass  # a job's kinds: the doctor emits none (its report carries the wire)
             case _:
                 assert_never(event)
