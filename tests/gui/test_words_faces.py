@@ -19,6 +19,7 @@ from pytestqt.qtbot import QtBot
 
 from zmigrate.engine.doctor import DoctorReport, StageStarted
 from zmigrate.engine.errors import TransferError
+from zmigrate.engine.events import StageChanged
 from zmigrate.engine.findings import AdviceKind, FindingKind, NoteKind
 from zmigrate.engine.hosts import Host, LocalHost
 from zmigrate.engine.plan import Options
@@ -99,6 +100,19 @@ def test_every_remedy_in_the_wizards_words(remedy: Remedy) -> None:
     assert FLAG.search(str(warning)), str(warning)
     assert words.caveat(warning) == (f"dst: something to know: {said}" if said
                                      else "dst: something to know")
+
+
+def test_a_plan_warning_on_the_transfer_pages_stage_line(
+        pages: tuple[Session, TransferPage, DonePage, JobBridge], qtbot: QtBot) -> None:
+    """The job says its plan's warnings as it starts (StageChanged, the command line's words
+    in its detail): the Transfer page's stage line names the wizard's choice instead."""
+    _, transfer, _, bridge = pages
+    warning = Caveat("nas: the listener on port 9000 takes a connection from any address",
+                     (Remedy.OPEN_LISTENER,))
+    bridge.on_event(StageChanged("preflight", str(warning), caveat=warning))
+    qtbot.waitUntil(lambda: "any address" in transfer.ui.stage_label.text())
+    shown = transfer.ui.stage_label.text()
+    assert "Direct TCP, private" in shown and not FLAG.search(shown), shown
 
 
 @pytest.mark.parametrize("name", list(VERDICTS))

@@ -119,6 +119,8 @@ EXAMPLES: list[Event] = [
            12.5, 4096, 900.0),
     EndCpu(12.5, Side.RECEIVE, "lab-dst", "socat", 0.97, 0.012, 5.02, "tank/t"),
     Resent(17.5, "lab-src", "Linux", 120_000, 3_600, 5.01, "tank/t"),
+    StageChanged("preflight", "dst: open: give it with --allow-address", "tank/t/a",
+                 Caveat("dst: open", (Remedy.OPEN_LISTENER,))),
     OutOfTouch("nas", 1.8e9, "cannot log in to the runner host nas: timed out", 10.0),
 ]
 

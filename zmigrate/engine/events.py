@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from .errors import ZmigrateError
 from .findings import Advice, Finding, Note
+from .remedies import Caveat
 
 if TYPE_CHECKING:
     from .losses import Loss
@@ -161,6 +162,9 @@ class StageChanged:
     # A tree's dataset whose own job moved on (several may be in flight); "" for the tree's
     # own stages and a single dataset's job.
     dataset: str = ""
+    # A plan's warning said as the detail, whose way out each face words (`detail` is the
+    # command line's words of it).
+    caveat: Caveat | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,6 +33,7 @@ from ..engine.events import (
 from ..engine.job import Job
 from ..engine.plan import Plan
 from ..engine.tree import TreeJob
+from . import words
 from .jobs.record_job import RecordJob
 
 
@@ -124,7 +125,8 @@ class JobBridge(QObject):
             case DatasetState():
                 self._dataset_state(event)
             case StageChanged():
-                self.stage_changed.emit(event.stage, event.detail, event.dataset)
+                detail = words.caveat(event.caveat) if event.caveat else event.detail
+                self.stage_changed.emit(event.stage, detail, event.dataset)
             case Finished():
                 self.finished.emit(event.summary)
             case Failed():

@@ -14,7 +14,7 @@ from ..errors import CancelledError, PortInUseError, TransferError, ZmigrateErro
 from ..events import Observer, PlanReady, StageChanged, Summary
 from ..hosts import Host
 from ..plan import Plan
-from ..remedies import Remedy
+from ..remedies import Caveat, Remedy
 from ..transports.route import SshRoute
 from ..verdict.diagnosis import Diagnoser
 from ..wire import WireSeen
@@ -157,7 +157,8 @@ class Job(Work):
         self.wire_seen.feed(diagnoser)  # read before the diagnoser was there
         self.emit(PlanReady(plan))
         for w in plan.warnings:
-            self.emit(StageChanged("preflight", str(w)))
+            self.emit(StageChanged("preflight", str(w),
+                                   caveat=w if isinstance(w, Caveat) else None))
         self._check_cancel()
         if given is not None or self._dst_before is None:
             existed, before = dst_state(self.dst, self.dst_caps, plan)
