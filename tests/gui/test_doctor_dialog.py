@@ -15,6 +15,7 @@ from lab.util import (
     zfs,
     zfs_processes_naming,
 )
+from PySide6.QtWidgets import QMessageBox
 from pytestqt.qtbot import QtBot
 from wire_samples import bad_cable
 
@@ -26,8 +27,10 @@ from zmigrate.engine.doctor import (
     StageResult,
     StageStarted,
     advise,
+    temp_dataset,
 )
 from zmigrate.engine.hosts import Host, LocalHost
+from zmigrate.engine.losses import Loss
 from zmigrate.engine.plan import Options
 from zmigrate.engine.transports import Transport
 from zmigrate.engine.units import MiB
@@ -56,6 +59,10 @@ class FakeDoctor:
     def __init__(self, src: Host, dst: Host, **kw: Any) -> None:
         self.kw = kw
         self.cancelled = threading.Event()
+        self.clear_leftovers: frozenset[str] = frozenset()
+
+    def named_losses(self) -> tuple[Loss, ...]:
+        return ()  # no earlier run left anything
 
     def run(self) -> DoctorReport:
         emit = self.kw["emit"]
@@ -189,3 +196,60 @@ def test_doctor_on_the_lab_then_cancel(qtbot: QtBot, lab_hosts: tuple[Host, Host
     assert dialog.ui.close_button.isEnabled()
     assert wait_until(lambda: doctor_processes(run_id) == [] and naming(pools) == [], 5), \
         doctor_processes(run_id) + naming(pools)
+
+
+@pytest.mark.lab
+@pytest.mark.timeout(180)
+def test_the_write_test_datasets_earlier_runs_left_are_asked_about_by_name(
+        qtbot: QtBot, lab_hosts: tuple[Host, Host], pools: tuple[Pool, Pool],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A dataset an earlier doctor run left is named in a question before the run: Cancel runs
+    nothing, "Keep them" leaves it (the advice names its command), "Destroy them too" destroys
+    it with the run's own; a look-alike at another level stays every time."""
+    src, dst = lab_hosts
+    pool = pools[1]
+    old = f"{pool.name}/{TEMP_PREFIX}0badcafe"
+    alike = f"{pool.name}/keep/{TEMP_PREFIX}0badf00d"
+    zfs("create", old)
+    zfs("create", "-p", alike)
+    monkeypatch.setattr(temp_dataset, "STALE_AFTER", 0.0)  # made just now: any age counts
+    dialog = DoctorDialog(src, dst, snapshot=None, parent_dataset=pool.name, options=Options())
+    qtbot.addWidget(dialog)
+    dialog.show()
+    dialog.ui.seconds_spin.setValue(1)
+    dialog.ui.write_check.setChecked(True)
+
+    def answer(button: str) -> str:
+        """Run, wait for the question, press `button`; the question's text."""
+        dialog.run()
+        qtbot.waitUntil(lambda: dialog.findChild(QMessageBox, "leftovers_box") is not None,
+                        timeout=30_000)
+        box = dialog.findChild(QMessageBox, "leftovers_box")
+        assert box is not None
+        text = box.text()
+        (chosen,) = [b for b in box.buttons() if b.text() == button]
+        chosen.click()
+        return text
+
+    text = answer("Cancel")
+    assert old in text and "left by an earlier doctor run" in text and alike not in text, text
+    qtbot.waitUntil(lambda: not dialog.running, timeout=10_000)
+    assert dialog.ui.status_label.text() == "Not run." and old in names(pool)
+
+    with qtbot.waitSignal(dialog.finished_run, timeout=60_000) as kept:
+        answer("Keep them")
+    assert isinstance(kept.args[0], DoctorReport), dialog.ui.status_label.text()
+    assert old in names(pool)
+    assert f"zfs destroy -r {old}" in dialog.ui.advice_label.text()
+
+    with qtbot.waitSignal(dialog.finished_run, timeout=60_000) as destroyed:
+        answer("Destroy them too")
+    report = destroyed.args[0]
+    assert isinstance(report, DoctorReport) and report.stage("destination_write") is not None
+    assert old not in names(pool) and alike in names(pool)
+    assert not [n for n in names(pool) if n.startswith(f"{pool.name}/{TEMP_PREFIX}")]
+    assert f"zfs destroy -r {old}" not in dialog.ui.advice_label.text()
+
+
+def names(pool: Pool) -> list[str]:
+    return zfs("list", "-H", "-o", "name", "-r", pool.name).split()

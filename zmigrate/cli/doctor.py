@@ -18,8 +18,6 @@ from ..engine.doctor import (
     DoctorReport,
     StageResult,
     StageStarted,
-    choose_parent,
-    write_test_losses,
 )
 from ..engine.errors import ZmigrateError
 from ..engine.events import (
@@ -170,8 +168,7 @@ def wire_lines(wire: Wire | None) -> list[str]:
 
 def _say_losses(doctor: Doctor, as_json: bool, out: TextIO, err: TextIO) -> None:
     """What the doctor destroys (its write test's own dataset), named before it runs."""
-    choose_parent(doctor)
-    lost = write_test_losses(doctor)
+    lost = doctor.named_losses()
     doctor.clear_leftovers = frozenset(loss.name for loss in lost)  # shown: destroyed too
     if as_json:
         out.write(json.dumps({"event": "doctor_plan",

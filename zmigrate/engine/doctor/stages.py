@@ -121,6 +121,12 @@ class Doctor:
         self.dst_caps: zfs.Capabilities | None = None
         self.wire: Wire | None = None
 
+    def named_losses(self) -> tuple[Loss, ...]:
+        """What this run would destroy, by name (`write_test_losses`, once its parent is
+        chosen); a face that shows them sets `clear_leftovers` to the earlier runs' it showed."""
+        choose_parent(self)
+        return write_test_losses(self)
+
     def cancel(self) -> None:
         """Stop now: the running stage is killed and cleaned up, no further stage starts."""
         self._cancel.set()
@@ -288,16 +294,7 @@ class Doctor:
                                    details=details)
             if result.rate is None or self._cancel.is_set():
                 return result
-            # Count the flush too: without it the rate is that of the page cache.
-            t0 = time.monotonic()
-            dst.run(cmdline.join(["sync", "-f", path]) + " 2>/dev/null || sync", timeout=300)
-            flush = time.monotonic() - t0
-            write_time = result.bytes / result.rate if result.rate > 0 else result.seconds
-            rate = result.bytes / (write_time + flush) if write_time + flush > 0 else None
-            return replace(result, rate=rate,
-                           notes=(*result.notes, Note(NoteKind.WRITE_SYNC, {"seconds": flush}),
-                                  Note(NoteKind.WRITE_LIMIT, {"limit": limit})),
-                           details={**result.details, "sync_seconds": round(flush, 3)})
+            return _with_flush(dst, path, result, limit)
         except ZmigrateError as exc:
             return failed(exc.message)
 
@@ -308,6 +305,20 @@ class Doctor:
             return True  # not created by this run: a same-named dataset is not ours to touch
         self.measurer.stop_all()
         return temp_dataset.destroy(self.dst, self.temp_dataset, self.temp_guid, DESTROY_WAIT)
+
+
+def _with_flush(dst: Host, path: str, result: StageResult, limit: int) -> StageResult:
+    """The write test's `result` with the flush of what it wrote to `path` counted: without
+    it the rate is that of the page cache."""
+    t0 = time.monotonic()
+    dst.run(cmdline.join(["sync", "-f", path]) + " 2>/dev/null || sync", timeout=300)
+    flush = time.monotonic() - t0
+    write_time = result.bytes / result.rate if result.rate else result.seconds
+    rate = result.bytes / (write_time + flush) if write_time + flush > 0 else None
+    return replace(result, rate=rate,
+                   notes=(*result.notes, Note(NoteKind.WRITE_SYNC, {"seconds": flush}),
+                          Note(NoteKind.WRITE_LIMIT, {"limit": limit})),
+                   details={**result.details, "sync_seconds": round(flush, 3)})
 
 
 def choose_parent(d: Doctor) -> None:

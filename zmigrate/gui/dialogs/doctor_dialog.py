@@ -8,7 +8,7 @@ dialog stays up, saying so, until the doctor has killed its processes and cleane
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Protocol, assert_never
+from typing import Any, assert_never
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QDialog, QWidget
@@ -50,13 +50,7 @@ from .. import forms, markup, style, words
 from ..generated.ui_doctor_dialog import Ui_DoctorDialog
 from ..plots.stage_bars import StageBars
 from ..threads import run_task
-
-
-class DoctorLike(Protocol):
-    def run(self) -> DoctorReport: ...
-
-    def cancel(self) -> None: ...
-
+from .doctor_leftovers import DoctorLike, name_leftovers_first
 
 DoctorFactory = Callable[..., DoctorLike]
 
@@ -229,7 +223,19 @@ class DoctorDialog(QDialog):
             return
         self.doctor = doctor
         self._set_running(True)
-        ui.status_label.setText("Checking both hosts…")
+        if not write:
+            self._start(doctor)
+            return
+        ui.status_label.setText("Looking for what earlier doctor runs left on the destination…")
+        name_leftovers_first(self, doctor, self.dst.label, lambda: self.stopping, self._start,
+                             self._not_run, self._on_error)
+
+    def _not_run(self) -> None:
+        self._finish()
+        self.ui.status_label.setText("Not run.")
+
+    def _start(self, doctor: DoctorLike) -> None:
+        self.ui.status_label.setText("Checking both hosts…")
         run_task(doctor.run, self._on_report, self._on_error)
 
     def cancel(self) -> None:
