@@ -22,6 +22,7 @@ from zmigrate.engine.errors import TransferError
 from zmigrate.engine.events import StageChanged
 from zmigrate.engine.findings import AdviceKind, FindingKind, NoteKind
 from zmigrate.engine.hosts import Host, LocalHost
+from zmigrate.engine.losses import Loss
 from zmigrate.engine.plan import Options
 from zmigrate.engine.remedies import Caveat, Remedy
 from zmigrate.engine.verdict.diagnosis import Bottleneck
@@ -150,6 +151,10 @@ class ReportingDoctor:
 
     def __init__(self, src: Host, dst: Host, **kw: object) -> None:
         self.emit = kw["emit"]
+        self.clear_leftovers: frozenset[str] = frozenset()
+
+    def named_losses(self) -> tuple[Loss, ...]:
+        return ()  # no earlier run left anything
 
     def run(self) -> DoctorReport:
         assert callable(self.emit)
