@@ -14,6 +14,7 @@ from zmigrate.engine.transports.route import (
     SshRoute,
     explain,
     option_key,
+    route_error,
 )
 
 OPTS = ("-oIdentityFile=/keys/id", "-oUserKnownHostsFile=/keys/known")
@@ -115,3 +116,20 @@ def test_a_failed_login_names_the_hop_the_cause_and_the_fix(index: int, stderr: 
     assert failure.hop == ROUTE.hops[index]
     assert cause in failure.cause and fix in failure.fix
     assert "kex_exchange_identification" not in failure.cause
+
+
+def test_a_failed_login_in_the_wizards_words_names_no_flag() -> None:
+    """The command line's fix names --ssh-option and --transport relay; the wizard's names its
+    Relayed choice and leaves the ssh option out (its ssh takes the source's configuration)."""
+    from zmigrate.gui import words as gui_words
+
+    failure = explain(ROUTE, 0, "admin@203.0.113.5: Permission denied (publickey).\n" + CLOSED,
+                      "src")
+    err = route_error(failure, ROUTE, "src")
+    assert err.fix is not None
+    assert "--ssh-option IdentityFile=PATH (each --ssh-option applies to every hop)" in err.fix
+    assert err.fix.endswith("; or use --transport relay (the stream then goes through this "
+                            "computer)"), err.fix
+    shown = gui_words.error_fix(err)
+    assert shown is not None and "--" not in shown, shown
+    assert "in the source's ~/.ssh/config; or choose Relayed through this computer" in shown

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from enum import Enum
 
-from .remedies import Remedy, command_line
+from .remedies import Remedy, command_line_fix
 
 
 class ZmigrateError(Exception):
@@ -33,9 +33,7 @@ class ZmigrateError(Exception):
     @property
     def fix(self) -> str | None:
         """What the user can do, as the command line says it."""
-        parts = [self.said_fix] if self.said_fix else []
-        parts += [command_line(r, self.figures) for r in self.remedies]
-        return "; ".join(parts) or None
+        return command_line_fix(self.said_fix, self.remedies, self.figures)
 
     @fix.setter
     def fix(self, text: str | None) -> None:
@@ -76,8 +74,9 @@ class CommandError(ZmigrateError):
         command: str = "",
         status: int | None = None,
         stderr: str = "",
+        remedies: tuple[Remedy, ...] = (),
     ) -> None:
-        super().__init__(message, host=host, fix=fix)
+        super().__init__(message, host=host, fix=fix, remedies=remedies)
         self.command = command
         self.status = status
         self.stderr = stderr

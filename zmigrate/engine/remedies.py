@@ -22,6 +22,8 @@ class Remedy(Enum):
     ALLOW_ADDRESS = "allow_address"  # address: the listener rejected the sender from there
     OPEN_LISTENER = "open_listener"  # the cleartext listener takes any address
     RELAY = "relay"  # the source's own ssh may not reach the destination
+    USE_RELAY = "use_relay"  # the source's ssh cannot get through: the stream can go via here
+    SSH_OPTION = "ssh_option"  # option, every_hop ("yes"): the source's ssh could take it
     COMPRESS_ALWAYS = "compress_always"  # compression was left out: the user may insist
     RESUME = "resume"  # the interrupted receive was kept on the destination
     LEAVE_WRITES = "leave_writes"  # nothing can be carried back: go back, writes left
@@ -54,6 +56,13 @@ def command_line(remedy: Remedy, figures: Mapping[str, str]) -> str:
             return "give it with --allow-address, or use --transport private"
         case r.RELAY:
             return "if it cannot, use --transport relay"
+        case r.USE_RELAY:
+            return "or use --transport relay (the stream then goes through this computer)"
+        case r.SSH_OPTION:
+            every = (" (each --ssh-option applies to every hop)" if figures.get("every_hop")
+                     else "")
+            return (f"or pass it to the source's ssh with --ssh-option "
+                    f"{figures.get('option', 'OPTION')}{every}")
         case r.COMPRESS_ALWAYS:
             return "--compress-always compresses it anyway"
         case r.RESUME:
@@ -64,6 +73,14 @@ def command_line(remedy: Remedy, figures: Mapping[str, str]) -> str:
                     "to bring over by hand)")
         case _:
             assert_never(remedy)
+
+
+def command_line_fix(said: str | None, remedies: tuple[Remedy, ...],
+                     figures: Mapping[str, str]) -> str | None:
+    """A fix as the command line says it: the words for every face, then each remedy's."""
+    parts = [said] if said else []
+    parts += [command_line(r, figures) for r in remedies]
+    return "; ".join(parts) or None
 
 
 @dataclass(frozen=True, slots=True)

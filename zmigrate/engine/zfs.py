@@ -16,6 +16,7 @@ from .errors import CommandError, PreflightError, PreflightReason, ZmigrateError
 from .hosts import CommandResult, Host
 from .hosts import tools as capabilities
 from .hosts.tools import HostTools
+from .remedies import Remedy
 
 BASE_PROPERTIES = ("type", "guid", "used", "referenced", "available", "creation", "createtxg",
                    "compression", "origin", "userrefs")
@@ -499,10 +500,10 @@ def classify_zfs_error(host: str, what: str, stderr: str, command: str = "",
         fix = "install ZFS on that host"
     elif "does not exist" in low:
         fix = "check the name with `zmigrate list`"
-    elif "modified since most recent snapshot" in low:
-        fix = "the destination was changed after its last snapshot: pass --force to roll it back"
-    return CommandError(f"{what} failed: {tail}", host=host, fix=fix, command=command,
-                        status=status, stderr=stderr)
+    modified = fix is None and "modified since most recent snapshot" in low
+    return CommandError(f"{what} failed: {tail}", host=host, fix=fix,
+                        command=command, status=status, stderr=stderr,
+                        remedies=(Remedy.ROLL_BACK,) if modified else ())
 
 
 # -- command builders ---------------------------------------------------------------------------

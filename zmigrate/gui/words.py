@@ -389,6 +389,10 @@ def remedy(r: Remedy, f: Mapping[str, str]) -> str:
                     "made for this job")
         case Remedy.RELAY:
             return f"if it cannot, choose {RELAY} on {PAGE}"
+        case Remedy.USE_RELAY:
+            return f"or choose {RELAY} on {PAGE} (the stream then goes through this computer)"
+        case Remedy.SSH_OPTION:
+            return ""  # the wizard's ssh takes the source's own configuration, no options
         case Remedy.COMPRESS_ALWAYS:
             return ""  # the wizard does not offer to compress such a stream anyway
         case Remedy.RESUME:

@@ -17,7 +17,6 @@ if TYPE_CHECKING:
     from .stream_watch import SideState
 
 
-
 _PROGRAMS = re.compile(r"\b(mbuffer|zfs (?:receive|recv|send)|tail|ssh|cat|pv)\b")
 
 

@@ -9,11 +9,13 @@ lines, each carrying the same options, BatchMode and a connect timeout.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from .. import cmdline
 from ..errors import CommandError, InvalidNameError, TransferError, ZmigrateError
 from ..hosts import Host
+from ..remedies import Remedy, command_line_fix
 
 # Seconds each hop's ssh may take to connect and exchange banners: a hop whose packets are
 # dropped would otherwise hold the transfer for TCP's minutes of retries.
@@ -125,11 +127,19 @@ class SshRoute:
 
 @dataclass(frozen=True, slots=True)
 class HopFailure:
-    """Why the source's ssh could not log in to a hop: the cause and the fix, in words."""
+    """Why the source's ssh could not log in to a hop: the cause, the fix in words for every
+    face (`said_fix`) and its ways out each face words (`remedies`, going through this computer
+    by default); `fix` is the command line's."""
 
     hop: Endpoint
     cause: str
-    fix: str
+    said_fix: str
+    remedies: tuple[Remedy, ...] = (Remedy.USE_RELAY,)
+    figures: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def fix(self) -> str:
+        return command_line_fix(self.said_fix, self.remedies, self.figures) or ""
 
 
 def explain(route: SshRoute, index: int, stderr: str, source: str) -> HopFailure:
@@ -143,46 +153,46 @@ def explain(route: SshRoute, index: int, stderr: str, source: str) -> HopFailure
                                                      "Connection closed by UNKNOWN"))]
     detail = "; ".join(useful[-2:]) or (lines[-1] if lines else "no error message")
     low = detail.lower()
-    every_hop = " (each --ssh-option applies to every hop)" if route.jumps else ""
-    relay = "or use --transport relay (the stream then goes through this computer)"
+    every_hop = "yes" if route.jumps else ""
     before = route.hops[index - 1].label if index > 0 else source
     if "open failed" in low or "stdio forwarding failed" in low:
         if "administratively prohibited" in low:
             return HopFailure(hop, f"the jump host {before} refuses to forward to {hop.label} "
-                              f"({detail})", f"allow forwarding there (AllowTcpForwarding yes "
-                              f"in its sshd_config), {relay}")
+                              f"({detail})", "allow forwarding there (AllowTcpForwarding yes "
+                              "in its sshd_config)")
         return HopFailure(hop, f"the jump host {before} cannot reach {hop.label} ({detail})",
                           f"check the HostName and Port of {name} as the jump host sees them "
-                          f"(they come from this computer's SSH config), {relay}")
+                          "(they come from this computer's SSH config)")
     if "permission denied" in low or "too many authentication failures" in low:
         return HopFailure(hop, f"{name} refused the login from {source} ({detail})",
                           f"the source logs in with its own keys, not this computer's: add "
                           f"the source's public key to {hop.login}'s authorized_keys, or name "
-                          f"a key the source holds with --ssh-option IdentityFile=PATH"
-                          f"{every_hop} or in the source's ~/.ssh/config; {relay}")
+                          "a key the source holds in the source's ~/.ssh/config",
+                          (Remedy.SSH_OPTION, Remedy.USE_RELAY),
+                          {"option": "IdentityFile=PATH", "every_hop": every_hop})
     if "host key verification failed" in low or "host key is known" in low \
             or "identification has changed" in low:
         if "identification has changed" in low:
             return HopFailure(hop, f"the host key of {name} CHANGED for {source}: this may be an "
                               f"attack ({detail})", f"if {hop.host} was reinstalled, remove its "
-                              f"old key on the source (ssh-keygen -R {hop.host}); {relay}")
+                              f"old key on the source (ssh-keygen -R {hop.host})")
         login = cmdline.join(route.argv(index)[1:]).replace("-o BatchMode=yes ", "", 1)
         return HopFailure(hop, f"{source} does not know the host key of {name} ({detail})",
                           f"accept it once on the source (ssh {login} true), or give the "
-                          f"source a known_hosts that has it with --ssh-option "
-                          f"UserKnownHostsFile=PATH{every_hop}; {relay}")
+                          "source a known_hosts that has it",
+                          (Remedy.SSH_OPTION, Remedy.USE_RELAY),
+                          {"option": "UserKnownHostsFile=PATH", "every_hop": every_hop})
     if "could not resolve hostname" in low or "name or service not known" in low:
         return HopFailure(hop, f"{source} cannot resolve the name of {name} ({detail})",
-                          f"write its address as HostName in this computer's SSH config, or "
-                          f"make the name known on the source; {relay}")
+                          "write its address as HostName in this computer's SSH config, or "
+                          "make the name known on the source")
     if any(x in low for x in ("connection refused", "no route to host", "timed out",
                               "network is unreachable", "connection reset")):
         return HopFailure(hop, f"{source} cannot reach {name} ({detail})",
                           f"check that the source can reach {hop.host} port {hop.port} (a "
-                          f"firewall, another network); {relay}")
+                          "firewall, another network)")
     return HopFailure(hop, f"{source}'s ssh could not log in to {name} ({detail})",
-                      f"try `ssh {cmdline.join(route.argv(index)[1:])} true` on the source; "
-                      f"{relay}")
+                      f"try `ssh {cmdline.join(route.argv(index)[1:])} true` on the source")
 
 
 def diagnose(host: Host, route: SshRoute, *, timeout: float = 3.0 * CONNECT_TIMEOUT
@@ -197,7 +207,7 @@ def diagnose(host: Host, route: SshRoute, *, timeout: float = 3.0 * CONNECT_TIME
         except CommandError as exc:  # it did not end in time
             return HopFailure(route.hops[index], f"ssh from {host.label} to "
                               f"{route.hops[index].label} did not answer within {timeout:.0f} s "
-                              f"({exc.message})", "check the network between them")
+                              f"({exc.message})", "check the network between them", ())
         except ZmigrateError:
             return None  # the source's own session is gone: the transfer's error says so
         if not r.ok:
@@ -208,4 +218,6 @@ def diagnose(host: Host, route: SshRoute, *, timeout: float = 3.0 * CONNECT_TIME
 def route_error(failure: HopFailure, route: SshRoute, source: str) -> TransferError:
     """The error a transfer reports when the source's ssh could not get through."""
     return TransferError(f"the source's ssh cannot get to the destination "
-                         f"{route.describe()}: {failure.cause}", host=source, fix=failure.fix)
+                         f"{route.describe()}: {failure.cause}", host=source,
+                         fix=failure.said_fix, remedies=failure.remedies,
+                         figures=failure.figures)
