@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import signal
+import time
 from pathlib import Path
 from typing import Any
 
@@ -448,7 +449,7 @@ def test_the_final_syncs_read_only_window_is_predicted_and_then_measured(
         lab: Lab, tree: tuple[Pool, Pool, str], tmp_path: Path) -> None:
     """A full copy and a catch-up time the tree; the final sync predicts its read-only window
     before the source turns read-only, and `done` reports the real one: they agree (within
-    50 % or 5 s)."""
+    40 % or 1.5 s)."""
     src, _dst, root = tree
     copy = f"{_dst.name}/copy"
     env = {**lab.env(), "ZMIGRATE_DATA_DIR": str(tmp_path / "data")}
@@ -477,7 +478,9 @@ def test_the_final_syncs_read_only_window_is_predicted_and_then_measured(
     assert ahead["datasets"] == 6 and ahead["changed"] >= 12 * 2**20, ahead
     assert _snapshots(root)[-1] == last
     (src.mountpoint / "t" / "still-writable").write_bytes(b"x")
+    t0 = time.monotonic()
     events = send("--final")
+    took = time.monotonic() - t0
     kinds = [e["event"] for e in events]
     predicted = next(e for e in events if e["event"] == "readonly_window")
     assert kinds.index("readonly_window") < kinds.index("tree_plan")  # said before it ran
@@ -490,8 +493,13 @@ def test_the_final_syncs_read_only_window_is_predicted_and_then_measured(
     real = done["readonly_seconds"]
     print(f"\nREADONLY WINDOW (lab): predicted {predicted['seconds']:.1f} s, real {real:.1f} s "
           f"({predicted['changed'] / 2**20:.1f} MiB changed in {predicted['datasets']} datasets)")
-    assert abs(predicted["seconds"] - real) <= max(0.5 * real, 5.0)
-    assert abs(ahead["seconds"] - predicted["seconds"]) <= max(0.5 * real, 5.0)
+    # The window is real (the source was read-only for a while, within the run) and the
+    # prediction is one to plan with: on the lab 3-4 s, predicted within 0.1-0.9 s in runs
+    # alone. 40 % (1.5 s at least) keeps a loaded machine's spread and still fails a prediction
+    # of nothing or of twice the window.
+    assert 0.5 < real < took, (real, took)
+    assert abs(predicted["seconds"] - real) <= max(0.4 * real, 1.5)
+    assert abs(ahead["seconds"] - predicted["seconds"]) <= max(0.4 * real, 1.5)
     shown = zmigrate(env, "history", "show", "3", timeout=60)
     assert shown.returncode == 0, shown.stderr
     assert f"read-only    the source, {real:.1f} s (final sync" in shown.stdout, shown.stdout
