@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from PySide6.QtCore import QCoreApplication, QSettings, Qt  # noqa: E402
 from PySide6.QtGui import QColor, QPainter  # noqa: E402
-from PySide6.QtWidgets import QWidget  # noqa: E402
+from PySide6.QtWidgets import QMessageBox, QWidget  # noqa: E402
 
 from zmigrate.engine.destination import Emptiness, Listing, judge  # noqa: E402
 from zmigrate.engine.doctor import (  # noqa: E402
@@ -66,6 +66,7 @@ from zmigrate.engine.hosts import LocalHost  # noqa: E402
 from zmigrate.engine.hosts.login import HostKeyInfo, HostSpec  # noqa: E402
 from zmigrate.engine.hosts.tools import HostTools  # noqa: E402
 from zmigrate.engine.job import Job  # noqa: E402
+from zmigrate.engine.losses import DESTINATION, Loss, LossKind  # noqa: E402
 from zmigrate.engine.plan import Options, Plan, Site, Transport, make_plan  # noqa: E402
 from zmigrate.engine.runner import JobState, Status, Writer, place  # noqa: E402
 from zmigrate.engine.runner.keep import Keep  # noqa: E402
@@ -301,8 +302,16 @@ TRANSFER_WIRE = wire(link("tank.lan", "10.0.0.7", "eno1", 1000, 1500, 1500),
 class SyntheticDoctor:
     """Stands in for zmigrate.engine.doctor.Doctor: the stages of a 10 GbE pair with slow disks."""
 
+    left: tuple[Loss, ...] = ()  # what earlier runs left, as the real look finds it
+
     def __init__(self, src: Any, dst: Any, **kw: Any) -> None:
         self.kw = kw
+        self.clear_leftovers: frozenset[str] = frozenset()
+
+    def named_losses(self) -> tuple[Loss, ...]:
+        own = Loss(DESTINATION, LossKind.DATASET, "backup/tank/zmigrate-doctor-5e1f09aa",
+                   "the write test's own: created by this run, destroyed at its end")
+        return (own, *self.left)
 
     def run(self) -> DoctorReport:
         stages = []
@@ -802,6 +811,18 @@ def shoot_windows(w: MigrationWizard, plan: Plan) -> None:
     doctor.run()
     settle(lambda: doctor.report is not None)
     shoot(doctor, "doctor")
+    # A run stopped before its clean-up left its test dataset: the next one asks first.
+    SyntheticDoctor.left = (Loss(
+        DESTINATION, LossKind.DATASET, "backup/tank/zmigrate-doctor-0badcafe",
+        "left by an earlier doctor run (created 2026-11-28 14:02, 3.2 GiB): destroyed with "
+        "this run's"),)
+    doctor.run()
+    settle(lambda: doctor.findChild(QMessageBox, "leftovers_box") is not None)
+    box = doctor.findChild(QMessageBox, "leftovers_box")
+    assert box is not None
+    shoot_over(doctor, box, "doctor-leftovers")
+    box.reject()
+    settle(lambda: doctor.report is not None and not doctor.running)
     doctor.close()
 
 
