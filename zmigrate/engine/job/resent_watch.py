@@ -21,7 +21,8 @@ from .end_cpu import PERIOD, READ_TIMEOUT, SETTLE, SOON, UNSEEN_FLOW, relay_labe
 from .stream_watch import Emit
 
 # The host's system first (`ip -s link` or `netstat -i` in the advice's words), then its counters.
-READ = "uname -s 2>/dev/null; " + tcp_resent.SCRIPT
+READ = ("{ read -r s < /proc/sys/kernel/ostype && echo \"$s\"; } 2>/dev/null || uname -s; "
+        + tcp_resent.SCRIPT)
 
 
 class ResentWatch:
