@@ -51,6 +51,8 @@ def test_intervals_read_as_users_write_them_with_a_floor(monkeypatch: pytest.Mon
     with pytest.raises(InvalidNameError, match="shorter than 60 s") as e:
         parse_interval("30s")
     assert e.value.fix is not None and "60s or longer" in e.value.fix
+    # The wizard's keep-in-sync field shows the same errors: they name no flag.
+    assert "--" not in str(e.value) and "interval between catch-ups" in e.value.message
     monkeypatch.setenv(MIN_INTERVAL_ENV, "1")
     assert parse_interval("2s") == 2
     assert [interval_text(x) for x in (900, 3600, 90, 2.5)] == ["15m", "1h", "90s", "2.5s"]

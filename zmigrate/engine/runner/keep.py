@@ -41,12 +41,13 @@ def parse_interval(text: str) -> float:
     """`30s`, `15m`, `1h`, `1d` (a bare number: seconds) in seconds, at least the floor."""
     m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([smhd]?)\s*", text.lower())
     if m is None:
-        raise InvalidNameError(f"--keep-syncing {text!r} is not a duration",
+        raise InvalidNameError(f"the interval between catch-ups {text!r} is not a duration",
                                fix="give one like 30s, 15m or 1h")
     seconds = float(m.group(1)) * _UNITS[m.group(2) or "s"]
     floor = float(os.environ.get(MIN_INTERVAL_ENV) or MIN_INTERVAL)
     if seconds < floor:
-        raise InvalidNameError(f"--keep-syncing {text} is shorter than {floor:g} s",
+        raise InvalidNameError(f"the interval between catch-ups {text} is shorter than "
+                               f"{floor:g} s",
                                fix=f"give {floor:g}s or longer (each catch-up snapshots and "
                                "checks every dataset)")
     return seconds
