@@ -76,7 +76,8 @@ class TreeRequest:
         for ex in self.excludes:
             cmdline.dataset(ex)
         if self.mount_root is not None and not posixpath.isabs(self.mount_root):
-            raise InvalidNameError(f"--mount-root {self.mount_root} is not an absolute path")
+            raise InvalidNameError(f"the directory to mount the copy under, {self.mount_root}, "
+                                   "is not an absolute path", fix="give one that starts with /")
 
 
 @dataclass(frozen=True, slots=True)
