@@ -3,23 +3,32 @@ its README says where each capture comes from), and the share sent again between
 
 from __future__ import annotations
 
+import socket
 import subprocess
+import threading
+import time
 from pathlib import Path
 
 import pytest
 from every_kind import NETWORK_TITLE, SOURCE_TITLE, report, stage
+from lab.util import wait_until
 
 from zmigrate.engine import plain_words
-from zmigrate.engine.events import StageResult
+from zmigrate.engine.events import Resent, StageResult
 from zmigrate.engine.findings import AdviceKind, Note, NoteKind
+from zmigrate.engine.hosts import LocalHost
+from zmigrate.engine.job.end_cpu import SETTLE, SOON
+from zmigrate.engine.job.resent_watch import ResentWatch
+from zmigrate.engine.job.step_readings import StepReadings
 from zmigrate.engine.readings.tcp_resent import (
     LOSSY,
     SCRIPT,
     Counters,
-    Resent,
+    Segments,
     between,
     parse,
 )
+from zmigrate.engine.transports import Transport, carrier
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "tcp"
 
@@ -56,9 +65,9 @@ def test_the_script_reads_this_machine() -> None:
 
 def test_the_share_sent_again_between_two_readings() -> None:
     resent = between(Counters(1000, 10), Counters(21000, 410))
-    assert resent == Resent(20000, 400) and resent.share == pytest.approx(0.02)
-    assert between(Counters(5, 0), Counters(5, 0)) == Resent(0, 0)
-    assert Resent(0, 0).share == 0.0
+    assert resent == Segments(20000, 400) and resent.share == pytest.approx(0.02)
+    assert between(Counters(5, 0), Counters(5, 0)) == Segments(0, 0)
+    assert Segments(0, 0).share == 0.0
     # A host that restarted between the readings, or one reading missing: nothing said.
     assert between(Counters(1000, 10), Counters(50, 0)) is None
     assert between(None, Counters(50, 0)) is None and between(Counters(1, 0), None) is None
@@ -83,3 +92,47 @@ def test_a_link_that_loses_packets_is_named_first_where_it_is_the_slowest() -> N
                      _network(900, LOSSY * 2)]).advice
     kinds = [a.kind for a in behind]
     assert AdviceKind.LOSSY_LINK in kinds and kinds[0] is AdviceKind.SOURCE_POOL, kinds
+
+
+def test_the_watch_reads_the_sending_host_then_nothing_once_the_step_ended() -> None:
+    """This machine as the sending host (LocalHost runs the script here): a reading SETTLE
+    seconds in, the next SOON after says what was sent between (loopback traffic made
+    meanwhile); once closed, a tick reads nothing and nothing more is said."""
+    said: list[object] = []
+    t0 = time.monotonic()
+    watch = ResentWatch(said.append, t0)
+    host = LocalHost("tank.lan")
+    try:
+        _read_then_close(watch, host, said, t0)
+    finally:
+        host.close()
+
+
+def _read_then_close(watch: ResentWatch, host: LocalHost, said: list[object],
+                     t0: float) -> None:
+    watch.follow(host)
+    watch.tick(t0)  # the step's start: nothing read yet
+    watch.tick(t0 + SETTLE)
+    assert wait_until(lambda: watch._last is not None, 10)
+    with socket.create_server(("127.0.0.1", 0)) as server, \
+            socket.create_connection(server.getsockname()) as client, \
+            server.accept()[0] as peer:
+        sender = threading.Thread(target=client.sendall, args=(b"x" * (4 << 20),))
+        sender.start()
+        got = 0
+        while got < 4 << 20:
+            got += len(peer.recv(1 << 20))
+        sender.join()
+    watch.tick(t0 + SETTLE + SOON)
+    assert wait_until(lambda: bool(said), 10)
+    (reading,) = said
+    assert isinstance(reading, Resent)
+    assert (reading.host, reading.system) == ("tank.lan", "Linux")
+    assert reading.sent > 0 and 0 <= reading.again <= reading.sent and reading.seconds > 0
+    with StepReadings(carrier(Transport.TCP), said.append, t0) as readings:
+        readings.follow(host, host.spawn("true"), None, host, None)
+    readings.tick(t0 + 60, flowing=True)  # closed: reads nothing
+    watch.close()
+    watch.tick(t0 + 3600)
+    time.sleep(0.5)
+    assert said == [reading]

@@ -388,7 +388,8 @@ class StepRunner:
 
     def _follow(self, procs: list[tuple[Process, SideState, str]]) -> StepResult:
         """Watch the step's processes to their end; its result, or why it failed."""
-        first_error = self._watch(procs)
+        with self.readings:  # closed once the step's processes ended
+            first_error = self._watch(procs)
         ended = time.monotonic()
         self._progress()
         if first_error is not None:

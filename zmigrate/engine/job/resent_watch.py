@@ -40,11 +40,18 @@ class ResentWatch:
         self._next: float | None = None
         self._start: float | None = None
         self._reading = threading.Lock()
+        self._open = threading.Lock()  # held while a reading is said, and by close()
 
     def follow(self, host: Host | None) -> None:
         """Read `host` (None: this computer, the relay) from now on."""
         self._host, self._following, self._last = host, True, None
         self._label = host.label if host is not None else relay_label()
+
+    def close(self) -> None:
+        """The step's stream has ended: a reading still under way says nothing (after this
+        returns, none is emitted: the job's end is its last word)."""
+        with self._open:
+            self._following = False
 
     def tick(self, now: float, flowing: bool = True) -> None:
         """Start a reading SETTLE seconds into the step once bytes flow (or UNSEEN_FLOW in),
@@ -79,9 +86,12 @@ class ResentWatch:
         if before is None:
             return
         resent = tcp_resent.between(before[1], counters)
-        if resent is not None and resent.sent > 0:
-            self.emit(Resent(now - self.t0, self._label, self._system, resent.sent,
-                             resent.again, round(now - before[0], 2)))
+        if resent is None or resent.sent <= 0:
+            return
+        with self._open:
+            if self._following:
+                self.emit(Resent(now - self.t0, self._label, self._system, resent.sent,
+                                 resent.again, round(now - before[0], 2)))
 
 
 def _counters(host: Host | None) -> tuple[str, tcp_resent.Counters | None]:

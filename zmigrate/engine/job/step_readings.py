@@ -30,3 +30,10 @@ class StepReadings:
     def tick(self, now: float, flowing: bool) -> None:
         self.cpu.tick(now, flowing=flowing)
         self.resent.tick(now, flowing=flowing)
+
+    def __enter__(self) -> StepReadings:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        """The step's stream ended: no reading of it is said after this."""
+        self.resent.close()

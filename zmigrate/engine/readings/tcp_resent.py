@@ -42,7 +42,7 @@ class Counters:
 
 
 @dataclass(frozen=True, slots=True)
-class Resent:
+class Segments:
     """What a host sent between two readings, and the share of it that went again."""
 
     sent: int
@@ -73,7 +73,7 @@ def parse(text: str) -> Counters | None:
     return None
 
 
-def between(before: Counters | None, after: Counters | None) -> Resent | None:
+def between(before: Counters | None, after: Counters | None) -> Segments | None:
     """What was sent from `before` to `after`; None where either is missing or they went back
     (a reboot, a wrapped counter)."""
     if before is None or after is None:
@@ -81,7 +81,7 @@ def between(before: Counters | None, after: Counters | None) -> Resent | None:
     sent, again = after.sent - before.sent, after.again - before.again
     if sent < 0 or again < 0 or again > sent:
         return None
-    return Resent(sent, again)
+    return Segments(sent, again)
 
 
 def loss_advice(host: str, system: str, sent: int, again: int) -> Advice | None:
