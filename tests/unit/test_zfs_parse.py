@@ -82,3 +82,13 @@ def test_holds_are_read_from_userrefs() -> None:
     home = next(d for d in datasets if d.name == "zfix/home")
     assert [(s.short, s.holds) for s in home.snapshots] == [("s1", 2), ("s2", 0)]
     assert all(s.holds == 0 for s in datasets[0].snapshots)
+
+
+def test_a_zfs_error_in_the_wizards_words_names_no_command_of_ours() -> None:
+    """`zmigrate list` is the command line's way to look; the wizard's is its Reload."""
+    from zmigrate.gui import words as gui_words
+
+    err = zfs.classify_zfs_error("h", "listing", "cannot open 'tank/nope': dataset does not exist")
+    assert err.fix == "check the name with `zmigrate list`"
+    shown = gui_words.error_fix(err)
+    assert shown is not None and "zmigrate list" not in shown and "Reload" in shown, shown

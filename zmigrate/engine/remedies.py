@@ -25,6 +25,7 @@ class Remedy(Enum):
     USE_RELAY = "use_relay"  # the source's ssh cannot get through: the stream can go via here
     SSH_OPTION = "ssh_option"  # option, every_hop ("yes"): the source's ssh could take it
     COMPRESS_ALWAYS = "compress_always"  # compression was left out: the user may insist
+    CHECK_NAME = "check_name"  # a dataset or snapshot zfs does not know (gone, or mistyped)
     RESUME = "resume"  # the interrupted receive was kept on the destination
     LEAVE_WRITES = "leave_writes"  # nothing can be carried back: go back, writes left
 
@@ -65,6 +66,8 @@ def command_line(remedy: Remedy, figures: Mapping[str, str]) -> str:
                     f"{figures.get('option', 'OPTION')}{every}")
         case r.COMPRESS_ALWAYS:
             return "--compress-always compresses it anyway"
+        case r.CHECK_NAME:
+            return "check the name with `zmigrate list`"
         case r.RESUME:
             return ("the partial receive was kept on the destination: run again with --resume "
                     "to send only the rest, or --discard-partial to drop it")

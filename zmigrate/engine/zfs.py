@@ -498,12 +498,13 @@ def classify_zfs_error(host: str, what: str, stderr: str, command: str = "",
         fix = "let this user run zfs without a password (sudoers NOPASSWD) or connect as root"
     elif "command not found" in low or "not found" in low and "zfs" in low:
         fix = "install ZFS on that host"
-    elif "does not exist" in low:
-        fix = "check the name with `zmigrate list`"
-    modified = fix is None and "modified since most recent snapshot" in low
+    remedies: tuple[Remedy, ...] = ()
+    if fix is None and "does not exist" in low:
+        remedies = (Remedy.CHECK_NAME,)
+    elif fix is None and "modified since most recent snapshot" in low:
+        remedies = (Remedy.ROLL_BACK,)
     return CommandError(f"{what} failed: {tail}", host=host, fix=fix,
-                        command=command, status=status, stderr=stderr,
-                        remedies=(Remedy.ROLL_BACK,) if modified else ())
+                        command=command, status=status, stderr=stderr, remedies=remedies)
 
 
 # -- command builders ---------------------------------------------------------------------------

@@ -395,6 +395,9 @@ def remedy(r: Remedy, f: Mapping[str, str]) -> str:
             return ""  # the wizard's ssh takes the source's own configuration, no options
         case Remedy.COMPRESS_ALWAYS:
             return ""  # the wizard does not offer to compress such a stream anyway
+        case Remedy.CHECK_NAME:
+            return ("reload the datasets (Reload on the Source or Destination page) and pick "
+                    "it again: it may be gone")
         case Remedy.RESUME:
             return ("the interrupted receive was kept on the destination: send again, and the "
                     "Destination page offers to resume it (only the rest is sent) or to "
