@@ -84,7 +84,8 @@ def test_verdict_banner_appears_on_both_pages(
     assert not done.ui.verdict_frame.isHidden()
     assert "failed" in done.ui.result_label.text()
     reason = done.ui.reason_label.text()
-    assert "out of space" in reason and "Fix: free space on the destination" in reason
+    # The engine's words for every face, as the wizard's sentences start: a capital.
+    assert "out of space" in reason and "Fix: Free space on the destination" in reason
     assert "Traceback" not in reason
 
 

@@ -214,7 +214,7 @@ def test_failed_connection_shows_cause_and_fix(qtbot: QtBot, wizard: MigrationWi
     assert not panel.connected
     text = panel.ui.status_label.text()
     assert "cannot reach 127.0.0.1" in text
-    assert "Fix: check the host name, the port and that sshd runs there" in text
+    assert "Fix: Check the host name, the port and that sshd runs there" in text
     assert not wizard.hosts_page.isComplete()
 
 
