@@ -11,7 +11,7 @@ import pytest
 from lab.shaped import ShapedLab
 from lab.sshd import Lab, SshdLab
 from lab.util import run, snapshot_guid, zfs
-from lab.zfsfuse import PoolFactory
+from lab.zfsfuse import Pool, PoolFactory
 
 from zmigrate.engine.hosts.login import HostSpec, connect
 from zmigrate.engine.plain_words import link_detail
@@ -56,16 +56,22 @@ def test_mtus_that_differ_are_reported_with_the_path_mtu_measured(
     print("\n" + "\n".join(report["advice"]))
 
 
-def test_the_shaped_links_ceiling_and_a_transfer_drawn_against_it(
-        shaped_lab: ShapedLab, make_pool: PoolFactory) -> None:
-    shaped_lab.shape("400mbit")
-    src = make_pool("wsrc", size_mb=768)
+def _random_source(make_pool: PoolFactory, prefix: str, mib: int) -> tuple[str, Pool]:
+    """`mib` MiB of random data in an uncompressed dataset of a new source pool, snapshotted
+    (its dataset), and an empty destination pool."""
+    src = make_pool(f"{prefix}src", size_mb=768)
     ds = f"{src.name}/data"
     zfs("create", "-o", "compression=off", ds)
     run(["dd", "if=/dev/urandom", f"of={src.mountpoint / 'data' / 'blob'}", "bs=1M",
-         "count=320", "status=none"], timeout=120)
+         f"count={mib}", "status=none"], timeout=120)
     zfs("snapshot", f"{ds}@s")
-    dst = make_pool("wdst", size_mb=768)
+    return ds, make_pool(f"{prefix}dst", size_mb=768)
+
+
+def test_the_shaped_links_ceiling_and_a_transfer_drawn_against_it(
+        shaped_lab: ShapedLab, make_pool: PoolFactory) -> None:
+    shaped_lab.shape("400mbit")
+    ds, dst = _random_source(make_pool, "w", 320)
     sent = shaped_lab.zmigrate("send", f"lab-src:{ds}@s", f"lab-far:{dst.name}/copy",
                                "--json", "--no-history")
     assert sent.returncode == 0, sent.stderr + sent.stdout
@@ -162,13 +168,7 @@ def test_a_transfer_over_a_link_that_loses_packets_is_told_so(
     """The same lossy link under a real transfer: the source's TCP counters are read as it
     streams, and the live verdicts and the final one say the link loses packets (the network
     holds it back: first)."""
-    src = make_pool("lsrc", size_mb=768)
-    ds = f"{src.name}/data"
-    zfs("create", "-o", "compression=off", ds)
-    run(["dd", "if=/dev/urandom", f"of={src.mountpoint / 'data' / 'blob'}", "bs=1M",
-         "count=300", "status=none"], timeout=120)
-    zfs("snapshot", f"{ds}@s")
-    dst = make_pool("ldst", size_mb=768)
+    ds, dst = _random_source(make_pool, "l", 300)
     try:
         shaped_lab.shape("400mbit", burst="16kb", latency="1ms")
         sent = shaped_lab.zmigrate("send", f"lab-src:{ds}@s", f"lab-far:{dst.name}/copy",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from enum import Enum
 
-from .remedies import Remedy, command_line_fix
+from .remedies import Remedy, fix_words
 
 
 class ZmigrateError(Exception):
@@ -33,7 +33,7 @@ class ZmigrateError(Exception):
     @property
     def fix(self) -> str | None:
         """What the user can do, as the command line says it."""
-        return command_line_fix(self.said_fix, self.remedies, self.figures)
+        return fix_words(self.said_fix, self.remedies, self.figures)
 
     @fix.setter
     def fix(self, text: str | None) -> None:

@@ -5,7 +5,7 @@ pages and buttons in gui/words.py. Words that name neither stay in the error's o
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import assert_never
@@ -78,12 +78,24 @@ def command_line(remedy: Remedy, figures: Mapping[str, str]) -> str:
             assert_never(remedy)
 
 
-def command_line_fix(said: str | None, remedies: tuple[Remedy, ...],
-                     figures: Mapping[str, str]) -> str | None:
-    """A fix as the command line says it: the words for every face, then each remedy's."""
+Words = Callable[[Remedy, Mapping[str, str]], str]  # a face's words of a remedy ("": none)
+
+
+def fix_words(said: str | None, remedies: tuple[Remedy, ...], figures: Mapping[str, str],
+              words: Words = command_line) -> str | None:
+    """A fix in one face's `words` (the command line's by default): the words for every face,
+    then each remedy's that the face says; None where nothing is said."""
     parts = [said] if said else []
-    parts += [command_line(r, figures) for r in remedies]
+    parts += [w for r in remedies if (w := words(r, figures))]
     return "; ".join(parts) or None
+
+
+def caveat_words(w: PlanWarning, words: Words = command_line) -> str:
+    """A plan's warning in one face's `words`: its text, then the ways out that face says."""
+    if isinstance(w, str):
+        return w
+    ways = fix_words(None, w.remedies, w.figures, words)
+    return f"{w.text}: {ways}" if ways else w.text
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,8 +108,7 @@ class Caveat:
     figures: Mapping[str, str] = field(default_factory=dict)
 
     def __str__(self) -> str:
-        ways = "; ".join(command_line(r, self.figures) for r in self.remedies)
-        return f"{self.text}: {ways}" if ways else self.text
+        return caveat_words(self)
 
 
 PlanWarning = str | Caveat  # a plan's warning: words for every face, or one with its ways out

@@ -22,7 +22,7 @@ from ..engine.events import Summary
 from ..engine.findings import Advice, AdviceKind, Finding, FindingKind, Note, NoteKind
 from ..engine.history import JobRecord
 from ..engine.plain_words import DD, link_carrier, pct
-from ..engine.remedies import PlanWarning, Remedy
+from ..engine.remedies import PlanWarning, Remedy, caveat_words, fix_words
 from ..engine.runner.state import JobState, Status
 from ..engine.units import MiB, format_rate, format_size, size_arg
 from . import markup
@@ -349,17 +349,13 @@ def error_html(exc: BaseException, fix: str | None = None) -> str:
 
 def error_fix(exc: ZmigrateError) -> str | None:
     """An error's fix: its words for every face, then its remedies in the wizard's."""
-    parts = [exc.said_fix] if exc.said_fix else []
-    parts += [w for r in exc.remedies if (w := remedy(r, exc.figures))]
-    return _capital("; ".join(parts)) if parts else None
+    fix = fix_words(exc.said_fix, exc.remedies, exc.figures, remedy)
+    return _capital(fix) if fix else None
 
 
 def caveat(w: PlanWarning) -> str:
     """A plan's warning, its ways out naming the wizard's controls."""
-    if isinstance(w, str):
-        return w
-    ways = "; ".join(x for r in w.remedies if (x := remedy(r, w.figures)))
-    return f"{w.text}: {ways}" if ways else w.text
+    return caveat_words(w, remedy)
 
 
 def remedy(r: Remedy, f: Mapping[str, str]) -> str:

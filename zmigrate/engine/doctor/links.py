@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 from .. import cmdline
 from ..errors import ZmigrateError
 from ..findings import Note, NoteKind
-from ..hosts import Host, key_dirs
+from ..hosts import key_dirs
+from ..job import resent_watch
 from ..job.pipeline import free_port
 from ..readings import tcp_resent
 from ..transports import carrier, private, tls_ends
@@ -41,26 +42,18 @@ def network_stage(doctor: StageContext) -> StageResult:
     listen = address_port(allow, port) if allow else str(port)
     receiver = cmdline.join(mbuffer_argv("-I", listen, "-o", "/dev/null"))
     sender = cmdline.join(mbuffer_argv("-i", "/dev/zero", "-O", address_port(connect, port)))
-    before = _tcp_counters(doctor.src)
+    _, before = resent_watch.read(doctor.src)  # the sender's TCP counters, before and after
     result = doctor.measurer.measure("network", title, in_path,
                                      [(doctor.dst, receiver), (doctor.src, sender)], 0,
                                      listen_port=port, details={"port": port, "connect": connect})
-    resent = tcp_resent.between(before, _tcp_counters(doctor.src))
+    system, after = resent_watch.read(doctor.src)
+    resent = tcp_resent.between(before, after)
     if resent is None or result.error is not None:
         return result
-    system = doctor.src_caps.system if doctor.src_caps is not None else ""
     note = Note(NoteKind.RESENT, {"host": doctor.src.label, "sent": resent.sent,
                                   "again": resent.again, "share": resent.share,
                                   "system": system})
     return dataclasses.replace(result, notes=(*result.notes, note))
-
-
-def _tcp_counters(host: Host) -> tcp_resent.Counters | None:
-    """The segments `host` has sent, and sent again; None where it could not say."""
-    try:
-        return tcp_resent.parse(host.run(tcp_resent.SCRIPT, timeout=30).stdout)
-    except ZmigrateError:
-        return None
 
 
 def _tls_tool(caps: Capabilities | None) -> str:

@@ -77,7 +77,7 @@ class ResentWatch:
             self._reading.release()
 
     def _read(self) -> None:
-        system, counters = _counters(self._host)
+        system, counters = read(self._host)
         if counters is None:
             return
         self._system = system
@@ -94,7 +94,7 @@ class ResentWatch:
                                  resent.again, round(now - before[0], 2)))
 
 
-def _counters(host: Host | None) -> tuple[str, tcp_resent.Counters | None]:
+def read(host: Host | None) -> tuple[str, tcp_resent.Counters | None]:
     """The host's uname and counters (None: this computer's); None where it said nothing of
     them."""
     try:

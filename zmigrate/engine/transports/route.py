@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from .. import cmdline
 from ..errors import CommandError, InvalidNameError, TransferError, ZmigrateError
 from ..hosts import Host
-from ..remedies import Remedy, command_line_fix
+from ..remedies import Remedy, fix_words
 
 # Seconds each hop's ssh may take to connect and exchange banners: a hop whose packets are
 # dropped would otherwise hold the transfer for TCP's minutes of retries.
@@ -139,7 +139,7 @@ class HopFailure:
 
     @property
     def fix(self) -> str:
-        return command_line_fix(self.said_fix, self.remedies, self.figures) or ""
+        return fix_words(self.said_fix, self.remedies, self.figures) or ""
 
 
 def explain(route: SshRoute, index: int, stderr: str, source: str) -> HopFailure:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QMessageBox, QWidget
+from PySide6.QtWidgets import QMessageBox, QPushButton, QWidget
 
 from ...engine.plan import Plan
 
@@ -51,13 +51,21 @@ def ask_keep_or_stop(parent: QWidget, on_answer: Callable[[bool | None], None]) 
                       QMessageBox.StandardButton.NoButton, parent)
     keep = box.addButton(KEEP_RUNNING, QMessageBox.ButtonRole.AcceptRole)
     stop = box.addButton("Stop it", QMessageBox.ButtonRole.DestructiveRole)
+    return ask_three_ways(box, keep, stop, keep, on_answer)
+
+
+def ask_three_ways(box: QMessageBox, yes: QPushButton, no: QPushButton,
+                   default: QPushButton,
+                   on_answer: Callable[[bool | None], None]) -> QMessageBox:
+    """Open `box` window-modal with a Cancel added (Esc): `on_answer` True for `yes`, False
+    for `no`, None for Cancel. Returns the box (open until answered)."""
     stay = box.addButton("Cancel", QMessageBox.ButtonRole.RejectRole)
-    box.setDefaultButton(keep)
+    box.setDefaultButton(default)
     box.setEscapeButton(stay)
 
     def answered(_result: int) -> None:
         clicked = box.clickedButton()
-        on_answer(True if clicked is keep else False if clicked is stop else None)
+        on_answer(True if clicked is yes else False if clicked is no else None)
         box.deleteLater()
 
     box.finished.connect(answered)

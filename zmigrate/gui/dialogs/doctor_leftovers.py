@@ -14,6 +14,7 @@ from ...engine.doctor import DoctorReport
 from ...engine.losses import Loss
 from .. import markup
 from ..threads import run_task
+from .confirm import ask_three_ways
 
 
 class DoctorLike(Protocol):
@@ -66,16 +67,4 @@ def ask_leftovers(parent: QWidget, host: str, left: tuple[Loss, ...],
     box.setTextFormat(Qt.TextFormat.RichText)
     destroy = box.addButton("Destroy them too", QMessageBox.ButtonRole.DestructiveRole)
     keep = box.addButton("Keep them", QMessageBox.ButtonRole.AcceptRole)
-    stay = box.addButton("Cancel", QMessageBox.ButtonRole.RejectRole)
-    box.setDefaultButton(keep)
-    box.setEscapeButton(stay)
-
-    def answered(_result: int) -> None:
-        clicked = box.clickedButton()
-        on_answer(True if clicked is destroy else False if clicked is keep else None)
-        box.deleteLater()
-
-    box.finished.connect(answered)
-    box.setWindowModality(Qt.WindowModality.WindowModal)
-    box.open()
-    return box
+    return ask_three_ways(box, destroy, keep, keep, on_answer)
