@@ -138,7 +138,7 @@ def shoot_first_run(tmp: Path) -> None:
     with environment(HOME=str(home), ZMIGRATE_SSH_CONFIG=str(home / ".ssh" / "config"),
                      SSH_AUTH_SOCK=str(tmp / "agent.sock")):
         w = MigrationWizard(settings)
-    w.resize(1060, 760)
+    w.resize(1060, 800)
     w.show()
     shoot(w, "first-run")
     w.shutdown()
@@ -434,9 +434,9 @@ def shoot_overwrite(w: MigrationWizard, dst_sets: list[Dataset]) -> None:
     page.ui.name_edit.setText("data")
     settle(lambda: not page.emptiness.reading and page.ui.force_check.isVisible())
     page.ui.force_check.setChecked(True)
-    w.resize(1200, 760)  # the checkbox's one line (a QCheckBox does not wrap) shown whole
+    w.resize(1200, 800)  # the checkbox's one line (a QCheckBox does not wrap) shown whole
     shoot(w, "destination-overwrite")
-    w.resize(1060, 760)
+    w.resize(1060, 800)
     page.ui.force_check.setChecked(False)
     w.session.dst_datasets = dst_sets
     page.tree.show(dst_sets)
@@ -531,7 +531,7 @@ def shoot_long_jobs(settings: Settings, plan: Plan) -> None:
         job_id, proc = job_record(plan, 420)
         try:
             w = MigrationWizard(settings)
-            w.resize(1120, 760)  # the progress line with the wire's figures shown whole
+            w.resize(1120, 800)  # the progress line with the wire's figures shown whole
             w.show()
             w.hosts_page.source.ui.host_combo.setEditText("tank.lan")
             w.hosts_page.destination.ui.host_combo.setEditText("backup-01")
@@ -613,7 +613,7 @@ def shoot_kept(settings: Settings, src_sets: list[Dataset]) -> None:
         job_id, proc = kept_record(tree_plan(src_sets, ("tank/vm",)))
         try:
             w = MigrationWizard(settings)
-            w.resize(1120, 760)
+            w.resize(1120, 800)
             w.show()
             w.hosts_page.source.ui.host_combo.setEditText("tank.lan")
             w.hosts_page.destination.ui.host_combo.setEditText("backup-01")
@@ -659,7 +659,7 @@ def shoot_tree(settings: Settings, one_plan: Plan) -> None:
     """The tree pages: Source with its children ticked (one left out), Destination's tree
     plan, Review, and Transfer's dataset table half-way through."""
     w = MigrationWizard(settings)
-    w.resize(1060, 760)
+    w.resize(1060, 800)
     w.show()
     w.transfer_page.recorder_factory = None
     s = w.session
@@ -841,7 +841,7 @@ def main() -> int:
     settings = Settings(QSettings(str(OUT / ".screenshots.ini"), QSettings.Format.IniFormat))
     settings.set_value(DETACHED, False)
     w = MigrationWizard(settings)
-    w.resize(1060, 760)
+    w.resize(1060, 800)
     w.show()
     w.transfer_page.recorder_factory = None  # the History window's jobs are made below
     s = w.session

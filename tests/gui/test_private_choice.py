@@ -75,3 +75,32 @@ def test_a_way_picked_by_hand_is_remembered_and_the_default_is_not(
     again = opened()
     assert again.ui.tcp_radio.isChecked()
     assert again.options().transport is Transport.TCP
+
+
+def test_the_listener_addresses_follow_the_transport_and_refuse_what_is_no_address(
+        qtbot: QtBot, settings: Settings) -> None:
+    caps = zfs.probe(LocalHost("src"))
+    page = TransportPage(Session(src_host=LocalHost("src"), src_caps=caps,
+                                 dst_host=LocalHost("dst"), dst_caps=caps), settings)
+    qtbot.addWidget(page)
+    page.initializePage()
+    ui = page.ui
+    ui.connect_edit.setText("[fe80::1]")
+    ui.allow_edit.setText("10.0.0.7")
+    # Private: the source connects to the address given, and proves its key, not its address.
+    assert ui.private_radio.isChecked() and ui.connect_edit.isEnabled()
+    assert not ui.allow_edit.isEnabled()
+    options = page.options()
+    assert (options.connect_address, options.allow_address) == ("fe80::1", None)
+    ui.tcp_radio.setChecked(True)  # cleartext: its listener knows the sender by address
+    assert ui.allow_edit.isEnabled()
+    assert (page.options().connect_address, page.options().allow_address) == ("fe80::1",
+                                                                              "10.0.0.7")
+    ui.ssh_radio.setChecked(True)  # nothing listens: neither is used
+    assert not ui.connect_edit.isEnabled() and not ui.allow_edit.isEnabled()
+    assert (page.options().connect_address, page.options().allow_address) == (None, None)
+    ui.tcp_radio.setChecked(True)
+    ui.allow_edit.setText("10.0.0.7; reboot")
+    assert not page.isComplete()
+    assert page.error == "The address to accept is not an IP address or a host name."
+    assert page.error in ui.error_label.text()

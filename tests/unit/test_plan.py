@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from zmigrate.engine import zfs
-from zmigrate.engine.errors import PreflightError
+from zmigrate.engine.errors import InvalidNameError, PreflightError
 from zmigrate.engine.hosts import LocalHost
 from zmigrate.engine.plan import Options, Site, make_plan, safe_buffer
 from zmigrate.engine.transports import Transport
@@ -232,11 +232,20 @@ def test_a_cleartext_listener_open_to_any_address_is_named() -> None:
     assert any(w.startswith("dst: the listener on port 40001 takes a connection from any "
                             "address") and "--allow-address" in w for w in said), said
     shown = [gui_words.caveat(w) for w in open_.warnings]
-    assert any("any address" in w and "choose Direct TCP, private on the Transport and tuning "
-               "page" in w and "--" not in w for w in shown), shown
+    assert any("any address" in w and '"Accept only from" on the Transport and tuning page'
+               in w and "choose Direct TCP, private" in w and "--" not in w for w in shown), shown
     guarded = plan(None, dst_exists=False)
     assert not any("any address" in str(w) for w in guarded.warnings), guarded.warnings
     private = make_plan(src, dst, "tank/home@d", "backup/home",
                         Options(transport=Transport.PRIVATE),
                         connect_address="192.0.2.7", allow_address=None, port=40001)
     assert not any("any address" in w for w in private.warnings), private.warnings
+
+
+def test_the_users_listener_addresses_are_used_and_checked() -> None:
+    p = plan(None, dst_exists=False, connect_address="[2001:db8::7]", allow_address="nas-a.lan")
+    (_, dst_cmd), (_, src_cmd) = p.commands()
+    assert "-I nas-a.lan:40001" in dst_cmd and "-O '[2001:db8::7]:40001'" in src_cmd
+    for bad in ("10.0.0.2; reboot", "$(id)", "-oProxy"):
+        with pytest.raises(InvalidNameError, match="is not valid"):
+            plan(None, dst_exists=False, connect_address=bad)

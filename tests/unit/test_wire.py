@@ -8,7 +8,7 @@ import shlex
 import pytest
 from wire_samples import bad_cable, capture, half_duplex_scaled, reading, shaped
 
-from zmigrate.engine import plain_words
+from zmigrate.engine import cmdline, plain_words
 from zmigrate.engine.errors import InvalidNameError
 from zmigrate.engine.findings import AdviceKind
 from zmigrate.engine.plain_words import advice as words
@@ -18,7 +18,6 @@ from zmigrate.engine.wire import (
     Wire,
     at_the_wire,
     payload_rate,
-    peer_address,
     wire_advice,
     wire_script,
 )
@@ -154,11 +153,11 @@ def test_wire_json_round_trip() -> None:
 def test_the_script_quotes_and_validates_the_peer() -> None:
     script = wire_script("10.0.0.2")
     assert script.startswith("A=10.0.0.2;")
-    assert peer_address("[fe80::1]") == "fe80::1"
-    assert peer_address("backup-01.lan") == "backup-01.lan"
+    assert cmdline.address("[fe80::1]") == "fe80::1"
+    assert cmdline.address("backup-01.lan") == "backup-01.lan"
     for bad in ("10.0.0.2; rm -rf /", "$(reboot)", "-oProxy", "a b"):
         with pytest.raises(InvalidNameError):
-            peer_address(bad)
+            cmdline.address(bad)
     # The whole script reaches the host as one quoted word of `sh -c`.
     assert shlex.split(shlex.join(["sh", "-c", script]))[2] == script
     assert "ping" not in wire_script("10.0.0.2", probe_mtu=False)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import re
 import shlex
 from collections.abc import Sequence
@@ -90,6 +91,20 @@ def hostname(name: str) -> str:
     if not name or not _HOST_RE.match(name) or name.startswith("-"):
         raise InvalidNameError(f"host name {name!r} is not valid")
     return name
+
+
+def address(text: str) -> str:
+    """`text` if it is an IP address or a plausible host name (brackets of an IPv6 literal
+    dropped), else InvalidNameError."""
+    bare = text.strip().removeprefix("[").removesuffix("]")
+    try:
+        return str(ipaddress.ip_address(bare.split("%", 1)[0])) if "%" not in bare \
+            else hostname(bare)
+    except ValueError:
+        pass
+    if ":" in bare or "[" in bare:
+        raise InvalidNameError(f"address {text!r} is not valid")
+    return hostname(bare)
 
 
 def username(name: str) -> str:

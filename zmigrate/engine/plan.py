@@ -906,8 +906,10 @@ def _listener_address(options: Options, carrier: Carrier, connect_address: str |
     """(connect, allow) for a transport whose destination listens; refuse what is missing."""
     if not carrier.listens:
         return connect_address, allow_address
-    connect_address = options.connect_address or connect_address
-    allow_address = options.allow_address or allow_address
+    connect_address = (cmdline.address(options.connect_address) if options.connect_address
+                       else connect_address)
+    allow_address = (cmdline.address(options.allow_address) if options.allow_address
+                     else allow_address)
     if not connect_address:
         raise PreflightError(
             "cannot tell which address the source should use to reach the destination",

@@ -28,6 +28,12 @@ class Remedy(Enum):
     CHECK_NAME = "check_name"  # a dataset or snapshot zfs does not know (gone, or mistyped)
     RESUME = "resume"  # the interrupted receive was kept on the destination
     LEAVE_WRITES = "leave_writes"  # nothing can be carried back: go back, writes left
+    FINAL_SYNC_FIRST = "final_sync_first"  # going live needs the copy of a final sync
+    GO_BACK_FIRST = "go_back_first"  # the copy is live already
+    NAME_KEY = "name_key"  # no key, agent key or password could be offered to the host
+    LOCAL_RUNNER = "local_runner"  # the runner named is this computer
+    FINISH_GO_LIVE = "finish_go_live"  # going live was cut off: finish it, or undo what ran
+    GO_BACK_AGAIN = "go_back_again"  # going back stopped: it continues where it stopped
 
 
 def command_line(remedy: Remedy, figures: Mapping[str, str]) -> str:
@@ -74,6 +80,22 @@ def command_line(remedy: Remedy, figures: Mapping[str, str]) -> str:
         case r.LEAVE_WRITES:
             return ("go back with --leave-writes (the writes stay on the copy under a snapshot, "
                     "to bring over by hand)")
+        case r.FINAL_SYNC_FIRST:
+            return ("run the final sync first (zmigrate send -r --final): it makes the source "
+                    "read-only and copies its last changes")
+        case r.GO_BACK_FIRST:
+            return "go back first (zmigrate go-live --back), or leave it live"
+        case r.NAME_KEY:
+            return ("name a key (IdentityFile in ~/.ssh/config or --identity), add one to the "
+                    "agent (ssh-add), or use a password")
+        case r.LOCAL_RUNNER:
+            return "leave --runner out to run the job here"
+        case r.FINISH_GO_LIVE:
+            return ("then run go-live again to finish it, or go-live --back to undo exactly what "
+                    "ran (the history holds it)")
+        case r.GO_BACK_AGAIN:
+            return ("then run go-live --back again: it continues where it stopped (the history "
+                    "holds what is still to undo)")
         case _:
             assert_never(remedy)
 

@@ -132,7 +132,7 @@ class MigrationWizard(QWizard):
         QTimer.singleShot(0, self.announce_unwatched)
         self.setWindowIcon(app_icon())
         self.setAccessibleName("zmigrate migration wizard")
-        self.resize(1060, 760)
+        self.resize(1060, 800)
         self._closing = False
         self._shut_down = False
         self.close_box: QMessageBox | None = None

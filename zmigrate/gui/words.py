@@ -33,6 +33,8 @@ PRIVATE = "Direct TCP, private"  # private_radio's name
 SSH = "Through SSH"  # ssh_radio's name
 RELAY = "Relayed through this computer"  # relay_radio's name
 PORT = "TCP port"  # port_spin's name (0: a free one)
+CONNECT_ADDRESS = "Destination address"  # connect_edit's label
+ALLOW_ADDRESS = "Accept only from"  # allow_edit's label
 BUFFER = "Buffer size"  # buffer_combo's label
 RATE_LIMIT = "Rate limit"  # rate_edit's label
 DOCTOR = "Doctor…"  # doctor_button
@@ -40,6 +42,10 @@ STALLS = "If the transfer stalls"  # stall_combo's label
 COMPRESS = "Compression in transit"  # compress_combo's label
 WRITE_TEST = "Also test writing on the destination"  # ui/doctor_dialog.ui: write_check
 LEAVE_WRITES = "Leave them on the copy"  # golive/buttons.py: the go-back question's button
+FINAL_SYNC = "Final sync"  # ui/done_page.ui: final_sync_button
+GO_BACK = "Go back"  # ui/done_page.ui: go_back_button
+GO_LIVE = "Go live"  # ui/done_page.ui: go_live_button
+THIS_COMPUTER = "This computer"  # widgets/runner_choice.py: the runner combo's first choice
 SOURCE_PAGE = "the What to send page"  # ui/source_page.ui: the page's title
 CLEARTEXT = "cleartext: trusted networks only"
 # ui/host_panel.ui: the Hosts page's controls
@@ -377,12 +383,13 @@ def remedy(r: Remedy, f: Mapping[str, str]) -> str:
                     "be waiting for a stream that is not its own); stop it, or give another "
                     f"{PORT} on {PAGE}")
         case Remedy.ALLOW_ADDRESS:
-            return (f"if {f.get('address', 'that address')} is the source as the destination "
-                    f"sees it (NAT, a second network), choose {PRIVATE} on {PAGE}: it proves "
-                    "the source by a key made for this job, not by its address")
+            address = f.get('address', 'that address')
+            return (f"if {address} is the source as the destination sees it (NAT, a second "
+                    f"network), give it in \"{ALLOW_ADDRESS}\" on {PAGE}, or choose {PRIVATE}: "
+                    "it proves the source by a key made for this job, not by its address")
         case Remedy.OPEN_LISTENER:
-            return (f"choose {PRIVATE} on {PAGE}: its listener takes only the holder of a key "
-                    "made for this job")
+            return (f"give the source's address in \"{ALLOW_ADDRESS}\" on {PAGE}, or choose "
+                    f"{PRIVATE}: its listener takes only the holder of a key made for this job")
         case Remedy.RELAY:
             return f"if it cannot, choose {RELAY} on {PAGE}"
         case Remedy.USE_RELAY:
@@ -401,6 +408,23 @@ def remedy(r: Remedy, f: Mapping[str, str]) -> str:
         case Remedy.LEAVE_WRITES:
             return (f"go back with \"{LEAVE_WRITES}\": the writes stay on the copy under a "
                     "snapshot, to bring over by hand")
+        case Remedy.FINAL_SYNC_FIRST:
+            return (f"run the final sync first ({FINAL_SYNC} on the Done page): it makes the "
+                    "source read-only and copies its last changes")
+        case Remedy.GO_BACK_FIRST:
+            return f"go back first ({GO_BACK} on the Done page), or leave it live"
+        case Remedy.NAME_KEY:
+            return (f"choose {KEY_FILE} in \"{LOG_IN_WITH}\" on the Hosts page and name the key, "
+                    "or name it in ~/.ssh/config (IdentityFile), add one to the agent (ssh-add), "
+                    f"or choose {PASSWORD}")
+        case Remedy.LOCAL_RUNNER:
+            return f"choose \"{THIS_COMPUTER}\" to run the job here"
+        case Remedy.FINISH_GO_LIVE:
+            return (f"then {GO_LIVE} again finishes it, or {GO_BACK} undoes exactly what ran (the "
+                    "history holds it)")
+        case Remedy.GO_BACK_AGAIN:
+            return (f"then {GO_BACK} again: it continues where it stopped (the history holds what "
+                    "is still to undo)")
         case _:
             assert_never(r)
 
@@ -455,9 +479,9 @@ def refusal_fix(exc: PreflightError, *, mount_root: bool = False) -> str:
             return (f"Load its key on the source (zfs load-key {f.get('dataset', 'DATASET')}), "
                     "or send it raw: the copy stays encrypted")
         case PreflightReason.NO_ADDRESS:
-            # The wizard has no field for it (the command line takes one).
-            return (f"Choose {RELAY} or {SSH} on {PAGE}: neither needs an address the source "
-                    "reaches the destination at")
+            return (f"Give the address the source reaches the destination at in "
+                    f"\"{CONNECT_ADDRESS}\" on {PAGE}, or choose {RELAY} or {SSH}: neither "
+                    "needs one")
         case PreflightReason.NO_PORT:
             return (f"Port {f['port']} is in use there: give another on the Transport page, or "
                     "none to pick a free one" if "port" in f

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from .. import cmdline
 from ..destination import mounts
 from ..hosts import Host
+from ..remedies import Remedy
 from .cutover import GoLiveError, Prop, Props, datasets
 
 _UNKNOWN = Prop("-", "-")
@@ -94,8 +95,7 @@ def check_ready(src: Props, dst: Props, source_root: str, destination_root: str)
         more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
         raise NotReadyError(
             "the copy is not the source's last state: " + "; ".join(problems[:3]) + more,
-            fix="run the final sync first (zmigrate send -r --final, or Final sync on the "
-            "wizard's Done page): it makes the source read-only and copies its last changes")
+            remedies=(Remedy.FINAL_SYNC_FIRST,))
 
 
 # One command, no user input in it: every process's working directory, root and open files.

@@ -13,6 +13,7 @@ from ..errors import ZmigrateError
 from ..history import History, golive_log
 from ..history.records import JobRecord
 from ..hosts import Host, same_host
+from ..remedies import Remedy
 from . import carry_back, journal
 from .checks import busy_mountpoints, check_paths_free, check_ready, refuse_busy
 from .cutover import GoLiveError, GoLivePlan, Prop, Step, datasets, plan_go_live, read_props
@@ -91,13 +92,13 @@ def prepare(src: Host, dst: Host, src_caps: zfs.Capabilities, dst_caps: zfs.Capa
     if row is not None:
         if row.state == golive_log.LIVE and row.completed == len(row.steps):
             raise ZmigrateError(f"{destination_root} on {dst.label} is live already (in the "
-                                "history)", fix="go back first (go-live --back), or leave it live")
+                                "history)", remedies=(Remedy.GO_BACK_FIRST,))
         return _continued(row)
     src_props = read_props(src, source_root, _extra(src_caps))
     dst_props = read_props(dst, destination_root, _extra(dst_caps))
     if not dst_props:
         raise ZmigrateError(f"{destination_root} does not exist on {dst.label}",
-                            fix="run the final sync first (send -r --final)")
+                            remedies=(Remedy.FINAL_SYNC_FIRST,))
     check_ready(src_props, dst_props, source_root, destination_root)
     same = same_host(src, dst)
     if not same:
@@ -146,9 +147,8 @@ def _cut_off(row: golive_log.GoLiveRow, exc: ZmigrateError) -> GoLiveError:
     return GoLiveError(
         f"going live was cut off after {row.completed} of {total} steps, {left} still to "
         f"run{begun}: {exc.message}", host=exc.host,
-        fix=(f"{exc.fix}; then" if exc.fix else "once the host answers again,")
-        + " run go-live again to finish it, or go-live --back to undo exactly what ran "
-        "(the history holds it)")
+        fix=exc.said_fix or (None if exc.remedies else "once the host answers again"),
+        remedies=(*exc.remedies, Remedy.FINISH_GO_LIVE), figures=exc.figures)
 
 
 def _undo_after(history: History, row_id: int, src: Host, dst: Host,
@@ -163,8 +163,8 @@ def _undo_after(history: History, row_id: int, src: Host, dst: Host,
         raise GoLiveError(
             f"{failed}; undoing what ran before it failed too: {undo_failed}",
             host=failed.host,
-            fix="the history holds what is still to undo: fix the cause, then run "
-            "go-live --back again (or go-live to finish going live)") from failed
+            fix="the history holds what is still to undo: fix the cause",
+            remedies=(Remedy.GO_BACK_AGAIN,)) from failed
     raise GoLiveError(
         str(failed), host=failed.host,
         fix=("a process holds a file or its working directory there: stop it (`fuser -vm "
@@ -255,9 +255,8 @@ def back(src: Host, dst: Host, destination_root: str, *, leave_writes: bool = Fa
             raise GoLiveError(
                 f"going back stopped, {left} of {len(row.steps)} steps still to undo: "
                 f"{exc.message}",
-                host=exc.host, fix=(f"{exc.fix}; then" if exc.fix else "fix the cause, then")
-                + " run go-live --back again: it continues where it stopped (the history holds "
-                "what is still to undo)") from exc
+                host=exc.host, fix=exc.said_fix or (None if exc.remedies else "fix the cause"),
+                remedies=(*exc.remedies, Remedy.GO_BACK_AGAIN), figures=exc.figures) from exc
         extra = golive_log.get(history, row.id).extra
     changed = tuple((str(k), int(v)) for k, v in (extra.get("datasets") or {}).items())
     return WentBack(steps, carry_back.Writes(changed), extra.get("snapshot") if changed else None,

@@ -21,6 +21,7 @@ import paramiko
 
 from .. import cmdline
 from ..errors import AuthError, ConnectError, HostKeyError, ZmigrateError
+from ..remedies import Remedy
 from .base import Host
 from .local import LocalHost
 from .ssh_host import ALIVE_EVERY, LOST_AFTER, SshHost, alive_deadline
@@ -551,8 +552,7 @@ def _login_error(exc: Exception, r: Resolved, label: str, kh: Path,
         return AuthError(
             f"no key, agent key or password could be offered for {r.user}",
             host=label,
-            fix="name a key (IdentityFile in ~/.ssh/config or --identity), add one to the "
-            "agent (ssh-add), or use a password",
+            remedies=(Remedy.NAME_KEY,),
         )
     return ConnectError(
         f"cannot reach {r.hostname} port {r.port}: {exc}",

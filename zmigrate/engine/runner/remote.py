@@ -19,6 +19,7 @@ from ..errors import ZmigrateError
 from ..hosts import Host
 from ..hosts.login import HostSpec, Prompts, connect
 from ..hosts.remembered import SecretMemory, connect_remembering
+from ..remedies import Remedy
 from .place import jobs_root, valid_id
 
 POINTERS: Final = "remote"
@@ -120,14 +121,15 @@ class RemoteRunner:
         given: the path a pointer noted); a secret `memory` holds for it is not asked again."""
         spec = HostSpec.parse(name)
         if spec.is_local:
-            raise RemoteRunnerError(f"--runner {name!r} names this computer",
-                                    fix="leave --runner out to run the job here")
+            raise RemoteRunnerError(f"the runner host {name!r} is this computer",
+                                    remedies=(Remedy.LOCAL_RUNNER,))
         try:
             host = (connect(spec, prompts) if memory is None
                     else connect_remembering(spec, prompts or Prompts(), memory))
         except ZmigrateError as exc:
             raise RemoteRunnerError(f"cannot log in to the runner host {name}: {exc.message}",
-                                    fix=exc.fix) from exc
+                                    fix=exc.said_fix, remedies=exc.remedies,
+                                    figures=exc.figures) from exc
         try:
             return cls(host, name, zmigrate or _find(host, name))
         except BaseException:

@@ -9,10 +9,10 @@ from .ceiling import WIRE_SHARE, ceiling, payload_rate
 from .parse import parse_link
 from .path import WireSeen, read_side, read_wire, toward_us
 from .reading import LinkReading, Rings
-from .script import peer_address, wire_script
+from .script import wire_script
 
 __all__ = [
     "WIRE_SHARE", "Ceiling", "LinkReading", "Rings", "Wire", "WireSeen", "at_the_wire",
-    "ceiling", "parse_link", "payload_rate", "peer_address", "read_side", "read_wire",
+    "ceiling", "parse_link", "payload_rate", "read_side", "read_wire",
     "toward_us", "wire_advice", "wire_script",
 ]

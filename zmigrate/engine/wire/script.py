@@ -3,10 +3,7 @@ FreeBSD alike). Its sections (`@@name` lines) are read by `parse.parse_link`."""
 
 from __future__ import annotations
 
-import ipaddress
-
 from .. import cmdline
-from ..errors import InvalidNameError
 
 PROBE_WAIT = 1  # seconds a path MTU probe waits for its echo reply
 
@@ -68,24 +65,10 @@ fi
 """
 
 
-def peer_address(address: str) -> str:
-    """`address` if it is an IP address or a plausible host name (brackets of an IPv6 literal
-    dropped), else InvalidNameError."""
-    bare = address.strip().removeprefix("[").removesuffix("]")
-    try:
-        return str(ipaddress.ip_address(bare.split("%", 1)[0])) if "%" not in bare \
-            else cmdline.hostname(bare)
-    except ValueError:
-        pass
-    if ":" in bare or "[" in bare:
-        raise InvalidNameError(f"peer address {address!r} is not valid")
-    return cmdline.hostname(bare)
-
-
 def wire_script(peer: str, *, probe_mtu: bool = True) -> str:
     """The script that reads this host's side of the path to `peer` (validated here)."""
     body = _BODY.replace("__WAIT__", str(PROBE_WAIT))
     if not probe_mtu:
         body = body.split("# Path MTU:", 1)[0]
-    return (f"A={cmdline.join([peer_address(peer)])}; S=$(uname -s 2>/dev/null)\n"
+    return (f"A={cmdline.join([cmdline.address(peer)])}; S=$(uname -s 2>/dev/null)\n"
             + body.strip() + "\n")

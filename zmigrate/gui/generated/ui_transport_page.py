@@ -146,20 +146,48 @@ class Ui_TransportPage(object):
 
         self.tuning_layout.setWidget(2, QFormLayout.ItemRole.FieldRole, self.port_spin)
 
+        self.connect_label = QLabel(self.tuning_group)
+        self.connect_label.setObjectName(u"connect_label")
+
+        self.tuning_layout.setWidget(3, QFormLayout.ItemRole.LabelRole, self.connect_label)
+
+        self.address_layout = QHBoxLayout()
+        self.address_layout.setSpacing(12)
+        self.address_layout.setObjectName(u"address_layout")
+        self.connect_edit = QLineEdit(self.tuning_group)
+        self.connect_edit.setObjectName(u"connect_edit")
+
+        self.address_layout.addWidget(self.connect_edit)
+
+        self.allow_label = QLabel(self.tuning_group)
+        self.allow_label.setObjectName(u"allow_label")
+
+        self.address_layout.addWidget(self.allow_label)
+
+        self.allow_edit = QLineEdit(self.tuning_group)
+        self.allow_edit.setObjectName(u"allow_edit")
+
+        self.address_layout.addWidget(self.allow_edit)
+
+        self.address_layout.setStretch(0, 1)
+        self.address_layout.setStretch(2, 1)
+
+        self.tuning_layout.setLayout(3, QFormLayout.ItemRole.FieldRole, self.address_layout)
+
         self.rate_label = QLabel(self.tuning_group)
         self.rate_label.setObjectName(u"rate_label")
 
-        self.tuning_layout.setWidget(3, QFormLayout.ItemRole.LabelRole, self.rate_label)
+        self.tuning_layout.setWidget(4, QFormLayout.ItemRole.LabelRole, self.rate_label)
 
         self.rate_edit = QLineEdit(self.tuning_group)
         self.rate_edit.setObjectName(u"rate_edit")
 
-        self.tuning_layout.setWidget(3, QFormLayout.ItemRole.FieldRole, self.rate_edit)
+        self.tuning_layout.setWidget(4, QFormLayout.ItemRole.FieldRole, self.rate_edit)
 
         self.stall_label = QLabel(self.tuning_group)
         self.stall_label.setObjectName(u"stall_label")
 
-        self.tuning_layout.setWidget(4, QFormLayout.ItemRole.LabelRole, self.stall_label)
+        self.tuning_layout.setWidget(5, QFormLayout.ItemRole.LabelRole, self.stall_label)
 
         self.stall_combo = QComboBox(self.tuning_group)
         self.stall_combo.addItem("")
@@ -168,27 +196,27 @@ class Ui_TransportPage(object):
         self.stall_combo.addItem("")
         self.stall_combo.setObjectName(u"stall_combo")
 
-        self.tuning_layout.setWidget(4, QFormLayout.ItemRole.FieldRole, self.stall_combo)
+        self.tuning_layout.setWidget(5, QFormLayout.ItemRole.FieldRole, self.stall_combo)
 
         self.intermediates_check = QCheckBox(self.tuning_group)
         self.intermediates_check.setObjectName(u"intermediates_check")
 
-        self.tuning_layout.setWidget(5, QFormLayout.ItemRole.SpanningRole, self.intermediates_check)
+        self.tuning_layout.setWidget(6, QFormLayout.ItemRole.SpanningRole, self.intermediates_check)
 
         self.readonly_check = QCheckBox(self.tuning_group)
         self.readonly_check.setObjectName(u"readonly_check")
 
-        self.tuning_layout.setWidget(6, QFormLayout.ItemRole.SpanningRole, self.readonly_check)
+        self.tuning_layout.setWidget(7, QFormLayout.ItemRole.SpanningRole, self.readonly_check)
 
         self.hash_check = QCheckBox(self.tuning_group)
         self.hash_check.setObjectName(u"hash_check")
 
-        self.tuning_layout.setWidget(7, QFormLayout.ItemRole.SpanningRole, self.hash_check)
+        self.tuning_layout.setWidget(8, QFormLayout.ItemRole.SpanningRole, self.hash_check)
 
         self.compress_label = QLabel(self.tuning_group)
         self.compress_label.setObjectName(u"compress_label")
 
-        self.tuning_layout.setWidget(8, QFormLayout.ItemRole.LabelRole, self.compress_label)
+        self.tuning_layout.setWidget(9, QFormLayout.ItemRole.LabelRole, self.compress_label)
 
         self.compress_layout = QHBoxLayout()
         self.compress_layout.setObjectName(u"compress_layout")
@@ -210,7 +238,7 @@ class Ui_TransportPage(object):
 
         self.compress_layout.setStretch(1, 1)
 
-        self.tuning_layout.setLayout(8, QFormLayout.ItemRole.FieldRole, self.compress_layout)
+        self.tuning_layout.setLayout(9, QFormLayout.ItemRole.FieldRole, self.compress_layout)
 
 
         self.page_layout.addWidget(self.tuning_group)
@@ -247,6 +275,8 @@ class Ui_TransportPage(object):
         self.buffer_label.setBuddy(self.buffer_combo)
         self.block_label.setBuddy(self.block_combo)
         self.port_label.setBuddy(self.port_spin)
+        self.connect_label.setBuddy(self.connect_edit)
+        self.allow_label.setBuddy(self.allow_edit)
         self.rate_label.setBuddy(self.rate_edit)
         self.stall_label.setBuddy(self.stall_combo)
         self.compress_label.setBuddy(self.compress_combo)
@@ -324,6 +354,28 @@ class Ui_TransportPage(object):
 #endif // QT_CONFIG(accessibility)
 #if QT_CONFIG(accessibility)
         self.port_spin.setAccessibleDescription(QCoreApplication.translate("TransportPage", u"0 picks a free port on the destination", None))
+#endif // QT_CONFIG(accessibility)
+        self.connect_label.setText(QCoreApplication.translate("TransportPage", u"Destination &address:", None))
+        self.connect_edit.setPlaceholderText(QCoreApplication.translate("TransportPage", u"auto (where its ssh answers)", None))
+#if QT_CONFIG(tooltip)
+        self.connect_edit.setToolTip(QCoreApplication.translate("TransportPage", u"The address the source connects to, where the destination's ssh address is not the one the source reaches it by (NAT, a second network)", None))
+#endif // QT_CONFIG(tooltip)
+#if QT_CONFIG(accessibility)
+        self.connect_edit.setAccessibleName(QCoreApplication.translate("TransportPage", u"Destination address", None))
+#endif // QT_CONFIG(accessibility)
+#if QT_CONFIG(accessibility)
+        self.connect_edit.setAccessibleDescription(QCoreApplication.translate("TransportPage", u"The address the source connects to; empty: the one the destination's ssh answers on", None))
+#endif // QT_CONFIG(accessibility)
+        self.allow_label.setText(QCoreApplication.translate("TransportPage", u"Accept &only from:", None))
+        self.allow_edit.setPlaceholderText(QCoreApplication.translate("TransportPage", u"auto (the source's, by its route)", None))
+#if QT_CONFIG(tooltip)
+        self.allow_edit.setToolTip(QCoreApplication.translate("TransportPage", u"Direct TCP's listener takes a connection from this address only: the source's address as the destination sees it", None))
+#endif // QT_CONFIG(tooltip)
+#if QT_CONFIG(accessibility)
+        self.allow_edit.setAccessibleName(QCoreApplication.translate("TransportPage", u"Accept only from", None))
+#endif // QT_CONFIG(accessibility)
+#if QT_CONFIG(accessibility)
+        self.allow_edit.setAccessibleDescription(QCoreApplication.translate("TransportPage", u"The only address Direct TCP's listener accepts; empty: the source's, as its route says", None))
 #endif // QT_CONFIG(accessibility)
         self.rate_label.setText(QCoreApplication.translate("TransportPage", u"&Rate limit:", None))
         self.rate_edit.setPlaceholderText(QCoreApplication.translate("TransportPage", u"none, or e.g. 50M per second", None))

@@ -20,6 +20,7 @@ from ..dialogs.doctor_dialog import DoctorDialog, DoctorFactory
 from ..generated.ui_transport_page import Ui_TransportPage
 from ..session import Session
 from ..settings import Settings
+from ..widgets.listener_addresses import ListenerAddresses
 from .base import Page
 
 # stall_combo's choices (ui/transport_page.ui): keep waiting, or give up after 1, 5, 15 min.
@@ -111,8 +112,10 @@ class TransportPage(Page):
         style.set_role(self.ui.local_note, "muted")
         style.set_role(self.ui.buffer_hint, "muted")
         ui = self.ui
-        for field in (ui.buffer_combo, ui.block_combo, ui.port_spin, ui.rate_edit):
+        for field in (ui.buffer_combo, ui.block_combo, ui.port_spin, ui.rate_edit,
+                      ui.connect_edit, ui.allow_edit):
             field.setMaximumWidth(260)
+        self.addresses = ListenerAddresses(ui, self._on_changed)
         for t, w in self._radios().items():
             w.toggled.connect(self._on_changed)
             # Remembered only when picked by hand (clicked): the default follows the hosts.
@@ -245,12 +248,8 @@ class TransportPage(Page):
         self._suggested = size_arg(size)
         combo.blockSignals(True)
         combo.clear()
-        choices = [size, 64 * MiB, 256 * MiB, 1024 * MiB, 2048 * MiB]
-        seen = []
-        for c in choices:
-            if c not in seen:
-                seen.append(c)
-                combo.addItem(size_arg(c))
+        for c in dict.fromkeys([size, 64 * MiB, 256 * MiB, 1024 * MiB, 2048 * MiB]):
+            combo.addItem(size_arg(c))
         combo.setCurrentText(current or size_arg(size))
         combo.blockSignals(False)
         self.ui.buffer_hint.setText(f"Suggested {size_arg(size)}: {markup.escape(why)}.")
@@ -299,8 +298,10 @@ class TransportPage(Page):
                 raise ValueError("The rate limit is not a size per second (try 50M).") from None
         if block < 4096 or buffer < block * 8:
             raise ValueError("The buffer must hold at least 8 blocks of 4 KiB or more.")
+        connect, allow = self.addresses.values(self.transport())
         return replace(
             self.session.options, transport=self.transport(), buffer_size=buffer,
+            connect_address=connect, allow_address=allow,
             block_size=block, port=ui.port_spin.value() or None, rate_limit=rate,
             readonly=ui.readonly_check.isChecked(),
             intermediates=ui.intermediates_check.isChecked(),
@@ -312,6 +313,7 @@ class TransportPage(Page):
         ui = self.ui
         tcp = ui.tcp_radio.isChecked()
         ui.port_spin.setEnabled(carrier(self.transport()).listens)
+        self.addresses.enable_for(self.transport())
         ui.tcp_note.setEnabled(tcp)
         ui.compress_combo.setEnabled(carrier(self.transport()).crosses_link)
         try:

@@ -24,7 +24,7 @@ from ...engine.runner import elsewhere
 from ...engine.runner.elsewhere import RunnerCheck
 from ...engine.runner.remote import Reach
 from ...engine.runner.request import host_text
-from .. import markup, style
+from .. import markup, style, words
 from ..threads import run_task
 
 HERE: Final = "here"
@@ -111,7 +111,7 @@ class RunnerChoice(QGroupBox):
             self.hosts = []  # a host the runner could not name: only this computer
         previous = self.combo.currentData()
         self.combo.clear()
-        self.combo.addItem("This computer", HERE)
+        self.combo.addItem(words.THIS_COMPUTER, HERE)
         for label, text in (("the source", texts[0]), ("the destination", texts[1])):
             if text and self.hosts and self.combo.findData(text) < 0:
                 self.combo.addItem(f"{text} ({label})", text)
@@ -188,7 +188,7 @@ class RunnerChoice(QGroupBox):
         if self.why_not and (name is not None or self.combo.currentData() == OTHER):
             banner, text = "error", markup.escape(self.why_not)
         elif failed is not None:
-            banner, text = "error", markup.error_html(failed)
+            banner, text = "error", words.error_html(failed)
         elif name is None:
             text = ("Type the ssh name of the machine to run the transfer on." if
                     self.combo.currentData() == OTHER else "This computer runs the transfer "
@@ -197,7 +197,7 @@ class RunnerChoice(QGroupBox):
         elif self.checking:
             text = f"Checking {markup.escape(name)}: zmigrate there, its logins to both hosts…"
         elif self.checked is not None and (problem := self.checked.problem) is not None:
-            banner, text = "error", markup.error_html(problem)
+            banner, text = "error", words.error_html(problem)
         elif self.checked is not None:
             banner, text = "ok", found_html(self.checked)
         self.label.setText(text)
