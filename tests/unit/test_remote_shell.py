@@ -73,6 +73,20 @@ def test_a_command_reading_stdin_gets_nothing_and_leaves_the_next_one_alone(
     assert sh.run("echo next", 10) == (0, b"next\n", b"")
 
 
+def test_a_command_given_text_reads_it_and_no_process_shows_it(sh: RemoteShell) -> None:
+    """A step's keys reach its host this way: the text comes whole (quotes, newlines), the
+    shell's status is the command's, and no process's argv holds it, not even while it is
+    still being written (bigger than a pipe holds, read only after `ps` looked)."""
+    key = "-----BEGIN PRIVATE KEY-----\nit's \"$(not run)\" `x`\n-----END PRIVATE KEY-----\n"
+    assert sh.run("cat; exit 4", 10, key) == (4, key.encode(), b"")
+    secret = "zm-secret-" + "k" * 200_000
+    status, out, _ = sh.run("ps -eo args; cat > /dev/null", 30, secret)
+    assert status == 0 and b"ps -eo args" in out and b"zm-secret-" not in out
+    assert sh.run("cat; echo after", 10) == (0, b"after\n", b"")  # nothing left for the next
+    with pytest.raises(ValueError, match="no NUL"):
+        sh.run("cat", 10, "a\0b")
+
+
 def test_big_output_arrives_whole(sh: RemoteShell) -> None:
     status, out, _ = sh.run("i=0; while [ $i -lt 3000 ]; do "
                             "printf '%0999d\\n' $i; i=$((i+1)); done", 60)

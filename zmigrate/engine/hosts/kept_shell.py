@@ -5,7 +5,7 @@ forks, the login shell starts) and seconds on a slow NAS; a job runs a dozen sho
 (probe, reads, checks). A `RemoteShell` is one session running `sh` that reads commands on its
 stdin and ends each one's output with a marker carrying its exit status: after the first, a
 command costs one round trip. Each command still runs in a shell of its own (`sh -c LINE`,
-stdin from /dev/null), so nothing it sets or reads leaks into the next.
+stdin from /dev/null or the text it is given), so nothing it sets or reads leaks into the next.
 
 Long-running pipelines (the streams) keep their own sessions (`Host.spawn`): they need their
 own process groups, stdin and output streams.
@@ -36,6 +36,13 @@ WAIT_IDLE = 0.1  # seconds a command waits for a busy shell before it opens one 
 
 class ShellLostError(Exception):
     """The shell's session ended before the command's end marker came."""
+
+
+def _text(stdin: str) -> str:
+    """`stdin` as one shell word, refused where a shell word cannot carry it (a NUL)."""
+    if "\0" in stdin:
+        raise ValueError("a kept shell's command reads text only (no NUL)")
+    return shlex.quote(stdin)
 
 
 class RemoteShell:
@@ -83,13 +90,18 @@ class RemoteShell:
             if handed:
                 return  # what comes next is a pipeline's, read by its own readers
 
-    def run(self, line: str, timeout: float) -> tuple[int, bytes, bytes]:
-        """(exit status, stdout, stderr) of `line`. Raises ShellLostError if the session ends first
-        and TimeoutError after `timeout` (the shell is then closed: it may still be busy)."""
+    def run(self, line: str, timeout: float, stdin: str | None = None) -> tuple[int, bytes, bytes]:
+        """(exit status, stdout, stderr) of `line`, reading `stdin` (text: no NUL) or nothing.
+        Raises ShellLostError if the session ends first and TimeoutError after `timeout` (the
+        shell is then closed: it may still be busy)."""
         self._seq += 1
         mark = f"@@zmigrate-end-{self._token}-{self._seq}".encode()
+        # `stdin` is printed by this shell's builtin printf into the command's pipe: it is in
+        # no process's argv (a key handed over stays out of `ps`) and in no file.
+        feed = "</dev/null" if stdin is None else ""
+        pipe = "" if stdin is None else f"printf '%s' {_text(stdin)} | "
         # The newline before each marker puts it on a line of its own; it is taken off again.
-        script = (f"sh -c {shlex.quote(line)} </dev/null; printf '\\n%s %s\\n' "
+        script = (f"{pipe}sh -c {shlex.quote(line)} {feed}; printf '\\n%s %s\\n' "
                   f"{mark.decode()} $?; printf '\\n%s\\n' {mark.decode()} >&2\n")
         self._chan.sendall(script.encode())
         deadline = time.monotonic() + timeout

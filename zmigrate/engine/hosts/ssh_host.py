@@ -291,17 +291,15 @@ class SshHost(Host):
 
     def run(self, line: str, *, timeout: float = 120.0,
             stdin: bytes | None = None) -> CommandResult:
-        if stdin is None:
-            return self._run_in_shell(line, timeout)
-        if stdin is not None:
-            self._count(line)
-            with self._lock:
-                chan = self._transport().open_session(timeout=30)
-            chan.exec_command(line)
-            chan.sendall(stdin)
-            chan.shutdown_write()
-        else:
-            chan = self._open(line)
+        text = _as_text(stdin)
+        if stdin is None or text is not None:
+            return self._run_in_shell(line, timeout, text)
+        self._count(line)  # bytes a shell word cannot carry: a session of their own
+        with self._lock:
+            chan = self._transport().open_session(timeout=30)
+        chan.exec_command(line)
+        chan.sendall(stdin)
+        chan.shutdown_write()
         out, err = _Collector(), _Collector()
         threads = self._reader_threads(chan, out.feed, err.feed, "zmigrate-ssh-run")
         deadline = time.monotonic() + timeout
@@ -328,12 +326,13 @@ class SshHost(Host):
             )
         return CommandResult(self.label, line, status, out.text(), err.text())
 
-    def _run_in_shell(self, line: str, timeout: float) -> CommandResult:
+    def _run_in_shell(self, line: str, timeout: float, stdin: str | None = None
+                      ) -> CommandResult:
         """`line` through one of the host's open shells: one round trip, no new session."""
         self._count(line)
         sh = self._shells.take()
         try:
-            status, out, err = sh.run(line, timeout)
+            status, out, err = sh.run(line, timeout, stdin)
         except TimeoutError:
             raise CommandError(f"command did not finish within {timeout:.0f} s",
                                host=self.label, command=line) from None
@@ -387,3 +386,13 @@ class SshHost(Host):
         self.client.close()
         for jump in reversed(self.jumps):
             jump.close()
+
+
+def _as_text(data: bytes | None) -> str | None:
+    """`data` as text a kept shell's command can read (UTF-8, no NUL), else None."""
+    if data is None or b"\0" in data:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
