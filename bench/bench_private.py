@@ -10,10 +10,15 @@ Prints each median and the ratios private/tcp (issue 33's target: >= 0.9) and pr
 With --shaped RATE (tc notation, e.g. 400mbit) it also sends over the lab's shaped veth to
 lab-far (tests/lab/shaped.py), tcp and private side by side.
 
+With --tree N it also sends a tree of N small datasets (64 KiB each) with `send -r`, tcp and
+private side by side, whole jobs: what a step's start (the keys made and handed over, the
+handshake) costs where a pool move has hundreds of datasets.
+
 After each side-by-side run, `zmigrate doctor --transport private` on the same path: its
 predicted private/tcp (report.private_cost) beside the measured one (issue 33: within 25 %).
 
     sudo .venv/bin/python bench/bench_private.py [--mb 200] [--rounds 3] [--shaped 400mbit]
+                                                 [--tree 30]
 """
 
 from __future__ import annotations
@@ -35,8 +40,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from bench_lab import bench_lab, side_by_side  # noqa: E402
 from bench_lab import destroy_copy as _destroy  # noqa: E402
 from bench_link import with_zmigrate  # noqa: E402
+from bench_tree import make_tree  # noqa: E402
+from bench_tree import with_zmigrate as tree_send  # noqa: E402
 from lab.shaped import ShapedLab  # noqa: E402
 from lab.sshd import Lab  # noqa: E402
+from lab.util import zfs  # noqa: E402
+from lab.zfsfuse import PoolFactory  # noqa: E402
 
 from zmigrate.engine.transports import Transport  # noqa: E402
 from zmigrate.engine.transports.private import bundle, make_keys, unpack_line  # noqa: E402
@@ -140,12 +149,35 @@ def shaped(lab: Lab, snapshot: str, pool: str, args: argparse.Namespace) -> None
         far.stop()
 
 
+def tree(pools: PoolFactory, count: int, rounds: int) -> None:
+    """`send -r` of a tree of `count` small datasets over tcp and private, side by side."""
+    src = pools("ptsrc", size_mb=256 + count)
+    dst = pools("ptdst", size_mb=256 + 3 * count)
+    make_tree(src.name, src.mountpoint, count, kib=64)
+    root = f"{src.name}/t"
+    zfs("snapshot", "-r", f"{root}@bench")
+    ways = (Transport.TCP, Transport.PRIVATE)
+    seconds: dict[Transport, list[float]] = {w: [] for w in ways}
+    for i in range(rounds):
+        for w in ways[i % 2:] + ways[:i % 2]:
+            target = f"{dst.name}/t{i}-{w.value}"
+            seconds[w].append(tree_send(root, target, None, transport=w))
+            _destroy(target)
+    took = {w: statistics.median(seconds[w]) for w in ways}
+    print(f"tree of {count} datasets, whole jobs: tcp {took[Transport.TCP]:.1f} s, private "
+          f"{took[Transport.PRIVATE]:.1f} s, private/tcp time "
+          f"{took[Transport.PRIVATE] / took[Transport.TCP]:.2f}; private's extra a dataset "
+          f"{(took[Transport.PRIVATE] - took[Transport.TCP]) / count * 1000:.0f} ms", flush=True)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mb", type=int, default=200)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--shaped", default="", metavar="RATE")
     ap.add_argument("--no-stage", action="store_true", help="skip the stages alone")
+    ap.add_argument("--tree", type=int, default=0, metavar="N",
+                    help="also a tree of N small datasets, whole jobs")
     args = ap.parse_args()
     if not args.no_stage:
         stages(args.mb, args.rounds)
@@ -157,6 +189,8 @@ def main() -> int:
         doctor_prediction(lab.env(), f"lab-src:{snapshot}", f"lab-dst:{dst}", ratio)
         if args.shaped:
             shaped(lab, snapshot, dst, args)
+        if args.tree:
+            tree(pools, args.tree, args.rounds)
     return 0
 
 

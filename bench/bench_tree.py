@@ -39,6 +39,7 @@ from lab.util import free_port, port_listening, quiet_machine, wait_until, zfs  
 from zmigrate.engine.hosts.login import HostSpec
 from zmigrate.engine.hosts.pair import connect_both
 from zmigrate.engine.plan import Options  # noqa: E402
+from zmigrate.engine.transports import Transport  # noqa: E402
 from zmigrate.engine.tree import TreeJob, TreeRequest, snapshot_name  # noqa: E402
 from zmigrate.engine.units import MiB  # noqa: E402
 
@@ -96,12 +97,12 @@ def ssh_hand_loop(lab: Lab, names: list[str], root: str, target: str) -> float:
 
 
 def with_zmigrate(root: str, target: str, parallel: int | None,
-                  snapshot: str | None = "bench") -> float:
+                  snapshot: str | None = "bench", transport: Transport | None = None) -> float:
     """`send -r` of `root` up to @`snapshot` (None: one taken now), as the CLI runs it."""
     t0 = time.monotonic()
     src, dst = connect_both(HostSpec("lab-src"), HostSpec("lab-dst"))  # as the CLI does
     try:
-        options = Options(buffer_size=16 * MiB, readonly=False)
+        options = Options(buffer_size=16 * MiB, readonly=False, transport=transport)
         TreeJob(src, dst, TreeRequest(root, target, snapshot, options=options,
                                       parallel=parallel)).run()
     finally:
