@@ -163,8 +163,7 @@ def _undo_after(history: History, row_id: int, src: Host, dst: Host,
         raise GoLiveError(
             f"{failed}; undoing what ran before it failed too: {undo_failed}",
             host=failed.host,
-            fix="the history holds what is still to undo: fix the cause",
-            remedies=(Remedy.GO_BACK_AGAIN,)) from failed
+            fix="fix the cause", remedies=(Remedy.GO_BACK_AGAIN,)) from failed
     raise GoLiveError(
         str(failed), host=failed.host,
         fix=("a process holds a file or its working directory there: stop it (`fuser -vm "
