@@ -52,6 +52,7 @@ from zmigrate.engine.events import (  # noqa: E402
     LogLine,
     PlanReady,
     Progress,
+    Resent,
     Sample,
     Side,
     StageChanged,
@@ -212,6 +213,9 @@ def synthetic_run(seconds: int, estimate: int, net: float = 111.5 * MiB,
         if i % 2 == 0:
             eta = max(0.0, (estimate - received) / net)
             events.append(Progress(t, int(received), estimate, rate_recv, eta))
+        if i % 10 == 5:  # the source's TCP counters, read every 5 s: a clean link
+            segments = int(rate_net * 5 / 1448)
+            events.append(Resent(t, "tank.lan", "Linux", segments, rng.randint(0, 9), 5.0))
     events.append(LogLine("backup-01", Side.RECEIVE, "receiving incremental stream of "
                           "tank/home@daily-2024-11-12 into backup/tank/home@daily-2024-11-12"))
     return events

@@ -11,9 +11,12 @@ from replay_trace import load_trace
 
 from zmigrate.engine.errors import TransferError
 from zmigrate.engine.events import (
+    DatasetState,
+    EndCpu,
     Failed,
     Finished,
     LogLine,
+    Resent,
     Sample,
     Side,
     StageStarted,
@@ -132,3 +135,26 @@ def test_a_transfer_shorter_than_a_status_line_ends_with_rates_points_and_a_verd
     banner = done.ui.verdict_label.text()
     assert "The transfer was too short to judge" in banner
     assert "Not enough data" not in banner and "confidence" not in banner
+
+
+def test_the_ways_figures_follow_the_dataset_the_plots_follow(
+        qtbot: QtBot, pages: tuple[Session, TransferPage, DonePage, JobBridge]) -> None:
+    """Each end's last CPU reading and the last resent share, sender first; a tree's other
+    datasets' readings are not this line's, and a new dataset followed starts it afresh."""
+    _, transfer, _, bridge = pages
+    label = transfer.ui.ends_label
+    assert label.isHidden()
+    bridge.on_event(Sample(1.0, Side.SEND, 1e6, 1e6, 1e6, 50.0, dataset="tank/a"))  # followed
+    bridge.on_event(EndCpu(2.0, Side.RECEIVE, "nas", "socat", 0.9, 0.0, 1.0, dataset="tank/a"))
+    bridge.on_event(EndCpu(2.0, Side.SEND, "pve", "socat", 0.3, 0.0, 1.0, dataset="tank/a"))
+    bridge.on_event(Resent(2.0, "pve", "Linux", 50_000, 25, 1.0, dataset="tank/a"))
+    bridge.on_event(EndCpu(2.5, Side.SEND, "pve", "socat", 0.99, 0.0, 1.0, dataset="tank/b"))
+    want = ("pve sent 0.1% of its TCP segments again  ·  socat on pve: 30% of a CPU  ·  "
+            "socat on nas: 90% of a CPU")
+    qtbot.waitUntil(lambda: label.text() == want and label.isVisible(), timeout=3000)
+    bridge.on_event(EndCpu(3.0, Side.RECEIVE, "nas", "socat", 0.5, 0.2, 1.0, dataset="tank/a"))
+    qtbot.waitUntil(lambda: "socat on nas: 50% of a CPU, 20% waiting for one" in label.text(),
+                    timeout=3000)
+    bridge.on_event(DatasetState("tank/a", "backup/a", "verified", 0, 2, 1_000_000))
+    bridge.on_event(Sample(4.0, Side.SEND, 1e6, 1e6, 2e6, 50.0, dataset="tank/b"))
+    qtbot.waitUntil(label.isHidden, timeout=3000)  # another dataset: nothing of it read yet

@@ -11,10 +11,10 @@ import time
 from collections.abc import Sequence
 
 from .destination import Emptiness
-from .events import OutOfTouch
+from .events import EndCpu, OutOfTouch, Resent
 from .findings import Advice, AdviceKind, Finding, FindingKind, Note, NoteKind
 from .losses import DESTINATION, HIDING, SOURCE, Loss, LossKind
-from .readings.tcp_resent import LOSSY
+from .readings.tcp_resent import LOSSY, SAID_FROM
 from .transports import Carrier, Transport, carrier
 from .units import format_rate, format_size
 from .wire import WIRE_SHARE, Ceiling, LinkReading
@@ -78,6 +78,20 @@ def _on_cpu(f: Finding) -> str:
                 "there, or a CPU limit such as a container's, takes its CPU")
     also = f" (and waits for one {pct(waiting)} of the time)" if waiting >= 10 else ""
     return f"keeps {pct(on)} of a core busy{also}, and that core's speed sets the pace"
+
+
+def resent_now(r: Resent) -> str | None:
+    """`lab-src sent 2.3% of its TCP segments again`, over the last reading; None where it
+    sent too few to say (under SAID_FROM)."""
+    if r.sent < SAID_FROM:
+        return None
+    return f"{r.host} sent {r.again / r.sent:.1%} of its TCP segments again"
+
+
+def end_cpu_now(e: EndCpu) -> str:
+    """`socat on lab-dst: 80% of a CPU, 15% waiting for one`, over the last reading."""
+    waiting = f", {pct(100 * e.waiting)} waiting for one" if e.waiting >= 0.05 else ""
+    return f"{e.program} on {e.host}: {pct(100 * e.on_cpu)} of a CPU{waiting}"
 
 
 def duration(seconds: float) -> str:

@@ -52,7 +52,9 @@ class JobBridge(QObject):
         wire(Wire): both hosts' links and the path's ceiling, once read (`seen_wire` has it
             if it came before the page connected),
         out_of_touch(OutOfTouch): the session to a remote job's runner host was lost (each
-            try to log in again) or is back
+            try to log in again) or is back,
+        resent(Resent), end_cpu(EndCpu): the way's readings, for a tree only of the dataset
+            the plots follow
     """
 
     stage_changed = Signal(str, str, str)
@@ -65,6 +67,8 @@ class JobBridge(QObject):
     dataset_state = Signal(object)
     wire = Signal(object)
     out_of_touch = Signal(object)
+    resent = Signal(object)
+    end_cpu = Signal(object)
 
     def __init__(self, job: Job | TreeJob | RecordJob, store: SampleStore,
                  parent: QObject | None = None) -> None:
@@ -132,20 +136,29 @@ class JobBridge(QObject):
             case Failed():
                 self.failed.emit(event)
             case Verdict():
-                with self._lock:
-                    ours = not event.dataset or event.dataset == self._following
-                if ours:
+                if self._ours(event.dataset):
                     self.verdict.emit(event)
+            case Resent():
+                if self._ours(event.dataset):
+                    self.resent.emit(event)
+            case EndCpu():
+                if self._ours(event.dataset):
+                    self.end_cpu.emit(event)
             case Wire():
                 self.wire.emit(event)
             case OutOfTouch():
                 self.out_of_touch.emit(event)
             case (PlanReady() | TreePlanReady() | Stalled() | StageStarted() | StageResult()
-                  | Synced() | EndCpu() | Resent()):
+                  | Synced()):
                 pass  # the plan is Review's, a stall arrives as its verdict, the doctor's own;
                 # a kept-in-sync job's catch-ups are read from its state (Done, first page)
             case _:
                 assert_never(event)
+
+    def _ours(self, dataset: str) -> bool:
+        """Whether an event of `dataset` ("": the job's own) is about what the plots follow."""
+        with self._lock:
+            return not dataset or dataset == self._following
 
     def _dataset_state(self, event: DatasetState) -> None:
         # The tree's datasets share its clock (Job t0): the plots run on across them, their

@@ -27,6 +27,7 @@ SCRIPT = ("if [ -r /proc/net/snmp ]; then while read -r k v; do case $k in Tcp:)
 LOSSY = 0.01
 # Fewer segments than this say nothing either way (a few lost among a quiet host's hundreds).
 ENOUGH = 10_000
+SAID_FROM = 1_000  # segments a live reading needs before its share is shown
 
 _BSD_SENT = re.compile(r"^\s*(\d+) packets? sent$", re.MULTILINE)
 _BSD_AGAIN = re.compile(r"^\s*(\d+) data packets? \(\d+ bytes?\) retransmitted$", re.MULTILINE)

@@ -75,6 +75,12 @@ class Ui_TransferPage(object):
 
         self.page_layout.addWidget(self.progress_label)
 
+        self.ends_label = QLabel(TransferPage)
+        self.ends_label.setObjectName(u"ends_label")
+        self.ends_label.setWordWrap(True)
+
+        self.page_layout.addWidget(self.ends_label)
+
         self.datasets_view = QTableView(TransferPage)
         self.datasets_view.setObjectName(u"datasets_view")
         self.datasets_view.setAlternatingRowColors(True)
@@ -120,10 +126,10 @@ class Ui_TransferPage(object):
 
         self.page_layout.addWidget(self.log_edit)
 
-        self.page_layout.setStretch(4, 2)
-        self.page_layout.setStretch(5, 3)
-        self.page_layout.setStretch(6, 2)
-        self.page_layout.setStretch(8, 2)
+        self.page_layout.setStretch(5, 2)
+        self.page_layout.setStretch(6, 3)
+        self.page_layout.setStretch(7, 2)
+        self.page_layout.setStretch(9, 2)
 
         self.retranslateUi(TransferPage)
 
@@ -152,6 +158,12 @@ class Ui_TransferPage(object):
 #if QT_CONFIG(accessibility)
         self.progress_label.setAccessibleName(QCoreApplication.translate("TransferPage", u"Bytes, rate and time left", None))
 #endif // QT_CONFIG(accessibility)
+#if QT_CONFIG(accessibility)
+        self.ends_label.setAccessibleName(QCoreApplication.translate("TransferPage", u"The way between the buffers", None))
+#endif // QT_CONFIG(accessibility)
+#if QT_CONFIG(tooltip)
+        self.ends_label.setToolTip(QCoreApplication.translate("TransferPage", u"As last read: the share of TCP segments the sending host sent again (a sound link stays well under 1%), and the CPU each end of the way got (near 100% of a CPU: that end's CPU sets the pace)", None))
+#endif // QT_CONFIG(tooltip)
 #if QT_CONFIG(accessibility)
         self.datasets_view.setAccessibleName(QCoreApplication.translate("TransferPage", u"Datasets of the tree", None))
 #endif // QT_CONFIG(accessibility)

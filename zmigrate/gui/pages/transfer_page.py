@@ -39,6 +39,7 @@ from ..plots.refresher import PlotRefresher
 from ..plots.transfer_plots import TransferPlots
 from ..session import Session
 from ..settings import Settings
+from ..widgets.ends_line import EndsLine
 from ..widgets.stage_line import StageLine
 from ..words import verdict_html
 from .base import Page
@@ -109,6 +110,7 @@ class TransferPage(Page):
         self.confirm_box: QMessageBox | None = None
         self.last_progress: Progress | None = None
         self.stage_line = StageLine(ui.stage_label)
+        self.ends = EndsLine(ui.ends_label)
         self.recorder_factory: Callable[[], Observer] | None = Recorder.for_default_store
         self.recorder: Observer | None = None
         self.started = self.ended_after = 0.0
@@ -162,6 +164,7 @@ class TransferPage(Page):
         bridge.failed.connect(self._on_failed)
         bridge.wire.connect(self.plots.set_wire)  # the ceiling: read beside the preflight
         bridge.out_of_touch.connect(self._on_out_of_touch)
+        self.ends.attach(bridge)
         self.plots.set_wire(bridge.seen_wire())
         self.refresher = PlotRefresher(bridge.store, self.plots.update_from, self)
         self.refresher.start()
