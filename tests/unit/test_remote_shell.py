@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import threading
@@ -15,6 +16,7 @@ from collections.abc import Iterator
 import pytest
 
 from zmigrate.engine.hosts.kept_shell import (
+    CannotFeedError,
     RemoteShell,
     ShellLostError,
     ShellPool,
@@ -85,6 +87,24 @@ def test_a_command_given_text_reads_it_and_no_process_shows_it(sh: RemoteShell) 
     assert sh.run("cat; echo after", 10) == (0, b"after\n", b"")  # nothing left for the next
     with pytest.raises(ValueError, match="no NUL"):
         sh.run("cat", 10, "a\0b")
+
+
+def test_a_shell_whose_printf_is_no_builtin_is_not_given_the_text() -> None:
+    """bash with its printf builtin turned off stands in for such a host's sh: the command
+    does not run (the text would be in /usr/bin/printf's argv), the shell is ready for the
+    next one."""
+    if shutil.which("bash") is None:
+        pytest.fail("bash is part of the lab's Debian base")
+    channel = ShChannel(("bash",))
+    shell = RemoteShell(channel, lambda: None)  # type: ignore[arg-type]
+    try:
+        channel.sendall(b"enable -n printf\n")
+        with pytest.raises(CannotFeedError):
+            shell.run("cat > /tmp/zm-never-written; echo ran", 10, "key")
+        assert not os.path.exists("/tmp/zm-never-written")
+        assert shell.run("echo next", 10) == (0, b"next\n", b"")
+    finally:
+        shell.close()
 
 
 def test_big_output_arrives_whole(sh: RemoteShell) -> None:

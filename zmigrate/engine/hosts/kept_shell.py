@@ -38,6 +38,15 @@ class ShellLostError(Exception):
     """The shell's session ended before the command's end marker came."""
 
 
+class CannotFeedError(Exception):
+    """The shell has no builtin printf: text given to a command would show in `ps` (it ran
+    nothing; a session of the command's own can take the text on its stdin)."""
+
+
+# Said on stderr instead of running a command given text, where printf is not a builtin.
+NO_PRINTF = "@@zmigrate-no-builtin-printf"
+
+
 def _text(stdin: str) -> str:
     """`stdin` as one shell word, refused where a shell word cannot carry it (a NUL)."""
     if "\0" in stdin:
@@ -92,16 +101,22 @@ class RemoteShell:
 
     def run(self, line: str, timeout: float, stdin: str | None = None) -> tuple[int, bytes, bytes]:
         """(exit status, stdout, stderr) of `line`, reading `stdin` (text: no NUL) or nothing.
-        Raises ShellLostError if the session ends first and TimeoutError after `timeout` (the
-        shell is then closed: it may still be busy)."""
+        Raises ShellLostError if the session ends first, TimeoutError after `timeout` (the
+        shell is then closed: it may still be busy) and CannotFeedError where `stdin` would
+        show in `ps` (nothing ran; the shell is ready for the next command)."""
         self._seq += 1
         mark = f"@@zmigrate-end-{self._token}-{self._seq}".encode()
-        # `stdin` is printed by this shell's builtin printf into the command's pipe: it is in
-        # no process's argv (a key handed over stays out of `ps`) and in no file.
-        feed = "</dev/null" if stdin is None else ""
-        pipe = "" if stdin is None else f"printf '%s' {_text(stdin)} | "
+        command = f"sh -c {shlex.quote(line)}"
+        if stdin is None:
+            command += " </dev/null"
+        else:
+            # Printed by this shell's builtin printf into the command's pipe: the text is in
+            # no process's argv (a key handed over stays out of `ps`) and in no file. A
+            # printf that is not a builtin (`command -v` names its path) is never given it.
+            command = (f"if [ \"$(command -v printf)\" = printf ]; then printf '%s' "
+                       f"{_text(stdin)} | {command}; else echo {NO_PRINTF} >&2; fi")
         # The newline before each marker puts it on a line of its own; it is taken off again.
-        script = (f"{pipe}sh -c {shlex.quote(line)} {feed}; printf '\\n%s %s\\n' "
+        script = (f"{command}; printf '\\n%s %s\\n' "
                   f"{mark.decode()} $?; printf '\\n%s\\n' {mark.decode()} >&2\n")
         self._chan.sendall(script.encode())
         deadline = time.monotonic() + timeout
@@ -129,6 +144,8 @@ class RemoteShell:
             out, err = bytes(self._out[:out_at]), bytes(self._err[:err_at])
             del self._out[:end + 1]
             del self._err[:err_at + len(mark) + 2]
+        if stdin is not None and err.strip() == NO_PRINTF.encode():
+            raise CannotFeedError
         return status, out, err
 
     def become_launcher(self, timeout: float = 5.0) -> paramiko.Channel | None:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from ..errors import CommandError
 from .base import CommandResult, Host, OutputCallback, Process
 from .groups import GroupReader, wrap_in_group
-from .kept_shell import RemoteShell, ShellLostError, ShellPool, shell_in_launcher
+from .kept_shell import CannotFeedError, RemoteShell, ShellLostError, ShellPool, shell_in_launcher
 from .launcher import Launchers, launch
 
 if TYPE_CHECKING:
@@ -293,8 +293,12 @@ class SshHost(Host):
             stdin: bytes | None = None) -> CommandResult:
         text = _as_text(stdin)
         if stdin is None or text is not None:
-            return self._run_in_shell(line, timeout, text)
-        self._count(line)  # bytes a shell word cannot carry: a session of their own
+            try:
+                return self._run_in_shell(line, timeout, text)
+            except CannotFeedError:
+                pass  # the host's sh has no builtin printf: a session of the command's own
+        assert stdin is not None  # (None always ran in a kept shell)
+        self._count(line)  # or bytes a shell word cannot carry
         with self._lock:
             chan = self._transport().open_session(timeout=30)
         chan.exec_command(line)
@@ -333,6 +337,9 @@ class SshHost(Host):
         sh = self._shells.take()
         try:
             status, out, err = sh.run(line, timeout, stdin)
+        except CannotFeedError:
+            self._shells.give_back(sh)  # it ran nothing and is ready for the next command
+            raise
         except TimeoutError:
             raise CommandError(f"command did not finish within {timeout:.0f} s",
                                host=self.label, command=line) from None
