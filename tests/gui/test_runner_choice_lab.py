@@ -152,7 +152,7 @@ def test_a_runner_host_without_zmigrate_or_logins_is_refused_with_the_fix(
     qtbot.waitUntil(lambda: not choice.checking, timeout=WAIT_CHECK)
     said = choice.label.text()
     assert "zmigrate is not installed on lab-runner-bare" in said, said
-    assert "Fix: install the command line there: `pipx install zmigrate`" in said, said
+    assert "Fix: Install the command line there: `pipx install zmigrate`" in said, said
     assert not review.isComplete()
     assert not w.button(w.WizardButton.CommitButton).isEnabled()
 
