@@ -6,10 +6,17 @@ from __future__ import annotations
 
 import pytest
 from lab.plugin import Lab, Pool
-from lab.util import write_random_files, zfs
 from pytestqt.qtbot import QtBot
+from test_wizard_lab import make_source
 from test_words_faces import plain
-from wizard_driver import WAIT_LOAD, WAIT_TRANSFER, start_transfer, to_destination, to_source
+from wizard_driver import (
+    WAIT_LOAD,
+    WAIT_TRANSFER,
+    start_transfer,
+    to_destination,
+    to_source,
+    to_transport,
+)
 
 from zmigrate.gui.pages.base import PageId
 from zmigrate.gui.wizard import MigrationWizard
@@ -20,16 +27,11 @@ pytestmark = [pytest.mark.gui, pytest.mark.lab, pytest.mark.timeout(240)]
 def test_a_private_transfer_shows_each_tls_ends_cpu(
         qtbot: QtBot, wizard: MigrationWizard, lab_env: Lab, pools: tuple[Pool, Pool]) -> None:
     src_pool, dst_pool = pools
-    dataset = f"{src_pool.name}/data"
-    zfs("create", dataset)
-    write_random_files(src_pool.mountpoint / "data", 24, files=4)
-    zfs("snapshot", f"{dataset}@one")
+    dataset = make_source(src_pool, 24)
     w = wizard
     to_source(qtbot, w)
     to_destination(qtbot, w, dataset)
-    w.destination_page.ui.parent_edit.setText(dst_pool.name)
-    w.destination_page.ui.name_edit.setText("copy")
-    w.next()
+    to_transport(w, dst_pool.name)
     ui = w.transport_page.ui
     ui.private_radio.setChecked(True)
     ui.rate_edit.setText("4M")  # about 6 s: the ends are read 2 s in, 1 s later, then every 5 s

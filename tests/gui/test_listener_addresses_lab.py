@@ -6,10 +6,18 @@ from __future__ import annotations
 
 import pytest
 from lab.plugin import Lab, Pool
-from lab.util import snapshot_guid, write_random_files, zfs
+from lab.util import snapshot_guid, zfs
 from pytestqt.qtbot import QtBot
+from test_wizard_lab import make_source
 from test_words_faces import FLAG, plain
-from wizard_driver import WAIT_LOAD, WAIT_TRANSFER, start_transfer, to_destination, to_source
+from wizard_driver import (
+    WAIT_LOAD,
+    WAIT_TRANSFER,
+    start_transfer,
+    to_destination,
+    to_source,
+    to_transport,
+)
 
 from zmigrate.gui.pages.base import PageId
 from zmigrate.gui.wizard import MigrationWizard
@@ -20,10 +28,7 @@ pytestmark = [pytest.mark.gui, pytest.mark.lab, pytest.mark.timeout(240)]
 def _to_review(qtbot: QtBot, w: MigrationWizard, pool: Pool, name: str, connect: str,
                allow: str) -> None:
     """From the Destination page to the Review page over Direct TCP with these addresses."""
-    w.destination_page.ui.parent_edit.setText(pool.name)
-    w.destination_page.ui.name_edit.setText(name)
-    w.next()
-    assert w.currentId() == PageId.TRANSPORT
+    to_transport(w, pool.name, name)
     ui = w.transport_page.ui
     ui.tcp_radio.setChecked(True)
     assert ui.connect_edit.isEnabled() and ui.allow_edit.isEnabled()
@@ -38,10 +43,7 @@ def _to_review(qtbot: QtBot, w: MigrationWizard, pool: Pool, name: str, connect:
 def test_the_addresses_typed_are_the_ones_the_transfer_uses(
         qtbot: QtBot, wizard: MigrationWizard, lab_env: Lab, pools: tuple[Pool, Pool]) -> None:
     src_pool, dst_pool = pools
-    dataset = f"{src_pool.name}/data"
-    zfs("create", dataset)
-    write_random_files(src_pool.mountpoint / "data", 4, files=2)
-    zfs("snapshot", f"{dataset}@one")
+    dataset = make_source(src_pool, 4)
     w = wizard
     to_source(qtbot, w)
     to_destination(qtbot, w, dataset)
@@ -57,10 +59,7 @@ def test_the_addresses_typed_are_the_ones_the_transfer_uses(
 def test_a_sender_not_from_the_address_typed_is_refused_and_the_fix_names_the_field(
         qtbot: QtBot, wizard: MigrationWizard, lab_env: Lab, pools: tuple[Pool, Pool]) -> None:
     src_pool, dst_pool = pools
-    dataset = f"{src_pool.name}/data"
-    zfs("create", dataset)
-    write_random_files(src_pool.mountpoint / "data", 1, files=1)
-    zfs("snapshot", f"{dataset}@one")
+    dataset = make_source(src_pool, 1)
     w = wizard
     to_source(qtbot, w)
     to_destination(qtbot, w, dataset)

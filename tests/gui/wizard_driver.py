@@ -43,6 +43,15 @@ def to_destination(qtbot: QtBot, w: MigrationWizard, choose: str) -> None:
                     and not w.destination_page.tree.loading, timeout=WAIT_LOAD)
 
 
+def to_transport(w: MigrationWizard, parent: str, name: str = "copy") -> None:
+    """From the Destination page to the Transport page, receiving into `parent`/`name`."""
+    w.destination_page.ui.parent_edit.setText(parent)
+    w.destination_page.ui.name_edit.setText(name)
+    assert w.destination_page.isComplete(), w.destination_page.ui.state_label.text()
+    w.next()
+    assert w.currentId() == PageId.TRANSPORT
+
+
 def to_review(qtbot: QtBot, w: MigrationWizard, rate_limit: str = "",
               wait: int = WAIT_LOAD) -> None:
     assert w.destination_page.isComplete(), w.destination_page.ui.state_label.text()

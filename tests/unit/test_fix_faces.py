@@ -14,7 +14,7 @@ from zmigrate.engine.errors import AuthError, ZmigrateError
 from zmigrate.engine.golive import record
 from zmigrate.engine.hosts import LocalHost
 from zmigrate.engine.hosts.login import Resolved, _login_error
-from zmigrate.engine.remedies import Remedy, fix_words
+from zmigrate.engine.remedies import Remedy
 from zmigrate.engine.runner.remote import RemoteRunner, RemoteRunnerError
 
 FLAG = re.compile(r"--[a-z]")
@@ -23,7 +23,7 @@ FLAG = re.compile(r"--[a-z]")
 def _faces(err: ZmigrateError) -> tuple[str, str]:
     from zmigrate.gui import words
 
-    wizard = fix_words(err.said_fix, err.remedies, err.figures, words.remedy)
+    wizard = words.error_fix(err)
     assert err.fix is not None and wizard is not None
     return err.fix, wizard
 

@@ -14,7 +14,7 @@ from .destination import Emptiness
 from .events import EndCpu, OutOfTouch, Resent
 from .findings import Advice, AdviceKind, Finding, FindingKind, Note, NoteKind
 from .losses import DESTINATION, HIDING, SOURCE, Loss, LossKind
-from .readings.tcp_resent import LOSSY, SAID_FROM
+from .readings.tcp_resent import LOSSY, SAID_FROM, Segments
 from .transports import Carrier, Transport, carrier
 from .units import format_rate, format_size
 from .wire import WIRE_SHARE, Ceiling, LinkReading
@@ -85,7 +85,7 @@ def resent_now(r: Resent) -> str | None:
     sent too few to say (under SAID_FROM)."""
     if r.sent < SAID_FROM:
         return None
-    return f"{r.host} sent {r.again / r.sent:.1%} of its TCP segments again"
+    return f"{r.host} sent {Segments(r.sent, r.again).share:.1%} of its TCP segments again"
 
 
 def end_cpu_now(e: EndCpu) -> str:
