@@ -163,7 +163,7 @@ def test_network_bound_over_ssh_advises_tcp_and_a_fast_cipher() -> None:
     assert v.kind is Bottleneck.NETWORK
     assert v.finding.kind is FindingKind.SEND_FULL
     assert v.finding.word("transport") == "ssh"
-    assert "ssh carries only 32.5 MiB/s" in text(v)
+    assert "SSH carries only 32.5 MiB/s" in text(v)
     advice = advice_text(v)
     assert "Use --transport tcp instead of ssh" in advice
     assert "--ssh-option Ciphers=aes128-gcm@openssh.com" in advice
@@ -403,7 +403,7 @@ def test_the_cli_json_adds_its_words() -> None:
     """`text` and `advice` (strings, for scripts written against them) next to the data."""
     data = words.verdict_json(diagnose(seed_bursty_receive()).to_json())
     assert list(data)[:4] == ["event", "kind", "text", "advice"]
-    assert data["text"].startswith("The receive buffer ran empty ")
+    assert data["text"].startswith("The receiver's buffer ran empty ")
     assert data["advice"][0].endswith("(--buffer 576M)")
     assert [a["kind"] for a in data["advice_items"]] == ["receive_buffer", "receive_txg"]
     old = {"event": "verdict", "kind": "network", "text": "kept as it was"}

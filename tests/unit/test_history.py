@@ -479,7 +479,7 @@ def test_cli_history_list_show_and_export(store: History, tmp_path: Path) -> Non
     assert cli.main(["history", "show", "1"], out, err) == 0
     text = out.getvalue()
     assert "zfs send tank/data@s1" in text
-    assert "verdict      network: The send buffer is 100% full" in text
+    assert "verdict      network: The sender's buffer is 100% full" in text
     assert "# on lab-dst:" in text
     assert "verified" in text
 

@@ -20,13 +20,8 @@ from ..engine.errors import PreflightError, PreflightReason, ZmigrateError
 from ..engine.events import Synced
 from ..engine.findings import Advice, AdviceKind, Finding, FindingKind, Note, NoteKind
 from ..engine.history import JobRecord
-from ..engine.plain_words import DD, link_carrier, pct
+from ..engine.plain_words import DD
 from ..engine.units import MiB, format_rate, format_size, size_arg
-
-
-def _via(transport: str) -> str:
-    """What carries the stream between the two buffers."""
-    return link_carrier(transport).link_words
 
 
 def finding(f: Finding) -> str:
@@ -35,36 +30,9 @@ def finding(f: Finding) -> str:
     match f.kind:
         case k.RATE_LIMITED:
             return f"The transfer runs at the --bwlimit cap of {format_rate(f.num('rate_limit'))}"
-        case k.RECEIVE_SWINGS:
-            return ("The destination's zfs receive takes data in bursts: the receive buffer "
-                    f"swings between full ({f.num('full_share'):.0%} of the time) and empty "
-                    f"({f.num('empty_share'):.0%})")
-        case k.RECEIVE_FULL:
-            return (f"The receive buffer is {pct(f.num('fill'))} full on average: zfs receive "
-                    f"on the destination is the slowest stage at {format_rate(f.num('rate'))}")
-        case k.RECEIVE_FILLING:
-            return (f"The receive buffer fills up (from {pct(f.num('fill_min'))} to "
-                    f"{pct(f.num('fill_max'))}): zfs receive on the destination takes less than "
-                    f"arrives, about {format_rate(f.num('rate'))}")
-        case k.RECEIVE_DRAINING:
-            return (f"The receive buffer holds a backlog (up to {pct(f.num('fill_max'))}) that "
-                    "zfs receive on the destination drains after the stream has arrived, at "
-                    f"about {format_rate(f.num('rate'))}")
-        case k.RECEIVE_STARVED:
-            return (f"The receive buffer ran empty {f.count('empties')}x while zfs receive "
-                    f"drains in bursts (out up to {format_rate(f.num('out_peak'))}, fed at "
-                    f"{format_rate(f.num('in_rate'))})")
-        case k.SEND_FULL:
-            where = ("the receive buffer is near empty" if f.has("receive_fill")
-                     else "there are no receiver figures")
-            return (f"The send buffer is {pct(f.num('fill'))} full and {where}: "
-                    f"{_via(f.word('transport'))} carries only {format_rate(f.num('rate'))}")
-        case k.BOTH_EMPTY:
-            receive = (f", receive {pct(f.num('receive_fill'))}" if f.has("receive_fill")
-                       else "")
-            return (f"Both buffers are near empty (send {pct(f.num('send_fill'))}{receive}): "
-                    f"zfs send on the source is the slowest stage at {format_rate(f.num('rate'))}")
-        case (k.NOT_ENOUGH_DATA | k.TOO_SHORT | k.BUFFER_EMPTY | k.BUFFER_BALANCED |
+        case (k.RECEIVE_SWINGS | k.RECEIVE_FULL | k.RECEIVE_FILLING | k.RECEIVE_DRAINING |
+                k.RECEIVE_STARVED | k.SEND_FULL | k.BOTH_EMPTY |
+                k.NOT_ENOUGH_DATA | k.TOO_SHORT | k.BUFFER_EMPTY | k.BUFFER_BALANCED |
                 k.RECEIVER_WAITS | k.BALANCED | k.STALLED | k.STALL_CLEARED |
                 k.COMPRESSOR_SLOW | k.AT_THE_WIRE | k.END_CPU):
             return plain_words.finding(f)

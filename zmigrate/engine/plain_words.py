@@ -32,6 +32,9 @@ def finding(f: Finding) -> str:
     """A finding of a kind both faces word alike; ValueError for a kind each face words itself."""
     k = FindingKind
     match f.kind:
+        case (k.RECEIVE_SWINGS | k.RECEIVE_FULL | k.RECEIVE_FILLING | k.RECEIVE_DRAINING |
+                k.RECEIVE_STARVED | k.SEND_FULL | k.BOTH_EMPTY):
+            return _buffers(f)
         case k.NOT_ENOUGH_DATA:
             return "Not enough data yet"
         case k.TOO_SHORT:
@@ -68,6 +71,45 @@ def finding(f: Finding) -> str:
                     f"{f.word('program')} on {f.word('host')} {_on_cpu(f)}")
         case _:
             raise ValueError(f"{f.kind} is worded by each face")
+
+
+def _buffers(f: Finding) -> str:
+    """A finding read from the two buffers' fill: what each says of the stages around it."""
+    k = FindingKind
+    match f.kind:
+        case k.RECEIVE_SWINGS:
+            return ("The destination's zfs receive takes data in bursts: the receiver's buffer "
+                    f"swings between full ({f.num('full_share'):.0%} of the time) and empty "
+                    f"({f.num('empty_share'):.0%})")
+        case k.RECEIVE_FULL:
+            return (f"The receiver's buffer is {pct(f.num('fill'))} full on average: zfs "
+                    "receive on the destination is the slowest stage at "
+                    f"{format_rate(f.num('rate'))}")
+        case k.RECEIVE_FILLING:
+            return (f"The receiver's buffer fills up (from {pct(f.num('fill_min'))} to "
+                    f"{pct(f.num('fill_max'))}): zfs receive on the destination takes less than "
+                    f"arrives, about {format_rate(f.num('rate'))}")
+        case k.RECEIVE_DRAINING:
+            return (f"The receiver's buffer holds a backlog (up to {pct(f.num('fill_max'))}) "
+                    "that zfs receive on the destination drains after the stream has arrived, "
+                    f"at about {format_rate(f.num('rate'))}")
+        case k.RECEIVE_STARVED:
+            return (f"The receiver's buffer ran empty {f.count('empties')} times while zfs "
+                    f"receive drains in bursts (out up to {format_rate(f.num('out_peak'))}, "
+                    f"fed at {format_rate(f.num('in_rate'))})")
+        case k.SEND_FULL:
+            where = ("the receiver's is near empty" if f.has("receive_fill")
+                     else "there are no figures from the receiver")
+            via = link_carrier(f.word("transport")).link_words
+            return (f"The sender's buffer is {pct(f.num('fill'))} full and {where}: "
+                    f"{via} carries only {format_rate(f.num('rate'))}")
+        case k.BOTH_EMPTY:
+            receive = (f", receiver {pct(f.num('receive_fill'))}" if f.has("receive_fill")
+                       else "")
+            return (f"Both buffers are near empty (sender {pct(f.num('send_fill'))}{receive}): "
+                    f"zfs send on the source is the slowest stage at {format_rate(f.num('rate'))}")
+        case _:
+            raise ValueError(f"{f.kind} is not the buffers'")
 
 
 def _on_cpu(f: Finding) -> str:

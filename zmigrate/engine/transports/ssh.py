@@ -30,7 +30,7 @@ class Ssh(Carrier):
     transport: ClassVar[Transport] = Transport.SSH
     source_ssh: ClassVar[bool] = True
     doctor_stage: ClassVar[str] = "ssh"
-    link_words: ClassVar[str] = "ssh"
+    link_words: ClassVar[str] = "SSH"
     # The source's ssh encrypts the stream, the destination's sshd decrypts it (found above
     # the receive's mark: it is not in a group of ours).
     cpu_ends: ClassVar[tuple[str, ...]] = ("ssh", *SSHD)
