@@ -4,6 +4,7 @@ by the real script), the watch that emits it during a step, and the verdict it s
 from __future__ import annotations
 
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -273,3 +274,47 @@ def test_a_relay_on_its_core_is_told_to_get_out_of_the_way() -> None:
     assert (verdict.finding.word("program"), verdict.finding.word("host")) == (
         "zmigrate", "laptop (the relay)")
     assert [a.kind for a in verdict.advice] == [AdviceKind.RELAY_BYPASS, AdviceKind.RELAY_NEARBY]
+
+
+PS_DATA = Path(__file__).parent.parent / "data" / "ps"
+
+
+def _ps_reading(name: str, now: float) -> end_cpu.Reading | None:
+    """A FreeBSD ps fixture through the script's own filter (real awk) and the parser."""
+    rows = subprocess.run(["sh", "-c", end_cpu.ps_group(2305)], input=(PS_DATA / name).read_text(),
+                          capture_output=True, text=True, check=True).stdout
+    return end_cpu.parse(f"{end_cpu.PS}\n{rows}", now)
+
+
+def test_a_host_without_proc_is_read_through_ps_cpu_times() -> None:
+    """FreeBSD: the group's processes from ps, on a CPU to the hundredth, none said waiting;
+    the clock is the one given (this computer's, as each answer arrived)."""
+    before = _ps_reading("freebsd-cputime-1.txt", 100.0)
+    after = _ps_reading("freebsd-cputime-2.txt", 105.0)
+    assert before is not None and after is not None
+    assert set(after.procs) == {2305, 2306, 2307, 2308, 2309}
+    assert after.procs[2309] == end_cpu.Times("socat", 3603_550_000_000, 0)
+    share = end_cpu.busiest(before, after, ("socat", "openssl"))
+    assert share is not None and (share.pid, share.program) == (2309, "socat")
+    assert abs(share.on_cpu - 0.93) < 1e-9 and share.waiting == 0.0 and share.seconds == 5.0
+    # Times in a form not FreeBSD's (procps' `00:01:02`, illumos' whole seconds) read as none.
+    linux = end_cpu.parse(f"{end_cpu.PS}\n2309 socat 00:01:02\n2310 socat 1:02\n", 1.0)
+    assert linux is not None and linux.procs == {}
+
+
+@pytest.mark.lab
+def test_the_script_turns_to_ps_where_proc_uptime_cannot_be_read() -> None:
+    """/proc/uptime hidden (an empty file bound over it, in a mount namespace of its own): the
+    script answers PS and the group's processes from the real ps, as `PID COMM TIME`."""
+    idle = subprocess.Popen(["sleep", "30"], start_new_session=True)
+    try:
+        line = ("mount --bind /dev/null /proc/uptime && exec sh -c "
+                + shlex.quote(end_cpu.script(idle.pid)))
+        out = subprocess.run(["unshare", "-m", "sh", "-c", line], capture_output=True,
+                             text=True, check=True).stdout
+    finally:
+        idle.kill()
+        idle.wait()
+    first, *rows = out.splitlines()
+    assert first == end_cpu.PS
+    assert [r.split()[:2] for r in rows] == [[str(idle.pid), "sleep"]], out

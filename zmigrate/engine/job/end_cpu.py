@@ -3,7 +3,7 @@ emitted as `EndCpu` (one per side whose group runs one of the carrier's `cpu_end
 transport's receive, the destination's sshd above it; for the relay, this process).
 
 Each reading runs off the step's thread (the step's watch only ticks it), each host at its own
-pace; a host that does not answer in time, or answers nothing (no /proc), is skipped until the
+pace; a host that does not answer in time, or answers nothing it can read, is skipped until the
 next.
 """
 
@@ -137,7 +137,7 @@ def _remote(s: _Side, host: Host) -> end_cpu.Reading | None:
         r = host.run(line, timeout=READ_TIMEOUT)
     except ZmigrateError:
         return None
-    return end_cpu.parse(r.stdout)
+    return end_cpu.parse(r.stdout, time.monotonic())
 
 
 def relay_label() -> str:

@@ -5,8 +5,11 @@ step's group, from /proc/PID/schedstat.
 An end that is on a CPU or waiting for one nearly all the time is held by CPU, not by its link:
 the live verdict says so (verdict/diagnosis.py) where the buffers alone show only that the way
 between them is slow. A process's schedstat is its main thread's: the ends watched (socat,
-openssl, ssh, sshd) have no other. Hosts without /proc (FreeBSD, illumos) or without schedstat
-answer nothing, and nothing is said there.
+openssl, ssh, sshd) have no other. Hosts without /proc (FreeBSD) answer with ps's CPU time of
+each process of the group instead: time on a CPU only, to the hundredth of a second, and nothing
+of time waiting for one; the reading's clock is then this computer's, as the answer arrives.
+Hosts whose ps prints whole seconds only (illumos), or Linux hosts without schedstat, answer
+nothing usable, and nothing is said there.
 
 The ssh transport's receiving end is not in a group of ours: the destination's sshd, started
 by the source's ssh, decrypts the stream. `marked_script` finds it as the nearest sshd above the
@@ -37,14 +40,29 @@ _LINE = f"read -r c < /proc/$p/comm && {_SCHED}"
 _UPTIME = "{ read -r u _ < /proc/uptime && echo $u; } 2>/dev/null || exit 0; "
 _MARK = re.compile(r"[a-z0-9-]+")
 OWN = "zmigrate"  # the program named for this process's own reading
+# The first line of an answer from a host without /proc: ps's CPU times follow.
+PS = "ps"
+# FreeBSD ps's `time`: minutes (any number), seconds and hundredths, the locale's decimal point
+# between them (bin/ps/print.c, cputime(): "%ld:%02ld%c%02ld").
+_CPU_TIME = re.compile(r"(\d+):([0-5]\d)[.,](\d\d)")
 _TASKS = Path("/proc/self/task")
 
 
 def script(pgid: int) -> str:
     """The remote line: the host's uptime, then `PID COMM ON_CPU_NS WAITING_NS SLICES` for each
-    process of the group `pgid` (its own line only where /proc has it all)."""
-    return (f"{_UPTIME}for p in $(pgrep -g {int(pgid)} 2>/dev/null); do "
-            f"{{ {_LINE}; }} 2>/dev/null; done")
+    process of the group `pgid` (its own line only where /proc has it all); without /proc, PS
+    then `PID COMM TIME` for each (`ps_group`)."""
+    g = int(pgid)
+    return (f"if {{ read -r u _ < /proc/uptime; }} 2>/dev/null; then echo $u; "
+            f"for p in $(pgrep -g {g} 2>/dev/null); do {{ {_LINE}; }} 2>/dev/null; done; "
+            f"else echo {PS}; ps -A -o pid= -o pgid= -o time= -o comm= 2>/dev/null | "
+            f"{ps_group(g)}; fi")
+
+
+def ps_group(pgid: int) -> str:
+    """The filter of `ps -A -o pid= -o pgid= -o time= -o comm=` to group `pgid`'s processes,
+    as `PID COMM TIME`."""
+    return f"awk -v g={int(pgid)} '$2 == g {{ print $1, $4, $3 }}'"
 
 
 def marked_script(mark: str, known: int | None = None) -> str:
@@ -94,9 +112,12 @@ class Share:
     seconds: float
 
 
-def parse(text: str) -> Reading | None:
-    """`script`'s output; None where the host answered no uptime (no /proc)."""
+def parse(text: str, now: float | None = None) -> Reading | None:
+    """`script`'s output; None where the host answered neither its uptime nor ps's times. A ps
+    answer's clock is `now` (this computer's monotonic clock as the answer arrived)."""
     lines = text.splitlines()
+    if lines and lines[0].strip() == PS:
+        return _from_ps(lines[1:], time.monotonic() if now is None else now)
     try:
         uptime = float(lines[0].split()[0]) if lines else None
     except (ValueError, IndexError):
@@ -110,6 +131,20 @@ def parse(text: str) -> Reading | None:
                 and fields[3].isdigit():
             procs[int(fields[0])] = Times(fields[1], int(fields[2]), int(fields[3]))
     return Reading(uptime, procs)
+
+
+def _from_ps(lines: list[str], now: float) -> Reading:
+    """`PID COMM TIME` lines (ps_group) as a reading at `now`: time on a CPU, none waiting
+    (ps does not say it)."""
+    procs: dict[int, Times] = {}
+    for line in lines:
+        fields = line.split()
+        if len(fields) == 3 and fields[0].isdigit() \
+                and (m := _CPU_TIME.fullmatch(fields[2])) is not None:
+            minutes, seconds, hundredths = (int(x) for x in m.groups())
+            on_cpu = ((minutes * 60 + seconds) * 100 + hundredths) * 10_000_000
+            procs[int(fields[0])] = Times(fields[1], on_cpu, 0)
+    return Reading(now, procs)
 
 
 def own() -> Reading:
@@ -152,5 +187,5 @@ def _share(pid: int, t: Times, was: Times, seconds: float) -> Share:
     return Share(pid, t.program, on_cpu, min(waiting, max(0.0, 1.0 - on_cpu)), seconds)
 
 
-__all__ = ["OWN", "SSHD", "Reading", "Share", "Times", "busiest", "marked_script", "own", "parse",
-           "script"]
+__all__ = ["OWN", "PS", "SSHD", "Reading", "Share", "Times", "busiest", "marked_script", "own",
+           "parse", "ps_group", "script"]
