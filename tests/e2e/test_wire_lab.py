@@ -13,6 +13,7 @@ from lab.sshd import Lab, SshdLab
 from lab.util import run, snapshot_guid, zfs
 from lab.zfsfuse import Pool, PoolFactory
 
+from zmigrate.engine.doctor.advice import EXPLAINS
 from zmigrate.engine.hosts.login import HostSpec, connect
 from zmigrate.engine.plain_words import link_detail
 from zmigrate.engine.readings.tcp_resent import LOSSY
@@ -129,7 +130,8 @@ def test_list_names_the_hosts_link(shaped_lab: ShapedLab) -> None:
 
 def _resent(far: ShapedLab) -> tuple[dict[str, float], list[str], list[str]]:
     """The doctor's network stage over lab-far's link: its note on TCP's segments sent again
-    (figures), the advice's kinds and the advice as said."""
+    (figures, with the stage's notes on what an interface lost under `lost`), the advice's
+    kinds and the advice as said."""
     r = far.zmigrate("doctor", "lab-src", "lab-far", "--stage", "network", "--transport", "tcp",
                      "--seconds", "4", "--json")
     assert r.returncode == 0, r.stderr + r.stdout
@@ -139,14 +141,17 @@ def _resent(far: ShapedLab) -> tuple[dict[str, float], list[str], list[str]]:
     assert network["error"] is None and network["rate"], network
     notes = [n["figures"] for n in network["notes"] if n["kind"] == "resent"]
     assert len(notes) == 1, network["notes"]
-    return notes[0], [a["kind"] for a in report["advice_items"]], report["advice"]
+    lost = [n["figures"] for n in network["notes"] if n["kind"] == "iface_loss"]
+    return ({**notes[0], "lost": lost}, [a["kind"] for a in report["advice_items"]],
+            report["advice"])
 
 
 def test_a_link_that_loses_packets_is_named(shaped_lab: ShapedLab) -> None:
     """A tbf queue too short to hold a burst drops packets as a lossy link does: the doctor's
-    network stage reads how many segments the source sent again, and names the loss; on the
-    same link with a queue that holds its bursts, TCP loses next to nothing and nothing is
-    said."""
+    network stage reads how many segments the source sent again, and names the loss and where
+    it is: both ends' interfaces read before and after, the source's own queue (the tbf)
+    dropped them. On the same link with a queue that holds its bursts, TCP loses next to
+    nothing and nothing is said."""
     try:
         shaped_lab.shape("400mbit", burst="16kb", latency="1ms")
         lossy, kinds, said = _resent(shaped_lab)
@@ -155,8 +160,14 @@ def test_a_link_that_loses_packets_is_named(shaped_lab: ShapedLab) -> None:
     assert lossy["host"] == "lab-src" and lossy["sent"] > 10_000, lossy
     assert lossy["share"] >= 3 * LOSSY, lossy
     assert "lossy_link" in kinds, kinds
-    assert any(s.startswith("The link loses packets: lab-src had to send") and "ip -s link" in s
-               for s in said), said
+    assert lossy["ifaces_read"] == 2, lossy
+    at_source = [n for n in lossy["lost"] if n["host"] == "lab-src"]
+    assert len(at_source) == 1 and at_source[0]["iface"] == shaped_lab.near_link, lossy
+    assert at_source[0]["queue"] >= EXPLAINS * lossy["again"], lossy
+    assert any(s.startswith("The link loses packets: lab-src had to send")
+               and f"On lab-src, {shaped_lab.near_link} counted " in s
+               and "dropped by its own queue (tc qdisc)" in s for s in said), said
+    print("\n" + next(s for s in said if s.startswith("The link loses packets")))
     sound, kinds, _ = _resent(shaped_lab)
     assert sound["sent"] > 10_000 and sound["share"] < LOSSY, sound
     assert "lossy_link" not in kinds, kinds

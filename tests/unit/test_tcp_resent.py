@@ -83,7 +83,8 @@ def test_a_link_that_loses_packets_is_named_first_where_it_is_the_slowest() -> N
     source = stage("source_read", SOURCE_TITLE, 400, True)
     lossy = report([source, _network(40, LOSSY * 3)]).advice
     assert lossy[0].kind is AdviceKind.LOSSY_LINK, lossy
-    assert lossy[0].figures == {"host": "tank.lan", "share": LOSSY * 3, "system": "Linux"}
+    assert lossy[0].figures == {"host": "tank.lan", "share": LOSSY * 3, "system": "Linux",
+                                "ifaces_read": 0}
     assert "ip -s link on tank.lan" in plain_words.advice(lossy[0])
     sound = report([source, _network(40, LOSSY / 2)]).advice
     assert AdviceKind.LOSSY_LINK not in {a.kind for a in sound}, sound

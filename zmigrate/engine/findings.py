@@ -139,6 +139,9 @@ class NoteKind(StrEnum):
     # host, sent, again, share: TCP segments the sending host sent during the stage, and how
     # many of them it had to send again (readings/tcp_resent.py)
     RESENT = "resent"
+    # host, iface, frames, ring, queue: what a host's interface toward its peer lost during the
+    # stage, by cause (readings/iface_loss.py), where it lost any
+    IFACE_LOSS = "iface_loss"
 
 
 class _Figures:

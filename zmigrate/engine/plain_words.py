@@ -368,6 +368,37 @@ TLS_CPU_WORDS = ("Check the CPU on both hosts: the TLS ends (socat or openssl) e
                  "pool that compresses with gzip, say), holds the stream back")
 
 
+def _iface_loss(f: Note | Advice) -> str:
+    """`1,200 frames received bad (CRC or framing), 34 frames missed with its receive ring
+    full`: what an interface's counters gave, the largest first."""
+    parts = [(f.count("frames"), "frames received bad (CRC or framing)"),
+             (f.count("ring"), "frames missed with its receive ring full"),
+             (f.count("queue"), "packets dropped by its own queue (tc qdisc)")]
+    return ", ".join(f"{n:,} {what}" for n, what in sorted(parts, key=lambda p: -p[0]) if n > 0)
+
+
+_CURES = {"frames": "check its cable, the switch port, and both ends' duplex",
+          "ring": "raise its receive ring (ethtool -G {iface} rx MAX, the most ethtool -g shows)",
+          "queue": "its traffic shaping keeps too short a queue; give it a longer one (tc's "
+                   "limit or latency), or none"}
+
+
+def _where_lost(a: Advice) -> str:
+    """Where the doctor's reading of both ends' interfaces puts the loss: the end that lost
+    most, by its cause; between them where both were read and neither lost enough; the
+    counters to look at where they were not read."""
+    if a.has("iface"):
+        cure = _CURES[a.word("cause")].format(iface=a.word("iface"))
+        return f"On {a.word('at')}, {a.word('iface')} counted {_iface_loss(a)}: {cure}"
+    if a.has("ifaces_read") and a.num("ifaces_read") >= 2:
+        return ("Neither host's interface counted losses that explain it (bad frames, a full "
+                "receive ring, its own queue's drops), so the loss is between them: a switch "
+                "port, a firewall, or a busy uplink")
+    errors = "ip -s link" if a.word("system").startswith("Linux") else "netstat -i"
+    return ("Check the cables and switch ports, and the NICs' error and drop counters "
+            f"({errors} on {a.word('host')})")
+
+
 def minute(epoch: float) -> str:
     """A moment in this computer's time, to the minute: `2026-11-29 04:40`."""
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(epoch))
@@ -388,12 +419,9 @@ def advice(a: Advice) -> str:
         case k.RELAY_NEARBY:
             return "Run zmigrate on a machine near both hosts (same network, wired)"
         case k.LOSSY_LINK:
-            errors = "ip -s link" if a.word("system").startswith("Linux") else "netstat -i"
             return (f"The link loses packets: {a.word('host')} had to send "
                     f"{a.num('share'):.1%} of its TCP segments again (a sound link stays well "
-                    f"under {LOSSY:.0%}), and TCP slows down at each loss. "
-                    "Check the cables and switch ports, and the NICs' error and drop counters "
-                    f"({errors} on {a.word('host')})")
+                    f"under {LOSSY:.0%}), and TCP slows down at each loss. {_where_lost(a)}")
         case k.NETWORK_LINK:
             return (f"TCP between the hosts carries {format_rate(a.num('rate'))}: check the link "
                     "speed (ethtool IFACE)")
@@ -466,6 +494,8 @@ def note(n: Note) -> str:
         case k.RESENT:
             return (f"TCP segments sent again by {n.word('host')}: {n.num('share'):.1%} "
                     f"({n.count('again'):,} of {n.count('sent'):,})")
+        case k.IFACE_LOSS:
+            return f"On {n.word('host')}, {n.word('iface')} counted {_iface_loss(n)}"
         case k.NO_POOL:
             return "No pool on the destination to write into"
         case k.WRITE_LIMIT:

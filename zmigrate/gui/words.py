@@ -204,7 +204,7 @@ def note(n: Note) -> str:
                     f"writes at most {n.num('share'):.0%} of it and needs "
                     f"{format_size(n.num('minimum'))}")
         case (k.RAN_TO_END | k.FROM_CACHE | k.SSH_UNREACHABLE | k.NO_POOL | k.WRITE_LIMIT
-              | k.COMPRESS_SAMPLE | k.NO_COMPRESSOR | k.RESENT):
+              | k.COMPRESS_SAMPLE | k.NO_COMPRESSOR | k.RESENT | k.IFACE_LOSS):
             return plain_words.note(n)
         case _:
             assert_never(n.kind)

@@ -5,7 +5,9 @@ Each item is an `Advice` (findings.py): a kind and its figures, worded by each f
 
 from __future__ import annotations
 
-from ..findings import Advice, AdviceKind, NoteKind, unique
+import dataclasses
+
+from ..findings import Advice, AdviceKind, Note, NoteKind, unique
 from ..readings import tcp_resent
 from ..transports import Transport, carrier
 from ..verdict.diagnosis import buffer_advice
@@ -39,13 +41,36 @@ def _network(rate: float, wire: Wire | None) -> list[Advice]:
             Advice(AdviceKind.TRANSPORT_CPU)]
 
 
+# An end whose interface lost at least this share of the segments sent again is where the
+# link loses them; a few frames beside thousands of segments explain nothing.
+EXPLAINS = 0.1
+
+
+def _lost(n: Note) -> int:
+    """What an IFACE_LOSS note counts lost, all causes."""
+    return n.count("frames") + n.count("ring") + n.count("queue")
+
+
 def _lossy(stages: list[StageResult]) -> Advice | None:
-    """The link loses packets: TCP sent too large a share again during the network stage."""
+    """The link loses packets: TCP sent too large a share again during the network stage;
+    where, as both ends' interfaces told (the one that lost most, by its largest cause)."""
     for s in stages:
-        for n in s.notes:
-            if n.kind is NoteKind.RESENT:
-                return tcp_resent.loss_advice(n.word("host"), n.word("system"),
-                                              n.count("sent"), n.count("again"))
+        resent = next((n for n in s.notes if n.kind is NoteKind.RESENT), None)
+        if resent is None:
+            continue
+        lossy = tcp_resent.loss_advice(resent.word("host"), resent.word("system"),
+                                       resent.count("sent"), resent.count("again"))
+        if lossy is None:
+            return None
+        worst = max((n for n in s.notes if n.kind is NoteKind.IFACE_LOSS), default=None,
+                    key=_lost)
+        figures = dict(lossy.figures)
+        figures["ifaces_read"] = resent.num("ifaces_read") if resent.has("ifaces_read") else 0
+        if worst is not None and _lost(worst) >= EXPLAINS * resent.count("again"):
+            cause = max(("frames", "ring", "queue"), key=worst.count)
+            figures.update({k: worst.figures[k] for k in ("iface", "frames", "ring", "queue")},
+                           at=worst.word("host"), cause=cause)
+        return dataclasses.replace(lossy, figures=figures)
     return None
 
 

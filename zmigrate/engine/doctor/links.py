@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 from .. import cmdline
@@ -13,7 +14,7 @@ from ..findings import Note, NoteKind
 from ..hosts import key_dirs
 from ..job import resent_watch
 from ..job.pipeline import free_port
-from ..readings import tcp_resent
+from ..readings import iface_loss, tcp_resent
 from ..transports import carrier, private, tls_ends
 from ..transports.route import SshRoute, diagnose
 from ..transports.tcp import address_port
@@ -22,6 +23,7 @@ from .measure import DOCTOR_ENV, mbuffer_argv
 from .results import StageResult
 
 if TYPE_CHECKING:
+    from ..hosts import Host
     from ..zfs import Capabilities
     from .context import StageContext
 
@@ -42,7 +44,10 @@ def network_stage(doctor: StageContext) -> StageResult:
     listen = address_port(allow, port) if allow else str(port)
     receiver = cmdline.join(mbuffer_argv("-I", listen, "-o", "/dev/null"))
     sender = cmdline.join(mbuffer_argv("-i", "/dev/zero", "-O", address_port(connect, port)))
-    _, before = resent_watch.read(doctor.src)  # the sender's TCP counters, before and after
+    # The sender's TCP counters and both ends' interfaces, before and after.
+    ends = _ends(doctor, connect, allow)
+    _, before = resent_watch.read(doctor.src)
+    interfaces = _interfaces(ends)
     result = doctor.measurer.measure("network", title, in_path,
                                      [(doctor.dst, receiver), (doctor.src, sender)], 0,
                                      listen_port=port, details={"port": port, "connect": connect})
@@ -50,10 +55,39 @@ def network_stage(doctor: StageContext) -> StageResult:
     resent = tcp_resent.between(before, after)
     if resent is None or result.error is not None:
         return result
-    note = Note(NoteKind.RESENT, {"host": doctor.src.label, "sent": resent.sent,
-                                  "again": resent.again, "share": resent.share,
-                                  "system": system})
-    return dataclasses.replace(result, notes=(*result.notes, note))
+    losses = [(host.label, loss) for (host, _), was, now in zip(ends, interfaces,
+                                                                _interfaces(ends), strict=True)
+              if (loss := iface_loss.between(was, now)) is not None]
+    notes = [Note(NoteKind.RESENT, {"host": doctor.src.label, "sent": resent.sent,
+                                    "again": resent.again, "share": resent.share,
+                                    "system": system, "ifaces_read": len(losses)})]
+    notes += [Note(NoteKind.IFACE_LOSS, {"host": label, "iface": loss.iface,
+                                         "frames": loss.frames, "ring": loss.ring,
+                                         "queue": loss.queue})
+              for label, loss in losses if loss.total > 0]
+    return dataclasses.replace(result, notes=(*result.notes, *notes))
+
+
+def _ends(doctor: StageContext, connect: str, allow: str | None) -> list[tuple[Host, str]]:
+    """Each host whose interface toward the other can be read, with the other's address as
+    it sees it: the source toward `connect`, the destination toward `allow` where it is known;
+    none on one machine."""
+    if doctor.dst is doctor.src:
+        return []
+    ends: list[tuple[Host, str]] = [(doctor.src, connect)]
+    return ends + [(doctor.dst, allow)] if allow else ends
+
+
+def _interfaces(ends: list[tuple[Host, str]]) -> list[iface_loss.Counters | None]:
+    """Each end's interface counters, read at once; None where a host said none."""
+    def read(host: Host, peer: str) -> iface_loss.Counters | None:
+        try:
+            return iface_loss.parse(host.run(iface_loss.script(peer), timeout=30).stdout)
+        except ZmigrateError:
+            return None
+
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="zmigrate-iface") as pool:
+        return list(pool.map(lambda e: read(*e), ends))
 
 
 def _tls_tool(caps: Capabilities | None) -> str:

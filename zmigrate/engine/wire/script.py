@@ -7,9 +7,8 @@ from .. import cmdline
 
 PROBE_WAIT = 1  # seconds a path MTU probe waits for its echo reply
 
-# Each section is `@@name` then what one command printed; a missing tool prints nothing.
-_BODY = r"""
-echo @@system; uname -s 2>/dev/null
+# $R: the host's route to the peer $A; $IF: the interface it leaves by (empty: unknown).
+ROUTE = r"""
 if command -v ip >/dev/null 2>&1; then
   R=$(ip route get "$A" 2>/dev/null)
   IF=$(printf '%s\n' "$R" | sed -n 's/.* dev \([^ ]*\).*/\1/p' | head -n 1)
@@ -17,7 +16,10 @@ else
   R=$(route -n get "$A" 2>/dev/null)
   IF=$(printf '%s\n' "$R" | sed -n 's/^ *interface: *//p' | head -n 1)
 fi
-echo @@route; printf '%s\n' "$R"
+"""
+
+# Each section is `@@name` then what one command printed; a missing tool prints nothing.
+_BODY = "echo @@system; uname -s 2>/dev/null" + ROUTE + r"""echo @@route; printf '%s\n' "$R"
 M=
 if [ -n "$IF" ]; then
   if [ -d /sys/class/net ]; then

@@ -1,0 +1,85 @@
+"""An interface's losses toward the peer (readings/iface_loss.py), from captured `ip -s -s link`
+and `tc -s qdisc` output, and where the doctor's advice puts a lossy link's losses."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from zmigrate.engine import plain_words
+from zmigrate.engine.doctor.advice import EXPLAINS, _lossy
+from zmigrate.engine.doctor.results import StageResult
+from zmigrate.engine.findings import Note, NoteKind
+from zmigrate.engine.readings import iface_loss
+
+DATA = Path(__file__).parent.parent / "data" / "wire"
+
+
+def _reading(name: str) -> iface_loss.Counters | None:
+    return iface_loss.parse((DATA / name).read_text())
+
+
+def test_the_captured_tbf_queue_dropped_and_the_nic_lost_nothing() -> None:
+    before, after = _reading("linux-iface-loss-tbf-1.txt"), _reading("linux-iface-loss-tbf-2.txt")
+    assert before is not None and after is not None
+    assert after.iface == "zmcapa"
+    assert {k: after.values[k] for k in ("crc", "frame", "missed", "fifo", "overrun")} == \
+        dict.fromkeys(("crc", "frame", "missed", "fifo", "overrun"), 0)
+    assert iface_loss.between(before, after) == iface_loss.Loss("zmcapa", 0, 0, 16695)
+
+
+def test_no_interface_another_one_or_a_counter_reset_say_nothing() -> None:
+    after = _reading("linux-iface-loss-tbf-2.txt")
+    assert iface_loss.parse("") is None  # a host without ip, or no route
+    assert iface_loss.between(None, after) is None
+    assert after is not None
+    other = iface_loss.Counters("eth1", after.values)
+    assert iface_loss.between(other, after) is None
+    reset = iface_loss.Counters("zmcapa", {**after.values, iface_loss.QUEUE: 0})
+    assert iface_loss.between(after, reset) is None
+
+
+def _network(*notes: Note) -> list[StageResult]:
+    return [StageResult("network", "network (tcp, mbuffer)", 40.0, 4.0, 160 << 20, True,
+                        notes=notes)]
+
+
+RESENT = {"host": "tank", "sent": 200_000, "again": 20_000, "share": 0.1,
+          "system": "Linux 6.8", "ifaces_read": 2}
+
+
+def _loss(host: str, frames: int = 0, ring: int = 0, queue: int = 0) -> Note:
+    return Note(NoteKind.IFACE_LOSS, {"host": host, "iface": "eth0", "frames": frames,
+                                      "ring": ring, "queue": queue})
+
+
+def test_the_end_that_lost_most_is_where_the_link_loses_and_its_cause_the_cure() -> None:
+    advice = _lossy(_network(Note(NoteKind.RESENT, RESENT), _loss("tank", frames=30),
+                             _loss("nas", ring=9_000, frames=40)))
+    assert advice is not None
+    said = plain_words.advice(advice)
+    assert "On nas, eth0 counted 9,000 frames missed with its receive ring full, 40 frames " \
+        "received bad (CRC or framing): raise its receive ring (ethtool -G eth0 rx MAX" in said
+    bad = _lossy(_network(Note(NoteKind.RESENT, RESENT), _loss("nas", frames=5_000)))
+    assert bad is not None and "check its cable, the switch port" in plain_words.advice(bad)
+
+
+def test_losses_too_few_to_explain_it_put_the_loss_between_the_hosts() -> None:
+    few = int(EXPLAINS * 20_000) - 1  # RESENT's segments sent again
+    advice = _lossy(_network(Note(NoteKind.RESENT, RESENT), _loss("nas", frames=few)))
+    assert advice is not None
+    assert "so the loss is between them: a switch port" in plain_words.advice(advice)
+
+
+def test_ends_not_read_leave_the_counters_to_the_user() -> None:
+    one = {**RESENT, "ifaces_read": 1}
+    advice = _lossy(_network(Note(NoteKind.RESENT, one)))
+    assert advice is not None and "(ip -s link on tank)" in plain_words.advice(advice)
+    older = {k: v for k, v in RESENT.items() if k != "ifaces_read"}  # a report from before
+    advice = _lossy(_network(Note(NoteKind.RESENT, older)))
+    assert advice is not None and "(ip -s link on tank)" in plain_words.advice(advice)
+
+
+def test_the_stage_note_says_each_cause_largest_first() -> None:
+    note = _loss("nas", frames=12, ring=0, queue=3_400)
+    assert plain_words.note(note) == ("On nas, eth0 counted 3,400 packets dropped by its own "
+                                      "queue (tc qdisc), 12 frames received bad (CRC or framing)")

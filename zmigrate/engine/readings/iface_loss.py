@@ -1,0 +1,98 @@
+"""What a host's interface toward its peer lost: frames its NIC received bad (a cable, a switch
+port, a duplex mismatch), frames it missed with its receive ring full, and packets the host's
+own queue on it (its qdisc: shaping, fq_codel) dropped. Read before and after the doctor's
+network stage on both hosts, so that a link found losing packets (tcp_resent) is told where:
+at one of the two ends, or between them.
+
+Linux only (`ip -s -s link`, `tc -s qdisc`: both ask the kernel over netlink, so a host in a
+network namespace or a container reads its own interface); another host answers nothing, and
+the advice then names the command to look with (`netstat -i`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from .. import cmdline
+from ..wire.script import ROUTE
+
+# `ip -s -s link`'s receive counters by what they say of the loss (drivers fill what their
+# NIC counts; each is read by its name in ip's own headers).
+FRAMES = ("crc", "frame")
+RING = ("missed", "overrun", "fifo")
+QUEUE = "qdisc_dropped"  # the root qdisc's drops, from `tc -s qdisc show dev IF root`
+_IFACE = "@@iface"
+_RX = ("RX:", "RX errors:")
+
+
+def script(peer: str) -> str:
+    """The remote line: `@@iface IF` for the interface toward `peer` (validated here), then
+    `ip -s -s link` of it and `QUEUE N`; nothing where the host has no `ip`."""
+    return (f"A={cmdline.join([cmdline.address(peer)])}\n" + ROUTE
+            + '[ -n "$IF" ] && command -v ip >/dev/null 2>&1 || exit 0\n'
+            + f'echo "{_IFACE} $IF"; ip -s -s link show dev "$IF" 2>/dev/null\n'
+            + 'command -v tc >/dev/null 2>&1 && tc -s qdisc show dev "$IF" root 2>/dev/null | '
+            + f"sed -n 's/.*(dropped \\([0-9]*\\),.*/{QUEUE} \\1/p' | head -n 1\n")
+
+
+@dataclass(frozen=True, slots=True)
+class Counters:
+    """One reading: the interface and its counters by name."""
+
+    iface: str
+    values: Mapping[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class Loss:
+    """What an interface lost between two readings, by cause."""
+
+    iface: str
+    frames: int  # received bad (CRC, framing)
+    ring: int  # missed: the receive ring was full
+    queue: int  # dropped by the host's own queue (qdisc)
+
+    @property
+    def total(self) -> int:
+        return self.frames + self.ring + self.queue
+
+
+def parse(text: str) -> Counters | None:
+    """`script`'s output; None where it named no interface. The receive counters by their
+    names in `ip`'s headers (each header's next line holds its values)."""
+    iface: str | None = None
+    values: dict[str, int] = {}
+    lines = text.splitlines()
+    for line, following in zip(lines, [*lines[1:], ""], strict=False):
+        fields, text_line = line.split(), line.strip()
+        if len(fields) == 2 and fields[0] == _IFACE:
+            iface = fields[1]
+        elif len(fields) == 2 and fields[0] == QUEUE and fields[1].isdigit():
+            values[QUEUE] = int(fields[1])
+        elif text_line.startswith(_RX):
+            label = next(x for x in _RX if text_line.startswith(x))
+            names, numbers = text_line[len(label):].split(), following.split()
+            if len(names) == len(numbers) and all(n.isdigit() for n in numbers):
+                values.update(zip(names, map(int, numbers), strict=True))
+    return None if iface is None else Counters(iface, values)
+
+
+def between(before: Counters | None, after: Counters | None) -> Loss | None:
+    """What the interface lost between two readings; None where either is missing, they name
+    different interfaces, or a counter went back (a driver reset)."""
+    if before is None or after is None or before.iface != after.iface:
+        return None
+
+    def grew(names: tuple[str, ...]) -> int | None:
+        d = [after.values[n] - before.values[n] for n in names
+             if n in after.values and n in before.values]
+        return None if any(x < 0 for x in d) else sum(d)
+
+    frames, ring, queue = grew(FRAMES), grew(RING), grew((QUEUE,))
+    if frames is None or ring is None or queue is None:
+        return None
+    return Loss(after.iface, frames, ring, queue)
+
+
+__all__ = ["FRAMES", "QUEUE", "RING", "Counters", "Loss", "between", "parse", "script"]
