@@ -13,9 +13,9 @@ from lab.sshd import Lab, SshdLab
 from lab.util import run, snapshot_guid, zfs
 from lab.zfsfuse import Pool, PoolFactory
 
-from zmigrate.engine.doctor.advice import EXPLAINS
 from zmigrate.engine.hosts.login import HostSpec, connect
 from zmigrate.engine.plain_words import link_detail
+from zmigrate.engine.readings.iface_loss import EXPLAINS
 from zmigrate.engine.readings.tcp_resent import LOSSY
 from zmigrate.engine.wire import read_side
 
@@ -177,8 +177,9 @@ def test_a_link_that_loses_packets_is_named(shaped_lab: ShapedLab) -> None:
 def test_a_transfer_over_a_link_that_loses_packets_is_told_so(
         shaped_lab: ShapedLab, make_pool: PoolFactory) -> None:
     """The same lossy link under a real transfer: the source's TCP counters are read as it
-    streams, and the live verdicts and the final one say the link loses packets (the network
-    holds it back: first)."""
+    streams, with both hosts' interfaces, and the live verdicts and the final one say the link
+    loses packets (the network holds it back: first), the final one where: the source's own
+    queue."""
     ds, dst = _random_source(make_pool, "l", 300)
     try:
         shaped_lab.shape("400mbit", burst="16kb", latency="1ms")
@@ -204,7 +205,12 @@ def test_a_transfer_over_a_link_that_loses_packets_is_told_so(
         assert "lossy_link" in kinds, (v["kind"], kinds)
         if v["kind"] == "network":
             assert kinds[0] == "lossy_link", kinds
+    assert all(r["ifaces_read"] == 2 for r in readings), readings
+    queued = sum(x["queue"] for r in readings for x in r["lost"] if x["host"] == "lab-src")
+    assert queued >= EXPLAINS * again, (queued, again)
     assert any(s.startswith("The link loses packets: lab-src had to send")
+               and f"On lab-src, {shaped_lab.near_link} counted " in s
+               and "dropped by its own queue (tc qdisc)" in s
                for s in final["advice"]), final["advice"]
     print(f"\n{again / sent_:.1%} sent again; {done['bytes'] / done['seconds'] / 2**20:.1f} "
           f"MiB/s; final verdict {final['kind']}: {final['advice'][0]}")

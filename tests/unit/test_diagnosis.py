@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 
 import pytest
 from every_kind import HZ, both, trace
@@ -15,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from zmigrate.cli import words
-from zmigrate.engine.events import PlanReady, Resent, Sample, Side
+from zmigrate.engine.events import NicLoss, PlanReady, Resent, Sample, Side
 from zmigrate.engine.findings import Advice, AdviceKind, FindingKind
 from zmigrate.engine.plan import Options, Plan
 from zmigrate.engine.transports import Transport
@@ -108,6 +109,28 @@ def _resent(t: float, sent: int, again: int) -> Resent:
     return Resent(t, "tank.lan", "FreeBSD", sent, again, 5.0)
 
 
+def test_the_live_verdict_names_the_interface_that_lost_the_packets() -> None:
+    """Readings whose interfaces were read: the window's losses summed by host and interface
+    name the end that lost them and its cure; both read and none lost puts the loss between
+    the hosts; a reading with one end unread counts as one read."""
+    send, recv = trace(Side.SEND, 30, 40, 40, 100), trace(Side.RECEIVE, 30, 40, 40, 0)
+    ring = NicLoss("nas", "igb0", 0, 400, 0)
+    lost = [replace(_resent(t, 100_000, 3_000), ifaces_read=2, lost=(ring,))
+            for t in (10.0, 15.0, 20.0, 25.0)]
+    v = diagnose(both(send, recv), transport=Transport.TCP, resent=lost)
+    said = words.advice(v.advice[0])
+    assert "On nas, igb0 counted 1,600 frames missed with its receive ring full: raise its " \
+        "receive ring (ethtool -G igb0 rx MAX" in said, said
+    none = [replace(r, lost=()) for r in lost]
+    said = words.advice(diagnose(both(send, recv), transport=Transport.TCP,
+                                 resent=none).advice[0])
+    assert "so the loss is between them" in said, said
+    one = [*none[:3], replace(none[3], ifaces_read=1)]
+    said = words.advice(diagnose(both(send, recv), transport=Transport.TCP,
+                                 resent=one).advice[0])
+    assert "netstat -i on tank.lan" in said, said
+
+
 def test_a_link_that_loses_packets_is_named_first_where_the_network_holds_it_back() -> None:
     """The sending host's TCP sent 3% again over the window: the verdict says the link loses
     packets before the network's other cures; 0.5% is TCP finding its pace, nothing said;
@@ -117,7 +140,8 @@ def test_a_link_that_loses_packets_is_named_first_where_the_network_holds_it_bac
     lossy = [_resent(t, 100_000, 3_000) for t in (10.0, 15.0, 20.0, 25.0)]
     v = diagnose(both(send, recv), transport=Transport.TCP, resent=lossy)
     assert v.kind is Bottleneck.NETWORK and kinds(v)[0] is AdviceKind.LOSSY_LINK, kinds(v)
-    assert v.advice[0].figures == {"host": "tank.lan", "share": 0.03, "system": "FreeBSD"}
+    assert v.advice[0].figures == {"host": "tank.lan", "share": 0.03, "system": "FreeBSD",
+                                   "ifaces_read": 0}
     assert v.evidence["resent_share"] == 3.0
     assert words.advice(v.advice[0]).startswith(
         "The link loses packets: tank.lan had to send 3.0% of its TCP segments again")

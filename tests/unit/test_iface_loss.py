@@ -6,10 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from zmigrate.engine import plain_words
-from zmigrate.engine.doctor.advice import EXPLAINS, _lossy
+from zmigrate.engine.doctor.advice import _lossy
 from zmigrate.engine.doctor.results import StageResult
+from zmigrate.engine.events import NicLoss
 from zmigrate.engine.findings import Note, NoteKind
 from zmigrate.engine.readings import iface_loss
+from zmigrate.engine.readings.iface_loss import EXPLAINS
 
 DATA = Path(__file__).parent.parent / "data" / "wire"
 
@@ -24,18 +26,18 @@ def test_the_captured_tbf_queue_dropped_and_the_nic_lost_nothing() -> None:
     assert after.iface == "zmcapa"
     assert {k: after.values[k] for k in ("crc", "frame", "missed", "fifo", "overrun")} == \
         dict.fromkeys(("crc", "frame", "missed", "fifo", "overrun"), 0)
-    assert iface_loss.between(before, after) == iface_loss.Loss("zmcapa", 0, 0, 16695)
+    assert iface_loss.between("lab", before, after) == NicLoss("lab", "zmcapa", 0, 0, 16695)
 
 
 def test_no_interface_another_one_or_a_counter_reset_say_nothing() -> None:
     after = _reading("linux-iface-loss-tbf-2.txt")
     assert iface_loss.parse("") is None  # a host without ip, or no route
-    assert iface_loss.between(None, after) is None
+    assert iface_loss.between("lab", None, after) is None
     assert after is not None
     other = iface_loss.Counters("eth1", after.values)
-    assert iface_loss.between(other, after) is None
+    assert iface_loss.between("lab", other, after) is None
     reset = iface_loss.Counters("zmcapa", {**after.values, iface_loss.QUEUE: 0})
-    assert iface_loss.between(after, reset) is None
+    assert iface_loss.between("lab", after, reset) is None
 
 
 def _network(*notes: Note) -> list[StageResult]:

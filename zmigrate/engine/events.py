@@ -59,11 +59,30 @@ class Sample:
 
 
 @dataclass(frozen=True, slots=True)
+class NicLoss:
+    """What one host's interface toward the other lost over a reading (readings/iface_loss.py):
+    frames received bad, frames missed with the receive ring full, packets its own queue
+    (qdisc) dropped."""
+
+    host: str
+    iface: str
+    frames: int
+    ring: int
+    queue: int
+
+    @property
+    def total(self) -> int:
+        return self.frames + self.ring + self.queue
+
+
+@dataclass(frozen=True, slots=True)
 class Resent:
     """TCP segments the host that sends the stream onto the link sent over the last `seconds`,
     and how many of them it sent again (readings/tcp_resent.py: the host's own counters, all
-    its connections). `system`: its uname, for the words of a fix there. Stamped with seconds
-    since the job started; in a tree, the source dataset streaming."""
+    its connections). `system`: its uname, for the words of a fix there. `ifaces_read`: how
+    many of the two hosts' interfaces toward each other were read over the same time, and
+    `lost` what those that lost any lost. Stamped with seconds since the job started; in a
+    tree, the source dataset streaming."""
 
     t: float
     host: str
@@ -72,6 +91,8 @@ class Resent:
     again: int
     seconds: float
     dataset: str = ""
+    ifaces_read: int = 0
+    lost: tuple[NicLoss, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

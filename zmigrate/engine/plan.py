@@ -159,6 +159,9 @@ class Plan:
     children: tuple[str, ...] = ()  # source child datasets carried by -R
     stream_hash: bool = False  # both mbuffers compute the stream's md5 (--hash)
     compress: str = ""  # the compressor in transit ("zstd", "lz4"), "" for none
+    # The destination's address as the source reaches it, the source's as the destination
+    # sees it (None: not known): where each host's interface toward the other is read.
+    addresses: tuple[str | None, str | None] = (None, None)
 
     @property
     def arrives(self) -> tuple[str, ...]:
@@ -1035,6 +1038,7 @@ def assemble(src: Site, dst: Site, t: Transfer) -> Plan:
         if t.bookmark else None,
         children=t.children, stream_hash=t.stream_hash,
         compress=t.compress.name if t.compress else "",
+        addresses=(t.connect_address, t.allow_address),
     )
 
 

@@ -5,10 +5,9 @@ Each item is an `Advice` (findings.py): a kind and its figures, worded by each f
 
 from __future__ import annotations
 
-import dataclasses
-
-from ..findings import Advice, AdviceKind, Note, NoteKind, unique
-from ..readings import tcp_resent
+from ..events import NicLoss
+from ..findings import Advice, AdviceKind, NoteKind, unique
+from ..readings import iface_loss, tcp_resent
 from ..transports import Transport, carrier
 from ..verdict.diagnosis import buffer_advice
 from ..wire import Wire, at_the_wire, wire_advice
@@ -41,19 +40,9 @@ def _network(rate: float, wire: Wire | None) -> list[Advice]:
             Advice(AdviceKind.TRANSPORT_CPU)]
 
 
-# An end whose interface lost at least this share of the segments sent again is where the
-# link loses them; a few frames beside thousands of segments explain nothing.
-EXPLAINS = 0.1
-
-
-def _lost(n: Note) -> int:
-    """What an IFACE_LOSS note counts lost, all causes."""
-    return n.count("frames") + n.count("ring") + n.count("queue")
-
-
 def _lossy(stages: list[StageResult]) -> Advice | None:
     """The link loses packets: TCP sent too large a share again during the network stage;
-    where, as both ends' interfaces told (the one that lost most, by its largest cause)."""
+    where, as both ends' interfaces told (iface_loss.where)."""
     for s in stages:
         resent = next((n for n in s.notes if n.kind is NoteKind.RESENT), None)
         if resent is None:
@@ -62,15 +51,10 @@ def _lossy(stages: list[StageResult]) -> Advice | None:
                                        resent.count("sent"), resent.count("again"))
         if lossy is None:
             return None
-        worst = max((n for n in s.notes if n.kind is NoteKind.IFACE_LOSS), default=None,
-                    key=_lost)
-        figures = dict(lossy.figures)
-        figures["ifaces_read"] = resent.num("ifaces_read") if resent.has("ifaces_read") else 0
-        if worst is not None and _lost(worst) >= EXPLAINS * resent.count("again"):
-            cause = max(("frames", "ring", "queue"), key=worst.count)
-            figures.update({k: worst.figures[k] for k in ("iface", "frames", "ring", "queue")},
-                           at=worst.word("host"), cause=cause)
-        return dataclasses.replace(lossy, figures=figures)
+        losses = [NicLoss(n.word("host"), n.word("iface"), n.count("frames"), n.count("ring"),
+                          n.count("queue")) for n in s.notes if n.kind is NoteKind.IFACE_LOSS]
+        read = resent.count("ifaces_read") if resent.has("ifaces_read") else 0
+        return iface_loss.where(lossy, losses, read, resent.count("again"))
     return None
 
 

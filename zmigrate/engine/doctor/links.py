@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import threading
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 from .. import cmdline
@@ -47,7 +46,7 @@ def network_stage(doctor: StageContext) -> StageResult:
     # The sender's TCP counters and both ends' interfaces, before and after.
     ends = _ends(doctor, connect, allow)
     _, before = resent_watch.read(doctor.src)
-    interfaces = _interfaces(ends)
+    interfaces = resent_watch.read_interfaces(ends)
     result = doctor.measurer.measure("network", title, in_path,
                                      [(doctor.dst, receiver), (doctor.src, sender)], 0,
                                      listen_port=port, details={"port": port, "connect": connect})
@@ -55,16 +54,15 @@ def network_stage(doctor: StageContext) -> StageResult:
     resent = tcp_resent.between(before, after)
     if resent is None or result.error is not None:
         return result
-    losses = [(host.label, loss) for (host, _), was, now in zip(ends, interfaces,
-                                                                _interfaces(ends), strict=True)
-              if (loss := iface_loss.between(was, now)) is not None]
+    losses = [loss for (host, _), was, now in zip(ends, interfaces,
+                                                  resent_watch.read_interfaces(ends), strict=True)
+              if (loss := iface_loss.between(host.label, was, now)) is not None]
     notes = [Note(NoteKind.RESENT, {"host": doctor.src.label, "sent": resent.sent,
                                     "again": resent.again, "share": resent.share,
                                     "system": system, "ifaces_read": len(losses)})]
-    notes += [Note(NoteKind.IFACE_LOSS, {"host": label, "iface": loss.iface,
-                                         "frames": loss.frames, "ring": loss.ring,
-                                         "queue": loss.queue})
-              for label, loss in losses if loss.total > 0]
+    notes += [Note(NoteKind.IFACE_LOSS, {"host": x.host, "iface": x.iface, "frames": x.frames,
+                                         "ring": x.ring, "queue": x.queue})
+              for x in losses if x.total > 0]
     return dataclasses.replace(result, notes=(*result.notes, *notes))
 
 
@@ -76,18 +74,6 @@ def _ends(doctor: StageContext, connect: str, allow: str | None) -> list[tuple[H
         return []
     ends: list[tuple[Host, str]] = [(doctor.src, connect)]
     return ends + [(doctor.dst, allow)] if allow else ends
-
-
-def _interfaces(ends: list[tuple[Host, str]]) -> list[iface_loss.Counters | None]:
-    """Each end's interface counters, read at once; None where a host said none."""
-    def read(host: Host, peer: str) -> iface_loss.Counters | None:
-        try:
-            return iface_loss.parse(host.run(iface_loss.script(peer), timeout=30).stdout)
-        except ZmigrateError:
-            return None
-
-    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="zmigrate-iface") as pool:
-        return list(pool.map(lambda e: read(*e), ends))
 
 
 def _tls_tool(caps: Capabilities | None) -> str:

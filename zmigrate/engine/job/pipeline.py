@@ -351,7 +351,8 @@ class StepRunner:
                              stdout_state=self.receive if step.receive_mark else None)
             procs.insert(0, (tx, self.send, carrier.sender_label(plan, self.dst.label)))
             self.ends.procs["send"] = tx
-            self.readings.follow(self.src, tx, rx, self.dst, step.receive_mark)
+            self.readings.follow(self.src, tx, rx, self.dst, step.receive_mark,
+                                 plan.addresses)
             if rx is not None and carrier.listens:
                 self._wait_listening(rx)
             self.start_time = time.monotonic()

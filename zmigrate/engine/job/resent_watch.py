@@ -1,7 +1,8 @@
 """TCP's segments sent again by the host that puts the stream on the link, read every PERIOD
 seconds while it streams and emitted as `Resent` (the live verdict names a link that loses
-packets). The source host sends for every carrier that crosses a link but the relay, where this
-computer does.
+packets), with what both hosts' interfaces toward each other lost meanwhile (where it loses
+them). The source host sends for every carrier that crosses a link but the relay, where this
+computer does (and its interfaces are not read).
 
 Each reading runs off the step's thread (the step's watch only ticks it); a host that does not
 answer in time, or prints neither counter, is skipped until the next.
@@ -12,11 +13,13 @@ from __future__ import annotations
 import subprocess
 import threading
 import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 from ..errors import ZmigrateError
 from ..events import Resent
 from ..hosts import Host
-from ..readings import tcp_resent
+from ..readings import iface_loss, tcp_resent
 from .end_cpu import PERIOD, READ_TIMEOUT, SETTLE, SOON, UNSEEN_FLOW, relay_label
 from .stream_watch import Emit
 
@@ -33,6 +36,8 @@ class ResentWatch:
         self.emit = emit
         self.t0 = t0
         self._host: Host | None = None
+        self._ends: Sequence[tuple[Host, str]] = ()
+        self._ifaces: list[iface_loss.Counters | None] = []
         self._label = ""
         self._system = ""
         self._following = False
@@ -42,9 +47,11 @@ class ResentWatch:
         self._reading = threading.Lock()
         self._open = threading.Lock()  # held while a reading is said, and by close()
 
-    def follow(self, host: Host | None) -> None:
-        """Read `host` (None: this computer, the relay) from now on."""
+    def follow(self, host: Host | None, ends: Sequence[tuple[Host, str]] = ()) -> None:
+        """Read `host` (None: this computer, the relay) from now on, and the interface of each
+        of `ends` toward its peer (`(host, the peer's address)`)."""
         self._host, self._following, self._last = host, True, None
+        self._ends, self._ifaces = ends, []
         self._label = host.label if host is not None else relay_label()
 
     def close(self) -> None:
@@ -78,20 +85,42 @@ class ResentWatch:
 
     def _read(self) -> None:
         system, counters = read(self._host)
+        ifaces, was = read_interfaces(self._ends), self._ifaces
         if counters is None:
             return
         self._system = system
         now = time.monotonic()
-        before, self._last = self._last, (now, counters)
+        before, self._last, self._ifaces = self._last, (now, counters), ifaces
         if before is None:
             return
         resent = tcp_resent.between(before[1], counters)
         if resent is None or resent.sent <= 0:
             return
+        lost = [x for (host, _), a, b in zip(self._ends, was, ifaces, strict=True)
+                if (x := iface_loss.between(host.label, a, b)) is not None] if was else []
         with self._open:
             if self._following:
                 self.emit(Resent(now - self.t0, self._label, self._system, resent.sent,
-                                 resent.again, round(now - before[0], 2)))
+                                 resent.again, round(now - before[0], 2),
+                                 ifaces_read=len(lost),
+                                 lost=tuple(x for x in lost if x.total > 0)))
+
+
+def read_interfaces(ends: Sequence[tuple[Host, str]]) -> list[iface_loss.Counters | None]:
+    """Each end's interface toward its peer (`(host, the peer's address)`), read at once; None
+    where a host said none."""
+    def one(end: tuple[Host, str]) -> iface_loss.Counters | None:
+        host, peer = end
+        try:
+            return iface_loss.parse(host.run(iface_loss.script(peer),
+                                             timeout=READ_TIMEOUT).stdout)
+        except (ZmigrateError, ValueError):  # gone, or an address that is none
+            return None
+
+    if not ends:
+        return []
+    with ThreadPoolExecutor(max_workers=len(ends), thread_name_prefix="zmigrate-iface") as pool:
+        return list(pool.map(one, ends))
 
 
 def read(host: Host | None) -> tuple[str, tcp_resent.Counters | None]:

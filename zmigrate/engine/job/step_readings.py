@@ -19,13 +19,18 @@ class StepReadings:
         self.resent = ResentWatch(emit, t0)
 
     def follow(self, src: Host, sender: Process, receiver: Process | None, dst: Host,
-               mark: str | None) -> None:
+               mark: str | None, addresses: tuple[str | None, str | None] = (None, None)
+               ) -> None:
         """Read the step's ends (EndCpuWatch.follow_ends) and the host that puts the stream on
-        the link: the source, or this computer where it relays."""
+        the link: the source, or this computer where it relays; and, where the hosts talk
+        directly, each one's interface toward the other's address (`addresses`: the
+        destination's as the source reaches it, the source's as the destination sees it)."""
         relays = self.carrier.relays
         self.cpu.follow_ends(sender, receiver, dst, mark, relayed=relays)
         if self.carrier.crosses_link:
-            self.resent.follow(None if relays else src)
+            ends = [] if relays or src is dst else \
+                [(h, a) for h, a in zip((src, dst), addresses, strict=True) if a]
+            self.resent.follow(None if relays else src, ends)
 
     def tick(self, now: float, flowing: bool) -> None:
         self.cpu.tick(now, flowing=flowing)

@@ -11,10 +11,12 @@ the advice then names the command to look with (`netstat -i`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from .. import cmdline
+from ..events import NicLoss
+from ..findings import Advice, Figure
 from ..wire.script import ROUTE
 
 # `ip -s -s link`'s receive counters by what they say of the loss (drivers fill what their
@@ -23,6 +25,9 @@ FRAMES = ("crc", "frame")
 RING = ("missed", "overrun", "fifo")
 QUEUE = "qdisc_dropped"  # the root qdisc's drops, from `tc -s qdisc show dev IF root`
 _IFACE = "@@iface"
+# An end whose interface lost at least this share of the segments sent again is where the
+# link loses them; a few frames beside thousands of segments explain nothing.
+EXPLAINS = 0.1
 _RX = ("RX:", "RX errors:")
 
 
@@ -42,20 +47,6 @@ class Counters:
 
     iface: str
     values: Mapping[str, int]
-
-
-@dataclass(frozen=True, slots=True)
-class Loss:
-    """What an interface lost between two readings, by cause."""
-
-    iface: str
-    frames: int  # received bad (CRC, framing)
-    ring: int  # missed: the receive ring was full
-    queue: int  # dropped by the host's own queue (qdisc)
-
-    @property
-    def total(self) -> int:
-        return self.frames + self.ring + self.queue
 
 
 def parse(text: str) -> Counters | None:
@@ -78,9 +69,9 @@ def parse(text: str) -> Counters | None:
     return None if iface is None else Counters(iface, values)
 
 
-def between(before: Counters | None, after: Counters | None) -> Loss | None:
-    """What the interface lost between two readings; None where either is missing, they name
-    different interfaces, or a counter went back (a driver reset)."""
+def between(host: str, before: Counters | None, after: Counters | None) -> NicLoss | None:
+    """What `host`'s interface lost between two readings; None where either is missing, they
+    name different interfaces, or a counter went back (a driver reset)."""
     if before is None or after is None or before.iface != after.iface:
         return None
 
@@ -92,7 +83,31 @@ def between(before: Counters | None, after: Counters | None) -> Loss | None:
     frames, ring, queue = grew(FRAMES), grew(RING), grew((QUEUE,))
     if frames is None or ring is None or queue is None:
         return None
-    return Loss(after.iface, frames, ring, queue)
+    return NicLoss(host, after.iface, frames, ring, queue)
 
 
-__all__ = ["FRAMES", "QUEUE", "RING", "Counters", "Loss", "between", "parse", "script"]
+def merged(losses: Iterable[NicLoss]) -> tuple[NicLoss, ...]:
+    """Losses of several readings summed by host and interface, in the order first seen."""
+    sums: dict[tuple[str, str], NicLoss] = {}
+    for x in losses:
+        was = sums.get((x.host, x.iface))
+        sums[(x.host, x.iface)] = x if was is None else NicLoss(
+            x.host, x.iface, was.frames + x.frames, was.ring + x.ring, was.queue + x.queue)
+    return tuple(sums.values())
+
+
+def where(advice: Advice, losses: Sequence[NicLoss], read: int, again: int) -> Advice:
+    """The lossy-link advice with where its losses were: `ifaces_read` (how many of the two
+    ends' interfaces were read), and the end whose interface lost at least EXPLAINS × `again`
+    (the one that lost most): `at`, `iface`, its counts and its largest `cause`."""
+    figures: dict[str, Figure] = {**advice.figures, "ifaces_read": read}
+    worst = max(losses, key=lambda x: x.total, default=None)
+    if worst is not None and worst.total > 0 and worst.total >= EXPLAINS * again:
+        counts = {"frames": worst.frames, "ring": worst.ring, "queue": worst.queue}
+        figures.update(counts, at=worst.host, iface=worst.iface,
+                       cause=max(counts, key=lambda k: counts[k]))
+    return Advice(advice.kind, figures)
+
+
+__all__ = ["EXPLAINS", "FRAMES", "QUEUE", "RING", "Counters", "between", "merged", "parse",
+           "script", "where"]

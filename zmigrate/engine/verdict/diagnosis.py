@@ -49,6 +49,7 @@ from ..events import (
 from ..events import Verdict as Verdict
 from ..findings import Advice, AdviceKind, Finding, FindingKind
 from ..plan import MEMORY_SHARE
+from ..readings import iface_loss
 from ..readings.tcp_resent import loss_advice
 from ..transports import CIPHER, Transport
 from ..transports.base import WIRE_ADVICE
@@ -455,12 +456,16 @@ def diagnose(samples: Sequence[Sample], *, rate_limit: int | None = None, window
 
 
 def _lost(resent: Sequence[Resent]) -> Advice | None:
-    """That the link loses packets, from the readings' sums (named by the latest)."""
+    """That the link loses packets, from the readings' sums (named by the latest), and where,
+    as the interfaces read with them told (the fewest read in any reading counts)."""
     if not resent:
         return None
-    last = resent[-1]
-    return loss_advice(last.host, last.system, sum(r.sent for r in resent),
-                       sum(r.again for r in resent))
+    last, again = resent[-1], sum(r.again for r in resent)
+    lossy = loss_advice(last.host, last.system, sum(r.sent for r in resent), again)
+    if lossy is None:
+        return None
+    return iface_loss.where(lossy, iface_loss.merged(x for r in resent for x in r.lost),
+                            min(r.ifaces_read for r in resent), again)
 
 
 def stall_verdict(event: Stalled, timeout: float | None = None) -> Verdict:
@@ -560,7 +565,9 @@ class Diagnoser:
             was = self._resent_whole
             self._resent_whole = event if was is None else replace(
                 event, sent=was.sent + event.sent, again=was.again + event.again,
-                seconds=was.seconds + event.seconds)
+                seconds=was.seconds + event.seconds,
+                ifaces_read=min(was.ifaces_read, event.ifaces_read),
+                lost=iface_loss.merged((*was.lost, *event.lost)))
 
     def _still(self, t: float) -> bool:
         """Whether no byte moved on either side for the last STILL seconds: no stage is slow
