@@ -379,14 +379,14 @@ def _iface_loss(f: Note | Advice) -> str:
 
 _CURES = {"frames": "check its cable, the switch port, and both ends' duplex",
           "ring": "raise its receive ring (ethtool -G {iface} rx MAX, the most ethtool -g shows)",
-          "queue": "its traffic shaping keeps too short a queue; give it a longer one (tc's "
-                   "limit or latency), or none"}
+          "queue": "its own queue drops what it cannot hold: look for shaping below the "
+                   "link's speed, or too short a queue, in tc qdisc show dev {iface}"}
 
 
 def _where_lost(a: Advice) -> str:
-    """Where the doctor's reading of both ends' interfaces puts the loss: the end that lost
-    most, by its cause; between them where both were read and neither lost enough; the
-    counters to look at where they were not read."""
+    """Where the reading of both ends' interfaces (iface_loss.where) puts the loss: the end
+    that lost most, by its cause; between them where both were read and neither lost enough;
+    the counters to look at where they were not read."""
     if a.has("iface"):
         cure = _CURES[a.word("cause")].format(iface=a.word("iface"))
         return f"On {a.word('at')}, {a.word('iface')} counted {_iface_loss(a)}: {cure}"
