@@ -3,6 +3,7 @@ and `tc -s qdisc` output, and where the doctor's advice puts a lossy link's loss
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from zmigrate.engine import plain_words
@@ -85,3 +86,16 @@ def test_the_stage_note_says_each_cause_largest_first() -> None:
     note = _loss("nas", frames=12, ring=0, queue=3_400)
     assert plain_words.note(note) == ("On nas, eth0 counted 3,400 packets dropped by its own "
                                       "queue (tc qdisc), 12 frames received bad (CRC or framing)")
+
+
+def test_a_resent_event_says_its_losses_as_json_reads_them_back() -> None:
+    """`--json` and a replay from the record compare equal: `lost` is a list of objects."""
+    from zmigrate.cli.common import event_to_json
+    from zmigrate.engine.events import Resent
+
+    event = Resent(3.0, "tank", "Linux", 1000, 20, 5.0, ifaces_read=2,
+                   lost=(NicLoss("nas", "eth0", 0, 12, 0),))
+    out = event_to_json(event)
+    assert out is not None and out["lost"] == [{"host": "nas", "iface": "eth0", "frames": 0,
+                                                "ring": 12, "queue": 0}]
+    assert json.loads(json.dumps(out)) == out

@@ -243,8 +243,8 @@ def event_to_json(event: Event) -> dict[str, Any] | None:
             return {"event": "synced", **asdict(event)}
         case EndCpu():
             return {"event": "end_cpu", **asdict(event)}
-        case Resent():
-            return {"event": "resent", **asdict(event)}
+        case Resent():  # `lost` as JSON reads it back: a list
+            return {"event": "resent", **asdict(event), "lost": [asdict(x) for x in event.lost]}
         case OutOfTouch():
             return {"event": "out_of_touch", **asdict(event)}
         case Stalled() | StageStarted():
