@@ -6,10 +6,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from zmigrate.cli.common import event_to_json
 from zmigrate.engine import plain_words
 from zmigrate.engine.doctor.advice import _lossy
 from zmigrate.engine.doctor.results import StageResult
-from zmigrate.engine.events import NicLoss
+from zmigrate.engine.events import NicLoss, Resent
 from zmigrate.engine.findings import Note, NoteKind
 from zmigrate.engine.readings import iface_loss
 from zmigrate.engine.readings.iface_loss import EXPLAINS
@@ -90,9 +91,6 @@ def test_the_stage_note_says_each_cause_largest_first() -> None:
 
 def test_a_resent_event_says_its_losses_as_json_reads_them_back() -> None:
     """`--json` and a replay from the record compare equal: `lost` is a list of objects."""
-    from zmigrate.cli.common import event_to_json
-    from zmigrate.engine.events import Resent
-
     event = Resent(3.0, "tank", "Linux", 1000, 20, 5.0, ifaces_read=2,
                    lost=(NicLoss("nas", "eth0", 0, 12, 0),))
     out = event_to_json(event)

@@ -22,7 +22,6 @@ from .measure import DOCTOR_ENV, mbuffer_argv
 from .results import StageResult
 
 if TYPE_CHECKING:
-    from ..hosts import Host
     from ..zfs import Capabilities
     from .context import StageContext
 
@@ -44,7 +43,7 @@ def network_stage(doctor: StageContext) -> StageResult:
     receiver = cmdline.join(mbuffer_argv("-I", listen, "-o", "/dev/null"))
     sender = cmdline.join(mbuffer_argv("-i", "/dev/zero", "-O", address_port(connect, port)))
     # The sender's TCP counters and both ends' interfaces, before and after.
-    ends = _ends(doctor, connect, allow)
+    ends = resent_watch.interface_ends(doctor.src, doctor.dst, (connect, allow))
     _, before = resent_watch.read(doctor.src)
     interfaces = resent_watch.read_interfaces(ends)
     result = doctor.measurer.measure("network", title, in_path,
@@ -64,16 +63,6 @@ def network_stage(doctor: StageContext) -> StageResult:
                                          "ring": x.ring, "queue": x.queue})
               for x in losses if x.total > 0]
     return dataclasses.replace(result, notes=(*result.notes, *notes))
-
-
-def _ends(doctor: StageContext, connect: str, allow: str | None) -> list[tuple[Host, str]]:
-    """Each host whose interface toward the other can be read, with the other's address as
-    it sees it: the source toward `connect`, the destination toward `allow` where it is known;
-    none on one machine."""
-    if doctor.dst is doctor.src:
-        return []
-    ends: list[tuple[Host, str]] = [(doctor.src, connect)]
-    return ends + [(doctor.dst, allow)] if allow else ends
 
 
 def _tls_tool(caps: Capabilities | None) -> str:

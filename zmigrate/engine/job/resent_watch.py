@@ -14,11 +14,11 @@ import subprocess
 import threading
 import time
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 
 from ..errors import ZmigrateError
 from ..events import Resent
 from ..hosts import Host
+from ..hosts.at_once import both
 from ..readings import iface_loss, tcp_resent
 from .end_cpu import PERIOD, READ_TIMEOUT, SETTLE, SOON, UNSEEN_FLOW, relay_label
 from .stream_watch import Emit
@@ -85,9 +85,9 @@ class ResentWatch:
 
     def _read(self) -> None:
         system, counters = read(self._host)
-        ifaces, was = read_interfaces(self._ends), self._ifaces
         if counters is None:
             return
+        ifaces, was = read_interfaces(self._ends), self._ifaces
         self._system = system
         now = time.monotonic()
         before, self._last, self._ifaces = self._last, (now, counters), ifaces
@@ -106,21 +106,29 @@ class ResentWatch:
                                  lost=tuple(x for x in lost if x.total > 0)))
 
 
+def interface_ends(src: Host, dst: Host, addresses: tuple[str | None, str | None]
+                   ) -> list[tuple[Host, str]]:
+    """The hosts whose interface toward the other is read, each with the other's address as
+    it sees it (`addresses`: the destination's as the source reaches it, the source's as the
+    destination sees it; an unknown one leaves its host out); none on one machine."""
+    if src is dst:
+        return []
+    return [(h, a) for h, a in zip((src, dst), addresses, strict=True) if a]
+
+
 def read_interfaces(ends: Sequence[tuple[Host, str]]) -> list[iface_loss.Counters | None]:
-    """Each end's interface toward its peer (`(host, the peer's address)`), read at once; None
+    """Each end's interface toward its peer (`(host, the peer's address)`), both at once; None
     where a host said none."""
-    def one(end: tuple[Host, str]) -> iface_loss.Counters | None:
-        host, peer = end
+    def one(host: Host, peer: str) -> iface_loss.Counters | None:
         try:
             return iface_loss.parse(host.run(iface_loss.script(peer),
                                              timeout=READ_TIMEOUT).stdout)
         except (ZmigrateError, ValueError):  # gone, or an address that is none
             return None
 
-    if not ends:
-        return []
-    with ThreadPoolExecutor(max_workers=len(ends), thread_name_prefix="zmigrate-iface") as pool:
-        return list(pool.map(one, ends))
+    if len(ends) == 2:
+        return list(both(lambda: one(*ends[0]), lambda: one(*ends[1])))
+    return [one(*e) for e in ends]
 
 
 def read(host: Host | None) -> tuple[str, tcp_resent.Counters | None]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from ..hosts import Host, Process
 from ..transports import Carrier
 from .end_cpu import EndCpuWatch
-from .resent_watch import ResentWatch
+from .resent_watch import ResentWatch, interface_ends
 from .stream_watch import Emit
 
 
@@ -28,9 +28,8 @@ class StepReadings:
         relays = self.carrier.relays
         self.cpu.follow_ends(sender, receiver, dst, mark, relayed=relays)
         if self.carrier.crosses_link:
-            ends = [] if relays or src is dst else \
-                [(h, a) for h, a in zip((src, dst), addresses, strict=True) if a]
-            self.resent.follow(None if relays else src, ends)
+            self.resent.follow(None if relays else src,
+                               [] if relays else interface_ends(src, dst, addresses))
 
     def tick(self, now: float, flowing: bool) -> None:
         self.cpu.tick(now, flowing=flowing)
