@@ -461,10 +461,13 @@ def test_the_final_syncs_read_only_window_is_predicted_and_then_measured(
         return r.events
 
     send()
-    write_random_files(src.mountpoint / "t/a/day1", 4, files=2)
-    last = _snapshots(root)[-1]
-    assert wait_until(lambda: snapshot_name() != last, 3)
-    send()
+    # Two catch-ups, as a user's before their final sync: each stream's fixed cost is the
+    # least of theirs (one slowed by a busy machine would count once per stream).
+    for day in ("day1", "day1b"):
+        write_random_files(src.mountpoint / "t/a" / day, 4, files=2)
+        last = _snapshots(root)[-1]
+        assert wait_until(lambda was=last: snapshot_name() != was, 3)
+        send()
     before = {rel: _referenced(f"{src.name}/{rel}") for rel in ("t", "t/b", "t/c")}
     for rel in before:
         write_random_files(src.mountpoint / rel / "day2", 4, files=2)
@@ -485,22 +488,23 @@ def test_the_final_syncs_read_only_window_is_predicted_and_then_measured(
     predicted = next(e for e in events if e["event"] == "readonly_window")
     assert kinds.index("readonly_window") < kinds.index("tree_plan")  # said before it ran
     assert predicted["datasets"] == 6 and predicted["at_least"] is True  # zfs-fuse: no written
-    # t/b carries t/b/y (one -R -I stream); t/a goes alone: the catch-up before sent only t/a
+    # t/b carries t/b/y (one -R -I stream); t/a goes alone: the catch-ups before sent only t/a
     # (the rest was left as it was), so its base is newer than the others'.
     assert predicted["streams"] == 5
     assert predicted["changed"] >= 12 * 2**20
     done = next(e for e in events if e["event"] == "done")
     real = done["readonly_seconds"]
     print(f"\nREADONLY WINDOW (lab): predicted {predicted['seconds']:.1f} s, real {real:.1f} s "
-          f"({predicted['changed'] / 2**20:.1f} MiB changed in {predicted['datasets']} datasets)")
+          f"({predicted['changed'] / 2**20:.1f} MiB changed in {predicted['datasets']} datasets)"
+          f"; predicted phases {predicted['phases']}, real {done.get('phases')}")
     # The window is real (the source was read-only for a while, within the run) and the
     # prediction is one to plan with: on the lab 3-4 s, predicted within 0.1-0.9 s in runs
     # alone. 40 % (1.5 s at least) keeps a loaded machine's spread and still fails a prediction
     # of nothing or of twice the window.
     assert 0.5 < real < took, (real, took)
-    assert abs(predicted["seconds"] - real) <= max(0.4 * real, 1.5)
+    assert abs(predicted["seconds"] - real) <= max(0.4 * real, 1.5), predicted
     assert abs(ahead["seconds"] - predicted["seconds"]) <= max(0.4 * real, 1.5)
-    shown = zmigrate(env, "history", "show", "3", timeout=60)
+    shown = zmigrate(env, "history", "show", "4", timeout=60)
     assert shown.returncode == 0, shown.stderr
     assert f"read-only    the source, {real:.1f} s (final sync" in shown.stdout, shown.stdout
 

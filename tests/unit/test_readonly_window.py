@@ -137,6 +137,24 @@ def test_a_final_sync_is_predicted_phase_by_phase_from_a_catch_up() -> None:
     assert old is not None and old.command is None and predict(plan, src, dst, old).phases == ()
 
 
+def test_a_stream_slowed_once_does_not_count_once_per_stream_of_the_final_sync() -> None:
+    """Each stream's fixed cost is the least of the newest runs' (a catch-up slowed by a busy
+    host, 1.9 s for its one stream, after one of 0.5 s: the final sync's five streams would pay
+    the slow one five times); the run that timed the rate is left out where others timed their
+    sending (its fixed costs are inside its rate)."""
+    plan = _plan(_entry("tank/t"), _entry("tank/t/a"), _entry("tank/t/b"))
+    full = _phased(3, 12.0, 64 * MiB, 8.0 * MiB, snapshot=0.5, read=1.0, check=1.0)
+    first = _phased(1, 0.5 + 0.5, 4 * MiB, 4.0 * MiB, snapshot=0.5, read=1.0, check=1.0)
+    slow = _phased(1, 1.9 + 0.5, 4 * MiB, 4.0 * MiB, snapshot=0.5, read=1.0, check=1.0)
+    past = past_runs([slow, first, full], plan)
+    assert past is not None and past.rate == 8.0 * MiB  # the full copy timed it
+    assert abs(past.per_dataset - 0.5) < 1e-9  # 1.0 s of sending less 4 MiB at 8 MiB/s
+    past = past_runs([slow, full], plan)
+    assert past is not None and abs(past.per_dataset - 1.9) < 1e-9  # the one catch-up's
+    past = past_runs([full], plan)  # the only run: its own, as before (12 s - 8 s over 3)
+    assert past is not None and abs(past.per_dataset - 4 / 3) < 1e-9
+
+
 def test_changed_bytes_from_written_or_at_least_the_growth_without_it() -> None:
     plan = _plan(_entry("tank/t"), _entry("tank/t/a"), _entry("tank/t/new", "full"))
     src = [_ds("tank/t", 50 * MiB, [("s1", 11, 40 * MiB, 40 * MiB), ("s2", 12, 45 * MiB, 6 * MiB)],

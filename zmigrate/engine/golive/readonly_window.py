@@ -36,9 +36,9 @@ class PastRuns:
     """What earlier runs of the same tree measured."""
 
     rate: float  # bytes/s of the stream: the newest run that moved enough, else the biggest
-    per_dataset: float  # seconds each stream costs besides its bytes (the newest run)
+    per_dataset: float  # seconds each stream costs besides its bytes (_per_stream)
     runs: int
-    # The newest run's phases (None: recorded before phases were; `per_dataset` then holds
+    # From the newest runs' phases (None: recorded before phases were; `per_dataset` then holds
     # every fixed cost, timed on its whole window).
     command: float | None = None  # one zfs command changing the source (readonly, snapshot)
     read: float = 0.0  # both trees read
@@ -82,18 +82,37 @@ def past_runs(records: Sequence[JobRecord], plan: TreePlan) -> PastRuns | None:
         rate = max((r.avg_rate or 0.0) for r in runs)
     newest = runs[0]
     extra = _extra(newest)
-    states = extra.get("datasets") or {}
-    # Each stream pays the fixed cost (runs recorded before streams were counted: a dataset).
-    sent = extra.get("streams") or sum(1 for s in states.values() if s == "verified") or 1
-    streaming = newest.bytes / rate if rate > 0 else 0.0
-    phases: dict[str, float] = extra.get("phases") or {}
-    if "send" not in phases:
+    if "send" not in (extra.get("phases") or {}):
         window = extra.get("window_seconds", newest.seconds or 0.0)
-        per_dataset = max(0.0, (float(window) - streaming) / sent)
+        per_dataset = max(0.0, (float(window) - _streaming(newest, rate)) / _streams(newest))
         return PastRuns(rate=rate, per_dataset=per_dataset, runs=len(runs))
-    return PastRuns(rate=rate, per_dataset=max(0.0, (phases["send"] - streaming) / sent),
-                    runs=len(runs), command=_command(runs), read=_typical(runs, "read"),
+    return PastRuns(rate=rate, per_dataset=_per_stream(runs, rate, timed), runs=len(runs),
+                    command=_command(runs), read=_typical(runs, "read"),
                     check=_typical(runs, "check"))
+
+
+def _streams(record: JobRecord) -> int:
+    """The streams `record` sent (runs recorded before streams were counted: its datasets)."""
+    extra = _extra(record)
+    states = extra.get("datasets") or {}
+    return int(extra.get("streams") or sum(1 for s in states.values() if s == "verified") or 1)
+
+
+def _per_stream(runs: Sequence[JobRecord], rate: float, timed: JobRecord) -> float:
+    """Seconds each stream costs besides its bytes: the least of the newest TYPICAL_OF runs
+    that timed their sending, each its sending less its bytes at `rate` over its streams. One
+    stream slowed by a busy host would count once per stream of the final sync. The run that
+    timed `rate` is left out where another timed its sending: its own fixed costs are inside
+    its rate (bytes over its streams' seconds), so what is left of its sending is not them."""
+    phased = [r for r in runs if "send" in (_extra(r).get("phases") or {})][:TYPICAL_OF]
+    others = [r for r in phased if r is not timed] or phased
+    return min(max(0.0, (float(_extra(r)["phases"]["send"]) - _streaming(r, rate)) / _streams(r))
+               for r in others)
+
+
+def _streaming(record: JobRecord, rate: float) -> float:
+    """Seconds `record`'s bytes take at `rate`."""
+    return record.bytes / rate if rate > 0 else 0.0
 
 
 def _extra(record: JobRecord) -> dict[str, Any]:
