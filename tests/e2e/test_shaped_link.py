@@ -123,7 +123,7 @@ def test_a_cpu_starved_ssh_transport_is_named_and_its_rate_predicted(
     result = _from_starved_near(far, source, make_pool("shssh", size_mb=4096), "ssh",
                                 ("--transport", "ssh", *far.ssh_options()))
     _check(result, "ssh_default", "network")
-    _held_by_cpu(result["verdicts"][0], "ssh")
+    _held_by_cpu(_end_named(result["verdicts"]), "ssh")
 
 
 def test_a_cpu_starved_receiving_sshd_is_named(far: ShapedLab, make_pool: PoolFactory) -> None:
@@ -158,7 +158,7 @@ def test_a_cpu_starved_tls_end_is_named_and_its_rate_predicted(
     # Private is the way between these hosts: its tls stage is the wire the doctor times.
     result = _from_starved_near(far, source, make_pool("shtls", size_mb=4096), "private")
     _check(result, "tls", "network")
-    _held_by_cpu(result["verdicts"][0], "socat")
+    _held_by_cpu(_end_named(result["verdicts"]), "socat")
 
 
 def _from_starved_near(far: ShapedLab, snapshot: str, dst: Pool, expected: str,
@@ -169,6 +169,17 @@ def _from_starved_near(far: ShapedLab, snapshot: str, dst: Pool, expected: str,
     if far.near_port is None:
         far.start_near(cpu_percent=6)
     return _scenario(far, snapshot, dst, expected, source="lab-near", extra=extra)
+
+
+def _end_named(verdicts: list[dict[str, Any]]) -> dict[str, Any]:
+    """The first live verdict that names an end's CPU, by VERDICT_BY; those before it say
+    `network` too. An end's share takes two readings once the stream flows (job/end_cpu.py),
+    so a verdict as early as 7 s may come before them (once in a loaded full run: it said the
+    sender's buffer was full, as the link's verdict does) and the next one names the end."""
+    named = next((i for i, v in enumerate(verdicts) if v["finding"]["kind"] == "end_cpu"), None)
+    assert named is not None and verdicts[named]["t"] <= VERDICT_BY, verdicts[:4]
+    assert all(v["kind"] == "network" for v in verdicts[:named]), verdicts[:4]
+    return verdicts[named]
 
 
 def _held_by_cpu(verdict: dict[str, Any], program: str, host: str = "lab-near",
