@@ -42,6 +42,31 @@ def test_no_interface_another_one_or_a_counter_reset_say_nothing() -> None:
     assert iface_loss.between("lab", after, reset) is None
 
 
+def test_freebsd_netstat_is_read_from_its_link_line() -> None:
+    """netstat's link line of the interface (not another's, not its address lines): Ierrs as
+    bad frames, Idrop as missed, Drop as its queue's; without `-d` (no drops) no reading."""
+    before = _reading("freebsd-netstat-di.txt")
+    assert before == iface_loss.Counters("wpi0", {"Ierrs": 53068, "Idrop": 0,
+                                                  iface_loss.QUEUE: 0})
+    after = iface_loss.Counters("wpi0", {"Ierrs": 53108, "Idrop": 900, iface_loss.QUEUE: 12})
+    assert iface_loss.between("nas", before, after) == NicLoss("nas", "wpi0", 40, 900, 12)
+    no_drops = _reading("freebsd-netstat-I-no-d.txt")
+    assert no_drops == iface_loss.Counters("de0", {"Ierrs": 0})
+    assert iface_loss.between("nas", no_drops, no_drops) is None  # no ring figure read
+
+
+def test_a_host_that_printed_no_counters_is_not_read_as_losing_nothing() -> None:
+    named = iface_loss.parse("@@iface eth0\n")  # the interface, then no tool printed anything
+    assert named == iface_loss.Counters("eth0", {})
+    assert iface_loss.between("lab", named, named) is None
+
+
+def test_the_script_asks_netstat_where_the_host_has_no_ip() -> None:
+    line = iface_loss.script("192.0.2.7")
+    assert 'netstat -I "$IF" -d -n -W' in line
+    assert line.index("command -v ip") < line.index("command -v netstat")
+
+
 def _network(*notes: Note) -> list[StageResult]:
     return [StageResult("network", "network (tcp, mbuffer)", 40.0, 4.0, 160 << 20, True,
                         notes=notes)]
