@@ -11,7 +11,7 @@ from zmigrate.engine import plain_words
 from zmigrate.engine.doctor.advice import _lossy
 from zmigrate.engine.doctor.results import StageResult
 from zmigrate.engine.events import NicLoss, Resent
-from zmigrate.engine.findings import Note, NoteKind
+from zmigrate.engine.findings import Advice, Note, NoteKind
 from zmigrate.engine.readings import iface_loss
 from zmigrate.engine.readings.iface_loss import EXPLAINS
 
@@ -46,12 +46,15 @@ def test_freebsd_netstat_is_read_from_its_link_line() -> None:
     """netstat's link line of the interface (not another's, not its address lines): Ierrs as
     bad frames, Idrop as missed, Drop as its queue's; without `-d` (no drops) no reading."""
     before = _reading("freebsd-netstat-di.txt")
+    netstat = iface_loss.NETSTAT
     assert before == iface_loss.Counters("wpi0", {"Ierrs": 53068, "Idrop": 0,
-                                                  iface_loss.QUEUE: 0})
-    after = iface_loss.Counters("wpi0", {"Ierrs": 53108, "Idrop": 900, iface_loss.QUEUE: 12})
-    assert iface_loss.between("nas", before, after) == NicLoss("nas", "wpi0", 40, 900, 12)
+                                                  iface_loss.QUEUE: 0}, netstat)
+    after = iface_loss.Counters("wpi0", {"Ierrs": 53108, "Idrop": 900, iface_loss.QUEUE: 12},
+                                netstat)
+    assert iface_loss.between("nas", before, after) == NicLoss("nas", "wpi0", 40, 900, 12,
+                                                               netstat)
     no_drops = _reading("freebsd-netstat-I-no-d.txt")
-    assert no_drops == iface_loss.Counters("de0", {"Ierrs": 0})
+    assert no_drops == iface_loss.Counters("de0", {"Ierrs": 0}, netstat)
     assert iface_loss.between("nas", no_drops, no_drops) is None  # no ring figure read
 
 
@@ -76,9 +79,9 @@ RESENT = {"host": "tank", "sent": 200_000, "again": 20_000, "share": 0.1,
           "system": "Linux 6.8", "ifaces_read": 2}
 
 
-def _loss(host: str, frames: int = 0, ring: int = 0, queue: int = 0) -> Note:
+def _loss(host: str, frames: int = 0, ring: int = 0, queue: int = 0, tool: str = "ip") -> Note:
     return Note(NoteKind.IFACE_LOSS, {"host": host, "iface": "eth0", "frames": frames,
-                                      "ring": ring, "queue": queue})
+                                      "ring": ring, "queue": queue, "tool": tool})
 
 
 def test_the_end_that_lost_most_is_where_the_link_loses_and_its_cause_the_cure() -> None:
@@ -90,6 +93,23 @@ def test_the_end_that_lost_most_is_where_the_link_loses_and_its_cause_the_cure()
         "received bad (CRC or framing): raise its receive ring (ethtool -G eth0 rx MAX" in said
     bad = _lossy(_network(Note(NoteKind.RESENT, RESENT), _loss("nas", frames=5_000)))
     assert bad is not None and "check its cable, the switch port" in plain_words.advice(bad)
+
+
+def test_a_freebsd_end_is_told_the_cure_its_host_takes() -> None:
+    """An end read by netstat (FreeBSD) is told its loader tunables, not ethtool or tc; a
+    report from before the tool was said is worded as Linux's, as it was."""
+    ring = _lossy(_network(Note(NoteKind.RESENT, RESENT),
+                           _loss("core", ring=9_000, tool=iface_loss.NETSTAT)))
+    assert ring is not None
+    said = plain_words.advice(ring)
+    assert "On core, eth0 counted 9,000 frames missed" in said
+    assert "iflib.override_nrxds" in said and "ethtool" not in said
+    queue = _lossy(_network(Note(NoteKind.RESENT, RESENT),
+                            _loss("core", queue=9_000, tool=iface_loss.NETSTAT)))
+    assert queue is not None and "net.link.ifqmaxlen" in plain_words.advice(queue)
+    old = dict(ring.figures)
+    del old["tool"]
+    assert "ethtool -G eth0" in plain_words.advice(Advice(ring.kind, old))
 
 
 def test_losses_too_few_to_explain_it_put_the_loss_between_the_hosts() -> None:
@@ -120,5 +140,5 @@ def test_a_resent_event_says_its_losses_as_json_reads_them_back() -> None:
                    lost=(NicLoss("nas", "eth0", 0, 12, 0),))
     out = event_to_json(event)
     assert out is not None and out["lost"] == [{"host": "nas", "iface": "eth0", "frames": 0,
-                                                "ring": 12, "queue": 0}]
+                                                "ring": 12, "queue": 0, "tool": "ip"}]
     assert json.loads(json.dumps(out)) == out

@@ -62,13 +62,15 @@ class Sample:
 class NicLoss:
     """What one host's interface toward the other lost over a reading (readings/iface_loss.py):
     frames received bad, frames missed with the receive ring full, packets its own queue
-    (qdisc) dropped."""
+    (qdisc) dropped; `tool`: what read them (`ip`, or FreeBSD's `netstat`), whose host the
+    cure is worded for."""
 
     host: str
     iface: str
     frames: int
     ring: int
     queue: int
+    tool: str = "ip"
 
     @property
     def total(self) -> int:

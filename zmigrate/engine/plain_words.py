@@ -14,6 +14,7 @@ from .destination import Emptiness
 from .events import EndCpu, OutOfTouch, Resent
 from .findings import Advice, AdviceKind, Finding, FindingKind, Note, NoteKind
 from .losses import DESTINATION, HIDING, SOURCE, Loss, LossKind
+from .readings import iface_loss
 from .readings.tcp_resent import LOSSY, SAID_FROM, Segments
 from .transports import Carrier, Transport, carrier
 from .units import format_rate, format_size
@@ -377,10 +378,22 @@ def _iface_loss(f: Note | Advice) -> str:
     return ", ".join(f"{n:,} {what}" for n, what in sorted(parts, key=lambda p: -p[0]) if n > 0)
 
 
-_CURES = {"frames": "check its cable, the switch port, and both ends' duplex",
-          "ring": "raise its receive ring (ethtool -G {iface} rx MAX, the most ethtool -g shows)",
-          "queue": "its own queue drops what it cannot hold: look for shaping below the "
-                   "link's speed, or too short a queue, in tc qdisc show dev {iface}"}
+# Each cure as the host that counted the loss takes it: by the tool that read it (ip: Linux,
+# netstat: FreeBSD, whose iflib drivers take their ring sizes as loader tunables, iflib(4)).
+_IP, _NETSTAT = iface_loss.IP, iface_loss.NETSTAT
+_CURES = {("frames", _IP): "check its cable, the switch port, and both ends' duplex",
+          ("ring", _IP): "raise its receive ring (ethtool -G {iface} rx MAX, the most "
+                          "ethtool -g shows)",
+          ("queue", _IP): "its own queue drops what it cannot hold: look for shaping below the "
+                           "link's speed, or too short a queue, in tc qdisc show dev {iface}",
+          ("frames", _NETSTAT): "check its cable, the switch port, and both ends' duplex (some "
+                                 "drivers count a full receive ring as input errors too)",
+          ("ring", _NETSTAT): "raise its receive ring (its driver's rx descriptors in "
+                               "/boot/loader.conf, dev.DRIVER.UNIT.iflib.override_nrxds for an "
+                               "iflib driver, then reboot)",
+          ("queue", _NETSTAT): "its own send queue drops what it cannot hold: look for a "
+                                "dummynet pipe or ALTQ queue below the link's speed, or too "
+                                "short a send queue (net.link.ifqmaxlen)"}
 
 
 def _where_lost(a: Advice) -> str:
@@ -388,7 +401,8 @@ def _where_lost(a: Advice) -> str:
     that lost most, by its cause; between them where both were read and neither lost enough;
     the counters to look at where they were not read."""
     if a.has("iface"):
-        cure = _CURES[a.word("cause")].format(iface=a.word("iface"))
+        tool = a.word("tool") if a.has("tool") else _IP  # a report from before tools were said
+        cure = _CURES[(a.word("cause"), tool)].format(iface=a.word("iface"))
         return f"On {a.word('at')}, {a.word('iface')} counted {_iface_loss(a)}: {cure}"
     if a.has("ifaces_read") and a.num("ifaces_read") >= 2:
         return ("Neither host's interface counted losses that explain it (bad frames, a full "

@@ -52,7 +52,8 @@ def _lossy(stages: list[StageResult]) -> Advice | None:
         if lossy is None:
             return None
         losses = [NicLoss(n.word("host"), n.word("iface"), n.count("frames"), n.count("ring"),
-                          n.count("queue")) for n in s.notes if n.kind is NoteKind.IFACE_LOSS]
+                          n.count("queue"), n.word("tool") if n.has("tool") else iface_loss.IP)
+                  for n in s.notes if n.kind is NoteKind.IFACE_LOSS]
         read = resent.count("ifaces_read") if resent.has("ifaces_read") else 0
         return iface_loss.where(lossy, losses, read, resent.count("again"))
     return None

@@ -60,7 +60,7 @@ def network_stage(doctor: StageContext) -> StageResult:
                                     "again": resent.again, "share": resent.share,
                                     "system": system, "ifaces_read": len(losses)})]
     notes += [Note(NoteKind.IFACE_LOSS, {"host": x.host, "iface": x.iface, "frames": x.frames,
-                                         "ring": x.ring, "queue": x.queue})
+                                         "ring": x.ring, "queue": x.queue, "tool": x.tool})
               for x in losses if x.total > 0]
     return dataclasses.replace(result, notes=(*result.notes, *notes))
 

@@ -28,6 +28,7 @@ FRAMES = ("crc", "frame", "Ierrs")
 RING = ("missed", "overrun", "fifo", "Idrop")
 QUEUE = "qdisc_dropped"  # the root qdisc's drops (`tc -s qdisc show dev IF root`), netstat's Drop
 _NETSTAT = {"Ierrs": "Ierrs", "Idrop": "Idrop", "Drop": QUEUE}
+IP, NETSTAT = "ip", "netstat"  # the tool that read an interface
 _IFACE = "@@iface"
 # An end whose interface lost at least this share of the segments sent again is where the
 # link loses them; a few frames beside thousands of segments explain nothing.
@@ -52,10 +53,11 @@ def script(peer: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Counters:
-    """One reading: the interface and its counters by name."""
+    """One reading: the interface and its counters by name, and the tool that printed them."""
 
     iface: str
     values: Mapping[str, int]
+    tool: str = IP
 
 
 def parse(text: str) -> Counters | None:
@@ -80,7 +82,7 @@ def parse(text: str) -> Counters | None:
             header = fields
         elif header and iface is not None:
             values.update(_netstat_link(header, fields, iface))
-    return None if iface is None else Counters(iface, values)
+    return None if iface is None else Counters(iface, values, NETSTAT if header else IP)
 
 
 def _netstat_link(header: list[str], fields: list[str], iface: str) -> dict[str, int]:
@@ -113,7 +115,7 @@ def between(host: str, before: Counters | None, after: Counters | None) -> NicLo
     frames, ring, queue = grew(FRAMES), grew(RING), grew((QUEUE,), needed=False)
     if frames is None or ring is None or queue is None:
         return None
-    return NicLoss(host, after.iface, frames, ring, queue)
+    return NicLoss(host, after.iface, frames, ring, queue, after.tool)
 
 
 def merged(losses: Iterable[NicLoss]) -> tuple[NicLoss, ...]:
@@ -122,22 +124,23 @@ def merged(losses: Iterable[NicLoss]) -> tuple[NicLoss, ...]:
     for x in losses:
         was = sums.get((x.host, x.iface))
         sums[(x.host, x.iface)] = x if was is None else NicLoss(
-            x.host, x.iface, was.frames + x.frames, was.ring + x.ring, was.queue + x.queue)
+            x.host, x.iface, was.frames + x.frames, was.ring + x.ring, was.queue + x.queue,
+            x.tool)
     return tuple(sums.values())
 
 
 def where(advice: Advice, losses: Sequence[NicLoss], read: int, again: int) -> Advice:
     """The lossy-link advice with where its losses were: `ifaces_read` (how many of the two
     ends' interfaces were read), and the end whose interface lost at least EXPLAINS × `again`
-    (the one that lost most): `at`, `iface`, its counts and its largest `cause`."""
+    (the one that lost most): `at`, `iface`, `tool`, its counts and its largest `cause`."""
     figures: dict[str, Figure] = {**advice.figures, "ifaces_read": read}
     worst = max(losses, key=lambda x: x.total, default=None)
     if worst is not None and worst.total > 0 and worst.total >= EXPLAINS * again:
         counts = {"frames": worst.frames, "ring": worst.ring, "queue": worst.queue}
-        figures.update(counts, at=worst.host, iface=worst.iface,
+        figures.update(counts, at=worst.host, iface=worst.iface, tool=worst.tool,
                        cause=max(counts, key=lambda k: counts[k]))
     return Advice(advice.kind, figures)
 
 
-__all__ = ["EXPLAINS", "FRAMES", "QUEUE", "RING", "Counters", "between", "merged", "parse",
-           "script", "where"]
+__all__ = ["EXPLAINS", "FRAMES", "IP", "NETSTAT", "QUEUE", "RING", "Counters", "between",
+           "merged", "parse", "script", "where"]
