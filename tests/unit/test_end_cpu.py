@@ -302,19 +302,71 @@ def test_a_host_without_proc_is_read_through_ps_cpu_times() -> None:
     assert linux is not None and linux.procs == {}
 
 
+def test_a_host_without_proc_finds_the_sshd_above_the_receive_through_ps() -> None:
+    """FreeBSD: ps's parents lead from the receive's own shell (not the login shell that
+    holds its command, not the source's ssh that names the mark) to the session's sshd, read
+    to the hundredth; by its pid, only while it is an sshd."""
+    mark = "zmigrate-receive-0badc0ffee42"
+    rows = subprocess.run(["sh", "-c", end_cpu.ps_sshd_above(mark)],
+                          input=(PS_DATA / "freebsd-sshd-receive.txt").read_text(),
+                          capture_output=True, text=True, check=True).stdout
+    reading = end_cpu.parse(f"{end_cpu.PS}\n{rows}", 10.0)
+    assert reading is not None
+    assert reading.procs == {3100: end_cpu.Times("sshd", (41 * 60 + 7) * NS_PER_S + 330 * MS, 0)}
+    other = subprocess.run(["sh", "-c", end_cpu.ps_sshd_above("zmigrate-receive-0ther")],
+                           input=(PS_DATA / "freebsd-sshd-receive.txt").read_text(),
+                           capture_output=True, text=True, check=True).stdout
+    assert other == ""
+    with pytest.raises(ValueError, match="not a receive mark"):
+        end_cpu.ps_sshd_above("x' -f /etc/passwd '")
+
+
+NS_PER_S, MS = 1_000_000_000, 1_000_000
+
+
+def _without_uptime(script: str) -> list[str]:
+    """`script`'s answer where /proc/uptime cannot be read (an empty file bound over it, in a
+    mount namespace of its own), as lines."""
+    line = "mount --bind /dev/null /proc/uptime && exec sh -c " + shlex.quote(script)
+    return subprocess.run(["unshare", "-m", "sh", "-c", line], capture_output=True,
+                          text=True, check=True).stdout.splitlines()
+
+
+@pytest.mark.lab
+def test_the_sshd_search_turns_to_ps_where_proc_uptime_cannot_be_read(tmp_path: Path) -> None:
+    """/proc/uptime hidden: the search answers PS and the sshd above the marked receive from
+    the real ps's parents, as `PID COMM TIME`; then by its pid, and nothing for a pid that is
+    no sshd."""
+    mark = "zmigrate-receive-0badc0ffee43"
+    sshd = tmp_path / "sshd-session"
+    sshd.symlink_to("/bin/sh")
+    receive = subprocess.list2cmdline(["sh", "-c", f": {mark}; sleep 30 | cat"])
+    carrier = subprocess.Popen([str(sshd), "-c", f"{receive}; :"], start_new_session=True)
+    try:
+        rows: list[list[str]] = []
+        deadline = time.monotonic() + 10
+        while not rows and time.monotonic() < deadline:
+            first, *found = _without_uptime(end_cpu.marked_script(mark))
+            assert first == end_cpu.PS
+            rows = [r.split()[:2] for r in found]
+        assert rows == [[str(carrier.pid), "sshd-session"]]
+        first, *again = _without_uptime(end_cpu.marked_script(mark, carrier.pid))
+        assert [r.split()[:2] for r in again] == [[str(carrier.pid), "sshd-session"]]
+        assert _without_uptime(end_cpu.marked_script(mark, os.getpid())) == [end_cpu.PS]
+    finally:
+        os.killpg(carrier.pid, signal.SIGKILL)
+        carrier.wait(10)
+
+
 @pytest.mark.lab
 def test_the_script_turns_to_ps_where_proc_uptime_cannot_be_read() -> None:
     """/proc/uptime hidden (an empty file bound over it, in a mount namespace of its own): the
     script answers PS and the group's processes from the real ps, as `PID COMM TIME`."""
     idle = subprocess.Popen(["sleep", "30"], start_new_session=True)
     try:
-        line = ("mount --bind /dev/null /proc/uptime && exec sh -c "
-                + shlex.quote(end_cpu.script(idle.pid)))
-        out = subprocess.run(["unshare", "-m", "sh", "-c", line], capture_output=True,
-                             text=True, check=True).stdout
+        first, *rows = _without_uptime(end_cpu.script(idle.pid))
     finally:
         idle.kill()
         idle.wait()
-    first, *rows = out.splitlines()
     assert first == end_cpu.PS
-    assert [r.split()[:2] for r in rows] == [[str(idle.pid), "sleep"]], out
+    assert [r.split()[:2] for r in rows] == [[str(idle.pid), "sleep"]], rows

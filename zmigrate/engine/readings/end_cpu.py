@@ -13,7 +13,7 @@ nothing usable, and nothing is said there.
 
 The ssh transport's receiving end is not in a group of ours: the destination's sshd, started
 by the source's ssh, decrypts the stream. `marked_script` finds it as the nearest sshd above the
-processes whose command line holds the receive's mark.
+processes whose command line holds the receive's mark (through /proc, else ps's parents).
 
 The relay's end is this process (`own`): its SSH sessions decrypt the stream from the source
 and encrypt it again for the destination, under one interpreter lock.
@@ -37,7 +37,6 @@ SSHD = ("sshd", "sshd-session")
 # $p's line, its comm already in $c; then the same, reading its comm.
 _SCHED = "read -r a b n < /proc/$p/schedstat && echo \"$p $c $a $b $n\""
 _LINE = f"read -r c < /proc/$p/comm && {_SCHED}"
-_UPTIME = "{ read -r u _ < /proc/uptime && echo $u; } 2>/dev/null || exit 0; "
 _MARK = re.compile(r"[a-z0-9-]+")
 OWN = "zmigrate"  # the program named for this process's own reading
 # The first line of an answer from a host without /proc: ps's CPU times follow.
@@ -48,15 +47,20 @@ _CPU_TIME = re.compile(r"(\d+):([0-5]\d)[.,](\d\d)")
 _TASKS = Path("/proc/self/task")
 
 
+def _proc_or_ps(proc: str, ps: str) -> str:
+    """The remote line: where /proc/uptime reads, the uptime then `proc`'s lines (`PID COMM
+    ON_CPU_NS WAITING_NS SLICES`); else PS then `ps`'s (`PID COMM TIME`)."""
+    return (f"if {{ read -r u _ < /proc/uptime; }} 2>/dev/null; then echo $u; {proc}; "
+            f"else echo {PS}; {ps}; fi")
+
+
 def script(pgid: int) -> str:
-    """The remote line: the host's uptime, then `PID COMM ON_CPU_NS WAITING_NS SLICES` for each
-    process of the group `pgid` (its own line only where /proc has it all); without /proc, PS
-    then `PID COMM TIME` for each (`ps_group`)."""
+    """The remote line for the processes of the group `pgid`: each one's own line only where
+    /proc has it all; without /proc, ps's (`ps_group`)."""
     g = int(pgid)
-    return (f"if {{ read -r u _ < /proc/uptime; }} 2>/dev/null; then echo $u; "
-            f"for p in $(pgrep -g {g} 2>/dev/null); do {{ {_LINE}; }} 2>/dev/null; done; "
-            f"else echo {PS}; ps -A -o pid= -o pgid= -o time= -o comm= 2>/dev/null | "
-            f"{ps_group(g)}; fi")
+    return _proc_or_ps(f"for p in $(pgrep -g {g} 2>/dev/null); do {{ {_LINE}; }} 2>/dev/null; "
+                       "done",
+                       f"ps -A -o pid= -o pgid= -o time= -o comm= 2>/dev/null | {ps_group(g)}")
 
 
 def ps_group(pgid: int) -> str:
@@ -66,22 +70,45 @@ def ps_group(pgid: int) -> str:
 
 
 def marked_script(mark: str, known: int | None = None) -> str:
-    """The remote line: the host's uptime, then `script`'s line for the nearest sshd above
-    each process whose command line holds `mark` (up to three parents: sshd runs the login
-    shell, which may run `sh -c`); `known`: that sshd's pid, found by an earlier reading, read
-    again while it is an sshd (no search)."""
+    """The remote line (`script`'s answer) for the nearest sshd above each process whose
+    command line starts the receive's shell, `sh -c ': MARK; ...'` (not the source's ssh that
+    names the mark too where both ends are one host), up to three parents up (sshd runs the
+    login shell, which may run `sh -c`); `known`: that sshd's pid, found by an earlier
+    reading, read again while it is an sshd (no search). Without /proc, ps's parents
+    (`ps_sshd_above`)."""
     if not _MARK.fullmatch(mark):
         raise ValueError(f"not a receive mark: {mark!r}")
     if known is not None:
-        return (f"{_UPTIME}p={int(known)}; {{ read -r c < /proc/$p/comm && case $c in sshd*) "
-                f"{_SCHED};; esac; }} 2>/dev/null")
+        k = int(known)
+        return _proc_or_ps(f"p={k}; {{ read -r c < /proc/$p/comm && case $c in sshd*) "
+                           f"{_SCHED};; esac; }} 2>/dev/null",
+                           f"ps -p {k} -o pid= -o comm= -o time= 2>/dev/null | "
+                           "awk '$2 ~ /^sshd/ { print $1, $2, $3 }'")
     find = ("for i in 1 2 3; do read -r _ _ _ p _ < /proc/$p/stat || break; "
             "read -r c < /proc/$p/comm || break; "
             f"case $c in sshd*) {_SCHED}; break;; esac; done")
-    # The receive's own shell (`sh -c ': MARK; ...'`), not the source's ssh that names it
-    # too where both ends are one host; in brackets, no match for this line's own shell.
+    # In brackets: no match for this line's own shell, whose command line holds the pattern.
     pattern = f"'^sh -c : [{mark[0]}]{mark[1:]}'"
-    return f"{_UPTIME}for p in $(pgrep -f {pattern} 2>/dev/null); do {find}; done 2>/dev/null"
+    return _proc_or_ps(f"for p in $(pgrep -f {pattern} 2>/dev/null); do {find}; done "
+                       "2>/dev/null",
+                       "ps -A -o pid= -o ppid= -o time= -o comm= -o args= 2>/dev/null | "
+                       + ps_sshd_above(mark))
+
+
+# ps's `PID PPID TIME COMM ARGS...` lines: the marked shells, then up their parents.
+_SSHD_ABOVE = (
+    '{ up[$1] = $2; t[$1] = $3; c[$1] = $4; a = $0; '
+    'sub(/^ *[0-9]+ +[0-9]+ +[^ ]+ +[^ ]+ +/, "", a); if (index(a, m) == 1) marked[$1] = 1 } '
+    'END { for (p in marked) { q = p; for (i = 0; i < 3; i++) { q = up[q]; '
+    'if (q == "") break; if (c[q] ~ /^sshd/) { print q, c[q], t[q]; break } } } }')
+
+
+def ps_sshd_above(mark: str) -> str:
+    """The filter of `ps -A -o pid= -o ppid= -o time= -o comm= -o args=` to the nearest sshd
+    above each shell whose arguments start `sh -c : MARK`, as `PID COMM TIME`."""
+    if not _MARK.fullmatch(mark):
+        raise ValueError(f"not a receive mark: {mark!r}")
+    return f"awk -v m='sh -c : {mark}' '{_SSHD_ABOVE}'"
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,4 +215,4 @@ def _share(pid: int, t: Times, was: Times, seconds: float) -> Share:
 
 
 __all__ = ["OWN", "PS", "SSHD", "Reading", "Share", "Times", "busiest", "marked_script", "own",
-           "parse", "ps_group", "script"]
+           "parse", "ps_group", "ps_sshd_above", "script"]
