@@ -70,7 +70,7 @@ class NicLoss:
     frames: int
     ring: int
     queue: int
-    tool: str = "ip"
+    tool: str = "ip"  # readings/iface_loss.IP (which imports this module)
 
     @property
     def total(self) -> int:

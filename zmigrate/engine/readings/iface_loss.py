@@ -92,8 +92,10 @@ def _netstat_link(header: list[str], fields: list[str], iface: str) -> dict[str,
             f.startswith("<Link#") for f in fields):
         return {}
     counted = header[header.index("Ipkts"):]
+    if len(fields) < len(counted):
+        return {}
     numbers = fields[len(fields) - len(counted):]
-    if len(fields) < len(counted) or not all(n.isdigit() for n in numbers):
+    if not all(n.isdigit() for n in numbers):
         return {}
     return {_NETSTAT[name]: int(n) for name, n in zip(counted, numbers, strict=True)
             if name in _NETSTAT}
