@@ -138,10 +138,10 @@ def test_a_final_sync_is_predicted_phase_by_phase_from_a_catch_up() -> None:
 
 
 def test_a_stream_slowed_once_does_not_count_once_per_stream_of_the_final_sync() -> None:
-    """Each stream's fixed cost is the least of the newest runs' (a catch-up slowed by a busy
-    host, 1.9 s for its one stream, after one of 0.5 s: the final sync's five streams would pay
-    the slow one five times); the run that timed the rate is left out where others timed their
-    sending (its fixed costs are inside its rate)."""
+    """Each stream's fixed cost is the least of the newest small runs' (a catch-up slowed by a
+    busy host, 1.9 s for its one stream, after one of 0.5 s: the final sync's five streams
+    would pay the slow one five times); a run that moved more is left out where a small one
+    timed its sending, and is the figure only where none did."""
     plan = _plan(_entry("tank/t"), _entry("tank/t/a"), _entry("tank/t/b"))
     full = _phased(3, 12.0, 64 * MiB, 8.0 * MiB, snapshot=0.5, read=1.0, check=1.0)
     first = _phased(1, 0.5 + 0.5, 4 * MiB, 4.0 * MiB, snapshot=0.5, read=1.0, check=1.0)
@@ -153,6 +153,13 @@ def test_a_stream_slowed_once_does_not_count_once_per_stream_of_the_final_sync()
     assert past is not None and abs(past.per_dataset - 1.9) < 1e-9  # the one catch-up's
     past = past_runs([full], plan)  # the only run: its own, as before (12 s - 8 s over 3)
     assert past is not None and abs(past.per_dataset - 4 / 3) < 1e-9
+    # The OpenZFS guest's shape: a catch-up of 36 MiB times the rate after a first copy that
+    # streamed at less than half of it; the first copy's leftover (48 s - 8 s over 3) is its
+    # slow streaming, not fixed costs: the catch-up's own is the figure.
+    catch_up = _phased(1, 7.7, 36 * MiB, 6.0 * MiB, snapshot=0.6, read=1.9, check=1.4)
+    first_copy = _phased(3, 48.0, 48 * MiB, 1.0 * MiB, snapshot=0.6, read=1.9, check=1.4)
+    past = past_runs([catch_up, first_copy], plan)
+    assert past is not None and past.rate == 6.0 * MiB and abs(past.per_dataset - 1.7) < 1e-9
 
 
 def test_changed_bytes_from_written_or_at_least_the_growth_without_it() -> None:

@@ -86,7 +86,7 @@ def past_runs(records: Sequence[JobRecord], plan: TreePlan) -> PastRuns | None:
         window = extra.get("window_seconds", newest.seconds or 0.0)
         per_dataset = max(0.0, (float(window) - _streaming(newest, rate)) / _streams(newest))
         return PastRuns(rate=rate, per_dataset=per_dataset, runs=len(runs))
-    return PastRuns(rate=rate, per_dataset=_per_stream(runs, rate, timed), runs=len(runs),
+    return PastRuns(rate=rate, per_dataset=_per_stream(runs, rate), runs=len(runs),
                     command=_command(runs), read=_typical(runs, "read"),
                     check=_typical(runs, "check"))
 
@@ -98,16 +98,16 @@ def _streams(record: JobRecord) -> int:
     return int(extra.get("streams") or sum(1 for s in states.values() if s == "verified") or 1)
 
 
-def _per_stream(runs: Sequence[JobRecord], rate: float, timed: JobRecord) -> float:
-    """Seconds each stream costs besides its bytes: the least of the newest TYPICAL_OF runs
-    that timed their sending, each its sending less its bytes at `rate` over its streams. One
-    stream slowed by a busy host would count once per stream of the final sync. The run that
-    timed `rate` is left out where another timed its sending: its own fixed costs are inside
-    its rate (bytes over its streams' seconds), so what is left of its sending is not them."""
+def _per_stream(runs: Sequence[JobRecord], rate: float) -> float:
+    """Seconds each stream costs besides its bytes: each run's sending less its bytes at
+    `rate`, over its streams; the least of the newest TYPICAL_OF runs that timed their sending
+    and moved less than RATE_FROM_AT_LEAST (one stream slowed by a busy host would count once
+    per stream of the final sync), else the newest's. A run that moved more says little of its
+    fixed costs: its own pace (a first copy's, slower) is in what is left of its sending."""
     phased = [r for r in runs if "send" in (_extra(r).get("phases") or {})][:TYPICAL_OF]
-    others = [r for r in phased if r is not timed] or phased
+    small = [r for r in phased if r.bytes < RATE_FROM_AT_LEAST] or phased[:1]
     return min(max(0.0, (float(_extra(r)["phases"]["send"]) - _streaming(r, rate)) / _streams(r))
-               for r in others)
+               for r in small)
 
 
 def _streaming(record: JobRecord, rate: float) -> float:
