@@ -5,10 +5,13 @@ within 25 %; the live verdict names the same stage within the first 20 s.
 Each scenario states its expected bottleneck and the rate it allows:
 - network: 400 Mbit/s (about 46 MiB/s of payload), a destination pool that writes faster.
 - destination: a free 1 Gbit/s link into a pool whose datasets compress with gzip-9 (zfs-fuse
-  writes incompressible data there at about 40-60 MiB/s on the lab's two cores). Over tcp: the
-  pool's slowness is CPU, and on the lab both hosts share two cores, so over private the TLS
-  ends starve with it and the buffers show a starved wire (2 of 3 runs said network or source),
-  which no pair of real hosts would show for a slow pool on the destination alone.
+  writes incompressible data there at about 40-60 MiB/s on the lab's two cores). zfs receive
+  first takes the stream into memory at the link's pace (some 600 MiB in 6 s on a fast day), so
+  the first verdict may say network; 1400 MiB outlast that, and the next names the
+  destination. Over tcp: the pool's slowness is CPU, and on the lab both hosts share two
+  cores, so over private the TLS ends starve with it and the buffers show a starved wire (2 of
+  3 runs said network or source), which no pair of real hosts would show for a slow pool on
+  the destination alone.
 - ssh, CPU-starved: the ssh transport from lab-near, whose ssh gets 6 % of one core (a cgroup
   cpu quota, as on a NAS whose one weak core encrypts): it carries far less than the 1 Gbit/s
   link and the pool take. The live verdict reads that ssh's CPU and says it waits for one.
@@ -42,7 +45,7 @@ def far(shaped_lab: ShapedLab) -> Iterator[ShapedLab]:
 
 
 def _source(make_pool: PoolFactory, mb: int) -> str:
-    src = make_pool("shsrc", size_mb=1536)
+    src = make_pool("shsrc", size_mb=max(1536, mb + 640))
     ds = f"{src.name}/data"
     zfs("create", ds)
     write_random_files(src.mountpoint / "data", mb, files=14)
@@ -88,16 +91,21 @@ def _scenario(far: ShapedLab, snapshot: str, dst: Pool, expected: str, *,
             "final": final[-1] if final else None}
 
 
-def _check(result: dict[str, Any], stage: str, kind: str) -> None:
+def _check(result: dict[str, Any], stage: str, kind: str, *, absorbed: bool = False) -> None:
+    """The doctor named `stage` and predicted the rate; the first verdict says `kind` by
+    VERDICT_BY (`absorbed`: the first that says it, those before it `network`)."""
     report, rate = result["report"], result["rate"]
     errors = {s["name"]: s["error"] for s in report["stages"] if s["error"]}
     assert report["bottleneck"] == stage and not errors, (report["bottleneck"], errors)
     assert report["expected_rate"] is not None, report["unmeasured"]
     assert abs(report["expected_rate"] - rate) <= TOLERANCE * rate, (report["expected_rate"],
                                                                       rate)
-    first = result["verdicts"][0] if result["verdicts"] else None
-    assert first is not None and first["t"] <= VERDICT_BY, result["verdicts"][:3]
-    assert first["kind"] == kind, result["verdicts"][:3]
+    verdicts = result["verdicts"]
+    said = next((i for i, v in enumerate(verdicts) if v["kind"] == kind), None) if absorbed \
+        else 0 if verdicts else None
+    assert said is not None and verdicts[said]["t"] <= VERDICT_BY, verdicts[:4]
+    assert verdicts[said]["kind"] == kind, verdicts[:4]
+    assert all(v["kind"] == "network" for v in verdicts[:said]), verdicts[:4]
 
 
 def test_a_shaped_network_is_named_and_its_rate_predicted(
@@ -109,13 +117,14 @@ def test_a_shaped_network_is_named_and_its_rate_predicted(
 
 
 def test_a_slow_destination_pool_is_named_and_its_rate_predicted(
-        far: ShapedLab, source: str, make_pool: PoolFactory) -> None:
+        far: ShapedLab, make_pool: PoolFactory) -> None:
     far.shape("1gbit")
+    source = _source(make_pool, 1400)  # past what zfs receive takes into memory first
     dst = make_pool("shgz", size_mb=4096)
     zfs("set", "compression=gzip-9", dst.name)
     # Over tcp, where the stages are apart (the module's docstring says why not private).
     result = _scenario(far, source, dst, "destination", extra=("--transport", "tcp"))
-    _check(result, "destination_write", "destination")
+    _check(result, "destination_write", "destination", absorbed=True)
 
 
 def test_a_cpu_starved_ssh_transport_is_named_and_its_rate_predicted(

@@ -499,8 +499,9 @@ def test_the_final_syncs_read_only_window_is_predicted_and_then_measured(
           f"; predicted phases {predicted['phases']}, real {done.get('phases')}")
     # The window is real (the source was read-only for a while, within the run) and the
     # prediction is one to plan with: on the lab 1.4-4 s, predicted within 0.1-0.9 s in runs
-    # alone (3.0 s predicted 4.8 s in a loaded CI run, from one catch-up's slow stream). 40 % (1.5 s at least) keeps a loaded machine's spread and still fails a prediction
-    # of nothing or of twice the window.
+    # alone (3.0 s predicted 4.8 s in a loaded CI run, from one catch-up's slow stream). 40 %
+    # (1.5 s at least) keeps a loaded machine's spread and still fails a prediction of nothing
+    # or of twice the window.
     assert 0.5 < real < took, (real, took)
     assert abs(predicted["seconds"] - real) <= max(0.4 * real, 1.5), predicted
     assert abs(ahead["seconds"] - predicted["seconds"]) <= max(0.4 * real, 1.5)
