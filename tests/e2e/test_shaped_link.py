@@ -23,7 +23,7 @@ Each scenario states its expected bottleneck and the rate it allows:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -101,11 +101,8 @@ def _check(result: dict[str, Any], stage: str, kind: str, *, absorbed: bool = Fa
     assert abs(report["expected_rate"] - rate) <= TOLERANCE * rate, (report["expected_rate"],
                                                                       rate)
     verdicts = result["verdicts"]
-    said = next((i for i, v in enumerate(verdicts) if v["kind"] == kind), None) if absorbed \
-        else 0 if verdicts else None
-    assert said is not None and verdicts[said]["t"] <= VERDICT_BY, verdicts[:4]
-    assert verdicts[said]["kind"] == kind, verdicts[:4]
-    assert all(v["kind"] == "network" for v in verdicts[:said]), verdicts[:4]
+    first = _first_saying(verdicts, lambda v: v["kind"] == kind)
+    assert absorbed or first is verdicts[0], verdicts[:4]
 
 
 def test_a_shaped_network_is_named_and_its_rate_predicted(
@@ -181,14 +178,20 @@ def _from_starved_near(far: ShapedLab, snapshot: str, dst: Pool, expected: str,
 
 
 def _end_named(verdicts: list[dict[str, Any]]) -> dict[str, Any]:
-    """The first live verdict that names an end's CPU, by VERDICT_BY; those before it say
-    `network` too. An end's share takes two readings once the stream flows (job/end_cpu.py),
-    so a verdict as early as 7 s may come before them (once in a loaded full run: it said the
-    sender's buffer was full, as the link's verdict does) and the next one names the end."""
-    named = next((i for i, v in enumerate(verdicts) if v["finding"]["kind"] == "end_cpu"), None)
-    assert named is not None and verdicts[named]["t"] <= VERDICT_BY, verdicts[:4]
-    assert all(v["kind"] == "network" for v in verdicts[:named]), verdicts[:4]
-    return verdicts[named]
+    """The first live verdict that names an end's CPU (`_first_saying`). An end's share takes
+    two readings once the stream flows (job/end_cpu.py), so a verdict as early as 7 s may
+    come before them (once in a loaded full run: it said the sender's buffer was full, as the
+    link's verdict does) and the next one names the end."""
+    return _first_saying(verdicts, lambda v: v["finding"]["kind"] == "end_cpu")
+
+
+def _first_saying(verdicts: list[dict[str, Any]],
+                  says: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
+    """The first live verdict that `says`, by VERDICT_BY; those before it say `network`."""
+    i = next((i for i, v in enumerate(verdicts) if says(v)), None)
+    assert i is not None and verdicts[i]["t"] <= VERDICT_BY, verdicts[:4]
+    assert all(v["kind"] == "network" for v in verdicts[:i]), verdicts[:4]
+    return verdicts[i]
 
 
 def _held_by_cpu(verdict: dict[str, Any], program: str, host: str = "lab-near",

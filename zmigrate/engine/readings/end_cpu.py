@@ -76,8 +76,7 @@ def marked_script(mark: str, known: int | None = None) -> str:
     login shell, which may run `sh -c`); `known`: that sshd's pid, found by an earlier
     reading, read again while it is an sshd (no search). Without /proc, ps's parents
     (`ps_sshd_above`)."""
-    if not _MARK.fullmatch(mark):
-        raise ValueError(f"not a receive mark: {mark!r}")
+    _checked(mark)
     if known is not None:
         k = int(known)
         return _proc_or_ps(f"p={k}; {{ read -r c < /proc/$p/comm && case $c in sshd*) "
@@ -106,9 +105,14 @@ _SSHD_ABOVE = (
 def ps_sshd_above(mark: str) -> str:
     """The filter of `ps -A -o pid= -o ppid= -o time= -o comm= -o args=` to the nearest sshd
     above each shell whose arguments start `sh -c : MARK`, as `PID COMM TIME`."""
+    return f"awk -v m='sh -c : {_checked(mark)}' '{_SSHD_ABOVE}'"
+
+
+def _checked(mark: str) -> str:
+    """`mark`, refused unless it is a receive mark (it goes into remote lines unquoted)."""
     if not _MARK.fullmatch(mark):
         raise ValueError(f"not a receive mark: {mark!r}")
-    return f"awk -v m='sh -c : {mark}' '{_SSHD_ABOVE}'"
+    return mark
 
 
 @dataclass(frozen=True, slots=True)
