@@ -19,6 +19,14 @@ Each scenario states its expected bottleneck and the rate it allows:
   gets the 6 %: the verdict names that TLS end's CPU, not the link.
 - ssh, CPU-starved on the receiving side: the ssh transport into lab-tight, whose sshd (the
   one that decrypts) gets 6 %: the verdict names that sshd, found above the receive.
+
+A rate under a CPU quota drifts with the machine: the same ssh under the same 6 % quota
+carried 12 to 40 MiB/s across one evening on the lab's shared machine (what it does with a
+CPU-second swings with what its neighbours leave in the caches over the quota's 94 ms pauses),
+and a full run read the doctor's 14.0 MiB/s against a transfer's 22.1 a minute later. So the
+two scenarios from lab-near read the doctor's stage again after the transfer, and the
+transfer must be within 25 % of a figure between the two readings: a doctor wrong by itself
+is wrong both times.
 """
 
 from __future__ import annotations
@@ -36,6 +44,7 @@ pytestmark = [pytest.mark.lab, pytest.mark.timeout(600)]
 MB = 1024 * 1024
 TOLERANCE = 0.25
 VERDICT_BY = 20.0  # seconds into the transfer
+CHACHA = "chacha20-poly1305@openssh.com"
 
 
 @pytest.fixture
@@ -60,7 +69,10 @@ def source(make_pool: PoolFactory) -> str:
 
 def _scenario(far: ShapedLab, snapshot: str, dst: Pool, expected: str, *,
               source: str = "lab-src", destination: str = "lab-far",
-              extra: tuple[str, ...] = (), doctor: bool = True) -> dict[str, Any]:
+              extra: tuple[str, ...] = (), doctor: bool = True,
+              again: str | None = None) -> dict[str, Any]:
+    """The doctor (unless not `doctor`), the transfer, then (if `again` names one of its
+    stages) that stage alone: `_check` holds the transfer to the span of both readings."""
     # The source's files were just written: zfs-fuse flushes them for seconds after, and a
     # doctor (or transfer) measured meanwhile measures that too (lab.util.quiet_machine).
     busy = [quiet_machine()]
@@ -77,6 +89,15 @@ def _scenario(far: ShapedLab, snapshot: str, dst: Pool, expected: str, *,
     events = sent.events
     done = events[-1]
     rate = done["bytes"] / done["seconds"]
+    readings = [report["expected_rate"]]
+    if again:
+        # The ssh stages: the default cipher and one other (the fewest the doctor runs).
+        stage = ("--stage", "ssh", "--cipher", CHACHA) if again.startswith("ssh_") \
+            else ("--stage", again)
+        ran = far.zmigrate("doctor", f"{source}:{snapshot}", f"{destination}:{dst.name}",
+                           "--seconds", "8", "--json", *stage, *extra)
+        assert ran.returncode == 0, ran.stderr + ran.stdout
+        readings += [s["rate"] for s in ran.events[-1]["stages"] if s["name"] == again]
     verdicts = [e for e in events if e["event"] == "verdict" and not e["final"]
                 and e["kind"] != "none"]
     stages = {s["name"]: s["rate"] for s in report["stages"]}
@@ -84,11 +105,13 @@ def _scenario(far: ShapedLab, snapshot: str, dst: Pool, expected: str, *,
           f"doctor {report['bottleneck']} "
           f"expects {(report['expected_rate'] or 0) / MB:.1f} MiB/s, stages "
           + ", ".join(f"{k} {(v or 0) / MB:.1f}" for k, v in stages.items())
-          + f"; transfer {rate / MB:.1f} MiB/s over {done['seconds']:.1f} s; first verdicts "
+          + f"; transfer {rate / MB:.1f} MiB/s over {done['seconds']:.1f} s"
+          + (f", the doctor after it {(readings[-1] or 0) / MB:.1f}" if again else "")
+          + "; first verdicts "
           + ", ".join(f"{v['kind']}@{v['t']:.0f}s" for v in verdicts[:3]))
     final = [e for e in events if e["event"] == "verdict" and e["final"]]
     return {"report": report, "rate": rate, "verdicts": verdicts, "done": done,
-            "final": final[-1] if final else None}
+            "final": final[-1] if final else None, "readings": readings}
 
 
 def _check(result: dict[str, Any], stage: str, kind: str, *, absorbed: bool = False) -> None:
@@ -98,8 +121,11 @@ def _check(result: dict[str, Any], stage: str, kind: str, *, absorbed: bool = Fa
     errors = {s["name"]: s["error"] for s in report["stages"] if s["error"]}
     assert report["bottleneck"] == stage and not errors, (report["bottleneck"], errors)
     assert report["expected_rate"] is not None, report["unmeasured"]
-    assert abs(report["expected_rate"] - rate) <= TOLERANCE * rate, (report["expected_rate"],
-                                                                      rate)
+    readings = result["readings"]
+    assert None not in readings, readings
+    # Within TOLERANCE of a figure between the readings (one reading: of it).
+    assert min(readings) / (1 + TOLERANCE) <= rate <= max(readings) / (1 - TOLERANCE), (
+        readings, rate)
     verdicts = result["verdicts"]
     first = _first_saying(verdicts, lambda v: v["kind"] == kind)
     assert absorbed or first is verdicts[0], verdicts[:4]
@@ -127,7 +153,7 @@ def test_a_slow_destination_pool_is_named_and_its_rate_predicted(
 def test_a_cpu_starved_ssh_transport_is_named_and_its_rate_predicted(
         far: ShapedLab, source: str, make_pool: PoolFactory) -> None:
     result = _from_starved_near(far, source, make_pool("shssh", size_mb=4096), "ssh",
-                                ("--transport", "ssh", *far.ssh_options()))
+                                "ssh_default", ("--transport", "ssh", *far.ssh_options()))
     _check(result, "ssh_default", "network")
     _held_by_cpu(_end_named(result["verdicts"]), "ssh")
 
@@ -137,16 +163,17 @@ def test_a_cpu_starved_receiving_sshd_is_named(far: ShapedLab, make_pool: PoolFa
     core: the live verdict finds that sshd above the receive and says it waits for a CPU, soon
     after the stream flows, and the final verdict says it of the whole transfer.
 
-    No doctor runs here: its figure could not be held to the transfer, since each of its ssh
-    stages opens a session to lab-tight, whose start (sshd's own exec, the key exchange, the
-    login shell) takes some 10 s under the quota, as on no real host; the transfer's stream
-    starts as late, which is why the first verdict is later than VERDICT_BY. 400 MiB at
-    about 10 MiB/s: some 40 s of stream, verdicts every 5 s; the sshd is named within 25 s of
-    the first verdict (its first share takes two readings of lab-tight, each a command that
-    starts at the quota's pace: 15.0 s once in a full run)."""
+    No doctor runs here: each of its ssh stages opens a connection to lab-tight, whose sshd
+    starts it under the quota too (its own exec, the key exchange), as no real host's does.
+    The sessions there have a home of their own (lab.shaped: this machine's root's .bashrc
+    made each session's start take seconds under the quota, and a preflight command once
+    outlasted its timeout). 700 MiB at some 25 MiB/s: about 28 s of stream (400 MiB once went
+    by in 15.6 s with two verdicts), verdicts every 5 s; the sshd is named within 25 s of the
+    first verdict (its first share takes two readings of lab-tight, each a command run under
+    the quota)."""
     if far.tight_port is None:
         far.start_tight(cpu_percent=6)
-    result = _scenario(far, _source(make_pool, 400), make_pool("shsshd", size_mb=2048), "ssh",
+    result = _scenario(far, _source(make_pool, 700), make_pool("shsshd", size_mb=2048), "ssh",
                        destination="lab-tight", doctor=False,
                        extra=("--transport", "ssh", *far.ssh_options()))
     verdicts = result["verdicts"]
@@ -162,19 +189,21 @@ def test_a_cpu_starved_receiving_sshd_is_named(far: ShapedLab, make_pool: PoolFa
 def test_a_cpu_starved_tls_end_is_named_and_its_rate_predicted(
         far: ShapedLab, source: str, make_pool: PoolFactory) -> None:
     # Private is the way between these hosts: its tls stage is the wire the doctor times.
-    result = _from_starved_near(far, source, make_pool("shtls", size_mb=4096), "private")
+    result = _from_starved_near(far, source, make_pool("shtls", size_mb=4096), "private",
+                                "tls")
     _check(result, "tls", "network")
     _held_by_cpu(_end_named(result["verdicts"]), "socat")
 
 
-def _from_starved_near(far: ShapedLab, snapshot: str, dst: Pool, expected: str,
+def _from_starved_near(far: ShapedLab, snapshot: str, dst: Pool, expected: str, again: str,
                        extra: tuple[str, ...] = ()) -> dict[str, Any]:
     """The scenario from lab-near, whose ssh and socat get 6 % of one core, over a free
-    1 Gbit/s link."""
+    1 Gbit/s link; the doctor's `again` stage is read again after the transfer."""
     far.shape("1gbit")
     if far.near_port is None:
         far.start_near(cpu_percent=6)
-    return _scenario(far, snapshot, dst, expected, source="lab-near", extra=extra)
+    return _scenario(far, snapshot, dst, expected, source="lab-near", extra=extra,
+                     again=again)
 
 
 def _end_named(verdicts: list[dict[str, Any]]) -> dict[str, Any]:
