@@ -82,6 +82,14 @@ class CommandError(ZmigrateError):
         self.stderr = stderr
 
 
+def timed_out(timeout: float, host: str, line: str) -> CommandError:
+    """A command on `host` that gave no answer within `timeout` seconds."""
+    return CommandError(f"command did not finish within {timeout:.0f} s", host=host,
+                        command=line,
+                        fix=f"{host} may be short of CPU or memory (see its load with uptime or "
+                            "top there), or the command hangs there; run again once it answers")
+
+
 class PreflightReason(Enum):
     """Why a preflight check refused a transfer: what the faces decide on, never the wording."""
 

@@ -10,7 +10,7 @@ import threading
 from collections.abc import Callable
 from typing import IO
 
-from ..errors import CommandError
+from ..errors import timed_out
 from .base import CommandResult, Host, OutputCallback, Process
 from .groups import group_body
 
@@ -125,9 +125,7 @@ class LocalHost(Host):
                 stdin=None if stdin is not None else subprocess.DEVNULL,
             )
         except subprocess.TimeoutExpired as exc:
-            raise CommandError(
-                f"command did not finish within {timeout:.0f} s", host=self.label, command=line
-            ) from exc
+            raise timed_out(timeout, self.label, line) from exc
         return CommandResult(
             self.label,
             line,

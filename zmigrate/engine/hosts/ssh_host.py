@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..errors import CommandError
+from ..errors import CommandError, timed_out
 from .base import CommandResult, Host, OutputCallback, Process
 from .groups import GroupReader, wrap_in_group
 from .kept_shell import CannotFeedError, RemoteShell, ShellLostError, ShellPool, shell_in_launcher
@@ -314,9 +314,7 @@ class SshHost(Host):
                 break
             if time.monotonic() > deadline:
                 chan.close()
-                raise CommandError(
-                    f"command did not finish within {timeout:.0f} s", host=self.label, command=line
-                )
+                raise timed_out(timeout, self.label, line)
         for t in threads:
             t.join(timeout=10)
         status = chan.recv_exit_status() if chan.exit_status_ready() else -1
@@ -341,8 +339,7 @@ class SshHost(Host):
             self._shells.give_back(sh)  # it ran nothing and is ready for the next command
             raise
         except TimeoutError:
-            raise CommandError(f"command did not finish within {timeout:.0f} s",
-                               host=self.label, command=line) from None
+            raise timed_out(timeout, self.label, line) from None
         except ShellLostError:
             sh.close()
             if not self.alive():
