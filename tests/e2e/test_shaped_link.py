@@ -98,6 +98,7 @@ def _scenario(far: ShapedLab, snapshot: str, dst: Pool, expected: str, *,
                            "--seconds", "8", "--json", *stage, *extra)
         assert ran.returncode == 0, ran.stderr + ran.stdout
         readings += [s["rate"] for s in ran.events[-1]["stages"] if s["name"] == again]
+        assert len(readings) == 2, ran.events[-1]["stages"]
     verdicts = [e for e in events if e["event"] == "verdict" and not e["final"]
                 and e["kind"] != "none"]
     stages = {s["name"]: s["rate"] for s in report["stages"]}
