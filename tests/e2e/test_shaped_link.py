@@ -75,13 +75,17 @@ def _scenario(far: ShapedLab, snapshot: str, dst: Pool, expected: str, *,
     stages) that stage alone: `_check` holds the transfer to the span of both readings."""
     # The source's files were just written: zfs-fuse flushes them for seconds after, and a
     # doctor (or transfer) measured meanwhile measures that too (lab.util.quiet_machine).
+    def doctor_report(*args: str) -> dict[str, Any]:
+        ran = far.zmigrate("doctor", f"{source}:{snapshot}", f"{destination}:{dst.name}",
+                           "--seconds", "8", "--json", *args, *extra)
+        assert ran.returncode == 0, ran.stderr + ran.stdout
+        report: dict[str, Any] = ran.events[-1]
+        return report
+
     busy = [quiet_machine()]
     report: dict[str, Any] = {"bottleneck": "not run", "expected_rate": None, "stages": []}
     if doctor:
-        ran = far.zmigrate("doctor", f"{source}:{snapshot}", f"{destination}:{dst.name}",
-                           "--seconds", "8", "--json", *extra)
-        assert ran.returncode == 0, ran.stderr + ran.stdout
-        report = ran.events[-1]
+        report = doctor_report()
     busy.append(quiet_machine())
     sent = far.zmigrate("send", f"{source}:{snapshot}", f"{destination}:{dst.name}/copy",
                         "--json", "--no-history", *extra)
@@ -94,11 +98,9 @@ def _scenario(far: ShapedLab, snapshot: str, dst: Pool, expected: str, *,
         # The ssh stages: the default cipher and one other (the fewest the doctor runs).
         stage = ("--stage", "ssh", "--cipher", CHACHA) if again.startswith("ssh_") \
             else ("--stage", again)
-        ran = far.zmigrate("doctor", f"{source}:{snapshot}", f"{destination}:{dst.name}",
-                           "--seconds", "8", "--json", *stage, *extra)
-        assert ran.returncode == 0, ran.stderr + ran.stdout
-        readings += [s["rate"] for s in ran.events[-1]["stages"] if s["name"] == again]
-        assert len(readings) == 2, ran.events[-1]["stages"]
+        after = doctor_report(*stage)["stages"]
+        readings += [s["rate"] for s in after if s["name"] == again]
+        assert len(readings) == 2, after
     verdicts = [e for e in events if e["event"] == "verdict" and not e["final"]
                 and e["kind"] != "none"]
     stages = {s["name"]: s["rate"] for s in report["stages"]}
