@@ -168,12 +168,12 @@ def test_a_cpu_starved_receiving_sshd_is_named(far: ShapedLab, make_pool: PoolFa
 
     No doctor runs here: each of its ssh stages opens a connection to lab-tight, whose sshd
     starts it under the quota too (its own exec, the key exchange), as no real host's does.
-    The sessions there have a home of their own (lab.shaped: this machine's root's .bashrc
-    made each session's start take seconds under the quota, and a preflight command once
-    outlasted its timeout). 700 MiB at some 25 MiB/s: about 28 s of stream (400 MiB once went
-    by in 15.6 s with two verdicts), verdicts every 5 s; the sshd is named within 25 s of the
-    first verdict (its first share takes two readings of lab-tight, each a command run under
-    the quota)."""
+    Its sessions, as every lab host's, have the lab's home (lab.sshd.sessions_home: this
+    machine's root's .bashrc made each session's start take seconds under the quota, and a
+    preflight command once outlasted its timeout). 700 MiB at some 25 MiB/s: about 28 s of
+    stream (400 MiB once went by in 15.6 s with two verdicts), verdicts every 5 s; the sshd is
+    named within 25 s of the first verdict (its first share takes two readings of lab-tight,
+    each a command run under the quota)."""
     if far.tight_port is None:
         far.start_tight(cpu_percent=6)
     result = _scenario(far, _source(make_pool, 700), make_pool("shsshd", size_mb=2048), "ssh",

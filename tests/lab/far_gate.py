@@ -75,7 +75,7 @@ class FarGate(NamespaceLab):
             self._ip("link", "set", b, "up", ns=ns)
             self.host = start_ns_sshd(
                 self.root, self.lab, self.procs, ALIAS, ns, f"{self.net}.2",
-                extra=(f"SetEnv PATH={bindir}:/usr/sbin:/usr/bin:/sbin:/bin",))
+                env={"PATH": f"{bindir}:/usr/sbin:/usr/bin:/sbin:/bin"})
         except BaseException:
             self.stop()
             raise

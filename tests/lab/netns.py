@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import secrets
 import subprocess
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,14 +40,14 @@ class NsHost:
 
 
 def start_ns_sshd(root: Path, lab: Lab, procs: list[subprocess.Popen[bytes]], alias: str,
-                  ns: str, address: str, extra: tuple[str, ...] = ()) -> NsHost:
+                  ns: str, address: str, env: Mapping[str, str] | None = None) -> NsHost:
     """An sshd for `alias` in network namespace `ns` on `address`:22, taking the lab's user key
-    (`extra`: sshd_config lines first, e.g. its sessions' SetEnv PATH); its process joins
-    `procs` (for the caller to stop)."""
+    (`env`: what its sessions see, e.g. their PATH); its process joins `procs` (for the caller
+    to stop)."""
     host_key = root / f"ssh_host_{alias}_ed25519_key"
     pub = _keygen(host_key, f"zmigrate-{alias}")
     cfg = _sshd_config(root, alias, 22, host_key, lab.identity.parent / "authorized_keys",
-                       extra=extra, address=address)
+                       address=address, env=env, home=lab.home)
     log_path = root / f"sshd_{alias}.log"
     with log_path.open("ab") as log:
         # nsenter --net, not `ip netns exec`: that one also makes a mount namespace, in which

@@ -160,18 +160,10 @@ class ShapedLab(NamespaceLab):
         host_key = self.root / f"ssh_host_{name}_ed25519_key"
         pub = _keygen(host_key, f"zmigrate-{name}")
         port = free_port()
-        env = f"PATH={bindir}:/usr/sbin:/usr/bin:/sbin:/bin"
-        if group is not None:
-            # A home of its own: the login shell's start-up files (this machine's root's
-            # .bashrc runs pyenv's init, some 0.1-0.3 s of CPU, 2-5 s under a 6 % quota) are
-            # no part of a weak NAS's session start, and several sessions opening at once
-            # under the quota outlasted a preflight command's timeout (36 s) in a full run.
-            home = self.root / f"{name}-home"
-            home.mkdir()
-            env += f" HOME={home}"
         cfg = _sshd_config(self.root, name, port, host_key,
                            self.lab.identity.parent / "authorized_keys",
-                           extra=(f"SetEnv {env}",))
+                           env={"PATH": f"{bindir}:/usr/sbin:/usr/bin:/sbin:/bin"},
+                           home=self.lab.home)
         argv = [SSHD, "-D", "-e", "-f", str(cfg)]
         if group is not None:
             argv = ["sh", "-c", f'echo $$ > {group / "cgroup.procs"} && exec "$@"', "sh", *argv]

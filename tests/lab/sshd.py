@@ -7,6 +7,7 @@ import shutil
 import signal
 import subprocess
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -73,6 +74,11 @@ class Lab:
     def hosts(self) -> tuple[LabHost, LabHost]:
         return (self.src, self.dst)
 
+    @property
+    def home(self) -> Path:
+        """The HOME of every lab host's root sessions (sessions_home)."""
+        return sessions_home(self.identity.parent)
+
     def env(self) -> dict[str, str]:
         """os.environ for a subprocess (the CLI) that must use the lab's ssh_config/known_hosts."""
         env = dict(os.environ)
@@ -99,6 +105,17 @@ class Lab:
         ]
 
 
+def sessions_home(root: Path) -> Path:
+    """The lab hosts' root sessions' HOME under the lab's `root`, made empty here: this
+    machine's root's start-up files (its .bashrc runs pyenv's init, 0.1-0.3 s of CPU for every
+    session, seconds under a CPU quota) are no part of a host's session start. One for all the
+    lab's hosts, as they are one machine: a lease one host's run writes is where another's
+    `ps` finds its group (hosts/leftovers.py)."""
+    home = root / "home"
+    home.mkdir(mode=0o700, exist_ok=True)
+    return home
+
+
 def preflight_sshd() -> None:
     require_root("the sshd lab")
     require_programs("the sshd lab", SSHD, SSH_KEYGEN, "/usr/bin/ssh", "/usr/bin/ss")
@@ -118,11 +135,18 @@ def keygen_fingerprint(pub: Path) -> str:
 
 def _sshd_config(root: Path, name: str, port: int, host_key: Path,
                  authorized_keys: Path, extra: tuple[str, ...] = (),
-                 address: str = ADDRESS) -> Path:
+                 address: str = ADDRESS, env: Mapping[str, str] | None = None,
+                 home: Path | None = None) -> Path:
+    """An sshd's config: its sessions see `env` and, given one, `home` as their HOME (sshd
+    takes the first SetEnv line only, so both go into one)."""
+    setenv = {**(env or {}), **({"HOME": str(home)} if home is not None else {})}
     cfg = root / f"sshd_{name}.conf"
     cfg.write_text(
         "\n".join([
-            *extra,  # first: sshd takes the first value of a keyword
+            # first: sshd takes the first value of a keyword
+            *([" ".join(["SetEnv", *(f"{k}={v}" for k, v in setenv.items())])] if setenv
+              else []),
+            *extra,
             f"ListenAddress {address}",
             f"Port {port}",
             f"HostKey {host_key}",
@@ -159,12 +183,14 @@ class SshdLab:
 
     def _start_one(self, name: str, host_key: Path, authorized_keys: Path,
                    attempts: int = 5, extra: tuple[str, ...] = (),
+                   env: Mapping[str, str] | None = None, home: Path | None = None,
                    ) -> tuple[int, subprocess.Popen[bytes], Path, Path]:
         log = self.root / f"sshd_{name}.log"
         last = ""
         for _ in range(attempts):
             port = free_port()
-            cfg = _sshd_config(self.root, name, port, host_key, authorized_keys, extra)
+            cfg = _sshd_config(self.root, name, port, host_key, authorized_keys, extra,
+                               env=env, home=home)
             check = run([SSHD, "-t", "-f", str(cfg)], check=False, timeout=30)
             if check.returncode != 0:
                 raise LabUnavailableError(f"sshd rejects the lab config {cfg}: "
@@ -195,11 +221,12 @@ class SshdLab:
         user_pub = _keygen(identity, "zmigrate-lab-user")
         authorized_keys = root / "authorized_keys"
         authorized_keys.write_text(user_pub + " zmigrate-lab-user\n")
+        home = sessions_home(root)
         hosts: list[LabHost] = []
         for name in ("src", "dst"):
             host_key = root / f"ssh_host_{name}_ed25519_key"
             pub = _keygen(host_key, f"zmigrate-lab-{name}")
-            port, proc, cfg, log = self._start_one(name, host_key, authorized_keys)
+            port, proc, cfg, log = self._start_one(name, host_key, authorized_keys, home=home)
             hosts.append(LabHost(
                 alias=f"lab-{name}",
                 address=ADDRESS,
@@ -285,7 +312,7 @@ class SshdLab:
         pub = _keygen(host_key, f"zmigrate-{alias}")
         port, proc, cfg, log = self._start_one(
             alias, host_key, authorized_keys or lab.identity.parent / "authorized_keys",
-            extra=(f"SetEnv PATH={path}",))
+            env={"PATH": path}, home=lab.home if user == USER else None)
         host = LabHost(
             alias=alias, address=ADDRESS, port=port, user=user,
             host_key_fingerprint=keygen_fingerprint(Path(f"{host_key}.pub")), sshd_pid=proc.pid,
@@ -324,7 +351,8 @@ class SshdLab:
         pub = _keygen(host_key, "zmigrate-lab-pw")
         port = free_port()
         cfg = _sshd_config(self.root, "pw", port, host_key, self.root / "no_keys", extra=(
-            "PermitRootLogin yes", "PasswordAuthentication yes", "PubkeyAuthentication no"))
+            "PermitRootLogin yes", "PasswordAuthentication yes", "PubkeyAuthentication no"),
+            home=lab.home)
         log = self.root / "sshd_pw.log"
         with log.open("ab") as logf:
             proc = subprocess.Popen(

@@ -114,10 +114,10 @@ class StarterLab(NamespaceLab):
         key's public line."""
         host_key = self.root / f"ssh_host_{alias}_ed25519_key"
         pub = _keygen(host_key, f"zmigrate-{alias}")
-        setenv = "SetEnv " + " ".join(f"{k}={v}" for k, v in self._runner_env(alias).items())
         cfg = _sshd_config(self.root, alias, port, host_key,
-                           self.lab.identity.parent / "authorized_keys", extra=(setenv,),
-                           address=f"{self.net}.1")
+                           self.lab.identity.parent / "authorized_keys",
+                           address=f"{self.net}.1", env=self._runner_env(alias),
+                           home=self.lab.home)
         log_path = self.root / f"sshd_{alias}.log"
         with log_path.open("ab") as log:
             proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(cfg)], stdin=subprocess.DEVNULL,
