@@ -2,10 +2,10 @@
 (`decide`), plan (`planning`), then run its stream (`pipeline`, watched by `stream_watch`,
 `stall_watch` and `end_cpu`) and verify it (`checks`)."""
 
-from .job import Job, Request, discard_partial, partial_receive
+from .job import InTree, Job, Request, discard_partial, partial_receive
 from .preflight import Known, default_transport, read_settled
 
 __all__ = [
-    "Job", "Known", "Request", "default_transport", "discard_partial", "partial_receive",
+    "InTree", "Job", "Known", "Request", "default_transport", "discard_partial", "partial_receive",
     "read_settled",
 ]

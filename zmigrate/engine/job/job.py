@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import dataclass
 
 from .. import cmdline, zfs
 from ..errors import CancelledError, PortInUseError, TransferError, ZmigrateError
@@ -42,6 +43,17 @@ from .request import Request as Request
 PORT_ATTEMPTS = 3  # listeners started before one binds its port (another process may take it)
 
 
+@dataclass(frozen=True, slots=True)
+class InTree:
+    """What a tree tells the job of one of its datasets (tree/dataset_job.py): the tree
+    checks guids (0 here), readonly=on and mountpoints itself."""
+
+    known: Known  # what the tree read: the preflight reads nothing again
+    shown: frozenset[tuple[str, str, str]]  # the keys of the losses the tree's plan showed
+    parent_pending: bool  # the destination's parent arrives earlier in this run
+    port_movable: bool  # the tree's port is zmigrate's pick, not the user's
+
+
 class Job(Work):
     """One transfer between two connected hosts (the caller owns and closes the hosts).
 
@@ -51,14 +63,13 @@ class Job(Work):
         observer: called with every event, on the job's thread.
         src_caps, dst_caps: capabilities if already probed.
         t0: the monotonic time samples count from (default: when the job runs).
-        known: what the caller already read (a tree): the preflight then reads nothing again.
-        deferred: a tree's: the tree checks guids (0 here), readonly=on, mountpoints itself.
+        tree: one dataset of a tree's: what the tree read, showed and leaves to itself.
     """
 
     def __init__(self, src: Host, dst: Host, request: Request, observer: Observer | None = None,
                  *, src_caps: zfs.Capabilities | None = None,
                  dst_caps: zfs.Capabilities | None = None, t0: float | None = None,
-                 known: Known | None = None, deferred: bool = False) -> None:
+                 tree: InTree | None = None) -> None:
         super().__init__(observer, (src, dst))
         self.src, self.dst, self.request = src, dst, request
         self.src_caps, self.dst_caps = src_caps, dst_caps
@@ -71,16 +82,12 @@ class Job(Work):
         self._src_sets: list[zfs.Dataset] = []
         self._dst_before: tuple[bool, set[str]] | None = None
         self._given_plan: Plan | None = None
-        self.parent_pending = False  # plan as if the destination's parent existed
-        self.known = known
+        self.tree = tree
         self.wire_seen = WireSeen()  # the path as both hosts read it (the preflight emits it)
         self.subscribe(self.wire_seen)
-        self.deferred = deferred
         self._decided: tuple[Reading, Decision] | None = None  # what prepare() read, decided
         # A port zmigrate picked may move when another process takes it; the user's may not.
-        self.port_movable = request.options.port is None
-        # A tree's dataset: the keys of the losses the tree's plan showed (nothing else may go).
-        self.shown: frozenset[tuple[str, str, str]] | None = None
+        self.port_movable = request.options.port is None if tree is None else tree.port_movable
 
     thread_name = "zmigrate-job"
 
@@ -116,10 +123,11 @@ class Job(Work):
     def prepare(self) -> Plan:
         """Read both hosts, decide, plan: each step once, in that order (docs/architecture.md,
         "A job's preparation"); raises PreflightError before anything runs."""
+        tree = self.tree
         reading = read_job(self.src, self.dst, self.request, self.emit,
-                           caps=(self.src_caps, self.dst_caps), known=self.known,
-                           cancelled=self._check_cancel, tree=self.deferred,
-                           parent_pending=self.parent_pending)
+                           caps=(self.src_caps, self.dst_caps),
+                           known=tree.known if tree else None, cancelled=self._check_cancel,
+                           tree=tree is not None, parent_pending=bool(tree and tree.parent_pending))
         self.src_caps, self.dst_caps = reading.src.caps, reading.dst.caps
         self._src_sets = list(reading.src.datasets)
         existing = reading.existing
@@ -164,7 +172,8 @@ class Job(Work):
             existed, before = dst_state(self.dst, self.dst_caps, plan)
         else:
             existed, before = self._dst_before
-        recheck_destination(self.dst, self.dst_caps, plan, self.emit, self.shown)
+        recheck_destination(self.dst, self.dst_caps, plan, self.emit,
+                            self.tree.shown if self.tree else None)
         if make_room(self.dst, self.dst_caps, plan, self.emit):
             existed, before = dst_state(self.dst, self.dst_caps, plan)
         try:
@@ -227,7 +236,7 @@ class Job(Work):
                      diagnoser: Diagnoser) -> Summary:
         """After the streams: guids compared, readonly=on, the bookmark; the summary."""
         assert self.dst_caps is not None
-        src_guid, dst_guid = (0, 0) if self.deferred else verify_guids(
+        src_guid, dst_guid = (0, 0) if self.tree else verify_guids(
             self.src, self.dst, self.dst_caps, plan, self._src_sets, self.emit,
             readonly=plan.options.readonly)
         extra: dict[str, object] = {}

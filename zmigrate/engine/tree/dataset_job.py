@@ -31,9 +31,9 @@ from ..events import (
     Wire,
 )
 from ..hosts import Host
-from ..job import Job, Known, Request, default_transport
+from ..job import InTree, Job, Known, Request, default_transport
 from ..job.pipeline import free_port
-from ..plan import Options, Plan
+from ..plan import Options
 from .entry import SMALL, TreeEntry
 from .plan import TreePlan, TreeRequest, destination_name
 from .schedule import TreeProgress, stream_size, streams
@@ -88,21 +88,20 @@ def dataset_options(request: TreeRequest, dst_caps: zfs.Capabilities, plan: Tree
 
 
 def dataset_job(src: Host, dst: Host, request: TreeRequest,
-                caps: tuple[zfs.Capabilities, zfs.Capabilities], known: Known | None,
+                caps: tuple[zfs.Capabilities, zfs.Capabilities], known: Known,
                 ports: Ports, plan: TreePlan, e: TreeEntry, t0: float | None = None,
                 shown: frozenset[tuple[str, str, str]] | None = None) -> Job:
     """The job that sends `e` at the tree's snapshot, on the tree's two sessions; it destroys
     nothing beyond `shown` (the keys of what the plan the user saw destroys; None: `plan`'s)."""
     options = dataset_options(request, caps[1], plan, e)
-    if known is not None and options.port is None \
+    if options.port is None \
             and transports.carrier(default_transport(src, dst, options, caps)).listens:
         options = replace(options, port=ports.take(dst, known))
-    job = Job(src, dst, Request(f"{e.source}@{plan.snapshot}", e.destination, options),
-              src_caps=caps[0], dst_caps=caps[1], t0=t0, known=known, deferred=True)
-    job.port_movable = request.options.port is None
-    job.parent_pending = e.source != plan.root  # it arrives earlier in this run
-    job.shown = shown if shown is not None else frozenset(x.key for x in plan.destroys)
-    return job
+    tree = InTree(known, shown if shown is not None else frozenset(x.key for x in plan.destroys),
+                  parent_pending=e.source != plan.root,  # it arrives earlier in this run
+                  port_movable=request.options.port is None)
+    return Job(src, dst, Request(f"{e.source}@{plan.snapshot}", e.destination, options),
+               src_caps=caps[0], dst_caps=caps[1], t0=t0, tree=tree)
 
 
 def expect_streams(src: Host, dst: Host, width: int, plan: TreePlan) -> None:
@@ -154,8 +153,7 @@ def relay(emit: Observer, progress: TreeProgress, i: int, source: str) -> Observ
     return passed_on
 
 
-def planned_ahead(job: Job, plan: TreePlan) -> Plan:
-    """The plan (and so the exact commands) one dataset's `job` will run, before the run."""
-    if plan.snapshot_command and job.known is not None:
-        job.known = as_if_snapshot_taken(job.known, plan)  # the snapshot to be taken first
-    return job.prepare()
+def known_ahead(known: Known, plan: TreePlan) -> Known:
+    """What a dataset's job reads in `known` before the run: the run's snapshot (if it takes
+    one) as taken."""
+    return as_if_snapshot_taken(known, plan) if plan.snapshot_command else known

@@ -42,10 +42,9 @@ from .checks import (
 )
 from .dataset_job import (
     Ports,
-    as_if_snapshot_taken,
     dataset_job,
     expect_streams,
-    planned_ahead,
+    known_ahead,
     relay,
 )
 from .entry import TreeEntry
@@ -224,8 +223,8 @@ class TreeJob(Work):
 
     def dataset_plan(self, entry: TreeEntry) -> Plan:
         """The plan (and so the exact commands) one dataset's job would run."""
-        assert self.plan is not None
-        return planned_ahead(self._job_for(self.plan, entry), self.plan)
+        assert self.plan is not None and self.known is not None
+        return self._job_for(self.plan, entry, known=known_ahead(self.known, self.plan)).prepare()
 
     # -- running ------------------------------------------------------------------------------
     def run(self) -> Summary:
@@ -275,10 +274,10 @@ class TreeJob(Work):
             # Once for every dataset (the snapshot just taken included), not once per dataset.
             self.emit(StageChanged("preflight", "reading both trees"))
             self.known = self._read_known()
-        elif plan.snapshot_command and self.known is not None:
+        elif self.known is not None:
             # Read a moment ago: only the snapshot just taken is new, and the jobs plan by its
             # name (its guid is read when the copy is checked), so no second read of both trees.
-            self.known = as_if_snapshot_taken(self.known, plan)
+            self.known = known_ahead(self.known, plan)
         assert self.src_caps is not None
         self._source_side = SourceSide(self.src, self.src_caps, plan)
         totals = Totals()
@@ -338,10 +337,13 @@ class TreeJob(Work):
         except ZmigrateError as exc:
             self.emit(StageChanged("verifying", str(exc)))
 
-    def _job_for(self, plan: TreePlan, e: TreeEntry, t0: float | None = None) -> Job:
-        assert self.src_caps is not None and self.dst_caps is not None
+    def _job_for(self, plan: TreePlan, e: TreeEntry, t0: float | None = None,
+                 known: Known | None = None) -> Job:
+        """`e`'s job, reading `known` (default: the tree's)."""
+        known = known or self.known
+        assert self.src_caps is not None and self.dst_caps is not None and known is not None
         return dataset_job(self.src, self.dst, self.request, (self.src_caps, self.dst_caps),
-                           self.known, self._ports, plan, e, t0, shown=self.shown)
+                           known, self._ports, plan, e, t0, shown=self.shown)
 
     def _send_one(self, plan: TreePlan, i: int, e: TreeEntry,
                   progress: TreeProgress) -> Summary:
