@@ -45,7 +45,7 @@ from ..engine.events import (
 from ..engine.findings import FindingKind
 from ..engine.hosts import Host, one_connection
 from ..engine.hosts.pair import connect_both
-from ..engine.job import Job
+from ..engine.plan import Plan
 from ..engine.units import format_rate, format_size
 from ..engine.wire import Ceiling
 from . import words
@@ -365,39 +365,39 @@ class Runnable(Protocol):
     def cancel(self) -> None: ...
 
 
+def dataset_closing(plan: Plan | None, s: Summary) -> str:
+    """A dataset's closing lines: what arrived where, verified how, at what rate; its
+    verdict."""
+    where = f" {plan.destination}:{plan.destination_snapshot}" if plan else ""
+    hash_text = {True: "stream md5 equal on both ends",
+                 None: "stream checksums checked by zfs receive",
+                 False: "HASH MISMATCH"}
+    done = (f"done: {format_size(s.bytes)} in {fmt_time(s.seconds)} "
+            f"({format_rate(s.rate)} average), verified{where} guid {s.destination_guid}, "
+            f"{hash_text[s.hash_match]}"
+            + (f", resumed after {format_size(plan.resumed_from)}"
+               if plan and plan.resume_token else "")
+            + (f", receive buffer ran empty {s.receive_empty_count}x"
+               if s.receive_empty_count else "")
+            + _mbuffer_text(s.extra.get("mbuffers")))
+    verdict = Verdict.from_json(s.extra.get("verdict"))
+    return "\n".join([done, *(words.verdict_lines(verdict) if verdict is not None else [])])
+
+
 def run_job(job: Runnable, out: TextIO, err: TextIO, as_json: bool,
-            closing: Callable[[Summary], str] | None = None) -> int:
-    """Run until the end (Ctrl-C cancels), print the closing line; the exit status."""
+            closing: Callable[[Summary], str]) -> int:
+    """Run until the end (Ctrl-C cancels), print the `closing` lines of its summary; the exit
+    status."""
     def cancel() -> None:
         print("\ncancelling: stopping both ends...", file=err)
         job.cancel()
 
     run_interruptibly(job.start, job.wait, cancel)
     if job.summary is not None:
-        s = job.summary
-        if not as_json and closing is not None:
+        if not as_json:
             if err.isatty():
                 err.write("\r\x1b[K")
-            print(closing(s), file=out)
-        elif not as_json and isinstance(job, Job):
-            if err.isatty():
-                err.write("\r\x1b[K")
-            plan = job.plan
-            where = f"{plan.destination}:{plan.destination_snapshot}" if plan else ""
-            hash_text = {True: "stream md5 equal on both ends",
-                         None: "stream checksums checked by zfs receive",
-                         False: "HASH MISMATCH"}
-            print(f"done: {format_size(s.bytes)} in {fmt_time(s.seconds)} "
-                  f"({format_rate(s.rate)} average), verified {where} guid {s.destination_guid}, "
-                  f"{hash_text[s.hash_match]}"
-                  + (f", resumed after {format_size(plan.resumed_from)}"
-                     if plan and plan.resume_token else "")
-                  + (f", receive buffer ran empty {s.receive_empty_count}x"
-                     if s.receive_empty_count else "")
-                  + _mbuffer_text(s.extra.get("mbuffers")), file=out)
-            verdict = Verdict.from_json(s.extra.get("verdict"))
-            if verdict is not None:
-                print("\n".join(words.verdict_lines(verdict)), file=out)
+            print(closing(job.summary), file=out)
         return EXIT_OK
     error = job.error or ZmigrateError("the job ended without a result")
     if not as_json:

@@ -29,6 +29,7 @@ from .common import (
     LiveLine,
     add_path_options,
     connected_pair,
+    dataset_closing,
     event_to_json,
     plain,
     print_json,
@@ -225,7 +226,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO,
                     print(f"\n# on {host}:\n{line}", file=out)
             return EXIT_OK
         _follow(job, args.json, out, err, observer)
-        return run_job(job, out, err, args.json)
+        return run_job(job, out, err, args.json,
+                       closing=lambda s: dataset_closing(job.plan, s))
 
 
 def _run_tree(args: argparse.Namespace, job: TreeJob, out: TextIO, err: TextIO,
