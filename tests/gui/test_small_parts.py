@@ -227,11 +227,11 @@ def test_the_destination_page_words_its_own_fix_from_the_refusals_figures() -> N
                                fix="create it first: zfs create -p pool/x",
                                reason=PreflightReason.NO_PARENT, figures={"parent": "pool/x"})
     assert refusal_fix(no_parent) == "Create it first: zfs create -p pool/x"
-    hint = "install it there: apt install mbuffer (dnf install mbuffer)"
+    hint = "install it there: apt install mbuffer, or dnf install mbuffer"
     mbuffer = PreflightError("mbuffer is not installed", fix=hint,
                              reason=PreflightReason.MISSING_TOOL,
                              figures={"tool": "mbuffer", "install": hint})
-    assert refusal_fix(mbuffer) == "Install it there: apt install mbuffer (dnf install mbuffer)"
+    assert refusal_fix(mbuffer) == "Install it there: apt install mbuffer, or dnf install mbuffer"
     raw = PreflightError("raw sends (zfs send -w) are not supported there",
                          fix="upgrade to OpenZFS 0.8 or newer, or choose --decrypt",
                          reason=PreflightReason.UNSUPPORTED, figures={"feature": "raw"})

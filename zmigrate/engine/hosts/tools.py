@@ -117,13 +117,13 @@ class HostTools:
 # zstd and lz4 (compression in transit): FreeBSD has both in its base system from 12.0 (lz4
 # from 11), so missing there means an old release or a PATH without /usr/bin.
 COMPRESSOR_HINTS = {
-    "zstd": {"Linux": "install it there: apt install zstd (dnf install zstd)",
+    "zstd": {"Linux": "install it there: apt install zstd, or dnf install zstd",
              "FreeBSD": "zstd is part of FreeBSD's base system from 12.0: make sure the PATH of "
                         "a non-interactive login holds /usr/bin, or pkg install zstd",
              "SunOS": "install it there (OmniOS: pkg install compress/zstd; pkgsrc: pkgin "
                       "install zstd)",
              "": "install zstd there with the system's package manager"},
-    "lz4": {"Linux": "install it there: apt install lz4 (dnf install lz4)",
+    "lz4": {"Linux": "install it there: apt install lz4, or dnf install lz4",
             "FreeBSD": "lz4 is part of FreeBSD's base system: make sure the PATH of a "
                        "non-interactive login holds /usr/bin, or pkg install lz4",
             "SunOS": "install it there (OmniOS: pkg install compress/lz4; pkgsrc: pkgin "
@@ -146,13 +146,13 @@ def install_hint(system: str, need: str, *, truenas: bool = False) -> str:
                 "TrueNAS has from SCALE 23.10 on; until then use --transport ssh to encrypt")
     if need == "tls":
         # The private transport's ends: socat (the faster) or OpenSSL 3's own command.
-        return {"Linux": "install socat there: apt install socat (dnf install socat), or "
+        return {"Linux": "install socat there: apt install socat or dnf install socat; or "
                          "OpenSSL 3: apt install openssl",
                 "FreeBSD": "install socat there: pkg install socat (FreeBSD 14 has OpenSSL 3 "
                            "in its base system too)"}.get(
             name, "install socat or OpenSSL 3 there with the system's package manager")
     if need == "openssl":
-        return {"Linux": "install it there: apt install openssl (dnf install openssl)",
+        return {"Linux": "install it there: apt install openssl, or dnf install openssl",
                 "FreeBSD": "FreeBSD 14 has OpenSSL 3 in its base system; on older releases: "
                            "pkg install openssl and put /usr/local/bin first in the PATH of a "
                            "non-interactive login"}.get(
@@ -160,12 +160,12 @@ def install_hint(system: str, need: str, *, truenas: bool = False) -> str:
     if need in COMPRESSOR_HINTS:
         return COMPRESSOR_HINTS[need].get(name, COMPRESSOR_HINTS[need][""])
     if name == "Linux":
-        return {"procps": "install procps there (apt install procps, dnf install procps-ng)",
+        return {"procps": "install procps there: apt install procps, or dnf install procps-ng",
                 "sockets": "install iproute2 (ss) or net-tools (netstat) there",
                 "zfs": "install OpenZFS there (Debian, Ubuntu, Proxmox: apt install "
                        "zfsutils-linux) and load it (modprobe zfs); if it is installed, connect "
                        "as root or tick sudo: zfs often lives in /usr/sbin, outside a user's PATH",
-                "mbuffer": "install it there: apt install mbuffer (dnf install mbuffer)"}[need]
+                "mbuffer": "install it there: apt install mbuffer, or dnf install mbuffer"}[need]
     if name == "FreeBSD":
         if need == "mbuffer":
             return "install it there: pkg install misc/mbuffer"
