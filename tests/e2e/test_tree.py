@@ -229,7 +229,8 @@ def test_mountpoint_collision_is_refused_before_anything_runs(
     error = r.events[-1]
     assert error["event"] == "error"
     assert f"{copy}/c would mount on {busy}" in error["message"]
-    assert "--mount-root" in error["fix"]
+    # Its own mountpoint travels with it: no mount root would move it on this zfs.
+    assert error["fix"].startswith(f"{root}/c's own mountpoint is set on it"), error
     assert not dataset_exists(copy), "nothing ran"
 
 
@@ -425,6 +426,30 @@ def test_old_pool_to_new_pool_on_one_host(lab: Lab, tree: tuple[Pool, Pool, str]
     assert _local(f"{copy}/b")["compression"] == "gzip"
 
 
+def test_a_pool_root_whose_own_mountpoint_would_mount_over_itself_is_refused_first(
+        lab: Lab, make_pool: Any) -> None:
+    """`send -r OLDPOOL NEWPOOL` on one host whose zfs mounts what it receives (zfs-fuse): the
+    old pool's root has a mountpoint of its own (zpool create -m: set on it, so -p carries
+    it), and the copy's root would mount where the old pool is mounted. Refused before
+    anything runs, naming the dataset whose mountpoint travels: it once failed halfway, the
+    new pool unmounted and its root received, and "run it again" failed the same way."""
+    old, new = make_pool("old"), make_pool("new")
+    zfs("create", f"{old.name}/home")
+    write_random_files(old.mountpoint / "home", 1, files=1)
+    r = lab.zmigrate("send", "-r", f"lab-src:{old.name}", f"lab-dst:{new.name}", "--snapshot",
+                     "--json", "--no-history")
+    assert r.returncode == 1, r.stdout + r.stderr
+    error = r.events[-1]
+    assert error["reason"] == "mount_collision", error
+    assert f"{new.name} would mount on {old.mountpoint}" in error["message"], error
+    assert error["fix"].startswith(f"{old.name}'s own mountpoint is set on it"), error
+    assert "another host" in error["fix"], error
+    assert _snapshots(old.name) == [], "refused before the snapshot was taken"
+    assert _snapshots(new.name) == [] and not dataset_exists(f"{new.name}/home")
+    assert zfs("get", "-H", "-o", "value", "mounted,mountpoint", new.name).split() \
+        == ["yes", str(new.mountpoint)], "the new pool as it was"
+
+
 def test_mount_root_on_a_zfs_without_receive_o_checks_where_the_root_lands_first(
         lab: Lab, tree: tuple[Pool, Pool, str], tmp_path: Path) -> None:
     """zfs-fuse cannot set the mountpoint as it receives: the copy's root first mounts at its
@@ -441,7 +466,7 @@ def test_mount_root_on_a_zfs_without_receive_o_checks_where_the_root_lands_first
     error = r.events[-1]
     assert error["event"] == "error"
     assert f"{copy} would mount on {busy}" in error["message"]
-    assert "zfs receive -o" in error["fix"]
+    assert "no zfs receive -u" in error["fix"] and "another host" in error["fix"], error
     assert not dataset_exists(copy), "nothing ran"
 
 

@@ -106,7 +106,8 @@ FIGURES: dict[PreflightReason, list[dict[str, str]]] = {
     R.PERMISSION: [{"user": "zm", "missing": "receive", "dataset": "bk",
                     "allow": "zfs allow -u zm receive bk"}],
     R.MOUNT_COLLISION: [{"way": "dataset", "unmounted": "yes", "properties": "yes"},
-                        {"way": "tree"}, {"way": "tree_root"}, {"way": "golive"}],
+                        {"way": "tree"}, {"way": "tree_root"}, {"way": "golive"},
+                        {"way": "carried", "dataset": "tank"}],
     R.BUSY: [{"stop": "kill 1", "state": "live"}],
     R.CHANGED: [{"destroys": "bk/home@x"}],
 }

@@ -137,6 +137,13 @@ def end_cpu_now(e: EndCpu) -> str:
     return f"{e.program} on {e.host}: {pct(100 * e.on_cpu)} of a CPU{waiting}"
 
 
+def first_few(items: Sequence[str], few: int = 3) -> str:
+    """The first `few` items joined by "; ", and how many more there are: a pool's hundreds of
+    datasets make no readable message."""
+    more = f" (and {len(items) - few} more)" if len(items) > few else ""
+    return "; ".join(items[:few]) + more
+
+
 def duration(seconds: float) -> str:
     """`35 s`, `2 min 05 s`, `1 h 02 min`."""
     s = round(seconds)

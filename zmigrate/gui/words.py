@@ -507,6 +507,11 @@ def _mount_collision(f: dict[str, str], mount_root: bool) -> str:
             return ("Go live under a folder of your choice where nothing is mounted (Under "
                     "another folder…), or free those paths on the destination; nothing was "
                     "changed")
+        case "carried":
+            return (f"{f.get('dataset', 'The source')}'s own mountpoint is set on it and "
+                    "travels with the copy, which this destination's zfs mounts as it arrives: "
+                    "send it to a pool on another host, or to one with OpenZFS, which "
+                    "receives unmounted")
         case "dataset":
             return ("Pick a destination whose copy mounts on a free path"
                     + (", or receive it unmounted" if f.get("unmounted") else ""))

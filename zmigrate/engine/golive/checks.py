@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from .. import cmdline
 from ..destination import mounts
 from ..hosts import Host
+from ..plain_words import first_few
 from ..remedies import Remedy
 from .cutover import GoLiveError, Prop, Props, datasets
 
@@ -92,9 +93,8 @@ def check_ready(src: Props, dst: Props, source_root: str, destination_root: str)
     if not pairs:
         problems.append(f"nothing of {source_root} is in {destination_root}")
     if problems:
-        more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
         raise NotReadyError(
-            "the copy is not the source's last state: " + "; ".join(problems[:3]) + more,
+            "the copy is not the source's last state: " + first_few(problems),
             remedies=(Remedy.FINAL_SYNC_FIRST,))
 
 

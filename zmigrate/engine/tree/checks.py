@@ -10,11 +10,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from .. import cmdline, zfs
-from ..destination import Emptiness, refusal
+from ..destination import Emptiness, mounts, refusal
 from ..errors import PreflightError, PreflightReason, ZmigrateError
 from ..events import Observer, StageChanged
 from ..hosts import Host
 from ..job.preflight import destination_emptiness
+from ..plain_words import first_few
 from .entry import TreeEntry
 from .plan import TreePlan, TreeRequest, destination_name
 
@@ -47,6 +48,9 @@ class Placement:
     paths: dict[str, str] = field(default_factory=dict)
     busy: frozenset[str] = frozenset()
     only_root: bool = False
+    # destination -> the source dataset whose own mountpoint (set on it, sent with -p) decides
+    # where it mounts: its own, or inherited from it
+    carried: dict[str, str] = field(default_factory=dict)
 
 
 def read_placement(src: Host, dst: Host, dst_caps: zfs.Capabilities, request: TreeRequest,
@@ -71,25 +75,26 @@ def read_placement(src: Host, dst: Host, dst_caps: zfs.Capabilities, request: Tr
     new = [d.name for d in src_sets if d.type == "filesystem" and cmdline.within(d.name,
            request.root) and (not only_root or d.name == request.root)
            and destination_name(d.name, request.root, request.destination) not in on_dst]
-    if not new:
+    # A root received into an existing dataset (a new pool's root) stays where that one
+    # mounts, unless its own mountpoint is set on it: the stream (-p) carries that.
+    into_root = target is not None and not target.snapshots and not target.resume_token
+    if not new and not into_root:
         return Placement(into, only_root=only_root)
-    parent = posixpath.dirname(request.destination) or request.destination
-    r = dst.execute(dst.privileged(
-        ["zfs", "get", "-Hp", "-o", "value", "mountpoint", cmdline.dataset(parent)]))
-    base = r.stdout.strip() if r.ok else ""
-    if not base.startswith("/"):
-        return Placement(into, only_root=only_root)  # the parent mounts nothing: nor the new
-    local = zfs.local_properties(src, request.root, "mountpoint")
-    paths: dict[str, str] = {}
-    for name in new:
-        dest = destination_name(name, request.root, request.destination)
-        mp = local.get(name, {}).get("mountpoint")
-        if mp is None:
-            mp = posixpath.join(base, posixpath.relpath(dest, parent))
-        if mp.startswith("/"):
-            paths[dest] = mp
+    local = {name: props["mountpoint"] for name, props in
+             zfs.local_properties(src, request.root, "mountpoint").items()
+             if "mountpoint" in props}
+    sent = [*new, *([request.root] if into_root and request.root in local else [])]
+    pairs = [(n, destination_name(n, request.root, request.destination)) for n in sent]
+    paths = mounts.received_paths(pairs, {n: local[n] for n in sent if n in local},
+                                  request.destination,
+                                  mounts.parent_mountpoint(dst, request.destination))
+    carried: dict[str, str] = {}
+    for n, d in pairs:
+        owners = [a for a in sent if a in local and cmdline.within(n, a)]
+        if d in paths and owners:
+            carried[d] = max(owners, key=len)  # the nearest: its own, or whence it inherits
     busy = zfs.busy_directories(dst, list(paths.values()))
-    return Placement(into, paths, frozenset(busy), only_root)
+    return Placement(into, paths, frozenset(busy), only_root, carried)
 
 
 def check_placement(plan: TreePlan, placed: Placement, dst_label: str) -> None:
@@ -99,25 +104,36 @@ def check_placement(plan: TreePlan, placed: Placement, dst_label: str) -> None:
     root = next((e for e in plan.entries if e.into), None)
     if root is not None and placed.into is not None and not placed.into.empty:
         raise refusal(root.destination, placed.into, dst_label, root.source, force_helps=False)
-    # A root received into an existing dataset stays where that one is mounted.
+    # A root received into an existing dataset is in `paths` only where its own mountpoint,
+    # set on it, travels with it.
     new = [e for e in plan.to_send if e.action == "full" and e.type == "filesystem"
-           and not e.into and (not placed.only_root or e.source == plan.root)]
-    clash = [f"{e.destination} would mount on {placed.paths[e.destination]}" for e in new
+           and (not placed.only_root or e.source == plan.root)]
+    clash = [e.destination for e in new
              if e.destination in placed.paths and placed.paths[e.destination] in placed.busy]
-    if clash:
-        raise PreflightError(
-            "the copy would mount over directories the destination already uses: "
-            + "; ".join(clash),
-            host=dst_label,
-            fix=("this zfs cannot set the mountpoint as it receives (no zfs receive -o), "
-                 "so the copy's root mounts there before it moves under the mount root: "
-                 "empty that directory on the destination, or leave the mount root out"
-                 if placed.only_root else
-                 "pick a destination whose mountpoint is free, or --mount-root PATH to "
-                 "mount the copy under a directory of your choice"),
-            reason=PreflightReason.MOUNT_COLLISION,
-            figures={"way": "tree_root" if placed.only_root else "tree"},
-        )
+    if not clash:
+        return
+    owner = next((placed.carried[d] for d in clash if d in placed.carried), None)
+    if owner is not None:
+        fix = (f"{owner}'s own mountpoint is set on it and travels with the copy, which this "
+               "zfs mounts as it arrives (it cannot receive unmounted: no zfs receive -u): "
+               "send it to a pool on another host, or to one whose zfs receives unmounted "
+               "(OpenZFS)")
+        way = "carried"
+    elif placed.only_root:
+        fix = ("this zfs cannot set the mountpoint as it receives (no zfs receive -o), "
+               "so the copy's root mounts there before it moves under the mount root: "
+               "empty that directory on the destination, or leave the mount root out")
+        way = "tree_root"
+    else:
+        fix = ("pick a destination whose mountpoint is free, or --mount-root PATH to "
+               "mount the copy under a directory of your choice")
+        way = "tree"
+    raise PreflightError(
+        "the copy would mount over directories the destination already uses: "
+        + first_few([f"{d} would mount on {placed.paths[d]}" for d in clash]),
+        host=dst_label, fix=fix, reason=PreflightReason.MOUNT_COLLISION,
+        figures={"way": way, **({"dataset": owner} if owner is not None else {})},
+    )
 
 
 def root_mountpoint(dst_caps: zfs.Capabilities, mount_root: str | None) -> str | None:
