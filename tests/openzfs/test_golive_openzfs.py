@@ -92,6 +92,10 @@ def test_old_pool_to_new_pool_on_one_host_busy_then_live_then_back(
     monkeypatch.setenv("ZMIGRATE_DATA_DIR", str(data))
     send_ok(vm, config, "-r", f"openzfs-vm:{root}", f"openzfs-vm:{copy}", "--snapshot",
             "--final", timeout=900, history=True)
+    # Held until it goes live: what a reboot's `zfs mount -a` does mounts none of the copy.
+    assert _get(vm, copy, "canmount") == _get(vm, f"{copy}/home", "canmount") == "noauto"
+    vm.ssh("zfs mount -a", check=False)  # (the copy's encrypted child has no key loaded)
+    assert _get(vm, copy, "mounted") == _get(vm, f"{copy}/home", "mounted") == "no"
     home = f"/{root}/home"
     args = (f"openzfs-vm:{root}", f"openzfs-vm:{copy}")
     # A process in the source's folder (a guest shell's working directory): refused first.
@@ -119,6 +123,7 @@ def test_old_pool_to_new_pool_on_one_host_busy_then_live_then_back(
         w.check(shown)
     assert _source_of(vm, home) == f"{copy}/home"  # the same path, the new pool
     vm.ssh(f"touch {home}/written")  # writable: the copy, in service
+    assert _get(vm, f"{copy}/home", "canmount") == "on"  # as on the source
     assert _get(vm, f"{root}/home", "canmount") == "noauto"
     assert _get(vm, f"{root}/enc/child", "mounted") == "no"  # out of the way too
     shown = shown_in_json(_go_live(vm, config, data, *args, "--back", "--dry-run",
@@ -138,3 +143,4 @@ def test_old_pool_to_new_pool_on_one_host_busy_then_live_then_back(
         ro + r.stderr
     assert _get(vm, f"{root}/home", "canmount") == "on"
     assert _get(vm, f"{copy}/home", "mounted") == "no" and _get(vm, copy, "mounted") == "no"
+    assert _get(vm, f"{copy}/home", "canmount") == "noauto"  # held again

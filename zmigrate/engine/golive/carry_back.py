@@ -162,7 +162,7 @@ def carry(src: Host, dst: Host, source_root: str, destination_root: str, snapsho
     snapshots: the tree's own run from the destination host to the source host (nothing
     destroyed: no --force; the source stays unmounted where it was)."""
     request = TreeRequest(destination_root, source_root, snapshot,
-                          options=Options(readonly=True))
+                          options=Options(readonly=True), until_live=False)
     job = TreeJob(dst, src, request)
     if said is not None:
         job.subscribe(lambda e: said(e.detail) if isinstance(e, StageChanged) else None)
@@ -181,6 +181,10 @@ def carry(src: Host, dst: Host, source_root: str, destination_root: str, snapsho
                          zfs.local_properties(src, source_root, sources="local,received"))
 
 
+# Properties zfs cannot inherit: one that was not set is put back as its default.
+NOT_INHERITED = {"canmount": "on"}
+
+
 def _keep_properties(src: Host, existing: Props, before: dict[str, dict[str, str]],
                      after: dict[str, dict[str, str]]) -> None:
     """The tree's stream carries the copy's own properties (`send -p`: its mountpoint
@@ -190,7 +194,10 @@ def _keep_properties(src: Host, existing: Props, before: dict[str, dict[str, str
     for name in sorted(existing):
         props, now = before.get(name, {}), after.get(name, {})
         for prop, value in sorted(now.items()):
-            if prop not in props:
+            if prop not in props and prop in NOT_INHERITED:
+                argvs.append(["zfs", "set", f"{prop}={NOT_INHERITED[prop]}",
+                              cmdline.dataset(name)])
+            elif prop not in props:
                 argvs.append(["zfs", "inherit", property_name(prop),
                               cmdline.dataset(name)])
             elif props[prop] != value:

@@ -290,10 +290,11 @@ def finish_received(src: Host, dst: Host, caps: tuple[zfs.Capabilities, zfs.Capa
 
 
 def _differing_properties(want: dict[str, str], got: dict[str, str]) -> list[str]:
-    """The source's locally set properties the copy lacks or holds otherwise (readonly and
-    mountpoint are the run's own choice; the shares go-live sets)."""
+    """The source's locally set properties the copy lacks or holds otherwise (readonly,
+    mountpoint and canmount are the run's own choice; the shares go-live sets)."""
     return [k for k, v in want.items()
-            if k not in ("readonly", "mountpoint", "sharenfs", "sharesmb") and got.get(k) != v]
+            if k not in ("readonly", "mountpoint", "canmount", "sharenfs", "sharesmb")
+            and got.get(k) != v]
 
 
 def _lost_key_parent(plan: TreePlan, s: zfs.Dataset, d: zfs.Dataset) -> str | None:

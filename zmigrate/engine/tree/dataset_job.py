@@ -35,7 +35,7 @@ from ..job import InTree, Job, Known, Request, default_transport
 from ..job.pipeline import free_port
 from ..plan import Options
 from .entry import SMALL, TreeEntry
-from .plan import TreePlan, TreeRequest, destination_name
+from .plan import TreePlan, TreeRequest, destination_name, held
 from .schedule import TreeProgress, stream_size, streams
 
 
@@ -71,11 +71,18 @@ def dataset_options(request: TreeRequest, dst_caps: zfs.Capabilities, plan: Tree
         # Children inherit from the root; a child with a mountpoint of its own keeps it.
         options = replace(options, properties=(*options.properties,
                                                ("mountpoint", request.mount_root)))
+    if held(request, dst_caps.receive_properties) and e.type == "filesystem" \
+            and e.action == "full" and not e.resume and not options.replicate:
+        # Never mounted by itself before it goes live (plan.held). (A replication stream's
+        # -o would reach its children as inherited, which canmount is not.)
+        options = replace(options, properties=(*options.properties, ("canmount", "noauto")))
     if dst_caps.receive_properties:
         # Shared only once live (go-live sets them as on the source): a copy shared as it
-        # arrives would export a half-copied dataset, or a path twice.
+        # arrives would export a half-copied dataset, or a path twice. What goes back to its
+        # source leaves the source's canmount alone (the copy's own is `held`'s noauto).
+        left_out = SHARE_PROPERTIES + (() if request.until_live else ("canmount",))
         options = replace(options, exclude_properties=(*options.exclude_properties,
-                                                       *SHARE_PROPERTIES))
+                                                       *left_out))
     if e.origin is not None and not e.resume:
         # (A resumed clone's token already names its origin's copy.)
         options = replace(options, origin=e.origin)

@@ -66,6 +66,9 @@ class TreeRequest:
     # runs alone, so big streams do not fight for it and its plot stays its own. None: as many
     # as both hosts' memory holds the buffers of, up to tree_schedule.AUTO_WIDTH.
     parallel: int | None = None
+    # The copy is held until it goes live: its new file systems received canmount=noauto
+    # (`held`). False for what goes back to its source (golive/carry_back.py).
+    until_live: bool = True
 
     def validate(self) -> None:
         """Every name a valid ZFS name, the mount root an absolute path (InvalidNameError)."""
@@ -401,15 +404,16 @@ def destination_name(source: str, root: str, destination: str) -> str:
 def plan_tree(src_host: Host, dst_host: Host, request: TreeRequest,
               src_sets: Sequence[zfs.Dataset], dst_sets: Sequence[zfs.Dataset],
               *, snapshot: str, unmounted: bool, raw_streams: bool = False,
-              resumable: bool = False,
+              resumable: bool = False, held_back: bool = False,
               tools: tuple[HostTools | None, HostTools | None] = (None, None)) -> TreePlan:
     """Decide each dataset's fate from the two inventories (no remote call).
 
     `raw_streams`: both hosts send and receive raw, and encrypted datasets go raw; then a new
     encryption root whose whole subtree is new on the destination goes as one -R -w stream.
     `resumable`: the destination keeps interrupted receives; then only a small catch-up of a
-    subtree goes as one -R -I stream (tree_streams). `tools`: both hosts' probed tools, for
-    the default transport (transports.chosen; not probed: tcp between two hosts)."""
+    subtree goes as one -R -I stream (tree_streams). `held_back`: new file systems are received
+    canmount=noauto (`held`). `tools`: both hosts' probed tools, for the default transport
+    (transports.chosen; not probed: tcp between two hosts)."""
     picked, excluded = pick(src_sets, request.root, request.excludes)
     on_dst = {d.name: d for d in dst_sets}
     take = request.snapshot is None
@@ -465,7 +469,7 @@ def plan_tree(src_host: Host, dst_host: Host, request: TreeRequest,
         destination=request.destination, snapshot=snapshot, snapshot_command=snapshot_command,
         readonly_command=readonly_command, entries=tuple(entries),
         vanished=_vanished(request, src_sets, dst_sets), excluded=tuple(excluded),
-        mount=_mount_words(request, unmounted),
+        mount=_mount_words(request, unmounted, held_back),
         transport=transports.chosen(request.options.transport,
                                     same_host(src_host, dst_host), tools).value,
         not_carried=NotCarried.of(picked),
@@ -513,14 +517,27 @@ def _vanished(request: TreeRequest, src_sets: Sequence[zfs.Dataset],
         and request.root + d.name[len(request.destination):] not in on_src))
 
 
-def _mount_words(request: TreeRequest, unmounted: bool) -> str:
+def held(request: TreeRequest, receive_properties: bool) -> bool:
+    """Whether the copy's new file systems are received canmount=noauto: a copy that goes live
+    later (not mounted under a chosen folder now), by a zfs that sets properties as it
+    receives (-o). Left to mount by itself, a reboot's `zfs mount -a` would mount it before it
+    goes live: over the source's own paths where both pools are on one host (OpenZFS mounts
+    over a folder in use on FreeBSD, and on Linux with overlay=on, its default). Going live
+    sets canmount as on the source; going back puts noauto back."""
+    return request.until_live and request.mount_root is None and receive_properties
+
+
+def _mount_words(request: TreeRequest, unmounted: bool, held_back: bool) -> str:
     if request.mount_root is not None:
         return (f"The copy is mounted under {request.mount_root}" + (
             ", each dataset set readonly=on as it arrives, before its children mount in it "
             "(mounting them there would modify it, and the next catch-up would be refused)"
             if request.options.readonly else ""))
     if unmounted:
-        return "The copy is received unmounted (zfs receive -u), its mountpoint properties kept"
+        return ("The copy is received unmounted (zfs receive -u), its mountpoint properties "
+                "kept" + (", and canmount=noauto on each new file system, so it stays "
+                          "unmounted after a reboot too until it goes live"
+                          if held_back else ""))
     return ("This zfs cannot receive unmounted (-u): the copy's root is received where its "
             "parent mounts it (checked to be free), then set mountpoint=none, so its children "
             "never mount")

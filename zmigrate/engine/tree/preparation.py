@@ -12,7 +12,7 @@ from .. import zfs
 from ..hosts import Host
 from ..job import Known
 from .checks import Placement, check_ends, check_placement
-from .plan import TreePlan, TreeRequest, plan_tree, unused_snapshot_name
+from .plan import TreePlan, TreeRequest, held, plan_tree, unused_snapshot_name
 from .unchanged import measures_empty, with_written
 
 
@@ -52,7 +52,8 @@ def decide_tree(src: Host, dst: Host, request: TreeRequest, reading: TreeReading
     def planned(src_sets: list[zfs.Dataset]) -> TreePlan:
         return plan_tree(src, dst, request, src_sets, dst_sets, snapshot=snapshot,
                          unmounted=dst_caps.receive_unmounted, raw_streams=raw_streams,
-                         resumable=dst_caps.resumable, tools=(src_caps.tools, dst_caps.tools))
+                         resumable=dst_caps.resumable, tools=(src_caps.tools, dst_caps.tools),
+                         held_back=held(request, dst_caps.receive_properties))
 
     # `written` as read after the pool synced: one written to after all is sent.
     plan = planned(with_written(src_sets, reading.written))
