@@ -57,8 +57,9 @@ SHARE_PROPERTIES = ("sharenfs", "sharesmb")
 
 
 def dataset_options(request: TreeRequest, dst_caps: zfs.Capabilities, plan: TreePlan,
-                    e: TreeEntry) -> Options:
-    """The tree's options as one dataset's job takes them."""
+                    e: TreeEntry, *, sudo: bool = False) -> Options:
+    """The tree's options as one dataset's job takes them (`sudo`: the destination's login
+    runs zfs through sudo)."""
     # Unmounted where this zfs can (-u); else mounted where inherited, checked free.
     mount = request.mount_root is not None or not dst_caps.receive_unmounted
     options = replace(request.options, history=True, send_properties=True, resume=e.resume,
@@ -71,7 +72,7 @@ def dataset_options(request: TreeRequest, dst_caps: zfs.Capabilities, plan: Tree
         # Children inherit from the root; a child with a mountpoint of its own keeps it.
         options = replace(options, properties=(*options.properties,
                                                ("mountpoint", request.mount_root)))
-    if held(request, dst_caps.receive_properties) and e.type == "filesystem" \
+    if held(request, dst_caps, sudo) and e.type == "filesystem" \
             and e.action == "full" and not e.resume and not options.replicate:
         # Never mounted by itself before it goes live (plan.held). (A replication stream's
         # -o would reach its children as inherited, which canmount is not.)
@@ -100,7 +101,7 @@ def dataset_job(src: Host, dst: Host, request: TreeRequest,
                 shown: frozenset[tuple[str, str, str]] | None = None) -> Job:
     """The job that sends `e` at the tree's snapshot, on the tree's two sessions; it destroys
     nothing beyond `shown` (the keys of what the plan the user saw destroys; None: `plan`'s)."""
-    options = dataset_options(request, caps[1], plan, e)
+    options = dataset_options(request, caps[1], plan, e, sudo=dst.sudo)
     if options.port is None \
             and transports.carrier(default_transport(src, dst, options, caps)).listens:
         options = replace(options, port=ports.take(dst, known))

@@ -517,14 +517,17 @@ def _vanished(request: TreeRequest, src_sets: Sequence[zfs.Dataset],
         and request.root + d.name[len(request.destination):] not in on_src))
 
 
-def held(request: TreeRequest, receive_properties: bool) -> bool:
+def held(request: TreeRequest, dst_caps: zfs.Capabilities, sudo: bool) -> bool:
     """Whether the copy's new file systems are received canmount=noauto: a copy that goes live
     later (not mounted under a chosen folder now), by a zfs that sets properties as it
-    receives (-o). Left to mount by itself, a reboot's `zfs mount -a` would mount it before it
-    goes live: over the source's own paths where both pools are on one host (OpenZFS mounts
-    over a folder in use on FreeBSD, and on Linux with overlay=on, its default). Going live
-    sets canmount as on the source; going back puts noauto back."""
-    return request.until_live and request.mount_root is None and receive_properties
+    receives (-o), for a login that may set canmount (root, or sudo: a delegated login would
+    need the `canmount` permission, which docs/permissions.md's minimum does not grant). Left
+    to mount by itself, a reboot's `zfs mount -a` would mount it before it goes live: over the
+    source's own paths where both pools are on one host (OpenZFS mounts over a folder in use on
+    FreeBSD, and on Linux with overlay=on, its default). Going live sets canmount as on the
+    source; going back puts noauto back."""
+    return (request.until_live and request.mount_root is None and dst_caps.receive_properties
+            and (dst_caps.root or sudo))
 
 
 def _mount_words(request: TreeRequest, unmounted: bool, held_back: bool) -> str:

@@ -53,7 +53,7 @@ def decide_tree(src: Host, dst: Host, request: TreeRequest, reading: TreeReading
         return plan_tree(src, dst, request, src_sets, dst_sets, snapshot=snapshot,
                          unmounted=dst_caps.receive_unmounted, raw_streams=raw_streams,
                          resumable=dst_caps.resumable, tools=(src_caps.tools, dst_caps.tools),
-                         held_back=held(request, dst_caps.receive_properties))
+                         held_back=held(request, dst_caps, dst.sudo))
 
     # `written` as read after the pool synced: one written to after all is sent.
     plan = planned(with_written(src_sets, reading.written))
