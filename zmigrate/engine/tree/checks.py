@@ -84,13 +84,15 @@ def read_placement(src: Host, dst: Host, dst_caps: zfs.Capabilities, request: Tr
              zfs.local_properties(src, request.root, "mountpoint").items()
              if "mountpoint" in props}
     sent = [*new, *([request.root] if into_root and request.root in local else [])]
+    if not sent:
+        return Placement(into, only_root=only_root)
+    own = {n: local[n] for n in sent if n in local}  # the mountpoints the streams carry
     pairs = [(n, destination_name(n, request.root, request.destination)) for n in sent]
-    paths = mounts.received_paths(pairs, {n: local[n] for n in sent if n in local},
-                                  request.destination,
+    paths = mounts.received_paths(pairs, own, request.destination,
                                   mounts.parent_mountpoint(dst, request.destination))
     carried: dict[str, str] = {}
     for n, d in pairs:
-        owners = [a for a in sent if a in local and cmdline.within(n, a)]
+        owners = [a for a in own if cmdline.within(n, a)]
         if d in paths and owners:
             carried[d] = max(owners, key=len)  # the nearest: its own, or whence it inherits
     busy = zfs.busy_directories(dst, list(paths.values()))
