@@ -49,7 +49,7 @@ from lab.zfsfuse import PoolFactory  # noqa: E402
 
 from zmigrate.engine.transports import Transport  # noqa: E402
 from zmigrate.engine.transports.private import bundle, make_keys, unpack_line  # noqa: E402
-from zmigrate.engine.transports.tls_ends import client_stage, server_stage  # noqa: E402
+from zmigrate.engine.transports.tls_ends import client_stage, keys_at, server_stage  # noqa: E402
 from zmigrate.engine.units import MiB  # noqa: E402
 
 TRANSPORTS = (Transport.TCP, Transport.PRIVATE, Transport.SSH)
@@ -78,8 +78,8 @@ def stage(wire: str, data: Path) -> float:
         dirs.append(base)
         for d, files in ((src_d, keys.source), (dst_d, keys.destination)):
             subprocess.run(["sh", "-c", unpack_line(d)], input=bundle(files), check=True)
-        receiver = f"{server_stage(dst_d, port, wire)} | {mb} > /dev/null"
-        sender = f"{mb} < {data} | {client_stage(src_d, f'127.0.0.1:{port}', wire)}"
+        receiver = f"{keys_at(dst_d)}{server_stage(port, wire)} | {mb} > /dev/null"
+        sender = f"{keys_at(src_d)}{mb} < {data} | {client_stage(f'127.0.0.1:{port}', wire)}"
     rx = subprocess.Popen(["sh", "-c", receiver])
     time.sleep(0.5)
     t0 = time.monotonic()

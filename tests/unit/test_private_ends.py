@@ -119,6 +119,18 @@ def test_the_ends_follow_each_hosts_tool_and_carry_no_key() -> None:
         assert "PRIVATE KEY" not in line and "CERTIFICATE" not in line
 
 
+def test_each_end_names_its_key_directory_once() -> None:
+    """The line a review and --dry-run show names the key directory once (`keys=`); the files,
+    the error log and the removal on the way out all go through "$keys"."""
+    for tools in (_tools((1, 8, 0, 0), (3, 0)), _tools(None, (3, 0))):
+        ends = private.CARRIER.ends(_spec(tools, tools))
+        assert ends.destination is not None and ends.keys is not None
+        for line, d in zip((ends.source, ends.destination), ends.keys, strict=True):
+            assert line.startswith(f"keys={d}; trap ")
+            assert line.count(d) == 1 and key_dirs.named_in([line]) == [d]
+            assert '"$keys"/own.key' in line and '"$keys"/err' in line
+
+
 def _fake_socat(bin_dir: Path, runs: list[str]) -> None:
     """A `socat` that plays `runs` in turn: each its stderr lines (socat -d -d's) and, when
     they say the session started, the stream on stdout."""
@@ -138,7 +150,7 @@ def _listen(tmp_path: Path, runs: list[str]) -> subprocess.CompletedProcess[str]
     _fake_socat(tmp_path / "bin", runs)
     keys = tmp_path / "keys"
     keys.mkdir()
-    line = tls_ends.server_stage(str(keys), 9090, tls_ends.SOCAT)
+    line = tls_ends.keys_at(str(keys)) + tls_ends.server_stage(9090, tls_ends.SOCAT)
     return subprocess.run(["sh", "-c", line], capture_output=True, text=True, timeout=30,
                           env={"PATH": f"{tmp_path / 'bin'}:/usr/bin:/bin"}, check=False)
 

@@ -85,10 +85,10 @@ def tls_stage(doctor: StageContext) -> StageResult:
     except ZmigrateError as exc:
         return StageResult("tls", title, None, 0.0, 0, in_path, error=exc.message)
     src_tool, dst_tool = _tls_tool(doctor.src_caps), _tls_tool(doctor.dst_caps)
-    receiver = tls_ends.server_stage(dirs[1], port, dst_tool) + " | " + cmdline.join(
-        mbuffer_argv("-o", "/dev/null"))
-    sender = cmdline.join(mbuffer_argv("-i", "/dev/zero")) + " | " + tls_ends.client_stage(
-        dirs[0], address_port(connect, port), src_tool)
+    receiver = (tls_ends.keys_at(dirs[1]) + tls_ends.server_stage(port, dst_tool) + " | "
+                + cmdline.join(mbuffer_argv("-o", "/dev/null")))
+    sender = (tls_ends.keys_at(dirs[0]) + cmdline.join(mbuffer_argv("-i", "/dev/zero")) + " | "
+              + tls_ends.client_stage(address_port(connect, port), src_tool))
     try:
         return doctor.measurer.measure("tls", title, in_path,
                                        [(doctor.dst, receiver), (doctor.src, sender)], 0,

@@ -34,23 +34,24 @@ def key_dirs() -> tuple[str, str]:
     return f"/tmp/{KEY_PREFIX}{token}-s", f"/tmp/{KEY_PREFIX}{token}-d"
 
 
-def _removal(d: str) -> str:
-    """The shell line that removes key directory `d` (a shell word): its files by name, then
-    the directory itself, which stays if anything else is in it."""
+def removal_of(d: str) -> str:
+    """The shell line that removes key directory `d` (a shell word: a quoted path or a
+    variable's "$name"): its files by name, then the directory itself, which stays if anything
+    else is in it."""
     files = " ".join(f"{d}/{name}" for name in (*KEY_FILES, *END_FILES))
     return f"rm -f {files}; rmdir {d} 2>/dev/null"
 
 
 def removal(d: str) -> str:
     """The remote line that removes the key directory `d` a step made (removal's rule)."""
-    return _removal(cmdline.join([d]))
+    return removal_of(cmdline.join([d]))
 
 
 def stale_sweep() -> str:
     """The remote line that removes this login's key directories (key_dirs' names, mode 0700)
     older than STALE_MINUTES, by removal's rule (GNU and BSD find; where find cannot, nothing
     is removed and the step goes on)."""
-    each = cmdline.join([f'for d; do {_removal(chr(34) + "$d" + chr(34))}; done'])
+    each = cmdline.join([f'for d; do {removal_of(chr(34) + "$d" + chr(34))}; done'])
     return (f"find /tmp -maxdepth 1 -type d -name '{_SHAPE}' -perm 700 -user \"$(id -u)\" "
             f"-mmin +{STALE_MINUTES} -exec sh -c {each} sh {{}} + 2>/dev/null; ")
 
@@ -62,4 +63,4 @@ def named_in(texts: list[str]) -> list[str]:
 
 
 __all__ = ["END_FILES", "KEY_FILES", "KEY_PREFIX", "STALE_MINUTES", "key_dirs", "named_in",
-           "removal", "stale_sweep"]
+           "removal", "removal_of", "stale_sweep"]

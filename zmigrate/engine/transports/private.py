@@ -32,12 +32,22 @@ from ..errors import PreflightError, PreflightReason
 from ..findings import Advice, AdviceKind
 from ..hosts import tools as capabilities
 from ..hosts.at_once import both
-from ..hosts.key_dirs import key_dirs, removal, stale_sweep
+from ..hosts.key_dirs import key_dirs, removal, removal_of, stale_sweep
 from ..hosts.tools import HostTools
 from ..readings import mbuffer
 from .base import Ends, StreamSpec, Transport
 from .tcp import WIRE_BLOCKS, Tcp, address_port
-from .tls_ends import MIN_OPENSSL, MIN_SOCAT, OPENSSL, SOCAT, client_stage, server_stage, tool_for
+from .tls_ends import (
+    KEYS,
+    MIN_OPENSSL,
+    MIN_SOCAT,
+    OPENSSL,
+    SOCAT,
+    client_stage,
+    keys_at,
+    server_stage,
+    tool_for,
+)
 
 if TYPE_CHECKING:
     from ..hosts import Host
@@ -46,11 +56,14 @@ if TYPE_CHECKING:
 
 
 def _cleanup(d: str) -> str:
+    """An end's line start: its key directory `d` named once (keys_at), and its removal on
+    the way out."""
     # TERM/HUP/INT end the shell through EXIT, which removes the keys (a KILL leaves them to
     # the step's own clean-up, StepRunner's `forget_keys`, or a later run's leftover stop). PIPE
     # too: where the session that started it is gone, the shell's own notice that a job was
     # Terminated goes to a closed stderr, and an untrapped PIPE would end it before its EXIT.
-    return f"trap {cmdline.join([removal(d)])} EXIT; trap 'exit 143' HUP INT TERM PIPE; "
+    return (f"{keys_at(d)}trap {cmdline.join([removal_of(KEYS)])} EXIT; "
+            "trap 'exit 143' HUP INT TERM PIPE; ")
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,8 +159,8 @@ class Private(Tcp):
         src_tool, dst_tool = self.end_tools(spec)
         src_mb = mbuffer.command(spec.block, spec.source_buffer, hash_=spec.hash,
                                  rate=spec.rate_limit)
-        tls_out = client_stage(src_dir, address_port(spec.connect_address, spec.port), src_tool)
-        tls_in = server_stage(dst_dir, spec.port, dst_tool)
+        tls_out = client_stage(address_port(spec.connect_address, spec.port), src_tool)
+        tls_in = server_stage(spec.port, dst_tool)
         if spec.compress is None:
             dst_mb = mbuffer.command(spec.block, spec.destination_buffer, hash_=spec.hash)
             receive = spec.receive_side(dst_mb, tls_in)

@@ -8,9 +8,10 @@ mbuffers included; tcp's 0.27), which counts where that CPU is the one zfs uses 
 suites are all AEAD: AES-GCM, AES-NI accelerated, or ChaCha20-Poly1305), each end proves its
 own key and trusts only the other's certificate, so the ends of two tools work together.
 
-Each end's line is a loop that starts its tool again only when no session ever carried a byte:
-the listener after a stranger's failed handshake (up to `STRANGERS` times), the sender after a
-connection that never completed its handshake (it has read none of its input then).
+Each end's line names its step's key directory once, in `$keys` (keys_at), so the line a review
+shows stays readable. It is a loop that starts its tool again only when no session ever carried
+a byte: the listener after a stranger's failed handshake (up to `STRANGERS` times), the sender
+after a connection that never completed its handshake (it has read none of its input then).
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ _ACCEPTED = "accepting connection from"
 # s_server -state's line once it has read (and checked) the client's Finished: the handshake
 # is complete, so the peer proved the step's client key.
 _PROVED = "read finished"
+# The step's key directory in an end's line; keys_at sets it at the line's start.
+KEYS = '"$keys"'
 
 
 def tool_for(tools: HostTools) -> str | None:
@@ -48,72 +51,79 @@ def tool_for(tools: HostTools) -> str | None:
     return None
 
 
-def _files(d: str) -> list[str]:
-    return ["-cert", f"{d}/own.crt", "-key", f"{d}/own.key", "-CAfile", f"{d}/peer.crt"]
+def keys_at(d: str) -> str:
+    """The start of an end's line: `keys=D; `, the step's key directory `d` for KEYS."""
+    return f"keys={cmdline.join([d])}; "
 
 
-def _socat_keys(d: str) -> str:
+def _files() -> str:
+    return f"-cert {KEYS}/own.crt -key {KEYS}/own.key -CAfile {KEYS}/peer.crt"
+
+
+def _socat_keys() -> str:
     # verify=1 on the listener: a client without the job's certificate fails the handshake.
-    return (f"cert={d}/own.crt,key={d}/own.key,cafile={d}/peer.crt,verify=1,"
+    return (f"cert={KEYS}/own.crt,key={KEYS}/own.key,cafile={KEYS}/peer.crt,verify=1,"
             "openssl-min-proto-version=TLS1.3")
 
 
-def _said(d: str) -> str:
-    """socat's error lines in `d`/err, as `openssl: ...` on stderr (its date and pid cut)."""
-    return f"sed -n 's/^.* E /openssl: /p' {d}/err >&2"
+def _said() -> str:
+    """socat's error lines in the key directory's err, as `openssl: ...` on stderr (its date
+    and pid cut)."""
+    return f"sed -n 's/^.* E /openssl: /p' {KEYS}/err >&2"
 
 
-def _announced(tool: str, d: str, proved: str) -> str:
-    """`tool` with its stdout on the stream and its stderr into `d`/err, saying CONNECTED_MARK
-    on stderr once a line shows its peer `proved` the step's key: the readiness probe's "the
-    port no longer listens" cannot tell the sender from a stranger the handshake will refuse
-    (Private.port_closed_is_sender). Its exit status in $s."""
-    awk = (f"awk -v f={d}/err '{{ print > f; fflush(f) }} "
+def _announced(tool: str, proved: str) -> str:
+    """`tool` with its stdout on the stream and its stderr into the key directory's err, saying
+    CONNECTED_MARK on stderr once a line shows its peer `proved` the step's key: the readiness
+    probe's "the port no longer listens" cannot tell the sender from a stranger the handshake
+    will refuse (Private.port_closed_is_sender). Its exit status in $s."""
+    awk = (f"awk -v f={KEYS}/err '{{ print > f; fflush(f) }} "
            f"!m && /{proved}/ {{ print \"{CONNECTED_MARK}\" > \"/dev/stderr\"; m = 1 }}'")
-    return (f"{{ {{ {tool} 2>&1 >&3 3>&-; echo $? >{d}/rc; }} | {awk} >/dev/null; }} 3>&1; "
-            f"s=$(cat {d}/rc)")
+    return (f"{{ {{ {tool} 2>&1 >&3 3>&-; echo $? >{KEYS}/rc; }} | {awk} >/dev/null; }} 3>&1; "
+            f"s=$(cat {KEYS}/rc)")
 
 
-def server_stage(d: str, port: int, tool: str = OPENSSL) -> str:
-    """The destination's first stage: one authenticated TLS session's bytes on stdout."""
+def server_stage(port: int, tool: str = OPENSSL) -> str:
+    """The destination's first stage: one authenticated TLS session's bytes on stdout (after
+    keys_at)."""
     if tool == SOCAT:
-        socat = cmdline.join(["socat", "-d", "-d", "-b", str(SOCAT_BLOCK), "-u",
-                              f"OPENSSL-LISTEN:{int(port)},reuseaddr,{_socat_keys(d)}",
-                              "STDOUT"])
+        socat = (cmdline.join(["socat", "-d", "-d", "-b", str(SOCAT_BLOCK), "-u"])
+                 + f" OPENSSL-LISTEN:{int(port)},reuseaddr,{_socat_keys()} STDOUT")
         # Started again only after an accepted connection that never carried a byte (a
         # stranger's failed handshake); a failed bind or a broken session ends it.
-        return (f"( n=0; while :; do {_announced(socat, d, _FLOWING)}; [ $s -eq 0 ] && exit 0; "
-                f"{_said(d)}; if grep -q '{_ACCEPTED}' {d}/err && "
-                f"! grep -q '{_FLOWING}' {d}/err; then n=$((n+1)); "
+        return (f"( n=0; while :; do {_announced(socat, _FLOWING)}; [ $s -eq 0 ] && exit 0; "
+                f"{_said()}; if grep -q '{_ACCEPTED}' {KEYS}/err && "
+                f"! grep -q '{_FLOWING}' {KEYS}/err; then n=$((n+1)); "
                 f"[ $n -lt {STRANGERS} ] && continue; fi; exit $s; done )")
     # s_server ends a session at EOF on stdin: its stdin is a FIFO nobody writes.
-    s_server = cmdline.join(["openssl", "s_server", "-quiet", "-state", "-naccept", "1",
-                             "-accept", str(port), *_files(d), "-Verify", "1", *_TLS])
-    return (f"( n=0; exec 5<>{d}/idle; while :; do {_announced(s_server + ' <&5', d, _PROVED)}; "
-            f"if grep -q ':error:' {d}/err; then grep ':error:' {d}/err | "
+    s_server = (cmdline.join(["openssl", "s_server", "-quiet", "-state", "-naccept", "1",
+                              "-accept", str(port)]) + f" {_files()} "
+                + cmdline.join(["-Verify", "1", *_TLS]))
+    return (f"( n=0; exec 5<>{KEYS}/idle; while :; do {_announced(s_server + ' <&5', _PROVED)}; "
+            f"if grep -q ':error:' {KEYS}/err; then grep ':error:' {KEYS}/err | "
             "sed 's/^/openssl: /' >&2; n=$((n+1)); "
             f"[ $n -lt {STRANGERS} ] && continue; exit 1; fi; exit $s; done )")
 
 
-def client_stage(d: str, address: str, tool: str = OPENSSL) -> str:
-    """The source's last stage: its stdin to the listener, once that proves the step's server
-    key; a connection that never completed its handshake is tried again."""
+def client_stage(address: str, tool: str = OPENSSL) -> str:
+    """The source's last stage (after keys_at): its stdin to the listener, once that proves
+    the step's server key; a connection that never completed its handshake is tried again."""
     if tool == SOCAT:
-        socat = cmdline.join(["socat", "-d", "-d", "-b", str(SOCAT_BLOCK), "-u", "STDIN",
-                              f"OPENSSL:{address},{_socat_keys(d)},"
-                              f"commonname={SERVER_NAME},no-sni=1"])
-        return (f"{{ n=0; while :; do {socat} 2>{d}/err; s=$?; [ $s -eq 0 ] && exit 0; "
-                f"if ! grep -q '{_FLOWING}' {d}/err && [ $n -lt {CONNECT_TRIES} ]; then "
+        socat = (cmdline.join(["socat", "-d", "-d", "-b", str(SOCAT_BLOCK), "-u", "STDIN"])
+                 + " OPENSSL:" + cmdline.join([address]) + f",{_socat_keys()},commonname="
+                 + cmdline.join([SERVER_NAME]) + ",no-sni=1")
+        return (f"{{ n=0; while :; do {socat} 2>{KEYS}/err; s=$?; [ $s -eq 0 ] && exit 0; "
+                f"if ! grep -q '{_FLOWING}' {KEYS}/err && [ $n -lt {CONNECT_TRIES} ]; then "
                 "n=$((n+1)); sleep 0.1 2>/dev/null || sleep 1; continue; fi; "
-                f"{_said(d)}; exit $s; done; }}")
-    s_client = cmdline.join(["openssl", "s_client", "-quiet", "-nocommands", "-no_ign_eof",
-                             "-connect", address, *_files(d), *_TLS])
+                f"{_said()}; exit $s; done; }}")
+    s_client = (cmdline.join(["openssl", "s_client", "-quiet", "-nocommands", "-no_ign_eof",
+                              "-connect", address]) + f" {_files()} " + cmdline.join(_TLS))
     noise = "'^(depth=|verify return:|DONE$)|SSL_get_servername'"
-    return (f"{{ n=0; while :; do {s_client} 2>{d}/err; s=$?; [ $s -eq 0 ] && exit 0; "
-            f"if ! grep -q '^verify return:1' {d}/err && [ $n -lt {CONNECT_TRIES} ]; then "
+    return (f"{{ n=0; while :; do {s_client} 2>{KEYS}/err; s=$?; [ $s -eq 0 ] && exit 0; "
+            f"if ! grep -q '^verify return:1' {KEYS}/err && [ $n -lt {CONNECT_TRIES} ]; then "
             "n=$((n+1)); sleep 0.1 2>/dev/null || sleep 1; continue; fi; "
-            f"grep -Ev {noise} {d}/err | sed 's/^/openssl: /' >&2; exit $s; done; }}")
+            f"grep -Ev {noise} {KEYS}/err | sed 's/^/openssl: /' >&2; exit $s; done; }}")
 
 
-__all__ = ["MIN_OPENSSL", "MIN_SOCAT", "OPENSSL", "SOCAT", "client_stage", "server_stage",
-           "tool_for"]
+__all__ = ["KEYS", "MIN_OPENSSL", "MIN_SOCAT", "OPENSSL", "SOCAT", "client_stage", "keys_at",
+           "server_stage", "tool_for"]
