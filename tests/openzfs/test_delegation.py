@@ -107,6 +107,29 @@ def test_verified_permission_sets_are_exact(vm: Vm, zm: tuple[Host, Host], tag: 
     assert set(zfs.PERMISSIONS["force_replicate"]) == {"destroy", "mount"}
 
 
+# -- properties the receive sets -------------------------------------------------------------------
+def test_properties_set_by_the_receive_need_their_permissions(vm: Vm, zm: tuple[Host, Host],
+                                                              tag: str) -> None:
+    """Without a property's permission zfs receives the data and exits 0, leaving the property
+    out (only "cannot receive atime property ...: permission denied" on stderr): a `-p` stream's
+    properties and each `--property` are named at preflight, and once granted they arrive."""
+    src_host, dst_host = zm
+    src, parent = f"srcpool/{tag}", f"dstpool/{tag}-px"
+    copy = f"{parent}/copy"
+    _data(vm, src, 1, extra="-o atime=off -o user:note=kept")
+    vm.ssh(f"zfs allow -u zm send {src} && zfs create {parent} && "
+           f"zfs allow -u zm {BASE} {parent}")
+    kw = {"send_properties": True, "properties": (("compression", "lz4"),)}
+    text = _refused(src_host, dst_host, f"{src}@s1", copy, **kw)
+    assert f"zm lacks the ZFS permission(s) compression,atime,userprop on {parent}" in text
+    assert f"zfs allow -u zm compression,atime,userprop {parent}" in text
+    assert f"{copy}" not in vm.ssh(f"zfs list -H -o name -r {parent}").stdout  # nothing ran
+    vm.ssh(f"zfs allow -u zm compression,atime,userprop {parent}")  # the line preflight printed
+    assert Job(src_host, dst_host, Request(f"{src}@s1", copy, _opts(**kw))).run().verified
+    assert (_prop(vm, copy, "compression"), _prop(vm, copy, "atime"),
+            _prop(vm, copy, "user:note")) == ("lz4", "off", "kept")
+
+
 # -- (a) --force on a diverged destination ---------------------------------------------------------
 def test_force_rollback_as_delegated_user(vm: Vm, zm: tuple[Host, Host], tag: str) -> None:
     src_host, dst_host = zm

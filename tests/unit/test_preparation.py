@@ -77,6 +77,37 @@ def test_missing_delegations_are_decided_on_the_grants_read() -> None:
     assert err.figures["allow"].startswith("zfs allow -u zm ") and "send" in err.figures["missing"]
 
 
+def _allowed(dataset: str, perms: str) -> str:
+    """`zfs allow DATASET` as OpenZFS 2.3 prints it, for user zm."""
+    return (f"---- Permissions on {dataset} ------------------------------------------\n"
+            f"Local+Descendent permissions:\n\tuser zm {perms}\n")
+
+
+def test_properties_the_receive_sets_need_their_own_delegation() -> None:
+    """Without a property's permission OpenZFS receives the data, exits 0 and leaves the
+    property out: each `-o` and each property the `-p` stream carries is counted (user
+    properties as `userprop`); `-x` and a clone's `origin` need nothing."""
+    src = zfs.Grants("zm", {"tank/home": _allowed("tank/home", "hold,send")})
+    dst = zfs.Grants("zm", {"backup": _allowed("backup", "create,mount,readonly,receive")})
+    options = Options(port=40002, send_properties=True,
+                      properties=(("compression", "lz4"), ("user:tag", "x")),
+                      exclude_properties=("atime",))
+    read = reading(grants=(src, dst), carried=frozenset({"atime", "recordsize", "user:note"}))
+    openzfs = dataclasses.replace(read.dst.caps, receive_properties=True)  # -o and -x
+    read = dataclasses.replace(read, dst=dataclasses.replace(read.dst, caps=openzfs))
+    with pytest.raises(PreflightError) as info:
+        decide_job(read.src.host, read.dst.host, Request("tank/home@d", "backup/home", options),
+                   read)
+    assert info.value.figures["missing"] == "compression,userprop,recordsize"
+    assert info.value.figures["allow"] == \
+        "zfs allow -u zm compression,userprop,recordsize backup"
+    granted = _allowed("backup", "compression,create,mount,readonly,receive,recordsize,userprop")
+    read = dataclasses.replace(read, grants=(src, zfs.Grants("zm", {"backup": granted})))
+    decision = decide_job(read.src.host, read.dst.host,
+                          Request("tank/home@d", "backup/home", options), read)
+    assert "-x" in decision.transfer.receive_extra
+
+
 def test_a_copy_mounting_over_a_path_in_use_is_decided_on_the_mounts_read() -> None:
     read = reading(mounts=ReceiveMounts({"backup/home": "/home"},
                                         {"backup/home": "where tank/home is mounted"}))

@@ -45,6 +45,14 @@ PERMISSIONS: dict[str, tuple[str, ...]] = {
 }
 
 
+def property_permission(name: str) -> str:
+    """The `zfs allow` permission that lets a login set property `name` (with `zfs set`, a
+    receive's `-o`, or a `-p`/`-R` stream carrying it): a native property's own name, `userprop`
+    for any user property. Without it OpenZFS 2.3.2 receives the data and exits 0, saying
+    only "cannot receive NAME property on DS: permission denied" (verified on the guest)."""
+    return "userprop" if ":" in name else name
+
+
 @dataclass(frozen=True, slots=True)
 class Snapshot:
     """A snapshot (or bookmark) with what the planner needs."""

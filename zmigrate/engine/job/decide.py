@@ -68,6 +68,23 @@ def listener_port(dst: Host, options: Options, used: set[int]) -> int:
     return options.port
 
 
+def set_by_receive(t: Transfer, carried: frozenset[str]) -> list[str]:
+    """The properties `t`'s receive sets on the copy: each `-o` (but `origin`, which names a
+    clone's origin and needs no permission) and each of `carried` (what the `-p`/`-R` stream
+    carries) that no `-x` leaves out. A `-x` alone needs nothing: without the permission zfs
+    sets nothing, which leaves the property as inherited, as `-x` asks."""
+    given: list[str] = []
+    left_out: set[str] = set()
+    words = iter(t.receive_extra)
+    for word in words:
+        if word == "-o":
+            given.append(next(words).split("=", 1)[0])
+        elif word == "-x":
+            left_out.add(next(words))
+    sent = sorted(carried - left_out) if t.replicate or t.options.send_properties else []
+    return list(dict.fromkeys([*(n for n in given if n != "origin"), *sent]))
+
+
 def refuse_missing_grants(reading: Reading, t: Transfer) -> None:
     """For a login without root or sudo: refuse a transfer whose `zfs allow` delegations it
     lacks, read with both hosts (`Reading.grants`). The sets were verified on OpenZFS 2.3.2
@@ -84,7 +101,7 @@ def refuse_missing_grants(reading: Reading, t: Transfer) -> None:
     need_dst = list(zfs.PERMISSIONS["receive"])
     if t.options.readonly:
         need_dst += zfs.PERMISSIONS["readonly"]
-    extra: list[str] = []
+    extra = [zfs.property_permission(p) for p in set_by_receive(t, reading.carried)]
     if t.rollback_to is not None:  # zfs rollback -r (receive -F alone needs the receive set)
         extra += zfs.PERMISSIONS["force"]
     if t.options.force and t.replicate and t.base is not None:

@@ -213,7 +213,9 @@ class Reading:
     `resume_info`: its resume token decoded on the source; `emptiness`: how an existing one
     without snapshots was found; `route`: how the source's own ssh reaches the destination
     (where the transport has it log in); `grants`: the delegations of a login without root
-    (source, destination); `mounts`: where a `-R`/`-p` copy would mount and what uses that."""
+    (source, destination); `mounts`: where a `-R`/`-p` copy would mount and what uses that;
+    `carried`: the properties a `-R`/`-p` stream carries, read only for a destination login
+    that needs a delegation to set them (`carried_properties`)."""
 
     src: Site
     dst: Site
@@ -224,6 +226,19 @@ class Reading:
     route: SshRoute | None = None
     grants: tuple[zfs.Grants | None, zfs.Grants | None] = (None, None)
     mounts: ReceiveMounts | None = None
+    carried: frozenset[str] = frozenset()
+
+
+def carried_properties(src: Host, ds_name: str, options: Options,
+                       dst_grants: zfs.Grants | None) -> frozenset[str]:
+    """The properties a `-R`/`-p` stream of `ds_name` carries (set on it, or its tree with
+    -R: locally or received), for a destination login that sets them through `zfs allow`
+    (`dst_grants`); empty for any other login or stream (nothing is read)."""
+    if dst_grants is None or not (options.replicate or options.send_properties):
+        return frozenset()
+    props = zfs.local_properties(src, ds_name, sources="local,received",
+                                 only=None if options.replicate else [ds_name])
+    return frozenset(name for each in props.values() for name in each)
 
 
 def read_job(src: Host, dst: Host, request: Request, emit: Observer, *,
@@ -264,5 +279,6 @@ def read_job(src: Host, dst: Host, request: Request, emit: Observer, *,
         if not tree and may_receive_mounted(options, dst_site, existing) \
         else read_covered(dst_site, target, options) \
         if not tree and may_cover(options, dst_site, existing) else None
+    carried = carried_properties(src, ds_name, options, grants[1])
     return Reading(src_site, dst_site, known, existing, resume_info, emptiness, route, grants,
-                   mounts)
+                   mounts, carried)
