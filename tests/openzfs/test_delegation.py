@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -22,6 +23,7 @@ from zmigrate.engine.hosts.login import HostSpec, connect
 from zmigrate.engine.job import Job, Request
 from zmigrate.engine.units import MiB
 
+from .cli import send
 from .test_openzfs import _data, _guid, _opts, _prop, _wait
 from .vm import Vm, connect_dst
 
@@ -128,6 +130,55 @@ def test_properties_set_by_the_receive_need_their_permissions(vm: Vm, zm: tuple[
     assert Job(src_host, dst_host, Request(f"{src}@s1", copy, _opts(**kw))).run().verified
     assert (_prop(vm, copy, "compression"), _prop(vm, copy, "atime"),
             _prop(vm, copy, "user:note")) == ("lz4", "off", "kept")
+
+
+def _zm_config(vm: Vm, tmp_path: Path) -> Path:
+    """An ssh_config with the guest as two hosts, `zm-src` and `zm-dst`, both as user zm."""
+    config = tmp_path / "ssh_config"
+    config.write_text("".join(
+        f"Host {alias}\n  HostName 127.0.0.1\n  Port {vm.port}\n  User zm\n"
+        f"  IdentityFile {vm.key}\n  IdentitiesOnly yes\n  HostKeyAlias openzfs-vm\n"
+        for alias in ("zm-src", "zm-dst")))
+    return config
+
+
+def test_a_tree_is_refused_whole_before_anything_runs(vm: Vm, zm: tuple[Host, Host], tag: str,
+                                                     tmp_path: Path) -> None:
+    """A tree as a delegated user: what any dataset's job would lack is named before the run's
+    snapshot is taken or anything is received, one `zfs allow` line per host (before, the
+    tree stopped halfway at the first dataset that set a property); once granted it runs,
+    its properties arrive, and no `-x` says "cannot receive ... permission denied"."""
+    root, parent = f"srcpool/{tag}", f"dstpool/{tag}-tr"
+    copy = f"{parent}/copy"
+    _data(vm, root, 1)
+    _data(vm, f"{root}/a", 1, extra="-o atime=off")
+    _data(vm, f"{root}/b", 1)
+    _data(vm, f"{root}/b/c", 1, extra="-o user:note=kept")
+    vm.ssh(f"zfs allow -u zm send {root} && zfs create {parent} && "
+           f"zfs allow -u zm {BASE} {parent}")
+    config = _zm_config(vm, tmp_path)
+    args = ("-r", f"zm-src:{root}", f"zm-dst:{copy}", "--snapshot")
+
+    def untouched() -> None:
+        assert vm.ssh(f"zfs list -H -o name -r {parent}").stdout.split() == [parent]
+        assert vm.ssh(f"zfs list -H -t snapshot -o name -r {root}").stdout.split() == [
+            f"{d}@s1" for d in (root, f"{root}/a", f"{root}/b", f"{root}/b/c")]
+
+    r = send(vm, config, *args)  # --json: the refusal is its `error` event
+    assert r.returncode != 0 and f"zm lacks the ZFS permission(s) hold,snapshot on {root}" \
+        in r.stdout, r.stdout[-2000:]
+    untouched()
+    vm.ssh(f"zfs allow -u zm hold,snapshot {root}")
+    r = send(vm, config, *args)
+    assert r.returncode != 0 and f"zfs allow -u zm atime,userprop {parent}" in r.stdout, \
+        r.stdout[-2000:]
+    untouched()
+    vm.ssh(f"zfs allow -u zm atime,userprop {parent}")  # the line the refusal printed
+    r = send(vm, config, *args)
+    assert r.returncode == 0, r.stderr
+    assert "cannot receive" not in r.stderr + r.stdout
+    assert (_prop(vm, f"{copy}/a", "atime"), _prop(vm, f"{copy}/b/c", "user:note")) == (
+        "off", "kept")
 
 
 # -- (a) --force on a diverged destination ---------------------------------------------------------

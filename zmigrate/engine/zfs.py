@@ -53,6 +53,17 @@ def property_permission(name: str) -> str:
     return "userprop" if ":" in name else name
 
 
+def property_permissions(given: Iterable[str], left_out: Iterable[str],
+                         carried: Iterable[str]) -> list[str]:
+    """The permissions a receive needs for the properties it sets: each `-o` it is `given`
+    (but `origin`, which names a clone's origin and needs none) and each property the stream
+    `carried` (-p, -R) that no `-x` leaves out. A `-x` alone needs nothing: without the
+    permission zfs sets nothing, which leaves the property as inherited, as `-x` asks."""
+    out = set(left_out)
+    names = [*(n for n in given if n != "origin"), *sorted(set(carried) - out)]
+    return list(dict.fromkeys(property_permission(n) for n in names))
+
+
 @dataclass(frozen=True, slots=True)
 class Snapshot:
     """A snapshot (or bookmark) with what the planner needs."""
@@ -806,10 +817,13 @@ class Grants:
     allows: dict[str, str | None]  # dataset -> `zfs allow` output; None: unreadable
     groups: tuple[str, ...] = ()
 
-    def missing(self, dataset: str, needed: Sequence[str]) -> list[str]:
+    def missing(self, dataset: str, needed: Sequence[str], *, read_on: str | None = None
+                ) -> list[str]:
         """Which of `needed` the login lacks on `dataset` (none where it could not be read:
-        no way to tell, not Linux/FreeBSD OpenZFS?, so zfs itself says)."""
-        text = self.allows.get(dataset)
+        no way to tell, not Linux/FreeBSD OpenZFS?, so zfs itself says). `read_on`: the
+        dataset whose `zfs allow` was read, `dataset` itself or an ancestor (a dataset not
+        made yet inherits what is granted there for descendants)."""
+        text = self.allows.get(read_on or dataset)
         if text is None:
             return []
         have = effective_permissions(parse_allow(text), dataset, self.user, self.groups)

@@ -48,6 +48,7 @@ from .dataset_job import (
     relay,
 )
 from .entry import TreeEntry
+from .grants import read_grants
 from .phases import Phases
 from .plan import (
     TreePlan,
@@ -186,8 +187,8 @@ class TreeJob(Work):
         return plan
 
     def _read(self, ahead: bool) -> TreeReading:
-        """The read step: both hosts probed, both trees read (one `zfs get -r` each), what
-        the inventory says is unchanged read again after a pool sync, where the copy lands."""
+        """The read step: both hosts probed, both trees read (one `zfs get -r` each), what is
+        unchanged read again after a pool sync, where the copy lands, a delegated login's grants."""
         req = self.request
         self.emit(StageChanged("preflight", "probing hosts"))
         # (Planned again at run, e.g. after Review: the hosts are not probed twice.)
@@ -204,9 +205,9 @@ class TreeJob(Work):
         dst_sets = [d for d in known.dst_sets if cmdline.within(d.name, req.destination)]
         written = written_after_sync(self.src, req.root,
                                      unchanged_candidates(req, known.src_sets, dst_sets))
-        placed = read_placement(self.src, self.dst, dst_caps, req, known.src_sets,
-                                known.dst_sets)
-        return TreeReading(known, dst_sets, written, placed)
+        pair, sets = (self.src, self.dst), (known.src_sets, known.dst_sets)
+        return TreeReading(known, dst_sets, written, read_placement(*pair, dst_caps, req, *sets),
+                           read_grants(*pair, (src_caps, dst_caps), req, known.dst_sets))
 
     @property
     def width(self) -> int:

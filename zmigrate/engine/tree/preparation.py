@@ -12,6 +12,7 @@ from .. import zfs
 from ..hosts import Host
 from ..job import Known
 from .checks import Placement, check_ends, check_placement
+from .grants import TreeGrants, check_grants
 from .plan import TreePlan, TreeRequest, held, plan_tree, unused_snapshot_name
 from .unchanged import measures_empty, with_written
 
@@ -19,12 +20,14 @@ from .unchanged import measures_empty, with_written
 @dataclass(frozen=True, slots=True)
 class TreeReading:
     """What a tree's read step read: both trees and the rest (`known`), the copy's datasets
-    (`dst_sets`), `written` read again after a pool sync, where the copy lands (`placed`)."""
+    (`dst_sets`), `written` read again after a pool sync, where the copy lands (`placed`),
+    a delegated login's grants (`grants`, grants.py)."""
 
     known: Known
     dst_sets: list[zfs.Dataset]
     written: dict[str, int]
     placed: Placement
+    grants: TreeGrants | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,4 +63,5 @@ def decide_tree(src: Host, dst: Host, request: TreeRequest, reading: TreeReading
     if measures_empty(src_caps, request, plan, known.src_sets):
         plan = replace(plan, measures_empty=True)
     check_placement(plan, reading.placed, dst.label)
+    check_grants(plan, request, dst_caps, reading.grants, (src.label, dst.label), src_sets)
     return TreeDecision(plan, snapshot, planned)
