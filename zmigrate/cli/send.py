@@ -313,7 +313,9 @@ def announce_losses(event: object, err: TextIO) -> None:
 def _check_keep_syncing(args: argparse.Namespace) -> None:
     """--keep-syncing repeats a tree's catch-up (each a new snapshot) in a job of its own."""
     keep.parse_interval(args.keep_syncing)
-    for need, given, fix in (("-r", args.recursive, "give the tree's root with -r"),
+    for need, given, fix in (("-r", args.recursive,
+                              "add -r: a dataset without children is a tree of one, and "
+                              "--exclude DATASET leaves a child out"),
                              ("--snapshot", args.snapshot, "drop @SNAP and add --snapshot: "
                               "each catch-up takes a snapshot of its own"),
                              ("--detach", args.detach,
