@@ -60,7 +60,8 @@ def test_a_single_replicate_send_refuses_to_mount_over_a_path_in_use(
 def test_a_two_host_go_live_refuses_paths_in_use_on_the_destination(
         lab: Lab, pools: tuple[Pool, Pool], tmp_path: Path) -> None:
     """Without a mount root, the copy would take the source's paths - which the destination
-    (this same machine) has mounted: refused before anything changes, the path named."""
+    (this same machine) has mounted: refused before anything changes, the path named, and
+    since both names reach one machine (its probe's boot), how to swap the copy in place."""
     old, new = pools
     zfs("create", f"{old.name}/t")
     zfs("create", f"{old.name}/t/a")
@@ -77,6 +78,9 @@ def test_a_two_host_go_live_refuses_paths_in_use_on_the_destination(
             f"would mount on {old.mountpoint / 't'} (where {old.name}/t is mounted)"
             in r.stderr), r.stderr
     assert "--mount-root PATH" in r.stderr
+    assert "lab-src and lab-dst are one machine (the same boot, as probed)" in r.stderr
+    assert f"name the source lab-dst:{old.name}/t so going live swaps the copy in place" \
+        in r.stderr
     assert {p: zfs("get", "-H", "-o", "value", p, f"{new.name}/t").strip()
             for p in before} == before
     assert zfs("get", "-H", "-o", "value", "mounted", f"{old.name}/t/a").strip() == "yes"

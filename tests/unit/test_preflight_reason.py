@@ -107,6 +107,7 @@ FIGURES: dict[PreflightReason, list[dict[str, str]]] = {
                     "allow": "zfs allow -u zm receive bk"}],
     R.MOUNT_COLLISION: [{"way": "dataset", "unmounted": "yes", "properties": "yes"},
                         {"way": "tree"}, {"way": "tree_root"}, {"way": "golive"},
+                        {"way": "golive_one_machine", "source": "nas"},
                         {"way": "carried", "dataset": "tank"}],
     R.BUSY: [{"stop": "kill 1", "state": "live"}],
     R.CHANGED: [{"destroys": "bk/home@x"}],

@@ -507,6 +507,11 @@ def _mount_collision(f: dict[str, str], mount_root: bool) -> str:
             return ("Go live under a folder of your choice where nothing is mounted (Under "
                     "another folder…), or free those paths on the destination; nothing was "
                     "changed")
+        case "golive_one_machine":
+            return (f"{f.get('source', 'The source')} is this same machine under another "
+                    "name: pick the same host for both sides so going live swaps the copy in "
+                    "place of the source, or go live under another folder (Under another "
+                    "folder…); nothing was changed")
         case "carried":
             return (f"{f.get('dataset', 'The source')}'s own mountpoint is set on it and "
                     "travels with the copy, which this destination's zfs mounts as it arrives: "

@@ -208,15 +208,27 @@ def live_paths(src: Props, source_root: str, destination_root: str,
 
 
 def check_paths_free(dst: Host, src: Props, dst_props: Props, source_root: str,
-                     destination_root: str, mount_root: str | None) -> None:
+                     destination_root: str, mount_root: str | None,
+                     one_machine_as: str | None = None) -> None:
     """Two hosts: refuse, before anything changes, a copy that would mount where the
-    destination already has something mounted or a folder holding files."""
+    destination already has something mounted or a folder holding files. `one_machine_as`:
+    the source's name where its probe found the destination's very machine (two names for
+    one host: the refusal says how to swap the copy in place instead)."""
     copies = datasets(dst_props)
     paths = {d: p for d, p in live_paths(src, source_root, destination_root, mount_root).items()
              if d in copies}
     clashes = mounts.paths_in_use(dst, paths, own=[destination_root])
-    if clashes:
+    if not clashes:
+        return
+    if one_machine_as is None:
         raise mounts.collision(
             dst.label, paths, clashes, "going live",
             "go live under a folder of your choice where nothing is mounted (--mount-root "
             "PATH), or free those paths on the destination; nothing was changed", "golive")
+    error = mounts.collision(
+        dst.label, paths, clashes, "going live",
+        f"{one_machine_as} and {dst.label} are one machine (the same boot, as probed): name "
+        f"the source {dst.label}:{source_root} so going live swaps the copy in place of it, "
+        "or go live under --mount-root PATH; nothing was changed", "golive_one_machine")
+    error.figures["source"] = one_machine_as
+    raise error

@@ -102,7 +102,9 @@ def prepare(src: Host, dst: Host, src_caps: zfs.Capabilities, dst_caps: zfs.Capa
     check_ready(src_props, dst_props, source_root, destination_root)
     same = same_host(src, dst)
     if not same:
-        check_paths_free(dst, src_props, dst_props, source_root, destination_root, mount_root)
+        one = src.label if src_caps.tools.same_machine(dst_caps.tools) else None
+        check_paths_free(dst, src_props, dst_props, source_root, destination_root, mount_root,
+                         one)
     return plan_go_live(src_props, dst_props, source_root, destination_root,
                         same_host=same, mount_root=mount_root,
                         readonly_before=readonly_before(records, destination_root))
