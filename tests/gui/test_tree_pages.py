@@ -103,8 +103,8 @@ def test_done_names_the_copies_that_became_encryption_roots_with_the_fix(
     host = LocalHost()
     session = Session()
     session.tree = TreePick.of([Dataset("tank/a", "filesystem", 1, 1, 1, 1, 0)], "tank/a")
-    session.tree_job = TreeJob(host, host, TreeRequest("tank/a", "backup/a", "s"))
-    session.tree_plan = plan()
+    session.job = TreeJob(host, host, TreeRequest("tank/a", "backup/a", "s"))
+    session.plan = plan()
     session.summary = Summary(10, 1.0, 10.0, None, 5, 5, None, ("s",), extra={
         "datasets": {"tank/a": "verified"},
         "own_encryption_roots": {"backup/a/later": "backup/a"}})
@@ -123,8 +123,8 @@ def test_done_after_a_tree_failed_part_way_says_what_arrived_and_hides_empty_fac
     host = LocalHost()
     session = Session()
     session.tree = TreePick.of([Dataset("tank/a", "filesystem", 1, 1, 1, 1, 0)], "tank/a")
-    session.tree_job = TreeJob(host, host, TreeRequest("tank/a", "backup/a", "s"))
-    session.tree_plan = plan()
+    session.job = TreeJob(host, host, TreeRequest("tank/a", "backup/a", "s"))
+    session.plan = plan()
     session.error = ZmigrateError("the source could not reach the listener", host="src")
     done = DonePage(session, settings)
     qtbot.addWidget(done)

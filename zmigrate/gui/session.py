@@ -50,15 +50,15 @@ class Session:
     # Small datasets (under tree.SMALL) this many at once, a big one alone: small ones spend
     # most of their time on round trips, which overlap; big ones would fight for the link.
     parallel: int | None = None  # None: up to 4, as both hosts' memory allows
-    tree_job: TreeJob | None = None
-    tree_plan: TreePlan | None = None
     destination: str | None = None
     force: bool = False
     resume: bool = False  # the destination's interrupted receive is resumed (zfs send -t)
     discard_partial: bool = False  # ... or discarded first (zfs receive -A)
     options: Options = field(default_factory=Options)
-    job: Job | None = None
-    plan: Plan | None = None
+    # What Review prepared and Transfer runs: one dataset's Job and its Plan, or a tree's
+    # TreeJob and its TreePlan (`dataset_plan` and `tree_plan` say which).
+    job: Job | TreeJob | None = None
+    plan: Plan | TreePlan | None = None
     store: SampleStore | None = None
     summary: Summary | None = None
     error: ZmigrateError | None = None
@@ -138,6 +138,16 @@ class Session:
         return remember_readonly(TreeJob(self.src_host, self.dst_host,
                                          self.tree_request(destination)))
 
+    @property
+    def dataset_plan(self) -> Plan | None:
+        """The plan Review showed, where it is one dataset's."""
+        return self.plan if isinstance(self.plan, Plan) else None
+
+    @property
+    def tree_plan(self) -> TreePlan | None:
+        """The plan Review showed (or a followed runner's record said), where it is a tree's."""
+        return self.plan if isinstance(self.plan, TreePlan) else None
+
     def reset_transfer(self) -> None:
         """Forget the last transfer (for "start another"); inventories are read again."""
         self.src_datasets = self.dst_datasets = None
@@ -148,7 +158,6 @@ class Session:
         self.destination = None
         self.force = self.resume = self.discard_partial = False
         self.job = self.plan = None
-        self.tree_job = self.tree_plan = None
         self.store = None
         self.summary = self.error = None
         self.cancelled = False

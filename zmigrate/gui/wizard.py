@@ -152,7 +152,8 @@ class MigrationWizard(QWizard):
     def _notify_end(self) -> str | None:
         """A desktop notification if a long transfer ended while the user looked elsewhere."""
         s = self.session
-        title, body, ok = words.transfer_ended(s.plan.source_snapshot if s.plan else None,
+        plan = s.dataset_plan
+        title, body, ok = words.transfer_ended(plan.source_snapshot if plan else None,
                                                s.summary, s.cancelled, s.error)
         return self.notifier.transfer_ended(title, body, self.transfer_page.ended_after, ok=ok)
 
@@ -199,7 +200,7 @@ class MigrationWizard(QWizard):
             return
         s.followed = None
         s.take_snapshot, s.tree_snapshot, s.final = True, None, final
-        s.job = s.plan = s.tree_job = s.tree_plan = None
+        s.job = s.plan = None
         s.store = s.summary = s.error = s.verdict = None
         s.cancelled = False
         # Review is the start now: its plan shows what the catch-up sends before it runs.
@@ -270,7 +271,7 @@ class MigrationWizard(QWizard):
         self.close_box = ask_to_stop(
             self, "A transfer is running",
             "Stop the transfer and close zmigrate? Both ends are stopped and "
-            f"{after_stop(self.session.plan)}.", "Stop and close", answered)
+            f"{after_stop(self.session.dataset_plan)}.", "Stop and close", answered)
 
     def _ask_keep(self, job: RecordJob) -> None:
         """A job its runner owns: keep it running (the default) or stop it."""

@@ -42,7 +42,7 @@ def transfer_argv(s: Session) -> tuple[list[str], str, str] | None:
         argv = send_argv(s.src_spec, s.dst_spec, tree.root, tree.destination, tree.options,
                          tree)
         destination, what = tree.destination, f"{tree.root} -> {tree.destination} (tree)"
-    elif s.plan is not None and s.snapshot is not None and s.destination is not None:
+    elif s.dataset_plan is not None and s.snapshot is not None and s.destination is not None:
         argv = send_argv(s.src_spec, s.dst_spec, s.snapshot.name, s.destination, s.choices())
         destination, what = s.destination, f"{s.snapshot.name} -> {s.destination}"
     else:
@@ -129,7 +129,7 @@ def plans_into(s: Session) -> Observer:
     def plans(event: Event) -> None:
         match event:
             case TreePlanReady(plan=plan) if isinstance(plan, TreePlan):
-                s.tree_plan = plan
+                s.plan = plan
             case PlanReady(plan=plan) if not s.attached_tree:
                 s.plan = plan
             case _:

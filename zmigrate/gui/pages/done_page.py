@@ -9,7 +9,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFileDialog, QWidget
 
 from ...engine.events import Side
-from ...engine.tree import own_roots_lines
+from ...engine.tree import TreeJob, own_roots_lines
 from ...engine.units import format_size
 from .. import forms, markup, style, words
 from ..dialogs.confirm import after_stop
@@ -103,7 +103,7 @@ class DonePage(Page):
         ui.saved_label.setText("")
         # A tree picked here, or a runner's tree job followed (re-attached: its record says
         # what to run again).
-        tree = s.shows_tree and (s.tree_job is not None or s.followed is not None
+        tree = s.shows_tree and (isinstance(s.job, TreeJob) or s.followed is not None
                                  or s.followed_remote is not None)
         for w in (ui.datasets_label, ui.sync_again_button, ui.final_sync_button):
             w.setVisible(tree)
@@ -113,7 +113,7 @@ class DonePage(Page):
         self.go_live.show_for(GoLiveTarget.of(s), final)
         ui.datasets_label.setText("")
         summary, error = s.summary, s.error
-        plan = s.plan
+        plan = s.dataset_plan
         where = markup.escape(plan.destination + ":" + plan.destination_dataset) if plan else ""
         if summary is not None and summary.verified:
             ui.result_label.setText("✓ Transfer complete and verified")
@@ -230,7 +230,7 @@ class DonePage(Page):
         return True
 
     def _suggested_name(self, ext: str) -> str:
-        plan = self.session.plan
+        plan = self.session.dataset_plan
         base = plan.source_snapshot.replace("/", "_").replace("@", "-") if plan else "transfer"
         return str(Path.home() / f"zmigrate-{base}.{ext}")
 

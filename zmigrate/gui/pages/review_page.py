@@ -81,8 +81,8 @@ def losses_html(lost: Sequence[Loss], source: str, destination: str) -> str:
 class ReviewPage(Page):
     """Runs the job's preflight (`prepare`) off the GUI thread when shown; Next starts it.
 
-    The plan shown is kept in the session (`session.plan`, with `session.job`), and the
-    Transfer page runs exactly that plan.
+    The plan shown is kept in the session (`session.plan`, with `session.job`: one
+    dataset's, or a tree's), and the Transfer page runs exactly that plan.
     """
 
     def __init__(self, session: Session, settings: Settings,
@@ -144,6 +144,7 @@ class ReviewPage(Page):
         self.ui.busy_bar.show()
         self.ui.busy_label.setText("Checking both hosts: free port, space, estimated size…")
         job = s.job
+        assert isinstance(job, Job)
         self._collect_cleanup(job)
         run_task(job.prepare, lambda plan: self._on_plan(generation, job, plan),
                  lambda exc: self._on_failed(generation, exc))
@@ -153,9 +154,8 @@ class ReviewPage(Page):
         """Plan the tree with the engine off the GUI thread; the Transfer page runs this job
         with this plan."""
         s = self.session
-        s.plan = s.tree_plan = None
-        s.job = None
-        job = s.tree_job = s.new_tree_job()
+        s.plan = None
+        job = s.job = s.new_tree_job()
         self._generation += 1
         generation = self._generation
         self.preparing = True
@@ -175,7 +175,7 @@ class ReviewPage(Page):
             return
         self._done()
         s = self.session
-        s.tree_plan = plan
+        s.plan = plan
         options = job.request.options
         self.ui.summary_label.setText(markup.escape(
             plan.describe() + " Parents first; " + (
@@ -268,7 +268,7 @@ class ReviewPage(Page):
 
     def isComplete(self) -> bool:
         s = self.session
-        ready = s.tree_plan is not None if s.tree is not None else s.plan is not None
+        ready = (s.tree_plan if s.tree is not None else s.dataset_plan) is not None
         return ready and not self.preparing and self.runner.ready
 
     def validatePage(self) -> bool:
@@ -279,5 +279,4 @@ class ReviewPage(Page):
     def cleanupPage(self) -> None:
         self._generation += 1
         self._done()
-        self.session.job = self.session.tree_job = None
-        self.session.plan = self.session.tree_plan = None
+        self.session.job = self.session.plan = None

@@ -125,8 +125,8 @@ class TransferPage(Page):
         s = self.session
         if follows_runner(self, self, self.settings.value(DETACHED, True)):
             return
-        job = s.tree_job if s.tree is not None else s.job
-        assert job is not None and (s.plan is not None or s.tree_plan is not None)
+        job = s.job
+        assert job is not None and s.plan is not None
         s.store, s.summary, s.error, s.cancelled, s.verdict = SampleStore(), None, None, False, None
         # Every transfer the wizard runs goes into the history. The recorder opens the store
         # on the job's thread, at PlanReady: nothing of it runs here.
@@ -135,7 +135,7 @@ class TransferPage(Page):
             job.subscribe(self.recorder)
         self.attach(JobBridge(job, s.store, self))
         assert self.bridge is not None
-        self.bridge.start(plan=s.plan)  # the plan Review showed, not a new one
+        self.bridge.start(plan=s.dataset_plan)  # the plan Review showed, not a new one
 
     def attach(self, bridge: JobBridge) -> None:
         """Follow `bridge` (tests attach one and replay a recorded trace into it)."""
@@ -308,8 +308,9 @@ class TransferPage(Page):
 
         self.confirm_box = ask_to_stop(
             self, "Stop the transfer?",
-            f"Stop the transfer now? Both ends are stopped and {after_stop(self.session.plan)}. "
-            "Nothing already on the destination is touched.", "Stop transfer", answered)
+            "Stop the transfer now? Both ends are stopped and "
+            f"{after_stop(self.session.dataset_plan)}. Nothing already on the destination is "
+            "touched.", "Stop transfer", answered)
 
     def stop(self) -> None:
         """Stop without asking."""
