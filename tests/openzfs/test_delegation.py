@@ -9,6 +9,7 @@ granted the transfer succeeds.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -147,13 +148,22 @@ def test_a_tree_is_refused_whole_before_anything_runs(vm: Vm, zm: tuple[Host, Ho
     """A tree as a delegated user: what any dataset's job would lack is named before the run's
     snapshot is taken or anything is received, one `zfs allow` line per host (before, the
     tree stopped halfway at the first dataset that set a property); once granted it runs,
-    its properties arrive, and no `-x` says "cannot receive ... permission denied"."""
+    its properties arrive, the encrypted subtree keeps one key (its raw `-R` stream needs
+    `change-key`, its root's `keylocation`), and no `-x` says "cannot receive ... permission
+    denied"."""
     root, parent = f"srcpool/{tag}", f"dstpool/{tag}-tr"
     copy = f"{parent}/copy"
     _data(vm, root, 1)
     _data(vm, f"{root}/a", 1, extra="-o atime=off")
     _data(vm, f"{root}/b", 1)
     _data(vm, f"{root}/b/c", 1, extra="-o user:note=kept")
+    vm.ssh(f"umask 077; printf %s lane-{tag}-passphrase > /root/{tag}.pass")
+    _data(vm, f"{root}/secret", 1, snap=None, extra="-o encryption=on -o keyformat=passphrase "
+          f"-o keylocation=file:///root/{tag}.pass")
+    _data(vm, f"{root}/secret/inner", 1, snap=None)
+    vm.ssh(f"zfs snapshot -r {root}/secret@s1")
+    sent = (root, f"{root}/a", f"{root}/b", f"{root}/b/c", f"{root}/secret",
+            f"{root}/secret/inner")
     vm.ssh(f"zfs allow -u zm send {root} && zfs create {parent} && "
            f"zfs allow -u zm {BASE} {parent}")
     config = _zm_config(vm, tmp_path)
@@ -161,8 +171,8 @@ def test_a_tree_is_refused_whole_before_anything_runs(vm: Vm, zm: tuple[Host, Ho
 
     def untouched() -> None:
         assert vm.ssh(f"zfs list -H -o name -r {parent}").stdout.split() == [parent]
-        assert vm.ssh(f"zfs list -H -t snapshot -o name -r {root}").stdout.split() == [
-            f"{d}@s1" for d in (root, f"{root}/a", f"{root}/b", f"{root}/b/c")]
+        assert sorted(vm.ssh(f"zfs list -H -t snapshot -o name -r {root}").stdout.split()) \
+            == sorted(f"{d}@s1" for d in sent)
 
     r = send(vm, config, *args)  # --json: the refusal is its `error` event
     assert r.returncode != 0 and f"zm lacks the ZFS permission(s) hold,snapshot on {root}" \
@@ -170,15 +180,17 @@ def test_a_tree_is_refused_whole_before_anything_runs(vm: Vm, zm: tuple[Host, Ho
     untouched()
     vm.ssh(f"zfs allow -u zm hold,snapshot {root}")
     r = send(vm, config, *args)
-    assert r.returncode != 0 and f"zfs allow -u zm atime,userprop {parent}" in r.stdout, \
-        r.stdout[-2000:]
+    said = re.search(rf"zfs allow -u zm (\S+) {parent}\b", r.stdout)
+    assert r.returncode != 0 and said is not None, r.stdout[-2000:]
+    assert set(said.group(1).split(",")) == {"atime", "userprop", "keylocation", "change-key"}
     untouched()
-    vm.ssh(f"zfs allow -u zm atime,userprop {parent}")  # the line the refusal printed
+    vm.ssh(said.group(0))  # the line the refusal printed
     r = send(vm, config, *args)
     assert r.returncode == 0, r.stderr
     assert "cannot receive" not in r.stderr + r.stdout
     assert (_prop(vm, f"{copy}/a", "atime"), _prop(vm, f"{copy}/b/c", "user:note")) == (
         "off", "kept")
+    assert _prop(vm, f"{copy}/secret/inner", "encryptionroot") == f"{copy}/secret"
 
 
 # -- (a) --force on a diverged destination ---------------------------------------------------------

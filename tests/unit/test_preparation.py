@@ -14,7 +14,7 @@ from zmigrate.engine import zfs
 from zmigrate.engine.errors import PreflightError, PreflightReason
 from zmigrate.engine.hosts import LocalHost
 from zmigrate.engine.job import Known, Request
-from zmigrate.engine.job.decide import decide_job
+from zmigrate.engine.job.decide import decide_job, refuse_missing_grants
 from zmigrate.engine.job.mount_check import ReceiveMounts
 from zmigrate.engine.job.planning import on_port, plan_job
 from zmigrate.engine.job.preflight import Reading
@@ -110,6 +110,11 @@ def test_properties_the_receive_sets_need_their_own_delegation() -> None:
     # would only say "cannot receive sharenfs property"); `-x atime` stays.
     extra = decision.transfer.receive_extra
     assert "sharenfs" not in extra and extra[extra.index("-x") + 1] == "atime"
+    # A raw -R stream joins encrypted children to their root's key: change-key.
+    raw_tree = dataclasses.replace(decision.transfer, replicate=True, raw=True)
+    with pytest.raises(PreflightError) as info:
+        refuse_missing_grants(read, raw_tree)
+    assert info.value.figures["missing"] == "change-key"
 
 
 def test_a_copy_mounting_over_a_path_in_use_is_decided_on_the_mounts_read() -> None:

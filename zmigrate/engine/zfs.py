@@ -42,6 +42,11 @@ PERMISSIONS: dict[str, tuple[str, ...]] = {
     # `receive` is not needed.
     "discard": ("destroy", "mount"),
     "readonly": ("readonly",),
+    # A raw `-R` stream of an encryption root and its encrypted children: receive then joins
+    # the children to the root's key as on the source (a `zfs change-key -i`), which needs
+    # `change-key`; without it the data arrives, each child its own encryption root, and zfs
+    # exits 1 saying nothing (verified, OpenZFS 2.3.2).
+    "raw_replicate": ("change-key",),
 }
 
 

@@ -132,6 +132,8 @@ def refuse_missing_grants(reading: Reading, t: Transfer) -> None:
     extra = property_grants(t, reading.carried)
     if t.rollback_to is not None:  # zfs rollback -r (receive -F alone needs the receive set)
         extra += zfs.PERMISSIONS["force"]
+    if t.replicate and t.raw:
+        extra += zfs.PERMISSIONS["raw_replicate"]
     if t.options.force and t.replicate and t.base is not None:
         extra += zfs.PERMISSIONS["force_replicate"]  # receive -F -R drops pruned snapshots
     target = reading.existing

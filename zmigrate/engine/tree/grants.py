@@ -80,14 +80,17 @@ def source_needs(request: TreeRequest, plan: TreePlan,
 
 
 def receive_needs(request: TreeRequest, dst_caps: zfs.Capabilities, plan: TreePlan,
-                  e: TreeEntry, carried: dict[str, frozenset[str]]) -> list[str]:
+                  e: TreeEntry, carried: dict[str, frozenset[str]], encrypted: bool) -> list[str]:
     """What the destination's login needs to receive `e` as its job would: the receive set,
-    readonly, and the properties the receive sets (its -o, what its stream carries)."""
+    readonly, change-key for a raw `-R` stream of an `encrypted` subtree (it joins the
+    children to their root's key), and the properties the receive sets (its -o, what its
+    stream carries)."""
     options = dataset_options(request, dst_caps, plan, e)
     sent = [n for n in carried if n == e.source or (
         options.replicate and cmdline.below(n, e.source))]
     need = [*zfs.PERMISSIONS["receive"],
-            *(zfs.PERMISSIONS["readonly"] if options.readonly else ())]
+            *(zfs.PERMISSIONS["readonly"] if options.readonly else ()),
+            *(zfs.PERMISSIONS["raw_replicate"] if options.replicate and encrypted else ())]
     return list(dict.fromkeys([*need, *zfs.property_permissions(
         (n for n, _ in options.properties), options.exclude_properties,
         (p for n in sent for p in carried[n]))]))
@@ -106,12 +109,13 @@ def check_grants(plan: TreePlan, request: TreeRequest, dst_caps: zfs.Capabilitie
             raise lacking_grants(labels[0], grants.src.user, missing, request.root)
     if grants.dst is not None:
         missing = []
+        encrypted = {d.name for d in src_sets if d.encrypted}
         for e in plan.to_send:
             if e.carried_by is not None:
                 continue  # in its carrier's -R stream, counted there
-            missing += grants.dst.missing(
-                e.destination, receive_needs(request, dst_caps, plan, e, grants.carried),
-                read_on=grants.anchor)
+            needs = receive_needs(request, dst_caps, plan, e, grants.carried,
+                                  e.source in encrypted)
+            missing += grants.dst.missing(e.destination, needs, read_on=grants.anchor)
         if missing:
             raise lacking_grants(labels[1], grants.dst.user, list(dict.fromkeys(missing)),
                                  grants.anchor)
