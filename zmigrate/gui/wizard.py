@@ -271,7 +271,7 @@ class MigrationWizard(QWizard):
         self.close_box = ask_to_stop(
             self, "A transfer is running",
             "Stop the transfer and close zmigrate? Both ends are stopped and "
-            f"{after_stop(self.session.dataset_plan)}.", "Stop and close", answered)
+            f"{after_stop(self.session.plan)}.", "Stop and close", answered)
 
     def _ask_keep(self, job: RecordJob) -> None:
         """A job its runner owns: keep it running (the default) or stop it."""

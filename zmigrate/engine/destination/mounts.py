@@ -99,10 +99,12 @@ def covered_folder(host: Host, destination: str, chosen: str | None = None) -> s
 
 
 def collision(host: str, paths: Mapping[str, str], clashes: Mapping[str, str], what: str,
-              fix: str, way: str) -> PreflightError:
-    """The refusal naming each dataset, the path in use it would mount on, and how it is used."""
+              fix: str, way: str, **figures: str) -> PreflightError:
+    """The refusal naming each dataset, the path in use it would mount on, and how it is used
+    (`figures`: what a face needs besides `way` to word its fix)."""
     return PreflightError(
         f"{what} would mount over what the destination already uses: "
         + "; ".join(f"{ds} would mount on {paths[ds]} ({how})"
                     for ds, how in sorted(clashes.items())),
-        host=host, fix=fix, reason=PreflightReason.MOUNT_COLLISION, figures={"way": way})
+        host=host, fix=fix, reason=PreflightReason.MOUNT_COLLISION,
+        figures={"way": way, **figures})

@@ -225,10 +225,9 @@ def check_paths_free(dst: Host, src: Props, dst_props: Props, source_root: str,
             dst.label, paths, clashes, "going live",
             "go live under a folder of your choice where nothing is mounted (--mount-root "
             "PATH), or free those paths on the destination; nothing was changed", "golive")
-    error = mounts.collision(
+    raise mounts.collision(
         dst.label, paths, clashes, "going live",
         f"{one_machine_as} and {dst.label} are one machine (the same boot, as probed): name "
         f"the source {dst.label}:{source_root} so going live swaps the copy in place of it, "
-        "or go live under --mount-root PATH; nothing was changed", "golive_one_machine")
-    error.figures["source"] = one_machine_as
-    raise error
+        "or go live under --mount-root PATH; nothing was changed", "golive_one_machine",
+        source=one_machine_as)

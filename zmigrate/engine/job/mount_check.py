@@ -96,11 +96,9 @@ def refuse_receive_mounts(read: ReceiveMounts | None, t: Transfer, dst: Site) ->
         return replace(t, destroys=losses.unique((*t.destroys, *hidden)))
     fix = _fix(dst.caps) + ("; or pass --force to mount it there anyway (the folder's files "
                             "stay, hidden while the copy is mounted)" if read.plain else "")
-    error = mounts.collision(dst.host.label, read.paths, read.clashes, "the copy", fix,
-                             "dataset")
-    error.figures.update(unmounted="yes" if dst.caps.receive_unmounted else "",
-                         properties="yes" if dst.caps.receive_properties else "")
-    raise error
+    raise mounts.collision(dst.host.label, read.paths, read.clashes, "the copy", fix,
+                           "dataset", unmounted="yes" if dst.caps.receive_unmounted else "",
+                           properties="yes" if dst.caps.receive_properties else "")
 
 
 def _fix(caps: zfs.Capabilities) -> str:

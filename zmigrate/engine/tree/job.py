@@ -22,7 +22,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from .. import cmdline, zfs
+from .. import zfs
 from ..errors import CancelledError, PreflightError, PreflightReason, ZmigrateError
 from ..events import Observer, StageChanged, Summary
 from ..hosts import Host
@@ -38,7 +38,6 @@ from .checks import (
     finish_received,
     hold_readonly,
     place_root,
-    read_placement,
 )
 from .dataset_job import (
     Ports,
@@ -48,20 +47,18 @@ from .dataset_job import (
     relay,
 )
 from .entry import TreeEntry
-from .grants import read_grants
 from .phases import Phases
 from .plan import (
     TreePlan,
     TreePlanReady,
     TreeRequest,
     snapshot_name,
-    unchanged_candidates,
 )
-from .preparation import TreeReading, decide_tree
+from .preparation import TreeReading, decide_tree, read_after_trees
 from .schedule import Totals, TreeProgress, auto_width, depends_on, schedule
 from .states import DatasetStates
 from .summary import tree_summary
-from .unchanged import leave_empty, written_after_sync
+from .unchanged import leave_empty
 
 # (source host, {dataset: its local readonly now, None: not local}) -> the values to keep.
 ReadonlyMemory = Callable[[str, dict[str, str | None]], dict[str, str | None]]
@@ -187,8 +184,8 @@ class TreeJob(Work):
         return plan
 
     def _read(self, ahead: bool) -> TreeReading:
-        """The read step: both hosts probed, both trees read (one `zfs get -r` each), what is
-        unchanged read again after a pool sync, where the copy lands, a delegated login's grants."""
+        """The read step: both hosts probed, both trees read (one `zfs get -r` each), then
+        what depends on them (preparation.read_after_trees)."""
         req = self.request
         self.emit(StageChanged("preflight", "probing hosts"))
         # (Planned again at run, e.g. after Review: the hosts are not probed twice.)
@@ -202,12 +199,7 @@ class TreeJob(Work):
             self._ahead = Ahead(self.src, src_caps, req, self._snapshot, self.emit,
                                 self.phases)
         known = self._read_known(self._ahead if ahead else None)
-        dst_sets = [d for d in known.dst_sets if cmdline.within(d.name, req.destination)]
-        written = written_after_sync(self.src, req.root,
-                                     unchanged_candidates(req, known.src_sets, dst_sets))
-        pair, sets = (self.src, self.dst), (known.src_sets, known.dst_sets)
-        return TreeReading(known, dst_sets, written, read_placement(*pair, dst_caps, req, *sets),
-                           read_grants(*pair, (src_caps, dst_caps), req, known.dst_sets))
+        return read_after_trees(self.src, self.dst, (src_caps, dst_caps), req, known)
 
     @property
     def width(self) -> int:

@@ -1,5 +1,6 @@
 """A tree's preparation, read then decided (docs/architecture.md, "A job's preparation"):
-what the read step read (`TreeReading`, `TreeJob._read`) and the decide step on it alone
+what the read step read (`TreeReading`, `TreeJob._read` then `read_after_trees`) and the
+decide step on it alone
 (`decide_tree`): the ends exist, the snapshot's name, each dataset's fate (`plan_tree`), where
 the copy lands. Each dataset's own plan is its job's (dataset_job.py)."""
 
@@ -8,13 +9,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from .. import zfs
+from .. import cmdline, zfs
 from ..hosts import Host
 from ..job import Known
-from .checks import Placement, check_ends, check_placement
-from .grants import TreeGrants, check_grants
-from .plan import TreePlan, TreeRequest, held, plan_tree, unused_snapshot_name
-from .unchanged import measures_empty, with_written
+from .checks import Placement, check_ends, check_placement, read_placement
+from .grants import TreeGrants, check_grants, read_grants
+from .plan import (
+    TreePlan,
+    TreeRequest,
+    held,
+    plan_tree,
+    unchanged_candidates,
+    unused_snapshot_name,
+)
+from .unchanged import measures_empty, with_written, written_after_sync
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +36,19 @@ class TreeReading:
     written: dict[str, int]
     placed: Placement
     grants: TreeGrants | None = None
+
+
+def read_after_trees(src: Host, dst: Host, caps: tuple[zfs.Capabilities, zfs.Capabilities],
+                     request: TreeRequest, known: Known) -> TreeReading:
+    """The read step's rest, once both trees are in (`known`): what the inventory calls
+    unchanged read again after a pool sync, where the copy lands, a delegated login's
+    grants."""
+    dst_sets = [d for d in known.dst_sets if cmdline.within(d.name, request.destination)]
+    written = written_after_sync(src, request.root,
+                                 unchanged_candidates(request, known.src_sets, dst_sets))
+    placed = read_placement(src, dst, caps[1], request, known.src_sets, known.dst_sets)
+    return TreeReading(known, dst_sets, written, placed,
+                       read_grants(src, dst, caps, request, known.dst_sets))
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,11 +8,12 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox, QPushButton, QWidget
 
 from ...engine.plan import Plan
+from ...engine.tree import TreePlan
 
 
-def after_stop(plan: Plan | None) -> str:
-    """What stopping leaves on the destination, in words."""
-    if plan is not None and plan.resumable:
+def after_stop(plan: Plan | TreePlan | None) -> str:
+    """What stopping leaves on the destination, in words (a tree's plan says nothing of it)."""
+    if isinstance(plan, Plan) and plan.resumable:
         return ("what was received is kept, so the transfer can be resumed from the "
                 "Destination page later")
     return "a partly received dataset is removed"

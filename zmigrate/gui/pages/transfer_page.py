@@ -308,9 +308,8 @@ class TransferPage(Page):
 
         self.confirm_box = ask_to_stop(
             self, "Stop the transfer?",
-            "Stop the transfer now? Both ends are stopped and "
-            f"{after_stop(self.session.dataset_plan)}. Nothing already on the destination is "
-            "touched.", "Stop transfer", answered)
+            f"Stop the transfer now? Both ends are stopped and {after_stop(self.session.plan)}. "
+            "Nothing already on the destination is touched.", "Stop transfer", answered)
 
     def stop(self) -> None:
         """Stop without asking."""
