@@ -138,6 +138,9 @@ class TreePlan:
     # What the datasets' jobs destroy or replace on the destination, by name (losses.py):
     # each job stops before destroying anything not on this list.
     destroys: tuple[Loss, ...] = ()
+    # The destination keeps an interrupted receive (zfs receive -s): a stopped dataset's
+    # stream is resumed by the next run, not sent again.
+    resumable: bool = False
 
     @property
     def to_send(self) -> list[TreeEntry]:
@@ -473,6 +476,7 @@ def plan_tree(src_host: Host, dst_host: Host, request: TreeRequest,
         transport=transports.chosen(request.options.transport,
                                     same_host(src_host, dst_host), tools).value,
         not_carried=NotCarried.of(picked),
+        resumable=resumable and request.options.resumable is not False,
         destroys=tree_losses(entries, src_sets, dst_sets, request, snapshot),
     )
 

@@ -12,8 +12,13 @@ from ...engine.tree import TreePlan
 
 
 def after_stop(plan: Plan | TreePlan | None) -> str:
-    """What stopping leaves on the destination, in words (a tree's plan says nothing of it)."""
-    if isinstance(plan, Plan) and plan.resumable:
+    """What stopping leaves on the destination, in words."""
+    if isinstance(plan, TreePlan):
+        return ("the datasets already received stay; " + (
+            "what arrived of those in flight is kept, so sending the tree again resumes them"
+            if plan.resumable else "those in flight are removed, and sending the tree again "
+            "sends them whole"))
+    if plan is not None and plan.resumable:
         return ("what was received is kept, so the transfer can be resumed from the "
                 "Destination page later")
     return "a partly received dataset is removed"

@@ -128,7 +128,7 @@ class DonePage(Page):
         elif s.cancelled:
             ui.result_label.setText("Transfer stopped")
             ui.reason_label.setText(
-                f"Both ends were stopped; {after_stop(plan)}."
+                f"Both ends were stopped; {after_stop(s.plan)}."
                 + (f"<br>{words.error_html(error)}" if error is not None else ""))
             kind = "warn"
         else:
