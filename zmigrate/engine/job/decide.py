@@ -69,9 +69,13 @@ def listener_port(dst: Host, options: Options, used: set[int]) -> int:
     return options.port
 
 
-def property_grants(t: Transfer, carried: frozenset[str]) -> list[str]:
-    """The permissions for the properties `t`'s receive sets (zfs.property_permissions): its
-    `-o`s and `-x`s, and `carried` where the stream is `-p` or `-R`."""
+def _carried(reading: Reading, t: Transfer) -> frozenset[str]:
+    """What `t`'s stream carries of the properties read (-p or -R only)."""
+    return reading.carried if t.replicate or t.options.send_properties else frozenset()
+
+
+def _property_words(t: Transfer) -> tuple[list[str], list[str]]:
+    """The names `t`'s receive sets with `-o` and leaves out with `-x`."""
     given: list[str] = []
     left_out: list[str] = []
     words = iter(t.receive_extra)
@@ -80,8 +84,7 @@ def property_grants(t: Transfer, carried: frozenset[str]) -> list[str]:
             given.append(next(words).split("=", 1)[0])
         elif word == "-x":
             left_out.append(next(words))
-    sent = carried if t.replicate or t.options.send_properties else frozenset()
-    return zfs.property_permissions(given, left_out, sent)
+    return given, left_out
 
 
 def quiet_exclusions(reading: Reading, t: Transfer) -> Transfer:
@@ -89,18 +92,19 @@ def quiet_exclusions(reading: Reading, t: Transfer) -> Transfer:
     the stream carries no NAME: zfs sets nothing either way, but says "cannot receive NAME
     property on DS: permission denied" for each (verified on OpenZFS 2.3.2)."""
     grants = reading.grants[1]
-    if grants is None or "-x" not in t.receive_extra:
+    if grants is None:
         return t
-    sent = reading.carried if t.replicate or t.options.send_properties else frozenset()
-    on = _checked_on(reading, t)
+    sent, on = _carried(reading, t), _checked_on(reading, t)
+    quiet = {n for n in _property_words(t)[1]
+             if n not in sent and grants.missing(on, [zfs.property_permission(n)])}
+    if not quiet:
+        return t
     kept: list[str] = []
     words = iter(t.receive_extra)
     for word in words:
         name = next(words) if word in ("-o", "-x") else None
-        if word == "-x" and name not in sent and grants.missing(
-                on, [zfs.property_permission(str(name))]):
-            continue
-        kept += [word] if name is None else [word, name]
+        if not (word == "-x" and name in quiet):
+            kept += [word] if name is None else [word, name]
     return replace(t, receive_extra=tuple(kept))
 
 
@@ -129,7 +133,7 @@ def refuse_missing_grants(reading: Reading, t: Transfer) -> None:
     need_dst = list(zfs.PERMISSIONS["receive"])
     if t.options.readonly:
         need_dst += zfs.PERMISSIONS["readonly"]
-    extra = property_grants(t, reading.carried)
+    extra = zfs.property_permissions(*_property_words(t), _carried(reading, t))
     if t.rollback_to is not None:  # zfs rollback -r (receive -F alone needs the receive set)
         extra += zfs.PERMISSIONS["force"]
     if t.replicate and t.raw:

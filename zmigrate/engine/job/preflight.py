@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -38,7 +38,9 @@ class Known:
     `src_sets` covers the source dataset and its descendants; `dst_sets` the destination's
     parent and tree; `ports` the destination's listening ports; `addresses` the tcp transport's
     (connect, allow) pair; `feature` the destination pool's extensible_dataset state;
-    `leftovers` what earlier zmigrate runs left working on the destination (hosts/leftovers.py)."""
+    `leftovers` what earlier zmigrate runs left working on the destination (hosts/leftovers.py);
+    `carried` the properties each source dataset's `-p` stream carries (a tree reads them once
+    for a delegated login: tree/grants.py), None where not read."""
 
     src_sets: tuple[zfs.Dataset, ...]
     dst_sets: tuple[zfs.Dataset, ...]
@@ -46,6 +48,7 @@ class Known:
     addresses: tuple[str, str | None] = ("", None)
     feature: str | None = None
     leftovers: tuple[leftovers.Leftover, ...] = ()
+    carried: Mapping[str, frozenset[str]] | None = None
 
 
 def default_transport(src: Host, dst: Host, options: Options,
@@ -230,15 +233,17 @@ class Reading:
 
 
 def carried_properties(src: Host, ds_name: str, options: Options,
-                       dst_grants: zfs.Grants | None) -> frozenset[str]:
+                       dst_grants: zfs.Grants | None, known: Known) -> frozenset[str]:
     """The properties a `-R`/`-p` stream of `ds_name` carries (set on it, or its tree with
     -R: locally or received), for a destination login that sets them through `zfs allow`
-    (`dst_grants`); empty for any other login or stream (nothing is read)."""
+    (`dst_grants`); empty for any other login or stream (nothing is read). Read here unless
+    a tree read them (`known.carried`)."""
     if dst_grants is None or not (options.replicate or options.send_properties):
         return frozenset()
-    props = zfs.local_properties(src, ds_name, sources="local,received",
-                                 only=None if options.replicate else [ds_name])
-    return frozenset(name for each in props.values() for name in each)
+    props = known.carried if known.carried is not None else zfs.local_properties(
+        src, ds_name, sources="local,received", only=None if options.replicate else [ds_name])
+    return frozenset(name for ds, each in props.items() if ds == ds_name or (
+        options.replicate and cmdline.below(ds, ds_name)) for name in each)
 
 
 def read_job(src: Host, dst: Host, request: Request, emit: Observer, *,
@@ -279,6 +284,6 @@ def read_job(src: Host, dst: Host, request: Request, emit: Observer, *,
         if not tree and may_receive_mounted(options, dst_site, existing) \
         else read_covered(dst_site, target, options) \
         if not tree and may_cover(options, dst_site, existing) else None
-    carried = carried_properties(src, ds_name, options, grants[1])
+    carried = carried_properties(src, ds_name, options, grants[1], known)
     return Reading(src_site, dst_site, known, existing, resume_info, emptiness, route, grants,
                    mounts, carried)

@@ -47,8 +47,10 @@ def read_after_trees(src: Host, dst: Host, caps: tuple[zfs.Capabilities, zfs.Cap
     written = written_after_sync(src, request.root,
                                  unchanged_candidates(request, known.src_sets, dst_sets))
     placed = read_placement(src, dst, caps[1], request, known.src_sets, known.dst_sets)
-    return TreeReading(known, dst_sets, written, placed,
-                       read_grants(src, dst, caps, request, known.dst_sets))
+    grants = read_grants(src, dst, caps, request, known.dst_sets)
+    if grants is not None and grants.dst is not None:
+        known = replace(known, carried=grants.carried)  # each dataset's job reads none again
+    return TreeReading(known, dst_sets, written, placed, grants)
 
 
 @dataclass(frozen=True, slots=True)
