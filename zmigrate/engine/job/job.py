@@ -11,6 +11,7 @@ import time
 from dataclasses import dataclass
 
 from .. import cmdline, zfs
+from ..destination.received_properties import RefusedLines, check_received_properties
 from ..errors import CancelledError, PortInUseError, TransferError, ZmigrateError
 from ..events import Observer, PlanReady, StageChanged, Summary
 from ..hosts import Host
@@ -85,6 +86,8 @@ class Job(Work):
         self.tree = tree
         self.wire_seen = WireSeen()  # the path as both hosts read it (the preflight emits it)
         self.subscribe(self.wire_seen)
+        self._refused = RefusedLines()  # properties zfs receive said it did not set
+        self.subscribe(self._refused)
         self._decided: tuple[Reading, Decision] | None = None  # what prepare() read, decided
         # A port zmigrate picked may move when another process takes it; the user's may not.
         self.port_movable = request.options.port is None if tree is None else tree.port_movable
@@ -239,6 +242,8 @@ class Job(Work):
         src_guid, dst_guid = (0, 0) if self.tree else verify_guids(
             self.src, self.dst, self.dst_caps, plan, self._src_sets, self.emit,
             readonly=plan.options.readonly)
+        if not self.tree:  # a tree checks its datasets' properties by value
+            check_received_properties(self.src, self.dst, plan, self._refused.said())
         extra: dict[str, object] = {}
         if plan.resume_token:
             extra["resumed_from"] = plan.resumed_from

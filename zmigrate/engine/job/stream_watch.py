@@ -65,7 +65,8 @@ class StreamWatch:
 
     def output(self, state: SideState, data: bytes, both: bool = False) -> None:
         for piece in state.splitter.feed(data):
-            self.line(state, piece, both)
+            for part in mbuffer.status_and_rest(piece) or (piece,):
+                self.line(state, part, both)
 
     def line(self, state: SideState, line: str, both: bool = False) -> None:
         status = mbuffer.parse_status(line)

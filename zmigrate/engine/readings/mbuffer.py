@@ -86,6 +86,16 @@ class Summary:
     empty: int | None  # the "240x empty" count where present
 
 
+def status_and_rest(line: str) -> tuple[str, str] | None:
+    """(the status, the rest) of a status line that another program's words follow with no
+    line end between (mbuffer ends its last status line with none, and zfs receive may write
+    next: "... buffer   6% full" then "cannot receive ..."); None for any other line."""
+    m = _STATUS_RE.match(line)
+    if m is None or m.end() == len(line):
+        return None
+    return line[:m.end()], line[m.end():]
+
+
 def parse_status(line: str) -> Status | None:
     """Parse one status line; None for anything that is not one.
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from .. import cmdline, zfs
 from ..destination import Emptiness, mounts, refusal
+from ..destination.received_properties import RUN_OWN
 from ..errors import PreflightError, PreflightReason, ZmigrateError
 from ..events import Observer, StageChanged
 from ..hosts import Host
@@ -294,9 +295,7 @@ def finish_received(src: Host, dst: Host, caps: tuple[zfs.Capabilities, zfs.Capa
 def _differing_properties(want: dict[str, str], got: dict[str, str]) -> list[str]:
     """The source's locally set properties the copy lacks or holds otherwise (readonly,
     mountpoint and canmount are the run's own choice; the shares go-live sets)."""
-    return [k for k, v in want.items()
-            if k not in ("readonly", "mountpoint", "canmount", "sharenfs", "sharesmb")
-            and got.get(k) != v]
+    return [k for k, v in want.items() if k not in RUN_OWN and got.get(k) != v]
 
 
 def _lost_key_parent(plan: TreePlan, s: zfs.Dataset, d: zfs.Dataset) -> str | None:
