@@ -123,6 +123,36 @@ def test_plan_uses_openzfs_flags_and_resumable_receive() -> None:
     assert "zfs receive -s dstpool/new" in str(plan.steps[0].destination_command)
 
 
+def test_a_pool_kept_for_grub_gets_no_compressed_records_and_no_encrypted_dataset() -> None:
+    """srcpool has zstd active (a dataset once compressed with it); a compatibility=grub2 pool
+    has lz4, embedded data and large blocks, but neither zstd nor encryption."""
+    src, dst = _sites()
+    src = replace(src, features=zfs.parse_pool_features(_read("zpool-get-all.txt")))
+    grub = zfs.parse_pool_features(_read("zpool-get-all-grub2.txt"))
+    assert (grub["zstd_compress"], grub["lz4_compress"], grub["encryption"]) == (
+        "disabled", "active", "disabled")
+    plan = make_plan(src, replace(dst, features=grub), "srcpool/a@s1", "dstpool/new",
+                     Options(connect_address="h"), port=9999)
+    assert plan.send_flags == ("-L", "-e"), plan.send_flags
+    assert any("lacks feature@zstd_compress, so zfs send -c is left out" in w
+               for w in map(str, plan.warnings)), plan.warnings
+    # Into a pool with every feature, and where the pool's features were not read: as stored.
+    for features in (zfs.parse_pool_features(_read("zpool-get-all.txt")), None):
+        plan = make_plan(src, replace(dst, features=features), "srcpool/a@s1", "dstpool/new",
+                         Options(connect_address="h"), port=9999)
+        assert plan.send_flags == ("-c", "-L", "-e")
+    with pytest.raises(PreflightError, match="lacks feature@zstd_compress"):
+        make_plan(src, replace(dst, features=grub), "srcpool/a@s1", "dstpool/new",
+                  Options(connect_address="h", compressed=True), port=9999)
+    encrypted = replace(src, datasets=[replace(d, encryption="aes-256-gcm", keystatus="unavailable",
+                                               encryption_root=d.name) if d.name == "srcpool/a"
+                                       else d for d in src.datasets])
+    with pytest.raises(PreflightError, match="cannot hold encrypted datasets") as info:
+        make_plan(encrypted, replace(dst, features=grub), "srcpool/a@s1", "dstpool/new",
+                  Options(connect_address="h"), port=9999)
+    assert "zpool set feature@encryption=enabled dstpool" in str(info.value.fix)
+
+
 def test_plan_refuses_partial_without_a_choice_then_resumes_or_discards() -> None:
     src, dst = _sites()
     token = _read("resume-token-full.txt").strip()

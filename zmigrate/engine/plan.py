@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import re
 import secrets
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, TypedDict, Unpack
 
 from . import cmdline, losses, transports, units, zfs
-from .destination import Emptiness, refusal, unread
+from .destination import Emptiness, pool_features, refusal, unread
 from .errors import InvalidNameError, PreflightError, PreflightReason
 from .hosts import Host, same_host
 from .hosts import tools as capabilities
@@ -303,6 +304,7 @@ class Site:
     host: Host
     caps: zfs.Capabilities
     datasets: list[zfs.Dataset]
+    features: Mapping[str, str] | None = None  # its pool's (OpenZFS), None: not read
 
     def find(self, name: str) -> zfs.Dataset | None:
         for ds in self.datasets:
@@ -456,7 +458,7 @@ def decide_transfer(
         base = _Base(_origin(src, options.origin))
     notes += base.notes
     steps_spec = _steps(source, snap, base.snapshot, options)
-    flags, raw, flag_notes = send_flags(src, dst, source, options)
+    flags, raw, flag_notes = send_flags(src, dst, source, options, destination.split("/")[0])
     notes += flag_notes
     squeeze = _compressor(src, dst, options, transport, compression.Stream(
         raw, "-c" in flags, source.compression), notes)
@@ -787,11 +789,11 @@ def stream_of(source: zfs.Dataset, src: zfs.Capabilities | None, dst: zfs.Capabi
     return compression.Stream(sends_raw(source, options), as_stored, source.compression)
 
 
-def send_flags(src: Site, dst: Site, source: zfs.Dataset,
-               options: Options) -> tuple[list[str], bool, list[str]]:
-    """The `zfs send` flags for `source`: (flags, raw, notes). Raw for encrypted datasets."""
+def send_flags(src: Site, dst: Site, source: zfs.Dataset, options: Options,
+               pool: str) -> tuple[list[str], bool, list[str]]:
+    """The `zfs send` flags for `source` into the destination's `pool`: (flags, raw, notes).
+    Raw for encrypted datasets."""
     notes: list[str] = []
-    both = src.caps.dialect == "openzfs" and dst.caps.dialect == "openzfs"
     raw = sends_raw(source, options)
     flags: list[str] = []
     if options.replicate:
@@ -820,22 +822,42 @@ def send_flags(src: Site, dst: Site, source: zfs.Dataset,
             )
         notes.append(f"{src.host.label}: {source.name} is encrypted but is sent DECRYPTED: the "
                      "copy is not encrypted unless its new parent encrypts it")
-    if sends_as_stored(src.caps, dst.caps, options):
-        flags.append("-c")
-    if both and options.large_blocks is not False and src.caps.large_blocks \
-            and dst.caps.large_blocks:
-        flags.append("-L")
-    if both and not raw and options.embedded is not False and src.caps.embedded_send \
-            and dst.caps.embedded_send:
-        flags.append("-e")
+    flags += _record_flags(src, dst, options, raw, pool, notes)
+    return flags, bool(raw), notes
+
+
+def _record_flags(src: Site, dst: Site, options: Options, raw: bool, pool: str,
+                  notes: list[str]) -> list[str]:
+    """-c, -L and -e where both ends' zfs can and the destination's `pool` can receive what
+    they send (destination/pool_features.py, its notes added to `notes`); one the user asked
+    for that cannot be, refused."""
+    both = src.caps.dialect == "openzfs" and dst.caps.dialect == "openzfs"
+    can = {"-c": sends_as_stored(src.caps, dst.caps, options),
+           "-L": both and options.large_blocks is not False and src.caps.large_blocks
+           and dst.caps.large_blocks,
+           "-e": both and not raw and options.embedded is not False and src.caps.embedded_send
+           and dst.caps.embedded_send}
+    lacking = pool_features.unreceivable(src.features, dst.features)
+    if raw and dst.features is not None and not zfs.feature_on(dst.features, "encryption"):
+        raise PreflightError(
+            f"pool {pool} cannot hold encrypted datasets (its feature@encryption is not "
+            "enabled), and an encrypted dataset is sent raw", host=dst.host.label,
+            fix=f"enable it (zpool set feature@encryption=enabled {pool}; older systems may "
+            "then not import the pool), or choose --decrypt (the copy is then not encrypted)",
+            reason=PreflightReason.UNSUPPORTED, figures={"feature": "encryption"})
+    for flag in [f for f in can if can[f] and f in lacking]:
+        can[flag] = False
+        notes.append(pool_features.left_out(flag, lacking[flag], dst.host.label, pool))
     for wanted, name in ((options.compressed, "-c"), (options.large_blocks, "-L"),
                          (options.embedded, "-e")):
-        if wanted and name not in flags and not (raw and name == "-e"):
-            raise PreflightError(f"zfs send {name} is not supported by both hosts",
+        if wanted and not can[name] and not (raw and name == "-e"):
+            why = (f"pool {pool} on {dst.host.label} lacks feature@{lacking[name]}"
+                   if name in lacking else "not supported by both hosts")
+            raise PreflightError(f"zfs send {name} cannot be used: {why}",
                                  fix=f"leave out the option for {name}",
                                  reason=PreflightReason.UNSUPPORTED,
                                  figures={"feature": "send_flag", "flag": name})
-    return flags, bool(raw), notes
+    return [f for f in ("-c", "-L", "-e") if can[f]]
 
 
 _PROPERTY_RE = re.compile(r"^[a-z][a-z0-9_]*(:[A-Za-z0-9_.:-]+)?$|^[a-z0-9_.-]+:[A-Za-z0-9_.:-]+$")

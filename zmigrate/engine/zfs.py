@@ -8,7 +8,7 @@ probe found them.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from . import cmdline
@@ -722,13 +722,28 @@ def partial_receive(host: Host, caps: Capabilities, dataset: str) -> str | None:
     return token if r.ok and token not in ("", "-") else None
 
 
-def pool_feature(host: Host, pool: str, feature: str) -> str | None:
-    """`zpool get feature@NAME` of `pool`: "active", "enabled", "disabled", or None."""
-    argv = host.privileged(["zpool", "get", "-Hp", "-o", "value", f"feature@{feature}",
+def pool_features(host: Host, pool: str) -> dict[str, str] | None:
+    """{feature: "active" | "enabled" | "disabled"} of `pool` (`zpool get all`: a feature this
+    zfs does not know is not there); None where it cannot be read."""
+    argv = host.privileged(["zpool", "get", "-Hp", "-o", "property,value", "all",
                             cmdline.dataset(pool)])
     r = host.execute(argv, timeout=60)
-    value = r.stdout.strip()
-    return value if r.ok and value and value != "-" else None
+    return parse_pool_features(r.stdout) if r.ok else None
+
+
+def parse_pool_features(text: str) -> dict[str, str]:
+    """{feature: state} of `zpool get -Hp -o property,value all POOL`'s output."""
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        name, _, value = line.partition("\t")
+        if name.startswith("feature@"):
+            out[name[len("feature@"):]] = value.strip()
+    return out
+
+
+def feature_on(features: Mapping[str, str] | None, name: str) -> bool:
+    """Whether a pool of `features` can hold what feature `name` brings (enabled or active)."""
+    return features is not None and features.get(name) in ("enabled", "active")
 
 
 def bookmark_argv(host: Host, snapshot: str, mark: str) -> list[str]:

@@ -43,8 +43,8 @@ def decide_job(src: Host, dst: Host, request: Request, reading: Reading) -> Deci
                           ssh_route=reading.route)
     dst_caps = reading.dst.caps
     check_feature = dst_caps.resumable and options.resumable is not False
-    feature = known.feature
-    resumable = feature in ("enabled", "active") if check_feature else dst_caps.resumable
+    resumable = zfs.feature_on(known.features[1], "extensible_dataset") if check_feature \
+        else dst_caps.resumable
     transfer = decide_transfer(
         reading.src, reading.dst, request.snapshot, request.destination, options,
         connect_address=connect_address, allow_address=allow_address, port=port,

@@ -37,7 +37,8 @@ class Known:
 
     `src_sets` covers the source dataset and its descendants; `dst_sets` the destination's
     parent and tree; `ports` the destination's listening ports; `addresses` the tcp transport's
-    (connect, allow) pair; `feature` the destination pool's extensible_dataset state;
+    (connect, allow) pair; `features` the source's and the destination's pool features (None:
+    not read, or not OpenZFS's);
     `leftovers` what earlier zmigrate runs left working on the destination (hosts/leftovers.py);
     `carried` the properties each source dataset's `-p` stream carries (a tree reads them once
     for a delegated login: tree/grants.py), None where not read."""
@@ -46,7 +47,7 @@ class Known:
     dst_sets: tuple[zfs.Dataset, ...]
     ports: frozenset[int] = frozenset()
     addresses: tuple[str, str | None] = ("", None)
-    feature: str | None = None
+    features: tuple[Mapping[str, str] | None, Mapping[str, str] | None] = (None, None)
     leftovers: tuple[leftovers.Leftover, ...] = ()
     carried: Mapping[str, frozenset[str]] | None = None
 
@@ -84,8 +85,10 @@ def read_known(src: Host, dst: Host, src_caps: zfs.Capabilities, dst_caps: zfs.C
     failure is raised)."""
     parent = destination.rsplit("/", 1)[0] if "/" in destination else destination
     tcp = transports.carrier(default_transport(src, dst, options, (src_caps, dst_caps))).listens
-    # receive -s needs the pool's extensible_dataset feature, not only a zfs that knows -s.
-    check_feature = dst_caps.resumable and options.resumable is not False
+    # receive -s needs the pool's extensible_dataset feature, not only a zfs that knows -s,
+    # and the send's -c, -e, -L and -w the features their records need (plan.send_flags).
+    openzfs = (src_caps.dialect, dst_caps.dialect) == ("openzfs", "openzfs")
+    check_feature = openzfs or (dst_caps.resumable and options.resumable is not False)
     with ThreadPoolExecutor(max_workers=6, thread_name_prefix="zmigrate-preflight") as pool:
         src_f = pool.submit(lambda: zfs.inventory(src, src_caps, source)
                             if src_caps.has_zfs else [])
@@ -98,13 +101,15 @@ def read_known(src: Host, dst: Host, src_caps: zfs.Capabilities, dst_caps: zfs.C
                              else ("", None))
         # The ports and what earlier runs left there: one command.
         host_f = pool.submit(lambda: leftovers.read(dst, destination, ports=tcp))
-        feature_f = pool.submit(lambda: zfs.pool_feature(
-            dst, destination.split("/", 1)[0], "extensible_dataset") if check_feature else None)
+        features_f = pool.submit(lambda: both(
+            lambda: zfs.pool_features(src, source.split("/", 1)[0]) if openzfs else None,
+            lambda: zfs.pool_features(dst, destination.split("/", 1)[0])
+            if check_feature else None))
         host = host_f.result()
         if ahead_f is not None:
             ahead_f.result()
         return Known(tuple(src_f.result()), tuple(dst_f.result()), host.ports,
-                     addr_f.result(), feature_f.result(), host.leftovers)
+                     addr_f.result(), features_f.result(), host.leftovers)
 
 
 def read_settled(src: Host, dst: Host, src_caps: zfs.Capabilities, dst_caps: zfs.Capabilities,
@@ -270,7 +275,8 @@ def read_job(src: Host, dst: Host, request: Request, emit: Observer, *,
     if parent_pending and not any(d.name == parent for d in dst_sets):
         # A tree's dry run: the parent arrives earlier in the same run.
         dst_sets.append(zfs.Dataset(parent, "filesystem", 0, 0, 0, 0, 0))
-    src_site, dst_site = Site(src, src_caps, src_sets), Site(dst, dst_caps, dst_sets)
+    src_site = Site(src, src_caps, src_sets, known.features[0])
+    dst_site = Site(dst, dst_caps, dst_sets, known.features[1])
     existing = next((d for d in dst_sets if d.name == target), None)
     carrier = transports.carrier(default_transport(src, dst, options, (src_caps, dst_caps)))
     route = ssh_route(dst.label, options.ssh_options) \

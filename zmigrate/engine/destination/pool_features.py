@@ -1,0 +1,54 @@
+"""Which `zfs send` flags make a stream the destination's pool can receive.
+
+OpenZFS marks a stream with the features of what it holds, and `zfs receive` refuses a stream
+its pool lacks one of ("pool must be upgraded to receive this stream"), whatever the data: blocks
+sent as stored (-c) carry their compression (lz4, zstd), -e's embedded records are
+lz4-compressed, -L's blocks pass 128 KiB. Without the flag the same data goes as plain records
+that any pool takes, and is compressed again as the copy's own property says. A pool kept
+compatible with an older system (`compatibility=grub2`, Ubuntu's boot pool; a pool made on
+OpenZFS 0.8) lacks zstd; one made with `zpool create -d`, all of them (verified on the guest).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from .. import zfs
+
+# The send flags, each with the pool features the stream then needs where the source uses them.
+NEEDS: dict[str, tuple[str, ...]] = {
+    "-c": ("lz4_compress", "zstd_compress"),
+    "-e": ("embedded_data", "lz4_compress"),
+    "-L": ("large_blocks",),
+}
+WHAT = {
+    "-c": "blocks go decompressed, compressed again as the copy's compression property says",
+    "-e": "small blocks go as whole records",
+    "-L": "blocks larger than 128 KiB go split",
+}
+
+
+def unreceivable(src: Mapping[str, str] | None,
+                 dst: Mapping[str, str] | None) -> dict[str, str]:
+    """{flag: the destination pool's missing feature} for each flag whose stream that pool
+    would refuse: the feature active on the source's pool (or its features unread) and not on
+    the destination's. Empty where the destination's were not read (zfs-fuse, an unreadable
+    pool): zfs receive then says it itself."""
+    if dst is None:
+        return {}
+    out: dict[str, str] = {}
+    for flag, features in NEEDS.items():
+        missing = [f for f in features if not zfs.feature_on(dst, f)
+                   and (src is None or src.get(f) == "active")]
+        if missing:
+            out[flag] = missing[0]
+    return out
+
+
+def left_out(flag: str, feature: str, dst_label: str, pool: str) -> str:
+    """The plan's note for a flag left out because pool `pool` lacks `feature`."""
+    return (f"{dst_label}: pool {pool} lacks feature@{feature}, so zfs send {flag} is left out "
+            f"and {WHAT[flag]}")
+
+
+__all__ = ["NEEDS", "left_out", "unreceivable"]
