@@ -195,3 +195,16 @@ def tree(vm: Vm, tag: str) -> Iterator[str]:
            f"zfs inherit -r readonly srcpool/{tag}; zfs destroy -R srcpool/{tag}; fi; "
            f"if zfs list dstpool/{tag} >/dev/null 2>&1; then zfs destroy -R dstpool/{tag}; fi; "
            f"rm -f /root/{tag}.pass; rm -rf /mnt/{tag}; true", check=False)
+
+
+@pytest.fixture
+def grub_pool(vm: Vm) -> Iterator[str]:
+    """A pool on the guest kept compatible with GRUB (`compatibility=grub2`, as Ubuntu's boot
+    pool is): lz4, embedded data and large blocks, but neither zstd nor encryption."""
+    name = f"grub{secrets.token_hex(3)}"
+    image = f"/var/tmp/{name}.img"
+    vm.ssh(f"truncate -s 256M {image} && zpool create -o compatibility=grub2 {name} {image}")
+    try:
+        yield name
+    finally:
+        vm.ssh(f"zpool destroy -f {name}; rm -f {image}", check=False)

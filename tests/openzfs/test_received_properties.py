@@ -17,7 +17,6 @@ as plain records and only the property is left out.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -30,18 +29,6 @@ pytestmark = pytest.mark.openzfs
 UPGRADE = "pool and or dataset must be upgraded"
 
 
-@pytest.fixture
-def old_pool(vm: Vm) -> Iterator[str]:
-    """A pool on the guest with GRUB's features only (lz4, no zstd)."""
-    name = f"grub{secrets.token_hex(3)}"
-    image = f"/var/tmp/{name}.img"
-    vm.ssh(f"truncate -s 256M {image} && zpool create -o compatibility=grub2 {name} {image}")
-    try:
-        yield name
-    finally:
-        vm.ssh(f"zpool destroy -f {name}; rm -f {image}", check=False)
-
-
 def _failure(vm: Vm, config: Path, *args: str) -> dict[str, object]:
     r = send(vm, config, *args)
     assert r.returncode != 0, r.stdout[-2000:]
@@ -52,7 +39,7 @@ def _failure(vm: Vm, config: Path, *args: str) -> dict[str, object]:
 
 
 def test_a_carried_property_the_pool_cannot_hold_fails_the_job_and_keeps_the_copy(
-        vm: Vm, tmp_path: Path, old_pool: str) -> None:
+        vm: Vm, tmp_path: Path, grub_pool: str) -> None:
     tag = f"rp{secrets.token_hex(3)}"
     src = f"srcpool/{tag}"
     _data(vm, src, 2, snap=None)
@@ -61,22 +48,22 @@ def test_a_carried_property_the_pool_cannot_hold_fails_the_job_and_keeps_the_cop
            f"zfs snapshot -r {src}@s1")
     config = two_hosts_config(vm, tmp_path)
     try:
-        r = send(vm, config, "-R", f"openzfs-vm:{src}@s1", f"openzfs-dst:{old_pool}/c")
+        r = send(vm, config, "-R", f"openzfs-vm:{src}@s1", f"openzfs-dst:{grub_pool}/c")
         assert r.returncode != 0 and r.of("error"), r.stderr + r.stdout[-2000:]
         assert "-c" not in r.of("plan")[0]["send_flags"], r.of("plan")
         said = [str(e["detail"]) for e in r.of("stage")]
-        assert any(f"pool {old_pool} lacks feature@zstd_compress, so zfs send -c is left out"
+        assert any(f"pool {grub_pool} lacks feature@zstd_compress, so zfs send -c is left out"
                    in d for d in said), said
         error = r.of("error")[-1]
         print(f"\nFAILED AS: {error}")
         message, fix = str(error["message"]), str(error["fix"])
-        assert f"did not set compression on {old_pool}/c ({UPGRADE}" in message, error
-        assert f"{old_pool}/c/child" not in message, error  # it inherits: nothing was lost
+        assert f"did not set compression on {grub_pool}/c ({UPGRADE}" in message, error
+        assert f"{grub_pool}/c/child" not in message, error  # it inherits: nothing was lost
         assert "zfs get -s local,received compression" in fix, error
         # Kept as it arrived: both datasets, guids equal, the property zfs could set set.
         for ds in ("", "/child"):
-            assert _guid(vm, f"{old_pool}/c{ds}@s1") == _guid(vm, f"{src}{ds}@s1")
-        assert _prop(vm, f"{old_pool}/c", "user:note") == "kept"
+            assert _guid(vm, f"{grub_pool}/c{ds}@s1") == _guid(vm, f"{src}{ds}@s1")
+        assert _prop(vm, f"{grub_pool}/c", "user:note") == "kept"
         # Where the pool has the feature, the same send is verified.
         send_ok(vm, config, "-R", f"openzfs-vm:{src}@s1", f"openzfs-dst:dstpool/{tag}")
         assert _prop(vm, f"dstpool/{tag}", "compression") == "zstd"
@@ -85,20 +72,20 @@ def test_a_carried_property_the_pool_cannot_hold_fails_the_job_and_keeps_the_cop
 
 
 def test_a_given_property_the_pool_cannot_hold_fails_the_job_with_its_zfs_set_line(
-        vm: Vm, tmp_path: Path, old_pool: str) -> None:
+        vm: Vm, tmp_path: Path, grub_pool: str) -> None:
     tag = f"rp{secrets.token_hex(3)}"
     src = f"srcpool/{tag}"
     _data(vm, src, 2)
     config = two_hosts_config(vm, tmp_path)
     try:
-        error = _failure(vm, config, f"openzfs-vm:{src}@s1", f"openzfs-dst:{old_pool}/o",
+        error = _failure(vm, config, f"openzfs-vm:{src}@s1", f"openzfs-dst:{grub_pool}/o",
                          "-o", "compression=zstd", "-o", "user:note=given")
         message, fix = str(error["message"]), str(error["fix"])
-        assert f"did not set compression=zstd on {old_pool}/o ({UPGRADE}" in message, error
+        assert f"did not set compression=zstd on {grub_pool}/o ({UPGRADE}" in message, error
         assert "user:note" not in message, error  # set: only what zfs left out is named
-        assert f"zfs set compression=zstd {old_pool}/o" in fix, error
-        assert _guid(vm, f"{old_pool}/o@s1") == _guid(vm, f"{src}@s1")
-        assert _prop(vm, f"{old_pool}/o", "user:note") == "given"
+        assert f"zfs set compression=zstd {grub_pool}/o" in fix, error
+        assert _guid(vm, f"{grub_pool}/o@s1") == _guid(vm, f"{src}@s1")
+        assert _prop(vm, f"{grub_pool}/o", "user:note") == "given"
         send_ok(vm, config, f"openzfs-vm:{src}@s1", f"openzfs-dst:dstpool/{tag}",
                 "-o", "compression=zstd")
         assert _prop(vm, f"dstpool/{tag}", "compression") == "zstd"

@@ -84,6 +84,12 @@ class Options:
     compress: Compression | None = None
     compress_always: bool = False  # also raw streams and compressed blocks (send -w, -c)
 
+    @property
+    def receive_sets(self) -> frozenset[str]:
+        """The properties the receive itself decides (`-o NAME=VALUE`, `-x NAME`): a copy's
+        differ from the source's by design."""
+        return frozenset([*(n for n, _ in self.properties), *self.exclude_properties])
+
 
 class PartialReceiveError(PreflightError):
     """The destination holds an interrupted resumable receive: resume it or discard it."""
@@ -838,13 +844,9 @@ def _record_flags(src: Site, dst: Site, options: Options, raw: bool, pool: str,
            "-e": both and not raw and options.embedded is not False and src.caps.embedded_send
            and dst.caps.embedded_send}
     lacking = pool_features.unreceivable(src.features, dst.features)
-    if raw and dst.features is not None and not zfs.feature_on(dst.features, "encryption"):
-        raise PreflightError(
-            f"pool {pool} cannot hold encrypted datasets (its feature@encryption is not "
-            "enabled), and an encrypted dataset is sent raw", host=dst.host.label,
-            fix=f"enable it (zpool set feature@encryption=enabled {pool}; older systems may "
-            "then not import the pool), or choose --decrypt (the copy is then not encrypted)",
-            reason=PreflightReason.UNSUPPORTED, figures={"feature": "encryption"})
+    if raw:
+        pool_features.refuse_encrypted(dst.features, pool, dst.host.label,
+                                       "an encrypted dataset is")
     for flag in [f for f in can if can[f] and f in lacking]:
         can[flag] = False
         notes.append(pool_features.left_out(flag, lacking[flag], dst.host.label, pool))

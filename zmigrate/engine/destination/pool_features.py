@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from .. import zfs
+from ..errors import PreflightError, PreflightReason
 
 # The send flags, each with the pool features the stream then needs where the source uses them.
 NEEDS: dict[str, tuple[str, ...]] = {
@@ -51,4 +52,18 @@ def left_out(flag: str, feature: str, dst_label: str, pool: str) -> str:
             f"and {WHAT[flag]}")
 
 
-__all__ = ["NEEDS", "left_out", "unreceivable"]
+def refuse_encrypted(features: Mapping[str, str] | None, pool: str, dst_label: str,
+                     raw: str) -> None:
+    """Refuse, before anything runs, encrypted datasets sent raw (`raw` names them) into a
+    pool whose features say it cannot hold them (unread: zfs receive says it itself)."""
+    if features is None or zfs.feature_on(features, "encryption"):
+        return
+    raise PreflightError(
+        f"pool {pool} cannot hold encrypted datasets (its feature@encryption is not enabled), "
+        f"and {raw} sent raw", host=dst_label,
+        fix=f"enable it (zpool set feature@encryption=enabled {pool}; older systems may then "
+        "not import the pool), or choose --decrypt (the copy is then not encrypted)",
+        reason=PreflightReason.UNSUPPORTED, figures={"feature": "encryption"})
+
+
+__all__ = ["NEEDS", "left_out", "refuse_encrypted", "unreceivable"]

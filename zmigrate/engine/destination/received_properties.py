@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from .. import cmdline, zfs
@@ -84,7 +84,7 @@ def unset_properties(src: Host, dst: Host, plan: Plan,
     left_out = set(plan.options.exclude_properties)
     out = _unset_given(dst, copy, given, said)
     if plan.replicate or plan.options.send_properties:
-        out += _unset_carried(src, dst, plan, {*given, *left_out}, said)
+        out += _unset_carried(src, dst, plan, plan.options.receive_sets, said)
     named = {(u.name, u.dataset) for u in out}
     out += [Unset(n, ds, None, reason) for (n, ds), reason in said.items()
             if n not in left_out and (n, ds) not in named and cmdline.within(ds, copy)]
@@ -101,7 +101,7 @@ def _unset_given(dst: Host, copy: str, given: Mapping[str, str],
             if n not in held]
 
 
-def _unset_carried(src: Host, dst: Host, plan: Plan, own: set[str],
+def _unset_carried(src: Host, dst: Host, plan: Plan, own: Collection[str],
                    said: Mapping[tuple[str, str], str]) -> list[Unset]:
     """The properties the stream carried that the copies did not receive (one read a host),
     but those the run sets itself (`own`, RUN_OWN) and the keys' (a raw stream's own)."""
@@ -127,10 +127,9 @@ def check_received_properties(src: Host, dst: Host, plan: Plan,
     sets = [f"zfs set {cmdline.join([f'{u.name}={u.value}', u.dataset])}" for u in unset
             if u.value is not None]
     carried = [u for u in unset if u.value is None]
-    fix = ("the copy is kept as it arrived; set "
-           + ("them" if len(unset) > 1 else "it") + " on it once the cause is mended"
-           + (" (a login set up with `zfs allow` needs each property's permission)"
-              if any("permission denied" in u.reason for u in unset) else "")
+    fix = ("the copy is kept as it arrived; once the cause is mended (a login set up with "
+           "`zfs allow` needs each property's permission; a pool, the feature a value needs), "
+           "set " + ("them" if len(unset) > 1 else "it") + " there"
            + (": " + "; ".join(sets) if sets else "")
            + (f"; {'each' if len(carried) > 1 else 'the'} carried one to the source's value "
               f"(zfs get -s local,received {carried[0].name} on the source)" if carried else ""))

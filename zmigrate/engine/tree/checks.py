@@ -5,7 +5,7 @@ before its children arrive) and after (every dataset compared with its source, o
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -227,9 +227,11 @@ class SourceSide:
 
 
 def verify_tree(src: Host, dst: Host, src_caps: zfs.Capabilities, dst_caps: zfs.Capabilities,
-                plan: TreePlan, source: SourceSide | None = None) -> TreeCheck:
+                plan: TreePlan, source: SourceSide | None = None,
+                own: Collection[str] = ()) -> TreeCheck:
     """Every sent dataset: its snapshot's guid equal on both sides, the snapshots that were
-    to arrive present, and the locally set properties equal (one read per host)."""
+    to arrive present, and the locally set properties equal (one read per host), but those
+    the receive decides itself (`own`: Options.receive_sets)."""
     source = source or SourceSide(src, src_caps, plan)
     sent, increments = _sent_only(plan)
     only = None if sent is None else [e.destination for e in sent]
@@ -268,7 +270,7 @@ def verify_tree(src: Host, dst: Host, src_caps: zfs.Capabilities, dst_caps: zfs.
             check.problems[e.destination] = "lacks " + ", ".join("@" + m for m in missing)
             continue
         differ = _differing_properties(src_props.get(e.source, {}),
-                                       dst_props.get(e.destination, {}))
+                                       dst_props.get(e.destination, {}), own)
         if differ:
             check.problems[e.destination] = "properties differ: " + ", ".join(differ)
     return check
@@ -276,11 +278,12 @@ def verify_tree(src: Host, dst: Host, src_caps: zfs.Capabilities, dst_caps: zfs.
 
 def finish_received(src: Host, dst: Host, caps: tuple[zfs.Capabilities, zfs.Capabilities],
                     plan: TreePlan, received: Sequence[TreeEntry], *, readonly: bool,
-                    source: SourceSide | None, emit: Observer) -> TreeCheck:
+                    source: SourceSide | None, emit: Observer,
+                    own: Collection[str] = ()) -> TreeCheck:
     """After the streams: every dataset checked (verify_tree), then readonly=on on the
     `received` copies that do not have it already."""
     emit(StageChanged("verifying", "checking every dataset on the destination"))
-    checked = verify_tree(src, dst, caps[0], caps[1], plan, source)
+    checked = verify_tree(src, dst, caps[0], caps[1], plan, source, own)
     todo = [e for e in received if e.destination not in checked.readonly]
     if readonly and todo:
         # (A catch-up's copies mostly have it from their first copy, and each `zfs set`
@@ -292,10 +295,12 @@ def finish_received(src: Host, dst: Host, caps: tuple[zfs.Capabilities, zfs.Capa
     return checked
 
 
-def _differing_properties(want: dict[str, str], got: dict[str, str]) -> list[str]:
+def _differing_properties(want: dict[str, str], got: dict[str, str],
+                          own: Collection[str]) -> list[str]:
     """The source's locally set properties the copy lacks or holds otherwise (readonly,
     mountpoint and canmount are the run's own choice; the shares go-live sets)."""
-    return [k for k, v in want.items() if k not in RUN_OWN and got.get(k) != v]
+    return [k for k, v in want.items()
+            if k not in RUN_OWN and k not in own and got.get(k) != v]
 
 
 def _lost_key_parent(plan: TreePlan, s: zfs.Dataset, d: zfs.Dataset) -> str | None:

@@ -364,7 +364,7 @@ class TreeJob(Work):
         self.checked = finish_received(
             self.src, self.dst, (self.src_caps, self.dst_caps), plan,
             self.states.arrived_entries(), readonly=self.request.options.readonly,
-            source=self._source_side, emit=self.emit)
+            source=self._source_side, emit=self.emit, own=self.request.options.receive_sets)
         self.states.checked(self.checked)
         self.checked.raise_problems(self.dst.label)
 

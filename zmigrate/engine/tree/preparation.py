@@ -10,8 +10,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from .. import cmdline, zfs
+from ..destination import pool_features
 from ..hosts import Host
 from ..job import Known
+from ..plain_words import first_few
+from ..plan import sends_raw
 from .checks import Placement, check_ends, check_placement, read_placement
 from .grants import TreeGrants, check_grants, read_grants
 from .plan import (
@@ -87,4 +90,10 @@ def decide_tree(src: Host, dst: Host, request: TreeRequest, reading: TreeReading
         plan = replace(plan, measures_empty=True)
     check_placement(plan, reading.placed, dst.label)
     check_grants(plan, request, dst_caps, reading.grants, (src.label, dst.label), src_sets)
+    by_name = {d.name: d for d in src_sets}
+    raw = [e.source for e in plan.to_send
+           if e.source in by_name and sends_raw(by_name[e.source], opts)]
+    if raw:
+        pool_features.refuse_encrypted(known.features[1], request.destination.split("/")[0],
+                                       dst.label, first_few(raw) + " are")
     return TreeDecision(plan, snapshot, planned)

@@ -1,0 +1,67 @@
+"""A stream the destination's pool can receive, chosen from both pools' features (OpenZFS 2.3).
+
+srcpool has zstd active (its datasets are made with compression=zstd here); a pool kept
+compatible with GRUB has no zstd. Blocks sent as stored (-c) from such a dataset made zfs
+receive refuse the whole stream ("pool must be upgraded to receive this stream"): zmigrate now
+leaves -c out into that pool and says so, and the tree arrives, verified (its `-x compression`
+leaves the pool's own: the tree's check no longer counts a property the receive decides, `-o` or
+`-x`, as differing). An encrypted dataset into it (no feature@encryption) is refused before
+anything runs, with nothing created there, as a tree and alone.
+"""
+
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+
+import pytest
+
+from .cli import send, send_ok, two_hosts_config
+from .test_openzfs import _data, _guid
+from .vm import Vm
+
+pytestmark = pytest.mark.openzfs
+
+
+def test_a_tree_goes_into_a_pool_without_zstd_as_plain_records(
+        vm: Vm, tmp_path: Path, grub_pool: str) -> None:
+    root = f"srcpool/pf{secrets.token_hex(3)}"
+    _data(vm, root, 2, snap=None, extra="-o compression=zstd")
+    _data(vm, f"{root}/child", 1, snap=None)
+    vm.ssh(f"zfs snapshot -r {root}@s1")
+    config = two_hosts_config(vm, tmp_path)
+    try:
+        # The copy's compression is the pool's own: zstd, which it cannot hold, is left out.
+        events = send_ok(vm, config, "-r", f"openzfs-vm:{root}@s1", f"openzfs-dst:{grub_pool}/t",
+                         "-x", "compression")
+        plans = [e for e in events if e.get("event") == "plan"]
+        assert plans and all("-c" not in p["send_flags"] for p in plans), plans
+        said = [str(e["detail"]) for e in events if e.get("event") == "stage"]
+        assert any(f"pool {grub_pool} lacks feature@zstd_compress, so zfs send -c is left out"
+                   in d for d in said), said
+        for ds in ("", "/child"):
+            assert _guid(vm, f"{grub_pool}/t{ds}@s1") == _guid(vm, f"{root}{ds}@s1")
+    finally:
+        vm.ssh(f"zfs destroy -r {root}", check=False)
+
+
+def test_an_encrypted_dataset_into_a_pool_without_encryption_is_refused_before_anything(
+        vm: Vm, tmp_path: Path, grub_pool: str) -> None:
+    tag = f"pf{secrets.token_hex(3)}"
+    root = f"srcpool/{tag}"
+    vm.ssh(f"umask 077; printf %s lane-{tag}-pass > /root/{tag}.pass")
+    _data(vm, root, 1, snap=None)
+    _data(vm, f"{root}/secret", 1, snap=None, extra="-o encryption=on -o keyformat=passphrase "
+          f"-o keylocation=file:///root/{tag}.pass")
+    vm.ssh(f"zfs snapshot -r {root}@s1")
+    config = two_hosts_config(vm, tmp_path)
+    try:
+        for args in (("-r", f"openzfs-vm:{root}@s1"), (f"openzfs-vm:{root}/secret@s1",)):
+            r = send(vm, config, *args, f"openzfs-dst:{grub_pool}/e")
+            errors = r.of("error")
+            assert r.returncode != 0 and errors, r.stderr + r.stdout[-2000:]
+            assert f"pool {grub_pool} cannot hold encrypted datasets" in errors[-1]["message"]
+            assert f"zpool set feature@encryption=enabled {grub_pool}" in errors[-1]["fix"]
+            assert vm.ssh(f"zfs list -H -o name -r {grub_pool}").stdout.split() == [grub_pool]
+    finally:
+        vm.ssh(f"zfs destroy -r {root}; rm -f /root/{tag}.pass", check=False)
