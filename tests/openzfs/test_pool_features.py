@@ -11,7 +11,6 @@ anything runs, with nothing created there, as a tree and alone.
 
 from __future__ import annotations
 
-import secrets
 from pathlib import Path
 
 import pytest
@@ -24,44 +23,36 @@ pytestmark = pytest.mark.openzfs
 
 
 def test_a_tree_goes_into_a_pool_without_zstd_as_plain_records(
-        vm: Vm, tmp_path: Path, grub_pool: str) -> None:
-    root = f"srcpool/pf{secrets.token_hex(3)}"
+        vm: Vm, tmp_path: Path, grub_pool: str, tree: str) -> None:
+    root = f"srcpool/{tree}"
     _data(vm, root, 2, snap=None, extra="-o compression=zstd")
     _data(vm, f"{root}/child", 1, snap=None)
     vm.ssh(f"zfs snapshot -r {root}@s1")
-    config = two_hosts_config(vm, tmp_path)
-    try:
-        # The copy's compression is the pool's own: zstd, which it cannot hold, is left out.
-        events = send_ok(vm, config, "-r", f"openzfs-vm:{root}@s1", f"openzfs-dst:{grub_pool}/t",
-                         "-x", "compression")
-        plans = [e for e in events if e.get("event") == "plan"]
-        assert plans and all("-c" not in p["send_flags"] for p in plans), plans
-        said = [str(e["detail"]) for e in events if e.get("event") == "stage"]
-        assert any(f"pool {grub_pool} lacks feature@zstd_compress, so zfs send -c is left out"
-                   in d for d in said), said
-        for ds in ("", "/child"):
-            assert _guid(vm, f"{grub_pool}/t{ds}@s1") == _guid(vm, f"{root}{ds}@s1")
-    finally:
-        vm.ssh(f"zfs destroy -r {root}", check=False)
+    # The copy's compression is the pool's own: zstd, which it cannot hold, is left out.
+    events = send_ok(vm, two_hosts_config(vm, tmp_path), "-r", f"openzfs-vm:{root}@s1",
+                     f"openzfs-dst:{grub_pool}/t", "-x", "compression")
+    plans = [e for e in events if e.get("event") == "plan"]
+    assert plans and all("-c" not in p["send_flags"] for p in plans), plans
+    said = [str(e["detail"]) for e in events if e.get("event") == "stage"]
+    assert any(f"pool {grub_pool} lacks feature@zstd_compress, so zfs send -c is left out"
+               in d for d in said), said
+    for ds in ("", "/child"):
+        assert _guid(vm, f"{grub_pool}/t{ds}@s1") == _guid(vm, f"{root}{ds}@s1")
 
 
 def test_an_encrypted_dataset_into_a_pool_without_encryption_is_refused_before_anything(
-        vm: Vm, tmp_path: Path, grub_pool: str) -> None:
-    tag = f"pf{secrets.token_hex(3)}"
-    root = f"srcpool/{tag}"
-    vm.ssh(f"umask 077; printf %s lane-{tag}-pass > /root/{tag}.pass")
+        vm: Vm, tmp_path: Path, grub_pool: str, tree: str) -> None:
+    root = f"srcpool/{tree}"
+    vm.ssh(f"umask 077; printf %s lane-{tree}-pass > /root/{tree}.pass")  # `tree` removes it
     _data(vm, root, 1, snap=None)
     _data(vm, f"{root}/secret", 1, snap=None, extra="-o encryption=on -o keyformat=passphrase "
-          f"-o keylocation=file:///root/{tag}.pass")
+          f"-o keylocation=file:///root/{tree}.pass")
     vm.ssh(f"zfs snapshot -r {root}@s1")
     config = two_hosts_config(vm, tmp_path)
-    try:
-        for args in (("-r", f"openzfs-vm:{root}@s1"), (f"openzfs-vm:{root}/secret@s1",)):
-            r = send(vm, config, *args, f"openzfs-dst:{grub_pool}/e")
-            errors = r.of("error")
-            assert r.returncode != 0 and errors, r.stderr + r.stdout[-2000:]
-            assert f"pool {grub_pool} cannot hold encrypted datasets" in errors[-1]["message"]
-            assert f"zpool set feature@encryption=enabled {grub_pool}" in errors[-1]["fix"]
-            assert vm.ssh(f"zfs list -H -o name -r {grub_pool}").stdout.split() == [grub_pool]
-    finally:
-        vm.ssh(f"zfs destroy -r {root}; rm -f /root/{tag}.pass", check=False)
+    for args in (("-r", f"openzfs-vm:{root}@s1"), (f"openzfs-vm:{root}/secret@s1",)):
+        r = send(vm, config, *args, f"openzfs-dst:{grub_pool}/e")
+        errors = r.of("error")
+        assert r.returncode != 0 and errors, r.stderr + r.stdout[-2000:]
+        assert f"pool {grub_pool} cannot hold encrypted datasets" in errors[-1]["message"]
+        assert f"zpool set feature@encryption=enabled {grub_pool}" in errors[-1]["fix"]
+        assert vm.ssh(f"zfs list -H -o name -r {grub_pool}").stdout.split() == [grub_pool]

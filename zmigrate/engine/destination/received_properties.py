@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from .. import cmdline, zfs
@@ -73,18 +73,19 @@ class RefusedLines:
             return dict(self._said)
 
 
-def unset_properties(src: Host, dst: Host, plan: Plan,
-                     said: Mapping[tuple[str, str], str]) -> list[Unset]:
+def unset_properties(src: Host, dst: Host, plan: Plan, said: Mapping[tuple[str, str], str],
+                     src_sets: Sequence[zfs.Dataset]) -> list[Unset]:
     """What the receive of `plan` was to set and did not: the `-o` properties whose source on
     the copy is not local, the properties a `-p`/`-R` stream carried (set on the source, locally
     or received) whose source on the copy is not received, and what zfs `said` it left out;
-    never one a `-x` leaves out (zfs says it for those too, where the login may not set them)."""
+    never one a `-x` leaves out (zfs says it for those too, where the login may not set them).
+    `src_sets`: the source's datasets as read (a child without the snapshot is not sent)."""
     copy = plan.destination_dataset
     given = {n: v for n, v in plan.options.properties if n not in NOT_READ_BACK}
     left_out = set(plan.options.exclude_properties)
     out = _unset_given(dst, copy, given, said)
     if plan.replicate or plan.options.send_properties:
-        out += _unset_carried(src, dst, plan, plan.options.receive_sets, said)
+        out += _unset_carried(src, dst, plan, said, src_sets)
     named = {(u.name, u.dataset) for u in out}
     out += [Unset(n, ds, None, reason) for (n, ds), reason in said.items()
             if n not in left_out and (n, ds) not in named and cmdline.within(ds, copy)]
@@ -101,13 +102,16 @@ def _unset_given(dst: Host, copy: str, given: Mapping[str, str],
             if n not in held]
 
 
-def _unset_carried(src: Host, dst: Host, plan: Plan, own: Collection[str],
-                   said: Mapping[tuple[str, str], str]) -> list[Unset]:
+def _unset_carried(src: Host, dst: Host, plan: Plan, said: Mapping[tuple[str, str], str],
+                   src_sets: Sequence[zfs.Dataset]) -> list[Unset]:
     """The properties the stream carried that the copies did not receive (one read a host),
-    but those the run sets itself (`own`, RUN_OWN) and the keys' (a raw stream's own)."""
-    ds_name = plan.source_snapshot.split("@", 1)[0]
+    but those the run decides itself (RUN_OWN, -o, -x) and the keys' (a raw stream's own)."""
+    ds_name, short = plan.source_snapshot.split("@", 1)
     copy = plan.destination_dataset
-    names = [ds_name, *plan.children] if plan.replicate else [ds_name]
+    own = plan.options.receive_sets
+    with_snapshot = {d.name for d in src_sets if d.snapshot(short) is not None}
+    names = [ds_name, *(c for c in plan.children if c in with_snapshot)] \
+        if plan.replicate else [ds_name]
     pairs = {n: copy + n[len(ds_name):] for n in names}
     sent, got = both(
         lambda: zfs.local_properties(src, ds_name, sources="local,received", only=names),
@@ -119,9 +123,10 @@ def _unset_carried(src: Host, dst: Host, plan: Plan, own: Collection[str],
 
 
 def check_received_properties(src: Host, dst: Host, plan: Plan,
-                              said: Mapping[tuple[str, str], str]) -> None:
+                              said: Mapping[tuple[str, str], str],
+                              src_sets: Sequence[zfs.Dataset]) -> None:
     """Fail the job, keeping the copy, where the receive left out a property it was to set."""
-    unset = unset_properties(src, dst, plan, said)
+    unset = unset_properties(src, dst, plan, said, src_sets)
     if not unset:
         return
     sets = [f"zfs set {cmdline.join([f'{u.name}={u.value}', u.dataset])}" for u in unset

@@ -243,7 +243,8 @@ class Job(Work):
             self.src, self.dst, self.dst_caps, plan, self._src_sets, self.emit,
             readonly=plan.options.readonly)
         if not self.tree:  # a tree checks its datasets' properties by value
-            check_received_properties(self.src, self.dst, plan, self._refused.said())
+            check_received_properties(self.src, self.dst, plan, self._refused.said(),
+                                      self._src_sets)
         extra: dict[str, object] = {}
         if plan.resume_token:
             extra["resumed_from"] = plan.resumed_from
