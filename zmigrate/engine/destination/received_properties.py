@@ -1,13 +1,14 @@
 """After a receive: the properties it was to set are on the copy.
 
 zfs receive leaves out a property it cannot set (a login without that property's `zfs allow`
-permission, a value this zfs refuses, a quota below what arrived), says "cannot receive NAME
-property on DS: REASON" on stderr and exits 0 with the data in place (verified on OpenZFS
-2.3.2). The preflight refuses what it can foresee (job/decide.refuse_missing_grants); this
-reads what happened to a single dataset's receive: each `-o NAME=VALUE` is read back on the
-copy (set there: its source is local), and zfs's own lines name what else it left out (what a
-`-p`/`-R` stream carried) and why. A tree's datasets are checked by value with the rest of the
-tree (tree/checks.verify_tree).
+permission; a value the pool cannot hold: compression=zstd into a `compatibility=grub2` pool),
+says "cannot receive NAME property on DS: REASON" on stderr and exits 0 with the data in place
+(verified on OpenZFS 2.3.2). The preflight refuses what it can foresee
+(job/decide.refuse_missing_grants); this reads what happened to a single dataset's receive:
+each `-o NAME=VALUE` must be set on the copy (its source local), each property a `-p`/`-R`
+stream carried must be received there; zfs's own lines give the reason, and name what else it
+left out. A tree's datasets are checked by value with the rest of the tree
+(tree/checks.verify_tree).
 """
 
 from __future__ import annotations
