@@ -65,8 +65,7 @@ class StreamWatch:
 
     def output(self, state: SideState, data: bytes, both: bool = False) -> None:
         for piece in state.splitter.feed(data):
-            for part in mbuffer.status_and_rest(piece) or (piece,):
-                self.line(state, part, both)
+            self.line(state, piece, both)
 
     def line(self, state: SideState, line: str, both: bool = False) -> None:
         status = mbuffer.parse_status(line)

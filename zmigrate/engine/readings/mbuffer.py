@@ -171,7 +171,9 @@ def parse_version(text: str) -> str | None:
 
 
 class LineSplitter:
-    """Split mbuffer's stderr into pieces at ``\\r`` (status) and ``\\n`` (messages).
+    """Split mbuffer's stderr into pieces at ``\\r`` (status) and ``\\n`` (messages), and a
+    status line from another program's words that follow it on the same line
+    (`status_and_rest`: mbuffer ends its last status line with none).
 
     Bytes are split before decoding, so a multi-byte character split across two
     reads is never mangled; the result does not depend on how the stream is chunked.
@@ -186,7 +188,7 @@ class LineSplitter:
         """Add data; return the complete, non-empty pieces and keep a partial tail."""
         parts = _SEPARATORS.split(self._tail + data)
         self._tail = parts.pop()
-        return [p.decode("utf-8", "replace") for p in parts if p]
+        return _pieces(parts)
 
     def peek(self) -> str:
         """The partial piece kept so far (a status line is complete before the separator that
@@ -196,7 +198,17 @@ class LineSplitter:
     def flush(self) -> list[str]:
         """Return the remaining partial piece, if any, and reset."""
         tail, self._tail = self._tail, b""
-        return [tail.decode("utf-8", "replace")] if tail else []
+        return _pieces([tail])
+
+
+def _pieces(parts: list[bytes]) -> list[str]:
+    """The non-empty `parts`, decoded, each status line apart from words run into it."""
+    out: list[str] = []
+    for p in parts:
+        if p:
+            text = p.decode("utf-8", "replace")
+            out += status_and_rest(text) or (text,)
+    return out
 
 
 def command(block: int, size: int, *, hash_: bool, rate: int | None = None,
