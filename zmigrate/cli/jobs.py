@@ -82,7 +82,8 @@ def detach(args: argparse.Namespace, src_host: str, dst_host: str, destination: 
         print_json({"event": "job", **status.to_json()}, out)
     else:
         print(f"started job {status.id}: {what}\n"
-              f"  follow it:  zmigrate attach {status.id}\n"
+              + (f"  note:       {status.note}\n" if status.note else "")
+              + f"  follow it:  zmigrate attach {status.id}\n"
               f"  stop it:    zmigrate stop {status.id}\n"
               f"  all jobs:   zmigrate jobs", file=out)
     return EXIT_OK
@@ -100,6 +101,8 @@ def run_jobs(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                         **_keep_json(s)}, out)
             continue
         print(job_line(s), file=out)
+        if s.note and not s.state.final:
+            print(f"    {s.note}", file=out)
         for line in _left_lines(s, left):
             print(f"    {line}", file=out)
     known = remote_jobs.print_known(args, out, job_line)

@@ -92,7 +92,8 @@ def detach(args: argparse.Namespace, src_host: str, dst_host: str, out: TextIO) 
     if args.json:
         print_json({**job, "runner": p.runner}, out)
     else:
-        print(f"started job {p.id} on {p.runner}: {p.what}\n"
+        note = f"  note:       {job['note']}\n" if job.get("note") else ""
+        print(f"started job {p.id} on {p.runner}: {p.what}\n{note}"
               f"  follow it:  zmigrate attach {p.id}\n"
               f"  stop it:    zmigrate stop {p.id}\n"
               f"  all jobs:   zmigrate jobs   (all on {p.runner}: zmigrate jobs --runner "

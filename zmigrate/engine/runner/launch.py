@@ -1,12 +1,15 @@
 """Starting a job's runner apart from its caller: a transient unit of the user's systemd
-manager where one answers (so `systemctl --user status` and the journal see it), else a
-process of its own session (setsid, stdin from /dev/null, output to files in the record)."""
+manager where one answers and outlives a logout (the user lingers: logout.py), so
+`systemctl --user status` and the journal see it; else a process of its own session (setsid,
+stdin from /dev/null, output to files in the record), which logind leaves running at logout
+unless it is set to kill users' processes (then the job's status says so)."""
 
 from __future__ import annotations
 
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -16,7 +19,7 @@ from pathlib import Path
 from typing import Final
 
 from ..errors import ZmigrateError
-from . import record, state
+from . import logout, record, state
 from .place import create_dir, new_id
 from .state import JobState, Status
 
@@ -76,15 +79,26 @@ def _status(argv: Sequence[str]) -> int:
         return -1
 
 
+def launcher(manager: Callable[[], bool] | None = None,
+             logind: Callable[[], logout.Logind | None] | None = None) -> tuple[bool, str]:
+    """Whether the runner goes to the user's systemd manager (one answers and the user
+    lingers: a unit of a manager that stops at logout would die with the session that started
+    it, an ssh one on a runner host); and what the user must know where a logout ends it."""
+    facts = (logind or logout.read)()
+    if (manager or user_manager)() and facts is not None and facts.linger:
+        return True, ""
+    return False, logout.warning(facts, socket.gethostname())
+
+
 def start(what: str, request: dict[str, object]) -> Status:
     """Write the job's record (its request) and start its runner; its first status."""
     job_id = new_id()
     directory = create_dir(job_id)
     (directory / record.REQUEST).write_text(json.dumps(request, sort_keys=True))
-    use_systemd = user_manager()
+    use_systemd, note = launcher()
     status = Status(id=job_id, what=what, request=request, started=time.time(),
                     launcher=SYSTEMD if use_systemd else SETSID,
-                    unit=unit_name(job_id) if use_systemd else "")
+                    unit=unit_name(job_id) if use_systemd else "", note=note)
     state.write(directory / record.STATE, status)
     if use_systemd:
         _run_checked(systemd_argv(job_id, dict(os.environ)), "systemd-run")

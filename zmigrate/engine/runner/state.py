@@ -58,6 +58,7 @@ class Status:
     pid: int | None = None
     launcher: str = ""
     unit: str = ""
+    note: str = ""  # what the user must know about its runner (a logout that ends it)
     done: int = 0
     total: int | None = None
     rate: float = 0.0
