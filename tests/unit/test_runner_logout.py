@@ -17,6 +17,9 @@ from zmigrate.gui.jobs.panel import job_text
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "logind"
 DEBIAN = (DATA / "show-session-kill-debian12.txt").read_text()
+KILLING = (DATA / "show-session-kill-users.txt").read_text()
+LOGGED_IN = (DATA / "show-user-logged-in.txt").read_text()
+LINGERING = (DATA / "show-user-lingering.txt").read_text()
 
 
 def reader(killing: tuple[int, str], linger: tuple[int, str]) -> logout.Reader:
@@ -38,7 +41,7 @@ def test_debians_logind_leaves_a_sessions_processes_at_logout() -> None:
 
 
 def test_kill_user_processes_spares_root_unless_excluded_users_are_named() -> None:
-    killing = DEBIAN.replace("KillUserProcesses=no", "KillUserProcesses=yes")
+    killing = KILLING
     props = logout.properties(killing)
     assert logout.kills(props, "alice") and not logout.kills(props, "root")
     named = logout.properties(killing.replace("KillExcludeUsers=", "KillExcludeUsers=bob"))
@@ -51,8 +54,10 @@ def test_a_user_neither_logged_in_nor_lingering_does_not_linger() -> None:
     # The guest's root over ssh without pam_systemd: show-user fails (its words on stderr).
     facts = logout.read(reader((0, DEBIAN), (1, "")), uid=1000, user="alice")
     assert facts == logout.Logind(linger=False, kills_sessions=False)
-    facts = logout.read(reader((0, DEBIAN), (0, "Linger=yes\n")), uid=1000, user="alice")
-    assert facts == logout.Logind(linger=True, kills_sessions=False)
+    facts = logout.read(reader((0, DEBIAN), (0, LOGGED_IN)), uid=1000, user="alice")
+    assert facts == logout.Logind(linger=False, kills_sessions=False)
+    facts = logout.read(reader((0, KILLING), (0, LINGERING)), uid=1000, user="alice")
+    assert facts == logout.Logind(linger=True, kills_sessions=True)
 
 
 def test_where_logind_does_not_answer_nothing_is_known() -> None:
@@ -72,9 +77,8 @@ def test_where_logind_does_not_answer_nothing_is_known() -> None:
 ])
 def test_the_runner_goes_where_it_outlives_the_logout(
         manager: bool, linger: bool, kill: str, systemd: bool, warned: bool) -> None:
-    props = DEBIAN.replace("KillUserProcesses=no", f"KillUserProcesses={kill}")
-    facts = logout.read(reader((0, props), (0, f"Linger={'yes' if linger else 'no'}\n")),
-                        uid=1000, user="alice")
+    facts = logout.read(reader((0, KILLING if kill == "yes" else DEBIAN),
+                               (0, LINGERING if linger else LOGGED_IN)), uid=1000, user="alice")
     chosen, note = launch.launcher(lambda: manager, lambda: facts)
     assert chosen is systemd
     if warned:
