@@ -15,7 +15,7 @@ from pytestqt.qtbot import QtBot
 from zmigrate.engine import runner
 from zmigrate.engine.events import Progress
 from zmigrate.engine.readings.samples import SampleStore
-from zmigrate.engine.runner import Status, Writer, place
+from zmigrate.engine.runner import Status, Writer, logout, place
 from zmigrate.engine.runner.state import JobState
 from zmigrate.gui.dialogs.confirm import KEEP_RUNNING
 from zmigrate.gui.job_bridge import JobBridge
@@ -25,14 +25,15 @@ from zmigrate.gui.wizard import MigrationWizard
 pytestmark = pytest.mark.gui
 
 
-def _running_job(jobs_dir: Path) -> tuple[str, subprocess.Popen[bytes]]:
+def _running_job(jobs_dir: Path, note: str = "") -> tuple[str, subprocess.Popen[bytes]]:
     """A record saying "running", its runner a process that only waits (its command line
-    names the job, as a runner's does)."""
+    names the job, as a runner's does); `note`: what its start said of its runner."""
     job_id = place.new_id()
     directory = place.create_dir(job_id)
     proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)", job_id])
     w = Writer(directory, Status(id=job_id, what="tank/t -> backup/t", request={"argv": []},
-                                 started=time.time(), state=JobState.RUNNING, pid=proc.pid))
+                                 started=time.time(), state=JobState.RUNNING, pid=proc.pid,
+                                 note=note))
     w(Progress(1.0, 10, 100, 10.0, 9.0))
     w.close()
     return job_id, proc
@@ -77,3 +78,23 @@ def test_stop_it_stops_the_job_then_closes(qtbot: QtBot, wizard: MigrationWizard
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_a_job_a_logout_would_stop_says_so_as_the_window_closes(
+        qtbot: QtBot, wizard: MigrationWizard, jobs_dir: Path) -> None:
+    note = logout.warning(logout.Logind(linger=False, kills_sessions=True), "nas")
+    job_id, proc = _running_job(jobs_dir, note)
+    try:
+        box = _close(qtbot, wizard, job_id)
+        assert box.text().endswith(f"But {note}.")
+        assert "loginctl enable-linger" in box.text()
+        box.defaultButton().click()
+        qtbot.waitUntil(lambda: not wizard.isVisible(), timeout=5000)
+    finally:
+        proc.kill()
+        proc.wait()
+    # A job whose runner outlives a logout says nothing of it.
+    quiet, proc = _running_job(jobs_dir)
+    proc.kill()
+    proc.wait()
+    assert RecordJob(quiet).runner_note() == ""

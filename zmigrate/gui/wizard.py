@@ -285,7 +285,7 @@ class MigrationWizard(QWizard):
                 self._closing = True
                 self.transfer_page.stop()
 
-        self.close_box = ask_keep_or_stop(self, answered)
+        self.close_box = ask_keep_or_stop(self, answered, job.runner_note())
 
     def shutdown(self) -> None:
         """Cancel a running job, wait for it, and close every host (idempotent).

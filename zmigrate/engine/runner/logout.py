@@ -88,9 +88,9 @@ def warning(facts: Logind | None, host: str) -> str:
     session's processes at logout; else ''."""
     if facts is None or not facts.kills_sessions:
         return ""
-    return (f"it stops when you log out of {host} (logind's KillUserProcesses=yes ends a "
-            "session's processes); `loginctl enable-linger` there lets a job started after it "
-            "run on")
+    return (f"it stops when you log out of {host}, since logind there ends a session's "
+            "processes at logout (KillUserProcesses=yes); run `loginctl enable-linger` there, "
+            "and jobs started after that keep running")
 
 
 __all__ = ["KILLING", "LINGER", "Logind", "kills", "properties", "read", "warning"]

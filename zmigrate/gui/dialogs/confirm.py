@@ -48,12 +48,16 @@ def ask_to_stop(parent: QWidget, title: str, text: str, stop_label: str,
 KEEP_RUNNING = "Keep it running (you can come back to it)"
 
 
-def ask_keep_or_stop(parent: QWidget, on_answer: Callable[[bool | None], None]) -> QMessageBox:
+def ask_keep_or_stop(parent: QWidget, on_answer: Callable[[bool | None], None],
+                     note: str = "") -> QMessageBox:
     """Closing while a job its runner owns goes on: keep it running (the default: True), stop
-    it (False), or Esc to stay (None). Returns the box (open until answered)."""
-    box = QMessageBox(QMessageBox.Icon.Question, "A transfer is running",
-                      "The transfer runs on its own: it can go on without this window, and "
-                      "zmigrate shows it again, with its whole plot, when you open it.",
+    it (False), or Esc to stay (None); `note`: what its runner's start said (a logout that
+    stops it). Returns the box (open until answered)."""
+    text = ("The transfer runs on its own: it can go on without this window, and zmigrate "
+            "shows it again, with its whole plot, when you open it.")
+    if note:
+        text += f"\n\nBut {note}."
+    box = QMessageBox(QMessageBox.Icon.Question, "A transfer is running", text,
                       QMessageBox.StandardButton.NoButton, parent)
     keep = box.addButton(KEEP_RUNNING, QMessageBox.ButtonRole.AcceptRole)
     stop = box.addButton("Stop it", QMessageBox.ButtonRole.DestructiveRole)

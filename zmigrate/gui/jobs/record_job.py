@@ -100,6 +100,14 @@ class RecordJob:
     def wait(self, timeout: float | None = None) -> bool:
         return self._ended.wait(timeout)
 
+    def runner_note(self) -> str:
+        """What the user must know of the job's runner (a logout that stops it), from its
+        state here; '' where there is none (a job on a runner host has no state here)."""
+        try:
+            return runner.status(self.job_id).note
+        except (OSError, ValueError, KeyError, runner.JobNotFoundError):
+            return ""
+
 
 def _stop_quietly(job_id: str) -> None:
     try:
