@@ -11,6 +11,7 @@ alias `openzfs-vm` (source) and `root@127.0.0.1` with the forwarded port (destin
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import subprocess
@@ -197,14 +198,31 @@ def tree(vm: Vm, tag: str) -> Iterator[str]:
            f"rm -f /root/{tag}.pass; rm -rf /mnt/{tag}; true", check=False)
 
 
-@pytest.fixture
-def grub_pool(vm: Vm) -> Iterator[str]:
-    """A pool on the guest kept compatible with GRUB (`compatibility=grub2`, as Ubuntu's boot
-    pool is): lz4, embedded data and large blocks, but neither zstd nor encryption."""
-    name = f"grub{secrets.token_hex(3)}"
+@contextlib.contextmanager
+def _file_pool(vm: Vm, prefix: str, options: str) -> Iterator[str]:
+    """A pool of its own on the guest (a 256 MiB file), made with `options`; destroyed after."""
+    name = f"{prefix}{secrets.token_hex(3)}"
     image = f"/var/tmp/{name}.img"
-    vm.ssh(f"truncate -s 256M {image} && zpool create -o compatibility=grub2 {name} {image}")
+    vm.ssh(f"truncate -s 256M {image} && zpool create {options} {name} {image}")
     try:
         yield name
     finally:
         vm.ssh(f"zpool destroy -f {name}; rm -f {image}", check=False)
+
+
+@pytest.fixture
+def grub_pool(vm: Vm) -> Iterator[str]:
+    """A pool on the guest kept compatible with GRUB (`compatibility=grub2`, as Ubuntu's boot
+    pool is): lz4, embedded data and large blocks, but neither zstd nor encryption."""
+    with _file_pool(vm, "grub", "-o compatibility=grub2") as name:
+        yield name
+
+
+@pytest.fixture
+def encrypting_pool(vm: Vm) -> Iterator[str]:
+    """A pool on the guest with encryption, lz4, embedded data and large blocks, but no zstd
+    (as one made before OpenZFS 2.0 and upgraded only for encryption)."""
+    with _file_pool(vm, "encz", "-d -o feature@encryption=enabled -o feature@lz4_compress="
+                    "enabled -o feature@large_blocks=enabled -o feature@embedded_data=enabled"
+                    ) as name:
+        yield name

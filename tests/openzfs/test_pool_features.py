@@ -6,7 +6,9 @@ receive refuse the whole stream ("pool must be upgraded to receive this stream")
 leaves -c out into that pool and says so, and the tree arrives, verified (its `-x compression`
 leaves the pool's own: the tree's check no longer counts a property the receive decides, `-o` or
 `-x`, as differing). An encrypted dataset into it (no feature@encryption) is refused before
-anything runs, with nothing created there, as a tree and alone.
+anything runs, with nothing created there, as a tree and alone; so is one whose blocks are
+zstd-compressed into a pool that has encryption but no zstd (a raw stream carries them as
+stored: zfs receive refused it, "pool must be upgraded"), and --decrypt then takes it there.
 """
 
 from __future__ import annotations
@@ -56,3 +58,29 @@ def test_an_encrypted_dataset_into_a_pool_without_encryption_is_refused_before_a
         assert f"pool {grub_pool} cannot hold encrypted datasets" in errors[-1]["message"]
         assert f"zpool set feature@encryption=enabled {grub_pool}" in errors[-1]["fix"]
         assert vm.ssh(f"zfs list -H -o name -r {grub_pool}").stdout.split() == [grub_pool]
+
+
+def test_an_encrypted_zstd_dataset_raw_into_a_pool_without_zstd_is_refused_then_decrypted(
+        vm: Vm, tmp_path: Path, encrypting_pool: str, tree: str) -> None:
+    root = f"srcpool/{tree}"
+    vm.ssh(f"umask 077; printf %s lane-{tree}-pass > /root/{tree}.pass")  # `tree` removes it
+    _data(vm, root, 1, snap=None)
+    _data(vm, f"{root}/secret", 2, snap=None, extra="-o encryption=on -o keyformat=passphrase "
+          f"-o keylocation=file:///root/{tree}.pass -o compression=zstd")
+    vm.ssh(f"zfs snapshot -r {root}@s1")
+    config = two_hosts_config(vm, tmp_path)
+    for args in (("-r", f"openzfs-vm:{root}@s1"), (f"openzfs-vm:{root}/secret@s1",)):
+        r = send(vm, config, *args, f"openzfs-dst:{encrypting_pool}/e")
+        errors = r.of("error")
+        assert r.returncode != 0 and errors, r.stderr + r.stdout[-2000:]
+        assert (f"pool {encrypting_pool} lacks feature@zstd_compress, and "
+                in errors[-1]["message"]), errors[-1]
+        assert "so they cannot go decompressed" in errors[-1]["message"]
+        assert f"zpool set feature@zstd_compress=enabled {encrypting_pool}" in errors[-1]["fix"]
+        assert vm.ssh(f"zfs list -H -o name -r {encrypting_pool}").stdout.split() == [
+            encrypting_pool]
+    # The fix it names: decrypted, its blocks go as plain records and arrive, verified.
+    send_ok(vm, config, f"openzfs-vm:{root}/secret@s1", f"openzfs-dst:{encrypting_pool}/d",
+            "--decrypt")
+    assert _guid(vm, f"{encrypting_pool}/d@s1") == _guid(vm, f"{root}/secret@s1")
+    assert vm.ssh(f"zfs get -H -o value encryption {encrypting_pool}/d").stdout.strip() == "off"

@@ -153,6 +153,35 @@ def test_a_pool_kept_for_grub_gets_no_compressed_records_and_no_encrypted_datase
     assert "zpool set feature@encryption=enabled dstpool" in str(info.value.fix)
 
 
+def test_an_encrypted_dataset_goes_raw_only_into_a_pool_that_has_its_blocks_features() -> None:
+    """A raw stream carries the blocks as stored: from srcpool (zstd active) into the guest's
+    pool with encryption but no zstd, zfs receive refused it ("pool must be upgraded to
+    receive this stream"); zmigrate refuses it first, naming the feature, with --decrypt."""
+    src, dst = _sites()
+    src = replace(src, features=zfs.parse_pool_features(_read("zpool-get-all.txt")))
+    encz = zfs.parse_pool_features(_read("zpool-get-all-encryption-no-zstd.txt"))
+    assert (encz["encryption"], encz["zstd_compress"]) == ("enabled", "disabled")
+    encrypted = replace(src, datasets=[replace(d, encryption="aes-256-gcm", keystatus="unavailable",
+                                               encryption_root=d.name) if d.name == "srcpool/a"
+                                       else d for d in src.datasets])
+    with pytest.raises(PreflightError, match="lacks feature@zstd_compress, and an encrypted "
+                       "dataset is sent raw") as info:
+        make_plan(encrypted, replace(dst, features=encz), "srcpool/a@s1", "dstpool/new",
+                  Options(connect_address="h"), port=9999)
+    assert "so they cannot go decompressed" in str(info.value)
+    assert "zpool set feature@zstd_compress=enabled dstpool" in str(info.value.fix)
+    assert "--decrypt" in str(info.value.fix)
+    # Where the source's pool does not use zstd, or its features were not read: raw goes.
+    for features in ({**src.features, "zstd_compress": "enabled"}, None):
+        plan = make_plan(replace(encrypted, features=features), replace(dst, features=encz),
+                         "srcpool/a@s1", "dstpool/new", Options(connect_address="h"), port=9999)
+        assert "-w" in plan.steps[0].source_command
+    # Unencrypted, the same dataset goes without -c into it, as into any pool without zstd.
+    plan = make_plan(src, replace(dst, features=encz), "srcpool/a@s1", "dstpool/new",
+                     Options(connect_address="h"), port=9999)
+    assert plan.send_flags == ("-L", "-e")
+
+
 def test_plan_refuses_partial_without_a_choice_then_resumes_or_discards() -> None:
     src, dst = _sites()
     token = _read("resume-token-full.txt").strip()

@@ -845,7 +845,7 @@ def _record_flags(src: Site, dst: Site, options: Options, raw: bool, pool: str,
            and dst.caps.embedded_send}
     lacking = pool_features.unreceivable(src.features, dst.features)
     if raw:
-        pool_features.refuse_encrypted(dst.features, pool, dst.host.label,
+        pool_features.refuse_encrypted(src.features, dst.features, pool, dst.host.label,
                                        "an encrypted dataset is")
     for flag in [f for f in can if can[f] and f in lacking]:
         can[flag] = False

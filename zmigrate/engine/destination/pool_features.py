@@ -22,6 +22,9 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "-e": ("embedded_data", "lz4_compress"),
     "-L": ("large_blocks",),
 }
+# What a raw stream cannot leave out (its blocks go as stored, encrypted), and how they
+# would have to go instead.
+RAW_KEEPS = {"-c": "decompressed", "-L": "split into 128 KiB blocks"}
 WHAT = {
     "-c": "blocks go decompressed, compressed again as the copy's compression property says",
     "-e": "small blocks go as whole records",
@@ -52,18 +55,32 @@ def left_out(flag: str, feature: str, dst_label: str, pool: str) -> str:
             f"and {WHAT[flag]}")
 
 
-def refuse_encrypted(features: Mapping[str, str] | None, pool: str, dst_label: str,
-                     raw: str) -> None:
+def refuse_encrypted(src: Mapping[str, str] | None, dst: Mapping[str, str] | None, pool: str,
+                     dst_label: str, raw: str) -> None:
     """Refuse, before anything runs, encrypted datasets sent raw (`raw` names them) into a
-    pool whose features say it cannot hold them (unread: zfs receive says it itself)."""
-    if features is None or zfs.feature_on(features, "encryption"):
+    pool whose features say it cannot hold them: without feature@encryption, or without one
+    their blocks use as stored (a raw stream keeps them compressed and whole, as on the
+    source's disk: it cannot leave out -c or -L). Unread features: zfs receive says it."""
+    if dst is None:
         return
-    raise PreflightError(
-        f"pool {pool} cannot hold encrypted datasets (its feature@encryption is not enabled), "
-        f"and {raw} sent raw", host=dst_label,
-        fix=f"enable it (zpool set feature@encryption=enabled {pool}; older systems may then "
-        "not import the pool), or choose --decrypt (the copy is then not encrypted)",
-        reason=PreflightReason.UNSUPPORTED, figures={"feature": "encryption"})
+    if not zfs.feature_on(dst, "encryption"):
+        raise PreflightError(
+            f"pool {pool} cannot hold encrypted datasets (its feature@encryption is not "
+            f"enabled), and {raw} sent raw", host=dst_label,
+            fix=f"enable it (zpool set feature@encryption=enabled {pool}; older systems may "
+            "then not import the pool), or choose --decrypt (the copy is then not encrypted)",
+            reason=PreflightReason.UNSUPPORTED, figures={"feature": "encryption"})
+    lacking = unreceivable(src, dst) if src is not None else {}
+    kept = [f for f in RAW_KEEPS if f in lacking]
+    if kept:
+        feature = lacking[kept[0]]
+        raise PreflightError(
+            f"pool {pool} lacks feature@{feature}, and {raw} sent raw: a raw stream carries "
+            "the blocks as the source's pool stores them (encrypted), so they cannot go "
+            f"{RAW_KEEPS[kept[0]]}", host=dst_label,
+            fix=f"enable it (zpool set feature@{feature}=enabled {pool}; older systems may "
+            "then not import the pool), or choose --decrypt (the copy is then not encrypted)",
+            reason=PreflightReason.UNSUPPORTED, figures={"feature": feature})
 
 
 __all__ = ["NEEDS", "left_out", "refuse_encrypted", "unreceivable"]

@@ -94,6 +94,6 @@ def decide_tree(src: Host, dst: Host, request: TreeRequest, reading: TreeReading
     raw = [e.source for e in plan.to_send
            if e.source in by_name and sends_raw(by_name[e.source], opts)]
     if raw:
-        pool_features.refuse_encrypted(known.features[1], request.destination.split("/")[0],
+        pool_features.refuse_encrypted(*known.features, request.destination.split("/")[0],
                                        dst.label, first_few(raw) + " are")
     return TreeDecision(plan, snapshot, planned)
