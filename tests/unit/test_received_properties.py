@@ -44,3 +44,4 @@ def test_zfs_words_after_mbuffer_last_status_are_a_line_of_their_own() -> None:
     assert [type(e) for e in events] == [Sample, LogLine], events
     assert isinstance(events[1], LogLine) and events[1].text == GRUB
     assert receive.last is not None and receive.last.total == 2048 * 1024
+

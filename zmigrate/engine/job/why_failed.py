@@ -86,8 +86,9 @@ def end_error(state: SideState, what: str, host: Host,
     elif "must be upgraded to receive this stream" in low:
         fix = ("the destination pool lacks a feature this stream uses (blocks sent as they are "
                "stored: zstd or lz4 compressed, large or embedded): send them without "
-               "(--no-compressed; the copy is then compressed as its own property says), or "
-               "upgrade that pool (zpool upgrade, after which older systems may not import it)")
+               "(--no-compressed; the copy is then compressed as its own property says; an "
+               "encrypted dataset sent raw goes as stored unless --decrypt), or upgrade that "
+               "pool (zpool upgrade, after which older systems may not import it)")
     elif "incomplete stream" in low or "failed to read from stream" in low:
         fix = ("the stream was cut off: a process of the transfer or the connection died; "
                "run it again")
