@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from .cli import Events, send_ok, two_hosts_config
+from .cli import Events, send, send_ok, two_hosts_config
 from .losses import GuestLossWatch
 from .test_openzfs import _guid
 from .test_tree_openzfs import _copied_at_s1, _make
@@ -110,3 +110,33 @@ def test_a_write_of_the_last_seconds_is_named_by_a_force_dry_run(vm: Vm, tree: s
     written = int(lost["detail"].split("; ")[1].split(" bytes")[0])  # "written since @a; N bytes"
     assert written >= 300 * 1024, lost
     print(f"\nWRITTEN named by the dry run a moment after the write: {written} bytes")
+
+
+def test_an_existing_volume_is_refused_as_one_and_force_replaces_it_as_its_plan_names(
+        vm: Vm, tag: str, tmp_path: Path) -> None:
+    """A VM's disk (a volume, as Proxmox keeps them) already at the destination: no file can be
+    listed and no figure proves it unused, so it is refused, as a volume (no "receive below
+    it" or "mount it", which a volume cannot); --force names it and replaces it, content equal."""
+    src, disk = f"srcpool/{tag}/vm-100-disk-0", f"dstpool/{tag}-disk"
+    vm.ssh(f"zfs create srcpool/{tag} && zfs create -V 16M {src} && udevadm settle && "
+           f"dd if=/dev/urandom of=/dev/zvol/{src} bs=1M count=4 status=none && "
+           f"zfs snapshot {src}@a && zfs create -V 16M {disk} && udevadm settle && "
+           f"dd if=/dev/urandom of=/dev/zvol/{disk} bs=1M count=2 status=none && "
+           "zpool sync dstpool")
+    config = two_hosts_config(vm, tmp_path)
+    r = send(vm, config, f"openzfs-vm:{src}@a", f"openzfs-dst:{disk}")
+    errors = r.of("error")
+    assert r.returncode != 0 and errors, r.stderr + r.stdout[-2000:]
+    assert "it is a volume (a block device), whose content cannot be listed" in \
+        errors[-1]["message"], errors[-1]
+    assert errors[-1]["fix"] == (f"pick another name, or pass --force to replace the whole "
+                                 f"content of {disk} with the copy (what it holds is lost)")
+    watch = GuestLossWatch(vm, disk)
+    watch.start()
+    events = send_ok(vm, config, "--force", f"openzfs-vm:{src}@a", f"openzfs-dst:{disk}")
+    assert _destroys(events, "plan") == [("content", disk)]
+    watch.check([x for e in events if e.get("event") == "plan" for x in e["destroys"]])
+    assert _guid(vm, f"{disk}@a") == _guid(vm, f"{src}@a")
+    same = vm.ssh(f"udevadm settle; cmp /dev/zvol/{src} /dev/zvol/{disk} && echo same",
+                  check=False)
+    assert same.stdout.strip() == "same", same.stderr

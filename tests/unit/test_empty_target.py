@@ -185,3 +185,30 @@ def test_a_plan_that_replaces_a_dataset_travels_in_the_event_record() -> None:
     back = event_json.from_json(json.loads(json.dumps(event_json.to_json(event))))
     assert isinstance(back, PlanReady) and back.plan.replaces == forced.replaces
     assert forced.to_json()["replaces"]["entries"] == ["notes.txt"]
+
+
+def test_a_volume_is_never_judged_empty_and_its_refusal_offers_no_children_or_mount() -> None:
+    """A volume (a VM's disk, on the OpenZFS guest: a fresh one references 56 KiB) has no files
+    to list: no figure proves it unused. Its refusal names it a volume and offers neither
+    receiving below it (a volume has no children) nor mounting it."""
+    fresh = dataclasses.replace(dataset("backup/vm-100-disk-0"), type="volume",
+                                referenced=56 * KiB)
+    for dialect in ("openzfs", "zfs-fuse"):
+        verdict = judge(fresh, [fresh], UNMOUNTED, dialect)
+        assert not verdict.empty and verdict.evidence is Evidence.UNPROVEN and verdict.volume
+    assert verdict.why == ("it is a volume (a block device), whose content cannot be listed, "
+                           "and 56 KiB referenced does not prove it unused")
+    assert contents(verdict) == "56 KiB referenced; a volume: its blocks cannot be listed"
+    error = refusal("backup/vm-100-disk-0", verdict, "nas", "tank/vm-100-disk-0")
+    assert error.fix == ("pick another name, or pass --force to replace the whole content of "
+                         "backup/vm-100-disk-0 with the copy (what it holds is lost)")
+    assert error.figures["volume"] == "yes" and not error.figures["unmounted"]
+    assert gui_words.refusal_fix(error) == (
+        "Pick another name, or allow replacing the whole content of backup/vm-100-disk-0 "
+        "below (what it holds is lost)")
+    assert verdict.to_json()["volume"] is True
+    # A file system's refusal still offers both (and no stray space before a comma).
+    fs = judge(dataclasses.replace(fresh, type="filesystem"), [fresh], UNMOUNTED, "openzfs")
+    fix = refusal("backup/data", fs, "nas", "tank/data").fix or ""
+    assert fix.startswith("receive below it (e.g. backup/data/data), pick another name, "
+                          "empty it first, mount it (zfs mount backup/data)")

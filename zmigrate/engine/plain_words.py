@@ -570,7 +570,9 @@ def contents(e: Emptiness) -> str:
         n = len(e.children)
         parts.append(f"{n} child dataset{'s' if n != 1 else ''} ({', '.join(e.children[:3])}"
                      + (", …" if n > 3 else "") + ")")
-    if e.entry_count is None:
+    if e.volume:
+        parts.append("a volume: its blocks cannot be listed")
+    elif e.entry_count is None:
         parts.append("its files not listed (" + ("not mounted" if not e.mounted
                                                   else "its directory could not be read")
                      + ")")

@@ -406,12 +406,16 @@ def refusal_fix(exc: PreflightError, *, mount_root: bool = False) -> str:
             return error_fix(exc) or "Nothing was changed; check the hosts and try again"
         case PreflightReason.POOL_ROOT | PreflightReason.NOT_EMPTY:
             name = f.get("dataset", "it")
-            return (f"Receive below it (e.g. {f.get('below', name + '/NAME')}), pick another "
-                    "name or empty it first"
+            # A volume has no children to receive below, and no files to empty.
+            text = ("pick another name" if f.get("volume") else
+                    f"receive below it (e.g. {f.get('below', name + '/NAME')}), pick another "
+                    "name or empty it first")
+            text = (text
                     + (f", mount it (zfs mount {name}) so its files can be listed"
                        if f.get("unmounted") else "")
                     + (f", or allow replacing the whole content of {name} below (what it "
                        "holds is lost)" if f.get("force") else ""))
+            return text[0].upper() + text[1:]
         case PreflightReason.MISSING_TOOL:
             return _missing_tool(f)
         case PreflightReason.NO_SOURCE:

@@ -8,7 +8,10 @@ Emptiness is decided from evidence, never from a failed read ("cannot tell" is "
   cannot read proves nothing, and neither do the figures of a mounted dataset (zfs-fuse shows
   a file written there only at the next transaction group or unmount);
 - unmounted: ZFS's own figure proves it: it references exactly what a freshly created dataset
-  references on that zfs (FRESH_REFERENCED, measured), not a byte more.
+  references on that zfs (FRESH_REFERENCED, measured), not a byte more;
+- a volume (a block device: a VM's disk) has no files to list and no figure that proves it
+  unused (a fresh one references 56 KiB on the OpenZFS guest, a partition table 4 KiB more):
+  never empty. It has no children to receive below, and nothing to mount.
 
 The verdict carries its figures (Emptiness); the refusal and each face's words name them.
 """
@@ -76,6 +79,7 @@ class Emptiness:
     mounted: bool = False  # mounted now (so a full `zfs receive -F` replaces it mounted)
     path: str = ""
     problem: str = ""  # why its mounted directory could not be listed
+    volume: bool = False  # a block device: no files to list, no children
 
     @property
     def empty(self) -> bool:
@@ -91,7 +95,7 @@ class Emptiness:
                 "referenced": self.referenced, "fresh_referenced": self.fresh,
                 "entries": list(self.entries), "entry_count": self.entry_count,
                 "snapshots": self.snapshots, "children": list(self.children),
-                "mounted": self.mounted, "path": self.path}
+                "mounted": self.mounted, "path": self.path, "volume": self.volume}
 
 
 def read_listing(host: Host, dataset: str) -> Listing:
@@ -120,9 +124,12 @@ def judge(target: zfs.Dataset, datasets: list[zfs.Dataset] | tuple[zfs.Dataset, 
     entries = listing.entries or ()
     base = Emptiness(target.name, Evidence.HOLDS, target.referenced, fresh,
                      entries[:SHOWN_ENTRIES], listing.count, len(target.snapshots), children,
-                     listing.mounted, listing.path, listing.problem)
+                     listing.mounted, listing.path, listing.problem,
+                     volume=target.type == "volume")
     if target.snapshots or children or entries:
         return base
+    if base.volume:
+        return _with(base, Evidence.UNPROVEN)
     if listing.mounted:
         if listing.entries is None:
             return _with(base, Evidence.UNREADABLE)
@@ -160,6 +167,9 @@ def holdings(e: Emptiness) -> str:
                 f"cannot be told; {size} referenced")
     if e.evidence is Evidence.NOT_READ:
         return f"what it holds was not read; {size} referenced"
+    if e.evidence is Evidence.UNPROVEN and e.volume:
+        return (f"it is a volume (a block device), whose content cannot be listed, and {size} "
+                "referenced does not prove it unused")
     if e.evidence is Evidence.UNPROVEN:
         return (f"it is not mounted, so its files cannot be listed, and {size} referenced "
                 "does not prove it empty on this zfs")
@@ -187,18 +197,23 @@ def refusal(destination: str, emptiness: Emptiness | None, dst_label: str,
     holds = f": {emptiness.why}" if emptiness is not None else " (with no snapshots)"
     below = f"{destination}/{ds_name.rsplit('/', 1)[-1]}" if ds_name else f"{destination}/NAME"
     pool_root = "/" not in destination
+    volume = emptiness is not None and emptiness.volume
     unmounted = emptiness is not None and not emptiness.mounted and emptiness.children == () \
-        and emptiness.snapshots == 0
+        and emptiness.snapshots == 0 and not volume
+    # A volume has no children to receive below, and no files to empty.
+    ways = ["pick another name"] if volume else [
+        f"receive below it (e.g. {below})", "pick another name", "empty it first"]
+    if unmounted:
+        ways.append(f"mount it (zfs mount {destination}) so its files can be listed")
+    if force_helps:
+        ways.append(f"or pass --force to replace the whole content of {destination} with the "
+                    "copy (what it holds is lost)")
     return PreflightError(
         f"the destination {destination} "
         + ("is a pool root that is not empty" if pool_root else "already exists") + holds,
         host=dst_label,
-        fix=f"receive below it (e.g. {below}) , pick another name, empty it first"
-        + (f", mount it (zfs mount {destination}) so its files can be listed" if unmounted
-           else "")
-        + (f", or pass --force to replace the whole content of {destination} with the copy "
-           "(what it holds is lost)" if force_helps else ""),
+        fix=", ".join(ways),
         reason=PreflightReason.POOL_ROOT if pool_root else PreflightReason.NOT_EMPTY,
         figures={"dataset": destination, "below": below, "unmounted": "yes" if unmounted else "",
-                 "force": "yes" if force_helps else ""},
+                 "force": "yes" if force_helps else "", "volume": "yes" if volume else ""},
     )
