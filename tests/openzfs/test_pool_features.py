@@ -42,43 +42,41 @@ def test_a_tree_goes_into_a_pool_without_zstd_as_plain_records(
         assert _guid(vm, f"{grub_pool}/t{ds}@s1") == _guid(vm, f"{root}{ds}@s1")
 
 
-def test_an_encrypted_dataset_into_a_pool_without_encryption_is_refused_before_anything(
-        vm: Vm, tmp_path: Path, grub_pool: str, tree: str) -> None:
+def _encrypted_refused(vm: Vm, config: Path, tree: str, pool: str, extra: str,
+                       said: tuple[str, ...], feature: str) -> str:
+    """srcpool/TREE with an encrypted child (its passphrase in a key file that `tree` removes;
+    `extra`: its other properties), snapshotted; sent as a tree and alone into `pool`: each
+    refused before anything runs, saying `said` and the `zpool set` of `feature`, with nothing
+    made there. The tree's root."""
     root = f"srcpool/{tree}"
-    vm.ssh(f"umask 077; printf %s lane-{tree}-pass > /root/{tree}.pass")  # `tree` removes it
+    vm.ssh(f"umask 077; printf %s lane-{tree}-pass > /root/{tree}.pass")
     _data(vm, root, 1, snap=None)
-    _data(vm, f"{root}/secret", 1, snap=None, extra="-o encryption=on -o keyformat=passphrase "
-          f"-o keylocation=file:///root/{tree}.pass")
+    _data(vm, f"{root}/secret", 2, snap=None, extra="-o encryption=on -o keyformat=passphrase "
+          f"-o keylocation=file:///root/{tree}.pass {extra}")
     vm.ssh(f"zfs snapshot -r {root}@s1")
-    config = two_hosts_config(vm, tmp_path)
     for args in (("-r", f"openzfs-vm:{root}@s1"), (f"openzfs-vm:{root}/secret@s1",)):
-        r = send(vm, config, *args, f"openzfs-dst:{grub_pool}/e")
+        r = send(vm, config, *args, f"openzfs-dst:{pool}/e")
         errors = r.of("error")
         assert r.returncode != 0 and errors, r.stderr + r.stdout[-2000:]
-        assert f"pool {grub_pool} cannot hold encrypted datasets" in errors[-1]["message"]
-        assert f"zpool set feature@encryption=enabled {grub_pool}" in errors[-1]["fix"]
-        assert vm.ssh(f"zfs list -H -o name -r {grub_pool}").stdout.split() == [grub_pool]
+        assert all(words in errors[-1]["message"] for words in said), errors[-1]
+        assert f"zpool set feature@{feature}=enabled {pool}" in errors[-1]["fix"]
+        assert vm.ssh(f"zfs list -H -o name -r {pool}").stdout.split() == [pool]
+    return root
+
+
+def test_an_encrypted_dataset_into_a_pool_without_encryption_is_refused_before_anything(
+        vm: Vm, tmp_path: Path, grub_pool: str, tree: str) -> None:
+    _encrypted_refused(vm, two_hosts_config(vm, tmp_path), tree, grub_pool, "",
+                       (f"pool {grub_pool} cannot hold encrypted datasets",), "encryption")
 
 
 def test_an_encrypted_zstd_dataset_raw_into_a_pool_without_zstd_is_refused_then_decrypted(
         vm: Vm, tmp_path: Path, encrypting_pool: str, tree: str) -> None:
-    root = f"srcpool/{tree}"
-    vm.ssh(f"umask 077; printf %s lane-{tree}-pass > /root/{tree}.pass")  # `tree` removes it
-    _data(vm, root, 1, snap=None)
-    _data(vm, f"{root}/secret", 2, snap=None, extra="-o encryption=on -o keyformat=passphrase "
-          f"-o keylocation=file:///root/{tree}.pass -o compression=zstd")
-    vm.ssh(f"zfs snapshot -r {root}@s1")
     config = two_hosts_config(vm, tmp_path)
-    for args in (("-r", f"openzfs-vm:{root}@s1"), (f"openzfs-vm:{root}/secret@s1",)):
-        r = send(vm, config, *args, f"openzfs-dst:{encrypting_pool}/e")
-        errors = r.of("error")
-        assert r.returncode != 0 and errors, r.stderr + r.stdout[-2000:]
-        assert (f"pool {encrypting_pool} lacks feature@zstd_compress, and "
-                in errors[-1]["message"]), errors[-1]
-        assert "so they cannot go decompressed" in errors[-1]["message"]
-        assert f"zpool set feature@zstd_compress=enabled {encrypting_pool}" in errors[-1]["fix"]
-        assert vm.ssh(f"zfs list -H -o name -r {encrypting_pool}").stdout.split() == [
-            encrypting_pool]
+    root = _encrypted_refused(
+        vm, config, tree, encrypting_pool, "-o compression=zstd",
+        (f"pool {encrypting_pool} lacks feature@zstd_compress, and ",
+         "so they cannot go decompressed"), "zstd_compress")
     # The fix it names: decrypted, its blocks go as plain records and arrive, verified.
     send_ok(vm, config, f"openzfs-vm:{root}/secret@s1", f"openzfs-dst:{encrypting_pool}/d",
             "--decrypt")
