@@ -123,3 +123,12 @@ def test_a_live_jobs_note_is_said_where_it_starts_and_where_jobs_are_listed(
     # Once it ended, a logout has nothing left to stop.
     assert note not in job_text(_status(JobState.FINISHED, note))
     assert Status.from_json(_status(JobState.RUNNING, note).to_json()).note == note
+    # `zmigrate jobs`: under the live job's line, not under the one that ended.
+    monkeypatch.setattr(cli_jobs.runner, "jobs", lambda: [_status(JobState.RUNNING, note),
+                                                          _status(JobState.FINISHED, note)])
+    monkeypatch.setattr(cli_jobs.remote_jobs, "print_known", lambda args, out, line: 0)
+    listed = io.StringIO()
+    cli_jobs.run_jobs(argparse.Namespace(runner=None, json=False, no_scan=True), listed,
+                      io.StringIO())
+    assert listed.getvalue().count(f"    {note}\n") == 1
+    assert listed.getvalue().splitlines()[1] == f"    {note}"

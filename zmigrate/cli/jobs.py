@@ -101,8 +101,8 @@ def run_jobs(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                         **_keep_json(s)}, out)
             continue
         print(job_line(s), file=out)
-        if s.note and not s.state.final:
-            print(f"    {s.note}", file=out)
+        if s.live_note:
+            print(f"    {s.live_note}", file=out)
         for line in _left_lines(s, left):
             print(f"    {line}", file=out)
     known = remote_jobs.print_known(args, out, job_line)

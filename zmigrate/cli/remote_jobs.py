@@ -173,7 +173,10 @@ def _print_remote(d: dict[str, Any], runner: str, as_json: bool, out: TextIO,
     if as_json:
         print_json({**d, "runner": runner}, out)
         return
-    print(f"{line(Status.from_json(d))}  [runner {runner}]", file=out)
+    s = Status.from_json(d)
+    print(f"{line(s)}  [runner {runner}]", file=out)
+    if s.live_note:
+        print(f"    {s.live_note}", file=out)
     for x in d.get("left") or ():
         if x.get("error"):
             print(f"    on {x['host']}: could not look ({x['error']})", file=out)

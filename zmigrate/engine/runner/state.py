@@ -70,6 +70,11 @@ class Status:
     watched: bool = False  # a face showed its end (so it is no longer news)
     extra: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def live_note(self) -> str:
+        """Its note while it runs (a logout cannot stop a job that ended)."""
+        return "" if self.state.final else self.note
+
     def to_json(self) -> dict[str, Any]:
         return {**asdict(self), "state": self.state.value}
 

@@ -52,8 +52,8 @@ def job_text(s: Status) -> str:
         text += f" ({format_size(s.done)})"
     elif s.outcome is not None and s.outcome.message:
         text += f": {s.outcome.message}"
-    if s.note and not s.state.final:
-        text += f"; {s.note}"
+    if s.live_note:
+        text += f"; {s.live_note}"
     return text
 
 
