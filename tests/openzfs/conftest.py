@@ -226,3 +226,10 @@ def encrypting_pool(vm: Vm) -> Iterator[str]:
                     "enabled -o feature@large_blocks=enabled -o feature@embedded_data=enabled"
                     ) as name:
         yield name
+
+
+@pytest.fixture
+def small_pool(vm: Vm) -> Iterator[str]:
+    """A pool on the guest with every feature and about 120 MiB free."""
+    with _file_pool(vm, "small", "") as name:
+        yield name

@@ -302,12 +302,15 @@ def print_losses(lost: Sequence[Loss], source: str, destination: str, out: TextI
 
 
 def announce_losses(event: object, err: TextIO) -> None:
-    """A run's plan (a dataset's or a tree's): what it destroys, said before it runs."""
+    """A run's plan (a dataset's or a tree's): what it destroys, said before it runs; a tree's
+    copy that will not fit, too."""
     if isinstance(event, PlanReady):
         print_losses(event.plan.destroys, event.plan.source, event.plan.destination, err)
     elif isinstance(event, TreePlanReady):
         p = event.plan
         print_losses(p.destroys, p.source_host, p.destination_host, err)
+        if p.room_warning():  # said before hours of sending, not after
+            print(f"warning: {p.room_warning()}", file=err)
 
 
 def _check_keep_syncing(args: argparse.Namespace) -> None:

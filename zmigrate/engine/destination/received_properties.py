@@ -33,6 +33,8 @@ REFUSED = re.compile(r"cannot receive (\S+) property on (\S+): (.+)$")
 NOT_READ_BACK = ("origin",)
 # What a run sets on the copy itself (tree/checks.py leaves the same out of its comparison).
 RUN_OWN = ("readonly", "mountpoint", "canmount", "sharenfs", "sharesmb")
+# What a dataset holds back from its pool's free space (a thick volume's refreservation).
+RESERVATIONS = ("refreservation", "reservation")
 # A raw stream's encryption travels with the keys, not as received properties.
 KEY_PROPERTIES = ("keylocation", "keyformat", "pbkdf2iters", "encryption")
 
@@ -123,6 +125,20 @@ def _unset_carried(src: Host, dst: Host, plan: Plan, said: Mapping[tuple[str, st
             and p not in got.get(pairs[n], {})]
 
 
+def reserved_fix(refused: Mapping[tuple[str, str], str]) -> str | None:
+    """The fix where zfs receive left out a reservation the pool has no room for (`refused`:
+    (property, dataset) -> zfs's reason): volumes made thick, as Proxmox and TrueNAS make them,
+    reserve their whole size; else None."""
+    names = sorted({n for (n, _), why in refused.items()
+                    if n in RESERVATIONS and "greater than available space" in why})
+    if not names:
+        return None
+    return (f"the destination pool has less free space than these datasets reserve: leave "
+            f"the reservation out ({' '.join('-x ' + n for n in names)}: volumes then arrive "
+            "thin, and it can be set there later) or make room on that pool; the data arrived "
+            "and is kept")
+
+
 def check_received_properties(src: Host, dst: Host, plan: Plan,
                               said: Mapping[tuple[str, str], str],
                               src_sets: Sequence[zfs.Dataset]) -> None:
@@ -139,10 +155,12 @@ def check_received_properties(src: Host, dst: Host, plan: Plan,
            + (": " + "; ".join(sets) if sets else "")
            + (f"; {'each' if len(carried) > 1 else 'the'} carried one to the source's value "
               f"(zfs get -s local,received {carried[0].name} on the source)" if carried else ""))
+    fix = reserved_fix({(u.name, u.dataset): u.reason for u in unset}) or fix
     raise TransferError(
         f"{plan.destination_snapshot} arrived (guid equal), but zfs receive did not set "
         + first_few([u.words() for u in unset]),
         host=dst.label, fix=fix, figures={"properties": ",".join(u.name for u in unset)})
 
 
-__all__ = ["RefusedLines", "Unset", "check_received_properties", "unset_properties"]
+__all__ = ["RefusedLines", "Unset", "check_received_properties", "reserved_fix",
+           "unset_properties"]

@@ -5,13 +5,13 @@ before its children arrive) and after (every dataset compared with its source, o
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from .. import cmdline, zfs
 from ..destination import Emptiness, mounts, refusal
-from ..destination.received_properties import RUN_OWN
+from ..destination.received_properties import RUN_OWN, reserved_fix
 from ..errors import PreflightError, PreflightReason, ZmigrateError
 from ..events import Observer, StageChanged
 from ..hosts import Host
@@ -186,13 +186,25 @@ class TreeCheck:
     # Copies that became encryption roots of their own, with the copy whose key they should use.
     own_key_roots: dict[str, str] = field(default_factory=dict)
     readonly: set[str] = field(default_factory=set)  # copies with readonly=on set already
+    differ: dict[str, list[str]] = field(default_factory=dict)  # destination -> properties
 
-    def raise_problems(self, host: str) -> None:
-        """What differs, as the run's error (nothing if all matched)."""
-        if self.problems:
-            raise ZmigrateError("the copy does not match the source: " + "; ".join(
-                f"{d}: {p}" for d, p in self.problems.items()), host=host,
-                fix="run the same command again to send what is missing")
+    def raise_problems(self, host: str, refused: Mapping[tuple[str, str], str]) -> None:
+        """What differs, as the run's error (nothing if all matched); `refused`: (property,
+        dataset) -> why zfs receive said it left one out."""
+        if not self.problems:
+            return
+        said = {(n, d): refused[(n, d)] for d, names in self.differ.items() for n in names
+                if (n, d) in refused}
+        why = {d: "; ".join(f"{n}: {r}" for (n, x), r in said.items() if x == d)
+               for d in self.differ}
+        raise ZmigrateError("the copy does not match the source: " + "; ".join(
+            f"{d}: {p}" + (f" (zfs receive said {why[d]})" if why.get(d) else "")
+            for d, p in self.problems.items()), host=host,
+            fix=reserved_fix(said) or (
+                "the data arrived (snapshot guids equal) and is kept; set those properties "
+                "there once the cause is mended, or leave them out with -x NAME"
+                if set(self.problems) == set(self.differ) else
+                "run the same command again to send what is missing"))
 
 
 def _sent_only(plan: TreePlan) -> tuple[list[TreeEntry] | None, bool]:
@@ -273,6 +285,7 @@ def verify_tree(src: Host, dst: Host, src_caps: zfs.Capabilities, dst_caps: zfs.
                                        dst_props.get(e.destination, {}), own)
         if differ:
             check.problems[e.destination] = "properties differ: " + ", ".join(differ)
+            check.differ[e.destination] = differ
     return check
 
 

@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable
 
 from .. import zfs
+from ..destination.received_properties import RefusedLines
 from ..errors import CancelledError, PreflightError, PreflightReason, ZmigrateError
 from ..events import Observer, StageChanged, Summary
 from ..hosts import Host
@@ -138,6 +139,8 @@ class TreeJob(Work):
         self.dst_caps: zfs.Capabilities | None = None
         self.wire_seen = WireSeen()  # the wire its preflight read, for each dataset's verdicts
         self.subscribe(self.wire_seen)
+        self._refused = RefusedLines()  # properties zfs receive said it did not set
+        self.subscribe(self._refused)
         self.plan: TreePlan | None = None
         self.readonly_since: float | None = None
         self.readonly_before: dict[str, dict[str, str]] = {}  # dataset -> {readonly: on}
@@ -366,6 +369,6 @@ class TreeJob(Work):
             self.states.arrived_entries(), readonly=self.request.options.readonly,
             source=self._source_side, emit=self.emit, own=self.request.options.receive_sets)
         self.states.checked(self.checked)
-        self.checked.raise_problems(self.dst.label)
+        self.checked.raise_problems(self.dst.label, self._refused.said())
 
 

@@ -23,6 +23,7 @@ from ..losses import Loss
 from ..plan import Options
 from ..units import format_size
 from .entry import TreeEntry
+from .room import Room
 from .streams import catch_up_units, raw_units
 
 SNAPSHOT_PREFIX = "zmigrate-"
@@ -141,6 +142,7 @@ class TreePlan:
     # The destination keeps an interrupted receive (zfs receive -s): a stopped dataset's
     # stream is resumed by the next run, not sent again.
     resumable: bool = False
+    room: Room | None = None  # what the full copies need against the destination's room
 
     @property
     def to_send(self) -> list[TreeEntry]:
@@ -189,7 +191,8 @@ class TreePlan:
                      "at the copy's newest snapshot (the new one taken back from it). ")
         if self.readonly_command:
             text += "Final sync: the source datasets are set readonly=on first. "
-        text += self.not_carried.describe() + self.mount + "."
+        text += self.not_carried.describe() + (self.room.describe() if self.room else "") \
+            + self.mount + "."
         if self.vanished:
             text += (" Gone from the source, kept on the destination: "
                      + ", ".join(self.vanished) + ".")
@@ -197,6 +200,10 @@ class TreePlan:
             text += (f" {len(self.destroys)} snapshot(s) or dataset content(s) on the "
                      "destination are destroyed or replaced (listed by name).")
         return text
+
+    def room_warning(self) -> str:
+        """The plan's word where the copy will not fit where it goes; else ""."""
+        return self.room.describe().strip() if self.room is not None else ""
 
     def commands(self) -> list[tuple[str, str]]:
         """The tree's own commands (each dataset's come from its job's plan)."""
@@ -221,6 +228,7 @@ class TreePlan:
             "vanished": list(self.vanished), "excluded": list(self.excluded),
             "not_carried": self.not_carried.to_json(), "total": self.total,
             "measures_empty": self.measures_empty, "description": self.describe(),
+            "room": self.room.to_json() if self.room else None,
             "destroys": [x.to_json() for x in self.destroys],
             "commands": [{"host": h, "command": c} for h, c in self.commands()],
         }

@@ -25,6 +25,7 @@ from .plan import (
     unchanged_candidates,
     unused_snapshot_name,
 )
+from .room import room_for
 from .unchanged import measures_empty, with_written, written_after_sync
 
 
@@ -88,6 +89,8 @@ def decide_tree(src: Host, dst: Host, request: TreeRequest, reading: TreeReading
     plan = planned(with_written(src_sets, reading.written))
     if measures_empty(src_caps, request, plan, known.src_sets):
         plan = replace(plan, measures_empty=True)
+    plan = replace(plan, room=room_for(plan.entries, src_sets, known.dst_sets,
+                                       request.destination, opts.exclude_properties))
     check_placement(plan, reading.placed, dst.label)
     check_grants(plan, request, dst_caps, reading.grants, (src.label, dst.label), src_sets)
     by_name = {d.name: d for d in src_sets}

@@ -1,0 +1,55 @@
+"""Whether a tree's first copy fits where it goes (tree/room.py), with the guest's figures: three
+thick 100 MiB volumes holding 4 MiB each (a Proxmox VM's disks: `used` 104 MiB, the reservation)
+sent into a 256 MiB pool with 119.8 MiB available; zfs receive then left out two volumes'
+refreservation ("size is greater than available space") at the end of the run."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from tests.unit.test_plan import dataset
+from zmigrate.engine import zfs
+from zmigrate.engine.tree.entry import TreeEntry
+from zmigrate.engine.tree.room import Room, own_use, room_for
+
+MiB = 1024 * 1024
+
+
+def _ds(name: str, kind: str, used: float, referenced: float, available: float = 0) -> zfs.Dataset:
+    return dataclasses.replace(dataset(name), type=kind, used=int(used * MiB),
+                               referenced=int(referenced * MiB), available=int(available * MiB))
+
+
+SRC = [_ds("srcpool/thick", "filesystem", 3 * 104 + 0.125, 0.125)] + [
+    _ds(f"srcpool/thick/vm-10{i}-disk-0", "volume", 104, 4.125) for i in (1, 2, 3)]
+DST = [_ds("smallp", "filesystem", 0.2, 0.1, 119.8)]
+
+
+def _entries(action: str = "full") -> list[TreeEntry]:
+    return [TreeEntry(d.name, d.name.replace("srcpool", "smallp"), d.type, d.referenced, action)
+            for d in SRC]
+
+
+def test_thick_volumes_that_will_not_fit_are_said_before_anything_moves() -> None:
+    assert own_use(SRC[0], SRC) == MiB // 8  # its children's use is theirs
+    room = room_for(_entries(), SRC, DST, "smallp/thick")
+    assert room == Room(MiB // 8 + 3 * 104 * MiB, int(119.8 * MiB), "smallp")
+    assert room is not None and room.short
+    assert room.describe() == (
+        "The datasets copied in full take about 312.1 MiB on the source (snapshots and "
+        "reservations included), and smallp has 119.8 MiB available: the copy will likely run "
+        "out of space partway. Make room there, leave datasets out (--exclude), or receive "
+        "thick volumes thin (-x refreservation). ")
+    assert room.to_json()["short"] is True
+
+
+def test_thin_volumes_fit_and_a_catch_up_or_an_unknown_destination_says_nothing() -> None:
+    thin = room_for(_entries(), SRC, DST, "smallp/thick", left_out=("refreservation",))
+    assert thin is not None and not thin.short and thin.describe() == ""
+    assert thin.needed == MiB // 8 + 3 * (4 * MiB + MiB // 8)
+    assert room_for(_entries("incremental"), SRC, DST, "smallp/thick") is None
+    assert room_for(_entries(), SRC, [], "smallp/thick") is None
+    # The nearest existing dataset above the destination counts: here the copy's root itself.
+    there = DST + [_ds("smallp/thick", "filesystem", 0.1, 0.1, 500)]
+    roomy = room_for(_entries(), SRC, there, "smallp/thick/deeper")
+    assert roomy is not None and roomy.where == "smallp/thick" and not roomy.short
