@@ -3,10 +3,14 @@
 
 from __future__ import annotations
 
-from zmigrate.engine.destination.received_properties import RefusedLines, Unset
+import pytest
+
+from zmigrate.engine.destination.received_properties import RefusedLines, Unset, reserved_fix
+from zmigrate.engine.errors import ZmigrateError
 from zmigrate.engine.events import LogLine, Sample, Side
 from zmigrate.engine.job.stream_watch import SideState, StreamWatch
 from zmigrate.engine.readings.mbuffer import status_and_rest
+from zmigrate.engine.tree.checks import TreeCheck
 
 GRUB = ("cannot receive compression property on gq/c: pool and or dataset must be upgraded "
         "to set this property or value")
@@ -45,3 +49,35 @@ def test_zfs_words_after_mbuffer_last_status_are_a_line_of_their_own() -> None:
     assert isinstance(events[1], LogLine) and events[1].text == GRUB
     assert receive.last is not None and receive.last.total == 2048 * 1024
 
+
+
+RESERVED = ("cannot receive refreservation property on smallp/t/vm-101-disk-0: size is greater "
+            "than available space")
+
+
+def test_a_reservation_with_no_room_gets_the_fix_that_works_in_a_tree_and_alone() -> None:
+    """The guest's words for a thick volume into a pool without room for its reservation."""
+    lines = RefusedLines()
+    lines(LogLine("openzfs-dst", Side.RECEIVE, RESERVED))
+    said = lines.said()
+    assert said == {("refreservation", "smallp/t/vm-101-disk-0"):
+                    "size is greater than available space"}
+    fix = reserved_fix(said)
+    assert fix is not None and "(-x refreservation: volumes then arrive thin" in fix
+    assert reserved_fix({("compression", "gq/c"): GRUB.split(": ", 1)[1]}) is None
+    check = TreeCheck(problems={"smallp/t/vm-101-disk-0": "properties differ: refreservation"},
+                      differ={"smallp/t/vm-101-disk-0": ["refreservation"]})
+    with pytest.raises(ZmigrateError) as info:
+        check.raise_problems("openzfs-dst", said)
+    assert "refreservation (zfs receive said refreservation: size is greater than available " \
+        "space)" in str(info.value)
+    assert info.value.fix == fix
+    # A property zfs gave no reason for: set it, or leave it out; not "run it again".
+    with pytest.raises(ZmigrateError) as info:
+        check.raise_problems("openzfs-dst", {})
+    assert info.value.fix is not None and "-x NAME" in info.value.fix
+    # A snapshot that did not arrive: running again sends it.
+    missing = TreeCheck(problems={"bk/a": "@s1 is missing or differs"})
+    with pytest.raises(ZmigrateError) as info:
+        missing.raise_problems("openzfs-dst", said)
+    assert info.value.fix == "run the same command again to send what is missing"
