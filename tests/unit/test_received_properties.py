@@ -81,3 +81,8 @@ def test_a_reservation_with_no_room_gets_the_fix_that_works_in_a_tree_and_alone(
     with pytest.raises(ZmigrateError) as info:
         missing.raise_problems("openzfs-dst", said)
     assert info.value.fix == "run the same command again to send what is missing"
+    # Both at once: each gets its own way out.
+    both = TreeCheck(problems={**missing.problems, **check.problems}, differ=check.differ)
+    with pytest.raises(ZmigrateError) as info:
+        both.raise_problems("openzfs-dst", said)
+    assert info.value.fix == f"run the same command again to send what is missing; {fix}"

@@ -200,11 +200,12 @@ class TreeCheck:
         raise ZmigrateError("the copy does not match the source: " + "; ".join(
             f"{d}: {p}" + (f" (zfs receive said {why[d]})" if why.get(d) else "")
             for d, p in self.problems.items()), host=host,
-            fix=reserved_fix(said) or (
-                "the data arrived (snapshot guids equal) and is kept; set those properties "
-                "there once the cause is mended, or leave them out with -x NAME"
-                if set(self.problems) == set(self.differ) else
-                "run the same command again to send what is missing"))
+            fix="; ".join(f for f in (
+                "run the same command again to send what is missing"
+                if set(self.problems) - set(self.differ) else "",
+                (reserved_fix(said) or "where properties differ, the data arrived (snapshot "
+                 "guids equal) and is kept: set them there once the cause is mended, or leave "
+                 "them out with -x NAME") if self.differ else "") if f))
 
 
 def _sent_only(plan: TreePlan) -> tuple[list[TreeEntry] | None, bool]:
