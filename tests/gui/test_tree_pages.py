@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -11,6 +12,7 @@ from zmigrate.engine.errors import PreflightError, ZmigrateError
 from zmigrate.engine.events import DatasetState, Summary
 from zmigrate.engine.hosts import LocalHost
 from zmigrate.engine.tree import FAILED, VERIFIED, TreeEntry, TreeJob, TreePlan, TreeRequest
+from zmigrate.engine.tree.room import Room
 from zmigrate.engine.units import MiB
 from zmigrate.engine.zfs import Dataset
 from zmigrate.gui.models.tree_pick import TreePick
@@ -20,6 +22,7 @@ from zmigrate.gui.pages.done_page import DonePage
 from zmigrate.gui.pages.review_page import plan_with_commands
 from zmigrate.gui.session import Session
 from zmigrate.gui.settings import Settings
+from zmigrate.gui.wizard import MigrationWizard
 
 pytestmark = pytest.mark.gui
 
@@ -147,3 +150,20 @@ def test_done_after_a_tree_failed_part_way_says_what_arrived_and_hides_empty_fac
     session.summary = Summary(10, 1.0, 10.0, None, 5, 5, None, ("s",))
     done.initializePage()
     assert ui.duration_value.isVisible() and ui.rate_value.isVisible()
+
+
+def test_review_says_first_where_a_trees_copy_will_not_fit(
+        qtbot: QtBot, wizard: MigrationWizard) -> None:
+    """The guest's figures (tests/unit/test_tree_room.py): 312 MiB of thick volumes into a pool
+    with 119.8 MiB available. Review's notes say it before anything moves."""
+    host = LocalHost()
+    job = TreeJob(host, host, TreeRequest("tank/a", "backup/a", "s"))
+    short = dataclasses.replace(plan(), room=Room(312 * 2**20, int(119.8 * 2**20), "backup"))
+    review = wizard.review_page
+    review._on_tree_plan(review._generation, job, short, [], None)
+    notes = review.ui.warnings_label.text()
+    assert "backup has 119.8 MiB available: the copy will likely run out of space" in notes
+    assert "untick datasets on the Source page" in notes and "-x refreservation" in notes
+    review._clear()  # as a new preparation starts
+    review._on_tree_plan(review._generation, job, plan(), [], None)  # room enough, or unknown
+    assert "run out of space" not in review.ui.warnings_label.text()

@@ -39,7 +39,7 @@ def test_thick_volumes_that_will_not_fit_are_said_before_anything_moves() -> Non
         "The datasets copied in full take about 312.1 MiB on the source (snapshots and "
         "reservations included), and smallp has 119.8 MiB available: the copy will likely run "
         "out of space partway. Make room there, leave datasets out (--exclude), or receive "
-        "thick volumes thin (-x refreservation). ")
+        "thick volumes thin (-x refreservation).")
     assert room.to_json()["short"] is True
 
 

@@ -243,6 +243,8 @@ def _run_tree(args: argparse.Namespace, job: TreeJob, out: TextIO, err: TextIO,
             return EXIT_OK
         print(plan.describe(), file=out)
         print_losses(plan.destroys, plan.source_host, plan.destination_host, out)
+        if plan.room_warning():
+            print(f"warning: {plan.room_warning()}", file=out)
         if window is not None:
             print(f"Final sync: {readonly_window.describe(window)}.", file=out)
         for host, line in plan.commands():

@@ -24,6 +24,7 @@ from ..engine.history import JobRecord
 from ..engine.plain_words import DD
 from ..engine.remedies import PlanWarning, Remedy, caveat_words, fix_words
 from ..engine.runner.state import JobState, Status
+from ..engine.tree.room import Room
 from ..engine.units import MiB, format_rate, format_size, size_arg
 from . import markup
 
@@ -557,3 +558,10 @@ def job_ended(s: Status) -> tuple[str, str, bool]:
                 "the first page shows it", False)
     why = s.outcome.message if s.outcome is not None and s.outcome.message else "no reason given"
     return "Transfer failed", f"{s.what}: {why}", False
+
+
+def room(r: Room) -> str:
+    """A tree's copy that will not fit, with the ways out the wizard has (it has no control for
+    leaving a property out: the command line's -x is named as such)."""
+    return (f"{r.shortfall()}. Make room there, untick datasets on the Source page, or send "
+            "from the command line with -x refreservation, which receives thick volumes thin.")

@@ -191,8 +191,7 @@ class TreePlan:
                      "at the copy's newest snapshot (the new one taken back from it). ")
         if self.readonly_command:
             text += "Final sync: the source datasets are set readonly=on first. "
-        text += self.not_carried.describe() + (self.room.describe() if self.room else "") \
-            + self.mount + "."
+        text += self.not_carried.describe() + self.mount + "."
         if self.vanished:
             text += (" Gone from the source, kept on the destination: "
                      + ", ".join(self.vanished) + ".")
@@ -203,7 +202,7 @@ class TreePlan:
 
     def room_warning(self) -> str:
         """The plan's word where the copy will not fit where it goes; else ""."""
-        return self.room.describe().strip() if self.room is not None else ""
+        return self.room.describe() if self.room is not None else ""
 
     def commands(self) -> list[tuple[str, str]]:
         """The tree's own commands (each dataset's come from its job's plan)."""

@@ -30,15 +30,22 @@ class Room:
     def short(self) -> bool:
         return self.needed > self.available
 
-    def describe(self) -> str:
-        """The plan's sentence where the copy will not fit; else ""."""
+    def shortfall(self) -> str:
+        """What will not fit, in figures ("" where it fits): each face adds its ways out."""
         if not self.short:
             return ""
         return (f"The datasets copied in full take about {format_size(self.needed)} on the "
                 "source (snapshots and reservations included), and "
                 f"{self.where} has {format_size(self.available)} available: the copy will "
-                "likely run out of space partway. Make room there, leave datasets out "
-                "(--exclude), or receive thick volumes thin (-x refreservation). ")
+                "likely run out of space partway")
+
+    def describe(self) -> str:
+        """The plan's warning where the copy will not fit, with the command line's ways out;
+        else ""."""
+        if not self.short:
+            return ""
+        return (f"{self.shortfall()}. Make room there, leave datasets out (--exclude), or "
+                "receive thick volumes thin (-x refreservation).")
 
     def to_json(self) -> dict[str, object]:
         return {"needed": self.needed, "available": self.available, "where": self.where,

@@ -184,7 +184,7 @@ class ReviewPage(Page):
             + "; each is verified (guid, snapshots, properties).")
             + losses_html(plan.destroys, plan.source_host, plan.destination_host))
         self.ui.size_label.setText(f"Size: about {format_size(plan.total)}")
-        self._show_notes([])
+        self._show_notes([words.room(plan.room)] if plan.room and plan.room.short else [])
         rate = options.rate_limit or (GIGABIT_RATE if not s.same_host else None)
         if rate and plan.total:
             self.ui.time_label.setText(f"Time: about {elapsed(plan.total / rate)} at "
