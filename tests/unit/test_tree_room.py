@@ -31,7 +31,7 @@ def _entries(action: str = "full") -> list[TreeEntry]:
 
 
 def test_thick_volumes_that_will_not_fit_are_said_before_anything_moves() -> None:
-    assert own_use(SRC[0], SRC) == MiB // 8  # its children's use is theirs
+    assert own_use(SRC)[SRC[0].name] == MiB // 8  # its children's use is theirs
     room = room_for(_entries(), SRC, DST, "smallp/thick")
     assert room == Room(MiB // 8 + 3 * 104 * MiB, int(119.8 * MiB), "smallp")
     assert room is not None and room.short

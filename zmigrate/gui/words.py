@@ -416,7 +416,7 @@ def refusal_fix(exc: PreflightError, *, mount_root: bool = False) -> str:
                        if f.get("unmounted") else "")
                     + (f", or allow replacing the whole content of {name} below (what it "
                        "holds is lost)" if f.get("force") else ""))
-            return text[0].upper() + text[1:]
+            return _capital(text)
         case PreflightReason.MISSING_TOOL:
             return _missing_tool(f)
         case PreflightReason.NO_SOURCE:

@@ -64,23 +64,26 @@ def refuse_encrypted(src: Mapping[str, str] | None, dst: Mapping[str, str] | Non
     if dst is None:
         return
     if not zfs.feature_on(dst, "encryption"):
-        raise PreflightError(
-            f"pool {pool} cannot hold encrypted datasets (its feature@encryption is not "
-            f"enabled), and {raw} sent raw", host=dst_label,
-            fix=f"enable it (zpool set feature@encryption=enabled {pool}; older systems may "
-            "then not import the pool), or choose --decrypt (the copy is then not encrypted)",
-            reason=PreflightReason.UNSUPPORTED, figures={"feature": "encryption"})
+        raise _lacking("encryption", pool, dst_label,
+                       f"pool {pool} cannot hold encrypted datasets (its feature@encryption is "
+                       f"not enabled), and {raw} sent raw")
     lacking = unreceivable(src, dst) if src is not None else {}
     kept = [f for f in RAW_KEEPS if f in lacking]
     if kept:
         feature = lacking[kept[0]]
-        raise PreflightError(
-            f"pool {pool} lacks feature@{feature}, and {raw} sent raw: a raw stream carries "
-            "the blocks as the source's pool stores them (encrypted), so they cannot go "
-            f"{RAW_KEEPS[kept[0]]}", host=dst_label,
-            fix=f"enable it (zpool set feature@{feature}=enabled {pool}; older systems may "
-            "then not import the pool), or choose --decrypt (the copy is then not encrypted)",
-            reason=PreflightReason.UNSUPPORTED, figures={"feature": feature})
+        raise _lacking(feature, pool, dst_label,
+                       f"pool {pool} lacks feature@{feature}, and {raw} sent raw: a raw stream "
+                       "carries the blocks as the source's pool stores them (encrypted), so "
+                       f"they cannot go {RAW_KEEPS[kept[0]]}")
+
+
+def _lacking(feature: str, pool: str, dst_label: str, message: str) -> PreflightError:
+    """The refusal of a raw stream into `pool` for want of `feature`, with its two ways out."""
+    return PreflightError(
+        message, host=dst_label,
+        fix=f"enable it (zpool set feature@{feature}=enabled {pool}; older systems may then "
+        "not import the pool), or choose --decrypt (the copy is then not encrypted)",
+        reason=PreflightReason.UNSUPPORTED, figures={"feature": feature})
 
 
 __all__ = ["NEEDS", "left_out", "refuse_encrypted", "unreceivable"]

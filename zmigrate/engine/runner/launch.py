@@ -72,11 +72,7 @@ def user_manager(run: Callable[[Sequence[str]], int] | None = None) -> bool:
 
 
 def _status(argv: Sequence[str]) -> int:
-    try:
-        return subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, timeout=10).returncode
-    except (OSError, subprocess.TimeoutExpired):
-        return -1
+    return logout.read_command(argv)[0]
 
 
 def launcher(manager: Callable[[], bool] | None = None,
@@ -84,8 +80,10 @@ def launcher(manager: Callable[[], bool] | None = None,
     """Whether the runner goes to the user's systemd manager (one answers and the user
     lingers: a unit of a manager that stops at logout would die with the session that started
     it, an ssh one on a runner host); and what the user must know where a logout ends it."""
-    facts = (logind or logout.read)()
-    if (manager or user_manager)() and facts is not None and facts.linger:
+    answers = (manager or user_manager)()
+    # (On the window's thread as a job starts: linger is read only where a manager answers.)
+    facts = logind() if logind is not None else logout.read(lingers=answers)
+    if answers and facts is not None and facts.linger:
         return True, ""
     return False, logout.warning(facts, socket.gethostname())
 

@@ -54,7 +54,8 @@ def kills(props: dict[str, str], user: str) -> bool:
     return props.get("KillUserProcesses", "no") == "yes"
 
 
-def _read(argv: Sequence[str]) -> tuple[int, str]:
+def read_command(argv: Sequence[str]) -> tuple[int, str]:
+    """A local command's exit status and stdout (-1 where it cannot run or hangs 10 s)."""
     try:
         r = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True,
                            timeout=10)
@@ -64,10 +65,11 @@ def _read(argv: Sequence[str]) -> tuple[int, str]:
 
 
 def read(read_: Reader | None = None, uid: int | None = None,
-         user: str | None = None) -> Logind | None:
+         user: str | None = None, *, lingers: bool = True) -> Logind | None:
     """logind's facts for this user (`uid`, `user`: this process's), or None where logind does
-    not answer. A user neither logged in nor lingering (loginctl fails) does not linger."""
-    read_ = read_ or _read
+    not answer. A user neither logged in nor lingering (loginctl fails) does not linger;
+    without `lingers` that is not read (no user manager answers: nothing would use it)."""
+    read_ = read_ or read_command
     uid = os.getuid() if uid is None else uid
     code, out = read_(KILLING)
     if code != 0:
@@ -78,8 +80,10 @@ def read(read_: Reader | None = None, uid: int | None = None,
         except KeyError:
             user = str(uid)
     killing = kills(properties(out), user)
-    code, out = read_([a.format(uid=uid) for a in LINGER])
-    linger = code == 0 and properties(out).get("Linger") == "yes"
+    linger = False
+    if lingers:
+        code, out = read_([a.format(uid=uid) for a in LINGER])
+        linger = code == 0 and properties(out).get("Linger") == "yes"
     return Logind(linger=linger, kills_sessions=killing)
 
 
@@ -93,4 +97,5 @@ def warning(facts: Logind | None, host: str) -> str:
             "and jobs started after that keep running")
 
 
-__all__ = ["KILLING", "LINGER", "Logind", "kills", "properties", "read", "warning"]
+__all__ = ["KILLING", "LINGER", "Logind", "kills", "properties", "read", "read_command",
+           "warning"]

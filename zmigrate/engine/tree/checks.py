@@ -199,13 +199,19 @@ class TreeCheck:
                for d in self.differ}
         raise ZmigrateError("the copy does not match the source: " + "; ".join(
             f"{d}: {p}" + (f" (zfs receive said {why[d]})" if why.get(d) else "")
-            for d, p in self.problems.items()), host=host,
-            fix="; ".join(f for f in (
-                "run the same command again to send what is missing"
-                if set(self.problems) - set(self.differ) else "",
-                (reserved_fix(said) or "where properties differ, the data arrived (snapshot "
-                 "guids equal) and is kept: set them there once the cause is mended, or leave "
-                 "them out with -x NAME") if self.differ else "") if f))
+            for d, p in self.problems.items()), host=host, fix=self._fix(said))
+
+    def _fix(self, said: Mapping[tuple[str, str], str]) -> str:
+        """A way out for each kind of problem: running again sends a snapshot that did not
+        arrive; a property left out needs setting (or -x), the data being there."""
+        ways = []
+        if set(self.problems) - set(self.differ):
+            ways.append("run the same command again to send what is missing")
+        if self.differ:
+            ways.append(reserved_fix(said) or "where properties differ, the data arrived "
+                        "(snapshot guids equal) and is kept: set them there once the cause is "
+                        "mended, or leave them out with -x NAME")
+        return "; ".join(ways)
 
 
 def _sent_only(plan: TreePlan) -> tuple[list[TreeEntry] | None, bool]:

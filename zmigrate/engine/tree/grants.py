@@ -12,7 +12,6 @@ any dataset would lack.
 
 from __future__ import annotations
 
-import posixpath
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -23,6 +22,7 @@ from ..job.decide import lacking_grants
 from .dataset_job import dataset_options
 from .entry import TreeEntry
 from .plan import TreePlan, TreeRequest
+from .room import landing
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,8 +40,7 @@ class TreeGrants:
 def read_grants(src: Host, dst: Host, caps: tuple[zfs.Capabilities, zfs.Capabilities],
                 request: TreeRequest, all_dst: Sequence[zfs.Dataset]) -> TreeGrants | None:
     """The read half: nothing is read for logins with root or sudo on both hosts."""
-    there = any(d.name == request.destination for d in all_dst)
-    anchor = request.destination if there else posixpath.dirname(request.destination)
+    anchor = landing(request.destination, all_dst)
     src_grants, dst_grants = both(
         lambda: zfs.read_grants(src, caps[0], [request.root]),
         lambda: zfs.read_grants(dst, caps[1], [anchor]) if anchor else None)

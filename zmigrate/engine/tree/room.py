@@ -1,5 +1,6 @@
-"""Whether a tree's first copy fits where it goes, said in the plan before anything moves (a
-pool move that runs out of space does so hours or days in).
+"""Whether a tree's first copy fits where it lands (`landing`: the copy itself or its parent,
+whose grants and room are the copy's), said in the plan before anything moves (a pool move
+that runs out of space does so hours or days in).
 
 What a dataset takes on its pool of its own is its `used` less its children's: its data, its
 snapshots, and a volume's reservation (a thick volume, as Proxmox and TrueNAS make them,
@@ -10,10 +11,11 @@ estimate: another compression, sector size or dedup changes it, so it is said, n
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from .. import cmdline, zfs
+from .. import zfs
 from ..units import format_size
 from .entry import TreeEntry
 
@@ -52,31 +54,42 @@ class Room:
                 "short": self.short}
 
 
-def own_use(ds: zfs.Dataset, datasets: Sequence[zfs.Dataset]) -> int:
-    """What `ds` takes of its pool itself: its `used` less its children's."""
-    children = sum(d.used for d in datasets if cmdline.below(d.name, ds.name)
-                   and d.name.count("/") == ds.name.count("/") + 1)
-    return max(0, ds.used - children)
+def landing(destination: str, dst_sets: Sequence[zfs.Dataset]) -> str:
+    """Where the copy lands on the destination as it is now: `destination` if it is there,
+    else its parent (which the run's checks require), so what that dataset grants and has
+    available is the copy's."""
+    if any(d.name == destination for d in dst_sets):
+        return destination
+    return posixpath.dirname(destination)
+
+
+def own_use(datasets: Sequence[zfs.Dataset]) -> dict[str, int]:
+    """What each dataset takes of its pool itself: its `used` less its children's (one pass:
+    a pool move reads thousands)."""
+    children: dict[str, int] = {}
+    for d in datasets:
+        parent = posixpath.dirname(d.name)
+        children[parent] = children.get(parent, 0) + d.used
+    return {d.name: max(0, d.used - children.get(d.name, 0)) for d in datasets}
 
 
 def room_for(entries: Sequence[TreeEntry], src_sets: Sequence[zfs.Dataset],
-         dst_sets: Sequence[zfs.Dataset], destination: str,
-         left_out: Collection[str] = ()) -> Room | None:
-    """What the full copies of `entries` need, against the destination's room; None where
-    nothing goes in full or no dataset above `destination` is there to say. `left_out`: the
+             dst_sets: Sequence[zfs.Dataset], destination: str,
+             left_out: Collection[str] = ()) -> Room | None:
+    """What the full copies of `entries` need, against the room where the copy lands; None
+    where nothing goes in full or that dataset is not there to say. `left_out`: the
     properties the run leaves out (-x refreservation: a volume then needs what it holds)."""
     on_src = {d.name: d for d in src_sets}
     full = [on_src[e.source] for e in entries if e.action == "full" and e.source in on_src]
-    on_dst = {d.name: d for d in dst_sets}
-    where = destination
-    while where not in on_dst and "/" in where:
-        where = where.rsplit("/", 1)[0]
-    if not full or where not in on_dst:
+    where = landing(destination, dst_sets)
+    there = next((d for d in dst_sets if d.name == where), None)
+    if not full or there is None:
         return None
     thin = "refreservation" in left_out
-    needed = sum(ds.referenced if thin and ds.type == "volume" else own_use(ds, src_sets)
+    own = own_use(src_sets)
+    needed = sum(ds.referenced if thin and ds.type == "volume" else own[ds.name]
                  for ds in full)
-    return Room(needed, on_dst[where].available, where)
+    return Room(needed, there.available, where)
 
 
-__all__ = ["Room", "own_use", "room_for"]
+__all__ = ["Room", "landing", "own_use", "room_for"]
