@@ -9,17 +9,15 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QLabel, QMessageBox, QVBoxLayout, QWidget, QWizard
 
 from ..engine import runner
-from ..engine.errors import ZmigrateError
 from ..engine.hosts.remembered import SecretMemory
 from ..engine.runner.remote import Pointer
 from . import words
 from .dialogs.confirm import after_stop, ask_keep_or_stop, ask_to_stop
 from .dialogs.login import WindowLogins
 from .icons import app_icon
+from .jobs.again_asker import AgainAsker
 from .jobs.kept import kept_running
 from .jobs.record_job import RecordJob
-from .jobs.remote_again import RemoteAgain
-from .jobs.start import again
 from .notifier import Notifier
 from .pages.base import Page, PageId
 from .pages.destination_page import DestinationPage
@@ -119,10 +117,10 @@ class MigrationWizard(QWizard):
         self.done_page.lend_datasets(self.transfer_page.datasets)
         self.done_page.sync_requested.connect(self.sync_again)
         self.done_page.keep.keep_requested.connect(lambda every: self.follow_again(False, every))
-        # ... of a job on a runner host: asked there
-        self.remote_again = RemoteAgain(self.session.logins, self)
-        self.remote_again.follow.connect(self.show_job)
-        self.remote_again.failed.connect(
+        # ... of a runner's job: asked off this thread
+        self.again = AgainAsker(self.session, self)
+        self.again.follow.connect(self._follow_asked)
+        self.again.failed.connect(
             lambda exc: self.done_page.ui.saved_label.setText(words.error_html(exc)))
         self.hosts_page.jobs.attach_requested.connect(self.reattach)
         self.hosts_page.ui.history_button.clicked.connect(self.open_history)
@@ -210,18 +208,17 @@ class MigrationWizard(QWizard):
 
     def follow_again(self, final: bool, keep_every: str | None = None) -> None:
         """Done's request on a runner's tree job, run by a runner and followed on the Transfer
-        page (jobs/start.again says which job)."""
-        p = self.session.followed_remote
-        if p is not None:
-            if self.remote_again.ask(p, final, keep_every):
-                self.done_page.ui.saved_label.setText(f"Asking {p.runner}…")
-            return
-        try:
-            job_id, after = again(self.session, final, keep_every)
-        except ZmigrateError as exc:
-            self.remote_again.failed.emit(exc)  # (said on Done)
-            return
-        self.reattach(job_id, after)
+        page (jobs/again_asker says which job)."""
+        if self.again.ask(final, keep_every):
+            p = self.session.followed_remote
+            where = p.runner if p is not None else "the runner"
+            self.done_page.ui.saved_label.setText(f"Asking {where}…")
+
+    def _follow_asked(self, job: str | Pointer, after: int) -> None:
+        if isinstance(job, Pointer):
+            self.show_job(job, after)
+        else:
+            self.reattach(job, after)
 
     def reattach(self, job_id: str, after: int = 0) -> None:
         """Show a job its runner owns (here, or on another machine) on the Transfer page,

@@ -5,6 +5,7 @@ whether it started a second ago or long before this window opened."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 
 from ...engine import runner
 from ...engine.errors import ZmigrateError
@@ -24,11 +25,16 @@ class RecordJob:
     """Follows job `job_id`'s record on a thread of its own (after sequence number `after`) and
     tells its observers each event, up to the first run's end (a kept-in-sync job goes on
     after it: its catch-ups are read from its state); `cancel` asks the runner to stop the
-    job, `detach` only stops following it."""
+    job, `detach` only stops following it. With `start` (and no id yet), that thread starts
+    the job first: a runner's start asks the user's systemd and logind, which the window's
+    thread does not wait for."""
 
-    def __init__(self, job_id: str, after: int = 0) -> None:
+    def __init__(self, job_id: str, after: int = 0,
+                 start: Callable[[], str] | None = None) -> None:
         self.job_id = job_id
         self.after = after
+        self._starter = start
+        self._stop_asked = threading.Event()
         self.summary: Summary | None = None
         self.error: ZmigrateError | None = None
         self.plan_event: PlanReady | TreePlanReady | None = None
@@ -56,6 +62,10 @@ class RecordJob:
 
     def _follow(self) -> None:
         try:
+            if self._starter is not None and not self.job_id:
+                self.job_id = self._starter()
+                if self._stop_asked.is_set():
+                    self.cancel()  # asked while it started
             directory = runner.job_dir(self.job_id)
             stop = self._detached.is_set
             for rec in runner.follow(directory, self._alive, stop=lambda: stop() or self.ended):
@@ -90,8 +100,11 @@ class RecordJob:
             observer(event)
 
     def cancel(self) -> None:
-        """Ask the runner to stop the job (both ends); the record's end follows."""
-        threading.Thread(target=_stop_quietly, args=(self.job_id,), daemon=True).start()
+        """Ask the runner to stop the job (both ends); the record's end follows. Asked before
+        the job started, it is asked as soon as it has."""
+        self._stop_asked.set()
+        if self.job_id:
+            threading.Thread(target=_stop_quietly, args=(self.job_id,), daemon=True).start()
 
     def detach(self) -> None:
         """Stop following (the window closes); the job goes on in its runner."""
@@ -102,7 +115,10 @@ class RecordJob:
 
     def runner_note(self) -> str:
         """What the user must know of the job's runner (a logout that stops it), from its
-        state here; '' where there is none (a job on a runner host has no state here)."""
+        state here; '' where there is none (a job on a runner host has no state here, a job
+        starting has none yet)."""
+        if not self.job_id:
+            return ""
         try:
             return runner.status(self.job_id).note
         except (OSError, ValueError, KeyError, runner.JobNotFoundError):

@@ -33,7 +33,6 @@ class RemoteRecordJob(RecordJob):
         self.logins = logins or SessionLogins()
         self._to_start = start
         self._following: FollowingThroughLosses | None = None
-        self._stop_asked = threading.Event()
 
     def _follow(self) -> None:
         try:

@@ -50,15 +50,13 @@ def transfer_argv(s: Session) -> tuple[list[str], str, str] | None:
     return (argv, destination, what) if argv is not None else None
 
 
-def start_runner(s: Session) -> str | None:
-    """Start the reviewed transfer in a runner of its own (it outlives the window); its job
-    id, or None where its choices cannot be handed to one (the page runs it itself)."""
-    said = transfer_argv(s)
-    if said is None:
-        return None
+def start_runner(s: Session, said: tuple[list[str], str, str]) -> str:
+    """Start the reviewed transfer (`transfer_argv`'s words) in a runner of its own (it
+    outlives the window), on the job's thread: its id, followed from here on."""
     argv, destination, what = said
-    s.attached_tree = s.tree is not None
-    return runner.start(what, request_of(argv, s.src_spec, s.dst_spec, destination)).id
+    job_id = runner.start(what, request_of(argv, s.src_spec, s.dst_spec, destination)).id
+    s.attached = s.followed = job_id
+    return job_id
 
 
 def follows_runner(page: FollowingPage, parent: QObject, detached: bool) -> bool:
@@ -91,7 +89,13 @@ def runner_bridge(s: Session, detached: bool, parent: QObject) -> JobBridge | No
             start = (s.runner_check.runner, s.runner_check.zmigrate, said[0])
             return record_bridge(s, RemoteRecordJob(None, start, logins=s.logins), parent)
     if s.attached is None and detached:
-        s.attached = start_runner(s)  # None: a job a runner cannot repeat
+        said = transfer_argv(s)
+        if said is None:
+            return None  # a job a runner cannot repeat: the page runs it itself
+        s.attached_tree = s.tree is not None
+        s.followed = s.followed_remote = s.remote_status = None  # (`start_runner` sets it)
+        s.follow_after = 0
+        return record_bridge(s, RecordJob("", start=lambda: start_runner(s, said)), parent)
     if s.attached is None:
         return None
     # Done repeats this job from its record; Final sync on a kept one follows it after `after`.
