@@ -21,14 +21,15 @@ Each scenario states its expected bottleneck and the rate it allows:
 - ssh, CPU-starved on the receiving side: the ssh transport into lab-tight, whose sshd (the
   one that decrypts) gets 6 %: the verdict names that sshd, found above the receive.
 
-A rate under a CPU quota drifts with the machine: the same ssh under the same 6 % quota
-carried 12 to 40 MiB/s across one evening on the lab's shared machine (what it does with a
-CPU-second swings with what its neighbours leave in the caches over the quota's 94 ms pauses),
-and a full run read the doctor's 14.0 MiB/s against a transfer's 22.1 a minute later (and
-once 24.2 for the default cipher, then 38.8 for the same cipher the next stage). So the
-two scenarios from lab-near read the doctor's stage again after the transfer, and the
-transfer must be within 25 % of a figure between the two readings: a doctor wrong by itself
-is wrong both times.
+A rate under a CPU quota drifted with the machine while the quota came as 6 ms every 100 ms:
+the same ssh carried 12 to 40 MiB/s across one evening on the lab's shared machine, and, side
+by side in one run, the doctor's stage read 20-39 MiB/s in turns with a transfer's steady
+36-41. Over pauses of 94 ms an idle virtual core is put away and comes back cold, and a
+transfer keeps the cores busy where the doctor's stage leaves them idle (with idle-priority
+spinners on both cores the stage read 33-38 too). The quota now comes every 20 ms, on one core
+(lab/shaped.py), and both read 24-30 in turns. The two scenarios from lab-near still read the
+doctor's stage again after the transfer, and the transfer must be within 25 % of a figure
+between the two readings: a doctor wrong by itself is wrong both times.
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ both; the namespace is a network namespace only (nsenter --net), so mounts are s
 
 from __future__ import annotations
 
+import os
 import secrets
 import shutil
 import subprocess
@@ -27,7 +28,17 @@ from .util import free_octet, free_port, run, tcp_accepts, wait_until
 from .zfsfuse import LabUnavailableError
 
 TC = "/usr/sbin/tc"
+TASKSET = "/usr/bin/taskset"
 CGROUP_CPU = Path("/sys/fs/cgroup/cpu")
+PERIOD_US = 20000  # the quota's period: short pauses, as a weak core's own are
+# The one core a starved program runs on, and every core (what leaves the quota runs on).
+# A program that moves between cores reads a slice (kernel.sched_cfs_bandwidth_slice_us, 5 ms)
+# of the quota on one and is left the rest on the next; and over the pauses of a 100 ms period
+# an idle virtual core is put away and comes back cold: a doctor's stage on an idle machine
+# then read 20-39 MiB/s by turns while a transfer (the cores busy) carried a steady 36-41.
+# On one core, every 20 ms, both read 24-30 (the weak NAS core this models is one core).
+ONE_CORE = str((os.cpu_count() or 1) - 1)
+ALL_CORES = f"0-{ONE_CORE}"
 
 
 @dataclass
@@ -120,7 +131,7 @@ class ShapedLab(NamespaceLab):
         their PATH) join a cgroup of `cpu_percent` of one core before they run; nothing else is
         held back."""
         group = self._cpu_group("zmsn", cpu_percent)
-        bindir = self._wrappers("lab-near", ("ssh", "socat"), group)
+        bindir = self._wrappers("lab-near", ("ssh", "socat"), group, ONE_CORE)
         self.near_port = self._loopback_sshd("lab-near", bindir)
 
     def start_tight(self, cpu_percent: int) -> None:
@@ -129,19 +140,20 @@ class ShapedLab(NamespaceLab):
         run: the sshd that decrypts an ssh transport's stream is held back, as on a NAS whose
         one weak core receives, and the pool is not."""
         group = self._cpu_group("zmst", cpu_percent)
-        bindir = self._wrappers("lab-tight", ("mbuffer", "zfs"), CGROUP_CPU)
+        bindir = self._wrappers("lab-tight", ("mbuffer", "zfs"), CGROUP_CPU, ALL_CORES)
         self.tight_port = self._loopback_sshd("lab-tight", bindir, group)
 
     def _cpu_group(self, prefix: str, cpu_percent: int) -> Path:
         group = CGROUP_CPU / f"{prefix}{self.suffix}"
         group.mkdir()
         self.cgroups.append(group)
-        (group / "cpu.cfs_period_us").write_text("100000")
-        (group / "cpu.cfs_quota_us").write_text(str(cpu_percent * 1000))
+        (group / "cpu.cfs_period_us").write_text(str(PERIOD_US))
+        (group / "cpu.cfs_quota_us").write_text(str(cpu_percent * PERIOD_US // 100))
         return group
 
-    def _wrappers(self, name: str, programs: tuple[str, ...], group: Path) -> Path:
-        """A directory of wrappers that move `programs` into cgroup `group` before they run."""
+    def _wrappers(self, name: str, programs: tuple[str, ...], group: Path, cores: str) -> Path:
+        """A directory of wrappers that move `programs` into cgroup `group`, on `cores`, before
+        they run."""
         bindir = self.root / f"{name}-bin"
         bindir.mkdir()
         for program in programs:
@@ -149,7 +161,7 @@ class ShapedLab(NamespaceLab):
             assert real is not None, program
             wrapper = bindir / program
             wrapper.write_text(f"#!/bin/sh\necho $$ > {group / 'cgroup.procs'}\n"
-                               f"exec {real} \"$@\"\n")
+                               f"exec {TASKSET} -c {cores} {real} \"$@\"\n")
             wrapper.chmod(0o755)
         return bindir
 
@@ -166,7 +178,8 @@ class ShapedLab(NamespaceLab):
                            home=self.lab.home)
         argv = [SSHD, "-D", "-e", "-f", str(cfg)]
         if group is not None:
-            argv = ["sh", "-c", f'echo $$ > {group / "cgroup.procs"} && exec "$@"', "sh", *argv]
+            argv = ["sh", "-c", f'echo $$ > {group / "cgroup.procs"} && exec "$@"', "sh",
+                    TASKSET, "-c", ONE_CORE, *argv]
         log_path = self.root / f"sshd_{name}.log"
         with log_path.open("ab") as log:
             proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
