@@ -11,10 +11,10 @@ from zmigrate.engine import zfs
 from zmigrate.engine.events import Summary
 from zmigrate.engine.hosts import LocalHost
 from zmigrate.engine.plan import Options, Site, make_plan
-from zmigrate.engine.tree.dataset_job import dataset_options
-from zmigrate.engine.tree.entry import SMALL
-from zmigrate.engine.tree.plan import TreeEntry, TreeRequest, plan_tree
-from zmigrate.engine.tree.schedule import depends_on, schedule
+from zmigrate.engine.tree.planning.entry import SMALL
+from zmigrate.engine.tree.planning.plan import TreeEntry, TreeRequest, plan_tree
+from zmigrate.engine.tree.running.dataset_job import dataset_options
+from zmigrate.engine.tree.running.schedule import depends_on, schedule
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "zfs"
 MiB = 2**20

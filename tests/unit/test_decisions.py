@@ -21,8 +21,8 @@ from zmigrate.engine.plan import MEMORY_SHARE, Options, Site, stream_of
 from zmigrate.engine.transports import Compression, Transport
 from zmigrate.engine.transports.compress import Stream, Suggests, decide, suggest
 from zmigrate.engine.tree import TreeEntry, TreePlan, TreeRequest, plan_tree
-from zmigrate.engine.tree.dataset_job import as_if_snapshot_taken
-from zmigrate.engine.tree.listing import Listed, list_commands
+from zmigrate.engine.tree.planning.listing import Listed, list_commands
+from zmigrate.engine.tree.running.dataset_job import as_if_snapshot_taken
 from zmigrate.engine.units import MiB
 from zmigrate.engine.verdict.diagnosis import GIGABIT_RATE, buffer_advice, buffer_suggestion
 from zmigrate.engine.zfs import Dataset, ResumeInfo, Snapshot

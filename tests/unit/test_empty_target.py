@@ -16,7 +16,7 @@ from zmigrate.engine.events import PlanReady
 from zmigrate.engine.hosts import LocalHost
 from zmigrate.engine.plain_words import contents
 from zmigrate.engine.plan import Options, make_plan
-from zmigrate.engine.tree.plan import TreeRequest, plan_tree
+from zmigrate.engine.tree.planning.plan import TreeRequest, plan_tree
 from zmigrate.gui import words as gui_words
 
 KiB = 1024

@@ -49,8 +49,8 @@ from zmigrate.engine.plan import Options, PartialReceiveError, Plan, Step
 from zmigrate.engine.remedies import Caveat, Remedy
 from zmigrate.engine.transports import Compression, Transport
 from zmigrate.engine.transports.route import Endpoint, SshRoute
-from zmigrate.engine.tree.entry import TreeEntry
-from zmigrate.engine.tree.plan import NotCarried, TreePlan
+from zmigrate.engine.tree.planning.entry import TreeEntry
+from zmigrate.engine.tree.planning.plan import NotCarried, TreePlan
 
 
 def _plan() -> Plan:

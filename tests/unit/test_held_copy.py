@@ -12,8 +12,8 @@ from tests.unit.test_plan import CAPS, dataset, snap
 from zmigrate.engine import zfs
 from zmigrate.engine.golive.carry_back import _keep_properties
 from zmigrate.engine.hosts import LocalHost
-from zmigrate.engine.tree.dataset_job import dataset_options
-from zmigrate.engine.tree.plan import TreePlan, TreeRequest, held, plan_tree
+from zmigrate.engine.tree.planning.plan import TreePlan, TreeRequest, held, plan_tree
+from zmigrate.engine.tree.running.dataset_job import dataset_options
 
 OPENZFS = dataclasses.replace(CAPS, receive_properties=True, receive_unmounted=True)
 NOAUTO = ("canmount", "noauto")

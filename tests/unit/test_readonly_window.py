@@ -16,7 +16,7 @@ from zmigrate.engine.golive.readonly_window import (
     predict,
 )
 from zmigrate.engine.history.records import JobRecord
-from zmigrate.engine.tree.plan import TreeEntry, TreePlan
+from zmigrate.engine.tree.planning.plan import TreeEntry, TreePlan
 from zmigrate.engine.zfs import Dataset, Snapshot
 
 MiB = 2**20
@@ -86,7 +86,7 @@ def test_a_newest_run_that_moved_enough_times_the_rate() -> None:
 
 def _phased(plan_streams: int, send: float, nbytes: int, rate: float,
             **phases: float) -> JobRecord:
-    """A run of the three datasets' tree that recorded its phases (tree/phases.py)."""
+    """A run of the three datasets' tree that recorded its phases (tree/running/phases.py)."""
     states = {"tank/t": "verified", "tank/t/a": "verified", "tank/t/b": "verified"}
     commands = {k: v for k, v in {"readonly": 3, "snapshot": 1}.items() if k in phases}
     return _record({"datasets": states, "streams": plan_streams, "window_seconds": 99.0,
@@ -237,10 +237,10 @@ def test_a_runs_phases_are_timed_and_kept_in_its_summary() -> None:
 
     import pytest
 
-    from zmigrate.engine.tree.checks import TreeCheck
-    from zmigrate.engine.tree.phases import Phases, commands_in
-    from zmigrate.engine.tree.schedule import Totals
-    from zmigrate.engine.tree.summary import tree_summary
+    from zmigrate.engine.tree.running.phases import Phases, commands_in
+    from zmigrate.engine.tree.running.schedule import Totals
+    from zmigrate.engine.tree.running.summary import tree_summary
+    from zmigrate.engine.tree.running.verification import TreeCheck
 
     assert (commands_in(None), commands_in("zfs snapshot -r t@s"),
             commands_in("zfs set readonly=on t && zfs set readonly=on t/a")) == (0, 1, 2)

@@ -10,7 +10,7 @@ from zmigrate.engine.errors import ZmigrateError
 from zmigrate.engine.events import LogLine, Sample, Side
 from zmigrate.engine.job.stream_watch import SideState, StreamWatch
 from zmigrate.engine.readings.mbuffer import status_and_rest
-from zmigrate.engine.tree.checks import TreeCheck
+from zmigrate.engine.tree.running.verification import TreeCheck
 
 GRUB = ("cannot receive compression property on gq/c: pool and or dataset must be upgraded "
         "to set this property or value")

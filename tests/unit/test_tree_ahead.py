@@ -11,7 +11,7 @@ from test_tree_unchanged import DST, SRC, _caps
 
 from zmigrate.engine.hosts import CommandResult, LocalHost
 from zmigrate.engine.tree import TreeRequest, plan_tree
-from zmigrate.engine.tree.ahead import Ahead
+from zmigrate.engine.tree.running.ahead import Ahead
 
 
 class Recording(LocalHost):

@@ -1,7 +1,7 @@
-"""A tree's delegations, counted before anything runs (engine/tree/grants.py): what the source's
-login does (hold only where a dataset goes with more than one snapshot, snapshot only where the
-run takes one) and what the destination's needs for each dataset, checked on the copy's
-nearest existing dataset for descendants."""
+"""A tree's delegations, counted before anything runs (engine/tree/preflight/grants.py): what the
+source's login does (hold only where a dataset goes with more than one snapshot, snapshot only
+where the run takes one) and what the destination's needs for each dataset, checked on the
+copy's nearest existing dataset for descendants."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from zmigrate.engine import zfs
 from zmigrate.engine.errors import PreflightError
 from zmigrate.engine.plan import Options
 from zmigrate.engine.tree import TreePlan, TreeRequest
-from zmigrate.engine.tree.entry import TreeEntry
-from zmigrate.engine.tree.grants import TreeGrants, check_grants, source_needs
+from zmigrate.engine.tree.planning.entry import TreeEntry
+from zmigrate.engine.tree.preflight.grants import TreeGrants, check_grants, source_needs
 
 OPENZFS = dataclasses.replace(CAPS, receive_properties=True, uid=1000)  # a delegated login
 

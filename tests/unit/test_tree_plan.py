@@ -20,9 +20,9 @@ from zmigrate.engine.tree import (
     snapshot_name,
     unused_snapshot_name,
 )
-from zmigrate.engine.tree.checks import _lost_key_parent
-from zmigrate.engine.tree.schedule import Totals, TreeProgress
-from zmigrate.engine.tree.states import DatasetStates
+from zmigrate.engine.tree.running.schedule import Totals, TreeProgress
+from zmigrate.engine.tree.running.states import DatasetStates
+from zmigrate.engine.tree.running.verification import _lost_key_parent
 from zmigrate.engine.wire import WireSeen
 from zmigrate.engine.zfs import Dataset, Snapshot
 

@@ -1,7 +1,7 @@
-"""Whether a tree's first copy fits where it goes (tree/room.py), with the guest's figures: three
-thick 100 MiB volumes holding 4 MiB each (a Proxmox VM's disks: `used` 104 MiB, the reservation)
-sent into a 256 MiB pool with 119.8 MiB available; zfs receive then left out two volumes'
-refreservation ("size is greater than available space") at the end of the run."""
+"""Whether a tree's first copy fits where it goes (tree/planning/room.py), with the guest's
+figures: three thick 100 MiB volumes holding 4 MiB each (a Proxmox VM's disks: `used` 104 MiB,
+the reservation) sent into a 256 MiB pool with 119.8 MiB available; zfs receive then left out
+two volumes' refreservation ("size is greater than available space") at the end of the run."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import dataclasses
 
 from tests.unit.test_plan import dataset
 from zmigrate.engine import zfs
-from zmigrate.engine.tree.entry import TreeEntry
-from zmigrate.engine.tree.room import Room, own_use, room_for
+from zmigrate.engine.tree.planning.entry import TreeEntry
+from zmigrate.engine.tree.planning.room import Room, own_use, room_for
 
 MiB = 1024 * 1024
 

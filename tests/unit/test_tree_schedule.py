@@ -8,9 +8,9 @@ import time
 
 from zmigrate.engine.errors import ZmigrateError
 from zmigrate.engine.events import Summary
-from zmigrate.engine.tree.entry import SMALL, TreeEntry
-from zmigrate.engine.tree.plan import TreePlan
-from zmigrate.engine.tree.schedule import AUTO_WIDTH, auto_width, schedule
+from zmigrate.engine.tree.planning.entry import SMALL, TreeEntry
+from zmigrate.engine.tree.planning.plan import TreePlan
+from zmigrate.engine.tree.running.schedule import AUTO_WIDTH, auto_width, schedule
 
 
 def _plan(*entries: tuple[str, int]) -> TreePlan:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import dataclasses
 
 from zmigrate.engine import zfs
-from zmigrate.engine.tree.entry import SMALL, TreeEntry
-from zmigrate.engine.tree.streams import catch_up_units
+from zmigrate.engine.tree.planning.entry import SMALL, TreeEntry
+from zmigrate.engine.tree.planning.streams import catch_up_units
 
 NAMES = ("tank", "tank/a", "tank/a/x", "tank/b", "tank/b/y")
 

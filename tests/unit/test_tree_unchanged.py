@@ -9,7 +9,7 @@ from pathlib import Path
 from zmigrate.engine import zfs
 from zmigrate.engine.hosts import LocalHost
 from zmigrate.engine.tree import TreeRequest, plan_tree
-from zmigrate.engine.tree.unchanged import _increments, measures_empty
+from zmigrate.engine.tree.planning.unchanged import _increments, measures_empty
 from zmigrate.engine.zfs import Dataset, Snapshot
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "zfs"

@@ -21,7 +21,7 @@ from ..engine.plan import Options
 from ..engine.runner import keep
 from ..engine.transports import Compression, Transport
 from ..engine.tree import TreeJob, TreePlanReady, TreeRequest, describe_summary
-from ..engine.tree.listing import DatasetCommands, list_commands
+from ..engine.tree.planning.listing import DatasetCommands, list_commands
 from ..engine.units import parse_size
 from . import jobs, words
 from .common import (

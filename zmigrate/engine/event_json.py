@@ -30,7 +30,7 @@ from .golive.cutover import GoLiveError
 from .history.store import HistoryError
 from .plan import PartialReceiveError, Plan
 from .remedies import Remedy
-from .tree.plan import TreePlan
+from .tree.planning.plan import TreePlan
 
 # The kinds' names in the record: stable (a renamed class keeps its name here).
 KINDS: Final[dict[type[Event], str]] = {

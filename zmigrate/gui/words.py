@@ -24,7 +24,7 @@ from ..engine.history import JobRecord
 from ..engine.plain_words import DD
 from ..engine.remedies import PlanWarning, Remedy, caveat_words, fix_words
 from ..engine.runner.state import JobState, Status
-from ..engine.tree.room import Room
+from ..engine.tree.planning.room import Room
 from ..engine.units import MiB, format_rate, format_size, size_arg
 from . import markup
 

@@ -8,7 +8,7 @@ says "cannot receive NAME property on DS: REASON" on stderr and exits 0 with the
 each `-o NAME=VALUE` must be set on the copy (its source local), each property a `-p`/`-R`
 stream carried must be received there; zfs's own lines give the reason, and name what else it
 left out. A tree's datasets are checked by value with the rest of the tree
-(tree/checks.verify_tree).
+(tree/running/verification.verify_tree).
 """
 
 from __future__ import annotations
@@ -31,7 +31,8 @@ from ..plan import Plan
 REFUSED = re.compile(r"cannot receive (\S+) property on (\S+): (.+)$")
 # Set as the receive's own choice, not a property the copy holds as set: a clone's origin.
 NOT_READ_BACK = ("origin",)
-# What a run sets on the copy itself (tree/checks.py leaves the same out of its comparison).
+# What a run sets on the copy itself (tree/running/verification.py leaves the same out of
+# its comparison).
 RUN_OWN = ("readonly", "mountpoint", "canmount", "sharenfs", "sharesmb")
 # What a dataset holds back from its pool's free space (a thick volume's refreservation).
 RESERVATIONS = ("refreservation", "reservation")

@@ -22,7 +22,7 @@ from ..hosts import Host
 from ..plan import Options, property_name
 from ..remedies import Remedy
 from ..tree import TreeJob, TreeRequest
-from ..tree.unchanged import EMPTY_INCREMENT
+from ..tree.planning.unchanged import EMPTY_INCREMENT
 from .checks import _snapshots
 from .cutover import Props, datasets, read_props
 

@@ -5,7 +5,7 @@ copy, through its own phases: readonly set, the snapshot taken, both trees read 
 sync is planned before it runs, to say this figure first, so it reads them once more after its
 snapshot), every stream sent (a fixed cost each plus the changed bytes at the stream's rate),
 the copy checked. Each is timed on the earlier runs of the same tree (the history keeps each
-run's phases, tree/phases.py): a catch-up does all but the first, and its snapshot command
+run's phases, tree/running/phases.py): a catch-up does all but the first, and its snapshot command
 times the `zfs set` ones (each a command that changes the pool, over the same session). The
 changed bytes are read from the source as it is now.
 """
@@ -16,13 +16,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..tree.phases import commands_in
+from ..tree.running.phases import commands_in
 from ..units import format_size
 
 if TYPE_CHECKING:
     from .. import zfs
     from ..history.records import JobRecord
-    from ..tree.plan import TreePlan
+    from ..tree.planning.plan import TreePlan
 
 # A run that moved less than this says little about the rate (its bytes take less time than
 # its fixed costs). The rate comes from the newest run that moved at least this much (a

@@ -46,7 +46,7 @@ PORT_ATTEMPTS = 3  # listeners started before one binds its port (another proces
 
 @dataclass(frozen=True, slots=True)
 class InTree:
-    """What a tree tells the job of one of its datasets (tree/dataset_job.py): the tree
+    """What a tree tells the job of one of its datasets (tree/running/dataset_job.py): the tree
     checks guids (0 here), readonly=on and mountpoints itself."""
 
     known: Known  # what the tree read: the preflight reads nothing again

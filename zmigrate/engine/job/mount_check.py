@@ -2,7 +2,7 @@
 mountpoints (`/home`, say), and the copy would mount there on the destination, over what that
 host already uses. Read with both hosts (`read_receive_mounts`: where the copy would mount and
 how those paths are used), refused once the transfer is decided (`refuse_receive_mounts`),
-naming the path and the ways out (the tree has its own check: tree/checks.py). A plain
+naming the path and the ways out (the tree has its own check: tree/preflight/placement.py). A plain
 receive of a new dataset mounts where its parent says (`read_covered`): over a folder holding
 files only with --force, the folder then on the plan's list as hidden."""
 

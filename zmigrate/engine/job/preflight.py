@@ -41,7 +41,7 @@ class Known:
     not read, or not OpenZFS's);
     `leftovers` what earlier zmigrate runs left working on the destination (hosts/leftovers.py);
     `carried` the properties each source dataset's `-p` stream carries (a tree reads them once
-    for a delegated login: tree/grants.py), None where not read."""
+    for a delegated login: tree/preflight/grants.py), None where not read."""
 
     src_sets: tuple[zfs.Dataset, ...]
     dst_sets: tuple[zfs.Dataset, ...]

@@ -1,11 +1,11 @@
 """Move a dataset tree: plan it, copy it dataset by dataset (a `Job` each), catch up, cut over.
 
-`job.TreeJob` runs it; `plan` decides each dataset's fate; `schedule` orders the streams; the
-rest are the checks, states and summary around them."""
+Three rooms, in the order a run goes through them: `planning` (each dataset's fate, decided
+from the two inventories), `preflight` (read both trees, decide, check before anything runs)
+and `running` (`running.job.TreeJob` and what it does as the streams flow and after)."""
 
-from .entry import SMALL, TreeEntry
-from .job import TreeJob
-from .plan import (
+from .planning.entry import SMALL, TreeEntry
+from .planning.plan import (
     SNAPSHOT_PREFIX,
     TreePlan,
     TreePlanReady,
@@ -16,8 +16,9 @@ from .plan import (
     snapshot_name,
     unused_snapshot_name,
 )
-from .states import FAILED, RECEIVED, SENDING, SKIPPED, VERIFIED, WAITING
-from .summary import describe_summary, own_roots_advice, own_roots_lines
+from .running.job import TreeJob
+from .running.states import FAILED, RECEIVED, SENDING, SKIPPED, VERIFIED, WAITING
+from .running.summary import describe_summary, own_roots_advice, own_roots_lines
 
 __all__ = [
     "FAILED", "RECEIVED", "SENDING", "SKIPPED", "SMALL", "SNAPSHOT_PREFIX", "TreeEntry", "TreeJob",

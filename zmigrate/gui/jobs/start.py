@@ -15,7 +15,7 @@ from ...engine.errors import ZmigrateError
 from ...engine.events import Event, Failed, Finished, Observer, PlanReady, TreePlanReady
 from ...engine.runner.keep import Keep, again_argv, request_final
 from ...engine.runner.request import request_of, send_argv
-from ...engine.tree.plan import TreePlan
+from ...engine.tree.planning.plan import TreePlan
 from ..job_bridge import JobBridge
 from ..session import Session
 from .kept import followed_status

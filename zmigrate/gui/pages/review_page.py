@@ -20,7 +20,7 @@ from ...engine.job import Job, Request
 from ...engine.losses import Loss
 from ...engine.plan import Plan
 from ...engine.tree import TreeEntry, TreeJob, TreePlan
-from ...engine.tree.listing import DatasetCommands, Listed, list_commands
+from ...engine.tree.planning.listing import DatasetCommands, Listed, list_commands
 from ...engine.units import format_size
 from .. import forms, markup, style, words
 from ..generated.ui_review_page import Ui_ReviewPage

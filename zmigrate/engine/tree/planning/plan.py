@@ -14,14 +14,14 @@ from collections.abc import Sequence, Set
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .. import cmdline, losses, transports, zfs
-from ..errors import InvalidNameError, PreflightError, PreflightReason, ZmigrateError
-from ..events import TreePlanReady as TreePlanReady
-from ..hosts import Host, same_host
-from ..hosts.tools import HostTools
-from ..losses import Loss
-from ..plan import Options
-from ..units import format_size
+from ... import cmdline, losses, transports, zfs
+from ...errors import InvalidNameError, PreflightError, PreflightReason, ZmigrateError
+from ...events import TreePlanReady as TreePlanReady
+from ...hosts import Host, same_host
+from ...hosts.tools import HostTools
+from ...losses import Loss
+from ...plan import Options
+from ...units import format_size
 from .entry import TreeEntry
 from .room import Room
 from .streams import catch_up_units, raw_units

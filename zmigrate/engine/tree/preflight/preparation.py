@@ -9,15 +9,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from .. import cmdline, zfs
-from ..destination import pool_features
-from ..hosts import Host
-from ..job import Known
-from ..plain_words import first_few
-from ..plan import sends_raw
-from .checks import Placement, check_ends, check_placement, read_placement
-from .grants import TreeGrants, check_grants, read_grants
-from .plan import (
+from ... import cmdline, zfs
+from ...destination import pool_features
+from ...hosts import Host
+from ...job import Known
+from ...plain_words import first_few
+from ...plan import sends_raw
+from ..planning.plan import (
     TreePlan,
     TreeRequest,
     held,
@@ -25,8 +23,10 @@ from .plan import (
     unchanged_candidates,
     unused_snapshot_name,
 )
-from .room import room_for
-from .unchanged import measures_empty, with_written, written_after_sync
+from ..planning.room import room_for
+from ..planning.unchanged import measures_empty, with_written, written_after_sync
+from .grants import TreeGrants, check_grants, read_grants
+from .placement import Placement, check_ends, check_placement, read_placement
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,8 +15,8 @@ import posixpath
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from .. import zfs
-from ..units import format_size
+from ... import zfs
+from ...units import format_size
 from .entry import TreeEntry
 
 

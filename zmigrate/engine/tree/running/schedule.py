@@ -14,12 +14,12 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
-from .. import cmdline
-from ..errors import ZmigrateError
-from ..events import Progress, Summary
-from ..readings.rate import eta
-from .entry import SMALL, TreeEntry
-from .plan import TreePlan
+from ... import cmdline
+from ...errors import ZmigrateError
+from ...events import Progress, Summary
+from ...readings.rate import eta
+from ..planning.entry import SMALL, TreeEntry
+from ..planning.plan import TreePlan
 
 Outcome = Summary | BaseException
 # Small datasets in flight at once by default: their fixed costs (commands, listeners, the

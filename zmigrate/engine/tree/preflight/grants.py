@@ -15,14 +15,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from .. import cmdline, zfs
-from ..hosts import Host
-from ..hosts.at_once import both
-from ..job.decide import lacking_grants
-from .dataset_job import dataset_options
-from .entry import TreeEntry
-from .plan import TreePlan, TreeRequest
-from .room import landing
+from ... import cmdline, zfs
+from ...hosts import Host
+from ...hosts.at_once import both
+from ...job.decide import lacking_grants
+from ..planning.entry import TreeEntry
+from ..planning.plan import TreePlan, TreeRequest
+from ..planning.room import landing
+from ..running.dataset_job import dataset_options
 
 
 @dataclass(frozen=True, slots=True)

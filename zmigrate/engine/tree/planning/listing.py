@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Protocol
 
-from ..errors import ZmigrateError
-from ..plan import Plan
+from ...errors import ZmigrateError
+from ...plan import Plan
 from .entry import TreeEntry
 from .plan import TreePlan
 

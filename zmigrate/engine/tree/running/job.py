@@ -22,24 +22,27 @@ import threading
 import time
 from collections.abc import Callable
 
-from .. import zfs
-from ..destination.received_properties import RefusedLines
-from ..errors import CancelledError, PreflightError, PreflightReason, ZmigrateError
-from ..events import Observer, StageChanged, Summary
-from ..hosts import Host
-from ..job import Job, Known, read_settled
-from ..job.preflight import probe_both
-from ..plan import Plan, check_tools
-from ..wire import WireSeen
-from ..work import Work
-from .ahead import Ahead, take_snapshot
-from .checks import (
-    SourceSide,
-    TreeCheck,
-    finish_received,
-    hold_readonly,
-    place_root,
+from ... import zfs
+from ...destination.received_properties import RefusedLines
+from ...errors import CancelledError, PreflightError, PreflightReason, ZmigrateError
+from ...events import Observer, StageChanged, Summary
+from ...hosts import Host
+from ...job import Job, Known, read_settled
+from ...job.preflight import probe_both
+from ...plan import Plan, check_tools
+from ...wire import WireSeen
+from ...work import Work
+from ..planning.entry import TreeEntry
+from ..planning.plan import (
+    TreePlan,
+    TreePlanReady,
+    TreeRequest,
+    snapshot_name,
 )
+from ..planning.unchanged import leave_empty
+from ..preflight.preparation import TreeReading, decide_tree, read_after_trees
+from .ahead import Ahead, take_snapshot
+from .arrival import hold_readonly, place_root
 from .dataset_job import (
     Ports,
     dataset_job,
@@ -47,19 +50,11 @@ from .dataset_job import (
     known_ahead,
     relay,
 )
-from .entry import TreeEntry
 from .phases import Phases
-from .plan import (
-    TreePlan,
-    TreePlanReady,
-    TreeRequest,
-    snapshot_name,
-)
-from .preparation import TreeReading, decide_tree, read_after_trees
 from .schedule import Totals, TreeProgress, auto_width, depends_on, schedule
 from .states import DatasetStates
 from .summary import tree_summary
-from .unchanged import leave_empty
+from .verification import SourceSide, TreeCheck, finish_received
 
 # (source host, {dataset: its local readonly now, None: not local}) -> the values to keep.
 ReadonlyMemory = Callable[[str, dict[str, str | None]], dict[str, str | None]]

@@ -7,8 +7,8 @@ import time
 from dataclasses import replace
 from typing import assert_never
 
-from .. import transports, zfs
-from ..events import (
+from ... import transports, zfs
+from ...events import (
     DatasetState,
     EndCpu,
     Event,
@@ -30,12 +30,12 @@ from ..events import (
     Verdict,
     Wire,
 )
-from ..hosts import Host
-from ..job import InTree, Job, Known, Request, default_transport
-from ..job.pipeline import free_port
-from ..plan import Options
-from .entry import SMALL, TreeEntry
-from .plan import TreePlan, TreeRequest, destination_name, held
+from ...hosts import Host
+from ...job import InTree, Job, Known, Request, default_transport
+from ...job.pipeline import free_port
+from ...plan import Options
+from ..planning.entry import SMALL, TreeEntry
+from ..planning.plan import TreePlan, TreeRequest, destination_name, held
 from .schedule import TreeProgress, stream_size, streams
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from .. import cmdline, zfs
+from ... import cmdline, zfs
 from .entry import SMALL, TreeEntry
 
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import time
 
-from .. import cmdline
-from ..events import Summary
-from ..units import format_size
-from .checks import TreeCheck
+from ... import cmdline
+from ...events import Summary
+from ...units import format_size
+from ..planning.plan import TreePlan
 from .phases import Phases
-from .plan import TreePlan
 from .schedule import Totals
 from .states import SKIPPED, VERIFIED
+from .verification import TreeCheck
 
 
 def tree_summary(plan: TreePlan, totals: Totals, elapsed: float, results: dict[str, str],

@@ -16,10 +16,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from .. import cmdline, zfs
-from ..errors import ZmigrateError
-from ..events import Observer, StageChanged
-from ..hosts import Host
+from ... import cmdline, zfs
+from ...errors import ZmigrateError
+from ...events import Observer, StageChanged
+from ...hosts import Host
 from .plan import TreePlan, TreeRequest, recursive_snapshot
 
 # An incremental stream with nothing in it: its BEGIN and END records, 312 bytes each (measured

@@ -16,13 +16,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 
-from .. import cmdline, zfs
-from ..errors import ZmigrateError
-from ..events import Observer, StageChanged
-from ..hosts import Host
+from ... import cmdline, zfs
+from ...errors import ZmigrateError
+from ...events import Observer, StageChanged
+from ...hosts import Host
+from ..planning.plan import TreePlan, TreeRequest, recursive_snapshot, unused_snapshot_name
+from ..planning.unchanged import measure_empty
 from .phases import Phases
-from .plan import TreePlan, TreeRequest, recursive_snapshot, unused_snapshot_name
-from .unchanged import measure_empty
 
 
 def take_snapshot(src: Host, command: str, snapshot: str, emit: Observer) -> None:

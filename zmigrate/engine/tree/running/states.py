@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..events import DatasetState, Observer, Summary
-from .checks import TreeCheck
-from .entry import TreeEntry
-from .plan import TreePlan
+from ...events import DatasetState, Observer, Summary
+from ..planning.entry import TreeEntry
+from ..planning.plan import TreePlan
 from .schedule import carried
+from .verification import TreeCheck
 
 # In the order they happen. "received": its stream arrived; the tree then checks every received
 # dataset at once (one read per host) and says "verified".
