@@ -156,9 +156,10 @@ def test_the_copy_is_what_zfs_send_R_makes(vm: Vm, real_pool: str, tmp_path: Pat
     assert plan["not_carried"] == {"holds": 3, "held_snapshots": 2, "bookmarks": 1}
     assert "3 hold(s) on 2 snapshot(s)" in plan["description"]
     want, got = _listing(vm, ref), _listing(vm, copy)
-    # One difference by design: zmigrate's copy is held until it goes live (tree.plan.held),
-    # each new file system received canmount=noauto where `zfs receive -u`'s would mount at the
-    # next boot (the encrypted subtree, one replication stream, keeps the source's).
+    # One difference by design: zmigrate's copy is held until it goes live
+    # (tree/planning/plan.held), each new file system received canmount=noauto where `zfs
+    # receive -u`'s would mount at the next boot (the encrypted subtree, one replication
+    # stream, keeps the source's).
     held = {name for name, props in got.items() if props.get("canmount") == "noauto"
             and want.get(name, {}).get("canmount") != "noauto"}
     assert held == {".", "/home", "/media", "/legacy", "/tmpl", "/tc"}, sorted(held)

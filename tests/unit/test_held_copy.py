@@ -1,6 +1,6 @@
 """A copy that goes live later is held: its new file systems are received canmount=noauto, so a
-reboot before it goes live mounts none of it (tree.plan.held); what goes back to its source
-is not held."""
+reboot before it goes live mounts none of it (tree/planning/plan.held); what goes back to its
+source is not held."""
 
 from __future__ import annotations
 

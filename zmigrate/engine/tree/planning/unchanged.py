@@ -1,6 +1,6 @@
 """Datasets a catch-up leaves as they are: nothing written since the copy's newest snapshot.
 
-The plan finds them from `written` in the inventory (tree_plan._unchanged), but `written`
+The plan finds them from `written` in the inventory (planning/plan._unchanged), but `written`
 counts only what the pool has synced: a file saved a second ago may not show yet. So before
 the run takes its snapshot, the pool is synced and `written` read again for just those
 datasets (one command); any that did change after all is planned again as an incremental.

@@ -1,20 +1,20 @@
 """Move a dataset tree: snapshot it, copy it dataset by dataset, catch up, cut over.
 
 A `TreeJob` reads both trees once (one `zfs get -r` per host), plans the run with
-`tree_plan.plan_tree` (each dataset's fate: in full with its history, the delta from the newest
-common snapshot, skipped, or carried in an encrypted subtree's raw stream), and then runs one
-`Job` per stream on the same two SSH control sessions, parents before children. Each dataset is
-its own resumable step: an interruption in dataset k of n leaves 1..k-1 complete, and the next
-run skips them.
+`planning.plan.plan_tree` (each dataset's fate: in full with its history, the delta from the
+newest common snapshot, skipped, or carried in an encrypted subtree's raw stream), and then runs
+one `Job` per stream on the same two SSH control sessions, parents before children. Each dataset
+is its own resumable step: an interruption in dataset k of n leaves 1..k-1 complete, and the
+next run skips them.
 
-The pieces: `tree_schedule` (which dataset goes when, the tree's progress), `tree_jobs` (one
-dataset as its own `Job`), `tree_states` (each dataset's state, said as it changes),
-`tree_checks` (mountpoints before, the copy's root while, the whole copy after) and
-`tree_summary` (what the run adds up to).
+The pieces, in this room: `schedule` (which dataset goes when, the tree's progress),
+`dataset_job` (one dataset as its own `Job`), `states` (each dataset's state, said as it
+changes), `arrival` (the copy's root placed as it arrives), `verification` (the whole copy after)
+and `summary` (what the run adds up to); the plan is `planning`'s, the checks before the run
+`preflight`'s.
 
 Events: the inner jobs' events pass through (samples, stages, logs, verdicts), their Progress is
-turned into whole-tree progress, and `DatasetState` says when a dataset changes state.
-"""
+turned into whole-tree progress, and `DatasetState` says when a dataset changes state."""
 
 from __future__ import annotations
 
