@@ -31,6 +31,7 @@ from .zfsfuse import LabUnavailableError
 
 TC = "/usr/sbin/tc"
 TASKSET = "/usr/bin/taskset"
+CHRT = "/usr/bin/chrt"
 CGROUP_CPU = Path("/sys/fs/cgroup/cpu")
 PERIOD_US = 20000  # the quota's period: short pauses, as a weak core's own are
 # The one core a starved program runs on, and every core (what leaves the quota runs on).
@@ -50,7 +51,7 @@ def awake_cores() -> Iterator[None]:
     away between a starved program's quota slices and gives it less per slice (side by side,
     the doctor's ssh stage read 20-39 MiB/s on idle cores, 33-38 with these, a transfer 35-41).
     """
-    spinners = [subprocess.Popen([TASKSET, "-c", str(core), "chrt", "-i", "0", "sh", "-c",
+    spinners = [subprocess.Popen([TASKSET, "-c", str(core), CHRT, "-i", "0", "sh", "-c",
                                   "while :; do :; done"])
                 for core in range(os.cpu_count() or 1)]
     try:
