@@ -62,10 +62,7 @@ class RecordJob:
 
     def _follow(self) -> None:
         try:
-            if self._starter is not None and not self.job_id:
-                self.job_id = self._starter()
-                if self._stop_asked.is_set():
-                    self.cancel()  # asked while it started
+            self._start_first()
             directory = runner.job_dir(self.job_id)
             stop = self._detached.is_set
             for rec in runner.follow(directory, self._alive, stop=lambda: stop() or self.ended):
@@ -83,6 +80,14 @@ class RecordJob:
                               else ZmigrateError(f"the job's record cannot be read: {exc}")))
         finally:
             self._ended.set()
+
+    def _start_first(self) -> None:
+        """Start the job (on this thread) where it has no id yet; a stop asked meanwhile is
+        asked of it now."""
+        if self._starter is not None and not self.job_id:
+            self.job_id = self._starter()
+            if self._stop_asked.is_set():
+                self.cancel()
 
     def _alive(self) -> bool:
         return runner.status(self.job_id).state is not JobState.RUNNER_DIED

@@ -28,7 +28,8 @@ class RemoteRecordJob(RecordJob):
     def __init__(self, pointer: Pointer | None,
                  start: tuple[str, str, Sequence[str]] | None = None, after: int = 0,
                  logins: SessionLogins | None = None) -> None:
-        super().__init__(pointer.id if pointer is not None else "", after)
+        super().__init__(pointer.id if pointer is not None else "", after,
+                         self._start_there if pointer is None else None)
         self.pointer = pointer
         self.logins = logins or SessionLogins()
         self._to_start = start
@@ -36,12 +37,8 @@ class RemoteRecordJob(RecordJob):
 
     def _follow(self) -> None:
         try:
-            if self.pointer is None:
-                assert self._to_start is not None
-                self.pointer = elsewhere.start(*self._to_start, self.logins)
-                self.job_id = self.pointer.id
-                if self._stop_asked.is_set():
-                    self.cancel()
+            self._start_first()
+            assert self.pointer is not None
             self._following = following = FollowingThroughLosses(
                 self.pointer, self._touch, self.logins, after=self.after)
             if self._detached.is_set():
@@ -60,6 +57,12 @@ class RemoteRecordJob(RecordJob):
                                   else ZmigrateError(f"the job's record cannot be read: {exc}")))
         finally:
             self._ended.set()
+
+    def _start_there(self) -> str:
+        """Start the job on the runner host (`start`): its id."""
+        assert self._to_start is not None
+        self.pointer = elsewhere.start(*self._to_start, self.logins)
+        return self.pointer.id
 
     def _no_end(self, status: object) -> ZmigrateError:
         """The record ended without an outcome: the runner there died, or said nothing."""
