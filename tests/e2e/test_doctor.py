@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import secrets
 import subprocess
 import threading
 import time
@@ -443,3 +444,30 @@ def test_write_test_datasets_an_earlier_run_left_are_named_then_destroyed(
     names = zfs("list", "-H", "-o", "name", "-r", pool.name).split()
     assert old not in names and shown.temp_dataset not in names
     assert all(n in names for n in alike), names
+
+
+def test_the_tls_stage_takes_back_keys_one_host_got_when_the_other_refused_them(
+        lab_hosts: tuple[Host, Host], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The private stage's keys go to both hosts at once: where the destination's hand-over
+    fails (its key directory's name is taken), the source's are removed all the same, and
+    what held the name there is left alone."""
+    from zmigrate.engine.hosts import key_dirs
+    from zmigrate.engine.transports import Transport
+
+    src, dst = lab_hosts
+    token = secrets.token_hex(12)
+    dirs = (f"/tmp/{key_dirs.KEY_PREFIX}{token}-s", f"/tmp/{key_dirs.KEY_PREFIX}{token}-d")
+    taken = Path(dirs[1])
+    taken.write_text("someone else's\n")
+    monkeypatch.setattr(key_dirs, "key_dirs", lambda: dirs)
+    try:
+        doctor = Doctor(src, dst, seconds=1, stages=("tls",),
+                        options=Options(transport=Transport.PRIVATE))
+        report = doctor.run()
+        (tls,) = report.stages
+        assert tls.name == "tls" and tls.rate is None, tls
+        assert tls.error is not None and "handing over" in tls.error, tls.error
+        assert not Path(dirs[0]).exists(), "the source kept its private key"
+        assert taken.read_text() == "someone else's\n"
+    finally:
+        taken.unlink()

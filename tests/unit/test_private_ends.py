@@ -267,7 +267,7 @@ from zmigrate.engine.transports import private
 d = sys.argv[1]
 subprocess.run(["sh", "-c", private.unpack_line(d)], check=True,
                input=private.bundle(private.make_keys().source))
-proc = LocalHost().spawn(private._cleanup(d) + "sleep 300 | cat")
+proc = LocalHost().spawn(private.key_scope(d) + "sleep 300 | cat")
 print(proc.pgid, flush=True)
 time.sleep(300)
 """

@@ -146,8 +146,10 @@ def install_hint(system: str, need: str, *, truenas: bool = False) -> str:
                 "TrueNAS has from SCALE 23.10 on; until then use --transport ssh to encrypt")
     if need == "tls":
         # The private transport's ends: socat (the faster) or OpenSSL 3's own command.
-        return {"Linux": "install socat there: apt install socat or dnf install socat; or "
-                         "OpenSSL 3: apt install openssl",
+        # openssl's package follows the release: Debian 11 and Proxmox 7 keep OpenSSL 1.1.
+        return {"Linux": "install socat there: apt install socat, or dnf install socat; or, on "
+                         "a release with OpenSSL 3 (Debian 12, Ubuntu 22.04, Proxmox 8 on), "
+                         "apt install openssl",
                 "FreeBSD": "install socat there: pkg install socat (FreeBSD 14 has OpenSSL 3 "
                            "in its base system too)"}.get(
             name, "install socat or OpenSSL 3 there with the system's package manager")

@@ -55,7 +55,7 @@ if TYPE_CHECKING:
     from .base import PlanFacts
 
 
-def _cleanup(d: str) -> str:
+def key_scope(d: str) -> str:
     """An end's line start: its key directory `d` named once (keys_at), and its removal on
     the way out."""
     # TERM/HUP/INT end the shell through EXIT, which removes the keys (a KILL leaves them to
@@ -170,8 +170,8 @@ class Private(Tcp):
                                    quiet=True)
             dst_mb = mbuffer.command(spec.block, spec.destination_buffer, hash_=spec.hash)
             receive = spec.receive_side(dst_mb, tls_in, cmdline.join(wire))
-        return Ends(_cleanup(src_dir) + spec.source_side(src_mb, tls_out),
-                    _cleanup(dst_dir) + receive, keys=(src_dir, dst_dir))
+        return Ends(key_scope(src_dir) + spec.source_side(src_mb, tls_out),
+                    key_scope(dst_dir) + receive, keys=(src_dir, dst_dir))
 
     def end_tools(self, spec: StreamSpec) -> tuple[str, str]:
         """The TLS tool of each end (source's, destination's): its host's best, openssl where
