@@ -44,6 +44,8 @@ from zmigrate.engine.doctor import (  # noqa: E402
     StageStarted,
     advise,
 )
+from zmigrate.engine.doctor.compress import Machines  # noqa: E402
+from zmigrate.engine.doctor.private_cost import private_cost  # noqa: E402
 from zmigrate.engine.errors import TransferError  # noqa: E402
 from zmigrate.engine.events import (  # noqa: E402
     DatasetState,
@@ -273,13 +275,17 @@ def history_store(path: Path, plan: Plan) -> list[int]:
 DOCTOR_STAGES = (
     ("source_read", "source read (zfs send)", 180, True, 41.0,
      (("tank.lan", "zfs", 38.0),)),
-    ("network", "network (tcp, mbuffer)", 940, True, 22.0, (("tank.lan", "mbuffer", 64.0),)),
+    ("network", "network (tcp, mbuffer)", 940, False, 22.0, (("tank.lan", "mbuffer", 64.0),)),
     ("ssh_default", "ssh, default cipher", 113, False, 27.0, (("tank.lan", "ssh", 99.0),)),
     ("ssh_aes128-gcm@openssh.com", "ssh, aes128-gcm@openssh.com", 214, False, 29.0,
      (("tank.lan", "ssh", 97.0),)),
+    ("tls", "network (private: TLS 1.3)", 905, True, 30.0, (("tank.lan", "socat", 71.0),)),
     ("destination_write", "destination write (temp dataset)", 135, True, 35.0,
      (("backup-01", "z_wr_iss", 61.0),)),
 )
+# The wire stages' own CPU seconds on each host (10 s each): TLS adds about 0.4 s a GiB.
+DOCTOR_OWN_CPU = {"network": {"tank.lan": 6.4, "backup-01": 5.0},
+                  "tls": {"tank.lan": 9.5, "backup-01": 8.6}}
 
 
 def link(host: str, peer: str, iface: str, speed: int, mtu: int, path_mtu: int,
@@ -326,15 +332,17 @@ class SyntheticDoctor:
             stage = StageResult(name, title, mib * MiB, 10.0, mib * MiB * 10, in_path, cpu=cpu,
                                 notes=sync if name == "destination_write" else (),
                                 details={"cipher": None if cipher == "default cipher"
-                                         else cipher})
+                                         else cipher, "own_cpu": DOCTOR_OWN_CPU.get(name)})
             self.kw["emit"](StageStarted(name, title, 10.0))
             self.kw["emit"](stage)
             stages.append(stage)
         slowest = min((s for s in stages if s.in_path), key=lambda s: s.rate or 0.0)
-        return DoctorReport("5e1f09aa", "tank.lan", "backup-01", Transport.TCP, 10.0,
+        return DoctorReport("5e1f09aa", "tank.lan", "backup-01", Transport.PRIVATE, 10.0,
                             tuple(stages), slowest.name, slowest.rate,
-                            advise(stages, slowest, Transport.TCP, wire=DOCTOR_WIRE),
-                            wire=DOCTOR_WIRE)
+                            advise(stages, slowest, Transport.PRIVATE, wire=DOCTOR_WIRE),
+                            wire=DOCTOR_WIRE,
+                            private_cost=private_cost(stages, Machines("tank.lan",
+                                                                       "backup-01")))
 
     def cancel(self) -> None:
         pass

@@ -74,9 +74,14 @@ def test_a_dataset_and_a_tree_over_the_private_transport(
     steps = [e for e in r.events if e["event"] == "plan"]
     assert len(steps) == 3 and {e["transport"] for e in steps} == {"private"}, steps
     assert all("private: TLS 1.3" in e["description"] for e in steps), steps
+    done = r.events[-1]
+    assert done["event"] == "done" and done["verified"], done
     for child in ("a", "b"):
         assert snapshot_guid(f"{dst.name}/tree/{child}@t") \
             == snapshot_guid(f"{src.name}/tree/{child}@t")
+        assert tree_digest(Path(zfs("get", "-H", "-o", "value", "mountpoint",
+                                    f"{dst.name}/tree/{child}").strip())) \
+            == tree_digest(src.mountpoint / "tree" / child)
     assert wait_until(lambda: not keys_left(), 10), keys_left()
 
 

@@ -75,6 +75,10 @@ def test_a_way_picked_by_hand_is_remembered_and_the_default_is_not(
     again = opened()
     assert again.ui.tcp_radio.isChecked()
     assert again.options().transport is Transport.TCP
+    # The page says which is checked and why, where private is the default between them.
+    assert again.ui.private_note.text().endswith(
+        "Checked instead: the way you picked by hand last time.")
+    assert "Checked instead" not in page.ui.private_note.text()
 
 
 def test_the_listener_addresses_follow_the_transport_and_refuse_what_is_no_address(

@@ -58,6 +58,23 @@ def test_ssh_and_relay_place_the_stage_the_same_way(transport: Transport) -> Non
         < line.index("lz4 -d -q -c") < line.rindex("mbuffer") < line.index("zfs receive")
 
 
+def test_private_compresses_then_encrypts_and_decrypts_then_decompresses() -> None:
+    """The TLS ends carry the compressed stream: zstd before the sender's mbuffer and its TLS
+    end; on the destination, the TLS end, a small quiet buffer, zstd -d, the mbuffer."""
+    able = dataclasses.replace(WITH_TOOLS, tools=dataclasses.replace(
+        WITH_TOOLS.tools, socat=(1, 7, 4, 4), openssl=(3, 0, 15), probed=True))
+    src, dst = sites(None, dst_exists=False, caps=able)
+    p = make_plan(src, dst, "tank/home@d", "backup/home",
+                  Options(transport=Transport.PRIVATE, compress=Compression.ZSTD),
+                  connect_address="192.0.2.7", allow_address="192.0.2.5", port=40001)
+    (_, dst_cmd), (_, src_cmd) = p.commands()
+    assert src_cmd.index("zfs send") < src_cmd.index("zstd -T0 -3 -q -c") \
+        < src_cmd.index("mbuffer -s 128k -m 1G") < src_cmd.index("OPENSSL:192.0.2.7:40001")
+    assert dst_cmd.index("OPENSSL-LISTEN:40001") < dst_cmd.index("mbuffer -q -s 128k -m 8M") \
+        < dst_cmd.index("zstd -d -q -c") < dst_cmd.index("mbuffer -s 128k -m 1G") \
+        < dst_cmd.index("zfs receive backup/home")
+
+
 def test_a_missing_tool_is_refused_naming_the_host_and_its_install_command() -> None:
     with pytest.raises(PreflightError) as e:
         _plan(Transport.TCP, Compression.ZSTD, dst_caps=CAPS)

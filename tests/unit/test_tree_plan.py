@@ -347,3 +347,17 @@ def test_a_trees_wire_rate_sums_what_each_dataset_puts_on_the_wire() -> None:
     progress.stopped("tank/b")
     alone = progress.of("tank/a", 1, Progress(2.0, 2**21, None, 3.0 * 2**20, None))
     assert alone.wire_rate is None
+
+
+def test_a_tree_left_to_tcp_says_in_its_plan_why_it_goes_in_cleartext() -> None:
+    """Where a host lacks the private transport's tools, the tree's plan (send -r --dry-run,
+    the Review page) says the streams go in cleartext, naming the host and how to get them."""
+    host = LocalHost()
+    plan = plan_tree(host, host, TreeRequest("tank", "bk/t", "s1"), SRC[:3], [],
+                     snapshot="s1", unmounted=True)
+    why = ("the private transport is the default only where both hosts have socat or OpenSSL "
+           "3; nas has neither (install socat there: pkg install socat)")
+    shown = replace(plan, transport="tcp", cleartext=why)
+    assert f"Each stream goes over the tcp transport, in cleartext: {why}. " in shown.describe()
+    assert shown.to_json()["cleartext"] == why
+    assert "cleartext" not in replace(plan, transport="tcp").describe()

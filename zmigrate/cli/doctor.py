@@ -136,9 +136,8 @@ def format_table(report: DoctorReport) -> str:
                          "transfer runs at most that fast, maybe slower (not measured below)")
     cost = report.private_cost
     if cost is not None:
-        extra = ", ".join(f"{h} {x:.1f} s" for h, x in cost.extra.items())
-        lines.append(f"private (TLS) on this path: about {format_rate(cost.private)} against "
-                     f"tcp's {format_rate(cost.tcp)} ({cost.ratio:.2f}x); its CPU a GiB: {extra}")
+        lines.append("private (TLS) on this path: "
+                     + plain_words.private_cost(cost.tcp, cost.private, cost.extra))
     if report.unmeasured:
         lines.append("not measured:")
         for name in report.unmeasured:

@@ -143,7 +143,7 @@ def install_hint(system: str, need: str, *, truenas: bool = False) -> str:
         # SCALE 23.10 on (Debian 12) has OpenSSL 3: this is CORE (FreeBSD 13, OpenSSL 1.1.1)
         # or an older SCALE (Debian 11).
         return ("TrueNAS takes no packages: the private transport needs OpenSSL 3, which "
-                "TrueNAS has from SCALE 23.10 on; until then use --transport ssh to encrypt")
+                "TrueNAS has from SCALE 23.10 on; until then the ssh transport encrypts")
     if need == "tls":
         # The private transport's ends: socat (the faster) or OpenSSL 3's own command.
         # openssl's package follows the release: Debian 11 and Proxmox 7 keep OpenSSL 1.1.

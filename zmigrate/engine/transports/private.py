@@ -216,16 +216,23 @@ def lacking(hosts: Sequence[tuple[str, Capabilities | None]]) -> list[tuple[str,
             if caps is not None and tool_for(caps.tools) is None]
 
 
-def not_chosen(asked: Transport | None, transport: Transport,
-               hosts: Sequence[tuple[str, Capabilities]]) -> str | None:
-    """Why a transfer left to its default (`asked` None) goes in cleartext (`transport` tcp):
-    the plan's note naming the hosts that cannot take the private transport; else None."""
+def cleartext_why(asked: Transport | None, transport: Transport,
+                  hosts: Sequence[tuple[str, Capabilities]]) -> str | None:
+    """Why a transfer left to its default (`asked` None) goes in cleartext (`transport` tcp),
+    naming the hosts that cannot take the private transport; else None."""
     missing = lacking(hosts) if asked is None and transport is Transport.TCP else []
     if not missing:
         return None
-    return ("cleartext (tcp): the private transport is the default only where both hosts have "
-            "socat or OpenSSL 3; " + "; ".join(f"{label} has neither ({hint})"
-                                                for label, hint in missing))
+    return ("the private transport is the default only where both hosts have socat or OpenSSL "
+            "3; " + "; ".join(f"{label} has neither ({hint})" for label, hint in missing))
+
+
+def not_chosen(asked: Transport | None, transport: Transport,
+               hosts: Sequence[tuple[str, Capabilities]]) -> str | None:
+    """The plan's note where a transfer left to its default goes in cleartext (cleartext_why);
+    else None."""
+    why = cleartext_why(asked, transport, hosts)
+    return None if why is None else "cleartext (tcp): " + why
 
 
 def _have(tools: HostTools) -> str:

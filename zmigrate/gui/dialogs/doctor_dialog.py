@@ -96,6 +96,15 @@ def wire_notes(report: DoctorReport) -> list[str]:
             f"Ceiling: {plain_words.ceiling_words(wire.ceiling)}"]
 
 
+def private_notes(report: DoctorReport) -> list[str]:
+    """What the private transport (TLS) would carry on this path, beside Direct TCP."""
+    cost = report.private_cost
+    if cost is None:
+        return []
+    return ["Private (TLS 1.3) on this path: "
+            + plain_words.private_cost(cost.tcp, cost.private, cost.extra)]
+
+
 def stage_notes(report: DoctorReport) -> list[str]:
     """One line per stage with notes: why it was skipped, how it ended."""
     return [f"{title(s)}: " + "; ".join(words.note(n) for n in s.notes)
@@ -156,7 +165,8 @@ class DoctorDialog(QDialog):
         snap = f", reading <b>{markup.escape(snapshot)}</b>" if snapshot else ""
         ui.intro_label.setText(
             f"Times each stage of a transfer {where} alone{snap}: disk read on the source, the "
-            "network between the two mbuffers, ssh with its default and fast ciphers, and "
+            "network between the two mbuffers (in the clear, and inside TLS where the private "
+            "transport is the way), ssh with its default and fast ciphers, and "
             "disk write on the destination (a temporary dataset). Nothing is sent to the "
             "destination's datasets.")
         ui.seconds_spin.setValue(int(DEFAULT_SECONDS))
@@ -299,8 +309,9 @@ class DoctorDialog(QDialog):
         else:
             ui.expected_label.setText("No stage on the transfer's path was measured.")
         parts = [f"<b>{head}</b><br>" + "<br>".join(markup.escape(n) for n in lines)
-                 for head, lines in (("Link", wire_notes(report)), ("CPU", cpu_notes(report)),
-                                     ("Notes", stage_notes(report)))
+                 for head, lines in (("Link", wire_notes(report)),
+                                     ("Transport", private_notes(report)),
+                                     ("CPU", cpu_notes(report)), ("Notes", stage_notes(report)))
                  if lines]
         ui.cpu_label.setText("<br>".join(parts))
         errors = [f"{title(s)} failed: {s.error}" for s in report.stages if s.error]

@@ -437,7 +437,7 @@ class Ui_TransportPage(object):
 #if QT_CONFIG(tooltip)
         self.doctor_button.setToolTip(QCoreApplication.translate("TransportPage", u"Measure each stage between the two hosts alone and name the slowest", None))
 #endif // QT_CONFIG(tooltip)
-        self.doctor_hint.setText(QCoreApplication.translate("TransportPage", u"Not sure which transport or buffer? The doctor times disk read, network, ssh and (optionally) disk write for a few seconds each.", None))
+        self.doctor_hint.setText(QCoreApplication.translate("TransportPage", u"Not sure which transport or buffer? The doctor times disk read, the network (in the clear and inside TLS), ssh and (optionally) disk write for a few seconds each, and says what the private transport costs between your hosts.", None))
         self.error_label.setText("")
 #if QT_CONFIG(accessibility)
         self.error_label.setAccessibleName(QCoreApplication.translate("TransportPage", u"Tuning problems", None))

@@ -92,10 +92,16 @@ def first_transport(ui: Ui_TransportPage, s: Session, picked: str) -> Transport:
     """The transport checked as the page opens: local on one host; between two, the one the
     user last picked by hand where it is on offer, else the default between these hosts."""
     between = {t.value: t for t in (Transport.TCP, Transport.SSH, Transport.RELAY)}
-    if offer_private(ui, s):
+    able = offer_private(ui, s)
+    if able:
         between[Transport.PRIVATE.value] = Transport.PRIVATE
     tools = (s.src_caps.tools if s.src_caps else None, s.dst_caps.tools if s.dst_caps else None)
-    return chosen(None if s.same_host else between.get(picked), s.same_host, tools)
+    first = chosen(None if s.same_host else between.get(picked), s.same_host, tools)
+    if able and first is not chosen(None, s.same_host, tools):
+        # Private is the default, another is checked: the note otherwise reads as if it were.
+        ui.private_note.setText(ui.private_note.text()
+                                + " Checked instead: the way you picked by hand last time.")
+    return first
 
 
 class TransportPage(Page):

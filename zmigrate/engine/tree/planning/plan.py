@@ -143,6 +143,8 @@ class TreePlan:
     # stream is resumed by the next run, not sent again.
     resumable: bool = False
     room: Room | None = None  # what the full copies need against the destination's room
+    # Why it goes over tcp, in cleartext, where no transport was asked for (cleartext_why).
+    cleartext: str | None = None
 
     @property
     def to_send(self) -> list[TreeEntry]:
@@ -182,7 +184,8 @@ class TreePlan:
                      "(not resumable: after an interruption, what had not arrived goes "
                      "dataset by dataset and the run names the keys to re-join). ")
         if sends:
-            text += f"Each stream goes over the {self.transport} transport. "
+            text += (f"Each stream goes over the {self.transport} transport"
+                     + (f", in cleartext: {self.cleartext}. " if self.cleartext else ". "))
         if self.snapshot_command:
             text += f"The snapshot @{self.snapshot} is taken first. "
         if self.measures_empty:
@@ -218,7 +221,7 @@ class TreePlan:
             "event": "tree_plan", "root": self.root, "destination": self.destination,
             "snapshot": self.snapshot, "snapshot_command": self.snapshot_command,
             "readonly_command": self.readonly_command, "mount": self.mount,
-            "transport": self.transport,
+            "transport": self.transport, "cleartext": self.cleartext,
             "datasets": [{"source": e.source, "destination": e.destination, "type": e.type,
                           "size": e.size, "action": e.action, "reason": e.reason,
                           "resume": e.resume, "replicate": e.replicate,

@@ -15,6 +15,7 @@ from ...hosts import Host
 from ...job import Known
 from ...plain_words import first_few
 from ...plan import sends_raw
+from ...transports import Transport, private
 from ..planning.plan import (
     TreePlan,
     TreeRequest,
@@ -90,7 +91,10 @@ def decide_tree(src: Host, dst: Host, request: TreeRequest, reading: TreeReading
     if measures_empty(src_caps, request, plan, known.src_sets):
         plan = replace(plan, measures_empty=True)
     plan = replace(plan, room=room_for(plan.entries, src_sets, known.dst_sets,
-                                       request.destination, opts.exclude_properties))
+                                       request.destination, opts.exclude_properties),
+                   cleartext=private.cleartext_why(opts.transport, Transport(plan.transport),
+                                                   [(src.label, src_caps),
+                                                    (dst.label, dst_caps)]))
     check_placement(plan, reading.placed, dst.label)
     check_grants(plan, request, dst_caps, reading.grants, (src.label, dst.label), src_sets)
     by_name = {d.name: d for d in src_sets}
