@@ -91,14 +91,18 @@ def stage(wire: str, data: Path) -> float:
         receiver = f"{keys_at(dst_d)}{server_stage(port, wire)} | {mb} > /dev/null"
         sender = f"{keys_at(src_d)}{mb} < {data} | {client_stage(f'127.0.0.1:{port}', wire)}"
     rx = subprocess.Popen(["sh", "-c", receiver])
-    time.sleep(0.5)
-    t0 = time.monotonic()
-    subprocess.run(["sh", "-c", sender], check=True)
-    rx.wait(120)
-    took = time.monotonic() - t0
-    for d in dirs:
-        shutil.rmtree(d)
-    return took
+    try:
+        time.sleep(0.5)
+        t0 = time.monotonic()
+        subprocess.run(["sh", "-c", sender], check=True)
+        rx.wait(120)
+        return time.monotonic() - t0
+    finally:  # a failed round leaves neither its receiver nor its keys
+        if rx.poll() is None:
+            rx.kill()
+            rx.wait(10)
+        for d in dirs:
+            shutil.rmtree(d, ignore_errors=True)
 
 
 def stages(mb: int, rounds: int) -> None:
