@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -102,7 +103,8 @@ def _kill_receiving_mbuffer(transport: Transport, port: int) -> None:
 @pytest.mark.parametrize("transport", [Transport.TCP, Transport.PRIVATE])
 def test_killed_receiver_mbuffer_is_a_clear_error(lab_hosts: tuple[Host, Host],
                                                   pools: tuple[Pool, Pool],
-                                                  transport: Transport) -> None:
+                                                  transport: Transport,
+                                                  keys_left: Callable[[], list[str]]) -> None:
     src_pool, dst_pool = pools
     snap = _source(src_pool, 40)
     src, dst = lab_hosts
@@ -128,6 +130,7 @@ def test_killed_receiver_mbuffer_is_a_clear_error(lab_hosts: tuple[Host, Host],
     assert job.error.host == dst.label
     assert "receiver" in job.error.message and "killed" in job.error.message.lower()
     assert wait_until(lambda: _leftovers(port, *pools) == [], 10), _leftovers(port, *pools)
+    assert wait_until(lambda: not keys_left(), 10), keys_left()  # private: both ends' keys
     assert wait_until(lambda: not dataset_exists(f"{dst_pool.name}/killed"), 10, 0.2)
 
 
