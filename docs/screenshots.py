@@ -279,7 +279,8 @@ DOCTOR_STAGES = (
     ("ssh_default", "ssh, default cipher", 113, False, 27.0, (("tank.lan", "ssh", 99.0),)),
     ("ssh_aes128-gcm@openssh.com", "ssh, aes128-gcm@openssh.com", 214, False, 29.0,
      (("tank.lan", "ssh", 97.0),)),
-    ("tls", "network (private: TLS 1.3)", 905, True, 30.0, (("tank.lan", "socat", 71.0),)),
+    ("tls", "network (private: TLS 1.3)", 905, True, 30.0,
+     (("tank.lan", "socat", 71.0), ("backup-01", "socat", 58.0))),
     ("destination_write", "destination write (temp dataset)", 135, True, 35.0,
      (("backup-01", "z_wr_iss", 61.0),)),
 )

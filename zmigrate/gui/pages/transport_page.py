@@ -71,11 +71,11 @@ def private_note(missing: list[tuple[str, str]]) -> str:
             f"{label} has neither socat nor OpenSSL 3 ({hint})" for label, hint in missing)
             + ". One of them carries the stream, so Direct TCP is the default; choose SSH to "
             "encrypt.")
-    return ("The default: both hosts can take it. Encrypted and authenticated: each host "
-            "proves a key made for this job, so no one else on the network or on the source "
-            "host can read the stream or feed the receive. It costs CPU on both hosts: as fast "
-            "as Direct TCP on a 400 Mbit/s link, 0.7-0.8x where the CPU is the limit (the "
-            "2-core test lab's loopback); the Doctor measures its cost between your hosts.")
+    return ("The default: both hosts can take it. Encrypted and authenticated with keys made "
+            "for this job: no one else on the network or the source host can read the stream "
+            "or feed the receive (the wire still shows that the hosts talk, the port, how "
+            "much and when). It costs CPU on both hosts: the Doctor measures how much between "
+            "your hosts.")
 
 
 def offer_private(ui: Ui_TransportPage, s: Session) -> bool:
