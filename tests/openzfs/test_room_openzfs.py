@@ -5,7 +5,8 @@ The data fits, the reservations do not: zfs receive took every volume and left o
 refreservation of those it had no room for ("cannot receive refreservation property on ...: size
 is greater than available space", exit 0). The plan says before anything moves that the copy
 will likely not fit; the run fails naming zfs's reason, with the fix that works (-x
-refreservation), which then arrives verified with thin volumes.
+refreservation), which then arrives verified with thin volumes. A catch-up bigger than what
+is left there is said by its dry run too.
 """
 
 from __future__ import annotations
@@ -45,3 +46,12 @@ def test_thick_volumes_into_a_small_pool_are_said_first_and_go_thin_with_the_fix
     send_ok(vm, config, *args, "-x", "refreservation")
     refres = vm.ssh(f"zfs get -H -r -t volume -o value refreservation {small_pool}/t").stdout
     assert refres.split() == ["none"] * 3
+    # A catch-up that will not fit either: 60 MiB more written into each volume (180 MiB),
+    # against what the small pool has left. Said by the dry run, before anything moves.
+    vm.ssh(f"for i in 1 2 3; do dd if=/dev/urandom of=/dev/zvol/{root}/vm-10$i-disk-0 bs=1M "
+           f"seek=4 count=60 status=none; done; sync; zfs snapshot -r {root}@s2")
+    catch_up = send_ok(vm, config, "-r", f"openzfs-vm:{root}@s2", f"openzfs-dst:{small_pool}/t",
+                       "-x", "refreservation", "--dry-run")
+    room = catch_up[-1]["room"]
+    assert room["short"] and room["needed"] == 0, room
+    assert 170 * 2**20 < room["changes"] < 200 * 2**20, room

@@ -43,13 +43,38 @@ def test_thick_volumes_that_will_not_fit_are_said_before_anything_moves() -> Non
     assert room.to_json()["short"] is True
 
 
-def test_thin_volumes_fit_and_a_catch_up_or_an_unknown_destination_says_nothing() -> None:
+def test_thin_volumes_fit_and_an_unknown_destination_says_nothing() -> None:
     thin = room_for(_entries(), SRC, DST, "smallp/thick", left_out=("refreservation",))
     assert thin is not None and not thin.short and thin.describe() == ""
     assert thin.needed == MiB // 8 + 3 * (4 * MiB + MiB // 8)
-    assert room_for(_entries("incremental"), SRC, DST, "smallp/thick") is None
     assert room_for(_entries(), SRC, [], "smallp/thick") is None
     # The nearest existing dataset above the destination counts: here the copy's root itself.
     there = DST + [_ds("smallp/thick", "filesystem", 0.1, 0.1, 500)]
     roomy = room_for(_entries(), SRC, there, "smallp/thick/deeper")
     assert roomy is not None and roomy.where == "smallp/thick" and not roomy.short
+
+
+def test_a_catch_up_counts_what_was_written_since_its_base() -> None:
+    """A final sync that will not fit is said before the source goes read-only: each
+    catch-up's delta (`written`, where the host says) against the room where the copy is; a
+    delta the host could not say is not guessed."""
+    there = [_ds("smallp", "filesystem", 200, 0.1, 119.8), _ds("smallp/thick", "filesystem",
+                                                              200, 0.1, 119.8)]
+    small = room_for(_entries("incremental"), SRC, there, "smallp/thick")
+    assert small is not None and not small.short  # each wrote what it references
+    assert small == Room(0, int(119.8 * MiB), "smallp/thick", MiB // 8 + 3 * (4 * MiB + MiB // 8))
+    big = [dataclasses.replace(e, size=50 * MiB) for e in _entries("incremental")]
+    room = room_for(big, SRC, there, "smallp/thick")
+    assert room is not None and room.short and room.to_json()["changes"] == 200 * MiB
+    assert room.describe() == (
+        "The catch-ups carry about 200 MiB written since the copy's snapshots, and smallp/thick "
+        "has 119.8 MiB available: the copy will likely run out of space partway. Make room "
+        "there, leave datasets out (--exclude), or receive thick volumes thin "
+        "(-x refreservation).")
+    both = room_for([dataclasses.replace(big[0], action="full")] + big[1:], SRC, there,
+                    "smallp/thick")
+    assert both is not None and both.shortfall().startswith(
+        "The datasets copied in full take about 128 KiB on the source (snapshots and "
+        "reservations included) and the catch-ups carry about 150 MiB written since")
+    unknown = [dataclasses.replace(e, size_known=False) for e in big]
+    assert room_for(unknown, SRC, there, "smallp/thick") is None
