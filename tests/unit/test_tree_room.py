@@ -35,17 +35,16 @@ def test_thick_volumes_that_will_not_fit_are_said_before_anything_moves() -> Non
     room = room_for(_entries(), SRC, DST, "smallp/thick")
     assert room == Room(MiB // 8 + 3 * 104 * MiB, int(119.8 * MiB), "smallp")
     assert room is not None and room.short
-    assert room.describe() == (
-        "The datasets copied in full take about 312.1 MiB on the source (snapshots and "
+    assert room.shortfall() == (
+        "What is copied in full takes about 312.1 MiB on the source (snapshots and "
         "reservations included), and smallp has 119.8 MiB available: the copy will likely run "
-        "out of space partway. Make room there, leave datasets out (--exclude), or receive "
-        "thick volumes thin (-x refreservation).")
+        "out of space partway")
     assert room.to_json()["short"] is True
 
 
 def test_thin_volumes_fit_and_an_unknown_destination_says_nothing() -> None:
     thin = room_for(_entries(), SRC, DST, "smallp/thick", left_out=("refreservation",))
-    assert thin is not None and not thin.short and thin.describe() == ""
+    assert thin is not None and not thin.short and thin.shortfall() == ""
     assert thin.needed == MiB // 8 + 3 * (4 * MiB + MiB // 8)
     assert room_for(_entries(), SRC, [], "smallp/thick") is None
     # The nearest existing dataset above the destination counts: here the copy's root itself.
@@ -66,15 +65,13 @@ def test_a_catch_up_counts_what_was_written_since_its_base() -> None:
     big = [dataclasses.replace(e, size=50 * MiB) for e in _entries("incremental")]
     room = room_for(big, SRC, there, "smallp/thick")
     assert room is not None and room.short and room.to_json()["changes"] == 200 * MiB
-    assert room.describe() == (
-        "The catch-ups carry about 200 MiB written since the copy's snapshots, and smallp/thick "
-        "has 119.8 MiB available: the copy will likely run out of space partway. Make room "
-        "there, leave datasets out (--exclude), or receive thick volumes thin "
-        "(-x refreservation).")
+    assert room.shortfall() == (
+        "What was written since the copy's snapshots about 200 MiB, and smallp/thick has "
+        "119.8 MiB available: the copy will likely run out of space partway")
     both = room_for([dataclasses.replace(big[0], action="full")] + big[1:], SRC, there,
                     "smallp/thick")
     assert both is not None and both.shortfall().startswith(
-        "The datasets copied in full take about 128 KiB on the source (snapshots and "
-        "reservations included) and the catch-ups carry about 150 MiB written since")
+        "What is copied in full takes about 128 KiB on the source (snapshots and "
+        "reservations included) and what was written since the copy's snapshots about 150 MiB")
     unknown = [dataclasses.replace(e, size_known=False) for e in big]
     assert room_for(unknown, SRC, there, "smallp/thick") is None

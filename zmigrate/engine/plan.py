@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import re
 import secrets
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypedDict, Unpack
 
 from . import cmdline, losses, transports, units, zfs
 from .destination import Emptiness, pool_features, refusal, unread
+from .destination.room import room_at
 from .errors import InvalidNameError, PreflightError, PreflightReason
 from .hosts import Host, same_host
 from .hosts import tools as capabilities
@@ -347,6 +348,19 @@ def _estimate(src: zfs.Dataset, base: zfs.Snapshot | None, snap: zfs.Snapshot) -
     return max(abs(snap.referenced - base.referenced), sum(s.used for s in between))
 
 
+def _say_room(source: zfs.Dataset, steps: Sequence[StepSpec], dst: Site, destination: str,
+              notes: list[PlanWarning]) -> None:
+    """A note where the copy will likely not fit where it lands (destination/room.py): the
+    first stream of a full copy as the source stores it, each increment what was written."""
+    sizes = [(b is None, _estimate(source, b, s)) for b, s, _ in steps]
+    room = room_at(sum(n for full, n in sizes if full), sum(n for full, n in sizes if not full),
+                   destination, dst.datasets)
+    if room is not None and room.short:
+        text = room.shortfall()
+        notes.append(Caveat(text, (Remedy.THIN_VOLUME,)) if source.type == "volume"
+                     else text + ": make room there")
+
+
 def _check_parent(dst: Site, destination: str) -> None:
     parent = destination.rsplit("/", 1)[0]
     if dst.find(parent) is None:
@@ -464,6 +478,7 @@ def decide_transfer(
         base = _Base(_origin(src, options.origin))
     notes += base.notes
     steps_spec = _steps(source, snap, base.snapshot, options)
+    _say_room(source, steps_spec, dst, destination, notes)
     flags, raw, flag_notes = send_flags(src, dst, source, options, destination.split("/")[0])
     notes += flag_notes
     squeeze = _compressor(src, dst, options, transport, compression.Stream(

@@ -34,6 +34,7 @@ class Remedy(Enum):
     LOCAL_RUNNER = "local_runner"  # the runner named is this computer
     FINISH_GO_LIVE = "finish_go_live"  # going live was cut off: finish it, or undo what ran
     GO_BACK_AGAIN = "go_back_again"  # going back stopped: it continues where it stopped
+    THIN_VOLUME = "thin_volume"  # a thick volume's copy will likely not fit where it lands
 
 
 def command_line(remedy: Remedy, figures: Mapping[str, str]) -> str:
@@ -96,6 +97,8 @@ def command_line(remedy: Remedy, figures: Mapping[str, str]) -> str:
         case r.GO_BACK_AGAIN:
             return ("then run go-live --back again: it continues where it stopped (the history "
                     "holds what is still to undo)")
+        case r.THIN_VOLUME:
+            return "make room there, or receive the volume thin (--exclude-property refreservation)"
         case _:
             assert_never(remedy)
 

@@ -17,6 +17,7 @@ from zmigrate.engine.verdict.diagnosis import Bottleneck, Verdict
 
 from ..engine import plain_words
 from ..engine.destination import Emptiness
+from ..engine.destination.room import Room
 from ..engine.errors import PreflightError, PreflightReason, ZmigrateError
 from ..engine.events import Summary
 from ..engine.findings import Advice, AdviceKind, Finding, FindingKind, Note, NoteKind
@@ -24,7 +25,6 @@ from ..engine.history import JobRecord
 from ..engine.plain_words import DD
 from ..engine.remedies import PlanWarning, Remedy, caveat_words, fix_words
 from ..engine.runner.state import JobState, Status
-from ..engine.tree.planning.room import Room
 from ..engine.units import MiB, format_rate, format_size, size_arg
 from . import markup
 
@@ -393,6 +393,9 @@ def remedy(r: Remedy, f: Mapping[str, str]) -> str:
         case Remedy.GO_BACK_AGAIN:
             return (f"then {GO_BACK} again: it continues where it stopped (the history holds what "
                     "is still to undo)")
+        case Remedy.THIN_VOLUME:
+            return ("make room there, or send from the command line with -x refreservation, "
+                    "which receives the volume thin")
         case _:
             assert_never(r)
 

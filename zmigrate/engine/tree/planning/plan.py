@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ... import cmdline, losses, transports, zfs
+from ...destination.room import Room
 from ...errors import InvalidNameError, PreflightError, PreflightReason, ZmigrateError
 from ...events import TreePlanReady as TreePlanReady
 from ...hosts import Host, same_host
@@ -23,7 +24,6 @@ from ...losses import Loss
 from ...plan import Options
 from ...units import format_size
 from .entry import TreeEntry
-from .room import Room
 from .streams import catch_up_units, raw_units
 
 SNAPSHOT_PREFIX = "zmigrate-"
@@ -205,7 +205,10 @@ class TreePlan:
 
     def room_warning(self) -> str:
         """The plan's word where the copy will not fit where it goes; else ""."""
-        return self.room.describe() if self.room is not None else ""
+        if self.room is None or not self.room.short:
+            return ""
+        return (f"{self.room.shortfall()}. Make room there, leave datasets out (--exclude), or "
+                "receive thick volumes thin (-x refreservation).")
 
     def commands(self) -> list[tuple[str, str]]:
         """The tree's own commands (each dataset's come from its job's plan)."""
