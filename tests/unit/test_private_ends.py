@@ -284,6 +284,13 @@ def test_ends_whose_zmigrate_was_killed_remove_their_keys() -> None:
         assert child.stdout is not None
         pgid = int(child.stdout.readline())
         assert (Path(d) / "own.key").exists()
+        # The end is running its pipeline (its traps set before it): a KILL earlier, before the
+        # shell has read its first line, is a job killed as it starts (left to the sweeps).
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and subprocess.run(
+                ["pgrep", "-g", str(pgid), "-x", "sleep"], stdout=subprocess.DEVNULL,
+                check=False).returncode != 0:
+            time.sleep(0.05)
         child.kill()
         child.wait(10)
         deadline = time.monotonic() + 10
