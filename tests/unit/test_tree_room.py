@@ -33,7 +33,8 @@ def _entries(action: str = "full") -> list[TreeEntry]:
 def test_thick_volumes_that_will_not_fit_are_said_before_anything_moves() -> None:
     assert own_use(SRC)[SRC[0].name] == MiB // 8  # its children's use is theirs
     room = room_for(_entries(), SRC, DST, "smallp/thick")
-    assert room == Room(MiB // 8 + 3 * 104 * MiB, int(119.8 * MiB), "smallp")
+    assert room == Room(MiB // 8 + 3 * 104 * MiB, int(119.8 * MiB), "smallp",
+                        counted="snapshots and reservations")
     assert room is not None and room.short
     assert room.shortfall() == (
         "What is copied in full takes about 312.1 MiB on the source (snapshots and "
@@ -61,7 +62,8 @@ def test_a_catch_up_counts_what_was_written_since_its_base() -> None:
                                                               200, 0.1, 119.8)]
     small = room_for(_entries("incremental"), SRC, there, "smallp/thick")
     assert small is not None and not small.short  # each wrote what it references
-    assert small == Room(0, int(119.8 * MiB), "smallp/thick", MiB // 8 + 3 * (4 * MiB + MiB // 8))
+    assert small == Room(0, int(119.8 * MiB), "smallp/thick", MiB // 8 + 3 * (4 * MiB + MiB // 8),
+                         "snapshots and reservations")
     big = [dataclasses.replace(e, size=50 * MiB) for e in _entries("incremental")]
     room = room_for(big, SRC, there, "smallp/thick")
     assert room is not None and room.short and room.to_json()["changes"] == 200 * MiB

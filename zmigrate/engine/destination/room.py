@@ -27,6 +27,7 @@ class Room:
     available: int
     where: str
     changes: int = 0  # the catch-ups: what was written since each one's base
+    counted: str = ""  # what `needed` counts besides the data, in words ("" for nothing)
 
     @property
     def short(self) -> bool:
@@ -38,8 +39,9 @@ class Room:
             return ""
         what = []
         if self.needed:
+            counted = f" ({self.counted} included)" if self.counted else ""
             what.append(f"What is copied in full takes about {format_size(self.needed)} on the "
-                        "source (snapshots and reservations included)")
+                        f"source{counted}")
         if self.changes:
             what.append(f"{'what' if what else 'What'} was written since the copy's snapshots "
                         f"about {format_size(self.changes)}")
@@ -61,15 +63,15 @@ def landing(destination: str, dst_sets: Sequence[zfs.Dataset]) -> str:
     return posixpath.dirname(destination)
 
 
-def room_at(needed: int, changes: int, destination: str,
-            dst_sets: Sequence[zfs.Dataset]) -> Room | None:
+def room_at(needed: int, changes: int, destination: str, dst_sets: Sequence[zfs.Dataset],
+            counted: str = "") -> Room | None:
     """`needed` and `changes` against the room where the copy lands; None where nothing goes
     or that dataset is not there to say."""
     where = landing(destination, dst_sets)
     there = next((d for d in dst_sets if d.name == where), None)
     if not (needed or changes) or there is None:
         return None
-    return Room(needed, there.available, where, changes)
+    return Room(needed, there.available, where, changes, counted)
 
 
 __all__ = ["Room", "landing", "room_at"]

@@ -44,7 +44,7 @@ def room_for(entries: Sequence[TreeEntry], src_sets: Sequence[zfs.Dataset],
     own = own_use(src_sets)
     needed = sum(ds.referenced if thin and ds.type == "volume" else own[ds.name]
                  for ds in full)
-    return room_at(needed, changes, destination, dst_sets)
+    return room_at(needed, changes, destination, dst_sets, "snapshots and reservations")
 
 
 __all__ = ["Room", "landing", "own_use", "room_for"]
