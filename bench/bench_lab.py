@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import statistics
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -41,6 +42,7 @@ def bench_lab(prefix: str) -> Iterator[tuple[Lab, PoolFactory]]:
         pools.cleanup()
         sshd.stop()
         stop_daemon(daemon)
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def destroy_copy(name: str) -> None:
