@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import os
-import statistics
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
