@@ -80,20 +80,17 @@ def tls_stage(doctor: StageContext) -> StageResult:
         connect, _ = doctor.job().addresses()
         connect = doctor.options.connect_address or connect
         port = doctor.options.port or free_port(doctor.dst)
+        dirs = key_dirs.key_dirs()
+        private.CARRIER.hand_keys(doctor.src, doctor.dst, dirs)  # all or nothing
     except ZmigrateError as exc:
         return StageResult("tls", title, None, 0.0, 0, in_path, error=exc.message)
     src_tool, dst_tool = _tls_tool(doctor.src_caps), _tls_tool(doctor.dst_caps)
-    dirs = key_dirs.key_dirs()
     # Each end removes its keys on its way out (key_scope), as a job's do.
     receiver = (private.key_scope(dirs[1]) + tls_ends.server_stage(port, dst_tool) + " | "
                 + cmdline.join(mbuffer_argv("-o", "/dev/null")))
     sender = (private.key_scope(dirs[0]) + cmdline.join(mbuffer_argv("-i", "/dev/zero"))
               + " | " + tls_ends.client_stage(address_port(connect, port), src_tool))
     try:
-        try:  # inside: keys handed to one host when the other failed are removed all the same
-            private.CARRIER.hand_keys(doctor.src, doctor.dst, dirs)
-        except ZmigrateError as exc:
-            return StageResult("tls", title, None, 0.0, 0, in_path, error=exc.message)
         return doctor.measurer.measure("tls", title, in_path,
                                        [(doctor.dst, receiver), (doctor.src, sender)], 0,
                                        listen_port=port,

@@ -17,6 +17,7 @@ none of its input then).
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -28,7 +29,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from .. import cmdline
-from ..errors import PreflightError, PreflightReason
+from ..errors import PreflightError, PreflightReason, ZmigrateError
 from ..findings import Advice, AdviceKind
 from ..hosts import tools as capabilities
 from ..hosts.at_once import both
@@ -187,9 +188,15 @@ class Private(Tcp):
             host.run(unpack_line(d), stdin=bundle(files), timeout=60).check(
                 "handing over the private transport's keys")
 
-        # Both at once: one round trip before the step's first byte, not two.
-        both(lambda: hand(src, dirs[0], keys.source),
-             lambda: hand(dst, dirs[1], keys.destination))
+        # Both at once: one round trip before the step's first byte, not two. All or nothing:
+        # a host that got its keys when the other refused them gives them back.
+        try:
+            both(lambda: hand(src, dirs[0], keys.source),
+                 lambda: hand(dst, dirs[1], keys.destination))
+        except ZmigrateError:
+            with contextlib.suppress(ZmigrateError):
+                self.forget_keys(src, dst, dirs)
+            raise
 
     def forget_keys(self, src: Host, dst: Host, dirs: tuple[str, str]) -> None:
         both(lambda: src.run(removal(dirs[0]), timeout=15),
