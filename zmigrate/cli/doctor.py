@@ -137,7 +137,7 @@ def format_table(report: DoctorReport) -> str:
     cost = report.private_cost
     if cost is not None:
         lines.append("private (TLS) on this path: "
-                     + plain_words.private_cost(cost.tcp, cost.private, cost.extra))
+                     + cost.describe())
     if report.unmeasured:
         lines.append("not measured:")
         for name in report.unmeasured:

@@ -236,15 +236,6 @@ def compress_gain(a: Advice) -> str:
     return text + f": the transfer would go at ~{format_rate(a.num('predicted'))}"
 
 
-def private_cost(tcp: float, private: float, extra: dict[str, float]) -> str:
-    """The doctor's prediction for the private transport on this path, as both faces say it:
-    `about 104 MiB/s against tcp's 112 MiB/s (0.93x); its TLS CPU a GiB: nas 1.2 s, ...`."""
-    ratio = private / tcp if tcp else 0.0
-    cpu = ", ".join(f"{host} {seconds:.1f} s" for host, seconds in extra.items())
-    return (f"about {format_rate(private)} against tcp's {format_rate(tcp)} ({ratio:.2f}x); "
-            f"its TLS CPU a GiB: {cpu}")
-
-
 def link_speed(bits: float) -> str:
     """A line rate as links are named: `100 Mb/s`, `1 Gb/s`, `2.5 Gb/s`, `400 Mb/s`."""
     if bits >= 1e9:

@@ -99,10 +99,8 @@ def wire_notes(report: DoctorReport) -> list[str]:
 def private_notes(report: DoctorReport) -> list[str]:
     """What the private transport (TLS) would carry on this path, beside Direct TCP."""
     cost = report.private_cost
-    if cost is None:
-        return []
-    return ["Private (TLS 1.3) on this path: "
-            + plain_words.private_cost(cost.tcp, cost.private, cost.extra)]
+    return [] if cost is None else ["Private (TLS 1.3) on this path: "
+                                    + cost.describe()]
 
 
 def stage_notes(report: DoctorReport) -> list[str]:
