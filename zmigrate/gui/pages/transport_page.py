@@ -63,9 +63,10 @@ def compression_hint(s: Suggestion) -> str:
             assert_never(s.why)
 
 
-def private_note(missing: list[tuple[str, str]]) -> str:
+def private_note(missing: list[tuple[str, str]], by_hand: bool = False) -> str:
     """What the private choice is and why it is the default, or why it is off (each host
-    that lacks its tools, with how to get them there)."""
+    that lacks its tools, with how to get them there); `by_hand`: another way is checked, the
+    one the user picked last time."""
     if missing:
         return ("Not available: " + "; ".join(
             f"{label} has neither socat nor OpenSSL 3 ({hint})" for label, hint in missing)
@@ -75,32 +76,26 @@ def private_note(missing: list[tuple[str, str]]) -> str:
             "for this job: no one else on the network or the source host can read the stream "
             "or feed the receive (the wire still shows that the hosts talk, the port, how "
             "much and when). It costs CPU on both hosts: the Doctor measures how much between "
-            "your hosts.")
-
-
-def offer_private(ui: Ui_TransportPage, s: Session) -> bool:
-    """Enable the private choice where both hosts can take it, and say why (or why not)."""
-    missing = private_lacking([(s.src_host.label if s.src_host else "", s.src_caps),
-                               (s.dst_host.label if s.dst_host else "", s.dst_caps)])
-    able = not s.same_host and not missing
-    ui.private_radio.setEnabled(able)
-    ui.private_note.setText(private_note(missing))
-    return able
+            "your hosts." + (" Checked instead: the way you picked by hand last time."
+                             if by_hand else ""))
 
 
 def first_transport(ui: Ui_TransportPage, s: Session, picked: str) -> Transport:
     """The transport checked as the page opens: local on one host; between two, the one the
-    user last picked by hand where it is on offer, else the default between these hosts."""
+    user last picked by hand where it is on offer, else the default between these hosts. The
+    private choice is enabled where both hosts can take it, its note saying why (or why not)."""
+    missing = private_lacking([(s.src_host.label if s.src_host else "", s.src_caps),
+                               (s.dst_host.label if s.dst_host else "", s.dst_caps)])
+    able = not s.same_host and not missing
+    ui.private_radio.setEnabled(able)
     between = {t.value: t for t in (Transport.TCP, Transport.SSH, Transport.RELAY)}
-    able = offer_private(ui, s)
     if able:
         between[Transport.PRIVATE.value] = Transport.PRIVATE
     tools = (s.src_caps.tools if s.src_caps else None, s.dst_caps.tools if s.dst_caps else None)
     first = chosen(None if s.same_host else between.get(picked), s.same_host, tools)
-    if able and first is not chosen(None, s.same_host, tools):
-        # Private is the default, another is checked: the note otherwise reads as if it were.
-        ui.private_note.setText(ui.private_note.text()
-                                + " Checked instead: the way you picked by hand last time.")
+    # Private is the default where it is able: another checked was picked by hand.
+    by_hand = able and first is not chosen(None, s.same_host, tools)
+    ui.private_note.setText(private_note(missing, by_hand))
     return first
 
 
