@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 from pytestqt.qtbot import QtBot
 
+from zmigrate.engine.destination.room import Room
 from zmigrate.engine.errors import PreflightError, ZmigrateError
 from zmigrate.engine.events import DatasetState, Summary
 from zmigrate.engine.hosts import LocalHost
 from zmigrate.engine.tree import FAILED, VERIFIED, TreeEntry, TreeJob, TreePlan, TreeRequest
-from zmigrate.engine.tree.planning.room import Room
 from zmigrate.engine.units import MiB
 from zmigrate.engine.zfs import Dataset
 from zmigrate.gui.models.tree_pick import TreePick

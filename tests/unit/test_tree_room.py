@@ -9,8 +9,9 @@ import dataclasses
 
 from tests.unit.test_plan import dataset
 from zmigrate.engine import zfs
+from zmigrate.engine.destination.room import Room
 from zmigrate.engine.tree.planning.entry import TreeEntry
-from zmigrate.engine.tree.planning.room import Room, own_use, room_for
+from zmigrate.engine.tree.planning.room import own_use, room_for
 
 MiB = 1024 * 1024
 

@@ -1,13 +1,7 @@
-"""Whether a tree's copy fits where it lands (`landing`: the copy itself or its parent, whose
-grants and room are the copy's), said in the plan before anything moves (a pool move that runs
-out of space does so hours or days in; a final sync, with the source read-only).
-
-What a dataset takes on its pool of its own is its `used` less its children's: its data, its
-snapshots, and a volume's reservation (a thick volume, as Proxmox and TrueNAS make them,
-reserves its whole size). The datasets a run copies in full need about that on the
-destination, a catch-up about what was written since its base (where the host says); against
-it, what the destination's nearest existing dataset has available. An estimate: another
-compression, sector size or dedup changes it, so it is said, not refused.
+"""A tree's figures for the room check (destination/room.py): what each dataset takes on its
+pool of its own is its `used` less its children's - its data, its snapshots, and a volume's
+reservation (a thick volume, as Proxmox and TrueNAS make them, reserves its whole size) - so the
+datasets a run copies in full need about that; a catch-up, what was written since its base.
 """
 
 from __future__ import annotations
@@ -16,7 +10,7 @@ import posixpath
 from collections.abc import Collection, Sequence
 
 from ... import zfs
-from ...destination.room import Room, landing, room_at
+from ...destination.room import Room, room_at
 from .entry import TreeEntry
 
 
@@ -47,4 +41,4 @@ def room_for(entries: Sequence[TreeEntry], src_sets: Sequence[zfs.Dataset],
     return room_at(needed, changes, destination, dst_sets, "snapshots and reservations")
 
 
-__all__ = ["Room", "landing", "own_use", "room_for"]
+__all__ = ["own_use", "room_for"]

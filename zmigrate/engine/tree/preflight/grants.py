@@ -16,12 +16,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ... import cmdline, zfs
+from ...destination.room import landing
 from ...hosts import Host
 from ...hosts.at_once import both
 from ...job.decide import lacking_grants
 from ..planning.entry import TreeEntry
 from ..planning.plan import TreePlan, TreeRequest
-from ..planning.room import landing
 from ..running.dataset_job import dataset_options
 
 
