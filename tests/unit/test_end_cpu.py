@@ -213,17 +213,30 @@ def _spin(seconds: float, used: list[float] | None = None) -> None:
         used.append(time.thread_time())
 
 
+def _spin_until(stop: threading.Event) -> None:
+    while not stop.is_set():
+        pass
+
+
 def test_this_process_read_as_the_relay_counts_every_thread_even_one_that_ended() -> None:
-    # A live thread wants the CPU all the time, on it or waiting, whatever else runs here.
-    spinning = threading.Thread(target=_spin, args=(2.0,))
+    # A live thread's CPU counts, measured against its own clock read inside the window (a
+    # share of wall time would hang on how much CPU a shared or throttled machine gives).
+    stop = threading.Event()
+    spinning = threading.Thread(target=_spin_until, args=(stop,))
     spinning.start()
-    time.sleep(0.2)
-    before = end_cpu.own()
-    time.sleep(1.0)
-    live = end_cpu.busiest(before, end_cpu.own(), (end_cpu.OWN,))
-    spinning.join()
-    assert live is not None and live.pid == os.getpid()
-    assert live.on_cpu + live.waiting >= 0.9, live
+    try:
+        clock = time.pthread_getcpuclockid(spinning.ident or 0)
+        time.sleep(0.2)
+        before = end_cpu.own()
+        spun = time.clock_gettime(clock)
+        time.sleep(1.0)
+        spun = time.clock_gettime(clock) - spun
+        live = end_cpu.busiest(before, end_cpu.own(), (end_cpu.OWN,))
+    finally:
+        stop.set()
+        spinning.join()
+    assert live is not None and live.pid == os.getpid() and live.waiting >= 0.0
+    assert spun > 0.05 and live.on_cpu * live.seconds >= spun - 0.005, (live, spun)
     # One that ended: its CPU still counts (getrusage), its waiting is no longer counted.
     used: list[float] = []
     before = end_cpu.own()
