@@ -56,6 +56,17 @@ def test_an_incremental_counts_what_was_written_since_its_base() -> None:
     assert _room(_plan(written, SRC_SNAPS[:1], 3 * GiB)) == []
 
 
+def test_an_incremental_counts_the_snapshots_written_where_the_host_says_it() -> None:
+    """OpenZFS says what each snapshot wrote since the one before (`written`): that counts,
+    not what each holds alone (`used`, small where later snapshots share its blocks)."""
+    shared = SRC_SNAPS[:1] + [dataclasses.replace(snap("tank/home", s, g, t), written=700 * MiB)
+                              for s, g, t in [("b", 12, 20), ("c", 13, 30), ("d", 14, 40)]]
+    assert _room(_plan(shared, SRC_SNAPS[:1], GiB)) == [
+        "What was written since the copy's snapshots about 2.1 GiB, and backup/home has 1 GiB "
+        f"available: {SHORT}: make room there"]
+    assert _room(_plan(shared, SRC_SNAPS[:1], 3 * GiB)) == []
+
+
 def test_a_thick_volume_is_told_how_to_go_thin_in_each_faces_words() -> None:
     big = [dataclasses.replace(s, referenced=3 * GiB) for s in SRC_SNAPS]
     plan = _plan(big, None, 2 * GiB, kind="volume")

@@ -341,9 +341,13 @@ def safe_buffer(requested: int, block: int, caps: zfs.Capabilities,
 
 
 def _estimate(src: zfs.Dataset, base: zfs.Snapshot | None, snap: zfs.Snapshot) -> int:
-    """A rough stream size for hosts without `send -nvP`."""
+    """A rough stream size, where `send -nvP` is not asked: a full one as stored, an
+    increment what was written (where the host says; else from the snapshots' sizes)."""
     if base is None:
         return snap.referenced
+    written = src.written_after(base, snap)
+    if written is not None:
+        return written
     between = [s for s in src.snapshots if base.createtxg < s.createtxg <= snap.createtxg]
     return max(abs(snap.referenced - base.referenced), sum(s.used for s in between))
 

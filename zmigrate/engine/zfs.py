@@ -127,6 +127,18 @@ class Dataset:
                 return s
         return None
 
+    def written_after(self, base: Snapshot, upto: Snapshot | None) -> int | None:
+        """What was written after `base` up to `upto` (None: up to now, a snapshot to be
+        taken): each snapshot's `written` and, up to now, the dataset's own - about an
+        incremental stream's size, and what it adds where it lands. None where the host does
+        not say (zfs-fuse)."""
+        after = [s for s in self.snapshots if s.createtxg > base.createtxg
+                 and (upto is None or s.createtxg <= upto.createtxg)]
+        parts = [s.written for s in after] + ([self.written] if upto is None else [])
+        if any(p is None for p in parts):
+            return None
+        return sum(p for p in parts if p is not None)
+
     @property
     def encrypted(self) -> bool:
         return self.encryption is not None

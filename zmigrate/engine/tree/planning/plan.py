@@ -264,19 +264,6 @@ def pick(datasets: Sequence[zfs.Dataset], root: str,
     return out, excluded
 
 
-def _delta(ds: zfs.Dataset, base: zfs.Snapshot, snap: zfs.Snapshot | None) -> int | None:
-    """About the size of the incremental stream from `base` up to `snap` (None: a snapshot
-    taken now): what was written after `base`, from each snapshot's `written` and, for one
-    taken now, the dataset's own. None where the host does not say (zfs-fuse): then the
-    dataset's size stands in, an upper bound."""
-    after = [s for s in ds.snapshots if s.createtxg > base.createtxg
-             and (snap is None or s.createtxg <= snap.createtxg)]
-    parts = [s.written for s in after] + ([ds.written] if snap is None else [])
-    if any(p is None for p in parts):
-        return None
-    return sum(p for p in parts if p is not None)
-
-
 def _new_entry(ds: zfs.Dataset, target_name: str, count: int, resume: bool,
                picked: Sequence[zfs.Dataset], request: TreeRequest) -> TreeEntry:
     """A dataset new on the destination: in full, or a clone sent from its origin (when that
@@ -316,7 +303,7 @@ def _incremental(ds: zfs.Dataset, target: zfs.Dataset, target_name: str,
     on_dst = {t.guid for t in target.snapshots}
     common = [s for s in ds.snapshots if s.guid in on_dst]
     reason = f"from @{common[-1].short}" if common else "no snapshot in common"
-    delta = _delta(ds, common[-1], snap) if common else None
+    delta = ds.written_after(common[-1], snap) if common else None
     newest = bool(common) and target.snapshots[-1].guid == common[-1].guid
     return TreeEntry(ds.name, target_name, ds.type, ds.referenced if delta is None else delta,
                      "incremental", reason, resume=resume,
