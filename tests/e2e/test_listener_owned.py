@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import os
 import socket
+import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -125,6 +127,86 @@ def test_a_rejected_stranger_is_not_advised(
     assert not dataset_exists(f"{dst_pool.name}/unreached")
     port = job.plan.port if job.plan else None
     assert wait_until(lambda: not _leftovers(pools, port), 10), _leftovers(pools, port)
+
+
+def _squat(port: int, got: list[socket.socket], seconds: float = 30.0) -> None:
+    """Bind `port` on all addresses as soon as nobody listens on it, and listen."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("0.0.0.0", port))  # noqa: S104 - where the lab's listener listens
+        except OSError:
+            s.close()
+            time.sleep(0.0005)
+            continue
+        s.listen(8)
+        got.append(s)
+        return
+
+
+@pytest.mark.parametrize("listener", ["socat", "openssl"])
+def test_a_port_taken_as_the_private_listener_starts_again_stops_the_job_naming_its_holder(
+        lab_hosts: tuple[Host, Host], pools: tuple[Pool, Pool], listener: str,
+        monkeypatch: pytest.MonkeyPatch, keys_left: Callable[[], list[str]]) -> None:
+    """A stranger's connection fails its handshake, and in the instant the private listener
+    lets the port go to listen again another process takes it (this test, binding in a tight
+    loop). The job stops with an error naming that process, as the first check does, rather
+    than moving to another port; the squatter gets no connection, and no key is left."""
+    from zmigrate.engine.transports import private
+
+    src_pool, dst_pool = pools
+    ds = _dataset(src_pool)
+    src, _dst = lab_hosts
+    monkeypatch.setattr(private.Private, "end_tools", lambda self, spec: ("socat", listener))
+    spawn = StepRunner._spawn
+
+    def held_back(runner: StepRunner, host: Host, line: str, *args: Any, **kw: Any) -> Any:
+        return spawn(runner, host, ("sleep 60; " + line) if host is src else line, *args, **kw)
+
+    monkeypatch.setattr(StepRunner, "_spawn", held_back)
+    squatted: list[socket.socket] = []
+    squatter: list[threading.Thread] = []
+
+    def observe(event: object) -> None:
+        if isinstance(event, StageChanged) and event.stage == "sending" and not squatter:
+            port = job.plan.port if job.plan else None
+            assert port is not None
+            squatter.append(threading.Thread(target=_squat, args=(port, squatted)))
+            squatter[0].start()
+            with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+                try:
+                    s.sendall(b"forged" * 1000)
+                    s.recv(1)
+                except OSError:
+                    pass  # refused: its handshake failed
+
+    job = Job(src, _dst, Request(f"{ds}@s", f"{dst_pool.name}/relisten",
+                                 Options(transport=Transport.PRIVATE, buffer_size=16 * MiB)),
+              observe)
+    t0 = time.monotonic()
+    try:
+        with pytest.raises(TransferError) as info:
+            job.run()
+        took = time.monotonic() - t0
+        squatter[0].join(40)
+        assert squatted, "the squatter never got the port"
+        squatted[0].setblocking(False)
+        with pytest.raises(BlockingIOError):
+            squatted[0].accept()  # nobody connected to it
+    finally:
+        for s in squatted:
+            s.close()
+    err = info.value
+    port = job.plan.port if job.plan else None
+    assert f"port {port} on lab-dst is held by process {os.getpid()}" in err.message, err.message
+    assert "started again after a connection that did not prove" in err.message, err.message
+    assert err.remedies == (Remedy.PORT_HELD,), (err.message, err.remedies)
+    assert took < 40, took  # stopped at once, not the held-back sender's minute
+    assert not dataset_exists(f"{dst_pool.name}/relisten")
+    assert wait_until(lambda: not _leftovers(pools, port), 10), _leftovers(pools, port)
+    assert wait_until(lambda: not keys_left(), 10), keys_left()
 
 
 def test_the_doctors_wire_stages_on_a_taken_port_name_its_holder_and_send_it_nothing(

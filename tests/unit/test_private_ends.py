@@ -131,26 +131,29 @@ def test_each_end_names_its_key_directory_once() -> None:
             assert '"$keys"/own.key' in line and '"$keys"/err' in line
 
 
-def _fake_socat(bin_dir: Path, runs: list[str]) -> None:
-    """A `socat` that plays `runs` in turn: each its stderr lines (socat -d -d's) and, when
-    they say the session started, the stream on stdout."""
+def _fake_tool(bin_dir: Path, runs: list[str], tool: str) -> None:
+    """A `socat` (or `openssl`) that plays `runs` in turn: each its stderr lines (socat -d
+    -d's, s_server -state's) and, when they say the session started, the stream on stdout.
+    socat fails where no session started; s_server ends with status 0 whatever happened."""
     bin_dir.mkdir()
     script = ["#!/bin/sh", f"n=$(cat {bin_dir}/n 2>/dev/null || echo 0)",
               f"echo $((n+1)) > {bin_dir}/n", "case $n in"]
     for i, run in enumerate(runs):
-        status = 0 if "transfer loop" in run else 1
-        out = "echo STREAM; " if status == 0 else ""
+        session = "transfer loop" in run or "read finished" in run
+        status = 0 if session or tool == tls_ends.OPENSSL else 1
+        out = "echo STREAM; " if session else ""
         script.append(f"{i}) printf '%b' '{run}' >&2; {out}exit {status};;")
     script += ["esac", "exit 9"]
-    (bin_dir / "socat").write_text("\n".join(script) + "\n")
-    (bin_dir / "socat").chmod(0o755)
+    (bin_dir / tool).write_text("\n".join(script) + "\n")
+    (bin_dir / tool).chmod(0o755)
 
 
-def _listen(tmp_path: Path, runs: list[str]) -> subprocess.CompletedProcess[str]:
-    _fake_socat(tmp_path / "bin", runs)
+def _listen(tmp_path: Path, runs: list[str], tool: str = tls_ends.SOCAT
+            ) -> subprocess.CompletedProcess[str]:
+    _fake_tool(tmp_path / "bin", runs, tool)
     keys = tmp_path / "keys"
     keys.mkdir()
-    line = tls_ends.keys_at(str(keys)) + tls_ends.server_stage(9090, tls_ends.SOCAT)
+    line = tls_ends.keys_at(str(keys)) + tls_ends.server_stage(9090, tool)
     return subprocess.run(["sh", "-c", line], capture_output=True, text=True, timeout=30,
                           env={"PATH": f"{tmp_path / 'bin'}:/usr/bin:/bin"}, check=False)
 
@@ -214,6 +217,32 @@ def test_a_listener_that_cannot_bind_ends_at_once(tmp_path: Path) -> None:
     assert r.returncode == 1 and r.stdout == ""
     assert "Address already in use" in r.stderr
     assert (tmp_path / "bin" / "n").read_text().strip() == "1"  # not started again
+
+
+# openssl s_server -state's stderr (OpenSSL 3.0 on Debian 12, captured): a stranger's plain
+# connection, then a bind on a port another process holds - both end with status 0.
+S_SERVER_STRANGER = ("SSL_accept:before SSL initialization\\nSSL_accept:error in error\\nERROR\\n"
+                     "806B3A84587F0000:error:0A00009C:SSL routines:ssl3_get_record:http request:"
+                     "../ssl/record/ssl3_record.c:341:\\n")
+S_SERVER_BIND = ("800BC96B097F0000:error:80000062:system library:BIO_bind:Address already in "
+                 "use:../crypto/bio/bio_sock2.c:171:calling bind()\\n"
+                 "800BC96B097F0000:error:10000075:BIO routines:BIO_bind:unable to bind socket:"
+                 "../crypto/bio/bio_sock2.c:173:\\n")
+
+
+def test_an_openssl_listener_sits_through_a_stranger_but_not_a_failed_bind(
+        tmp_path: Path) -> None:
+    """A failed bind (a port taken as the listener starts again) ends it at once, with
+    openssl's words, though s_server says status 0: only an accepted connection that failed
+    its handshake is sat through."""
+    r = _listen(tmp_path, [S_SERVER_STRANGER, S_SERVER_BIND, S_SERVER_STRANGER],
+                tls_ends.OPENSSL)
+    assert r.returncode == 1 and r.stdout == ""
+    assert (tmp_path / "bin" / "n").read_text().strip() == "2"
+    said = r.stderr.splitlines()
+    assert said[0] == ("openssl: 806B3A84587F0000:error:0A00009C:SSL routines:ssl3_get_record:"
+                       "http request:../ssl/record/ssl3_record.c:341:")
+    assert "Address already in use" in said[1] and len(said) == 3, said
 
 
 # /proc/<pid>/stat lines (pid, comm, state, ppid, pgrp, ..., utime, stime), captured.

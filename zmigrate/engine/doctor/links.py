@@ -12,7 +12,7 @@ from ..errors import ZmigrateError
 from ..findings import Note, NoteKind
 from ..hosts import key_dirs
 from ..job import resent_watch
-from ..job.pipeline import free_port
+from ..job.port import free_port
 from ..readings import iface_loss, tcp_resent
 from ..transports import carrier, private, tls_ends
 from ..transports.route import SshRoute, diagnose

@@ -13,7 +13,7 @@ from ..errors import PreflightError, PreflightReason
 from ..hosts import Host
 from ..plan import Options, Transfer, decide_transfer
 from .mount_check import refuse_receive_mounts
-from .pipeline import free_port
+from .port import free_port
 from .preflight import Reading, default_transport
 from .request import Request
 

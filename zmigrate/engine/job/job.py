@@ -32,8 +32,9 @@ from .checks import (
 )
 from .checks import both as both
 from .decide import Decision, decide_job
-from .pipeline import StepResult, StepRunner, check_hashes, free_port, listening_ports
+from .pipeline import StepResult, StepRunner, check_hashes
 from .planning import on_port, plan_job
+from .port import free_port, listening_ports
 from .preflight import Known as Known
 from .preflight import Reading, addresses, read_job, ssh_route
 from .preflight import default_transport as default_transport

@@ -6,29 +6,19 @@ process groups) on cancel or when one end fails.
 
 from __future__ import annotations
 
-import random
 import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
 
-from ..errors import (
-    CancelledError,
-    PortInUseError,
-    PreflightError,
-    PreflightReason,
-    TransferError,
-    ZmigrateError,
-)
+from ..errors import CancelledError, TransferError, ZmigrateError
 from ..events import Progress, Side, StageChanged
 from ..hosts import Host, Process
-from ..hosts import tools as capabilities
 from ..plan import Plan, Step
 from ..readings import mbuffer
 from ..readings.rate import FollowedRate, eta
-from ..transports.listener import LISTEN_TIMEOUT, holders, parse_taken
-from ..transports.route import diagnose, route_error
+from ..transports.route import hop_named
+from .port import holder_named, wait_ours
 from .stall_watch import StallMonitor, StepEnds
 from .step_readings import StepReadings
 from .stream_watch import Emit, SideState, StreamWatch
@@ -39,8 +29,6 @@ from .why_failed import (
     exit_text,
     rejected_addresses,
     rejected_error,
-    taken_error,
-    unchecked_words,
     unreached_error,
 )
 
@@ -61,61 +49,6 @@ class StepResult:
     send_hash: str | None
     receive_hash: str | None
     receive_empty_count: int | None
-
-
-# Below every system's ephemeral range (Linux 32768-60999, FreeBSD 49152-65535, illumos from
-# 32768): a port picked there is not one an outgoing connection, or its TIME_WAIT, holds.
-PORT_LOW, PORT_HIGH = 20000, 32767
-
-
-def free_port(host: Host, low: int = PORT_LOW, high: int = PORT_HIGH, *,
-              used: set[int] | None = None) -> int:
-    """A TCP port nothing listens on at `host` (`used`: the listening ports, if known)."""
-    taken = listening_ports(host) if used is None else used
-    rng = random.Random()
-    for _ in range(200):
-        port = rng.randint(low, high)
-        if port not in taken:
-            return port
-    raise PreflightError("no free TCP port found", host=host.label, fix="give one with --port",
-                         reason=PreflightReason.NO_PORT)
-
-
-def listening_ports(host: Host) -> set[int]:
-    """Ports in LISTEN state on `host` (ss, netstat or sockstat: capabilities.LISTENING)."""
-    r = host.run(capabilities.LISTENING, timeout=30)
-    return capabilities.parse_listening(r.stdout)
-
-
-def wait_listening(host: Host, port: int, seconds: float = 1.0) -> bool:
-    """Whether `port` listens on `host` within about `seconds`.
-
-    One remote command polls every 20 ms: a round of `listening_ports` costs a whole SSH session
-    (100-150 ms on loopback), so the sender could start that much earlier.
-    """
-    tries = max(1, round(seconds / 0.02))
-    line = (
-        f"i=0; while :; do {capabilities.listening_grep(port)} && exit 0; i=$((i+1)); "
-        f"[ $i -ge {tries} ] && exit 1; sleep 0.02 2>/dev/null || sleep 1; done"
-    )
-    return host.run(line, timeout=seconds + 30).ok
-
-
-def await_listener(listens: Callable[[float], bool], proc: Process, cancelled: threading.Event,
-                   poll: float = 1.0, grace: float = 0.0
-                   ) -> Literal["listening", "cancelled", "stopped", "timeout"]:
-    """Wait up to LISTEN_TIMEOUT until `listens(seconds)` says `proc`, a listener, listens (it
-    may wait that long to find out); or say why not: cancelled, the listener stopped first (after
-    `grace` seconds more for word that it did listen), or the time ran out."""
-    deadline = time.monotonic() + LISTEN_TIMEOUT
-    while time.monotonic() < deadline:
-        if cancelled.is_set():
-            return "cancelled"
-        if proc.poll() is not None:
-            return "listening" if grace and listens(grace) else "stopped"
-        if listens(poll):
-            return "listening"
-    return "cancelled" if cancelled.is_set() else "timeout"
 
 
 def stop_processes(procs: Sequence[Process]) -> None:
@@ -190,43 +123,6 @@ def pause(procs: list[Process], statuses: list[int | None], cancelled: threading
         ended.wait(0.02)
     else:
         cancelled.wait(0.02)
-
-
-def wait_ours(watch: StreamWatch, proc: Process, cancelled: threading.Event, dst: Host,
-              port: int, emit: Emit, stopped: Callable[[], ZmigrateError]) -> None:
-    """Until the listener's probe says our listener holds `port`: a port someone else holds is
-    an error naming them (the sender never starts, so no byte reaches them); `stopped` makes
-    the error of a listener that ended first."""
-    # The listener's probe prints its answer; output may still be on its way after an exit.
-    state = await_listener(watch.settled.wait, proc, cancelled, poll=0.01, grace=0.5)
-    if watch.taken is not None:
-        raise taken_error(port, dst.label, *watch.taken)
-    if state == "listening":
-        if watch.unchecked:
-            emit(StageChanged("starting", unchecked_words(port, dst.label)))
-        return
-    if state == "cancelled":
-        raise CancelledError("cancelled")
-    if state == "stopped":
-        error = stopped()
-        if isinstance(error, PortInUseError):
-            # Its probe had no time to say who holds the port: ask. Nobody any more (a port
-            # taken and let go meanwhile): another port will do.
-            taken = port_holder(dst, port)
-            if taken is not None:
-                raise taken_error(port, dst.label, *taken) from error
-        raise error
-    raise TransferError(f"the receiver did not listen on port {port} within "
-                        f"{LISTEN_TIMEOUT:.0f} s", host=dst.label)
-
-
-def port_holder(host: Host, port: int) -> tuple[str, str] | None:
-    """(pid, `user args`) of a process holding `port` on `host`, if any."""
-    try:
-        r = host.run(holders(port), timeout=30)
-    except ZmigrateError:
-        return None
-    return next((t for t in map(parse_taken, r.stdout.splitlines()) if t is not None), None)
 
 
 class StepRunner:
@@ -473,12 +369,10 @@ class StepRunner:
                 and send_status == SSH_FAILED and not self._connected():
             # ssh's own failure, before any byte arrived: its stderr mixes every hop's
             # words, so log in to each hop in turn to say which one and why.
-            failure = diagnose(self.src, route)
-            if failure is not None:
-                error = route_error(failure, route, self.src.label)
-                error.__cause__ = first_error
-                return error
-        return first_error
+            return hop_named(first_error, self.src, route)
+        # Our listener held the port (wait_ours) and let it go only to listen again after a
+        # stranger's failed handshake: whoever took it in that instant is named.
+        return holder_named(first_error, self.dst, self.plan.port, relisten=True)
 
 
 def check_hashes(result: StepResult, host: str) -> bool | None:
@@ -494,4 +388,4 @@ def check_hashes(result: StepResult, host: str) -> bool | None:
     return True
 
 
-__all__ = ["StepResult", "StepRunner", "check_hashes", "free_port", "listening_ports"]
+__all__ = ["StepResult", "StepRunner", "check_hashes", "stop_processes"]

@@ -124,13 +124,17 @@ def unreached_error(port: int | None, seconds: float, source: str,
         remedies=(Remedy.UNREACHABLE,))
 
 
-def taken_error(port: int, destination: str, pid: str, who: str) -> TransferError:
+def taken_error(port: int, destination: str, pid: str, who: str, *,
+                relisten: bool = False) -> TransferError:
     """Another process holds the port zmigrate's listener was to take: the step stops before
-    the sender starts, so nothing reaches it."""
+    the sender starts, so nothing reaches it. `relisten`: taken in the instant the listener
+    let the port go to listen again, after a connection that failed its handshake."""
     holder = (f"process {pid} ({who})" if pid != "?" and who else f"process {pid}"
               if pid != "?" else "a process zmigrate cannot see (another user's)")
+    when = (" (taken as the listener started again after a connection that did not prove the "
+            "job's key)") if relisten else ""
     return TransferError(
-        f"port {port} on {destination} is held by {holder}, not by zmigrate's listener: "
+        f"port {port} on {destination} is held by {holder}, not by zmigrate's listener{when}: "
         "nothing was sent",
         host=destination, remedies=(Remedy.PORT_HELD,), figures={"port": str(port)},
     )

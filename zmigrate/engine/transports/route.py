@@ -221,3 +221,14 @@ def route_error(failure: HopFailure, route: SshRoute, source: str) -> TransferEr
                          f"{route.describe()}: {failure.cause}", host=source,
                          fix=failure.said_fix, remedies=failure.remedies,
                          figures=failure.figures)
+
+
+def hop_named(error: ZmigrateError, host: Host, route: SshRoute) -> ZmigrateError:
+    """`error`, of a transfer whose source's ssh failed before any byte arrived; or, where a
+    hop of `route` does not let `host` through (`diagnose`), the error naming that hop."""
+    failure = diagnose(host, route)
+    if failure is None:
+        return error
+    named = route_error(failure, route, host.label)
+    named.__cause__ = error
+    return named

@@ -10,8 +10,9 @@ own key and trusts only the other's certificate, so the ends of two tools work t
 
 Each end's line names its step's key directory once, in `$keys` (keys_at), so the line a review
 shows stays readable. It is a loop that starts its tool again only when no session ever carried
-a byte: the listener after a stranger's failed handshake (up to `STRANGERS` times), the sender
-after a connection that never completed its handshake (it has read none of its input then).
+a byte: the listener after a stranger's failed handshake (up to `STRANGERS` times; a port taken in
+that instant ends it, and the step names the taker), the sender after a connection that never
+completed its handshake (it has read none of its input then).
 """
 
 from __future__ import annotations
@@ -34,6 +35,9 @@ _TLS = ["-tls1_3", "-ciphersuites", SUITES, "-verify_return_error"]
 # socat -d -d says so once a session carries bytes: before it, nothing was read or written.
 _FLOWING = "starting data transfer loop"
 _ACCEPTED = "accepting connection from"
+# s_server -state's lines once it accepted a connection (a failed bind, which s_server ends
+# with status 0, has none: that ends the listener at once).
+_ACCEPTED_SSL = "SSL_accept:"
 # s_server -state's line once it has read (and checked) the client's Finished: the handshake
 # is complete, so the peer proved the step's client key.
 _PROVED = "read finished"
@@ -101,8 +105,8 @@ def server_stage(port: int, tool: str = OPENSSL) -> str:
                 + cmdline.join(["-Verify", "1", *_TLS]))
     return (f"( n=0; exec 5<>{KEYS}/idle; while :; do {_announced(s_server + ' <&5', _PROVED)}; "
             f"if grep -q ':error:' {KEYS}/err; then grep ':error:' {KEYS}/err | "
-            "sed 's/^/openssl: /' >&2; n=$((n+1)); "
-            f"[ $n -lt {STRANGERS} ] && continue; exit 1; fi; exit $s; done )")
+            f"sed 's/^/openssl: /' >&2; if grep -q '{_ACCEPTED_SSL}' {KEYS}/err; then "
+            f"n=$((n+1)); [ $n -lt {STRANGERS} ] && continue; fi; exit 1; fi; exit $s; done )")
 
 
 def client_stage(address: str, tool: str = OPENSSL) -> str:
