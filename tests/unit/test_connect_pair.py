@@ -38,9 +38,8 @@ def test_both_hosts_are_connected_at_once(monkeypatch: pytest.MonkeyPatch) -> No
         return LocalHost()
 
     monkeypatch.setattr(connect_pair, "connect", slow_connect)
-    t0 = time.monotonic()
     src, dst = connect_both(HostSpec("a"), HostSpec("b"))
-    assert most == 2 and time.monotonic() - t0 < 0.35
+    assert most == 2  # both connects were under way together (not a wall time: machines vary)
     assert isinstance(src, LocalHost) and isinstance(dst, LocalHost)
 
 

@@ -277,7 +277,8 @@ def test_the_watch_reads_this_process_where_it_relays_and_no_host() -> None:
     end = got[0]
     assert (end.side, end.program) == (Side.SEND, end_cpu.OWN)
     assert end.host.endswith("(the relay)")
-    assert end.on_cpu >= 0.5, end
+    # This thread spun all the time: on a CPU, or waiting for one on a loaded machine.
+    assert end.on_cpu + end.waiting >= 0.5, end
 
 
 def test_a_relay_on_its_core_is_told_to_get_out_of_the_way() -> None:
