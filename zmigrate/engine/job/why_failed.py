@@ -128,7 +128,8 @@ def taken_error(port: int, destination: str, pid: str, who: str, *,
                 relisten: bool = False) -> TransferError:
     """Another process holds the port zmigrate's listener was to take: the step stops before
     the sender starts, so nothing reaches it. `relisten`: taken in the instant the listener
-    let the port go to listen again, after a connection that failed its handshake."""
+    let the port go to listen again, after a connection that failed its handshake (no
+    session had carried a byte, and the sender's next connection finds no key it trusts)."""
     holder = (f"process {pid} ({who})" if pid != "?" and who else f"process {pid}"
               if pid != "?" else "a process zmigrate cannot see (another user's)")
     when = (" (taken as the listener started again after a connection that did not prove the "
