@@ -176,6 +176,18 @@ def test_the_listener_sits_through_strangers_and_gives_only_the_session(tmp_path
         CONNECTED_MARK]
 
 
+@pytest.mark.parametrize("tool", [tls_ends.SOCAT, tls_ends.OPENSSL])
+def test_a_listener_stops_after_so_many_strangers_in_a_row_and_says_why(
+        tmp_path: Path, tool: str) -> None:
+    stranger = STRANGER if tool == tls_ends.SOCAT else S_SERVER_STRANGER
+    r = _listen(tmp_path, [stranger] * (tls_ends.STRANGERS + 1), tool)
+    assert r.returncode == 1 and r.stdout == ""
+    assert (tmp_path / "bin" / "n").read_text().strip() == str(tls_ends.STRANGERS)
+    assert r.stderr.splitlines()[-1] == (
+        f"the listener stopped after {tls_ends.STRANGERS} connections in a row that did not "
+        "prove the job's key (strangers, or a scan of the port)")
+
+
 def test_handing_over_keys_sweeps_only_stale_key_directories() -> None:
     """A step's keys go into a fresh 0700 directory; this login's key directories older than
     STALE_MINUTES (ends killed with KILL where no clean-up could reach) are removed first, a

@@ -87,6 +87,13 @@ def _announced(tool: str, proved: str) -> str:
             f"s=$(cat {KEYS}/rc)")
 
 
+def _gave_up() -> str:
+    """The listener's last word once STRANGERS connections in a row failed their handshake."""
+    said = (f"the listener stopped after {STRANGERS} connections in a row that did not prove "
+            "the job's key (strangers, or a scan of the port)")
+    return f"echo {cmdline.join([said])} >&2"
+
+
 def server_stage(port: int, tool: str = OPENSSL) -> str:
     """The destination's first stage: one authenticated TLS session's bytes on stdout (after
     keys_at)."""
@@ -98,7 +105,7 @@ def server_stage(port: int, tool: str = OPENSSL) -> str:
         return (f"( n=0; while :; do {_announced(socat, _FLOWING)}; [ $s -eq 0 ] && exit 0; "
                 f"{_said()}; if grep -q '{_ACCEPTED}' {KEYS}/err && "
                 f"! grep -q '{_FLOWING}' {KEYS}/err; then n=$((n+1)); "
-                f"[ $n -lt {STRANGERS} ] && continue; fi; exit $s; done )")
+                f"[ $n -lt {STRANGERS} ] && continue; {_gave_up()}; fi; exit $s; done )")
     # s_server ends a session at EOF on stdin: its stdin is a FIFO nobody writes.
     s_server = (cmdline.join(["openssl", "s_server", "-quiet", "-state", "-naccept", "1",
                               "-accept", str(port)]) + f" {_files()} "
@@ -106,7 +113,8 @@ def server_stage(port: int, tool: str = OPENSSL) -> str:
     return (f"( n=0; exec 5<>{KEYS}/idle; while :; do {_announced(s_server + ' <&5', _PROVED)}; "
             f"if grep -q ':error:' {KEYS}/err; then grep ':error:' {KEYS}/err | "
             f"sed 's/^/openssl: /' >&2; if grep -q '{_ACCEPTED_SSL}' {KEYS}/err; then "
-            f"n=$((n+1)); [ $n -lt {STRANGERS} ] && continue; fi; exit 1; fi; exit $s; done )")
+            f"n=$((n+1)); [ $n -lt {STRANGERS} ] && continue; {_gave_up()}; fi; exit 1; fi; "
+            "exit $s; done )")
 
 
 def client_stage(address: str, tool: str = OPENSSL) -> str:
