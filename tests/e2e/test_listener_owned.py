@@ -190,8 +190,9 @@ def test_a_port_taken_as_the_private_listener_starts_again_stops_the_job_naming_
         with pytest.raises(TransferError) as info:
             job.run()
         took = time.monotonic() - t0
-        squatter[0].join(40)
-        assert squatted, "the squatter never got the port"
+        for thread in squatter:
+            thread.join(40)
+        assert squatted, ("the squatter never got the port", info.value.message)
         squatted[0].setblocking(False)
         with pytest.raises(BlockingIOError):
             squatted[0].accept()  # nobody connected to it
