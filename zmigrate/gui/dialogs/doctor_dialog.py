@@ -99,8 +99,7 @@ def wire_notes(report: DoctorReport) -> list[str]:
 def private_notes(report: DoctorReport) -> list[str]:
     """What the private transport (TLS) would carry on this path, beside Direct TCP."""
     cost = report.private_cost
-    return [] if cost is None else ["Private (TLS 1.3) on this path: "
-                                    + cost.describe()]
+    return [] if cost is None else ["Private (TLS 1.3) on this path: " + cost.describe()]
 
 
 def stage_notes(report: DoctorReport) -> list[str]:
