@@ -14,7 +14,7 @@ from lab.zfsfuse import Pool
 from zmigrate.engine.errors import TransferError
 from zmigrate.engine.hosts import LocalHost
 from zmigrate.engine.job import Job, Request
-from zmigrate.engine.job import stream_watch as step_watch
+from zmigrate.engine.job.step import stream_watch as step_watch
 from zmigrate.engine.plan import Options
 from zmigrate.engine.transports import Transport
 from zmigrate.engine.units import MiB

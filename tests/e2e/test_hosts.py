@@ -35,7 +35,7 @@ from zmigrate.engine.hosts.login import (
     resolve,
 )
 from zmigrate.engine.hosts.remembered import SecretMemory, connect_remembering
-from zmigrate.engine.job.port import wait_listening
+from zmigrate.engine.job.step.port import wait_listening
 
 pytestmark = [pytest.mark.lab, pytest.mark.timeout(180)]
 

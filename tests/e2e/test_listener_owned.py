@@ -21,7 +21,7 @@ from zmigrate.engine.events import StageChanged
 from zmigrate.engine.hosts import Host
 from zmigrate.engine.job import Job, Request
 from zmigrate.engine.job import decide as job_decide
-from zmigrate.engine.job.pipeline import StepRunner
+from zmigrate.engine.job.step.pipeline import StepRunner
 from zmigrate.engine.plan import Options
 from zmigrate.engine.remedies import Remedy
 from zmigrate.engine.transports import Transport

@@ -28,7 +28,7 @@ from lab.zfsfuse import PoolFactory
 from zmigrate.engine import cmdline
 from zmigrate.engine.hosts import HEARTBEAT, Host
 from zmigrate.engine.hosts.login import HostSpec, connect
-from zmigrate.engine.job.port import free_port
+from zmigrate.engine.job.step.port import free_port
 
 pytestmark = [pytest.mark.lab, pytest.mark.timeout(600)]
 

@@ -232,7 +232,7 @@ def _from_starved_near(far: ShapedLab, snapshot: str, dst: Pool, expected: str, 
 
 def _end_named(verdicts: list[dict[str, Any]]) -> dict[str, Any]:
     """The first live verdict that names an end's CPU (`_first_saying`). An end's share takes
-    two readings once the stream flows (job/end_cpu.py), so a verdict as early as 7 s may
+    two readings once the stream flows (job/step/end_cpu.py), so a verdict as early as 7 s may
     come before them (once in a loaded full run: it said the sender's buffer was full, as the
     link's verdict does) and the next one names the end."""
     return _first_saying(verdicts, lambda v: v["finding"]["kind"] == "end_cpu")

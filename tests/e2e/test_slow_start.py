@@ -16,7 +16,7 @@ from lab.zfsfuse import Pool
 from zmigrate.engine.events import Progress
 from zmigrate.engine.hosts.login import HostSpec, connect
 from zmigrate.engine.job import Job, Request
-from zmigrate.engine.job.pipeline import CONNECT_TIMEOUT
+from zmigrate.engine.job.step.pipeline import CONNECT_TIMEOUT
 from zmigrate.engine.plan import Options
 from zmigrate.engine.transports import Transport
 from zmigrate.engine.units import MiB

@@ -13,7 +13,7 @@ from wizard_driver import WAIT_LOAD, to_destination, to_source
 from zmigrate.engine import cmdline
 from zmigrate.engine.hosts import HEARTBEAT
 from zmigrate.engine.hosts.login import HostSpec, connect
-from zmigrate.engine.job.port import free_port
+from zmigrate.engine.job.step.port import free_port
 from zmigrate.gui.pages.base import PageId
 from zmigrate.gui.wizard import MigrationWizard
 

@@ -19,7 +19,7 @@ from every_kind import network, replay
 from zmigrate.engine.events import EndCpu, Side
 from zmigrate.engine.findings import AdviceKind, FindingKind
 from zmigrate.engine.hosts import LocalHost
-from zmigrate.engine.job.end_cpu import SETTLE, SOON, EndCpuWatch
+from zmigrate.engine.job.step.end_cpu import SETTLE, SOON, EndCpuWatch
 from zmigrate.engine.readings import end_cpu
 from zmigrate.engine.transports import Transport
 from zmigrate.engine.verdict.diagnosis import WANTS_CPU, combined, diagnose

@@ -25,7 +25,7 @@ from zmigrate.engine.hosts.leftovers import (
     sections,
     tagged_groups,
 )
-from zmigrate.engine.job.why_failed import lost_error
+from zmigrate.engine.job.step.why_failed import lost_error
 
 DATA = Path(__file__).parent.parent / "data" / "ps"
 LIVE, GONE = "zmigrate-job-803e9864115a", "zmigrate-job-4092071bbf46"

@@ -1,5 +1,5 @@
 """The listener's probe (transports/listener.py) run by a real sh against real sockets, and the
-words of a rejected or squatted listener (job/why_failed.py)."""
+words of a rejected or squatted listener (job/step/why_failed.py)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import subprocess
 import sys
 
 from zmigrate.engine.events import Side
-from zmigrate.engine.job.stream_watch import SideState
-from zmigrate.engine.job.why_failed import (
+from zmigrate.engine.job.step.stream_watch import SideState
+from zmigrate.engine.job.step.why_failed import (
     dropped,
     rejected_addresses,
     taken_error,

@@ -8,7 +8,7 @@ import pytest
 from zmigrate.engine.destination.received_properties import RefusedLines, Unset, reserved_fix
 from zmigrate.engine.errors import ZmigrateError
 from zmigrate.engine.events import LogLine, Sample, Side
-from zmigrate.engine.job.stream_watch import SideState, StreamWatch
+from zmigrate.engine.job.step.stream_watch import SideState, StreamWatch
 from zmigrate.engine.readings.mbuffer import status_and_rest
 from zmigrate.engine.tree.running.verification import TreeCheck
 

@@ -19,8 +19,8 @@ from zmigrate.cli.common import plain, time_left
 from zmigrate.engine.events import Progress, Sample, Side, Stalled
 from zmigrate.engine.findings import FindingKind
 from zmigrate.engine.hosts import LocalHost
-from zmigrate.engine.job.stall_watch import StallMonitor, look_line, parse_look
-from zmigrate.engine.job.stream_watch import SideState
+from zmigrate.engine.job.step.stall_watch import StallMonitor, look_line, parse_look
+from zmigrate.engine.job.step.stream_watch import SideState
 from zmigrate.engine.readings.mbuffer import LineSplitter, Status, parse_status
 from zmigrate.engine.readings.rate import SmoothedRate, eta
 from zmigrate.engine.units import MiB

@@ -17,9 +17,9 @@ from zmigrate.engine import plain_words
 from zmigrate.engine.events import Resent, StageResult
 from zmigrate.engine.findings import AdviceKind, Note, NoteKind
 from zmigrate.engine.hosts import LocalHost
-from zmigrate.engine.job.end_cpu import SETTLE, SOON
-from zmigrate.engine.job.resent_watch import ResentWatch
-from zmigrate.engine.job.step_readings import StepReadings
+from zmigrate.engine.job.step.end_cpu import SETTLE, SOON
+from zmigrate.engine.job.step.readings import StepReadings
+from zmigrate.engine.job.step.resent_watch import ResentWatch
 from zmigrate.engine.readings.tcp_resent import (
     LOSSY,
     SCRIPT,

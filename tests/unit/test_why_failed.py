@@ -1,12 +1,12 @@
-"""Why an end failed, from zfs receive's last words (job/why_failed.py), as the OpenZFS 2.3.2
+"""Why an end failed, from zfs receive's last words (job/step/why_failed.py), as the OpenZFS 2.3.2
 guest printed them."""
 
 from __future__ import annotations
 
 from zmigrate.engine.events import Side
 from zmigrate.engine.hosts.local import LocalHost
-from zmigrate.engine.job.stream_watch import SideState
-from zmigrate.engine.job.why_failed import end_error
+from zmigrate.engine.job.step.stream_watch import SideState
+from zmigrate.engine.job.step.why_failed import end_error
 
 
 def test_a_stream_the_pool_must_be_upgraded_for_gets_a_fix_for_plain_and_raw() -> None:

@@ -2,7 +2,7 @@
 
 Hosts run Linux (util-linux, procps, iproute2), FreeBSD/TrueNAS CORE (base tools: no setsid, no
 ss, no /proc) or illumos. The probe finds which tool each job can use; the remote side
-(hosts.wrap_in_group, job.port.wait_listening, doctor.cpu) falls back in the same order, and
+(hosts.wrap_in_group, job.step.port.wait_listening, doctor.cpu) falls back in the same order, and
 `HostTools.describe()` says what was found and what fell back, for `zmigrate list` and the GUI.
 """
 

@@ -13,9 +13,9 @@ from ..errors import PreflightError, PreflightReason
 from ..hosts import Host
 from ..plan import Options, Transfer, decide_transfer
 from .mount_check import refuse_receive_mounts
-from .port import free_port
 from .preflight import Reading, default_transport
 from .request import Request
+from .step.port import free_port
 
 
 @dataclass(frozen=True, slots=True)

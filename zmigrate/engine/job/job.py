@@ -32,15 +32,15 @@ from .checks import (
 )
 from .checks import both as both
 from .decide import Decision, decide_job
-from .pipeline import StepResult, StepRunner, check_hashes
 from .planning import on_port, plan_job
-from .port import free_port, listening_ports
 from .preflight import Known as Known
 from .preflight import Reading, addresses, read_job, ssh_route
 from .preflight import default_transport as default_transport
 from .preflight import read_known as read_known
 from .preflight import read_settled as read_settled
 from .request import Request as Request
+from .step.pipeline import StepResult, StepRunner, check_hashes
+from .step.port import free_port, listening_ports
 
 PORT_ATTEMPTS = 3  # listeners started before one binds its port (another process may take it)
 

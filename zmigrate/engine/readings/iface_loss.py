@@ -1,7 +1,7 @@
 """What a host's interface toward its peer lost: frames its NIC received bad (a cable, a switch
 port, a duplex mismatch), frames it missed with its receive ring full, and packets the host's
 own queue on it (its qdisc: shaping, fq_codel) dropped. Read on both hosts with each reading
-of TCP's counters (job/resent_watch.py) and before and after the doctor's network stage, so
+of TCP's counters (job/step/resent_watch.py) and before and after the doctor's network stage, so
 that a link found losing packets (tcp_resent) is told where: at one of the two ends, or
 between them (`where`).
 

@@ -135,7 +135,7 @@ class Carrier:
     # How a verdict names what carries the stream between the two buffers.
     link_words: ClassVar[str] = "the network"
     # The programs of this way's own ends whose CPU can set the stream's pace: their share of
-    # their host's CPU is read while a step streams (job/end_cpu.py); none for a bare wire.
+    # their host's CPU is read while a step streams (job/step/end_cpu.py); none for a bare wire.
     cpu_ends: ClassVar[tuple[str, ...]] = ()
 
     def receiving_host(self, src: Host, dst: Host) -> Host:

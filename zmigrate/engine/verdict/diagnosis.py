@@ -417,8 +417,8 @@ def diagnose(samples: Sequence[Sample], *, rate_limit: int | None = None, window
         transport, receive_buffer: from the plan, to tailor the advice.
         compress: the plan's compressor in transit: the sender's figures are compressed bytes.
         ceiling: the path's ceiling (wire/): a network stage at WIRE_SHARE of it is the wire.
-        ends: what the CPU gave the way's own ends (job/end_cpu.py), over the samples' time.
-        resent: what the sending host sent, and sent again (job/resent_watch.py): a link that
+        ends: what the CPU gave the way's own ends (job/step/end_cpu.py), over the samples' time.
+        resent: what the sending host sent, and sent again (job/step/resent_watch.py): a link that
             loses packets is named, first where the way between the buffers is the slowest.
         receive_empties: times the receive buffer ran empty, when counted elsewhere over
             samples that were since thinned out.

@@ -14,10 +14,10 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from ..errors import ZmigrateError
-from ..events import EndCpu, Side
-from ..hosts import Host, Process
-from ..readings import end_cpu
+from ...errors import ZmigrateError
+from ...events import EndCpu, Side
+from ...hosts import Host, Process
+from ...readings import end_cpu
 from .stream_watch import Emit
 
 PERIOD = 5.0  # seconds between two readings: the live verdict's own period

@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 from typing import Literal
 
-from ..errors import (
+from ...errors import (
     CancelledError,
     PortInUseError,
     PreflightError,
@@ -17,10 +17,10 @@ from ..errors import (
     TransferError,
     ZmigrateError,
 )
-from ..events import StageChanged
-from ..hosts import Host, Process
-from ..hosts import tools as capabilities
-from ..transports.listener import LISTEN_TIMEOUT, holders, parse_taken
+from ...events import StageChanged
+from ...hosts import Host, Process
+from ...hosts import tools as capabilities
+from ...transports.listener import LISTEN_TIMEOUT, holders, parse_taken
 from .stream_watch import Emit, StreamWatch
 from .why_failed import taken_error, unchecked_words
 

@@ -8,10 +8,10 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from ..errors import TransferError
-from ..events import LogLine, Observer, Sample, Side
-from ..readings import mbuffer
-from ..transports.listener import CONNECTED_MARK, LISTENING_MARK, UNCHECKED_WORD, parse_taken
+from ...errors import TransferError
+from ...events import LogLine, Observer, Sample, Side
+from ...readings import mbuffer
+from ...transports.listener import CONNECTED_MARK, LISTENING_MARK, UNCHECKED_WORD, parse_taken
 
 FINAL_LINES_WAIT = 30.0  # seconds for mbuffer's summary and hash to arrive after its exit (a slow
 # emulated guest under load took more than 10)

@@ -15,11 +15,11 @@ import threading
 import time
 from collections.abc import Sequence
 
-from ..errors import ZmigrateError
-from ..events import Resent
-from ..hosts import Host
-from ..hosts.at_once import both
-from ..readings import iface_loss, tcp_resent
+from ...errors import ZmigrateError
+from ...events import Resent
+from ...hosts import Host
+from ...hosts.at_once import both
+from ...readings import iface_loss, tcp_resent
 from .end_cpu import PERIOD, READ_TIMEOUT, SETTLE, SOON, UNSEEN_FLOW, relay_label
 from .stream_watch import Emit
 

@@ -11,16 +11,16 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from ..errors import CancelledError, TransferError, ZmigrateError
-from ..events import Progress, Side, StageChanged
-from ..hosts import Host, Process
-from ..plan import Plan, Step
-from ..readings import mbuffer
-from ..readings.rate import FollowedRate, eta
-from ..transports.route import hop_named
+from ...errors import CancelledError, TransferError, ZmigrateError
+from ...events import Progress, Side, StageChanged
+from ...hosts import Host, Process
+from ...plan import Plan, Step
+from ...readings import mbuffer
+from ...readings.rate import FollowedRate, eta
+from ...transports.route import hop_named
 from .port import holder_named, wait_ours
+from .readings import StepReadings
 from .stall_watch import StallMonitor, StepEnds
-from .step_readings import StepReadings
 from .stream_watch import Emit, SideState, StreamWatch
 from .why_failed import (
     cut_off,

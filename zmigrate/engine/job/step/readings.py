@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from ..hosts import Host, Process
-from ..transports import Carrier
+from ...hosts import Host, Process
+from ...transports import Carrier
 from .end_cpu import EndCpuWatch
 from .resent_watch import ResentWatch, interface_ends
 from .stream_watch import Emit

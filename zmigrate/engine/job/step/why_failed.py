@@ -8,12 +8,12 @@ import signal
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..errors import PortInUseError, TransferError, ZmigrateError
-from ..hosts.leftovers import checked_kill
-from ..remedies import Remedy
+from ...errors import PortInUseError, TransferError, ZmigrateError
+from ...hosts.leftovers import checked_kill
+from ...remedies import Remedy
 
 if TYPE_CHECKING:
-    from ..hosts import Host, Process
+    from ...hosts import Host, Process
     from .stream_watch import SideState
 
 

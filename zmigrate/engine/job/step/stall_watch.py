@@ -8,13 +8,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .. import cmdline
-from ..errors import TransferError, ZmigrateError
-from ..events import Stalled
-from ..findings import Figure, Finding, FindingKind
-from ..hosts import Host, Process
-from ..plain_words import duration, stall_place
-from ..verdict.stall import SideView, Stall, StallWatch, StallWhere
+from ... import cmdline
+from ...errors import TransferError, ZmigrateError
+from ...events import Stalled
+from ...findings import Figure, Finding, FindingKind
+from ...hosts import Host, Process
+from ...plain_words import duration, stall_place
+from ...verdict.stall import SideView, Stall, StallWatch, StallWhere
 from .stream_watch import Emit, SideState
 
 LOOK_TIMEOUT = 15.0  # seconds for a stalled host to answer a look at its processes
