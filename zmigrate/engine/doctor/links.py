@@ -11,8 +11,7 @@ from .. import cmdline
 from ..errors import ZmigrateError
 from ..findings import Note, NoteKind
 from ..hosts import key_dirs
-from ..job.step import resent_watch
-from ..job.step.port import free_port
+from ..job.step import free_port, resent_watch
 from ..readings import iface_loss, tcp_resent
 from ..transports import carrier, private, tls_ends
 from ..transports.route import SshRoute, diagnose

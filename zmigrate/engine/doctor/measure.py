@@ -13,9 +13,7 @@ from .. import cmdline
 from ..errors import ZmigrateError
 from ..findings import Note, NoteKind
 from ..hosts import Host, Process
-from ..job.step.pipeline import stop_processes
-from ..job.step.port import await_listener, port_holder
-from ..job.step.why_failed import taken_error
+from ..job.step import await_listener, port_holder, stop_processes, taken_error
 from ..readings.mbuffer import LineSplitter, parse_status, parse_summary
 from ..transports.listener import (
     CONNECTED_MARK,

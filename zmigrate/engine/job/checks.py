@@ -17,7 +17,7 @@ from ..hosts.at_once import both as both
 from ..plan import Plan
 from ..remedies import Remedy, command_line
 from ..units import MiB, format_size
-from .step.pipeline import StepResult
+from .step import StepResult
 
 Emit = Observer
 RESUME_HINT = command_line(Remedy.RESUME, {})

@@ -15,7 +15,7 @@ from ..plan import Options, Transfer, decide_transfer
 from .mount_check import refuse_receive_mounts
 from .preflight import Reading, default_transport
 from .request import Request
-from .step.port import free_port
+from .step import free_port
 
 
 @dataclass(frozen=True, slots=True)

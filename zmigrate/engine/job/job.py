@@ -39,8 +39,7 @@ from .preflight import default_transport as default_transport
 from .preflight import read_known as read_known
 from .preflight import read_settled as read_settled
 from .request import Request as Request
-from .step.pipeline import StepResult, StepRunner, check_hashes
-from .step.port import free_port, listening_ports
+from .step import StepResult, StepRunner, check_hashes, free_port, listening_ports
 
 PORT_ATTEMPTS = 3  # listeners started before one binds its port (another process may take it)
 

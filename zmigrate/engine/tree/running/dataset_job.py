@@ -32,7 +32,7 @@ from ...events import (
 )
 from ...hosts import Host
 from ...job import InTree, Job, Known, Request, default_transport
-from ...job.step.port import free_port
+from ...job.step import free_port
 from ...plan import Options
 from ..planning.entry import SMALL, TreeEntry
 from ..planning.plan import TreePlan, TreeRequest, destination_name, held
