@@ -133,7 +133,7 @@ def test_a_stranger_first_with_a_forged_stream_is_refused_and_the_transfer_compl
     """Once the listener is up and before the real sender starts, a process on the source
     host connects first: once with a forged stream in the clear, once over TLS with a
     certificate of its own. Both are refused; the real stream arrives and nothing else."""
-    from zmigrate.engine.job import pipeline
+    from zmigrate.engine.job.step import pipeline
 
     src_pool, dst_pool = pools
     ds, mnt = _dataset(src_pool, "real", 4)
