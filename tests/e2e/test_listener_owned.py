@@ -210,6 +210,66 @@ def test_a_port_taken_as_the_private_listener_starts_again_stops_the_job_naming_
     assert wait_until(lambda: not keys_left(), 10), keys_left()
 
 
+@pytest.mark.parametrize("listener", ["socat", "openssl"])
+def test_a_port_taken_as_the_doctors_tls_listener_starts_again_names_its_holder(
+        lab_hosts: tuple[Host, Host], listener: str, monkeypatch: pytest.MonkeyPatch,
+        keys_left: Callable[[], list[str]]) -> None:
+    """The doctor's private (TLS) stage, as a job: a stranger's connection fails its
+    handshake, and in the instant the stage's listener lets the port go to listen again this
+    test takes it. The stage fails naming this process and the re-listen, not with "address
+    in use" alone; the squatter gets no connection, and no process or key is left."""
+    from zmigrate.engine.doctor import links
+    from zmigrate.engine.doctor.measure import Measurer
+
+    src, dst = lab_hosts
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setattr(links, "_tls_tool", lambda caps: listener)
+    spawn = Measurer.spawn
+    squatted: list[socket.socket] = []
+    squatter: list[threading.Thread] = []
+
+    def held_back(measurer: Measurer, host: Host, pipeline: str) -> Any:
+        if host is not src:
+            return spawn(measurer, host, pipeline)
+        # The listener holds its port now: a stranger first, then the sender, a minute late.
+        squatter.append(threading.Thread(target=_squat, args=(port, squatted)))
+        squatter[0].start()
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as c:
+            try:
+                c.sendall(b"forged" * 1000)
+                c.recv(1)
+            except OSError:
+                pass  # refused: its handshake failed
+        return spawn(measurer, host, "sleep 60; " + pipeline)
+
+    monkeypatch.setattr(Measurer, "spawn", held_back)
+    t0 = time.monotonic()
+    try:
+        report = Doctor(src, dst, seconds=20, write_test=False, ssh_test=False, stages=["tls"],
+                        options=Options(port=port, transport=Transport.PRIVATE)).run()
+        took = time.monotonic() - t0
+        for thread in squatter:
+            thread.join(40)
+        assert squatted, "the squatter never got the port"
+        squatted[0].setblocking(False)
+        with pytest.raises(BlockingIOError):
+            squatted[0].accept()  # nobody connected to it
+    finally:
+        for sq in squatted:
+            sq.close()
+    tls = next(s for s in report.stages if s.name == "tls")
+    error = tls.error or ""
+    assert f"port {port} on lab-dst is held by process {os.getpid()}" in error, error
+    assert "started again after a connection that did not prove" in error, error
+    assert tls.rate is None
+    assert took < 20, took  # stopped at once, not after the stage's time or the held sender
+    assert wait_until(lambda: doctor_processes(report.run_id) == [], 10), \
+        doctor_processes(report.run_id)
+    assert wait_until(lambda: not keys_left(), 10), keys_left()
+
+
 def test_the_doctors_wire_stages_on_a_taken_port_name_its_holder_and_send_it_nothing(
         lab_hosts: tuple[Host, Host]) -> None:
     """The doctor's network (mbuffer) and private (TLS) stages check their listener as a job

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shlex
+import subprocess
 
 import pytest
 from hypothesis import given
@@ -49,3 +50,18 @@ def test_snapshots() -> None:
 def test_join_round_trips_through_a_shell_parser(words: list[str]) -> None:
     words = [w.replace("\x00", "") for w in words]
     assert shlex.split(cmdline.join(words)) == words
+
+
+@pytest.mark.parametrize("shell", ["sh", "dash", "bash"])
+@pytest.mark.parametrize(("first", "status", "out"), [
+    ("printf 'a\\nb\\n'; exit 3", 3, "A\nB\n"),  # failed after writing: the line fails
+    ("printf x", 0, "X"),
+    ("exit 0", 0, ""),
+])
+def test_a_pipeline_ends_with_its_first_stages_status(shell: str, first: str, status: int,
+                                                      out: str) -> None:
+    """The rest of the pipeline (here `tr`) ends well whatever it reads: the line's status is
+    the first stage's, and the rest's output still reaches stdout."""
+    r = subprocess.run([shell, "-c", cmdline.status_of_first(first, "tr a-z A-Z")],
+                       capture_output=True, text=True, check=False, timeout=10)
+    assert (r.returncode, r.stdout, r.stderr) == (status, out, "")

@@ -124,6 +124,13 @@ def pipe(*stages: str) -> str:
     return " | ".join(stages)
 
 
+def status_of_first(first: str, *rest: str) -> str:
+    """`first | rest...` whose exit status is `first`'s (POSIX sh has no pipefail): where the
+    rest only counts or drops what `first` carries, a `first` that failed fails the line."""
+    return (f"{{ {{ {{ ( {first} ); echo $? >&3; }} | {pipe(*rest)} >&4 3>&-; }} 3>&1 | "
+            '{ read -r s; exit "${s:-1}"; }; } 4>&1')
+
+
 def within(name: str, root: str) -> bool:
     """`name` is `root` or inside it: a dataset or a snapshot's dataset below a dataset, a path
     below a directory (`root` may end in `/`, as `/` does)."""

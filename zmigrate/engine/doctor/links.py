@@ -85,8 +85,9 @@ def tls_stage(doctor: StageContext) -> StageResult:
         return StageResult("tls", title, None, 0.0, 0, in_path, error=exc.message)
     src_tool, dst_tool = _tls_tool(doctor.src_caps), _tls_tool(doctor.dst_caps)
     # Each end removes its keys on its way out (key_scope), as a job's do.
-    receiver = (private.key_scope(dirs[1]) + tls_ends.server_stage(port, dst_tool) + " | "
-                + cmdline.join(mbuffer_argv("-o", "/dev/null")))
+    # The listener's status is the line's: mbuffer ends well at any end of its input.
+    receiver = private.key_scope(dirs[1]) + cmdline.status_of_first(
+        tls_ends.server_stage(port, dst_tool), cmdline.join(mbuffer_argv("-o", "/dev/null")))
     sender = (private.key_scope(dirs[0]) + cmdline.join(mbuffer_argv("-i", "/dev/zero"))
               + " | " + tls_ends.client_stage(address_port(connect, port), src_tool))
     try:

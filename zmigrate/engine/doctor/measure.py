@@ -205,22 +205,8 @@ class Measurer:
                     if error:
                         break
             began = time.monotonic()
-            target = spawned[measured] if len(spawned) > measured else None
-            while error is None and target is not None and not self.cancelled.is_set():
-                if time.monotonic() - began >= limit:
-                    break
-                statuses = [sp.proc.poll() for sp in spawned]
-                if statuses[measured] is not None:
-                    completed = statuses[measured] == 0
-                    if not completed:
-                        error = f"exit {statuses[measured]}: {target.meter.error()}"
-                    break
-                failed = next((sp for sp, st in zip(spawned, statuses, strict=True)
-                               if st not in (None, 0)), None)
-                if failed is not None:
-                    error = f"{failed.host.label}: {failed.meter.error()}"
-                    break
-                self.cancelled.wait(0.1)
+            if error is None and len(spawned) > measured:
+                error, completed = self._follow(spawned, measured, began + limit, listen_port)
             elapsed = time.monotonic() - began
             if not self.cancelled.is_set():
                 after = self.cpu()  # while the processes still run, so they are counted
@@ -254,6 +240,22 @@ class Measurer:
         return StageResult(name, title, rate, elapsed, meter.total, in_path, cpu, notes, error,
                            details=details)
 
+    def _follow(self, spawned: list[Spawned], measured: int, until: float,
+                listen_port: int | None) -> tuple[str | None, bool]:
+        """Watch a stage's processes until `until`, the measured one's end, or the first that
+        fails: (why it failed, whether the measured one ran to its end)."""
+        while not self.cancelled.is_set() and time.monotonic() < until:
+            statuses = [sp.proc.poll() for sp in spawned]
+            if statuses[measured] is not None:
+                if statuses[measured] == 0:
+                    return None, True
+                return _why(spawned, measured, listen_port, f"exit {statuses[measured]}"), False
+            failed = next((i for i, st in enumerate(statuses) if st not in (None, 0)), None)
+            if failed is not None:
+                return _why(spawned, failed, listen_port, spawned[failed].host.label), False
+            self.cancelled.wait(0.1)
+        return None, False
+
     def wait_listening(self, listener: Spawned, port: int) -> str | None:
         """None once the listener's own probe says it holds `port` (as a job's listener is
         checked: a port someone else holds is theirs, and the sender never starts); else why
@@ -270,3 +272,16 @@ class Measurer:
         if state == "stopped":
             return f"the listener stopped: {meter.error()}"
         return f"nothing listened on port {port}" if state == "timeout" else None
+
+
+def _why(spawned: list[Spawned], failed: int, listen_port: int | None, who: str) -> str:
+    """Why a stage's process failed, as `who: what it said`; where it is the listener that
+    could not take its port back after a stranger's failed handshake, the process that holds
+    the port now (as a job names it)."""
+    meter = spawned[failed].meter
+    bind = any("address already in use" in line.lower() for line in meter.tail)
+    if failed == 0 and listen_port is not None and bind:
+        taken = port_holder(spawned[0].host, listen_port)
+        if taken is not None:
+            return taken_error(listen_port, spawned[0].host.label, *taken, relisten=True).message
+    return f"{who}: {meter.error()}"
