@@ -142,3 +142,31 @@ def test_a_sudo_user_with_the_documented_sudoers_gets_the_same_refusal(
     assert notes.read_text() == NOTES
     assert dataset_exists(target) and "@" not in zfs("list", "-H", "-o", "name", "-t",
                                                      "snapshot", "-r", target)
+
+
+def test_a_folder_the_sudo_login_cannot_list_is_not_mounted_over(
+        lab: Lab, sudo_host: tuple[LabHost, SudoUser], make_pool: PoolFactory,
+        open_pool: Pool) -> None:
+    """A new copy would mount on a folder of root's, mode 0700, that holds a file: the sudo
+    login cannot list it (the documented sudoers has no ls), so it may hold files. The send is
+    refused, naming the folder and why, before anything runs; with --force the plan names it
+    as hidden. (Before, a folder the login could not list counted as free.)"""
+    host, _user = sudo_host
+    src = make_pool("src")
+    snapshot = _source(src)
+    target = f"{open_pool.name}/copy"
+    folder = open_pool.mountpoint / "copy"
+    folder.mkdir(mode=0o700)
+    (folder / "notes.txt").write_text(NOTES)
+    r = lab.zmigrate("send", "--sudo-destination", f"lab-src:{snapshot}",
+                     f"{host.alias}:{target}")
+    assert r.returncode != 0, r.stdout + r.stderr
+    assert (f"{target} would mount on {folder} (a folder the login cannot list (it may hold "
+            "files))") in r.stderr, r.stderr
+    assert not dataset_exists(target)
+    r = lab.zmigrate("send", "--dry-run", "--force", "--sudo-destination", f"lab-src:{snapshot}",
+                     f"{host.alias}:{target}")
+    assert r.returncode == 0, r.stderr
+    assert f"{folder}" in r.stdout and "hidden while" in r.stdout, r.stdout
+    assert (folder / "notes.txt").read_text() == NOTES
+    assert not dataset_exists(target)

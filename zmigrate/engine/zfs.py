@@ -489,17 +489,6 @@ def local_properties(host: Host, root: str, prop: str = "all", *, sources: str =
     return {name: props for name, props in parse_get(result.stdout).items() if "@" not in name}
 
 
-def busy_directories(host: Host, paths: Sequence[str]) -> set[str]:
-    """Which of `paths` are directories that hold something (a mount would hide it) - one
-    round trip, POSIX sh only."""
-    if not paths:
-        return set()
-    script = ('for d in "$@"; do if [ -d "$d" ] && [ -n "$(ls -A "$d" 2>/dev/null)" ]; '
-              'then printf "%s\\n" "$d"; fi; done')
-    r = host.run(cmdline.join(["sh", "-c", script, "sh", *paths]), timeout=60)
-    return {line for line in r.stdout.splitlines() if line in paths}
-
-
 def exists(host: Host, name: str) -> bool:
     """Whether a dataset or snapshot `name` exists on `host`."""
     argv = host.privileged(["zfs", "get", "-Hp", "-o", "value", "type", name])

@@ -10,9 +10,42 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Mapping, Sequence
 
-from .. import cmdline, zfs
+from .. import cmdline
 from ..errors import PreflightError, PreflightReason
 from ..hosts import Host
+
+# How a folder a mount would cover is in use: the word the shell check prints, the words a
+# refusal says.
+HOLDS_FILES = "a folder that holds files"
+UNLISTED = "a folder the login cannot list (it may hold files)"
+_HOW = {"files": HOLDS_FILES, "unlisted": UNLISTED}
+# POSIX sh: `held D` prints "files" for a folder with entries, "unlisted" for one the login
+# (never sudo: the documented sudoers grants zfs, pkill and pgrep only) cannot list or cannot
+# even see into (under a folder it may not search), nothing for a free or absent path.
+_HELD = ('held() { if [ -d "$1" ]; then o=$(ls -A -- "$1" 2>/dev/null) || { echo unlisted; '
+         'return; }; [ -n "$o" ] && echo files; return; fi; [ -e "$1" ] && return; p=$1; '
+         'while p=$(dirname -- "$p") && [ ! -e "$p" ]; do :; done; '
+         '[ -x "$p" ] || echo unlisted; }; ')
+
+
+def folders_in_use(host: Host, paths: Sequence[str]) -> dict[str, str]:
+    """path -> how it is in use (HOLDS_FILES, UNLISTED), for each of `paths` a mount would
+    hide something at, or cannot be told not to - one round trip."""
+    if not paths:
+        return {}
+    script = (_HELD + 'for d in "$@"; do w=$(held "$d"); [ -n "$w" ] && '
+              'printf "%s %s\\n" "$w" "$d"; done')
+    r = host.run(cmdline.join(["sh", "-c", script, "sh", *paths]), timeout=60)
+    return _read_held(r.stdout, paths)
+
+
+def _read_held(out: str, paths: Sequence[str]) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for line in out.splitlines():
+        word, _, path = line.partition(" ")
+        if word in _HOW and path in paths:
+            found[path] = _HOW[word]
+    return found
 
 
 def parent_mountpoint(dst: Host, destination: str) -> str | None:
@@ -72,30 +105,35 @@ def paths_in_use(host: Host, paths: Mapping[str, str], own: Sequence[str] = ()
             others.setdefault(parts[2], parts[0])
     out = {ds: f"where {others[mp]} is mounted" for ds, mp in paths.items() if mp in others}
     left = {ds: mp for ds, mp in paths.items() if ds not in out and mp not in ours}
-    busy = zfs.busy_directories(host, list(left.values()))
-    out.update({ds: "a folder that holds files" for ds, mp in left.items() if mp in busy})
+    busy = folders_in_use(host, list(left.values()))
+    out.update({ds: busy[mp] for ds, mp in left.items() if mp in busy})
     return out
 
 
-def covered_folder(host: Host, destination: str, chosen: str | None = None) -> str | None:
+def covered_folder(host: Host, destination: str, chosen: str | None = None
+                   ) -> tuple[str, str] | None:
     """Where a new dataset `destination`, received mounted, mounts (its parent's mountpoint
-    and its own name; or the `chosen` mountpoint) if that path is a folder that holds
-    something, which the mount would hide; None when it is free, or mounts nowhere. One
-    command: the parent's mountpoint, then that path listed (by the login itself)."""
+    and its own name; or the `chosen` mountpoint) and how it is in use (folders_in_use), if a
+    mount there would hide something; None when it is free, or mounts nowhere. One command:
+    the parent's mountpoint, then that path looked at."""
     if chosen is not None:
         if not chosen.startswith("/"):
             return None
-        return chosen if chosen in zfs.busy_directories(host, [chosen]) else None
+        how = folders_in_use(host, [chosen]).get(chosen)
+        return None if how is None else (chosen, how)
     parent = posixpath.dirname(destination) or destination
     get = cmdline.join(host.privileged(["zfs", "get", "-Hp", "-o", "value", "mountpoint",
                                         cmdline.dataset(parent)]))
-    script = (f'mp=$({get}) || exit 0; case "$mp" in /*) ;; *) exit 0 ;; esac; '
-              'd="${mp%/}/$1"; if [ -d "$d" ] && [ -n "$(ls -A "$d" 2>/dev/null)" ]; '
-              'then printf "%s\\n" "$d"; fi')
+    script = (_HELD + f'mp=$({get}) || exit 0; case "$mp" in /*) ;; *) exit 0 ;; esac; '
+              'd="${mp%/}/$1"; w=$(held "$d"); [ -n "$w" ] && printf "%s %s\\n" "$w" "$d"; '
+              'exit 0')
     r = host.run(cmdline.join(["sh", "-c", script, "sh", posixpath.basename(destination)]),
                  timeout=60)
     lines = r.stdout.strip().splitlines()
-    return lines[-1] if r.ok and lines and lines[-1].startswith("/") else None
+    if not r.ok or not lines:
+        return None
+    word, _, path = lines[-1].partition(" ")
+    return (path, _HOW[word]) if word in _HOW and path.startswith("/") else None
 
 
 def collision(host: str, paths: Mapping[str, str], clashes: Mapping[str, str], what: str,

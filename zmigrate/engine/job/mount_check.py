@@ -74,13 +74,14 @@ def may_cover(options: Options, dst: Site, existing: zfs.Dataset | None) -> bool
 
 def read_covered(dst: Site, destination: str, options: Options) -> ReceiveMounts | None:
     """The folder a plain receive of the new dataset `destination` would mount on, if it
-    holds files (mounts.covered_folder: one command); None when it is free."""
-    path = mounts.covered_folder(dst.host, destination,
-                                 dict(options.properties).get("mountpoint"))
-    if path is None:
+    holds files or cannot be listed (mounts.covered_folder: one command); None when it is
+    free."""
+    covered = mounts.covered_folder(dst.host, destination,
+                                    dict(options.properties).get("mountpoint"))
+    if covered is None:
         return None
-    return ReceiveMounts({destination: path}, {destination: "a folder that holds files"},
-                         plain=True)
+    path, how = covered
+    return ReceiveMounts({destination: path}, {destination: how}, plain=True)
 
 
 def refuse_receive_mounts(read: ReceiveMounts | None, t: Transfer, dst: Site) -> Transfer:

@@ -38,11 +38,11 @@ class Placement:
     """What the tree's read step found of where the copy lands: how the existing root without
     snapshots it may go into was found (`into`), where each new file system would mount
     (destination -> path, `paths`; only the root's with `only_root`) and which of those paths
-    are directories in use (`busy`)."""
+    are folders in use, and how (`busy`: mounts.folders_in_use)."""
 
     into: Emptiness | None = None
     paths: dict[str, str] = field(default_factory=dict)
-    busy: frozenset[str] = frozenset()
+    busy: dict[str, str] = field(default_factory=dict)
     only_root: bool = False
     # destination -> the source dataset whose own mountpoint (set on it, sent with -p) decides
     # where it mounts: its own, or inherited from it
@@ -91,8 +91,8 @@ def read_placement(src: Host, dst: Host, dst_caps: zfs.Capabilities, request: Tr
         owners = [a for a in own if cmdline.within(n, a)]
         if d in paths and owners:
             carried[d] = max(owners, key=len)  # the nearest: its own, or whence it inherits
-    busy = zfs.busy_directories(dst, list(paths.values()))
-    return Placement(into, paths, frozenset(busy), only_root, carried)
+    busy = mounts.folders_in_use(dst, list(paths.values()))
+    return Placement(into, paths, busy, only_root, carried)
 
 
 def check_placement(plan: TreePlan, placed: Placement, dst_label: str) -> None:
@@ -128,7 +128,8 @@ def check_placement(plan: TreePlan, placed: Placement, dst_label: str) -> None:
         way = "tree"
     raise PreflightError(
         "the copy would mount over directories the destination already uses: "
-        + first_few([f"{d} would mount on {placed.paths[d]}" for d in clash]),
+        + first_few([f"{d} would mount on {placed.paths[d]} "
+                     f"({placed.busy[placed.paths[d]]})" for d in clash]),
         host=dst_label, fix=fix, reason=PreflightReason.MOUNT_COLLISION,
         figures={"way": way, **({"dataset": owner} if owner is not None else {})},
     )
