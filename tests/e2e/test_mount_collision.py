@@ -55,6 +55,20 @@ def test_a_single_replicate_send_refuses_to_mount_over_a_path_in_use(
     assert r.returncode == 0, r.stderr + r.stdout
     assert zfs("get", "-H", "-o", "value", "mountpoint", f"{dst.name}/home/bob").strip() \
         == str(dst.mountpoint / "home" / "bob")
+    # The next -R is incremental: a child new on the source since then, with a mountpoint of
+    # its own the destination uses, would arrive mounted there. Refused, as a full one is.
+    www = tmp_path / "www"
+    zfs("create", "-o", f"mountpoint={www}", f"{ds}/www")
+    (www / "index.html").write_text("the source's site\n")
+    zfs("snapshot", "-r", f"{ds}@v")
+    r = lab.zmigrate("send", "-R", f"lab-src:{ds}@v", f"lab-dst:{dst.name}/home")
+    assert r.returncode != 0, r.stdout + r.stderr
+    assert (f"{dst.name}/home/www would mount on {www} (where {ds}/www is mounted)"
+            in r.stderr), r.stderr
+    assert not dataset_exists(f"{dst.name}/home/www")
+    assert "@v" not in zfs("list", "-H", "-t", "snapshot", "-o", "name", "-r",
+                           f"{dst.name}/home")
+    assert (www / "index.html").read_text() == "the source's site\n"
 
 
 def test_a_two_host_go_live_refuses_paths_in_use_on_the_destination(

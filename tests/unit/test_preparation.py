@@ -125,7 +125,15 @@ def test_a_copy_mounting_over_a_path_in_use_is_decided_on_the_mounts_read() -> N
         decide_job(read.src.host, read.dst.host, request, read)
     assert info.value.reason is PreflightReason.MOUNT_COLLISION
     assert info.value.figures["way"] == "dataset"
-    # Incremental: nothing mounts as it arrives, so what was read refuses nothing.
+    # An incremental -R: what is there stays where it is mounted (the read leaves it out), a
+    # child new on the source since the last copy arrives mounted: refused as a full copy is.
+    new = ReceiveMounts({"backup/home/www": "/var/www"}, {"backup/home/www": "in use"})
+    read = reading([snap("backup/home", "b", 12, 20)], mounts=new)
+    with pytest.raises(PreflightError) as info:
+        decide_job(read.src.host, read.dst.host, request, read)
+    assert "backup/home/www would mount on /var/www (in use)" in info.value.message
+    # An incremental -p creates nothing, so what was read refuses nothing.
+    request = Request("tank/home@d", "backup/home", Options(send_properties=True))
     read = reading([snap("backup/home", "b", 12, 20)],
                    mounts=ReceiveMounts({"backup/home": "/home"}, {"backup/home": "in use"}))
     assert decide_job(read.src.host, read.dst.host, request, read).transfer.kind == "incremental"

@@ -27,16 +27,19 @@ class ReceiveMounts:
 
 
 def receives_mounted(t: Transfer, dst: Site) -> bool:
-    """Whether this transfer's receive creates file systems that mount as they arrive."""
-    return (t.kind == "full" and t.resume is None
+    """Whether this transfer's receive creates file systems that mount as they arrive: a full
+    one, or an incremental `-R` (the children new on the source since the last copy)."""
+    return ((t.kind == "full" or t.options.replicate) and t.resume is None
             and t.options.mount and not needs_unmounted(dst))
 
 
 def may_receive_mounted(options: Options, dst: Site, existing: zfs.Dataset | None) -> bool:
     """Before deciding: whether the transfer could be a `-R`/`-p` receive that mounts (a full
-    one: into a new name or a dataset without snapshots), so where it mounts is read."""
+    one: into a new name or a dataset without snapshots; or any `-R`, whose incremental
+    creates the source's new children), so where it mounts is read."""
     return ((options.replicate or options.send_properties) and options.mount
-            and not needs_unmounted(dst) and (existing is None or not existing.snapshots))
+            and not needs_unmounted(dst)
+            and (existing is None or not existing.snapshots or options.replicate))
 
 
 def read_receive_mounts(src: Site, dst: Site, ds_name: str, destination: str,
@@ -62,6 +65,10 @@ def read_receive_mounts(src: Site, dst: Site, ds_name: str, destination: str,
         local.pop(ds_name, None)
     paths = mounts.received_paths(pairs, local, destination,
                                   mounts.parent_mountpoint(dst.host, destination))
+    # Where the copy is there already (an incremental -R), only the datasets new on the
+    # destination arrive and mount: the others stay where they are mounted.
+    there = {d.name for d in dst.datasets}
+    paths = {d: p for d, p in paths.items() if d not in there}
     return ReceiveMounts(paths, mounts.paths_in_use(dst.host, paths, own=[destination]))
 
 
