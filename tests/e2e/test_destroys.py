@@ -6,6 +6,7 @@ stops the run before anything is destroyed."""
 from __future__ import annotations
 
 import subprocess
+from pathlib import Path
 
 import pytest
 from lab.losses import LossWatch
@@ -122,6 +123,59 @@ def test_replicate_force_names_the_destination_child_it_destroys(
     assert r.returncode == 0, r.stderr
     assert r.of("plan")[0]["destroys"] == []
     watch.check_json(r.stdout)
+
+
+def test_replicate_force_names_the_writes_on_the_copys_children_it_rolls_back(
+        lab: Lab, pools: tuple[Pool, Pool]) -> None:
+    """`receive -F` of an incremental replication stream rolls every dataset of the copy back
+    to its newest snapshot, not the root alone: a file written into a child of the copy since
+    is named before anything runs, by the dry run and by the run's own plan."""
+    src, dst = pools
+    root = _tree(src)
+    copy = f"{dst.name}/data"
+    r = lab.zmigrate("send", "-R", f"lab-src:{root}@s1", f"lab-dst:{copy}")
+    assert r.returncode == 0, r.stderr
+    child = Path(zfs("get", "-H", "-o", "value", "mountpoint", f"{copy}/a").strip())
+    zfs("set", "readonly=off", f"{copy}/a")  # the user writes into the copy
+    write_random_files(child / "mine", 1, files=1)
+    zfs("snapshot", "-r", f"{root}@s2")
+    dry = lab.zmigrate("send", "-R", "--force", "--dry-run", f"lab-src:{root}@s2",
+                       f"lab-dst:{copy}")
+    assert dry.returncode == 0, dry.stderr
+    said = dry.stdout.index("Will be destroyed on lab-dst:")
+    assert dry.stdout.index(f"the files of {copy}/a, replaced by the copy (written since "
+                            "@s1", said) > said, dry.stdout
+    assert f"{copy}/scratch," not in dry.stdout  # nothing written there: nothing named
+    r = lab.zmigrate("send", "-R", "--force", "--json", "--dry-run", f"lab-src:{root}@s2",
+                     f"lab-dst:{copy}")
+    assert f"{copy}/a" in [x["name"] for x in r.of("plan")[0]["destroys"]], r.stdout
+
+
+def test_a_write_into_the_copy_after_the_plan_stops_replicate_force(
+        lab_hosts: tuple[Host, Host], pools: tuple[Pool, Pool]) -> None:
+    """The plan of a forced incremental -R named no writes (there were none); a file written
+    into a child of the copy after it (a writable copy) would be rolled away unnamed: the run
+    reads the destination again, stops naming it, and the file stays."""
+    src_host, dst_host = lab_hosts
+    src, dst = pools
+    root = _tree(src)
+    copy = f"{dst.name}/data"
+    Job(src_host, dst_host, Request(f"{root}@s1", copy, Options(replicate=True))).run()
+    zfs("set", "readonly=off", f"{copy}/a")
+    zfs("snapshot", "-r", f"{root}@s2")
+    job = Job(src_host, dst_host, Request(f"{root}@s2", copy,
+                                          Options(replicate=True, force=True)))
+    plan = job.prepare()
+    assert f"{copy}/a" not in [x.name for x in plan.destroys], plan.destroys
+    child = Path(zfs("get", "-H", "-o", "value", "mountpoint", f"{copy}/a").strip())
+    (child / "after-review.txt").write_text("written after the review\n")
+    with pytest.raises(PreflightError) as caught:
+        job.run(plan)
+    assert caught.value.reason is PreflightReason.CHANGED
+    assert f"{copy}/a (written after the plan, since @s1" in caught.value.message, \
+        caught.value.message
+    assert (child / "after-review.txt").read_text() == "written after the review\n"
+    assert "@s2" not in zfs("list", "-H", "-t", "snapshot", "-o", "name", "-r", copy)
 
 
 def test_a_snapshot_taken_on_the_destination_after_the_plan_stops_the_run(

@@ -533,6 +533,9 @@ def _losses(src: Site, dst: Site, snapshot: str, destination: str, options: Opti
         ds_name, short = cmdline.split_snapshot(snapshot)
         out += losses.replication_pruned(ds_name, src.datasets, short, destination,
                                          dst.datasets)
+        # receive -F rolls each child of the copy back to its newest snapshot too.
+        out += [loss for d in dst.datasets if cmdline.below(d.name, destination)
+                for loss in losses.written_since(d)]
     return losses.unique(out)
 
 

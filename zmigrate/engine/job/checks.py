@@ -189,9 +189,14 @@ def recheck_destination(dst: Host, dst_caps: zfs.Capabilities | None, plan: Plan
         return
     assert dst_caps is not None
     emit(StageChanged("preflight", "reading the destination again before destroying anything"))
+    rolls_back = plan.force_receive and plan.kind == "incremental"
+    if rolls_back:  # what was written in the last seconds counts (zfs-fuse: `referenced`)
+        dst.run(zfs.sync_line(dst, dst_caps, plan.destination_dataset), timeout=120)
     now = zfs.inventory(dst, dst_caps, plan.destination_dataset)
     grew = losses.grown(plan.seen, plan.destination_dataset, now, plan.replicate)
     grew += _filled(dst, dst_caps.dialect, plan, now)
+    if rolls_back:
+        grew += _written_after(plan, now)
     if shown is not None:
         grew += [x for x in plan.destroys if x.key not in shown]
     if grew:
@@ -201,6 +206,19 @@ def recheck_destination(dst: Host, dst_caps: zfs.Capabilities | None, plan: Plan
             host=dst.label, reason=PreflightReason.CHANGED,
             fix="nothing was destroyed; review the plan again (run again) and agree to what it "
             "destroys now", figures={"destroys": ", ".join(x.name for x in grew)})
+
+
+def _written_after(plan: Plan, now: list[zfs.Dataset]) -> list[losses.Loss]:
+    """A forced incremental receive rolls the copy (each of its datasets, with -R) back to
+    its newest snapshot: a dataset written to since, that the plan did not name so, is."""
+    named = {x.name for x in plan.destroys if x.kind is losses.LossKind.CONTENT}
+    rolled = [d for d in now if d.name not in named and (
+        d.name == plan.destination_dataset
+        or (plan.replicate and cmdline.below(d.name, plan.destination_dataset)))]
+    return [losses.Loss(x.host_side, x.kind, x.name, x.detail.replace("written since",
+                                                                       "written after the plan,"
+                                                                       " since", 1))
+            for d in rolled for x in losses.written_since(d)]
 
 
 def _filled(dst: Host, dialect: str, plan: Plan, now: list[zfs.Dataset]) -> list[losses.Loss]:
