@@ -303,3 +303,38 @@ def test_a_retried_final_sync_keeps_the_readonly_from_before_the_first(
     assert r.returncode == 0, r.stderr + r.stdout
     (path / "after-back").write_text("ok\n")  # and so is the source again
     assert zfs("get", "-H", "-o", "source", "readonly", f"{old.name}/t/a").strip() != "local"
+
+
+def test_a_copy_destroyed_while_live_is_named_and_the_source_comes_back_without_it(
+        lab: Lab, cut_over: tuple[Pool, Pool, dict[str, str]]) -> None:
+    """The live copy was destroyed by hand: going back stops before any change, naming it and
+    the ways out (rename it back, or --without-copy), instead of failing on its first step
+    for ever; --without-copy undoes the source's steps alone, says what is lost, closes the
+    record, and is refused while the copy exists."""
+    old, new, env = cut_over
+    pair = (f"lab-src:{old.name}/t", f"lab-src:{new.name}/t")
+    r = zmigrate(env, "go-live", *pair, "--yes")
+    assert r.returncode == 0, r.stderr + r.stdout
+    r = zmigrate(env, "go-live", *pair, "--back", "--without-copy", "--dry-run")
+    assert r.returncode != 0
+    assert f"the copy {new.name}/t exists on lab-src" in r.stderr, r.stderr
+    assert wait_until(lambda: subprocess.run(["zfs", "destroy", "-r", "-f", f"{new.name}/t"],
+                                             capture_output=True).returncode == 0, 20, 0.5)
+    r = zmigrate(env, "go-live", *pair, "--back", "--yes")
+    assert r.returncode != 0
+    assert (f"the copy {new.name}/t no longer exists on lab-src (destroyed or renamed since "
+            "it went live)") in r.stderr, r.stderr
+    assert "go back --without-copy" in r.stderr and "rename it back" in r.stderr
+    assert _get(f"{old.name}/t/a", "mounted") == "no"  # nothing was changed
+    r = zmigrate(env, "go-live", *pair, "--back", "--without-copy", "--yes")
+    assert r.returncode == 0, r.stderr + r.stdout
+    assert "only the source's steps are undone" in r.stdout, r.stdout
+    assert f"zfs mount {old.name}/t/a" in r.stdout and f"{new.name}/t" not in \
+        r.stdout.split("lost with it", 1)[1], r.stdout
+    path = old.mountpoint / "t" / "a"
+    assert _get(f"{old.name}/t/a", "mounted") == "yes"
+    assert _get(f"{old.name}/t/a", "canmount") == "on"
+    assert _get(f"{old.name}/t/a", "readonly") == "off"
+    (path / "probe").write_text("x")  # served, writable, as before the final sync
+    r = zmigrate(env, "go-live", *pair, "--back", "--yes")
+    assert r.returncode != 0 and "no go-live of" in r.stderr  # the record is closed

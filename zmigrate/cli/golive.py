@@ -37,6 +37,10 @@ def add_parser(sub: Any) -> None:
                     help="undo what go-live did (also one cut off halfway): what was written "
                     "to the copy carried back to the source first, the copy unmounted and "
                     "read-only again, the source's mounts, canmount and readonly as they were")
+    gp.add_argument("--without-copy", action="store_true",
+                    help="with --back, where the copy no longer exists (destroyed by hand): "
+                    "undo the source's steps alone; what was written to the copy while live "
+                    "is lost with it")
     gp.add_argument("--leave-writes", action="store_true",
                     help="with --back: leave what was written to the copy while it was live "
                     "on the copy (kept under a snapshot @zmigrate-left-...) instead of carrying "
@@ -72,6 +76,10 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.leave_writes and not args.back:
         print("error: --leave-writes goes with --back (what going back does with the copy's "
               "writes)", file=err)
+        return EXIT_USAGE
+    if args.without_copy and not args.back:
+        print("error: --without-copy goes with --back (going back where the copy is gone)",
+              file=err)
         return EXIT_USAGE
     src_text, source_root = split_location(args.source)
     dst_text, destination_root = split_location(args.destination)
@@ -133,17 +141,24 @@ def _go_live(args: argparse.Namespace, src: Host, dst: Host, source_root: str,
 
 def _back(args: argparse.Namespace, src: Host, dst: Host, destination_root: str,
           out: TextIO, err: TextIO) -> int:
+    gone = golive_record.without_copy(dst, destination_root, args.without_copy)
     steps = golive_record.recorded(dst, destination_root)
-    hidden = losses.going_back(steps, leave_writes=args.leave_writes,
-                               mounted_besides=golive_record.mounted_besides(dst,
-                                                                             destination_root))
-    writes = golive_record.preview(src, dst, destination_root) if steps else None
+    if gone:  # only the source's steps are undone; the copy's writes went with it
+        steps = [s for s in steps if s.side == "source"]
+        if not args.json:
+            print(f"# the copy {destination_root} no longer exists on {dst.label}: only the "
+                  "source's steps are undone; what was written to the copy while live is "
+                  "lost with it", file=out)
+    hidden = losses.going_back(steps, leave_writes=args.leave_writes, mounted_besides=[]
+                               if gone else golive_record.mounted_besides(dst,
+                                                                          destination_root))
+    writes = golive_record.preview(src, dst, destination_root) if steps and not gone else None
     if args.json:
         print_json({"event": "go_back_plan", "destination": destination_root,
                     "steps": [{**s.to_json(), "command": cmdline.join(s.undo)}
                               for s in reversed(steps) if s.undo is not None],
                     "writes": writes.to_json() if writes is not None else None,
-                    "leave_writes": args.leave_writes,
+                    "leave_writes": args.leave_writes, "without_copy": gone,
                     "destroys": [x.to_json() for x in hidden]}, out)
     else:
         for s in reversed(steps):
@@ -166,7 +181,8 @@ def _back(args: argparse.Namespace, src: Host, dst: Host, destination_root: str,
 
     try:
         went = golive_record.back(src, dst, destination_root, leave_writes=args.leave_writes,
-                                  on_step=said, said=lambda text: print(f"  {text}", file=err))
+                                  on_step=said, said=lambda text: print(f"  {text}", file=err),
+                                  copy_gone=gone)
     except KeyboardInterrupt:
         print("\ngoing back was interrupted: the history holds what is still to undo; "
               "`zmigrate go-live --back` again continues it", file=err)

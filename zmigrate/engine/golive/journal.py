@@ -135,11 +135,12 @@ def source_first(steps: list[Step]) -> int:
 
 def backward(history: History, row: golive_log.GoLiveRow, src: Host, dst: Host,
              between: Callable[[bool], None],
-             on_step: Callable[[Step], None] | None = None) -> None:
+             on_step: Callable[[Step], None] | None = None, *, copy: bool = True) -> None:
     """Undo the steps of `row` that ran or may have, last first, recording each. `between`
     runs once the copy is out of service and before the source is served again (to carry
     the copy's writes back; its argument: whether any step on the copy ran). Marks the row
-    back at the end; StepFailedError stops it, the record saying what is still to undo."""
+    back at the end; StepFailedError stops it, the record saying what is still to undo.
+    Without `copy` (it no longer exists): the source's steps alone."""
     steps = [of_record(s) for s in row.steps]
     boundary = source_first(steps)
     ran = row.ran
@@ -156,10 +157,11 @@ def backward(history: History, row: golive_log.GoLiveRow, src: Host, dst: Host,
         undo_one(steps[i], src, dst)
         golive_log.progress(history, row.id, i, state=golive_log.GOING_BACK)
 
-    for i in range(ran - 1, boundary - 1, -1):  # the copy's steps
-        undo(i)
-    unmount_again(steps[boundary:], dst)  # all it may have mounted: idempotent
-    between(was_live)
+    if copy:
+        for i in range(ran - 1, boundary - 1, -1):  # the copy's steps
+            undo(i)
+        unmount_again(steps[boundary:], dst)  # all it may have mounted: idempotent
+        between(was_live)
     for i in range(min(ran, boundary) - 1, -1, -1):  # then the source's
         undo(i)
     remount_writable(steps[:boundary], src)

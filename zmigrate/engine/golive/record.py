@@ -210,6 +210,33 @@ def mounted_besides(dst: Host, destination_root: str) -> list[str]:
             if copy.get(name, {}).get("mounted", Prop("no", "-")).value == "yes"]
 
 
+def without_copy(dst: Host, destination_root: str, asked: bool) -> bool:
+    """Whether going back runs without the copy: `asked` (--without-copy), allowed only where
+    the copy of a go-live in the history no longer exists on `dst` (destroyed or renamed by
+    hand). A gone copy not asked about, or one asked about that exists, is a GoLiveError
+    saying what to do; nothing has changed then."""
+    with History() as history:
+        row = _live(history, dst, destination_root)
+    if row is None:
+        return False
+    gone = not zfs.exists(dst, row.destination)
+    if gone and not asked:
+        raise GoLiveError(
+            f"the copy {row.destination} no longer exists on {dst.label} (destroyed or "
+            "renamed since it went live): going back can neither undo its steps nor carry "
+            "back what was written to it; nothing was changed", host=dst.label,
+            fix=f"if it was renamed, rename it back to {row.destination} and go back again; "
+            "if it is gone for good, go back --without-copy: the source's own steps are "
+            "undone (its mounts, canmount and readonly as they were), and what was written "
+            "to the copy while live is lost with it")
+    if asked and not gone:
+        raise GoLiveError(
+            f"the copy {row.destination} exists on {dst.label}: going back undoes its steps "
+            "and carries back what was written to it; nothing was changed", host=dst.label,
+            fix="go back without --without-copy")
+    return gone
+
+
 def preview(src: Host, dst: Host, destination_root: str) -> carry_back.Writes:
     """What was written to the live copy so far (going back carries it back by default);
     nothing when no go-live of it is in the history or it never reached the copy."""
@@ -234,11 +261,13 @@ class WentBack:
 
 def back(src: Host, dst: Host, destination_root: str, *, leave_writes: bool = False,
          on_step: Callable[[Step], None] | None = None,
-         said: Callable[[str], None] | None = None) -> WentBack:
+         said: Callable[[str], None] | None = None, copy_gone: bool = False) -> WentBack:
     """Undo what going live did (the steps that ran, last first), continuing a way back cut
     off earlier. Once the copy is out of service and before the source is served again,
     what was written to it while live is carried back to the source (a snapshot of it, sent
-    incrementally), or with `leave_writes` kept on the copy under a named snapshot."""
+    incrementally), or with `leave_writes` kept on the copy under a named snapshot.
+    `copy_gone` (--without-copy, as `without_copy` allows it): only the source's steps."""
+    gone = without_copy(dst, destination_root, copy_gone)
     with History() as history:
         row = _live(history, dst, destination_root)
         if row is None:
@@ -246,11 +275,14 @@ def back(src: Host, dst: Host, destination_root: str, *, leave_writes: bool = Fa
                                 "history", fix="nothing to undo: it is not live, or went live "
                                 "with another history (ZMIGRATE_DATA_DIR)")
         steps = tuple(journal.of_record(s) for s in row.steps[:row.ran])
-        _refuse_busy_copy(dst, row)
+        if gone:
+            steps = tuple(s for s in steps if s.side == "source")
+        else:
+            _refuse_busy_copy(dst, row)
         try:
             journal.backward(history, row, src, dst,
                              _carrying(history, row.id, src, dst, leave=leave_writes,
-                                       said=said), on_step)
+                                       said=said), on_step, copy=not gone)
         except ZmigrateError as exc:
             left = golive_log.get(history, row.id).ran
             raise GoLiveError(
