@@ -324,7 +324,7 @@ def test_a_copy_destroyed_while_live_is_named_and_the_source_comes_back_without_
     assert r.returncode != 0
     assert (f"the copy {new.name}/t no longer exists on lab-src (destroyed or renamed since "
             "it went live)") in r.stderr, r.stderr
-    assert "go back --without-copy" in r.stderr and "rename it back" in r.stderr
+    assert "go back with --without-copy" in r.stderr and "rename it back" in r.stderr
     assert _get(f"{old.name}/t/a", "mounted") == "no"  # nothing was changed
     r = zmigrate(env, "go-live", *pair, "--back", "--without-copy", "--yes")
     assert r.returncode == 0, r.stderr + r.stdout
@@ -336,5 +336,6 @@ def test_a_copy_destroyed_while_live_is_named_and_the_source_comes_back_without_
     assert _get(f"{old.name}/t/a", "canmount") == "on"
     assert _get(f"{old.name}/t/a", "readonly") == "off"
     (path / "probe").write_text("x")  # served, writable, as before the final sync
+    assert f"the copy {new.name}/t was gone from lab-src" in r.stderr, r.stderr
     r = zmigrate(env, "go-live", *pair, "--back", "--yes")
     assert r.returncode != 0 and "no go-live of" in r.stderr  # the record is closed

@@ -12,7 +12,7 @@ import pytest
 from lab.gate import gate_host, go_live_cut_at
 from lab.plugin import Lab, Pool
 from lab.sshd import LabHost
-from lab.util import write_random_files, zfs, zmigrate
+from lab.util import wait_until, write_random_files, zfs, zmigrate
 from PySide6.QtWidgets import QAbstractButton, QMessageBox
 from pytestqt.qtbot import QtBot
 from wizard_driver import (
@@ -145,6 +145,41 @@ def test_final_sync_then_go_live_and_back(qtbot: QtBot, wizard: MigrationWizard,
     assert _get(f"{root}/a", "mounted") == "yes" and _get(f"{new.name}/data/a",
                                                           "mounted") == "no"
     assert (old.mountpoint / "data" / "a" / "written-live").read_bytes() == b"x" * 100_000
+
+
+def test_a_live_copy_destroyed_by_hand_is_offered_a_way_back_without_it(
+        qtbot: QtBot, wizard: MigrationWizard, lab_env: Lab, pools: tuple[Pool, Pool]) -> None:
+    """Go back where the live copy was destroyed by hand: the confirmation names it and what
+    is lost, shows only the source's undos, and going back without it serves the source
+    again, writable."""
+    old, new = pools
+    root = f"{old.name}/data"
+    zfs("create", root)
+    zfs("create", f"{root}/a")
+    write_random_files(old.mountpoint / "data" / "a", 1, files=2)
+    w = wizard
+    done = _final_sync(qtbot, w, "lab-src", "lab-src", root, new.name)
+    _run_go_live(qtbot, done, root, new.name)
+    qtbot.waitUntil(lambda: done.ui.go_back_button.isVisible(), timeout=60_000)
+    assert wait_until(lambda: subprocess.run(["zfs", "destroy", "-r", "-f", f"{new.name}/data"],
+                                             capture_output=True).returncode == 0, 20, 0.5)
+    text = _go_back(qtbot, done, "Cancel")
+    assert f"The copy {new.name}/data no longer exists on lab-src" in text, text
+    assert "what was written to the copy while live is lost with it" in text
+    assert _get(f"{root}/a", "mounted") == "no"  # cancelled: nothing changed
+    qtbot.waitUntil(lambda: done.ui.go_back_button.isEnabled(), timeout=10_000)
+    done.ui.go_back_button.click()
+    qtbot.waitUntil(lambda: done.go_live.back_box is not None, timeout=60_000)
+    box = done.go_live.back_box
+    assert box is not None
+    assert f"zfs mount {root}/a" in box.detailedText()
+    assert f"{new.name}/data" not in box.detailedText(), box.detailedText()
+    _button(box, "Go back without the copy").click()
+    qtbot.waitUntil(lambda: "Back: the source is served" in done.ui.go_live_label.text(),
+                    timeout=120_000)
+    assert "The copy was gone" in done.ui.go_live_label.text()
+    assert _get(f"{root}/a", "mounted") == "yes" and _get(f"{root}/a", "readonly") == "off"
+    (old.mountpoint / "data" / "a" / "probe").write_text("x")
 
 
 def test_between_two_hosts_go_live_under_another_folder_and_back(

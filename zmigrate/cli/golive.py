@@ -195,8 +195,12 @@ def _back(args: argparse.Namespace, src: Host, dst: Host, destination_root: str,
         print(f"carried back: {format_size(went.writes.bytes)} written while live, in "
               f"{', '.join(went.writes.datasets)}, is on the source (snapshot "
               f"@{went.snapshot})", file=err)
-    print(f"back: {destination_root} on {dst.label} is out of service again; the source is "
-          "served as before", file=err)
+    if went.copy_gone:
+        print(f"back: the source is served as before; the copy {destination_root} was gone "
+              f"from {dst.label}, and what was written to it while live with it", file=err)
+    else:
+        print(f"back: {destination_root} on {dst.label} is out of service again; the source "
+              "is served as before", file=err)
     return EXIT_OK
 
 

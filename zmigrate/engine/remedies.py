@@ -34,6 +34,7 @@ class Remedy(Enum):
     LOCAL_RUNNER = "local_runner"  # the runner named is this computer
     FINISH_GO_LIVE = "finish_go_live"  # going live was cut off: finish it, or undo what ran
     GO_BACK_AGAIN = "go_back_again"  # going back stopped: it continues where it stopped
+    COPY_GONE = "copy_gone"  # copy: the live copy is gone: rename it back, or go back without it
     THIN_VOLUME = "thin_volume"  # a thick volume's copy will likely not fit where it lands
 
 
@@ -97,6 +98,12 @@ def command_line(remedy: Remedy, figures: Mapping[str, str]) -> str:
         case r.GO_BACK_AGAIN:
             return ("then run go-live --back again: it continues where it stopped (the history "
                     "holds what is still to undo)")
+        case r.COPY_GONE:
+            copy = figures.get("copy", "the copy")
+            return (f"if it was renamed, rename it back to {copy} and go back again; if it is "
+                    "gone for good, go back with --without-copy: the source's own steps are "
+                    "undone (its mounts, canmount and readonly as they were), and what was "
+                    "written to the copy while live is lost with it")
         case r.THIN_VOLUME:
             return "make room there, or receive the volume thin (--exclude-property refreservation)"
         case _:

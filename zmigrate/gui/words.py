@@ -393,6 +393,12 @@ def remedy(r: Remedy, f: Mapping[str, str]) -> str:
         case Remedy.GO_BACK_AGAIN:
             return (f"then {GO_BACK} again: it continues where it stopped (the history holds what "
                     "is still to undo)")
+        case Remedy.COPY_GONE:
+            copy = f.get("copy", "the copy")
+            return (f"if it was renamed, rename it back to {copy} and press {GO_BACK} again; if "
+                    f"it is gone for good, {GO_BACK} offers to go back without it: the source's "
+                    "own steps are undone, and what was written to the copy while live is lost "
+                    "with it")
         case Remedy.THIN_VOLUME:
             return ("make room there, or send from the command line with -x refreservation, "
                     "which receives the volume thin")

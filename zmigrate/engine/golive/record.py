@@ -210,28 +210,28 @@ def mounted_besides(dst: Host, destination_root: str) -> list[str]:
             if copy.get(name, {}).get("mounted", Prop("no", "-")).value == "yes"]
 
 
-def without_copy(dst: Host, destination_root: str, asked: bool) -> bool:
-    """Whether going back runs without the copy: `asked` (--without-copy), allowed only where
-    the copy of a go-live in the history no longer exists on `dst` (destroyed or renamed by
-    hand). A gone copy not asked about, or one asked about that exists, is a GoLiveError
-    saying what to do; nothing has changed then."""
+def copy_gone(dst: Host, destination_root: str) -> bool:
+    """Whether the copy of a go-live the history holds open no longer exists on `dst`
+    (destroyed or renamed by hand since)."""
     with History() as history:
         row = _live(history, dst, destination_root)
-    if row is None:
-        return False
-    gone = not zfs.exists(dst, row.destination)
+    return row is not None and not zfs.exists(dst, row.destination)
+
+
+def without_copy(dst: Host, destination_root: str, asked: bool) -> bool:
+    """Whether going back runs without the copy: `asked` (--without-copy), allowed only where
+    the copy is gone (copy_gone). A gone copy not asked about, or one asked about that exists,
+    is a GoLiveError saying what to do; nothing has changed then."""
+    gone = copy_gone(dst, destination_root)
     if gone and not asked:
         raise GoLiveError(
-            f"the copy {row.destination} no longer exists on {dst.label} (destroyed or "
+            f"the copy {destination_root} no longer exists on {dst.label} (destroyed or "
             "renamed since it went live): going back can neither undo its steps nor carry "
             "back what was written to it; nothing was changed", host=dst.label,
-            fix=f"if it was renamed, rename it back to {row.destination} and go back again; "
-            "if it is gone for good, go back --without-copy: the source's own steps are "
-            "undone (its mounts, canmount and readonly as they were), and what was written "
-            "to the copy while live is lost with it")
+            remedies=(Remedy.COPY_GONE,), figures={"copy": destination_root})
     if asked and not gone:
         raise GoLiveError(
-            f"the copy {row.destination} exists on {dst.label}: going back undoes its steps "
+            f"the copy {destination_root} exists on {dst.label}: going back undoes its steps "
             "and carries back what was written to it; nothing was changed", host=dst.label,
             fix="go back without --without-copy")
     return gone
@@ -251,12 +251,14 @@ def preview(src: Host, dst: Host, destination_root: str) -> carry_back.Writes:
 @dataclass(frozen=True, slots=True)
 class WentBack:
     """What going back did with the copy's writes: `carried` back to the source, or `left`
-    on the copy under @`snapshot`; `writes` their figures (empty: nothing was written)."""
+    on the copy under @`snapshot`; `writes` their figures (empty: nothing was written).
+    `copy_gone`: the copy no longer existed, so only the source's steps were undone."""
 
     steps: tuple[Step, ...]
     writes: carry_back.Writes
     snapshot: str | None
     left: bool
+    copy_gone: bool = False
 
 
 def back(src: Host, dst: Host, destination_root: str, *, leave_writes: bool = False,
@@ -293,7 +295,7 @@ def back(src: Host, dst: Host, destination_root: str, *, leave_writes: bool = Fa
         extra = golive_log.get(history, row.id).extra
     changed = tuple((str(k), int(v)) for k, v in (extra.get("datasets") or {}).items())
     return WentBack(steps, carry_back.Writes(changed), extra.get("snapshot") if changed else None,
-                    extra.get("carried") == "left")
+                    extra.get("carried") == "left", gone)
 
 
 def _refuse_busy_copy(dst: Host, row: golive_log.GoLiveRow) -> None:

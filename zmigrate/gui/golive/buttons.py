@@ -47,8 +47,17 @@ def hidden_text(lost: Sequence[Loss], source: str, destination: str) -> str:
     return "".join("\n\n" + part for part in parts)
 
 
+def undo_lines(steps: Sequence[Step]) -> str:
+    """Going back's commands, last step's undo first, each under what it undoes."""
+    return "\n".join(f"# on the {s.side}: undo {s.what}\n{cmdline.join(s.undo)}"
+                     for s in reversed(steps) if s.undo is not None)
+
+
 def went_back_text(went: WentBack) -> str:
     """What going back did, the copy's writes included."""
+    if went.copy_gone:
+        return ("Back: the source is served as before. The copy was gone, and what was written "
+                "to it while live with it.")
     text = "Back: the copy is out of service again; the source is served as before."
     if went.writes.changed and went.left:
         text += (f" The {format_size(went.writes.bytes)} written while live stays on the copy "
@@ -210,13 +219,53 @@ class GoLiveControls(QObject):
                      "undoes exactly that. " + " ".join(plan.notes)), self._failed)
 
     def _on_back(self) -> None:
-        """Measure what was written to the live copy (off the GUI thread), then confirm."""
+        """Measure what was written to the live copy (off the GUI thread), then confirm; a
+        copy gone (destroyed by hand) is offered a way back without it."""
         src, dst, _, destination = self._hosts()
         self._busy("Measuring what was written to the copy while it was live…")
-        run_task(lambda: (golive_record.recorded(dst, destination),
-                          golive_record.preview(src, dst, destination),
-                          golive_record.mounted_besides(dst, destination)),
-                 lambda found: self._confirm_back(*found), self._failed)
+
+        def read() -> tuple[list[Step], Writes | None, list[str]]:
+            steps = golive_record.recorded(dst, destination)
+            if golive_record.copy_gone(dst, destination):
+                return [s for s in steps if s.side == "source"], None, []
+            return (steps, golive_record.preview(src, dst, destination),
+                    golive_record.mounted_besides(dst, destination))
+
+        def confirm(found: tuple[list[Step], Writes | None, list[str]]) -> None:
+            steps, writes, besides = found
+            if writes is None:
+                self._confirm_without(steps)
+            else:
+                self._confirm_back(steps, writes, besides)
+
+        run_task(read, confirm, self._failed)
+
+    def _confirm_without(self, steps: list[Step]) -> None:
+        """The copy is gone: going back undoes the source's steps alone, once asked."""
+        _, dst, _, destination = self._hosts()
+        box = QMessageBox(
+            QMessageBox.Icon.Warning, "Go back without the copy",
+            f"The copy {destination} no longer exists on {dst.label} (destroyed or renamed "
+            "since it went live). If it was renamed, cancel, rename it back and press Go back "
+            "again. Going back without it undoes the source's own steps (its mounts, canmount "
+            "and readonly as they were); what was written to the copy while live is lost "
+            "with it.", QMessageBox.StandardButton.NoButton, self.parent_widget)
+        box.setDetailedText(undo_lines(steps))
+        run = box.addButton("Go back without the copy", QMessageBox.ButtonRole.AcceptRole)
+        box.setDefaultButton(box.addButton("Cancel", QMessageBox.ButtonRole.RejectRole))
+        self.back_box = box
+
+        def answered(_result: int) -> None:
+            self.back_box = None
+            box.deleteLater()
+            if box.clickedButton() is run:
+                self._back(False, without_copy=True)
+            else:
+                self._idle()
+
+        box.finished.connect(answered)
+        box.setWindowModality(Qt.WindowModality.WindowModal)
+        box.open()
 
     def _confirm_back(self, steps: list[Step], writes: Writes,
                       besides: list[str] | None = None) -> None:
@@ -228,9 +277,7 @@ class GoLiveControls(QObject):
                              src.label, dst.label)
         box = QMessageBox(QMessageBox.Icon.Question, "Go back", back_text(writes) + hidden,
                           QMessageBox.StandardButton.NoButton, self.parent_widget)
-        box.setDetailedText("\n".join(f"# on the {s.side}: undo {s.what}\n"
-                                      f"{cmdline.join(s.undo)}"
-                                      for s in reversed(steps) if s.undo is not None))
+        box.setDetailedText(undo_lines(steps))
         if writes.changed:
             run = box.addButton("Carry them back, then go back",
                                 QMessageBox.ButtonRole.AcceptRole)
@@ -255,10 +302,11 @@ class GoLiveControls(QObject):
         box.setWindowModality(Qt.WindowModality.WindowModal)
         box.open()
 
-    def _back(self, leave: bool) -> None:
+    def _back(self, leave: bool, *, without_copy: bool = False) -> None:
         src, dst, _, destination = self._hosts()
         self._busy("Going back…")
-        run_task(lambda: golive_record.back(src, dst, destination, leave_writes=leave),
+        run_task(lambda: golive_record.back(src, dst, destination, leave_writes=leave,
+                                            copy_gone=without_copy),
                  lambda went: self._done(False, went_back_text(went)), self._failed)
 
     def _busy(self, text: str) -> None:
