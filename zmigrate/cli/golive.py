@@ -142,13 +142,11 @@ def _go_live(args: argparse.Namespace, src: Host, dst: Host, source_root: str,
 def _back(args: argparse.Namespace, src: Host, dst: Host, destination_root: str,
           out: TextIO, err: TextIO) -> int:
     gone = golive_record.without_copy(dst, destination_root, args.without_copy)
-    steps = golive_record.recorded(dst, destination_root)
-    if gone:  # only the source's steps are undone; the copy's writes went with it
-        steps = [s for s in steps if s.side == "source"]
-        if not args.json:
-            print(f"# the copy {destination_root} no longer exists on {dst.label}: only the "
-                  "source's steps are undone; what was written to the copy while live is "
-                  "lost with it", file=out)
+    steps = golive_record.recorded(dst, destination_root, copy_gone=gone)
+    if gone and not args.json:  # the JSON plan says so in without_copy
+        print(f"# the copy {destination_root} no longer exists on {dst.label}: only the "
+              "source's steps are undone; what was written to the copy while live is lost "
+              "with it", file=out)
     hidden = losses.going_back(steps, leave_writes=args.leave_writes, mounted_besides=[]
                                if gone else golive_record.mounted_besides(dst,
                                                                           destination_root))

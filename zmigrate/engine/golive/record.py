@@ -182,14 +182,19 @@ def state(dst: Host, destination_root: str) -> str | None:
     return row.state if row is not None else None
 
 
-def recorded(dst: Host, destination_root: str) -> list[Step]:
+def recorded(dst: Host, destination_root: str, *, copy_gone: bool = False) -> list[Step]:
     """The steps going live did (or may have: cut off) on `destination_root`, in order
-    (empty: it is not live)."""
+    (empty: it is not live); `copy_gone`: those going back undoes without the copy."""
     with History() as history:
         row = _live(history, dst, destination_root)
     if row is None:
         return []
-    return [journal.of_record(s) for s in row.steps[:row.ran]]
+    return _undone(tuple(journal.of_record(s) for s in row.steps[:row.ran]), copy_gone)
+
+
+def _undone(steps: tuple[Step, ...], copy_gone: bool) -> list[Step]:
+    """The steps going back undoes: all, or the source's alone where the copy is gone."""
+    return [s for s in steps if not copy_gone or s.side == "source"]
 
 
 def mounted_besides(dst: Host, destination_root: str) -> list[str]:
@@ -276,10 +281,8 @@ def back(src: Host, dst: Host, destination_root: str, *, leave_writes: bool = Fa
             raise ZmigrateError(f"no go-live of {destination_root} on {dst.label} is in the "
                                 "history", fix="nothing to undo: it is not live, or went live "
                                 "with another history (ZMIGRATE_DATA_DIR)")
-        steps = tuple(journal.of_record(s) for s in row.steps[:row.ran])
-        if gone:
-            steps = tuple(s for s in steps if s.side == "source")
-        else:
+        steps = tuple(_undone(tuple(journal.of_record(s) for s in row.steps[:row.ran]), gone))
+        if not gone:
             _refuse_busy_copy(dst, row)
         try:
             journal.backward(history, row, src, dst,

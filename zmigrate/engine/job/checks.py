@@ -215,10 +215,7 @@ def _written_after(plan: Plan, now: list[zfs.Dataset]) -> list[losses.Loss]:
     rolled = [d for d in now if d.name not in named and (
         d.name == plan.destination_dataset
         or (plan.replicate and cmdline.below(d.name, plan.destination_dataset)))]
-    return [losses.Loss(x.host_side, x.kind, x.name, x.detail.replace("written since",
-                                                                       "written after the plan,"
-                                                                       " since", 1))
-            for d in rolled for x in losses.written_since(d)]
+    return [x for d in rolled for x in losses.written_since(d, "written after the plan, since")]
 
 
 def _filled(dst: Host, dialect: str, plan: Plan, now: list[zfs.Dataset]) -> list[losses.Loss]:

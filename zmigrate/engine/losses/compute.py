@@ -45,11 +45,11 @@ def replication_pruned(source_root: str, src_sets: Sequence[zfs.Dataset], sent: 
     return out
 
 
-def written_since(target: zfs.Dataset) -> list[Loss]:
+def written_since(target: zfs.Dataset, said: str = "written since") -> list[Loss]:
     """A forced receive or rollback into `target`: what was written to it since its newest
-    snapshot goes too: `written` where the host says (OpenZFS); else (zfs-fuse) a change of
-    `referenced` since that snapshot says it was written to, about how much (the read must
-    follow a pool sync: zfs.sync_line)."""
+    snapshot goes too (`said` so, before the snapshot's name): `written` where the host says
+    (OpenZFS); else (zfs-fuse) a change of `referenced` since that snapshot says it was
+    written to, about how much (the read must follow a pool sync: zfs.sync_line)."""
     newest = target.newest
     if newest is None:
         return []
@@ -57,13 +57,13 @@ def written_since(target: zfs.Dataset) -> list[Loss]:
         if target.referenced == newest.referenced:
             return []
         return [Loss(DESTINATION, LossKind.CONTENT, target.name,
-                     f"written since @{newest.short}; about "
+                     f"{said} @{newest.short}; about "
                      f"{abs(target.referenced - newest.referenced)} bytes ({newest.referenced} "
                      f"referenced then, {target.referenced} now)")]
     if not target.written:
         return []
     return [Loss(DESTINATION, LossKind.CONTENT, target.name,
-                 f"written since @{newest.short}; {target.written} bytes")]
+                 f"{said} @{newest.short}; {target.written} bytes")]
 
 
 def content_replaced(target: zfs.Dataset, why: str) -> Loss:

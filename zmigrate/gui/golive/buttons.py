@@ -225,10 +225,10 @@ class GoLiveControls(QObject):
         self._busy("Measuring what was written to the copy while it was live…")
 
         def read() -> tuple[list[Step], Writes | None, list[str]]:
-            steps = golive_record.recorded(dst, destination)
             if golive_record.copy_gone(dst, destination):
-                return [s for s in steps if s.side == "source"], None, []
-            return (steps, golive_record.preview(src, dst, destination),
+                return golive_record.recorded(dst, destination, copy_gone=True), None, []
+            return (golive_record.recorded(dst, destination),
+                    golive_record.preview(src, dst, destination),
                     golive_record.mounted_besides(dst, destination))
 
         def confirm(found: tuple[list[Step], Writes | None, list[str]]) -> None:
