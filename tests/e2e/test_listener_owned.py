@@ -146,6 +146,33 @@ def _squat(port: int, got: list[socket.socket], seconds: float = 30.0) -> None:
         return
 
 
+def _stranger_then_squatter(port: int, squatter: list[threading.Thread],
+                            squatted: list[socket.socket]) -> None:
+    """A squatter binding `port` as soon as it is free (in `squatter`, its socket in
+    `squatted`), then a stranger's connection that sends no handshake: the listener refuses
+    it, and lets the port go to listen again."""
+    squatter.append(threading.Thread(target=_squat, args=(port, squatted)))
+    squatter[0].start()
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+        try:
+            s.sendall(b"forged" * 1000)
+            s.recv(1)
+        except OSError:
+            pass  # refused: its handshake failed
+
+
+def _squatter_got_nothing(squatter: list[threading.Thread], squatted: list[socket.socket],
+                          said: str) -> None:
+    """The squatter took the port (`said`: the run's error, for the assertion) and not one
+    connection reached it."""
+    for thread in squatter:
+        thread.join(40)
+    assert squatted, ("the squatter never got the port", said)
+    squatted[0].setblocking(False)
+    with pytest.raises(BlockingIOError):
+        squatted[0].accept()  # nobody connected to it
+
+
 @pytest.mark.parametrize("listener", ["socat", "openssl"])
 def test_a_port_taken_as_the_private_listener_starts_again_stops_the_job_naming_its_holder(
         lab_hosts: tuple[Host, Host], pools: tuple[Pool, Pool], listener: str,
@@ -173,14 +200,7 @@ def test_a_port_taken_as_the_private_listener_starts_again_stops_the_job_naming_
         if isinstance(event, StageChanged) and event.stage == "sending" and not squatter:
             port = job.plan.port if job.plan else None
             assert port is not None
-            squatter.append(threading.Thread(target=_squat, args=(port, squatted)))
-            squatter[0].start()
-            with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
-                try:
-                    s.sendall(b"forged" * 1000)
-                    s.recv(1)
-                except OSError:
-                    pass  # refused: its handshake failed
+            _stranger_then_squatter(port, squatter, squatted)
 
     job = Job(src, _dst, Request(f"{ds}@s", f"{dst_pool.name}/relisten",
                                  Options(transport=Transport.PRIVATE, buffer_size=16 * MiB)),
@@ -190,12 +210,7 @@ def test_a_port_taken_as_the_private_listener_starts_again_stops_the_job_naming_
         with pytest.raises(TransferError) as info:
             job.run()
         took = time.monotonic() - t0
-        for thread in squatter:
-            thread.join(40)
-        assert squatted, ("the squatter never got the port", info.value.message)
-        squatted[0].setblocking(False)
-        with pytest.raises(BlockingIOError):
-            squatted[0].accept()  # nobody connected to it
+        _squatter_got_nothing(squatter, squatted, info.value.message)
     finally:
         for s in squatted:
             s.close()
@@ -234,14 +249,7 @@ def test_a_port_taken_as_the_doctors_tls_listener_starts_again_names_its_holder(
         if host is not src:
             return spawn(measurer, host, pipeline)
         # The listener holds its port now: a stranger first, then the sender, a minute late.
-        squatter.append(threading.Thread(target=_squat, args=(port, squatted)))
-        squatter[0].start()
-        with socket.create_connection(("127.0.0.1", port), timeout=5) as c:
-            try:
-                c.sendall(b"forged" * 1000)
-                c.recv(1)
-            except OSError:
-                pass  # refused: its handshake failed
+        _stranger_then_squatter(port, squatter, squatted)
         return spawn(measurer, host, "sleep 60; " + pipeline)
 
     monkeypatch.setattr(Measurer, "spawn", held_back)
@@ -250,12 +258,7 @@ def test_a_port_taken_as_the_doctors_tls_listener_starts_again_names_its_holder(
         report = Doctor(src, dst, seconds=20, write_test=False, ssh_test=False, stages=["tls"],
                         options=Options(port=port, transport=Transport.PRIVATE)).run()
         took = time.monotonic() - t0
-        for thread in squatter:
-            thread.join(40)
-        assert squatted, "the squatter never got the port"
-        squatted[0].setblocking(False)
-        with pytest.raises(BlockingIOError):
-            squatted[0].accept()  # nobody connected to it
+        _squatter_got_nothing(squatter, squatted, "")
     finally:
         for sq in squatted:
             sq.close()

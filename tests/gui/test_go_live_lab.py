@@ -76,6 +76,15 @@ def _go_back(qtbot: QtBot, page: DonePage | HostsPage, choice: str | None = None
     return text
 
 
+def _tree(old: Pool) -> str:
+    """OLD/data with a child `a` holding two files: the tree these tests copy."""
+    root = f"{old.name}/data"
+    zfs("create", root)
+    zfs("create", f"{root}/a")
+    write_random_files(old.mountpoint / "data" / "a", 1, files=2)
+    return root
+
+
 def _final_sync(qtbot: QtBot, w: MigrationWizard, src: str, dst: str, root: str,
                 parent: str) -> DonePage:
     """A tree copied, then its final sync, to Done (Go live offered)."""
@@ -98,10 +107,7 @@ def _final_sync(qtbot: QtBot, w: MigrationWizard, src: str, dst: str, root: str,
 def test_final_sync_then_go_live_and_back(qtbot: QtBot, wizard: MigrationWizard, lab_env: Lab,
                                           pools: tuple[Pool, Pool]) -> None:
     old, new = pools
-    root = f"{old.name}/data"
-    zfs("create", root)
-    zfs("create", f"{root}/a")
-    write_random_files(old.mountpoint / "data" / "a", 1, files=2)
+    root = _tree(old)
     w = wizard
     done = _final_sync(qtbot, w, "lab-src", "lab-src", root, new.name)  # one host
     _shot(w, "done-final")
@@ -153,10 +159,7 @@ def test_a_live_copy_destroyed_by_hand_is_offered_a_way_back_without_it(
     is lost, shows only the source's undos, and going back without it serves the source
     again, writable."""
     old, new = pools
-    root = f"{old.name}/data"
-    zfs("create", root)
-    zfs("create", f"{root}/a")
-    write_random_files(old.mountpoint / "data" / "a", 1, files=2)
+    root = _tree(old)
     w = wizard
     done = _final_sync(qtbot, w, "lab-src", "lab-src", root, new.name)
     _run_go_live(qtbot, done, root, new.name)
@@ -188,10 +191,7 @@ def test_between_two_hosts_go_live_under_another_folder_and_back(
     # lab-src and lab-dst: two sessions on the lab machine, so the copy goes live under a
     # folder of its own (its source's paths are mounted here too).
     old, new = pools
-    root = f"{old.name}/data"
-    zfs("create", root)
-    zfs("create", f"{root}/a")
-    write_random_files(old.mountpoint / "data" / "a", 1, files=2)
+    root = _tree(old)
     done = _final_sync(qtbot, wizard, "lab-src", "lab-dst", root, new.name)
     done.ui.go_live_button.click()
     # Where the source is mounted is in use on the destination (the same machine): refused,
@@ -229,10 +229,7 @@ def test_after_a_restart_the_hosts_page_offers_go_live_and_back(
     """A final sync made earlier (here by the CLI; a window closed on Done is the same): the
     next window, once both hosts are connected, offers Go live, then Go back."""
     old, new = pools
-    root, copy = f"{old.name}/data", f"{new.name}/data"
-    zfs("create", root)
-    zfs("create", f"{root}/a")
-    write_random_files(old.mountpoint / "data" / "a", 1, files=2)
+    root, copy = _tree(old), f"{new.name}/data"
     r = lab_env.zmigrate("send", "-r", f"lab-src:{root}", f"lab-src:{copy}", "--snapshot",
                          "--buffer", "16M", "--final")
     assert r.returncode == 0, r.stderr + r.stdout
@@ -274,10 +271,7 @@ def test_a_go_live_cut_off_is_offered_to_finish_or_undo_after_a_restart(
     yet live): the Hosts page says it was cut off and offers both; Go live finishes the
     recorded plan, Go back then undoes it all."""
     old, new = pools
-    root, copy = f"{old.name}/data", f"{new.name}/data"
-    zfs("create", root)
-    zfs("create", f"{root}/a")
-    write_random_files(old.mountpoint / "data" / "a", 1, files=2)
+    root, copy = _tree(old), f"{new.name}/data"
     env = lab_env.env()
     r = zmigrate(env, "send", "-r", f"lab-src:{root}", f"lab-src:{copy}", "--snapshot",
                  "--buffer", "16M", "--final")
