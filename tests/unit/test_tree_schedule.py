@@ -20,11 +20,16 @@ def _plan(*entries: tuple[str, int]) -> TreePlan:
 
 
 class _Recorder:
-    """A send_one that records which datasets were in flight together."""
+    """A send_one that records which datasets were in flight together. Those in `meet` wait
+    (up to MEET seconds) until all of `meet` are in flight: run side by side, they are seen
+    together however loaded the machine; run one after another, they are not."""
 
-    def __init__(self, seconds: float = 0.05, fail: str = "") -> None:
-        self.seconds, self.fail = seconds, fail
-        self.lock = threading.Lock()
+    MEET = 10.0
+
+    def __init__(self, seconds: float = 0.05, fail: str = "",
+                 meet: frozenset[str] = frozenset()) -> None:
+        self.seconds, self.fail, self.meet = seconds, fail, meet
+        self.lock = threading.Condition()
         self.flying: set[str] = set()
         self.together: list[frozenset[str]] = []
         self.order: list[str] = []
@@ -34,6 +39,10 @@ class _Recorder:
             self.flying.add(e.source)
             self.together.append(frozenset(self.flying))
             self.order.append(e.source)
+            self.lock.notify_all()
+            if e.source in self.meet:
+                self.lock.wait_for(lambda: self.meet <= self.flying, self.MEET)
+                self.together.append(frozenset(self.flying))
         time.sleep(self.seconds)
         with self.lock:
             self.flying.discard(e.source)
@@ -52,7 +61,7 @@ def test_one_at_a_time_in_the_plans_order() -> None:
 
 def test_parallel_children_wait_for_their_parent_and_run_side_by_side() -> None:
     plan = _plan(("tank", 1), ("tank/a", 1), ("tank/b", 1), ("tank/a/x", 1))
-    rec = _Recorder()
+    rec = _Recorder(meet=frozenset({"tank/a", "tank/b"}))
     outcomes = list(schedule(plan, 4, rec, threading.Event()))
     assert {e.source for _, e, _ in outcomes} == {"tank", "tank/a", "tank/b", "tank/a/x"}
     assert rec.order[0] == "tank"
@@ -70,7 +79,7 @@ def test_a_catch_up_sends_children_beside_their_parent() -> None:
                TreeEntry("tank/n", "dst/n", "filesystem", 1, "full"),
                TreeEntry("tank/n/x", "dst/n/x", "filesystem", 1, "full"))
     plan = TreePlan("a", "b", "tank", "dst", "s", None, None, entries, (), (), "unmounted")
-    rec = _Recorder()
+    rec = _Recorder(meet=frozenset({"tank", "tank/a", "tank/n"}))
     assert len(list(schedule(plan, 4, rec, threading.Event()))) == 4
     assert any({"tank", "tank/a", "tank/n"} <= s for s in rec.together)
     assert rec.order.index("tank/n/x") > rec.order.index("tank/n")
