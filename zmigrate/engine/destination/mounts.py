@@ -36,14 +36,15 @@ def folders_in_use(host: Host, paths: Sequence[str]) -> dict[str, str]:
     script = (_HELD + 'for d in "$@"; do w=$(held "$d"); [ -n "$w" ] && '
               'printf "%s %s\\n" "$w" "$d"; done')
     r = host.run(cmdline.join(["sh", "-c", script, "sh", *paths]), timeout=60)
-    return _read_held(r.stdout, paths)
+    return {path: how for path, how in _read_held(r.stdout).items() if path in paths}
 
 
-def _read_held(out: str, paths: Sequence[str]) -> dict[str, str]:
+def _read_held(out: str) -> dict[str, str]:
+    """path -> how it is in use, from `held`'s "WORD PATH" lines (others left out)."""
     found: dict[str, str] = {}
     for line in out.splitlines():
         word, _, path = line.partition(" ")
-        if word in _HOW and path in paths:
+        if word in _HOW and path.startswith("/"):
             found[path] = _HOW[word]
     return found
 
@@ -129,11 +130,8 @@ def covered_folder(host: Host, destination: str, chosen: str | None = None
               'exit 0')
     r = host.run(cmdline.join(["sh", "-c", script, "sh", posixpath.basename(destination)]),
                  timeout=60)
-    lines = r.stdout.strip().splitlines()
-    if not r.ok or not lines:
-        return None
-    word, _, path = lines[-1].partition(" ")
-    return (path, _HOW[word]) if word in _HOW and path.startswith("/") else None
+    found = _read_held(r.stdout) if r.ok else {}
+    return next(iter(found.items()), None)
 
 
 def collision(host: str, paths: Mapping[str, str], clashes: Mapping[str, str], what: str,
